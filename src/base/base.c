@@ -1,0 +1,276 @@
+/* Implementation of the internal utilities declared in base.h. */
+#include "base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/err.h"
+
+int fs__grow(void *p, size_t *cap, size_t need, size_t elem) {
+  void **pp = (void **)p;
+  if (need <= *cap) return 0;
+  size_t ncap = *cap ? *cap : 8;
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2) return FS_ENOMEM;
+    ncap *= 2;
+  }
+  if (elem && ncap > SIZE_MAX / elem) return FS_ENOMEM;
+  void *np = realloc(*pp, ncap * elem);
+  if (!np) return FS_ENOMEM;
+  *pp = np;
+  *cap = ncap;
+  return 0;
+}
+
+void *fs__calloc(size_t n, size_t size) {
+  if (n == 0 || size == 0) return calloc(1, 1);
+  return calloc(n, size);
+}
+
+void *fs__malloc(size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return NULL;
+  size_t bytes = n * size;
+  return malloc(bytes ? bytes : 1);
+}
+
+/* ---- arena ---- */
+struct fs__arena_block {
+  fs__arena_block *next;
+  size_t pad; /* keeps data 16-byte aligned */
+  unsigned char data[];
+};
+
+enum { ARENA_BLOCK = 64 * 1024 };
+
+void fs__arena_init(fs__arena *a) { memset(a, 0, sizeof(*a)); }
+
+void *fs__arena_alloc(fs__arena *a, size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return NULL;
+  size_t bytes = n * size;
+  if (bytes == 0) bytes = 1;
+  bytes = (bytes + 15) & ~(size_t)15;
+  if (!a->head || a->size - a->used < bytes) {
+    size_t bsize = bytes > ARENA_BLOCK ? bytes : ARENA_BLOCK;
+    fs__arena_block *b = malloc(sizeof(*b) + bsize);
+    if (!b) return NULL;
+    b->next = a->head;
+    a->head = b;
+    a->used = 0;
+    a->size = bsize;
+    a->total += sizeof(*b) + bsize;
+  }
+  void *p = a->head->data + a->used;
+  a->used += bytes;
+  memset(p, 0, bytes);
+  return p;
+}
+
+char *fs__arena_strdup(fs__arena *a, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = fs__arena_alloc(a, n, 1);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+void fs__arena_free(fs__arena *a) {
+  fs__arena_block *b = a->head;
+  while (b) {
+    fs__arena_block *next = b->next;
+    free(b);
+    b = next;
+  }
+  memset(a, 0, sizeof(*a));
+}
+
+/* ---- hashing ---- */
+uint64_t fs__mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t fs__hash_str(const char *s) {
+  /* FNV-1a, then mixed so that short keys spread over all 64 bits. */
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return fs__mix64(h);
+}
+
+void fs__rng_seed(fs__rng *r, uint64_t seed) { r->s = seed; }
+
+uint64_t fs__rng_next(fs__rng *r) {
+  r->s += 0x9e3779b97f4a7c15ULL;
+  uint64_t x = r->s;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t fs__rng_below(fs__rng *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = fs__rng_next(r);
+  while (x >= limit);
+  return x % n;
+}
+
+double fs__rng_unit(fs__rng *r) {
+  return (double)(fs__rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- strmap ---- */
+void fs__strmap_init(fs__strmap *m) { memset(m, 0, sizeof(*m)); }
+
+void fs__strmap_free(fs__strmap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof(*m));
+}
+
+static int strmap_rehash(fs__strmap *m, size_t ncap) {
+  const char **keys = calloc(ncap, sizeof(*keys));
+  int32_t *vals = calloc(ncap, sizeof(*vals));
+  if (!keys || !vals) {
+    free(keys);
+    free(vals);
+    return FS_ENOMEM;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->keys[i]) continue;
+    size_t j = fs__hash_str(m->keys[i]) & (ncap - 1);
+    while (keys[j]) j = (j + 1) & (ncap - 1);
+    keys[j] = m->keys[i];
+    vals[j] = m->vals[i];
+  }
+  free(m->keys);
+  free(m->vals);
+  m->keys = keys;
+  m->vals = vals;
+  m->cap = ncap;
+  return 0;
+}
+
+int fs__strmap_put(fs__strmap *m, const char *key, int32_t val, int32_t *old) {
+  if ((m->len + 1) * 2 > m->cap) {
+    int rc = strmap_rehash(m, m->cap ? m->cap * 2 : 16);
+    if (rc) return rc;
+  }
+  size_t j = fs__hash_str(key) & (m->cap - 1);
+  while (m->keys[j]) {
+    if (strcmp(m->keys[j], key) == 0) {
+      if (old) *old = m->vals[j];
+      return 1;
+    }
+    j = (j + 1) & (m->cap - 1);
+  }
+  m->keys[j] = key;
+  m->vals[j] = val;
+  m->len++;
+  return 0;
+}
+
+int32_t fs__strmap_get(const fs__strmap *m, const char *key) {
+  if (!m->cap) return -1;
+  size_t j = fs__hash_str(key) & (m->cap - 1);
+  while (m->keys[j]) {
+    if (strcmp(m->keys[j], key) == 0) return m->vals[j];
+    j = (j + 1) & (m->cap - 1);
+  }
+  return -1;
+}
+
+/* ---- heap ---- */
+void fs__heap_init(fs__heap *h) { memset(h, 0, sizeof(*h)); }
+void fs__heap_free(fs__heap *h) {
+  free(h->ev);
+  memset(h, 0, sizeof(*h));
+}
+
+static int ev_less(const fs__event *a, const fs__event *b) {
+  if (a->t != b->t) return a->t < b->t;
+  return a->seq < b->seq;
+}
+
+int fs__heap_push(fs__heap *h, double t, int32_t type, int32_t item,
+                  uint32_t version) {
+  if (fs__grow(&h->ev, &h->cap, h->len + 1, sizeof(*h->ev))) return FS_ENOMEM;
+  fs__event e = {t, h->next_seq++, item, version, type};
+  size_t i = h->len++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!ev_less(&e, &h->ev[parent])) break;
+    h->ev[i] = h->ev[parent];
+    i = parent;
+  }
+  h->ev[i] = e;
+  return 0;
+}
+
+int fs__heap_pop(fs__heap *h, fs__event *out) {
+  if (!h->len) return 0;
+  *out = h->ev[0];
+  fs__event last = h->ev[--h->len];
+  size_t i = 0, n = h->len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ev_less(&h->ev[c + 1], &h->ev[c])) c++;
+    if (!ev_less(&h->ev[c], &last)) break;
+    h->ev[i] = h->ev[c];
+    i = c;
+  }
+  if (n) h->ev[i] = last;
+  return 1;
+}
+
+const fs__event *fs__heap_top(const fs__heap *h) {
+  return h->len ? &h->ev[0] : NULL;
+}
+
+/* ---- misc ---- */
+int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return fs_err_set(err, FS_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (fs__grow(&buf, &cap, n + 65536 + 1, 1)) {
+      free(buf);
+      fclose(f);
+      return fs_err_set(err, FS_ENOMEM, "%s: out of memory reading", path);
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return fs_err_set(err, FS_EIO, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  if (strlen(buf) != n) {
+    free(buf);
+    return fs_err_set(err, FS_EINVAL, "%s: contains a NUL byte; not a text file",
+                      path);
+  }
+  *out = buf;
+  if (len) *len = n;
+  return 0;
+}
+
+void fs__fmt_num(char *buf, double v) {
+  if (!isfinite(v)) {
+    strcpy(buf, "null");
+    return;
+  }
+  if (v == 0) v = 0; /* no "-0" */
+  snprintf(buf, 32, "%.15g", v);
+}

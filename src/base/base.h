@@ -1,0 +1,104 @@
+/* Internal utilities shared by every module: growable arrays, a bump arena,
+ * a seeded hash/RNG, a string->index map and a binary heap keyed on
+ * (time, seq). None of it is public API; names are fs__ (cross-file internal). */
+#ifndef FABRICSIM_BASE_H
+#define FABRICSIM_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- growable arrays ------------------------------------------------------
+ * Grows *p (elements of size elem) so that it holds at least `need` elements.
+ * Capacity doubles, so appends are amortised O(1). Returns 0, or FS_ENOMEM
+ * with *p and *cap unchanged. */
+int fs__grow(void *p, size_t *cap, size_t need, size_t elem);
+
+/* calloc/malloc that treat n*size overflow as failure. */
+void *fs__calloc(size_t n, size_t size);
+void *fs__malloc(size_t n, size_t size);
+
+/* ---- arena ----------------------------------------------------------------
+ * Bump allocator for bulk state freed all at once (a topology, a simulation
+ * run). Blocks are 64 KiB or the request size, whichever is larger. */
+typedef struct fs__arena_block fs__arena_block;
+typedef struct fs__arena {
+  fs__arena_block *head;
+  size_t used, size; /* of head */
+  size_t total;      /* bytes obtained from malloc, for reports */
+} fs__arena;
+
+void fs__arena_init(fs__arena *a);
+/* 16-byte aligned, zeroed memory; NULL on out of memory. */
+void *fs__arena_alloc(fs__arena *a, size_t n, size_t size);
+char *fs__arena_strdup(fs__arena *a, const char *s);
+void fs__arena_free(fs__arena *a);
+
+/* ---- hashing and random numbers --------------------------------------------
+ * splitmix64 finaliser: a bijective 64-bit mix, used both for hashing
+ * (ECMP, maps) and as the state step of the RNG. Deterministic everywhere. */
+uint64_t fs__mix64(uint64_t x);
+uint64_t fs__hash_str(const char *s);
+
+typedef struct fs__rng {
+  uint64_t s;
+} fs__rng;
+void fs__rng_seed(fs__rng *r, uint64_t seed);
+uint64_t fs__rng_next(fs__rng *r);
+/* Uniform in [0, n) without modulo bias; n > 0. */
+uint64_t fs__rng_below(fs__rng *r, uint64_t n);
+/* Uniform double in [0, 1). */
+double fs__rng_unit(fs__rng *r);
+
+/* ---- string -> int32 map ---------------------------------------------------
+ * Open addressing, keys are borrowed (the caller keeps them alive). Used only
+ * for lookups, never iterated, so it cannot leak hash order into output. */
+typedef struct fs__strmap {
+  const char **keys;
+  int32_t *vals;
+  size_t cap, len;
+} fs__strmap;
+
+void fs__strmap_init(fs__strmap *m);
+void fs__strmap_free(fs__strmap *m);
+/* Inserts key->val. Returns 0, 1 if the key was already present (the map is
+ * unchanged and *old, if not NULL, receives its value) or FS_ENOMEM. */
+int fs__strmap_put(fs__strmap *m, const char *key, int32_t val, int32_t *old);
+/* Returns the value or -1 if absent. */
+int32_t fs__strmap_get(const fs__strmap *m, const char *key);
+
+/* ---- event heap --------------------------------------------------------------
+ * Min-heap on (t, seq). seq is assigned at push and increases monotonically,
+ * so equal times pop in push order: deterministic, never address order. */
+typedef struct fs__event {
+  double t;
+  uint64_t seq;
+  int32_t item;
+  uint32_t version;
+  int32_t type;
+} fs__event;
+
+typedef struct fs__heap {
+  fs__event *ev;
+  size_t len, cap;
+  uint64_t next_seq;
+} fs__heap;
+
+void fs__heap_init(fs__heap *h);
+void fs__heap_free(fs__heap *h);
+int fs__heap_push(fs__heap *h, double t, int32_t type, int32_t item,
+                  uint32_t version);
+/* Removes the minimum into *out; returns 0 when empty. */
+int fs__heap_pop(fs__heap *h, fs__event *out);
+const fs__event *fs__heap_top(const fs__heap *h);
+
+/* ---- misc ------------------------------------------------------------------ */
+/* Reads a whole file into a NUL-terminated buffer (caller frees). Fails with
+ * FS_EIO naming the path, or FS_EINVAL if the file contains a NUL byte. */
+struct fs_err;
+int fs__read_file(const char *path, char **out, size_t *len, struct fs_err *err);
+
+/* Formats a double the way fabricsim outputs numbers: shortest of %.15g,
+ * never "nan"/"inf" (those become null). buf must hold 32 bytes. */
+void fs__fmt_num(char *buf, double v);
+
+#endif

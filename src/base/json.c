@@ -1,0 +1,179 @@
+/* Strict JSON getters over cJSON; see json.h. Errors render the offending
+ * value with cJSON itself, cut to 60 characters so one line stays one line. */
+#include "json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void render_value(const cJSON *v, char *buf, size_t n) {
+  if (!v) {
+    snprintf(buf, n, "nothing");
+    return;
+  }
+  char *s = cJSON_PrintUnformatted(v);
+  if (!s) {
+    snprintf(buf, n, "?");
+    return;
+  }
+  if (strlen(s) > 60) {
+    memcpy(buf, s, 57);
+    strcpy(buf + 57, "...");
+  } else {
+    snprintf(buf, n, "%s", s);
+  }
+  cJSON_free(s);
+}
+
+int fs__json_fail(const fs__jctx *c, const char *path, const cJSON *value,
+                  const char *fmt, ...) {
+  char what[256], val[72];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  if (value) {
+    render_value(value, val, sizeof(val));
+    return fs_err_set(c->err, FS_EINVAL, "%s: %s: %s, got %s", c->file, path,
+                      what, val);
+  }
+  return fs_err_set(c->err, FS_EINVAL, "%s: %s: %s", c->file, path, what);
+}
+
+void fs__json_path_key(char *buf, size_t n, const char *path, const char *key) {
+  snprintf(buf, n, "%s.%s", path, key);
+}
+
+void fs__json_path_idx(char *buf, size_t n, const char *path, size_t i) {
+  snprintf(buf, n, "%s[%zu]", path, i);
+}
+
+int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
+                   cJSON **out) {
+  if (strlen(text) != len)
+    return fs_err_set(c->err, FS_EINVAL, "%s: contains a NUL byte", c->file);
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    if (!end) end = text;
+    if (end > text + len) end = text + len;
+    int line = 1, col = 1;
+    for (const char *p = text; p < end; p++) {
+      if (*p == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    char near[24];
+    size_t k = 0;
+    for (const char *p = end; *p && k < 16; p++)
+      near[k++] = (*p == '\n' || *p == '\t' || (unsigned char)*p < 32) ? ' ' : *p;
+    near[k] = '\0';
+    if (end >= text + len)
+      return fs_err_set(c->err, FS_EINVAL,
+                        "%s: line %d, column %d: malformed JSON: unexpected end "
+                        "of input", c->file, line, col);
+    return fs_err_set(c->err, FS_EINVAL,
+                      "%s: line %d, column %d: malformed JSON near '%s'",
+                      c->file, line, col, near);
+  }
+  *out = root;
+  return 0;
+}
+
+int fs__json_expect_object(const fs__jctx *c, const cJSON *obj,
+                           const char *path, const char *const *allowed) {
+  if (!cJSON_IsObject(obj))
+    return fs__json_fail(c, path, obj, "must be an object");
+  for (const cJSON *it = obj->child; it; it = it->next) {
+    int ok = 0;
+    for (const char *const *a = allowed; *a; a++)
+      if (strcmp(*a, it->string) == 0) ok = 1;
+    char p[512];
+    fs__json_path_key(p, sizeof(p), path, it->string);
+    if (!ok) {
+      char list[256] = "";
+      for (const char *const *a = allowed; *a; a++) {
+        if (list[0]) strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+        strncat(list, *a, sizeof(list) - strlen(list) - 1);
+      }
+      return fs_err_set(c->err, FS_EINVAL, "%s: %s: unknown key (expected one of: %s)",
+                        c->file, p, list);
+    }
+    for (const cJSON *jt = obj->child; jt != it; jt = jt->next)
+      if (strcmp(jt->string, it->string) == 0)
+        return fs_err_set(c->err, FS_EINVAL, "%s: %s: duplicate key", c->file,
+                          p);
+  }
+  return 0;
+}
+
+int fs__json_int_value(const fs__jctx *c, const cJSON *v, const char *path,
+                       int64_t min, int64_t max, int64_t *out) {
+  if (!cJSON_IsNumber(v))
+    return fs__json_fail(c, path, v, "must be an integer");
+  double d = v->valuedouble;
+  if (!isfinite(d) || d != floor(d) || fabs(d) > (double)FS_JSON_INT_MAX)
+    return fs__json_fail(c, path, v, "must be an integer");
+  if (d < (double)min || d > (double)max) {
+    if (max >= FS_JSON_INT_MAX)
+      return fs__json_fail(c, path, v, "must be >= %lld", (long long)min);
+    return fs__json_fail(c, path, v, "must be an integer in [%lld, %lld]",
+                         (long long)min, (long long)max);
+  }
+  *out = (int64_t)d;
+  return 0;
+}
+
+int fs__json_int(const fs__jctx *c, const cJSON *obj, const char *path,
+                 const char *key, int required, int64_t def, int64_t min,
+                 int64_t max, int64_t *out) {
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required) return fs__json_fail(c, p, NULL, "required integer is missing");
+    *out = def;
+    return 0;
+  }
+  return fs__json_int_value(c, v, p, min, max, out);
+}
+
+int fs__json_num(const fs__jctx *c, const cJSON *obj, const char *path,
+                 const char *key, int required, double def, double min,
+                 double max, double *out) {
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required) return fs__json_fail(c, p, NULL, "required number is missing");
+    *out = def;
+    return 0;
+  }
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return fs__json_fail(c, p, v, "must be a finite number");
+  if (v->valuedouble < min || v->valuedouble > max)
+    return fs__json_fail(c, p, v, "must be in [%g, %g]", min, max);
+  *out = v->valuedouble;
+  return 0;
+}
+
+int fs__json_str(const fs__jctx *c, const cJSON *obj, const char *path,
+                 const char *key, int required, const char *def,
+                 const char **out) {
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required) return fs__json_fail(c, p, NULL, "required string is missing");
+    *out = def;
+    return 0;
+  }
+  if (!cJSON_IsString(v)) return fs__json_fail(c, p, v, "must be a string");
+  *out = v->valuestring;
+  return 0;
+}

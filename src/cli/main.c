@@ -1,0 +1,58 @@
+/* fabricsim command-line entry: dispatches to one subcommand per file. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define FABRICSIM_VERSION "0.1.0"
+
+int fs__cli_fail(const fs_err *err) {
+  fprintf(stderr, "fabricsim: %s\n", err->msg[0] ? err->msg : fs_strerror(err->code));
+  return fs_err_is_input(err->code) || err->code == FS_EIO ? 2 : 1;
+}
+
+int fs__cli_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "fabricsim %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'fabricsim %s --help')\n", cmd);
+  return 2;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  topo SPEC              describe a topology (nodes, links, diameter,\n"
+          "                         bisection bandwidth)\n"
+          "  sim SCENARIO.json      simulate flows and tasks on a topology\n"
+          "  version                print the version\n"
+          "\n"
+          "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
+          "Run 'fabricsim COMMAND --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "topo") == 0) return fs__cli_topo(argc - 2, argv + 2);
+  if (strcmp(cmd, "sim") == 0) return fs__cli_sim(argc - 2, argv + 2);
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("fabricsim %s\n", FABRICSIM_VERSION);
+    return 0;
+  }
+  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "fabricsim: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,129 @@
+/* The topology container: incremental building, CSR out-adjacency, names.
+ * Links are stored in creation order; a cable's two directions are adjacent
+ * ids (2i, 2i+1), so `reverse` is id ^ 1. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "internal.h"
+
+int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
+                int32_t links_hint, fs_err *err) {
+  memset(b, 0, sizeof(*b));
+  b->t = calloc(1, sizeof(*b->t));
+  if (!b->t) return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
+  snprintf(b->t->family, sizeof(b->t->family), "%s", family);
+  size_t nc = 0, lc = 0;
+  if (fs__grow(&b->t->nodes, &nc, (size_t)(nodes_hint > 0 ? nodes_hint : 8),
+               sizeof(fs_node)) ||
+      fs__grow(&b->t->links, &lc, (size_t)(links_hint > 0 ? links_hint : 8),
+               sizeof(fs_link))) {
+    fs__tb_abort(b);
+    return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
+  }
+  b->node_cap = (int32_t)nc;
+  b->link_cap = (int32_t)lc;
+  return 0;
+}
+
+int32_t fs__tb_node(fs__topo_builder *b, fs_node_kind kind, int32_t tier,
+                    int32_t index, int32_t group) {
+  fs_topo *t = b->t;
+  size_t cap = (size_t)b->node_cap;
+  if (t->n_nodes == INT32_MAX ||
+      fs__grow(&t->nodes, &cap, (size_t)t->n_nodes + 1, sizeof(fs_node)))
+    return FS_ENOMEM;
+  b->node_cap = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
+  t->nodes[t->n_nodes] = (fs_node){kind, tier, index, group};
+  return t->n_nodes++;
+}
+
+int fs__tb_cable(fs__topo_builder *b, int32_t a, int32_t c, double bps,
+                 int64_t latency_ns) {
+  fs_topo *t = b->t;
+  size_t cap = (size_t)b->link_cap;
+  if (t->n_links > INT32_MAX - 2 ||
+      fs__grow(&t->links, &cap, (size_t)t->n_links + 2, sizeof(fs_link)))
+    return FS_ENOMEM;
+  b->link_cap = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
+  int32_t id = t->n_links;
+  t->links[id] = (fs_link){a, c, id + 1, bps, latency_ns};
+  t->links[id + 1] = (fs_link){c, a, id, bps, latency_ns};
+  t->n_links += 2;
+  return 0;
+}
+
+void fs__tb_abort(fs__topo_builder *b) {
+  fs_topo_free(b->t);
+  memset(b, 0, sizeof(*b));
+}
+
+int fs__tb_finish(fs__topo_builder *b, fs_topo **out, fs_err *err) {
+  fs_topo *t = b->t;
+  t->out_start = calloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  t->out_links = fs__malloc((size_t)t->n_links, sizeof(int32_t));
+  if (!t->out_start || !t->out_links) {
+    fs__tb_abort(b);
+    return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
+  }
+  for (int32_t l = 0; l < t->n_links; l++) t->out_start[t->links[l].from + 1]++;
+  for (int32_t v = 0; v < t->n_nodes; v++) t->out_start[v + 1] += t->out_start[v];
+  int32_t *fill = calloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  if (!fill) {
+    fs__tb_abort(b);
+    return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
+  }
+  for (int32_t l = 0; l < t->n_links; l++) {
+    int32_t v = t->links[l].from;
+    t->out_links[t->out_start[v] + fill[v]++] = l;
+  }
+  free(fill);
+  t->n_hosts = 0;
+  while (t->n_hosts < t->n_nodes && t->nodes[t->n_hosts].kind == FS_NODE_HOST)
+    t->n_hosts++;
+  for (int32_t v = t->n_hosts; v < t->n_nodes; v++) {
+    if (t->nodes[v].kind == FS_NODE_HOST) {
+      fs__tb_abort(b);
+      return fs_err_set(err, FS_EINTERNAL, "hosts must be numbered first");
+    }
+  }
+  *out = t;
+  memset(b, 0, sizeof(*b));
+  return 0;
+}
+
+void fs_topo_free(fs_topo *t) {
+  if (!t) return;
+  free(t->nodes);
+  free(t->links);
+  free(t->out_start);
+  free(t->out_links);
+  free(t);
+}
+
+void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
+  if (node < 0 || node >= t->n_nodes) {
+    snprintf(buf, (size_t)n, "?%d", node);
+    return;
+  }
+  const fs_node *v = &t->nodes[node];
+  if (v->kind == FS_NODE_HOST) {
+    snprintf(buf, (size_t)n, "host%d", node);
+    return;
+  }
+  int fattree = strcmp(t->family, "fattree") == 0;
+  int leafspine = strcmp(t->family, "leafspine") == 0;
+  if (fattree && v->tier == 1)
+    snprintf(buf, (size_t)n, "edge%d.%d", v->group, v->index);
+  else if (fattree && v->tier == 2)
+    snprintf(buf, (size_t)n, "agg%d.%d", v->group, v->index);
+  else if (fattree && v->tier == 3)
+    snprintf(buf, (size_t)n, "core%d", v->index);
+  else if (leafspine && v->tier == 1)
+    snprintf(buf, (size_t)n, "leaf%d", v->index);
+  else if (leafspine && v->tier == 2)
+    snprintf(buf, (size_t)n, "spine%d", v->index);
+  else
+    snprintf(buf, (size_t)n, "switch%d", v->index);
+}

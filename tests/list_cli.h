@@ -1,0 +1,1 @@
+/* tests of the cli module, run in this order */

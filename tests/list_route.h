@@ -1,0 +1,1 @@
+/* tests of the route module, run in this order */

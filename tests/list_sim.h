@@ -1,0 +1,1 @@
+/* tests of the sim module, run in this order */

@@ -1,0 +1,1 @@
+/* tests of the topo module, run in this order */

@@ -1,0 +1,63 @@
+/* Test runner: runs every test in tests/test_list.h (or those whose name
+ * contains argv's filter) and ends with "N passed, N failed". */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+#define X(name) void name(void);
+#include "test_list.h"
+#undef X
+
+static struct {
+  int failed_checks;
+  const char *cli;
+} runner = {0, "build/fabricsim"};
+
+void test_fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "  FAIL %s:%d: ", file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  runner.failed_checks++;
+}
+
+const char *test_cli_path(void) { return runner.cli; }
+
+int main(int argc, char **argv) {
+  const char *filter = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--cli") == 0 && i + 1 < argc)
+      runner.cli = argv[++i];
+    else
+      filter = argv[i];
+  }
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } tests[] = {
+#define X(name) {#name, name},
+#include "test_list.h"
+#undef X
+  };
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+    if (filter && !strstr(tests[i].name, filter)) continue;
+    int before = runner.failed_checks;
+    tests[i].fn();
+    if (runner.failed_checks == before) {
+      passed++;
+      printf("ok   %s\n", tests[i].name);
+    } else {
+      failed++;
+      printf("FAIL %s\n", tests[i].name);
+    }
+    fflush(stdout);
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+/* Routing: which links a flow uses. All modes route over equal-cost shortest
+ * paths (hop count); hosts never forward traffic. A route is a set of links
+ * with the fraction of the flow each carries: 1.0 on every link of a single
+ * path, or the even split of ideal packet spraying over all shortest paths.
+ *
+ * A router caches one distance table (uint16 per node) per destination
+ * switch, built lazily by BFS; single-homed hosts reuse their switch's table,
+ * so a fat-tree of 8192 hosts needs 512 tables (~10 MB). A router is not
+ * safe for concurrent use: give each thread its own. */
+#ifndef FABRICSIM_ROUTE_H
+#define FABRICSIM_ROUTE_H
+
+#include <stdint.h>
+
+#include "fabricsim/err.h"
+#include "fabricsim/topo.h"
+
+typedef enum fs_route_mode {
+  FS_ROUTE_SHORTEST = 0, /* one deterministic path: lowest link id per hop */
+  FS_ROUTE_ECMP,         /* per-flow, per-hop seeded hash over next hops */
+  FS_ROUTE_SPRAY,        /* even split over all shortest paths */
+  FS_ROUTE_EXPLICIT      /* the path given with the flow */
+} fs_route_mode;
+
+/* "shortest", "ecmp", "spray", "explicit". Returns 0 or FS_EINVAL. */
+int fs_route_mode_parse(const char *name, fs_route_mode *out);
+const char *fs_route_mode_name(fs_route_mode mode);
+
+typedef struct fs_route {
+  int32_t *links;   /* link ids; for a single path, in path order */
+  double *weights;  /* fraction of the flow's rate on each link, in (0, 1] */
+  int32_t n, cap;   /* entries used / allocated */
+  double n_paths;   /* paths the route spreads over (1 unless spraying) */
+  int32_t hops;     /* links on each path */
+  int64_t latency_ns; /* longest path's summed link latency */
+} fs_route;
+
+void fs_route_init(fs_route *r);
+void fs_route_free(fs_route *r);
+
+typedef struct fs_router fs_router;
+
+int fs_router_new(const fs_topo *t, fs_router **out, fs_err *err);
+void fs_router_free(fs_router *r); /* NULL is a no-op */
+
+/* Hop count of the shortest path from node `from` to node `to` that forwards
+ * only through switches; -1 if there is none. */
+int32_t fs_route_dist(fs_router *r, int32_t from, int32_t to);
+
+/* Number of equal-cost shortest paths from src to dst (a double: it can be
+ * astronomically large on big graphs), 0 if unreachable. */
+double fs_route_count_paths(fs_router *r, int32_t src, int32_t dst);
+
+/* Each fills *out (its previous contents are replaced) and returns 0, or a
+ * negative FS_E* code with err set (FS_EINVAL: no path, or src == dst). */
+int fs_route_shortest(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                      fs_err *err);
+/* key identifies the flow (as a 5-tuple hash would); the same (seed, key)
+ * always takes the same path, different seeds sample different paths. */
+int fs_route_ecmp(fs_router *r, int32_t src, int32_t dst, uint64_t seed,
+                  uint64_t key, fs_route *out, fs_err *err);
+int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                   fs_err *err);
+/* nodes[0..n) must be a walk along existing links (the lowest-id link is
+ * used between two nodes joined by several cables). Need not be shortest. */
+int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
+                      fs_route *out, fs_err *err);
+
+/* The nodes of a single-path route, from its first link's source on:
+ * route->hops + 1 ids written to nodes (which must have room). Returns the
+ * count, or -1 if the route is not a single path. */
+int32_t fs_route_nodes(const fs_topo *t, const fs_route *route, int32_t *nodes);
+
+#endif

@@ -1,0 +1,99 @@
+/* The fluid (flow-level) simulation engine.
+ *
+ * Flows (src, dst, bytes, earliest start, a route) and compute tasks (host,
+ * duration, earliest start) are the items of a DAG: an item starts when all
+ * the items it depends on have finished and its earliest start has come.
+ * Flow rates are max-min fair over link capacities (progressive filling,
+ * weighted by the fraction of the flow each link carries). A flow transmits
+ * from its start until its bytes are drained and finishes one path latency
+ * later: finish = drain time + route latency.
+ *
+ * Events at the same instant (to 1e-12 relative) form one batch; after a
+ * batch only the connected component of flows sharing links with the flows
+ * that arrived or left is re-rated. Memory is linear in sum of route sizes.
+ * Times inside are double seconds; inputs are int64 nanoseconds. */
+#ifndef FABRICSIM_SIM_H
+#define FABRICSIM_SIM_H
+
+#include <stdint.h>
+
+#include "fabricsim/err.h"
+#include "fabricsim/route.h"
+#include "fabricsim/topo.h"
+
+typedef struct fs_sim fs_sim;
+
+typedef enum fs_item_kind { FS_ITEM_FLOW = 0, FS_ITEM_TASK = 1 } fs_item_kind;
+
+/* The topology must outlive the simulation. */
+int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err);
+void fs_sim_free(fs_sim *s); /* NULL is a no-op */
+
+/* Adds a flow of `bytes` (>= 0; 0 finishes after the route latency) from node
+ * src to node dst over `route` (copied). Returns its item id (>= 0, ids are
+ * consecutive over flows and tasks in the order added) or a negative code. */
+int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
+                        int64_t start_ns, const fs_route *route, fs_err *err);
+/* Adds a compute task of duration_ns (>= 0) on a host. Tasks do not contend
+ * with each other; order them with dependencies where they must. */
+int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
+                        int64_t duration_ns, fs_err *err);
+/* `after` starts only once `before` has finished. */
+int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err);
+
+typedef struct fs_sim_progress {
+  double now_s;
+  int64_t items_done, items_total;
+  uint64_t events;
+} fs_sim_progress;
+
+typedef struct fs_sim_opts {
+  /* Called after every batch, once rates are set for the interval that
+   * starts at now_s; the accessors below may be used inside. Optional. */
+  void (*observe)(void *ctx, const fs_sim *s, double now_s);
+  void *observe_ctx;
+  /* Called every few thousand batches and at the end. Optional. */
+  void (*progress)(void *ctx, const fs_sim_progress *p);
+  void *progress_ctx;
+} fs_sim_opts;
+
+/* Runs to completion. Fails with FS_ECYCLE if the dependencies have a cycle
+ * (fs_sim_cycle() then lists it), FS_ENOMEM, or FS_EINVAL if run twice. */
+int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err);
+
+/* After FS_ECYCLE: writes up to max item ids of one cycle (in dependency
+ * order) and returns its length. */
+int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max);
+
+/* ---- results (valid after a successful run) ---- */
+int32_t fs_sim_n_items(const fs_sim *s);
+fs_item_kind fs_sim_item_kind(const fs_sim *s, int32_t item);
+double fs_sim_start_s(const fs_sim *s, int32_t item);  /* when it started */
+double fs_sim_finish_s(const fs_sim *s, int32_t item); /* when it finished */
+double fs_sim_makespan_s(const fs_sim *s);
+
+typedef struct fs_sim_link_stats {
+  double bytes;  /* carried over the run */
+  double busy_s; /* time with at least one flow on it */
+} fs_sim_link_stats;
+/* Array of topo->n_links entries. */
+const fs_sim_link_stats *fs_sim_links(const fs_sim *s);
+
+typedef struct fs_sim_counters {
+  uint64_t events;          /* events processed (stale ones excluded) */
+  uint64_t batches;         /* distinct instants */
+  uint64_t flows_rerated;   /* sum over batches of component sizes */
+  int64_t max_active;       /* most flows in flight at once */
+  uint64_t memory_bytes;    /* engine state */
+} fs_sim_counters;
+fs_sim_counters fs_sim_get_counters(const fs_sim *s);
+
+/* ---- state accessors (for observers and after the run) ---- */
+int32_t fs_sim_n_active(const fs_sim *s);
+int32_t fs_sim_active_flow(const fs_sim *s, int32_t i); /* item id */
+double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item);
+double fs_sim_flow_bytes(const fs_sim *s, int32_t item);
+void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
+                       const double **weights, int32_t *n);
+
+#endif

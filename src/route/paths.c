@@ -1,0 +1,375 @@
+/* Equal-cost shortest paths and the routing modes built on them.
+ *
+ * dist(v, d) comes from a table per destination switch filled by a reverse
+ * BFS (in-links of u are the reverses of u's out-links, since every link
+ * belongs to a cable). Hosts are never expanded, so no path forwards through
+ * a host. A single-homed host d shares the table of its switch s:
+ * dist(v, d) = dist(v, s) + 1 for v != d. Each next-hop decision is then
+ * "links v->w with dist(w, d) = dist(v, d) - 1", O(degree) per hop.
+ *
+ * Spraying builds the shortest-path DAG layer by layer from src, counts paths
+ * forwards (to each node) and backwards (to dst); the fraction of all
+ * shortest paths using link u->w is fwd(u) * back(w) / total. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "fabricsim/route.h"
+
+#define UNREACH 0xFFFFu
+
+struct fs_router {
+  const fs_topo *t;
+  uint16_t **table;  /* per node: distance-to-node table, or NULL */
+  int32_t *attach;   /* host -> its only switch, or -1 if multi-homed */
+  /* scratch for spraying (one router per thread) */
+  double *fwd, *back;
+  int64_t *lat;
+  uint32_t *stamp;
+  uint32_t epoch;
+  int32_t *layer_nodes, *dag_links;
+  size_t dag_cap;
+};
+
+int fs_route_mode_parse(const char *name, fs_route_mode *out) {
+  static const char *const names[] = {"shortest", "ecmp", "spray", "explicit"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = (fs_route_mode)i;
+      return 0;
+    }
+  return FS_EINVAL;
+}
+
+const char *fs_route_mode_name(fs_route_mode mode) {
+  switch (mode) {
+    case FS_ROUTE_SHORTEST: return "shortest";
+    case FS_ROUTE_ECMP: return "ecmp";
+    case FS_ROUTE_SPRAY: return "spray";
+    case FS_ROUTE_EXPLICIT: return "explicit";
+  }
+  return "?";
+}
+
+void fs_route_init(fs_route *r) { memset(r, 0, sizeof(*r)); }
+
+void fs_route_free(fs_route *r) {
+  free(r->links);
+  free(r->weights);
+  memset(r, 0, sizeof(*r));
+}
+
+static int route_push(fs_route *r, int32_t link, double w) {
+  if (r->n == r->cap) {
+    int32_t ncap = r->cap ? r->cap * 2 : 8;
+    int32_t *nl = realloc(r->links, (size_t)ncap * sizeof(*nl));
+    if (!nl) return FS_ENOMEM;
+    r->links = nl;
+    double *nw = realloc(r->weights, (size_t)ncap * sizeof(*nw));
+    if (!nw) return FS_ENOMEM;
+    r->weights = nw;
+    r->cap = ncap;
+  }
+  r->links[r->n] = link;
+  r->weights[r->n] = w;
+  r->n++;
+  return 0;
+}
+
+int fs_router_new(const fs_topo *t, fs_router **out, fs_err *err) {
+  fs_router *r = calloc(1, sizeof(*r));
+  size_t n = (size_t)t->n_nodes;
+  if (!r) goto oom;
+  r->t = t;
+  r->table = calloc(n, sizeof(*r->table));
+  r->attach = fs__malloc(n, sizeof(*r->attach));
+  r->fwd = fs__malloc(n, sizeof(*r->fwd));
+  r->back = fs__malloc(n, sizeof(*r->back));
+  r->lat = fs__malloc(n, sizeof(*r->lat));
+  r->stamp = calloc(n ? n : 1, sizeof(*r->stamp));
+  r->layer_nodes = fs__malloc(n, sizeof(*r->layer_nodes));
+  if (!r->table || !r->attach || !r->fwd || !r->back || !r->lat || !r->stamp ||
+      !r->layer_nodes)
+    goto oom;
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    r->attach[v] = -1;
+    if (t->nodes[v].kind != FS_NODE_HOST) continue;
+    int32_t deg = t->out_start[v + 1] - t->out_start[v];
+    if (deg < 1) continue;
+    int32_t s = t->links[t->out_links[t->out_start[v]]].to;
+    int single = t->nodes[s].kind != FS_NODE_HOST;
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+      single &= t->links[t->out_links[i]].to == s;
+    if (single) r->attach[v] = s;
+  }
+  *out = r;
+  return 0;
+oom:
+  fs_router_free(r);
+  return fs_err_set(err, FS_ENOMEM, "out of memory creating router");
+}
+
+void fs_router_free(fs_router *r) {
+  if (!r) return;
+  if (r->table)
+    for (int32_t v = 0; v < r->t->n_nodes; v++) free(r->table[v]);
+  free(r->table);
+  free(r->attach);
+  free(r->fwd);
+  free(r->back);
+  free(r->lat);
+  free(r->stamp);
+  free(r->layer_nodes);
+  free(r->dag_links);
+  free(r);
+}
+
+/* Distance table towards node d, built on first use. NULL on out of memory. */
+static const uint16_t *table_to(fs_router *r, int32_t d) {
+  if (r->table[d]) return r->table[d];
+  const fs_topo *t = r->t;
+  uint16_t *dist = fs__malloc((size_t)t->n_nodes, sizeof(*dist));
+  int32_t *queue = fs__malloc((size_t)t->n_nodes, sizeof(*queue));
+  if (!dist || !queue) {
+    free(dist);
+    free(queue);
+    return NULL;
+  }
+  memset(dist, 0xFF, (size_t)t->n_nodes * sizeof(*dist));
+  size_t head = 0, tail = 0;
+  dist[d] = 0;
+  queue[tail++] = d;
+  while (head < tail) {
+    int32_t u = queue[head++];
+    if (u != d && t->nodes[u].kind == FS_NODE_HOST) continue; /* no forwarding */
+    if (dist[u] >= UNREACH - 1) continue;
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].to; /* w -> u is the reverse link */
+      if (dist[w] != UNREACH) continue;
+      dist[w] = (uint16_t)(dist[u] + 1);
+      queue[tail++] = w;
+    }
+  }
+  free(queue);
+  r->table[d] = dist;
+  return dist;
+}
+
+/* dist(v, d) in hops, or -1. */
+static int32_t dist_to(fs_router *r, int32_t v, int32_t d) {
+  if (v == d) return 0;
+  int32_t s = r->attach[d];
+  const uint16_t *tab;
+  int32_t extra = 0;
+  if (s >= 0) {
+    tab = table_to(r, s);
+    extra = 1;
+    if (!tab) return -2;
+    if (v == s) return 1;
+    /* A host other than d cannot forward, but it can be the start. */
+  } else {
+    tab = table_to(r, d);
+    if (!tab) return -2;
+  }
+  return tab[v] == UNREACH ? -1 : (int32_t)tab[v] + extra;
+}
+
+int32_t fs_route_dist(fs_router *r, int32_t from, int32_t to) {
+  int32_t dd = dist_to(r, from, to);
+  return dd < 0 ? -1 : dd;
+}
+
+static int check_pair(fs_router *r, int32_t src, int32_t dst, int32_t *hops,
+                      fs_err *err) {
+  const fs_topo *t = r->t;
+  if (src < 0 || src >= t->n_nodes || dst < 0 || dst >= t->n_nodes)
+    return fs_err_set(err, FS_EINVAL, "node out of range: %d -> %d (nodes: %d)",
+                      src, dst, t->n_nodes);
+  if (src == dst)
+    return fs_err_set(err, FS_EINVAL, "source and destination are the same node (%d)",
+                      src);
+  int32_t dd = dist_to(r, src, dst);
+  if (dd == -2) return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+  if (dd < 0)
+    return fs_err_set(err, FS_EINVAL, "no path from node %d to node %d", src, dst);
+  *hops = dd;
+  return 0;
+}
+
+/* Walks one shortest path, choosing among next hops with `pick`. */
+static int walk(fs_router *r, int32_t src, int32_t dst, int32_t hops,
+                uint64_t seed, uint64_t key, int hashed, fs_route *out) {
+  const fs_topo *t = r->t;
+  int32_t cand[256];
+  out->n = 0;
+  out->latency_ns = 0;
+  int32_t v = src;
+  for (int32_t h = hops; h > 0; h--) {
+    int32_t m = 0, first = -1;
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+      int32_t l = t->out_links[i];
+      int32_t w = t->links[l].to;
+      if (w != dst && t->nodes[w].kind == FS_NODE_HOST) continue;
+      if (dist_to(r, w, dst) != h - 1) continue;
+      if (first < 0) first = l;
+      if (m < 256) cand[m++] = l;
+    }
+    if (first < 0) return FS_EINTERNAL;
+    int32_t l = first;
+    if (hashed && m > 1) {
+      uint64_t hsh = fs__mix64(seed ^ fs__mix64(key ^ fs__mix64((uint64_t)v)));
+      l = cand[hsh % (uint64_t)m];
+    }
+    if (route_push(out, l, 1.0)) return FS_ENOMEM;
+    out->latency_ns += t->links[l].latency_ns;
+    v = t->links[l].to;
+  }
+  out->hops = hops;
+  out->n_paths = 1;
+  return 0;
+}
+
+int fs_route_shortest(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                      fs_err *err) {
+  int32_t hops;
+  int rc = check_pair(r, src, dst, &hops, err);
+  if (rc) return rc;
+  rc = walk(r, src, dst, hops, 0, 0, 0, out);
+  if (rc) return fs_err_set(err, rc, "routing %d -> %d: %s", src, dst, fs_strerror(rc));
+  return 0;
+}
+
+int fs_route_ecmp(fs_router *r, int32_t src, int32_t dst, uint64_t seed,
+                  uint64_t key, fs_route *out, fs_err *err) {
+  int32_t hops;
+  int rc = check_pair(r, src, dst, &hops, err);
+  if (rc) return rc;
+  rc = walk(r, src, dst, hops, seed, key, 1, out);
+  if (rc) return fs_err_set(err, rc, "routing %d -> %d: %s", src, dst, fs_strerror(rc));
+  return 0;
+}
+
+/* Builds the shortest-path DAG from src to dst: fills r->dag_links (in layer
+ * order, then link id), fwd/back path counts and the longest latency. */
+static int build_dag(fs_router *r, int32_t src, int32_t dst, int32_t hops,
+                     size_t *n_dag, double *total, int64_t *latency) {
+  const fs_topo *t = r->t;
+  if (++r->epoch == 0) {
+    memset(r->stamp, 0, (size_t)t->n_nodes * sizeof(*r->stamp));
+    r->epoch = 1;
+  }
+  size_t nd = 0;
+  int32_t lo = 0, hi = 1; /* current layer = layer_nodes[lo, hi) */
+  r->layer_nodes[0] = src;
+  r->stamp[src] = r->epoch;
+  r->fwd[src] = 1;
+  r->lat[src] = 0;
+  for (int32_t h = hops; h > 0; h--) {
+    int32_t next_hi = hi;
+    for (int32_t k = lo; k < hi; k++) {
+      int32_t v = r->layer_nodes[k];
+      for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+        int32_t l = t->out_links[i];
+        int32_t w = t->links[l].to;
+        if (w != dst && t->nodes[w].kind == FS_NODE_HOST) continue;
+        if (dist_to(r, w, dst) != h - 1) continue;
+        if (fs__grow(&r->dag_links, &r->dag_cap, nd + 1, sizeof(int32_t)))
+          return FS_ENOMEM;
+        r->dag_links[nd++] = l;
+        if (r->stamp[w] != r->epoch) {
+          r->stamp[w] = r->epoch;
+          r->fwd[w] = 0;
+          r->lat[w] = 0;
+          r->layer_nodes[next_hi++] = w;
+        }
+        r->fwd[w] += r->fwd[v];
+        int64_t lw = r->lat[v] + t->links[l].latency_ns;
+        if (lw > r->lat[w]) r->lat[w] = lw;
+      }
+    }
+    lo = hi;
+    hi = next_hi;
+  }
+  /* Backward counts: every DAG node reaches dst; walk links in reverse. */
+  for (int32_t k = 0; k < hi; k++) r->back[r->layer_nodes[k]] = 0;
+  r->back[dst] = 1;
+  for (size_t i = nd; i-- > 0;) {
+    const fs_link *lk = &t->links[r->dag_links[i]];
+    r->back[lk->from] += r->back[lk->to];
+  }
+  *n_dag = nd;
+  *total = r->fwd[dst];
+  *latency = r->lat[dst];
+  return 0;
+}
+
+double fs_route_count_paths(fs_router *r, int32_t src, int32_t dst) {
+  int32_t hops;
+  if (check_pair(r, src, dst, &hops, NULL)) return 0;
+  size_t nd;
+  double total;
+  int64_t lat;
+  if (build_dag(r, src, dst, hops, &nd, &total, &lat)) return 0;
+  return total;
+}
+
+int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                   fs_err *err) {
+  int32_t hops;
+  int rc = check_pair(r, src, dst, &hops, err);
+  if (rc) return rc;
+  size_t nd;
+  double total;
+  int64_t lat;
+  if (build_dag(r, src, dst, hops, &nd, &total, &lat))
+    return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+  out->n = 0;
+  for (size_t i = 0; i < nd; i++) {
+    int32_t l = r->dag_links[i];
+    const fs_link *lk = &r->t->links[l];
+    double w = r->fwd[lk->from] * r->back[lk->to] / total;
+    if (route_push(out, l, w)) return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+  }
+  out->hops = hops;
+  out->n_paths = total;
+  out->latency_ns = lat;
+  return 0;
+}
+
+int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
+                      fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  if (n < 2) return fs_err_set(err, FS_EINVAL, "a path needs at least two nodes");
+  out->n = 0;
+  out->latency_ns = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (nodes[i] < 0 || nodes[i] >= t->n_nodes)
+      return fs_err_set(err, FS_EINVAL, "path node %d is out of range [0, %d)", nodes[i],
+                        t->n_nodes);
+  for (int32_t i = 0; i + 1 < n; i++) {
+    int32_t u = nodes[i], w = nodes[i + 1], found = -1;
+    if (i > 0 && t->nodes[u].kind == FS_NODE_HOST)
+      return fs_err_set(err, FS_EINVAL, "path forwards through host %d (hosts do not forward)",
+                        u);
+    for (int32_t k = t->out_start[u]; k < t->out_start[u + 1] && found < 0; k++)
+      if (t->links[t->out_links[k]].to == w) found = t->out_links[k];
+    if (found < 0)
+      return fs_err_set(err, FS_EINVAL, "no link from node %d to node %d (path step %d)",
+                        u, w, i);
+    for (int32_t j = 0; j < out->n; j++)
+      if (out->links[j] == found)
+        return fs_err_set(err, FS_EINVAL, "path uses the link %d -> %d twice", u, w);
+    if (route_push(out, found, 1.0)) return fs_err_set(err, FS_ENOMEM, "out of memory");
+    out->latency_ns += t->links[found].latency_ns;
+  }
+  out->hops = n - 1;
+  out->n_paths = 1;
+  return 0;
+}
+
+int32_t fs_route_nodes(const fs_topo *t, const fs_route *route, int32_t *nodes) {
+  if (route->n_paths != 1 || route->n != route->hops || route->n == 0) return -1;
+  nodes[0] = t->links[route->links[0]].from;
+  for (int32_t i = 0; i < route->n; i++) nodes[i + 1] = t->links[route->links[i]].to;
+  return route->n + 1;
+}

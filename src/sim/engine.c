@@ -1,0 +1,523 @@
+/* The event loop of the fluid engine: the DAG of flows and tasks, batches of
+ * simultaneous events, and incremental re-rating (see sim.h).
+ *
+ * Events live in one heap ordered by (time, push sequence). A flow's drain
+ * prediction carries the flow's version; when its rate changes the version
+ * bumps and the old event is skipped as stale. Between batches rates are
+ * constant, so a flow's bytes left are settled lazily: only when its rate is
+ * about to change. Expected sizes: 10^5..10^7 flows, routes of 2..200 links. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3 };
+enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
+
+typedef struct sim_item {
+  uint8_t kind, state;
+  int32_t idx;          /* flow index or task index */
+  int32_t deps_left;
+  int32_t dep_off;      /* dependents in dep_list[dep_off, next item's) */
+  int64_t start_ns;
+  double start_s, finish_s;
+} sim_item;
+
+typedef struct task {
+  int32_t host;
+  int64_t duration_ns;
+} task;
+
+struct fs_sim {
+  fs__simcore core;
+  fs__arena arena;
+  sim_item *items;
+  size_t n_items, items_cap;
+  task *tasks;
+  size_t n_tasks, tasks_cap;
+  size_t flows_cap, route_cap;
+  int32_t (*edges)[2];
+  size_t n_edges, edges_cap;
+  int32_t *dep_start, *dep_list;
+  int32_t *active_list; /* flows in flight */
+  int32_t n_active;
+  int32_t *cycle;
+  int32_t cycle_len;
+  fs__heap heap;
+  fs__maxmin mm;
+  fs_sim_link_stats *link_stats;
+  fs_sim_counters counters;
+  double now, makespan;
+  int64_t items_done;
+  int ran;
+};
+
+int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
+  fs_sim *s = calloc(1, sizeof(*s));
+  if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
+  s->core.t = t;
+  fs__arena_init(&s->arena);
+  fs__heap_init(&s->heap);
+  *out = s;
+  return 0;
+}
+
+void fs_sim_free(fs_sim *s) {
+  if (!s) return;
+  if (s->core.active)
+    for (int32_t l = 0; l < s->core.t->n_links; l++) {
+      free(s->core.active[l].flow);
+      free(s->core.active[l].slot);
+    }
+  free(s->core.active);
+  free(s->core.flows);
+  free(s->core.route_links);
+  free(s->core.route_pos);
+  free(s->core.route_w);
+  free(s->core.cap_Bps);
+  free(s->core.dirty_links);
+  free(s->items);
+  free(s->tasks);
+  free(s->edges);
+  free(s->dep_start);
+  free(s->dep_list);
+  free(s->active_list);
+  free(s->cycle);
+  free(s->link_stats);
+  fs__heap_free(&s->heap);
+  fs__maxmin_free(&s->mm);
+  fs__arena_free(&s->arena);
+  free(s);
+}
+
+static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
+                        fs_err *err) {
+  if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
+  if (s->n_items >= INT32_MAX ||
+      fs__grow(&s->items, &s->items_cap, s->n_items + 1, sizeof(*s->items)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding item");
+  s->items[s->n_items] = (sim_item){kind, ST_WAIT, idx, 0, 0, start_ns, NAN, NAN};
+  return (int32_t)s->n_items++;
+}
+
+int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
+                        int64_t start_ns, const fs_route *route, fs_err *err) {
+  fs__simcore *c = &s->core;
+  if (!(bytes >= 0) || !isfinite(bytes))
+    return fs_err_set(err, FS_EINVAL, "flow bytes must be finite and >= 0, got %g", bytes);
+  if (start_ns < 0)
+    return fs_err_set(err, FS_EINVAL, "flow start must be >= 0 ns, got %lld",
+                      (long long)start_ns);
+  if (src < 0 || src >= c->t->n_nodes || dst < 0 || dst >= c->t->n_nodes || src == dst)
+    return fs_err_set(err, FS_EINVAL, "flow endpoints %d -> %d invalid", src, dst);
+  if (!route || route->n < 1)
+    return fs_err_set(err, FS_EINVAL, "flow %d -> %d has an empty route", src, dst);
+  for (int32_t k = 0; k < route->n; k++)
+    if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
+        !(route->weights[k] > 0 && route->weights[k] <= 1 + 1e-12))
+      return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
+  size_t nflows = (size_t)c->n_flows;
+  size_t off = nflows ? (size_t)c->flows[nflows - 1].off + (size_t)c->flows[nflows - 1].n : 0;
+  size_t rcap = s->route_cap, rcap2 = s->route_cap, rcap3 = s->route_cap;
+  if (off + (size_t)route->n > INT32_MAX ||
+      fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)) ||
+      fs__grow(&c->route_links, &rcap, off + (size_t)route->n, sizeof(int32_t)) ||
+      fs__grow(&c->route_pos, &rcap2, off + (size_t)route->n, sizeof(int32_t)) ||
+      fs__grow(&c->route_w, &rcap3, off + (size_t)route->n, sizeof(double)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
+  s->route_cap = rcap;
+  int32_t id = new_item(s, FS_ITEM_FLOW, c->n_flows, start_ns, err);
+  if (id < 0) return id;
+  memcpy(c->route_links + off, route->links, (size_t)route->n * sizeof(int32_t));
+  memcpy(c->route_w + off, route->weights, (size_t)route->n * sizeof(double));
+  fs__flow *f = &c->flows[c->n_flows++];
+  memset(f, 0, sizeof(*f));
+  f->item = id;
+  f->src = src;
+  f->dst = dst;
+  f->off = (int32_t)off;
+  f->n = route->n;
+  f->active_idx = -1;
+  f->bytes = bytes;
+  f->latency_s = (double)route->latency_ns * 1e-9;
+  return id;
+}
+
+int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
+                        int64_t duration_ns, fs_err *err) {
+  if (host < 0 || host >= s->core.t->n_nodes)
+    return fs_err_set(err, FS_EINVAL, "task host %d out of range", host);
+  if (duration_ns < 0 || start_ns < 0)
+    return fs_err_set(err, FS_EINVAL, "task start and duration must be >= 0");
+  if (fs__grow(&s->tasks, &s->tasks_cap, s->n_tasks + 1, sizeof(*s->tasks)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding task");
+  int32_t id = new_item(s, FS_ITEM_TASK, (int32_t)s->n_tasks, start_ns, err);
+  if (id < 0) return id;
+  s->tasks[s->n_tasks++] = (task){host, duration_ns};
+  return id;
+}
+
+int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err) {
+  if (before < 0 || (size_t)before >= s->n_items || after < 0 ||
+      (size_t)after >= s->n_items)
+    return fs_err_set(err, FS_EINVAL, "dependency %d -> %d names an unknown item",
+                      before, after);
+  if (fs__grow(&s->edges, &s->edges_cap, s->n_edges + 1, sizeof(*s->edges)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding dependency");
+  s->edges[s->n_edges][0] = before;
+  s->edges[s->n_edges][1] = after;
+  s->n_edges++;
+  return 0;
+}
+
+/* Dependents in CSR form, in the order dependencies were added. */
+static int build_deps(fs_sim *s) {
+  size_t n = s->n_items;
+  s->dep_start = calloc(n + 1, sizeof(int32_t));
+  s->dep_list = fs__malloc(s->n_edges, sizeof(int32_t));
+  int32_t *fill = calloc(n + 1, sizeof(int32_t));
+  if (!s->dep_start || !s->dep_list || !fill) {
+    free(fill);
+    return FS_ENOMEM;
+  }
+  for (size_t e = 0; e < s->n_edges; e++) {
+    s->dep_start[s->edges[e][0] + 1]++;
+    s->items[s->edges[e][1]].deps_left++;
+  }
+  for (size_t i = 0; i < n; i++) s->dep_start[i + 1] += s->dep_start[i];
+  for (size_t e = 0; e < s->n_edges; e++) {
+    int32_t b = s->edges[e][0];
+    s->dep_list[s->dep_start[b] + fill[b]++] = s->edges[e][1];
+  }
+  free(fill);
+  return 0;
+}
+
+/* Kahn's algorithm; on a cycle, walks predecessors inside the unresolved
+ * set until a node repeats, and records that loop. */
+static int check_acyclic(fs_sim *s, fs_err *err) {
+  size_t n = s->n_items;
+  int32_t *indeg = fs__malloc(n, sizeof(int32_t));
+  int32_t *queue = fs__malloc(n, sizeof(int32_t));
+  if (!indeg || !queue) {
+    free(indeg);
+    free(queue);
+    return fs_err_set(err, FS_ENOMEM, "out of memory checking dependencies");
+  }
+  size_t head = 0, tail = 0;
+  for (size_t i = 0; i < n; i++) {
+    indeg[i] = s->items[i].deps_left;
+    if (!indeg[i]) queue[tail++] = (int32_t)i;
+  }
+  while (head < tail) {
+    int32_t u = queue[head++];
+    for (int32_t k = s->dep_start[u]; k < s->dep_start[u + 1]; k++)
+      if (--indeg[s->dep_list[k]] == 0) queue[tail++] = s->dep_list[k];
+  }
+  if (tail == n) {
+    free(indeg);
+    free(queue);
+    return 0;
+  }
+  /* pred[v] = some unresolved predecessor of unresolved v. */
+  int32_t *pred = queue; /* reuse */
+  for (size_t i = 0; i < n; i++) pred[i] = -1;
+  for (size_t e = 0; e < s->n_edges; e++) {
+    int32_t b = s->edges[e][0], a = s->edges[e][1];
+    if (indeg[b] > 0 && indeg[a] > 0 && pred[a] < 0) pred[a] = b;
+  }
+  int32_t v = -1;
+  for (size_t i = 0; i < n && v < 0; i++)
+    if (indeg[i] > 0) v = (int32_t)i;
+  /* Walking back n steps from any unresolved node lands inside a cycle. */
+  for (size_t i = 0; i < n; i++) v = pred[v];
+  int32_t len = 0;
+  int32_t u = v;
+  do {
+    len++;
+    u = pred[u];
+  } while (u != v);
+  s->cycle = malloc((size_t)len * sizeof(int32_t));
+  if (s->cycle) {
+    /* pred points backwards; store in dependency order. */
+    u = v;
+    for (int32_t i = len - 1; i >= 0; i--) {
+      s->cycle[i] = u;
+      u = pred[u];
+    }
+    s->cycle_len = len;
+  }
+  free(indeg);
+  free(queue);
+  return fs_err_set(err, FS_ECYCLE, "dependency cycle through %d items (first: item %d)",
+                    len, v);
+}
+
+int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max) {
+  int32_t n = s->cycle_len < max ? s->cycle_len : max;
+  if (n > 0) memcpy(items, s->cycle, (size_t)n * sizeof(int32_t));
+  return s->cycle_len;
+}
+
+static int mark_dirty(fs_sim *s, int32_t l) {
+  fs__simcore *c = &s->core;
+  if (fs__grow(&c->dirty_links, &c->dirty_cap, c->n_dirty + 1, sizeof(int32_t)))
+    return FS_ENOMEM;
+  c->dirty_links[c->n_dirty++] = l;
+  return 0;
+}
+
+/* Puts a flow on its links; its rate is set by the batch's re-rating. */
+static int flow_enter(fs_sim *s, int32_t fi) {
+  fs__simcore *c = &s->core;
+  fs__flow *f = &c->flows[fi];
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = c->route_links[f->off + k];
+    fs__link_active *a = &c->active[l];
+    if (a->n == a->cap) {
+      int32_t ncap = a->cap ? a->cap * 2 : 4;
+      int32_t *nf = realloc(a->flow, (size_t)ncap * sizeof(int32_t));
+      if (!nf) return FS_ENOMEM;
+      a->flow = nf;
+      int32_t *ns = realloc(a->slot, (size_t)ncap * sizeof(int32_t));
+      if (!ns) return FS_ENOMEM;
+      a->slot = ns;
+      a->cap = ncap;
+    }
+    if (a->n == 0) a->busy_since = s->now;
+    a->flow[a->n] = fi;
+    a->slot[a->n] = k;
+    c->route_pos[f->off + k] = a->n;
+    a->n++;
+    if (mark_dirty(s, l)) return FS_ENOMEM;
+  }
+  f->remaining = f->bytes;
+  f->rate = 0;
+  f->last_s = s->now;
+  f->active_idx = s->n_active;
+  s->active_list[s->n_active++] = fi;
+  if (s->n_active > s->counters.max_active) s->counters.max_active = s->n_active;
+  return 0;
+}
+
+static int flow_leave(fs_sim *s, int32_t fi) {
+  fs__simcore *c = &s->core;
+  fs__flow *f = &c->flows[fi];
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = c->route_links[f->off + k];
+    fs__link_active *a = &c->active[l];
+    int32_t pos = c->route_pos[f->off + k];
+    int32_t last = --a->n;
+    if (pos != last) {
+      a->flow[pos] = a->flow[last];
+      a->slot[pos] = a->slot[last];
+      c->route_pos[c->flows[a->flow[pos]].off + a->slot[pos]] = pos;
+    }
+    if (a->n == 0) s->link_stats[l].busy_s += s->now - a->busy_since;
+    if (mark_dirty(s, l)) return FS_ENOMEM;
+  }
+  int32_t moved = s->active_list[--s->n_active];
+  if (moved != fi) {
+    s->active_list[f->active_idx] = moved;
+    c->flows[moved].active_idx = f->active_idx;
+  }
+  f->active_idx = -1;
+  f->remaining = 0;
+  f->rate = 0;
+  return 0;
+}
+
+static int item_finished(fs_sim *s, int32_t id);
+
+/* Dependencies are met: start now, or schedule the earliest start. */
+static int item_ready(fs_sim *s, int32_t id) {
+  sim_item *it = &s->items[id];
+  double t0 = (double)it->start_ns * 1e-9;
+  if (t0 < s->now) t0 = s->now;
+  it->state = ST_READY;
+  if (it->kind == FS_ITEM_TASK) {
+    it->start_s = t0;
+    it->state = ST_RUN;
+    double dur = (double)s->tasks[it->idx].duration_ns * 1e-9;
+    return fs__heap_push(&s->heap, t0 + dur, EV_TASK_DONE, id, 0);
+  }
+  if (t0 > s->now) return fs__heap_push(&s->heap, t0, EV_START, id, 0);
+  it->start_s = s->now;
+  it->state = ST_RUN;
+  fs__flow *f = &s->core.flows[it->idx];
+  if (f->bytes <= 0)
+    return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
+  return flow_enter(s, it->idx);
+}
+
+static int item_finished(fs_sim *s, int32_t id) {
+  sim_item *it = &s->items[id];
+  it->state = ST_DONE;
+  it->finish_s = s->now;
+  if (s->now > s->makespan) s->makespan = s->now;
+  s->items_done++;
+  for (int32_t k = s->dep_start[id]; k < s->dep_start[id + 1]; k++) {
+    int32_t d = s->dep_list[k];
+    if (--s->items[d].deps_left == 0) {
+      int rc = item_ready(s, d);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+static int handle(fs_sim *s, const fs__event *e) {
+  sim_item *it = &s->items[e->item];
+  switch (e->type) {
+    case EV_START: {
+      it->start_s = s->now;
+      it->state = ST_RUN;
+      fs__flow *f = &s->core.flows[it->idx];
+      if (f->bytes <= 0)
+        return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      return flow_enter(s, it->idx);
+    }
+    case EV_DRAIN: {
+      fs__flow *f = &s->core.flows[it->idx];
+      if (e->version != f->version || f->active_idx < 0) return 1; /* stale */
+      int rc = flow_leave(s, it->idx);
+      if (rc) return rc;
+      return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+    }
+    case EV_FLOW_DONE:
+    case EV_TASK_DONE:
+      return item_finished(s, e->item);
+  }
+  return FS_EINTERNAL;
+}
+
+/* Re-rates the component touched by this batch and predicts drains. */
+static int rerate(fs_sim *s) {
+  fs__simcore *c = &s->core;
+  if (!c->n_dirty) return 0;
+  if (fs__maxmin_component(c, &s->mm)) return FS_ENOMEM;
+  c->n_dirty = 0;
+  s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
+  for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
+    int32_t fi = s->mm.comp_flows[i];
+    fs__flow *f = &c->flows[fi];
+    double r = s->mm.new_rate[fi];
+    if (r == f->rate) continue;
+    f->remaining -= f->rate * (s->now - f->last_s);
+    if (f->remaining < 0) f->remaining = 0;
+    f->last_s = s->now;
+    f->rate = r;
+    f->version++;
+    double t = r > 0 ? s->now + f->remaining / r : INFINITY;
+    if (isfinite(t) && fs__heap_push(&s->heap, t, EV_DRAIN, f->item, f->version))
+      return FS_ENOMEM;
+  }
+  return 0;
+}
+
+static int setup(fs_sim *s, fs_err *err) {
+  fs__simcore *c = &s->core;
+  const fs_topo *t = c->t;
+  size_t L = (size_t)t->n_links;
+  c->cap_Bps = fs__malloc(L, sizeof(double));
+  c->active = calloc(L ? L : 1, sizeof(*c->active));
+  s->link_stats = calloc(L ? L : 1, sizeof(*s->link_stats));
+  s->active_list = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
+  if (!c->cap_Bps || !c->active || !s->link_stats || !s->active_list ||
+      fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
+    return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
+  for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
+  return check_acyclic(s, err);
+}
+
+int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
+  static const fs_sim_opts none = {0};
+  if (!opts) opts = &none;
+  if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
+  s->ran = 1;
+  int rc = setup(s, err);
+  if (rc) return rc;
+  s->now = 0;
+  for (size_t i = 0; i < s->n_items; i++)
+    if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
+  if ((rc = rerate(s)) < 0) goto fail;
+  if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
+  fs__event e;
+  while (fs__heap_pop(&s->heap, &e)) {
+    s->now = e.t;
+    double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);
+    for (;;) {
+      rc = handle(s, &e);
+      if (rc < 0) goto fail;
+      if (rc == 0) s->counters.events++;
+      const fs__event *top = fs__heap_top(&s->heap);
+      if (!top || top->t > horizon) break;
+      fs__heap_pop(&s->heap, &e);
+    }
+    s->counters.batches++;
+    if ((rc = rerate(s)) < 0) goto fail;
+    if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
+    if (opts->progress && (s->counters.batches & 4095) == 0) {
+      fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
+      opts->progress(opts->progress_ctx, &p);
+    }
+  }
+  if ((size_t)s->items_done != s->n_items)
+    return fs_err_set(err, FS_EINTERNAL, "simulation stalled with %lld of %zu items done",
+                      (long long)s->items_done, s->n_items);
+  for (int32_t fi = 0; fi < s->core.n_flows; fi++) {
+    const fs__flow *f = &s->core.flows[fi];
+    for (int32_t k = 0; k < f->n; k++)
+      s->link_stats[s->core.route_links[f->off + k]].bytes +=
+          f->bytes * s->core.route_w[f->off + k];
+  }
+  if (opts->progress) {
+    fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
+    opts->progress(opts->progress_ctx, &p);
+  }
+  return 0;
+fail:
+  return fs_err_set(err, rc, "simulation failed: %s", fs_strerror(rc));
+}
+
+/* ---- accessors ---- */
+int32_t fs_sim_n_items(const fs_sim *s) { return (int32_t)s->n_items; }
+fs_item_kind fs_sim_item_kind(const fs_sim *s, int32_t item) {
+  return (fs_item_kind)s->items[item].kind;
+}
+double fs_sim_start_s(const fs_sim *s, int32_t item) { return s->items[item].start_s; }
+double fs_sim_finish_s(const fs_sim *s, int32_t item) { return s->items[item].finish_s; }
+double fs_sim_makespan_s(const fs_sim *s) { return s->makespan; }
+const fs_sim_link_stats *fs_sim_links(const fs_sim *s) { return s->link_stats; }
+
+fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
+  fs_sim_counters c = s->counters;
+  size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
+  size_t R = F ? (size_t)s->core.flows[F - 1].off + (size_t)s->core.flows[F - 1].n : 0;
+  size_t bytes = s->items_cap * sizeof(sim_item) + s->flows_cap * sizeof(fs__flow) +
+                 s->route_cap * (2 * sizeof(int32_t) + sizeof(double)) +
+                 L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
+                 R * 2 * sizeof(int32_t) /* link active lists, at most */ +
+                 s->heap.cap * sizeof(fs__event) + s->n_edges * 3 * sizeof(int32_t);
+  c.memory_bytes = bytes;
+  return c;
+}
+
+int32_t fs_sim_n_active(const fs_sim *s) { return s->n_active; }
+int32_t fs_sim_active_flow(const fs_sim *s, int32_t i) {
+  return s->core.flows[s->active_list[i]].item;
+}
+double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item) {
+  return s->core.flows[s->items[item].idx].rate * 8.0;
+}
+double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
+  return s->core.flows[s->items[item].idx].bytes;
+}
+void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
+                       const double **weights, int32_t *n) {
+  const fs__flow *f = &s->core.flows[s->items[item].idx];
+  *links = s->core.route_links + f->off;
+  *weights = s->core.route_w + f->off;
+  *n = f->n;
+}

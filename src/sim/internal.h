@@ -1,0 +1,66 @@
+/* State shared by the engine (engine.c) and the rate allocator (maxmin.c).
+ *
+ * Per flow: its route slice [off, off+n) in the route arrays, the position of
+ * each route entry in its link's active list (for O(1) removal), the bytes
+ * left at last_s and the current rate. Per link: the active (flow, slot)
+ * entries. Rates are bytes per second inside; capacities likewise. */
+#ifndef FABRICSIM_SIM_INTERNAL_H
+#define FABRICSIM_SIM_INTERNAL_H
+
+#include "../base/base.h"
+#include "fabricsim/sim.h"
+
+typedef struct fs__flow {
+  int32_t item;
+  int32_t src, dst;
+  int32_t off, n;     /* route slice */
+  int32_t active_idx; /* index in the active list, -1 if not in flight */
+  uint32_t version;   /* bumps when the drain prediction changes */
+  double bytes, remaining, rate, last_s, latency_s;
+} fs__flow;
+
+typedef struct fs__link_active {
+  int32_t *flow; /* flow index */
+  int32_t *slot; /* index into the flow's route slice */
+  int32_t n, cap;
+  double busy_since;
+} fs__link_active;
+
+typedef struct fs__lkey {
+  double key;
+  int32_t link;
+} fs__lkey;
+
+/* Scratch of one rate computation; sized once per run. */
+typedef struct fs__maxmin {
+  double *res, *wsum;  /* per link: residual capacity, unfrozen weight */
+  int32_t *cnt;        /* per link: unfrozen flows */
+  double *key;         /* per link: current fill level at which it saturates */
+  uint32_t *link_seen, *flow_seen, epoch;
+  int32_t *comp_links, *comp_flows;
+  int32_t n_comp_links, n_comp_flows;
+  double *new_rate;    /* per flow */
+  fs__lkey *heap;       /* lazy-deletion min-heap on (level, link id) */
+  size_t heap_len, heap_cap;
+} fs__maxmin;
+
+typedef struct fs__simcore {
+  const fs_topo *t;
+  fs__flow *flows;
+  int32_t n_flows;
+  int32_t *route_links, *route_pos;
+  double *route_w;
+  double *cap_Bps;          /* per link */
+  fs__link_active *active;  /* per link */
+  int32_t *dirty_links;
+  size_t n_dirty, dirty_cap;
+} fs__simcore;
+
+int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
+void fs__maxmin_free(fs__maxmin *m);
+/* Gathers the component of flows reachable from core->dirty_links through
+ * shared links and computes their max-min rates into m->new_rate[flow] for
+ * every flow in m->comp_flows. Returns 0 or FS_ENOMEM. */
+int fs__maxmin_component(fs__simcore *core, fs__maxmin *m);
+
+#endif

@@ -1,10 +1,231 @@
-/* fabricsim topo: placeholder until the metrics land. */
+/* fabricsim topo SPEC: builds a topology from a file or inline spec and
+ * prints its size, link speeds, hop counts and bisection bandwidth, as
+ * aligned "key: value" text or as one JSON object (snake_case keys). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/topo.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim topo SPEC [--format text|json]\n"
+          "\n"
+          "Describes a topology: node and link counts, switch radix, link speeds,\n"
+          "host-to-host diameter and mean hop count, and the bisection bandwidth\n"
+          "between hosts [0, n/2) and [n/2, n) in the documented host order.\n"
+          "\n"
+          "SPEC is a JSON file or an inline form, e.g.\n"
+          "  fattree:k=8,gbps=100\n"
+          "  leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400\n"
+          "  star:hosts=16,gbps=100\n"
+          "\n"
+          "options:\n"
+          "  --format text|json  output format (default text)\n"
+          "  --help              this message\n");
+}
+
+/* What the report shows beyond fs_topo_stats; derived from the links. */
+typedef struct extra {
+  int32_t *tiers;   /* distinct switch tiers, ascending */
+  int32_t *per_tier; /* switch count of tiers[i] */
+  int32_t n_tiers;
+  double *speeds_bps; /* distinct link capacities, ascending */
+  int32_t n_speeds;
+  /* The most the cut could carry if the fabric were non-blocking: the lesser
+   * of what the source half can send and the sink half can receive. */
+  double full_bisection_bps;
+} extra;
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void extra_free(extra *e) {
+  free(e->tiers);
+  free(e->per_tier);
+  free(e->speeds_bps);
+}
+
+static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {
+  memset(e, 0, sizeof(*e));
+  e->tiers = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  e->per_tier = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  e->speeds_bps = fs__malloc((size_t)t->n_links + 1, sizeof(double));
+  if (!e->tiers || !e->per_tier || !e->speeds_bps) {
+    extra_free(e);
+    return fs_err_set(err, FS_ENOMEM, "out of memory describing the topology");
+  }
+  int32_t n = 0;
+  for (int32_t v = 0; v < t->n_nodes; v++)
+    if (t->nodes[v].kind == FS_NODE_SWITCH) e->tiers[n++] = t->nodes[v].tier;
+  qsort(e->tiers, (size_t)n, sizeof(int32_t), cmp_i32);
+  for (int32_t i = 0; i < n; i++) {
+    if (e->n_tiers > 0 && e->tiers[e->n_tiers - 1] == e->tiers[i]) {
+      e->per_tier[e->n_tiers - 1]++;
+    } else {
+      e->tiers[e->n_tiers] = e->tiers[i];
+      e->per_tier[e->n_tiers++] = 1;
+    }
+  }
+  for (int32_t l = 0; l < t->n_links; l++) e->speeds_bps[l] = t->links[l].capacity_bps;
+  qsort(e->speeds_bps, (size_t)t->n_links, sizeof(double), cmp_dbl);
+  for (int32_t l = 0; l < t->n_links; l++)
+    if (e->n_speeds == 0 || e->speeds_bps[e->n_speeds - 1] != e->speeds_bps[l])
+      e->speeds_bps[e->n_speeds++] = e->speeds_bps[l];
+  double send = 0, recv = 0;
+  int32_t half = t->n_hosts / 2;
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const fs_link *k = &t->links[l];
+    if (k->from < half) send += k->capacity_bps;
+    if (k->to >= half && k->to < t->n_hosts) recv += k->capacity_bps;
+  }
+  e->full_bisection_bps = t->n_hosts >= 2 ? (send < recv ? send : recv) : 0;
+  return 0;
+}
+
+static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e) {
+  char a[32], b[32];
+  printf("%-20s %s\n", "family:", t->family);
+  printf("%-20s %s\n", "spec:", t->spec);
+  printf("%-20s %d\n", "nodes:", s->nodes);
+  printf("%-20s %d\n", "hosts:", s->hosts);
+  printf("%-20s %d", "switches:", s->switches);
+  for (int32_t i = 0; i < e->n_tiers; i++)
+    printf("%stier%d %d", i == 0 ? " (" : ", ", e->tiers[i], e->per_tier[i]);
+  printf("%s\n", e->n_tiers ? ")" : "");
+  printf("%-20s %d\n", "cables:", s->cables);
+  printf("%-20s %d\n", "directed links:", s->links);
+  printf("%-20s %d\n", "max switch radix:", s->max_radix);
+  printf("%-20s", "link speeds:");
+  for (int32_t i = 0; i < e->n_speeds; i++) {
+    fs__fmt_num(a, e->speeds_bps[i] / 1e9);
+    printf("%s%s", i ? ", " : " ", a);
+  }
+  printf("%s\n", e->n_speeds ? " Gbps" : " none");
+  fs__fmt_num(a, s->host_injection_bps / 1e9);
+  printf("%-20s %s Gbps\n", "host injection:", a);
+  printf("%-20s %d hops\n", "diameter:", s->diameter_hops);
+  printf("%-20s %.4f hops\n", "average hops:", s->avg_hops);
+  fs__fmt_num(a, s->bisection_bps / 1e9);
+  fs__fmt_num(b, e->full_bisection_bps / 1e9);
+  if (e->full_bisection_bps > 0)
+    printf("%-20s %s Gbps (%.1f%% of full %s Gbps)\n", "bisection:", a,
+           100 * s->bisection_bps / e->full_bisection_bps, b);
+  else
+    printf("%-20s %s Gbps\n", "bisection:", a);
+  if (s->bisection_bps > 0)
+    printf("%-20s %.3g:1\n", "oversubscription:",
+           e->full_bisection_bps / s->bisection_bps);
+  else
+    printf("%-20s n/a\n", "oversubscription:");
+}
+
+/* family and spec come from the builders, but escape anyway: the report must
+ * stay valid JSON whatever a future family writes there. */
+static void print_json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      printf("\\%c", ch);
+    else if (ch < 0x20)
+      printf("\\u%04x", ch);
+    else
+      putchar(ch);
+  }
+  putchar('"');
+}
+
+static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e) {
+  char a[32];
+  printf("{\"family\": ");
+  print_json_str(t->family);
+  printf(", \"spec\": ");
+  print_json_str(t->spec);
+  printf(", \"nodes\": %d, \"hosts\": %d, \"switches\": %d", s->nodes, s->hosts,
+         s->switches);
+  printf(", \"switches_by_tier\": {");
+  for (int32_t i = 0; i < e->n_tiers; i++)
+    printf("%s\"tier%d\": %d", i ? ", " : "", e->tiers[i], e->per_tier[i]);
+  printf("}, \"cables\": %d, \"links\": %d, \"max_radix\": %d", s->cables, s->links,
+         s->max_radix);
+  printf(", \"link_speeds_gbps\": [");
+  for (int32_t i = 0; i < e->n_speeds; i++) {
+    fs__fmt_num(a, e->speeds_bps[i] / 1e9);
+    printf("%s%s", i ? ", " : "", a);
+  }
+  fs__fmt_num(a, s->host_injection_bps / 1e9);
+  printf("], \"host_injection_gbps\": %s", a);
+  printf(", \"diameter_hops\": %d", s->diameter_hops);
+  fs__fmt_num(a, s->avg_hops);
+  printf(", \"avg_hops\": %s", a);
+  fs__fmt_num(a, s->bisection_bps / 1e9);
+  printf(", \"bisection_gbps\": %s", a);
+  fs__fmt_num(a, e->full_bisection_bps / 1e9);
+  printf(", \"full_bisection_gbps\": %s", a);
+  /* fs__fmt_num turns the 0/0 and x/0 of host-less cuts into null. */
+  fs__fmt_num(a, e->full_bisection_bps > 0 ? s->bisection_bps / e->full_bisection_bps
+                                           : NAN);
+  printf(", \"bisection_fraction\": %s", a);
+  fs__fmt_num(a, s->bisection_bps > 0 ? e->full_bisection_bps / s->bisection_bps : NAN);
+  printf(", \"oversubscription\": %s}\n", a);
+}
 
 int fs__cli_topo(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return 1;
+  const char *spec = NULL, *format = "text";
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      help(stdout);
+      return 0;
+    }
+    if (strcmp(arg, "--format") == 0) {
+      if (i + 1 >= argc) return fs__cli_usage("topo", "--format needs a value (text or json)");
+      format = argv[++i];
+    } else if (strncmp(arg, "--format=", 9) == 0) {
+      format = arg + 9;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return fs__cli_usage("topo", "unknown option '%s'", arg);
+    } else if (spec) {
+      return fs__cli_usage("topo", "one SPEC expected, got '%s' and '%s'", spec, arg);
+    } else {
+      spec = arg;
+    }
+  }
+  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+    return fs__cli_usage("topo", "--format must be text or json, got '%s'", format);
+  if (!spec) return fs__cli_usage("topo", "missing SPEC");
+
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  int rc = fs_topo_from_spec(spec, &t, &err);
+  if (rc) return fs__cli_fail(&err);
+  fs_topo_stats st;
+  extra e;
+  if ((rc = fs_topo_stats_compute(t, &st, &err))) goto fail_stats;
+  if ((rc = extra_compute(t, &e, &err))) goto fail_stats;
+  if (strcmp(format, "json") == 0)
+    print_json(t, &st, &e);
+  else
+    print_text(t, &st, &e);
+  extra_free(&e);
+  fs_topo_free(t);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "fabricsim: topo: error writing output\n");
+    return 1;
+  }
+  return 0;
+fail_stats:
+  fs_topo_free(t);
+  return fs__cli_fail(&err);
 }

@@ -1,0 +1,358 @@
+/* Topology metrics: counts, host-to-host diameter and mean hop count, and
+ * the bisection bandwidth (fs_topo_stats_compute).
+ *
+ * Hop counts. An all-pairs BFS from every host costs O(H * (V + E)), about
+ * 5*10^8 steps for a k=32 fat-tree and far more at 10^5 hosts. Hosts with the
+ * same attachment (the same set of out-neighbour nodes) are interchangeable:
+ * d(m, v) = 1 + min over those neighbours n of d(n, v) is the same for every
+ * member m and every other node v, and when every link has a reverse, swapping
+ * two members is a graph automorphism, so all pairs inside a class are equally
+ * far apart too. So we BFS once per attachment class (one per edge switch in
+ * a fat-tree: 512 at k=32, about 3*10^7 steps) and weight each distance by the
+ * class sizes. If some link lacks a proper reverse (never for the builders)
+ * every host becomes its own class: slower, still exact on a directed graph.
+ *
+ * Bisection. Max-flow (Dinic, capacities in bit/s as doubles) from a super
+ * source feeding hosts [0, n/2) to a super sink fed by hosts [n/2, n), over
+ * the directed links. This is the bisection across the documented host order
+ * (hosts are numbered pod- or leaf-major), not a minimum over all balanced
+ * cuts, which is NP-hard in general. For the symmetric builder families it is
+ * the worst-case bisection and matches the textbook formulas: fat-tree
+ * k^3/8 * link, leaf-spine (even leaf count) min(hosts/2 * host link,
+ * leaves/2 * spines * links_per_spine * fabric link), star floor(hosts/2) *
+ * link. Super arcs carry more than the total link capacity, so they never
+ * bound the flow. The depth-first search of each phase is iterative, so long
+ * paths (rings, lines) cannot overflow the C stack. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "internal.h"
+
+/* ---- attachment classes ---------------------------------------------------- */
+
+typedef struct host_key {
+  const int32_t *nb; /* sorted, duplicate-free neighbour nodes */
+  int32_t len;
+  int32_t host;
+} host_key;
+
+/* Orders by neighbour list, then host id, so a class's members are adjacent
+ * and its representative (first member) is its smallest host id. */
+static int cmp_host_key(const void *pa, const void *pb) {
+  const host_key *a = pa, *b = pb;
+  int32_t n = a->len < b->len ? a->len : b->len;
+  for (int32_t i = 0; i < n; i++)
+    if (a->nb[i] != b->nb[i]) return a->nb[i] < b->nb[i] ? -1 : 1;
+  if (a->len != b->len) return a->len < b->len ? -1 : 1;
+  return (a->host > b->host) - (a->host < b->host);
+}
+
+static int same_attachment(const host_key *a, const host_key *b) {
+  return a->len == b->len && memcmp(a->nb, b->nb, (size_t)a->len * sizeof(int32_t)) == 0;
+}
+
+/* Every link's `reverse` must be a link with the endpoints swapped; that is
+ * what makes out-neighbours equal in-neighbours and classes exact. */
+static int links_symmetric(const fs_topo *t) {
+  for (int32_t l = 0; l < t->n_links; l++) {
+    int32_t r = t->links[l].reverse;
+    if (r < 0 || r >= t->n_links || t->links[r].from != t->links[l].to ||
+        t->links[r].to != t->links[l].from)
+      return 0;
+  }
+  return 1;
+}
+
+/* Fills keys[0..H) sorted so classes are runs; nb receives the lists. */
+static void build_keys(const fs_topo *t, host_key *keys, int32_t *nb) {
+  int32_t pos = 0;
+  for (int32_t h = 0; h < t->n_hosts; h++) {
+    int32_t *list = nb + pos, len = 0;
+    for (int32_t i = t->out_start[h]; i < t->out_start[h + 1]; i++) {
+      int32_t v = t->links[t->out_links[i]].to, j = len;
+      /* insertion sort: host degrees are tiny (1 for every builder) */
+      while (j > 0 && list[j - 1] > v) {
+        list[j] = list[j - 1];
+        j--;
+      }
+      if (j > 0 && list[j - 1] == v) {
+        memmove(list + j, list + j + 1, (size_t)(len - j) * sizeof(int32_t));
+        continue;
+      }
+      list[j] = v;
+      len++;
+    }
+    keys[h] = (host_key){list, len, h};
+    pos += len;
+  }
+  qsort(keys, (size_t)t->n_hosts, sizeof(*keys), cmp_host_key);
+}
+
+/* Distances (in hops) from src to every node; -1 when unreachable. */
+static void bfs(const fs_topo *t, int32_t src, int32_t *dist, int32_t *queue) {
+  for (int32_t v = 0; v < t->n_nodes; v++) dist[v] = -1;
+  int32_t head = 0, tail = 0;
+  dist[src] = 0;
+  queue[tail++] = src;
+  while (head < tail) {
+    int32_t u = queue[head++];
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
+      int32_t v = t->links[t->out_links[i]].to;
+      if (dist[v] < 0) {
+        dist[v] = dist[u] + 1;
+        queue[tail++] = v;
+      }
+    }
+  }
+}
+
+static int disconnected(const fs_topo *t, int32_t a, int32_t b, fs_err *err) {
+  char na[64], nb[64];
+  fs_topo_node_name(t, a, na, sizeof(na));
+  fs_topo_node_name(t, b, nb, sizeof(nb));
+  return fs_err_set(err, FS_EINVAL, "topology '%s': %s cannot reach %s (disconnected)",
+                    t->spec[0] ? t->spec : t->family, na, nb);
+}
+
+/* Fills st->diameter_hops and st->avg_hops (needs n_hosts >= 2). Returns 0,
+ * FS_EINVAL naming two hosts with no path between them, or FS_ENOMEM; st is
+ * written only on success. */
+static int hop_stats(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
+  int32_t H = t->n_hosts;
+  int64_t nb_total = t->out_start[H];
+  host_key *keys = fs__malloc((size_t)H, sizeof(*keys));
+  int32_t *nb = fs__malloc(nb_total > 0 ? (size_t)nb_total : 1, sizeof(int32_t));
+  int32_t *cls = fs__malloc((size_t)H, sizeof(int32_t));
+  int32_t *dist = fs__malloc((size_t)t->n_nodes, sizeof(int32_t));
+  int32_t *queue = fs__malloc((size_t)t->n_nodes, sizeof(int32_t));
+  int rc = 0;
+  if (!keys || !nb || !cls || !dist || !queue) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory computing hop counts");
+    goto done;
+  }
+  build_keys(t, keys, nb);
+  int exact_classes = links_symmetric(t);
+  /* Class c is the run keys[start .. start+size); its id is its start. */
+  for (int32_t i = 0; i < H; i++)
+    cls[keys[i].host] = (i > 0 && exact_classes && same_attachment(&keys[i - 1], &keys[i]))
+                            ? cls[keys[i - 1].host]
+                            : i;
+  int64_t sum = 0;
+  int32_t diameter = 0;
+  for (int32_t start = 0; start < H;) {
+    int32_t rep = keys[start].host, c = cls[rep], end = start + 1;
+    while (end < H && cls[keys[end].host] == c) end++;
+    int64_t size = end - start;
+    bfs(t, rep, dist, queue);
+    for (int32_t h = 0; h < H; h++) {
+      if (cls[h] == c) continue;
+      if (dist[h] < 0) {
+        rc = disconnected(t, rep, h, err);
+        goto done;
+      }
+      sum += size * dist[h];
+      if (dist[h] > diameter) diameter = dist[h];
+    }
+    if (size > 1) {
+      int32_t d = dist[keys[start + 1].host];
+      if (d < 0) {
+        rc = disconnected(t, rep, keys[start + 1].host, err);
+        goto done;
+      }
+      sum += size * (size - 1) * d;
+      if (d > diameter) diameter = d;
+    }
+    start = end;
+  }
+  st->diameter_hops = diameter;
+  st->avg_hops = (double)sum / ((double)H * (double)(H - 1));
+done:
+  free(keys);
+  free(nb);
+  free(cls);
+  free(dist);
+  free(queue);
+  return rc;
+}
+
+/* ---- bisection: Dinic max-flow ---------------------------------------------
+ * Arcs come in pairs (a, a^1): a forward arc and its residual. */
+
+typedef struct flownet {
+  int32_t n, m;       /* nodes, arcs */
+  int32_t *to;        /* head of each arc */
+  double *cap;        /* residual capacity of each arc */
+  int32_t *adj_start; /* arcs leaving node v: adj[adj_start[v] .. [v+1]) */
+  int32_t *adj;
+  int32_t *level, *it, *queue, *path;
+  double eps;
+} flownet;
+
+static void flownet_free(flownet *f) {
+  free(f->to);
+  free(f->cap);
+  free(f->adj_start);
+  free(f->adj);
+  free(f->level);
+  free(f->it);
+  free(f->queue);
+  free(f->path);
+}
+
+/* Returns 0 or FS_ENOMEM; either way flownet_free(f) releases what exists. */
+static int flownet_build(const fs_topo *t, flownet *f) {
+  memset(f, 0, sizeof(*f));
+  int32_t H = t->n_hosts, S = t->n_nodes, T = t->n_nodes + 1;
+  f->n = t->n_nodes + 2;
+  f->m = 2 * (t->n_links + H);
+  f->to = fs__malloc((size_t)f->m, sizeof(int32_t));
+  f->cap = fs__malloc((size_t)f->m, sizeof(double));
+  f->adj_start = fs__calloc((size_t)f->n + 1, sizeof(int32_t));
+  f->adj = fs__malloc((size_t)f->m, sizeof(int32_t));
+  f->level = fs__malloc((size_t)f->n, sizeof(int32_t));
+  f->it = fs__malloc((size_t)f->n, sizeof(int32_t));
+  f->queue = fs__malloc((size_t)f->n, sizeof(int32_t));
+  f->path = fs__malloc((size_t)f->n, sizeof(int32_t));
+  if (!f->to || !f->cap || !f->adj_start || !f->adj || !f->level || !f->it ||
+      !f->queue || !f->path)
+    return FS_ENOMEM;
+  double total = 0, maxcap = 0;
+  for (int32_t l = 0; l < t->n_links; l++) {
+    double c = t->links[l].capacity_bps;
+    if (!(c > 0) || !isfinite(c)) c = 0; /* a dead link carries nothing */
+    total += c;
+    if (c > maxcap) maxcap = c;
+  }
+  double inf = 2 * total + 1;
+  int32_t a = 0;
+  for (int32_t l = 0; l < t->n_links; l++) {
+    double c = t->links[l].capacity_bps;
+    f->to[a] = t->links[l].to;
+    f->cap[a++] = (c > 0 && isfinite(c)) ? c : 0;
+    f->to[a] = t->links[l].from;
+    f->cap[a++] = 0;
+  }
+  for (int32_t h = 0; h < H; h++) {
+    int src_side = h < H / 2;
+    f->to[a] = src_side ? h : T;
+    f->cap[a++] = inf;
+    f->to[a] = src_side ? S : h;
+    f->cap[a++] = 0;
+  }
+  /* The tail of arc a is the head of its partner a^1. */
+  for (a = 0; a < f->m; a++) f->adj_start[f->to[a ^ 1] + 1]++;
+  for (int32_t v = 0; v < f->n; v++) f->adj_start[v + 1] += f->adj_start[v];
+  for (int32_t v = 0; v < f->n; v++) f->it[v] = f->adj_start[v];
+  for (a = 0; a < f->m; a++) f->adj[f->it[f->to[a ^ 1]]++] = a;
+  /* Rounding leaves residues of ~1e-16 * capacity; treat them as zero so a
+   * phase never chases a path worth nothing. */
+  f->eps = maxcap * 1e-12;
+  return 0;
+}
+
+/* Levels from s over arcs with residual capacity; returns whether t is
+ * reachable. */
+static int flownet_levels(flownet *f, int32_t s, int32_t t) {
+  for (int32_t v = 0; v < f->n; v++) f->level[v] = -1;
+  int32_t head = 0, tail = 0;
+  f->level[s] = 0;
+  f->queue[tail++] = s;
+  while (head < tail) {
+    int32_t u = f->queue[head++];
+    for (int32_t i = f->adj_start[u]; i < f->adj_start[u + 1]; i++) {
+      int32_t a = f->adj[i], v = f->to[a];
+      if (f->cap[a] > f->eps && f->level[v] < 0) {
+        f->level[v] = f->level[u] + 1;
+        f->queue[tail++] = v;
+      }
+    }
+  }
+  return f->level[t] >= 0;
+}
+
+/* One blocking flow on the level graph, by iterative DFS: path[] holds the
+ * arcs from s to the current node u; it[u] is u's next untried arc. */
+static double flownet_block(flownet *f, int32_t s, int32_t t) {
+  double pushed = 0;
+  for (int32_t v = 0; v < f->n; v++) f->it[v] = f->adj_start[v];
+  int32_t u = s, top = 0;
+  for (;;) {
+    if (u == t) {
+      double b = HUGE_VAL;
+      for (int32_t i = 0; i < top; i++)
+        if (f->cap[f->path[i]] < b) b = f->cap[f->path[i]];
+      int32_t first_sat = -1;
+      for (int32_t i = 0; i < top; i++) {
+        int32_t a = f->path[i];
+        f->cap[a] -= b;
+        f->cap[a ^ 1] += b;
+        if (first_sat < 0 && f->cap[a] <= f->eps) first_sat = i;
+      }
+      pushed += b;
+      top = first_sat; /* the bottleneck arc is saturated, so first_sat >= 0 */
+      u = f->to[f->path[top] ^ 1];
+      continue;
+    }
+    int32_t *i = &f->it[u];
+    while (*i < f->adj_start[u + 1]) {
+      int32_t a = f->adj[*i];
+      if (f->cap[a] > f->eps && f->level[f->to[a]] == f->level[u] + 1) break;
+      ++*i;
+    }
+    if (*i < f->adj_start[u + 1]) {
+      int32_t a = f->adj[*i];
+      f->path[top++] = a;
+      u = f->to[a];
+      continue;
+    }
+    /* Dead end: no path to t through u in this phase. */
+    f->level[u] = -1;
+    if (u == s) break;
+    u = f->to[f->path[--top] ^ 1];
+    f->it[u]++;
+  }
+  return pushed;
+}
+
+/* *out = max flow across the host-order cut; 0, or FS_ENOMEM leaving *out. */
+static int bisection(const fs_topo *t, double *out, fs_err *err) {
+  flownet f;
+  if (flownet_build(t, &f)) {
+    flownet_free(&f);
+    return fs_err_set(err, FS_ENOMEM, "out of memory computing bisection bandwidth");
+  }
+  int32_t s = t->n_nodes, sink = t->n_nodes + 1;
+  double flow = 0;
+  while (flownet_levels(&f, s, sink)) flow += flownet_block(&f, s, sink);
+  flownet_free(&f);
+  *out = flow;
+  return 0;
+}
+
+/* ---- entry ------------------------------------------------------------------ */
+
+int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
+  fs_topo_stats s;
+  memset(&s, 0, sizeof(s));
+  s.nodes = t->n_nodes;
+  s.hosts = t->n_hosts;
+  s.links = t->n_links;
+  s.cables = t->n_links / 2;
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    if (t->nodes[v].kind != FS_NODE_SWITCH) continue;
+    s.switches++;
+    int32_t deg = t->out_start[v + 1] - t->out_start[v];
+    if (deg > s.max_radix) s.max_radix = deg;
+  }
+  for (int32_t l = 0; l < t->n_links; l++)
+    if (t->links[l].from < t->n_hosts) s.host_injection_bps += t->links[l].capacity_bps;
+  if (t->n_hosts >= 2) {
+    int rc = hop_stats(t, &s, err);
+    if (rc) return rc;
+    if ((rc = bisection(t, &s.bisection_bps, err))) return rc;
+  }
+  *st = s;
+  return 0;
+}

@@ -1,8 +1,156 @@
-/* fabricsim sim: placeholder. */
+/* fabricsim sim: load a scenario, simulate it, write JSON/CSV results.
+ * Output goes to a temporary file renamed into place only on success, so a
+ * failed run never leaves a partial output file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "fabricsim/report.h"
+#include "fabricsim/scenario.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim sim SCENARIO.json [options]\n"
+          "\n"
+          "Simulates the flows and tasks of a scenario on its topology with the\n"
+          "fluid max-min engine and writes the results (docs/formats.md).\n"
+          "\n"
+          "options:\n"
+          "  --out FILE          write results to FILE instead of stdout\n"
+          "  --format json|csv   JSON (default) or one CSV row per flow\n"
+          "  --summary           print a human summary on stdout (with --out, the\n"
+          "                      results still go to FILE)\n"
+          "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit\n"
+          "  --seed N            override the ECMP hash seed\n"
+          "  --help              this text\n");
+}
+
+typedef struct progress_state {
+  struct timespec t0;
+  double last_print;
+  int tty, printed;
+} progress_state;
+
+static double elapsed(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* A progress line on stderr once a run has taken more than a second:
+ * rewritten in place on a terminal, every 10 s otherwise. */
+static void on_progress(void *ctx, const fs_sim_progress *p) {
+  progress_state *ps = ctx;
+  double e = elapsed(&ps->t0);
+  if (e < 1.0 || e - ps->last_print < (ps->tty ? 0.2 : 10.0)) return;
+  ps->last_print = e;
+  ps->printed = 1;
+  fprintf(stderr, "%sfabricsim sim: %.1f s, simulated %.6g us, %lld/%lld items done, %llu events%s",
+          ps->tty ? "\r" : "", e, p->now_s * 1e6, (long long)p->items_done,
+          (long long)p->items_total, (unsigned long long)p->events, ps->tty ? "   " : "\n");
+}
+
+static int write_results(const fs_scenario *sc, const char *out, int csv) {
+  FILE *f = stdout;
+  char tmp[4200];
+  if (out) {
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid());
+    f = fopen(tmp, "w");
+    if (!f) {
+      fprintf(stderr, "fabricsim: %s: cannot write: %s\n", out, strerror(errno));
+      return 2;
+    }
+  }
+  int rc = csv ? fs_report_sim_csv(f, sc) : fs_report_sim_json(f, sc);
+  if (out) {
+    if (fclose(f) != 0) rc = FS_EIO;
+    if (rc == 0 && rename(tmp, out) != 0) rc = FS_EIO;
+    if (rc) {
+      remove(tmp);
+      fprintf(stderr, "fabricsim: %s: write failed: %s\n", out, strerror(errno));
+      return 1;
+    }
+  } else if (fflush(stdout) != 0 || rc) {
+    fprintf(stderr, "fabricsim: writing results failed\n");
+    return 1;
+  }
+  return 0;
+}
 
 int fs__cli_sim(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return 1;
+  const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
+  int summary = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int has_val = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    } else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "%s needs a file name", a);
+      out = argv[++i];
+    } else if (strcmp(a, "--format") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--format needs json or csv");
+      format = argv[++i];
+    } else if (strcmp(a, "--routing") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--routing needs a mode");
+      routing = argv[++i];
+    } else if (strcmp(a, "--seed") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
+      seed = argv[++i];
+    } else if (strcmp(a, "--summary") == 0) {
+      summary = 1;
+    } else if (a[0] == '-' && a[1]) {
+      return fs__cli_usage("sim", "unknown option '%s'", a);
+    } else if (in) {
+      return fs__cli_usage("sim", "one scenario file expected, got '%s' and '%s'", in, a);
+    } else {
+      in = a;
+    }
+  }
+  if (!in) return fs__cli_usage("sim", "missing SCENARIO.json");
+  if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
+    return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
+  fs_route_mode mode = FS_ROUTE_ECMP;
+  if (routing && fs_route_mode_parse(routing, &mode))
+    return fs__cli_usage("sim", "--routing must be shortest, ecmp, spray or explicit, got '%s'",
+                         routing);
+  unsigned long long seed_v = 0;
+  if (seed) {
+    char *end;
+    errno = 0;
+    seed_v = strtoull(seed, &end, 10);
+    if (!*seed || *end || errno || seed[0] == '-')
+      return fs__cli_usage("sim", "--seed must be a non-negative integer, got '%s'", seed);
+  }
+
+  fs_err err = {0, ""};
+  fs_scenario *sc = NULL;
+  progress_state ps = {{0, 0}, 0, isatty(2), 0};
+  clock_gettime(CLOCK_MONOTONIC, &ps.t0);
+  int rc = fs_scenario_load(in, &sc, &err);
+  if (rc) return fs__cli_fail(&err);
+  if (routing) sc->mode = mode;
+  if (seed) sc->seed = seed_v;
+  fs_sim_opts opts = {0};
+  opts.progress = on_progress;
+  opts.progress_ctx = &ps;
+  rc = fs_scenario_run(sc, &opts, &err);
+  if (ps.printed && ps.tty) fputc('\n', stderr);
+  if (rc) {
+    fs_scenario_free(sc);
+    return fs__cli_fail(&err);
+  }
+  int status = 0;
+  if (out || !summary) status = write_results(sc, out, strcmp(format, "csv") == 0);
+  if (status == 0 && summary) {
+    if (fs_report_sim_summary(stdout, sc)) status = 1;
+    printf("wall time:       %.3f s\n", elapsed(&ps.t0));
+  }
+  fs_scenario_free(sc);
+  return status;
 }

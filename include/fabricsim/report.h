@@ -1,0 +1,26 @@
+/* Writers of simulation results for other tools: JSON (the default output
+ * of `fabricsim sim`), per-flow CSV, and a human summary. Formats are in
+ * docs/formats.md. All output is deterministic: same run, same bytes. */
+#ifndef FABRICSIM_REPORT_H
+#define FABRICSIM_REPORT_H
+
+#include <stdio.h>
+
+#include "fabricsim/scenario.h"
+
+/* Each returns 0, or FS_EIO if writing failed. sc must have run. */
+int fs_report_sim_json(FILE *f, const fs_scenario *sc);
+int fs_report_sim_csv(FILE *f, const fs_scenario *sc);
+
+typedef struct fs_sim_summary {
+  double makespan_s;
+  double fct_mean_s, fct_p50_s, fct_p99_s, fct_max_s; /* flow completion */
+  double max_link_util;      /* busiest link: bytes*8 / (capacity*makespan) */
+  double total_bytes;
+  int32_t flows, tasks, links_used;
+} fs_sim_summary;
+
+int fs_report_summarize(const fs_scenario *sc, fs_sim_summary *out);
+int fs_report_sim_summary(FILE *f, const fs_scenario *sc);
+
+#endif

@@ -1,0 +1,239 @@
+/* Property tests of the engine on random seeded scenarios. An observer
+ * checks, at every batch, that no link is over capacity and that the rates
+ * are max-min fair (every flow has a saturated link on which no other flow
+ * has a higher rate: the bottleneck characterisation of max-min fairness,
+ * Bertsekas & Gallager, Data Networks, 6.5.2). It also integrates each
+ * flow's rate over time, which must add up to the flow's bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/base/base.h"
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "test.h"
+
+#define TOL 1e-9
+
+typedef struct alloc_view {
+  int32_t n;
+  const int32_t **links;
+  const double **w;
+  const int32_t *nl;
+  const double *rate_bps;
+} alloc_view;
+
+/* Returns the number of violations; `load` is scratch of n_links doubles. */
+static int check_maxmin(const fs_topo *t, const alloc_view *a, double *load) {
+  int bad = 0;
+  memset(load, 0, (size_t)t->n_links * sizeof(double));
+  double *maxr = calloc((size_t)t->n_links, sizeof(double));
+  for (int32_t i = 0; i < a->n; i++)
+    for (int32_t k = 0; k < a->nl[i]; k++) {
+      int32_t l = a->links[i][k];
+      load[l] += a->w[i][k] * a->rate_bps[i];
+      if (a->rate_bps[i] > maxr[l]) maxr[l] = a->rate_bps[i];
+    }
+  for (int32_t l = 0; l < t->n_links; l++)
+    if (load[l] > t->links[l].capacity_bps * (1 + TOL)) bad++;
+  for (int32_t i = 0; i < a->n; i++) {
+    int has_bottleneck = 0;
+    for (int32_t k = 0; k < a->nl[i]; k++) {
+      int32_t l = a->links[i][k];
+      int saturated = load[l] >= t->links[l].capacity_bps * (1 - TOL);
+      if (saturated && a->rate_bps[i] >= maxr[l] * (1 - TOL)) has_bottleneck = 1;
+    }
+    if (!has_bottleneck) bad++;
+  }
+  free(maxr);
+  return bad;
+}
+
+typedef struct observer {
+  const fs_topo *t;
+  double *delivered; /* per item */
+  int32_t *prev_items;
+  double *prev_rate;
+  int32_t n_prev;
+  double prev_t;
+  double *load;
+  int violations;
+  int batches;
+} observer;
+
+static void observe(void *ctx, const fs_sim *s, double now) {
+  observer *o = ctx;
+  for (int32_t i = 0; i < o->n_prev; i++)
+    o->delivered[o->prev_items[i]] += o->prev_rate[i] / 8 * (now - o->prev_t);
+  int32_t n = fs_sim_n_active(s);
+  alloc_view a = {n, malloc((size_t)n * sizeof(int32_t *) + 1),
+                  malloc((size_t)n * sizeof(double *) + 1),
+                  malloc((size_t)n * sizeof(int32_t) + 1), NULL};
+  double *rate = malloc((size_t)n * sizeof(double) + 1);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t it = fs_sim_active_flow(s, i);
+    fs_sim_flow_route(s, it, &a.links[i], &a.w[i], (int32_t *)&a.nl[i]);
+    rate[i] = fs_sim_flow_rate_bps(s, it);
+    o->prev_items[i] = it;
+    o->prev_rate[i] = rate[i];
+  }
+  a.rate_bps = rate;
+  o->violations += check_maxmin(o->t, &a, o->load);
+  o->n_prev = n;
+  o->prev_t = now;
+  o->batches++;
+  free(a.links);
+  free(a.w);
+  free((void *)a.nl);
+  free(rate);
+}
+
+TEST(test_props_checker_catches_bad_allocations) {
+  /* Two flows on one 100 Gb/s link (a star, host 1 and 2 -> host 0). */
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_topo_star(3, 100, 0, &t, &err);
+  int32_t l1[] = {2, 1}, l2[] = {4, 1}; /* host->switch, switch->host0 */
+  const int32_t *links[] = {l1, l2};
+  double ones[] = {1, 1};
+  const double *w[] = {ones, ones};
+  int32_t nl[] = {2, 2};
+  double load[16];
+  double fair[] = {50e9, 50e9}, unfair_slack[] = {25e9, 50e9}, over[] = {50e9, 100e9},
+         unequal[] = {40e9, 60e9};
+  alloc_view a = {2, links, w, nl, fair};
+  CHECK_EQ_INT(check_maxmin(t, &a, load), 0);
+  a.rate_bps = unfair_slack; /* link not saturated: nobody is bottlenecked */
+  CHECK(check_maxmin(t, &a, load) > 0);
+  a.rate_bps = over;
+  CHECK(check_maxmin(t, &a, load) > 0);
+  a.rate_bps = unequal; /* saturated, but the 40 flow is not maximal on it */
+  CHECK(check_maxmin(t, &a, load) > 0);
+  fs_topo_free(t);
+}
+
+static fs_topo *random_topo(fs__rng *g) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  switch (fs__rng_below(g, 3)) {
+    case 0:
+      fs_topo_star(2 + (int)fs__rng_below(g, 10), 10 + 90 * fs__rng_unit(g),
+                   (int64_t)fs__rng_below(g, 2000), &t, &err);
+      break;
+    case 1: {
+      fs_leafspine_params p = {2 + (int32_t)fs__rng_below(g, 4), 1 + (int32_t)fs__rng_below(g, 3),
+                               1 + (int32_t)fs__rng_below(g, 6), 100,
+                               25 + 75 * fs__rng_unit(g), 1 + (int32_t)fs__rng_below(g, 2),
+                               (int64_t)fs__rng_below(g, 1000)};
+      fs_topo_leafspine(&p, &t, &err);
+      break;
+    }
+    default:
+      fs_topo_fattree(4, 40, (int64_t)fs__rng_below(g, 1000), &t, &err);
+  }
+  return t;
+}
+
+/* Builds a random DAG scenario into s and returns the item count. */
+static int32_t random_scenario(fs__rng *g, const fs_topo *t, fs_router *r, fs_sim *s,
+                               fs_route_mode mode, uint64_t seed) {
+  int32_t n_items = 5 + (int32_t)fs__rng_below(g, 40);
+  fs_route rt;
+  fs_route_init(&rt);
+  fs_err err = {0, ""};
+  for (int32_t i = 0; i < n_items; i++) {
+    int64_t start = fs__rng_below(g, 3) == 0 ? (int64_t)fs__rng_below(g, 200000) : 0;
+    if (fs__rng_below(g, 6) == 0) {
+      fs_sim_add_task(s, (int32_t)fs__rng_below(g, (uint64_t)t->n_hosts), start,
+                      (int64_t)fs__rng_below(g, 50000), &err);
+    } else {
+      int32_t src = (int32_t)fs__rng_below(g, (uint64_t)t->n_hosts);
+      int32_t dst = (int32_t)fs__rng_below(g, (uint64_t)t->n_hosts - 1);
+      if (dst >= src) dst++;
+      if (mode == FS_ROUTE_SPRAY)
+        fs_route_spray(r, src, dst, &rt, &err);
+      else if (mode == FS_ROUTE_ECMP)
+        fs_route_ecmp(r, src, dst, seed, (uint64_t)i, &rt, &err);
+      else
+        fs_route_shortest(r, src, dst, &rt, &err);
+      double bytes = fs__rng_below(g, 10) == 0 ? 0 : 1e3 + fs__rng_unit(g) * 5e6;
+      CHECK(fs_sim_add_flow(s, src, dst, bytes, start, &rt, &err) >= 0);
+    }
+    /* up to 2 dependencies on earlier items keep it a DAG */
+    for (int d = 0; i > 0 && d < 2; d++)
+      if (fs__rng_below(g, 3) == 0)
+        fs_sim_add_dep(s, (int32_t)fs__rng_below(g, (uint64_t)i), i, &err);
+  }
+  fs_route_free(&rt);
+  return n_items;
+}
+
+TEST(test_props_random_scenarios) {
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    fs__rng g;
+    fs__rng_seed(&g, seed);
+    fs_topo *t = random_topo(&g);
+    CHECK(t != NULL);
+    if (!t) continue;
+    fs_route_mode mode = (fs_route_mode)fs__rng_below(&g, 3);
+    fs_router *r;
+    fs_sim *s;
+    fs_err err = {0, ""};
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    int32_t n = random_scenario(&g, t, r, s, mode, seed);
+    observer o = {t, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(int32_t)),
+                  calloc((size_t)n, sizeof(double)), 0, 0,
+                  calloc((size_t)t->n_links, sizeof(double)), 0, 0};
+    fs_sim_opts opts = {0};
+    opts.observe = observe;
+    opts.observe_ctx = &o;
+    CHECK_OK(fs_sim_run(s, &opts, &err), &err);
+    if (o.violations) fprintf(stderr, "  seed %llu: %d violations\n", (unsigned long long)seed,
+                              o.violations);
+    CHECK_EQ_INT(o.violations, 0);
+    CHECK_EQ_INT(o.n_prev, 0); /* nothing in flight at the end */
+    for (int32_t i = 0; i < n; i++) {
+      CHECK(fs_sim_finish_s(s, i) >= fs_sim_start_s(s, i));
+      if (fs_sim_item_kind(s, i) == FS_ITEM_FLOW)
+        CHECK_REL(o.delivered[i], fs_sim_flow_bytes(s, i), 1e-9, "bytes");
+    }
+    free(o.delivered);
+    free(o.prev_items);
+    free(o.prev_rate);
+    free(o.load);
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+}
+
+/* Two runs of the same random scenario give bit-identical times. */
+TEST(test_props_deterministic) {
+  for (uint64_t seed = 100; seed < 110; seed++) {
+    double *times[2] = {NULL, NULL};
+    int32_t n = 0;
+    for (int run = 0; run < 2; run++) {
+      fs__rng g;
+      fs__rng_seed(&g, seed);
+      fs_topo *t = random_topo(&g);
+      fs_router *r;
+      fs_sim *s;
+      fs_err err = {0, ""};
+      fs_router_new(t, &r, &err);
+      fs_sim_new(t, &s, &err);
+      n = random_scenario(&g, t, r, s, FS_ROUTE_ECMP, seed);
+      CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+      times[run] = malloc((size_t)n * 2 * sizeof(double));
+      for (int32_t i = 0; i < n; i++) {
+        times[run][2 * i] = fs_sim_start_s(s, i);
+        times[run][2 * i + 1] = fs_sim_finish_s(s, i);
+      }
+      fs_sim_free(s);
+      fs_router_free(r);
+      fs_topo_free(t);
+    }
+    CHECK(memcmp(times[0], times[1], (size_t)n * 2 * sizeof(double)) == 0);
+    free(times[0]);
+    free(times[1]);
+  }
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Installs the Debian packages fabricsim needs to build and test, when they
+# are missing. Safe to run again: it installs nothing that is present.
+set -eu
+
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+for pkg in make gcc libcjson-dev; do
+  have_pkg "$pkg" || need="$need $pkg"
+done
+# clang builds the fuzzer (make fuzz) and is the second compiler in CI;
+# libclang-rt provides its sanitizer and libFuzzer runtimes.
+if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
+  for pkg in clang libclang-rt-dev; do
+    have_pkg "$pkg" || need="$need $pkg"
+  done
+fi
+
+if [ -z "$need" ]; then
+  exit 0
+fi
+
+echo "install-deps: installing:$need" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "install-deps: need root (or sudo) to install:$need" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || echo "install-deps: apt-get update failed; trying the cached lists" >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null

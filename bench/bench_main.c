@@ -1,0 +1,327 @@
+/* `make bench`: fixed, seeded workloads through topology -> ECMP routing ->
+ * fluid engine, printing one line of figures per case (wall time, events,
+ * re-rating work, peak RSS, makespan). Goals are printed, never enforced.
+ *
+ * Each case runs in a forked child so that its peak RSS (ru_maxrss is a
+ * high-water mark of the whole process) is its own and not the largest of
+ * the cases before it. `--no-fork` runs in-process, which is handier under
+ * perf or callgrind. Arguments that are not options select cases by name. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+
+#define MIB (1024.0 * 1024.0)
+
+enum { TOPO_FATTREE, TOPO_LEAFSPINE };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL };
+
+typedef struct bench_case {
+  const char *name;
+  const char *what; /* one line for the listing */
+  int topo;
+  int32_t k;               /* fat-tree arity */
+  fs_leafspine_params ls;  /* leaf-spine shape */
+  int pattern;
+  int32_t rounds;          /* permutation rounds, chained per host */
+  double bytes;            /* per flow */
+  double goal_s;           /* on topo + route + run wall; reported, not enforced */
+  int extra;               /* profiling variant: runs only when named */
+} bench_case;
+
+/* Hosts, links and ECMP are the paper-standard shapes of the brief; the
+ * small variants keep the same traffic but fit under callgrind. */
+static const bench_case cases[] = {
+    {"B1", "fat-tree k=16, 16 rounds of permutation, 16 MiB, chained",
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0},
+    {"B2", "fat-tree k=32, one permutation, 16 MiB, all at t=0",
+     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0},
+    {"B3", "leaf-spine 16x16 hosts, 8 spines (2:1), all-to-all 1 MiB",
+     TOPO_LEAFSPINE, 0, {16, 8, 16, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB,
+     5.0, 0},
+    {"B1s", "B1 on fat-tree k=8 (profiling size)",
+     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1},
+    {"B2s", "B2 on fat-tree k=16 (profiling size)",
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1},
+    {"B3s", "B3 on leaf-spine 8x8 hosts, 4 spines (profiling size)",
+     TOPO_LEAFSPINE, 0, {8, 4, 8, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB, 0,
+     1},
+};
+enum { N_CASES = (int)(sizeof(cases) / sizeof(cases[0])) };
+
+typedef struct bench_result {
+  int32_t hosts;
+  int64_t flows;
+  double topo_s, route_s, run_s;
+  fs_sim_counters ctr;
+  double rss_mib;
+  double makespan_s;
+} bench_result;
+
+/* splitmix64 (Steele, Lea, Flood 2014): a local generator so the traffic
+ * is fixed by the seed alone, whatever the library's own RNG becomes. */
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) by rejection, so no residue is favoured. */
+static uint32_t below(uint64_t *state, uint32_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = splitmix64(state);
+  while (x >= limit);
+  return (uint32_t)(x % n);
+}
+
+/* A random permutation with no fixed points (n >= 2): Fisher-Yates, then
+ * each fixed point i is swapped with a random other j. The swap cannot make
+ * a new fixed point: p[j] != i because p[i] == i, and p[j] != j before. */
+static void derangement(uint64_t *state, int32_t *p, int32_t n) {
+  for (int32_t i = 0; i < n; i++) p[i] = i;
+  for (int32_t i = n - 1; i > 0; i--) {
+    int32_t j = (int32_t)below(state, (uint32_t)i + 1);
+    int32_t t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if (p[i] != i) continue;
+    int32_t j = (int32_t)below(state, (uint32_t)n - 1);
+    if (j >= i) j++;
+    p[i] = p[j];
+    p[j] = i;
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double peak_rss_mib(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru)) return -1;
+  return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+static int fail(const char *name, const char *step, const fs_err *err) {
+  fprintf(stderr, "fabricsim-bench: %s: %s: %s\n", name, step, err->msg);
+  return 1;
+}
+
+/* Routes one flow with ECMP (seed 1, key = flow index) and adds it. */
+static int32_t add_ecmp_flow(fs_router *rt, fs_sim *sim, fs_route *route,
+                             int32_t src, int32_t dst, double bytes,
+                             int64_t index, fs_err *err) {
+  int rc = fs_route_ecmp(rt, src, dst, 1, (uint64_t)index, route, err);
+  if (rc) return rc;
+  return fs_sim_add_flow(sim, src, dst, bytes, 0, route, err);
+}
+
+/* Permutation rounds: a fresh derangement per round; a host's round r+1
+ * flow waits for its round r flow. prev[h] holds that round r item. */
+static int add_permutations(const bench_case *c, fs_router *rt, fs_sim *sim,
+                            int32_t n, int64_t *flows, fs_err *err) {
+  int32_t *perm = malloc((size_t)n * sizeof(*perm));
+  int32_t *prev = malloc((size_t)n * sizeof(*prev));
+  fs_route route;
+  fs_route_init(&route);
+  int rc = 0;
+  if (!perm || !prev) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory for %d hosts", n);
+    goto done;
+  }
+  uint64_t rng = 0x5EED2024u;
+  int64_t index = 0;
+  for (int32_t r = 0; r < c->rounds; r++) {
+    derangement(&rng, perm, n);
+    for (int32_t h = 0; h < n; h++, index++) {
+      int32_t id = add_ecmp_flow(rt, sim, &route, h, perm[h], c->bytes, index, err);
+      if (id < 0) {
+        rc = id;
+        goto done;
+      }
+      if (r > 0 && (rc = fs_sim_add_dep(sim, prev[h], id, err))) goto done;
+      prev[h] = id;
+    }
+  }
+  *flows = index;
+done:
+  fs_route_free(&route);
+  free(perm);
+  free(prev);
+  return rc;
+}
+
+/* Every ordered pair of distinct hosts, source-major, all at t = 0. */
+static int add_all_to_all(const bench_case *c, fs_router *rt, fs_sim *sim,
+                          int32_t n, int64_t *flows, fs_err *err) {
+  fs_route route;
+  fs_route_init(&route);
+  int64_t index = 0;
+  int rc = 0;
+  for (int32_t s = 0; s < n && !rc; s++)
+    for (int32_t d = 0; d < n && !rc; d++) {
+      if (s == d) continue;
+      int32_t id = add_ecmp_flow(rt, sim, &route, s, d, c->bytes, index++, err);
+      if (id < 0) rc = id;
+    }
+  *flows = index;
+  fs_route_free(&route);
+  return rc;
+}
+
+static int run_case(const bench_case *c, bench_result *res) {
+  fs_err err = {0};
+  fs_topo *topo = NULL;
+  fs_router *rt = NULL;
+  fs_sim *sim = NULL;
+  int rc = 1;
+  memset(res, 0, sizeof(*res));
+
+  double t0 = now_s();
+  int brc = c->topo == TOPO_FATTREE ? fs_topo_fattree(c->k, 100, 1000, &topo, &err)
+                                    : fs_topo_leafspine(&c->ls, &topo, &err);
+  if (brc) return fail(c->name, "topology", &err);
+  double t1 = now_s();
+  if (fs_router_new(topo, &rt, &err)) {
+    fail(c->name, "router", &err);
+    goto done;
+  }
+  if (fs_sim_new(topo, &sim, &err)) {
+    fail(c->name, "sim", &err);
+    goto done;
+  }
+  res->hosts = topo->n_hosts;
+  brc = c->pattern == PAT_PERMUTATION
+            ? add_permutations(c, rt, sim, topo->n_hosts, &res->flows, &err)
+            : add_all_to_all(c, rt, sim, topo->n_hosts, &res->flows, &err);
+  if (brc) {
+    fail(c->name, "routing", &err);
+    goto done;
+  }
+  double t2 = now_s();
+  if (fs_sim_run(sim, NULL, &err)) {
+    fail(c->name, "run", &err);
+    goto done;
+  }
+  double t3 = now_s();
+  res->topo_s = t1 - t0;
+  res->route_s = t2 - t1;
+  res->run_s = t3 - t2;
+  res->ctr = fs_sim_get_counters(sim);
+  res->makespan_s = fs_sim_makespan_s(sim);
+  res->rss_mib = peak_rss_mib();
+  rc = 0;
+done:
+  fs_sim_free(sim);
+  fs_router_free(rt);
+  fs_topo_free(topo);
+  return rc;
+}
+
+static void print_header(void) {
+  printf("%-4s %6s %8s %7s %8s %8s %9s %8s %10s %11s %8s %10s  %s\n", "case",
+         "hosts", "flows", "topo_s", "route_s", "run_s", "events", "batches",
+         "events/s", "rerated", "rss_MiB", "makespan", "goal (all wall)");
+}
+
+static void print_result(const bench_case *c, const bench_result *r) {
+  double total = r->topo_s + r->route_s + r->run_s;
+  double eps = r->run_s > 0 ? (double)r->ctr.events / r->run_s : 0;
+  char goal[48];
+  if (c->goal_s > 0)
+    snprintf(goal, sizeof(goal), "< %g s: %s (%.3f s)", c->goal_s,
+             total < c->goal_s ? "met" : "MISSED", total);
+  else
+    snprintf(goal, sizeof(goal), "- (%.3f s)", total);
+  printf("%-4s %6d %8lld %7.3f %8.3f %8.3f %9llu %8llu %10.3g %11llu %8.1f %8.2fms  %s\n",
+         c->name, r->hosts, (long long)r->flows, r->topo_s, r->route_s, r->run_s,
+         (unsigned long long)r->ctr.events, (unsigned long long)r->ctr.batches, eps,
+         (unsigned long long)r->ctr.flows_rerated, r->rss_mib, r->makespan_s * 1e3,
+         goal);
+  fflush(stdout);
+}
+
+/* In a child, so the RSS figure belongs to this case alone. */
+static int run_isolated(const bench_case *c, int fork_each) {
+  bench_result r;
+  if (!fork_each) {
+    if (run_case(c, &r)) return 1;
+    print_result(c, &r);
+    return 0;
+  }
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fabricsim-bench: fork");
+    return 1;
+  }
+  if (pid == 0) {
+    int rc = run_case(c, &r);
+    if (!rc) print_result(c, &r);
+    _exit(rc ? 1 : 0);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) {
+    perror("fabricsim-bench: waitpid");
+    return 1;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "fabricsim-bench: %s failed (status %d)\n", c->name, status);
+    return 1;
+  }
+  return 0;
+}
+
+static int selected(const bench_case *c, int argc, char **argv, int any_filter) {
+  if (!any_filter) return !c->extra;
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] != '-' && strcmp(argv[i], c->name) == 0) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int fork_each = 1, any_filter = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--no-fork") == 0) {
+      fork_each = 0;
+    } else if (strcmp(argv[i], "--list") == 0 || strcmp(argv[i], "-h") == 0 ||
+               strcmp(argv[i], "--help") == 0) {
+      printf("usage: fabricsim-bench [--no-fork] [CASE...]\n");
+      for (int k = 0; k < N_CASES; k++)
+        printf("  %-4s %s%s\n", cases[k].name, cases[k].what,
+               cases[k].extra ? " [only when named]" : "");
+      return 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "fabricsim-bench: unknown option %s (try --list)\n", argv[i]);
+      return 2;
+    } else {
+      int known = 0;
+      for (int k = 0; k < N_CASES; k++) known |= strcmp(argv[i], cases[k].name) == 0;
+      if (!known) {
+        fprintf(stderr, "fabricsim-bench: unknown case %s (try --list)\n", argv[i]);
+        return 2;
+      }
+      any_filter = 1;
+    }
+  }
+  print_header();
+  int failures = 0;
+  for (int k = 0; k < N_CASES; k++)
+    if (selected(&cases[k], argc, argv, any_filter))
+      failures += run_isolated(&cases[k], fork_each);
+  return failures ? 1 : 0;
+}

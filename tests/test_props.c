@@ -135,8 +135,8 @@ static fs_topo *random_topo(fs__rng *g) {
 
 /* Builds a random DAG scenario into s and returns the item count. */
 static int32_t random_scenario(fs__rng *g, const fs_topo *t, fs_router *r, fs_sim *s,
-                               fs_route_mode mode, uint64_t seed) {
-  int32_t n_items = 5 + (int32_t)fs__rng_below(g, 40);
+                               fs_route_mode mode, uint64_t seed, uint64_t max_extra) {
+  int32_t n_items = 5 + (int32_t)fs__rng_below(g, max_extra);
   fs_route rt;
   fs_route_init(&rt);
   fs_err err = {0, ""};
@@ -168,7 +168,7 @@ static int32_t random_scenario(fs__rng *g, const fs_topo *t, fs_router *r, fs_si
 }
 
 TEST(test_props_random_scenarios) {
-  for (uint64_t seed = 1; seed <= 60; seed++) {
+  for (uint64_t seed = 1; seed <= 100; seed++) {
     fs__rng g;
     fs__rng_seed(&g, seed);
     fs_topo *t = random_topo(&g);
@@ -180,7 +180,7 @@ TEST(test_props_random_scenarios) {
     fs_err err = {0, ""};
     fs_router_new(t, &r, &err);
     fs_sim_new(t, &s, &err);
-    int32_t n = random_scenario(&g, t, r, s, mode, seed);
+    int32_t n = random_scenario(&g, t, r, s, mode, seed, seed % 4 ? 40 : 400);
     observer o = {t, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(int32_t)),
                   calloc((size_t)n, sizeof(double)), 0, 0,
                   calloc((size_t)t->n_links, sizeof(double)), 0, 0};
@@ -221,7 +221,7 @@ TEST(test_props_deterministic) {
       fs_err err = {0, ""};
       fs_router_new(t, &r, &err);
       fs_sim_new(t, &s, &err);
-      n = random_scenario(&g, t, r, s, FS_ROUTE_ECMP, seed);
+      n = random_scenario(&g, t, r, s, FS_ROUTE_ECMP, seed, 200);
       CHECK_OK(fs_sim_run(s, NULL, &err), &err);
       times[run] = malloc((size_t)n * 2 * sizeof(double));
       for (int32_t i = 0; i < n; i++) {

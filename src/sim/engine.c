@@ -396,7 +396,7 @@ static int handle(fs_sim *s, const fs__event *e) {
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (!c->n_dirty) return 0;
-  if (fs__maxmin_component(c, &s->mm)) return FS_ENOMEM;
+  if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
@@ -447,14 +447,17 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   while (fs__heap_pop(&s->heap, &e)) {
     s->now = e.t;
     double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);
+    uint64_t handled = 0;
     for (;;) {
       rc = handle(s, &e);
       if (rc < 0) goto fail;
-      if (rc == 0) s->counters.events++;
+      if (rc == 0) handled++;
       const fs__event *top = fs__heap_top(&s->heap);
       if (!top || top->t > horizon) break;
       fs__heap_pop(&s->heap, &e);
     }
+    if (!handled) continue; /* only stale drain predictions: nothing changed */
+    s->counters.events += handled;
     s->counters.batches++;
     if ((rc = rerate(s)) < 0) goto fail;
     if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);

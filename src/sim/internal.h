@@ -40,7 +40,14 @@ typedef struct fs__maxmin {
   int32_t *comp_links, *comp_flows;
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
-  fs__lkey *heap;       /* lazy-deletion min-heap on (level, link id) */
+  fs__lkey *heap;       /* indexed min-heap on (level, link id) */
+  int32_t *hpos;        /* per link: index in heap, -1 if absent */
+  /* incremental re-rating (maxmin.c) */
+  int32_t *bn;          /* per flow: link it froze on (its bottleneck) */
+  uint32_t *fchk;       /* per flow: check stamp */
+  uint32_t *lst;        /* per link: stats stamp */
+  double *load, *maxr;  /* per link stats under current rates */
+  uint32_t round;
   size_t heap_len, heap_cap;
 } fs__maxmin;
 
@@ -58,9 +65,10 @@ typedef struct fs__simcore {
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
-/* Gathers the component of flows reachable from core->dirty_links through
- * shared links and computes their max-min rates into m->new_rate[flow] for
- * every flow in m->comp_flows. Returns 0 or FS_ENOMEM. */
-int fs__maxmin_component(fs__simcore *core, fs__maxmin *m);
+/* Re-rates after a batch that changed the flows on core->dirty_links (the
+ * arrivals have rate 0): fills m->comp_flows with the flows whose rates may
+ * change and m->new_rate[f] with their max-min rates. Other flows keep
+ * theirs. Always returns 0 (scratch is preallocated). */
+int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m);
 
 #endif

@@ -85,7 +85,7 @@ install: $(BIN) $(LIB)
 	install -m 644 include/fabricsim/*.h $(DESTDIR)$(PREFIX)/include/fabricsim/
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-clang
 
 help:
 	@echo "make demo      install missing packages, build, run the bundled example"

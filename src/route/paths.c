@@ -196,30 +196,34 @@ static int check_pair(fs_router *r, int32_t src, int32_t dst, int32_t *hops,
   return 0;
 }
 
-/* Walks one shortest path, choosing among next hops with `pick`. */
+/* Next-hop test: link l from v leads one hop closer to dst and does not
+ * forward through a host. */
+static int is_next_hop(fs_router *r, int32_t l, int32_t dst, int32_t h) {
+  int32_t w = r->t->links[l].to;
+  if (w != dst && r->t->nodes[w].kind == FS_NODE_HOST) return 0;
+  return dist_to(r, w, dst) == h - 1;
+}
+
+/* Walks one shortest path. At each hop the candidates are the next-hop links
+ * in link id order; `hashed` picks hash(seed, key, node) mod their count
+ * (ECMP), otherwise the first (deterministic shortest path). */
 static int walk(fs_router *r, int32_t src, int32_t dst, int32_t hops,
                 uint64_t seed, uint64_t key, int hashed, fs_route *out) {
   const fs_topo *t = r->t;
-  int32_t cand[256];
   out->n = 0;
   out->latency_ns = 0;
   int32_t v = src;
   for (int32_t h = hops; h > 0; h--) {
-    int32_t m = 0, first = -1;
-    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
-      int32_t l = t->out_links[i];
-      int32_t w = t->links[l].to;
-      if (w != dst && t->nodes[w].kind == FS_NODE_HOST) continue;
-      if (dist_to(r, w, dst) != h - 1) continue;
-      if (first < 0) first = l;
-      if (m < 256) cand[m++] = l;
-    }
-    if (first < 0) return FS_EINTERNAL;
-    int32_t l = first;
-    if (hashed && m > 1) {
-      uint64_t hsh = fs__mix64(seed ^ fs__mix64(key ^ fs__mix64((uint64_t)v)));
-      l = cand[hsh % (uint64_t)m];
-    }
+    int32_t m = 0;
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+      m += is_next_hop(r, t->out_links[i], dst, h);
+    if (m == 0) return FS_EINTERNAL;
+    int32_t pick = 0;
+    if (hashed && m > 1)
+      pick = (int32_t)(fs__mix64(seed ^ fs__mix64(key ^ fs__mix64((uint64_t)v))) % (uint64_t)m);
+    int32_t l = -1;
+    for (int32_t i = t->out_start[v]; l < 0; i++)
+      if (is_next_hop(r, t->out_links[i], dst, h) && pick-- == 0) l = t->out_links[i];
     if (route_push(out, l, 1.0)) return FS_ENOMEM;
     out->latency_ns += t->links[l].latency_ns;
     v = t->links[l].to;

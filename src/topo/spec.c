@@ -139,7 +139,11 @@ static int inline_to_json(const char *spec, const fs__jctx *c, cJSON **out) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char item[256];
-    if (len >= sizeof(item)) len = sizeof(item) - 1;
+    if (len >= sizeof(item)) {
+      cJSON_Delete(obj);
+      return fs_err_set(c->err, FS_EINVAL, "%s: an item is longer than %zu characters",
+                        c->file, sizeof(item) - 1);
+    }
     memcpy(item, p, len);
     item[len] = '\0';
     char *eq = strchr(item, '=');

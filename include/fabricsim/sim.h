@@ -38,6 +38,10 @@ int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
  * with each other; order them with dependencies where they must. */
 int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
                         int64_t duration_ns, fs_err *err);
+/* The same with a duration in (fractional) seconds, for modeled durations
+ * (FLOPs / throughput, bytes * gamma) that are not whole nanoseconds. */
+int32_t fs_sim_add_task_s(fs_sim *s, int32_t host, int64_t start_ns,
+                          double duration_s, fs_err *err);
 /* `after` starts only once `before` has finished. */
 int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err);
 

@@ -26,7 +26,7 @@ typedef struct sim_item {
 
 typedef struct task {
   int32_t host;
-  int64_t duration_ns;
+  double duration_s;
 } task;
 
 struct fs_sim {
@@ -144,18 +144,26 @@ int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
   return id;
 }
 
-int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
-                        int64_t duration_ns, fs_err *err) {
+int32_t fs_sim_add_task_s(fs_sim *s, int32_t host, int64_t start_ns,
+                          double duration_s, fs_err *err) {
   if (host < 0 || host >= s->core.t->n_nodes)
     return fs_err_set(err, FS_EINVAL, "task host %d out of range", host);
-  if (duration_ns < 0 || start_ns < 0)
-    return fs_err_set(err, FS_EINVAL, "task start and duration must be >= 0");
+  if (!(duration_s >= 0) || !isfinite(duration_s) || start_ns < 0)
+    return fs_err_set(err, FS_EINVAL, "task start and duration must be finite and >= 0");
   if (fs__grow(&s->tasks, &s->tasks_cap, s->n_tasks + 1, sizeof(*s->tasks)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding task");
   int32_t id = new_item(s, FS_ITEM_TASK, (int32_t)s->n_tasks, start_ns, err);
   if (id < 0) return id;
-  s->tasks[s->n_tasks++] = (task){host, duration_ns};
+  s->tasks[s->n_tasks++] = (task){host, duration_s};
   return id;
+}
+
+int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
+                        int64_t duration_ns, fs_err *err) {
+  if (duration_ns < 0)
+    return fs_err_set(err, FS_EINVAL, "task duration must be >= 0 ns, got %lld",
+                      (long long)duration_ns);
+  return fs_sim_add_task_s(s, host, start_ns, (double)duration_ns * 1e-9, err);
 }
 
 int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err) {
@@ -339,7 +347,7 @@ static int item_ready(fs_sim *s, int32_t id) {
   if (it->kind == FS_ITEM_TASK) {
     it->start_s = t0;
     it->state = ST_RUN;
-    double dur = (double)s->tasks[it->idx].duration_ns * 1e-9;
+    double dur = s->tasks[it->idx].duration_s;
     return fs__heap_push(&s->heap, t0 + dur, EV_TASK_DONE, id, 0);
   }
   if (t0 > s->now) return fs__heap_push(&s->heap, t0, EV_START, id, 0);

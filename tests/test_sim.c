@@ -247,3 +247,30 @@ TEST(test_sim_detects_cycle) {
   fs_sim_free(s);
   fs_topo_free(t);
 }
+
+TEST(test_sim_sent_dependency_pipelines_messages) {
+  /* b waits for a's last byte to leave (B/C), not for a to arrive (+2L);
+   * c waits for b to arrive. A task cannot be a 'sent' predecessor. */
+  fs_topo *t = star(3, 10, 5000);
+  fs_router *r;
+  fs_sim *s;
+  fs_err err = {0, ""};
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  double B = 1e5, C = 10e9 / 8;
+  int32_t a = add_flow(s, r, 0, 1, B, 0);
+  int32_t b = add_flow(s, r, 0, 2, B, 0);
+  int32_t c = add_flow(s, r, 0, 1, 0, 0);
+  int32_t task = fs_sim_add_task(s, 0, 0, 1, &err);
+  CHECK_OK(fs_sim_add_dep_sent(s, a, b, &err), &err);
+  CHECK_OK(fs_sim_add_dep_sent(s, c, task, &err), &err);
+  CHECK_OK(fs_sim_add_dep(s, b, c, &err), &err);
+  CHECK_EQ_INT(fs_sim_add_dep_sent(s, task, a, &err), FS_EINVAL);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  CHECK_REL(fs_sim_start_s(s, b), B / C, REL, "s");
+  CHECK_REL(fs_sim_finish_s(s, b), 2 * B / C + 10e-6, REL, "s");
+  CHECK_REL(fs_sim_start_s(s, task), 2 * B / C + 10e-6, REL, "s"); /* 0-byte c: sent at start */
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}

@@ -44,6 +44,11 @@ int32_t fs_sim_add_task_s(fs_sim *s, int32_t host, int64_t start_ns,
                           double duration_s, fs_err *err);
 /* `after` starts only once `before` has finished. */
 int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err);
+/* `after` starts only once the last byte of `flow` has left its source (the
+ * flow has drained; it finishes a path latency later). Models a sender that
+ * may reuse its link as soon as a message is out, as NICs pipeline
+ * back-to-back messages. */
+int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
 
 typedef struct fs_sim_progress {
   double now_s;

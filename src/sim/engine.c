@@ -14,12 +14,12 @@
 
 enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
+enum { DEP_DONE = 0, DEP_SENT = 1 };
 
 typedef struct sim_item {
   uint8_t kind, state;
   int32_t idx;          /* flow index or task index */
   int32_t deps_left;
-  int32_t dep_off;      /* dependents in dep_list[dep_off, next item's) */
   int64_t start_ns;
   double start_s, finish_s;
 } sim_item;
@@ -37,9 +37,9 @@ struct fs_sim {
   task *tasks;
   size_t n_tasks, tasks_cap;
   size_t flows_cap, route_cap;
-  int32_t (*edges)[2];
+  int32_t (*edges)[3]; /* before, after, kind (DEP_DONE or DEP_SENT) */
   size_t n_edges, edges_cap;
-  int32_t *dep_start, *dep_list;
+  int32_t *dep_start, *dep_list; /* dependents of item i, as after*2 + kind */
   int32_t *active_list; /* flows in flight */
   int32_t n_active;
   int32_t *cycle;
@@ -97,7 +97,7 @@ static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
   if (s->n_items >= INT32_MAX ||
       fs__grow(&s->items, &s->items_cap, s->n_items + 1, sizeof(*s->items)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding item");
-  s->items[s->n_items] = (sim_item){kind, ST_WAIT, idx, 0, 0, start_ns, NAN, NAN};
+  s->items[s->n_items] = (sim_item){kind, ST_WAIT, idx, 0, start_ns, NAN, NAN};
   return (int32_t)s->n_items++;
 }
 
@@ -166,17 +166,30 @@ int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,
   return fs_sim_add_task_s(s, host, start_ns, (double)duration_ns * 1e-9, err);
 }
 
-int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err) {
+static int add_edge(fs_sim *s, int32_t before, int32_t after, int32_t kind,
+                    fs_err *err) {
+  if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
   if (before < 0 || (size_t)before >= s->n_items || after < 0 ||
       (size_t)after >= s->n_items)
     return fs_err_set(err, FS_EINVAL, "dependency %d -> %d names an unknown item",
                       before, after);
+  if (kind == DEP_SENT && s->items[before].kind != FS_ITEM_FLOW)
+    return fs_err_set(err, FS_EINVAL, "item %d is not a flow: it has no 'sent' time", before);
   if (fs__grow(&s->edges, &s->edges_cap, s->n_edges + 1, sizeof(*s->edges)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding dependency");
   s->edges[s->n_edges][0] = before;
   s->edges[s->n_edges][1] = after;
+  s->edges[s->n_edges][2] = kind;
   s->n_edges++;
   return 0;
+}
+
+int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err) {
+  return add_edge(s, before, after, DEP_DONE, err);
+}
+
+int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err) {
+  return add_edge(s, flow, after, DEP_SENT, err);
 }
 
 /* Dependents in CSR form, in the order dependencies were added. */
@@ -196,7 +209,7 @@ static int build_deps(fs_sim *s) {
   for (size_t i = 0; i < n; i++) s->dep_start[i + 1] += s->dep_start[i];
   for (size_t e = 0; e < s->n_edges; e++) {
     int32_t b = s->edges[e][0];
-    s->dep_list[s->dep_start[b] + fill[b]++] = s->edges[e][1];
+    s->dep_list[s->dep_start[b] + fill[b]++] = s->edges[e][1] * 2 + s->edges[e][2];
   }
   free(fill);
   return 0;
@@ -220,8 +233,10 @@ static int check_acyclic(fs_sim *s, fs_err *err) {
   }
   while (head < tail) {
     int32_t u = queue[head++];
-    for (int32_t k = s->dep_start[u]; k < s->dep_start[u + 1]; k++)
-      if (--indeg[s->dep_list[k]] == 0) queue[tail++] = s->dep_list[k];
+    for (int32_t k = s->dep_start[u]; k < s->dep_start[u + 1]; k++) {
+      int32_t a = s->dep_list[k] / 2;
+      if (--indeg[a] == 0) queue[tail++] = a;
+    }
   }
   if (tail == n) {
     free(indeg);
@@ -336,7 +351,7 @@ static int flow_leave(fs_sim *s, int32_t fi) {
   return 0;
 }
 
-static int item_finished(fs_sim *s, int32_t id);
+static int release(fs_sim *s, int32_t id, int32_t kind);
 
 /* Dependencies are met: start now, or schedule the earliest start. */
 static int item_ready(fs_sim *s, int32_t id) {
@@ -354,9 +369,25 @@ static int item_ready(fs_sim *s, int32_t id) {
   it->start_s = s->now;
   it->state = ST_RUN;
   fs__flow *f = &s->core.flows[it->idx];
-  if (f->bytes <= 0)
-    return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
+  if (f->bytes <= 0) {
+    int rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
+    return rc ? rc : release(s, id, DEP_SENT);
+  }
   return flow_enter(s, it->idx);
+}
+
+/* Releases the dependents of `id` waiting on `kind` (its finish, or for a
+ * flow the moment its last byte left the source). */
+static int release(fs_sim *s, int32_t id, int32_t kind) {
+  for (int32_t k = s->dep_start[id]; k < s->dep_start[id + 1]; k++) {
+    if (s->dep_list[k] % 2 != kind) continue;
+    int32_t d = s->dep_list[k] / 2;
+    if (--s->items[d].deps_left == 0) {
+      int rc = item_ready(s, d);
+      if (rc) return rc;
+    }
+  }
+  return 0;
 }
 
 static int item_finished(fs_sim *s, int32_t id) {
@@ -365,14 +396,7 @@ static int item_finished(fs_sim *s, int32_t id) {
   it->finish_s = s->now;
   if (s->now > s->makespan) s->makespan = s->now;
   s->items_done++;
-  for (int32_t k = s->dep_start[id]; k < s->dep_start[id + 1]; k++) {
-    int32_t d = s->dep_list[k];
-    if (--s->items[d].deps_left == 0) {
-      int rc = item_ready(s, d);
-      if (rc) return rc;
-    }
-  }
-  return 0;
+  return release(s, id, DEP_DONE);
 }
 
 static int handle(fs_sim *s, const fs__event *e) {
@@ -382,16 +406,18 @@ static int handle(fs_sim *s, const fs__event *e) {
       it->start_s = s->now;
       it->state = ST_RUN;
       fs__flow *f = &s->core.flows[it->idx];
-      if (f->bytes <= 0)
-        return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (f->bytes <= 0) {
+        int rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+        return rc ? rc : release(s, e->item, DEP_SENT);
+      }
       return flow_enter(s, it->idx);
     }
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
       if (e->version != f->version || f->active_idx < 0) return 1; /* stale */
       int rc = flow_leave(s, it->idx);
-      if (rc) return rc;
-      return fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (!rc) rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      return rc ? rc : release(s, e->item, DEP_SENT);
     }
     case EV_FLOW_DONE:
     case EV_TASK_DONE:
@@ -510,7 +536,7 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  s->route_cap * (2 * sizeof(int32_t) + sizeof(double)) +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
                  R * 2 * sizeof(int32_t) /* link active lists, at most */ +
-                 s->heap.cap * sizeof(fs__event) + s->n_edges * 3 * sizeof(int32_t);
+                 s->heap.cap * sizeof(fs__event) + s->n_edges * 4 * sizeof(int32_t);
   c.memory_bytes = bytes;
   return c;
 }

@@ -12,7 +12,8 @@ LDLIBS  := -lcjson -lm
 FUZZ_SECONDS ?= 60
 
 LIB_SRC   := $(sort $(wildcard src/base/*.c src/topo/*.c src/route/*.c \
-               src/sim/*.c src/scenario/*.c src/report/*.c))
+               src/sim/*.c src/scenario/*.c src/report/*.c \
+               src/coll/*.c))
 CLI_SRC   := $(sort $(wildcard src/cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))

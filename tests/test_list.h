@@ -3,4 +3,5 @@
 #include "list_topo.h"
 #include "list_route.h"
 #include "list_sim.h"
+#include "list_coll.h"
 #include "list_cli.h"

@@ -74,6 +74,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err);
  * order) and returns its length. */
 int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max);
 
+const fs_topo *fs_sim_topo(const fs_sim *s);
+
 /* ---- results (valid after a successful run) ---- */
 int32_t fs_sim_n_items(const fs_sim *s);
 fs_item_kind fs_sim_item_kind(const fs_sim *s, int32_t item);

@@ -519,6 +519,7 @@ fail:
 }
 
 /* ---- accessors ---- */
+const fs_topo *fs_sim_topo(const fs_sim *s) { return s->core.t; }
 int32_t fs_sim_n_items(const fs_sim *s) { return (int32_t)s->n_items; }
 fs_item_kind fs_sim_item_kind(const fs_sim *s, int32_t item) {
   return (fs_item_kind)s->items[item].kind;

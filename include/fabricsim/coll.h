@@ -1,0 +1,164 @@
+/* Collective communication: algorithms lowered into flows, step by step,
+ * so that contention on the real topology shows, and each algorithm's
+ * closed-form alpha-beta-gamma time beside it (docs/model.md).
+ *
+ * A group is p ranks mapped to host node ids. A collective's size `bytes`
+ * follows nccl-tests: the buffer of all-reduce, broadcast, reduce and
+ * send/recv; the total receive buffer of all-gather (each rank contributes
+ * bytes/p); the total send buffer of reduce-scatter (each rank ends with
+ * bytes/p); the per-rank send buffer of all-to-all (bytes/p to each rank).
+ *
+ * Lowering conventions, shared by every algorithm so the closed forms hold:
+ * a rank's sends on one step go out together; a rank's next send waits for
+ * the data it forwards to have arrived, for its own previous send to have
+ * left (fs_sim_add_dep_sent), and for any reduction (a task of
+ * bytes * gamma seconds on the receiver) of that data. */
+#ifndef FABRICSIM_COLL_H
+#define FABRICSIM_COLL_H
+
+#include <stdint.h>
+
+#include "fabricsim/err.h"
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+
+#define FS_COLL_OP_MAP(XX)                     \
+  XX(ALLREDUCE, "allreduce")                   \
+  XX(ALLGATHER, "allgather")                   \
+  XX(REDUCESCATTER, "reducescatter")           \
+  XX(BROADCAST, "broadcast")                   \
+  XX(REDUCE, "reduce")                         \
+  XX(ALLTOALL, "alltoall")                     \
+  XX(SENDRECV, "sendrecv")
+
+typedef enum fs_coll_op {
+#define XX(name, str) FS_COLL_##name,
+  FS_COLL_OP_MAP(XX)
+#undef XX
+  FS_COLL_N_OPS
+} fs_coll_op;
+
+#define FS_COLL_ALGO_MAP(XX)                                                   \
+  XX(AUTO, "auto", "fastest under the engine on this topology")               \
+  XX(RING, "ring", "NCCL-style ring(s), pipelined in chunks")                   \
+  XX(TREE, "tree", "NCCL double binary tree, pipelined")                       \
+  XX(RD, "rd", "recursive doubling")                                           \
+  XX(RHD, "rhd", "recursive halving-doubling (Rabenseifner)")                  \
+  XX(BINOMIAL, "binomial", "binomial tree")                                    \
+  XX(BRUCK, "bruck", "Bruck (log p rounds)")                                   \
+  XX(PAIRWISE, "pairwise", "pairwise exchange, p-1 rounds")                    \
+  XX(DIRECT, "direct", "all messages at once")                                 \
+  XX(HIER, "hier", "two-level: inside scale-up nodes, then across per rail")   \
+  XX(INC, "inc", "in-network aggregation at a capable switch")
+
+typedef enum fs_coll_algo {
+#define XX(name, str, desc) FS_ALGO_##name,
+  FS_COLL_ALGO_MAP(XX)
+#undef XX
+  FS_ALGO_N
+} fs_coll_algo;
+
+const char *fs_coll_op_name(fs_coll_op op);
+int fs_coll_op_parse(const char *name, fs_coll_op *out); /* 0 or FS_EINVAL */
+const char *fs_coll_algo_name(fs_coll_algo algo);
+const char *fs_coll_algo_description(fs_coll_algo algo);
+int fs_coll_algo_parse(const char *name, fs_coll_algo *out);
+/* 1 if `algo` implements `op` (AUTO implements every op). */
+int fs_coll_supports(fs_coll_algo algo, fs_coll_op op);
+
+typedef struct fs_coll_params {
+  fs_coll_op op;
+  fs_coll_algo algo;
+  double bytes;            /* > 0, nccl-tests convention (above) */
+  int32_t root;            /* broadcast/reduce root; sendrecv: sender (peer root+1) */
+  int32_t chunks;          /* pipelining chunks C; 0 = the algorithm's default */
+  int32_t channels;        /* parallel rings/trees; 0 = 1 */
+  double gamma_s_per_byte; /* reduction cost per byte; 0 = free */
+  int32_t node_size;       /* hierarchical: consecutive ranks per scale-up node */
+} fs_coll_params;
+
+/* Defaults: allreduce, auto, 1 MiB, root 0, algorithm chunks, 1 channel. */
+void fs_coll_params_init(fs_coll_params *p);
+
+/* Checks params against a group of p ranks: bytes > 0, root in range,
+ * algorithm supports op, p >= 1 (2 for sendrecv), chunks >= 0 ... */
+int fs_coll_params_check(const fs_coll_params *prm, int32_t p, fs_err *err);
+
+typedef struct fs_coll_group {
+  int32_t p;
+  const int32_t *hosts; /* rank -> host node id, p distinct hosts */
+} fs_coll_group;
+
+/* Optional checking of what the lowering moves, for tests: the data each
+ * rank holds is tracked symbolically (which ranks' contributions each unit
+ * of the buffer carries) through every send, in DAG order. After the run,
+ * fs_coll_verify() checks each rank ends with exactly what the operation
+ * defines and that no send left before the data it carries had arrived. */
+typedef struct fs_coll_tracker fs_coll_tracker;
+
+typedef struct fs_coll_lowering {
+  fs_sim *sim;
+  fs_router *router;
+  fs_route_mode mode;      /* shortest, ecmp or spray */
+  uint64_t seed;           /* ECMP seed */
+  uint64_t key;            /* distinguishes this collective's flows in ECMP */
+  const int32_t *after;    /* items the collective waits for */
+  int32_t n_after;
+  fs_coll_tracker *track;  /* optional (NULL) */
+  /* out */
+  int32_t done;            /* a task that finishes when every rank is done */
+  int32_t first_item, n_items;
+  int64_t n_flows;
+} fs_coll_lowering;
+
+/* Adds the collective's flows and tasks to l->sim. Fails with FS_EINVAL on
+ * bad params (as fs_coll_params_check) or if algo is AUTO (choose first). */
+int fs_coll_lower(const fs_coll_params *prm, const fs_coll_group *g,
+                  fs_coll_lowering *l, fs_err *err);
+
+/* ---- running one collective alone ---- */
+typedef struct fs_coll_result {
+  fs_coll_algo algo;   /* the algorithm run (the choice, for AUTO) */
+  int32_t chunks;      /* chunks used */
+  double time_s;       /* from start to the last rank done */
+  int64_t flows;
+  uint64_t events;
+} fs_coll_result;
+
+/* Simulates the collective alone on topology t; AUTO runs every algorithm
+ * supporting the op and keeps the fastest (ties: the lower enum value). */
+int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed,
+                const fs_coll_params *prm, const fs_coll_group *g,
+                fs_coll_result *out, fs_err *err);
+
+/* ---- closed forms ---- */
+typedef struct fs_coll_cost {
+  double alpha_s;          /* per message: latency */
+  double beta_s_per_byte;  /* per byte: 1 / bandwidth */
+  double gamma_s_per_byte; /* per byte reduced */
+} fs_coll_cost;
+
+/* The algorithm's closed-form time for p ranks (the same conventions as the
+ * lowering, so on a contention-free network they agree exactly). NAN if the
+ * algorithm does not support the op or is AUTO. */
+double fs_coll_model_time(const fs_coll_params *prm, int32_t p,
+                          const fs_coll_cost *cost);
+
+/* The chunk count the algorithm uses when prm->chunks is 0. */
+int32_t fs_coll_default_chunks(const fs_coll_params *prm, int32_t p);
+
+/* nccl-tests bus bandwidth factor: all-reduce 2(p-1)/p; all-gather,
+ * reduce-scatter, all-to-all (p-1)/p; broadcast, reduce, send/recv 1. */
+double fs_coll_busbw_factor(fs_coll_op op, int32_t p);
+
+/* ---- tracking ---- */
+int fs_coll_tracker_new(fs_coll_tracker **out, fs_err *err);
+void fs_coll_tracker_free(fs_coll_tracker *t);
+/* After the simulation ran: 0, or FS_EINVAL with err saying what is wrong
+ * (first rank and unit found). recv_bytes, if not NULL, gets p entries: the
+ * bytes each rank received. */
+int fs_coll_verify(const fs_coll_tracker *t, const fs_sim *sim, double *recv_bytes,
+                   fs_err *err);
+
+#endif

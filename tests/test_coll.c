@@ -1,0 +1,224 @@
+/* Collective tests: for every implemented algorithm and op, on a star (a
+ * contention-free switch: each rank's only constraint is its own link), the
+ * simulated time equals the closed form to 1e-9, and the symbolic data
+ * tracker confirms every rank ends with what the operation defines. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/coll/internal.h"
+#include "fabricsim/coll.h"
+#include "test.h"
+
+#define LAT_NS 500
+#define GBPS 100.0
+
+typedef struct tracked {
+  double time_s;
+  int verified; /* 0 ok, else FS_E* */
+  char why[512];
+  double recv[64];
+} tracked;
+
+/* Lowers prm on a star of p hosts with tracking and runs it. */
+static int run_tracked(const fs_coll_params *prm, int32_t p, fs_route_mode mode,
+                       tracked *out, fs_err *err) {
+  fs_topo *t = NULL;
+  int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
+  if (rc) return rc;
+  int32_t hosts[256];
+  for (int32_t i = 0; i < p; i++) hosts[i] = i;
+  fs_coll_group g = {p, hosts};
+  fs_router *r = NULL;
+  fs_sim *s = NULL;
+  fs_coll_tracker *tr = NULL;
+  fs_router_new(t, &r, err);
+  fs_sim_new(t, &s, err);
+  fs_coll_tracker_new(&tr, err);
+  fs_coll_lowering l;
+  memset(&l, 0, sizeof(l));
+  l.sim = s;
+  l.router = r;
+  l.mode = mode;
+  l.seed = 1;
+  l.track = p <= 64 ? tr : NULL;
+  rc = fs_coll_lower(prm, &g, &l, err);
+  if (!rc) rc = fs_sim_run(s, NULL, err);
+  if (!rc) {
+    out->time_s = fs_sim_finish_s(s, l.done);
+    fs_err verr = {0, ""};
+    out->verified = l.track ? fs_coll_verify(tr, s, out->recv, &verr) : 0;
+    snprintf(out->why, sizeof(out->why), "%s", verr.msg);
+  }
+  fs_coll_tracker_free(tr);
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+  return rc;
+}
+
+TEST(test_coll_sim_equals_closed_form_on_star) {
+  static const int32_t ps[] = {2, 3, 4, 5, 7, 8, 16, 64};
+  static const double sizes[] = {4096, 1 << 26};
+  fs_coll_cost cost = {2 * LAT_NS * 1e-9, 8 / (GBPS * 1e9), 0};
+  int checked = 0;
+  for (int a = 1; a < FS_ALGO_N; a++)
+    for (int op = 0; op < FS_COLL_N_OPS; op++) {
+      if (!fs_coll_supports((fs_coll_algo)a, (fs_coll_op)op)) continue;
+      for (size_t pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++)
+        for (size_t si = 0; si < 2; si++)
+          for (int variant = 0; variant < 2; variant++) {
+            fs_coll_params prm;
+            fs_coll_params_init(&prm);
+            prm.op = (fs_coll_op)op;
+            prm.algo = (fs_coll_algo)a;
+            prm.bytes = sizes[si];
+            prm.root = ps[pi] > 2 ? 1 : 0;
+            /* variant 1: explicit chunks, two channels, a reduction cost */
+            if (variant) {
+              prm.chunks = 3;
+              prm.channels = 2;
+              prm.gamma_s_per_byte = 2e-11;
+            }
+            fs_err err = {0, ""};
+            if (fs_coll_params_check(&prm, ps[pi], &err)) continue; /* e.g. needs a power of 2 */
+            tracked tr;
+            int rc = run_tracked(&prm, ps[pi], FS_ROUTE_SHORTEST, &tr, &err);
+            if (rc) {
+              test_fail(__FILE__, __LINE__, "%s %s p=%d: %s", fs_coll_algo_name(prm.algo),
+                        fs_coll_op_name(prm.op), ps[pi], err.msg);
+              continue;
+            }
+            cost.gamma_s_per_byte = prm.gamma_s_per_byte;
+            double model = fs_coll_model_time(&prm, ps[pi], &cost);
+            if (!(fabs(tr.time_s - model) <= 1e-9 * model))
+              test_fail(__FILE__, __LINE__,
+                        "%s %s p=%d bytes=%g chunks=%d: simulated %.17g s, closed form %.17g s",
+                        fs_coll_algo_name(prm.algo), fs_coll_op_name(prm.op), ps[pi],
+                        prm.bytes, prm.chunks, tr.time_s, model);
+            if (tr.verified)
+              test_fail(__FILE__, __LINE__, "%s %s p=%d: data check: %s",
+                        fs_coll_algo_name(prm.algo), fs_coll_op_name(prm.op), ps[pi], tr.why);
+            checked++;
+          }
+    }
+  CHECK(checked > 0);
+}
+
+TEST(test_coll_ring_bytes_received) {
+  /* Ring all-reduce: every rank receives 2(p-1)/p of the buffer; ring
+   * all-gather and reduce-scatter (p-1)/p; a chain broadcast: all but the
+   * root receive the whole buffer. */
+  for (int32_t p = 2; p <= 9; p++) {
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.algo = FS_ALGO_RING;
+    prm.bytes = 6e6;
+    struct { fs_coll_op op; double per_rank; } cases[] = {
+        {FS_COLL_ALLREDUCE, 2.0 * (p - 1) / p * 6e6},
+        {FS_COLL_ALLGATHER, (double)(p - 1) / p * 6e6},
+        {FS_COLL_REDUCESCATTER, (double)(p - 1) / p * 6e6}};
+    for (int c = 0; c < 3; c++) {
+      prm.op = cases[c].op;
+      tracked tr;
+      fs_err err = {0, ""};
+      CHECK_OK(run_tracked(&prm, p, FS_ROUTE_SHORTEST, &tr, &err), &err);
+      CHECK_EQ_INT(tr.verified, 0);
+      for (int32_t r = 0; r < p; r++) CHECK_REL(tr.recv[r], cases[c].per_rank, 1e-12, "B");
+    }
+    prm.op = FS_COLL_BROADCAST;
+    prm.root = p - 1;
+    tracked tr;
+    fs_err err = {0, ""};
+    CHECK_OK(run_tracked(&prm, p, FS_ROUTE_SHORTEST, &tr, &err), &err);
+    for (int32_t r = 0; r < p; r++) CHECK_REL(tr.recv[r], r == p - 1 ? 0 : 6e6, 1e-12, "B");
+  }
+}
+
+/* Broken lowerings for the tracker to catch. */
+static int broken_variant;
+
+static int broken_lower(fs__cb *cb) {
+  int32_t p = cb->p;
+  int rc = fs__cb_units(cb, p);
+  fs__msg m, prev = {-1, -1};
+  /* A "ring all-gather" with one bug per variant. */
+  for (int32_t t = 0; t < p - 1 && !rc; t++)
+    for (int32_t r = 0; r < p && !rc; r++) {
+      if (broken_variant == 0 && t == p - 2 && r == 0) continue; /* a step skipped */
+      int32_t blk = ((r - t) % p + p) % p;
+      if (broken_variant == 2) blk = (r + t + 1) % p; /* a block it lacks */
+      /* variant 1: forwards without waiting for the data to arrive */
+      const int32_t *dep = broken_variant == 1 ? NULL : &prev.ready;
+      rc = fs__cb_send_range(cb, r, (r + 1) % p, blk, 1, 0, dep,
+                             dep ? 1 : 0, NULL, 0, &m);
+      if (r == p - 1) prev = m;
+    }
+  return rc;
+}
+
+static double broken_model(const fs_coll_params *prm, int32_t p, int32_t c,
+                           const fs_coll_cost *cost) {
+  (void)prm, (void)p, (void)c, (void)cost;
+  return 0;
+}
+
+TEST(test_coll_tracker_catches_broken_algorithm) {
+  const fs__coll_algo_impl broken = {FS_ALGO_RING, FS__OP(FS_COLL_ALLGATHER), broken_lower,
+                                     broken_model, NULL, NULL};
+  const char *expect[] = {"ends with", "before it was ready", "does not hold"};
+  for (broken_variant = 0; broken_variant < 3; broken_variant++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    fs_topo_star(4, 100, 500, &t, &err);
+    int32_t hosts[] = {0, 1, 2, 3};
+    fs_coll_group g = {4, hosts};
+    fs_router *r;
+    fs_sim *s;
+    fs_coll_tracker *tr;
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    fs_coll_tracker_new(&tr, &err);
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.op = FS_COLL_ALLGATHER;
+    prm.algo = FS_ALGO_RING;
+    fs_coll_lowering l;
+    memset(&l, 0, sizeof(l));
+    l.sim = s;
+    l.router = r;
+    l.track = tr;
+    CHECK_OK(fs__coll_lower_impl(&broken, &prm, &g, &l, &err), &err);
+    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+    fs_err verr = {0, ""};
+    CHECK_EQ_INT(fs_coll_verify(tr, s, NULL, &verr), FS_EINVAL);
+    if (!strstr(verr.msg, expect[broken_variant]))
+      test_fail(__FILE__, __LINE__, "variant %d: expected '%s' in '%s'", broken_variant,
+                expect[broken_variant], verr.msg);
+    fs_coll_tracker_free(tr);
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+}
+
+TEST(test_coll_bad_params) {
+  fs_coll_params prm;
+  fs_err err = {0, ""};
+  fs_coll_params_init(&prm);
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 0, &err), FS_EINVAL);
+  prm.bytes = 0;
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 4, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "size") != NULL);
+  prm.bytes = -5;
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 4, &err), FS_EINVAL);
+  fs_coll_params_init(&prm);
+  prm.algo = FS_ALGO_RING;
+  prm.op = FS_COLL_ALLTOALL;
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 4, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "does not implement") != NULL);
+  fs_coll_algo a;
+  CHECK_EQ_INT(fs_coll_algo_parse("nosuch", &a), FS_EINVAL);
+  prm.op = FS_COLL_BROADCAST;
+  prm.root = 4;
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 4, &err), FS_EINVAL);
+}

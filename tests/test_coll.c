@@ -25,6 +25,7 @@ static int run_tracked(const fs_coll_params *prm, int32_t p, fs_route_mode mode,
   fs_topo *t = NULL;
   int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
   if (rc) return rc;
+  fs_topo_mark_inc(t, "all"); /* the switch can aggregate (algorithm inc) */
   int32_t hosts[256];
   for (int32_t i = 0; i < p; i++) hosts[i] = i;
   fs_coll_group g = {p, hosts};
@@ -73,6 +74,8 @@ TEST(test_coll_sim_equals_closed_form_on_star) {
             prm.algo = (fs_coll_algo)a;
             prm.bytes = sizes[si];
             prm.root = ps[pi] > 2 ? 1 : 0;
+            /* hier: ranks per scale-up node (it ignores node_size 1 or p) */
+            prm.node_size = ps[pi] % 4 == 0 ? 4 : ps[pi] % 2 == 0 ? 2 : 1;
             /* variant 1: explicit chunks, two channels, a reduction cost */
             if (variant) {
               prm.chunks = 3;

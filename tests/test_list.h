@@ -4,4 +4,8 @@
 #include "list_route.h"
 #include "list_sim.h"
 #include "list_coll.h"
+#include "list_coll_tree.h"
+#include "list_coll_rd.h"
+#include "list_coll_a2a.h"
+#include "list_coll_hier.h"
 #include "list_cli.h"

@@ -21,11 +21,15 @@ typedef enum fs_node_kind {
   FS_NODE_WAN       /* reserved for inter-datacentre sites */
 } fs_node_kind;
 
+/* Node capabilities (bits of fs_node.caps). */
+#define FS_CAP_INC 1u /* switch can aggregate (SHARP / SwitchML style) */
+
 typedef struct fs_node {
   fs_node_kind kind;
   int32_t tier;  /* 0 hosts, 1 leaf/edge, 2 spine/aggregation, 3 core */
   int32_t index; /* position within its tier (for names) */
   int32_t group; /* pod (fat-tree) or leaf (leaf-spine); -1 if none */
+  uint32_t caps; /* FS_CAP_* */
 } fs_node;
 
 typedef struct fs_link {
@@ -81,6 +85,11 @@ int fs_topo_from_json_text(const char *text, const char *file, fs_topo **out,
                            fs_err *err);
 
 void fs_topo_free(fs_topo *t); /* NULL is a no-op */
+
+/* Marks switches able to aggregate in the network: "none", "all", or "top"
+ * (the highest switch tier). The spec key "inc" does the same. Returns 0 or
+ * FS_EINVAL for another word. */
+int fs_topo_mark_inc(fs_topo *t, const char *which);
 
 /* "host3", "leaf1", "spine0", "edge2.1", "agg0.3", "core5", "switch". */
 void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n);

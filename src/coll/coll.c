@@ -10,6 +10,15 @@
 
 static const fs__coll_algo_impl *const registry[] = {
     &fs__coll_ring,
+    &fs__coll_tree,
+    &fs__coll_rd,
+    &fs__coll_rhd,
+    &fs__coll_binomial,
+    &fs__coll_bruck,
+    &fs__coll_pairwise,
+    &fs__coll_direct,
+    &fs__coll_hier,
+    &fs__coll_inc,
 };
 
 static const fs__coll_algo_impl *impl_of(fs_coll_algo a) {

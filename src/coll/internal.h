@@ -111,5 +111,14 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
 
 /* The registry: one entry per algorithm file. */
 extern const fs__coll_algo_impl fs__coll_ring;
+extern const fs__coll_algo_impl fs__coll_tree;
+extern const fs__coll_algo_impl fs__coll_rd;
+extern const fs__coll_algo_impl fs__coll_rhd;
+extern const fs__coll_algo_impl fs__coll_binomial;
+extern const fs__coll_algo_impl fs__coll_bruck;
+extern const fs__coll_algo_impl fs__coll_pairwise;
+extern const fs__coll_algo_impl fs__coll_direct;
+extern const fs__coll_algo_impl fs__coll_hier;
+extern const fs__coll_algo_impl fs__coll_inc;
 
 #endif

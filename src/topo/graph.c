@@ -35,7 +35,7 @@ int32_t fs__tb_node(fs__topo_builder *b, fs_node_kind kind, int32_t tier,
       fs__grow(&t->nodes, &cap, (size_t)t->n_nodes + 1, sizeof(fs_node)))
     return FS_ENOMEM;
   b->node_cap = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
-  t->nodes[t->n_nodes] = (fs_node){kind, tier, index, group};
+  t->nodes[t->n_nodes] = (fs_node){kind, tier, index, group, 0};
   return t->n_nodes++;
 }
 
@@ -126,4 +126,19 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "spine%d", v->index);
   else
     snprintf(buf, (size_t)n, "switch%d", v->index);
+}
+
+int fs_topo_mark_inc(fs_topo *t, const char *which) {
+  int all = strcmp(which, "all") == 0, top = strcmp(which, "top") == 0;
+  if (!all && !top && strcmp(which, "none") != 0) return FS_EINVAL;
+  int32_t top_tier = 0;
+  for (int32_t v = 0; v < t->n_nodes; v++)
+    if (t->nodes[v].kind == FS_NODE_SWITCH && t->nodes[v].tier > top_tier)
+      top_tier = t->nodes[v].tier;
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    fs_node *n = &t->nodes[v];
+    int mark = n->kind == FS_NODE_SWITCH && (all || (top && n->tier == top_tier));
+    n->caps = mark ? n->caps | FS_CAP_INC : n->caps & ~FS_CAP_INC;
+  }
+  return 0;
 }

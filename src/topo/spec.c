@@ -46,7 +46,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   fs_err inner = {0, ""};
   if (strcmp(type, "star") == 0) {
     static const char *const keys[] = {"type", "hosts", "gbps", "link_gbps",
-                                       "latency_ns", NULL};
+                                       "latency_ns", "inc", NULL};
     int64_t hosts, lat;
     double gbps;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
@@ -57,7 +57,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   } else if (strcmp(type, "leafspine") == 0) {
     static const char *const keys[] = {"type", "leaves", "spines", "hosts_per_leaf",
                                        "host_gbps", "fabric_gbps", "links_per_spine",
-                                       "latency_ns", NULL};
+                                       "latency_ns", "inc", NULL};
     int64_t leaves, spines, hpl, lps, lat;
     double hg, fg;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
@@ -74,7 +74,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     rc = fs_topo_leafspine(&p, out, &inner);
   } else if (strcmp(type, "fattree") == 0) {
     static const char *const keys[] = {"type", "k", "gbps", "link_gbps",
-                                       "latency_ns", NULL};
+                                       "latency_ns", "inc", NULL};
     int64_t k, lat;
     double gbps;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
@@ -95,7 +95,24 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
                          "unknown topology type (expected star, leafspine or fattree)");
   }
   if (rc) return builder_fail(c, path, rc, &inner);
+  const char *inc;
+  if ((rc = fs__json_str(c, obj, path, "inc", 0, "none", &inc))) goto fail;
+  if (fs_topo_mark_inc(*out, inc)) {
+    char p[512];
+    fs__json_path_key(p, sizeof(p), path, "inc");
+    rc = fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "inc"),
+                       "must be \"none\", \"all\" or \"top\" (switches that aggregate)");
+    goto fail;
+  }
+  if (strcmp(inc, "none") != 0) {
+    size_t len = strlen((*out)->spec);
+    snprintf((*out)->spec + len, sizeof((*out)->spec) - len, ",inc=%s", inc);
+  }
   return 0;
+fail:
+  fs_topo_free(*out);
+  *out = NULL;
+  return rc;
 }
 
 int fs_topo_from_json_text(const char *text, const char *file, fs_topo **out,

@@ -1,0 +1,1 @@
+/* tests of the a2a collective algorithms, run in this order */

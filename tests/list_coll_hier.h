@@ -1,0 +1,1 @@
+/* tests of the hier collective algorithms, run in this order */

@@ -1,0 +1,1 @@
+/* tests of the rd collective algorithms, run in this order */

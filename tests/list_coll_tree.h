@@ -1,0 +1,1 @@
+/* tests of the tree collective algorithms, run in this order */

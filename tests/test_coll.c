@@ -225,3 +225,74 @@ TEST(test_coll_bad_params) {
   prm.root = 4;
   CHECK_EQ_INT(fs_coll_params_check(&prm, 4, &err), FS_EINVAL);
 }
+
+/* Ring all-reduce with every hop crossing leaves (rank r on leaf r mod 4)
+ * and spraying: on a 2:1 oversubscribed leaf-spine each leaf's 4 crossing
+ * flows share 200 Gb/s of uplinks, 50 Gb/s each, so beta doubles; on the
+ * non-blocking one they run at the host rate. Both match the closed form with
+ * the bottleneck's beta, and the ratio tends to 2 for large messages. */
+TEST(test_coll_ring_oversubscription_factor) {
+  double times[2];
+  for (int nb = 0; nb < 2; nb++) {
+    fs_leafspine_params lp = {4, 2, 4, 100, nb ? 200 : 100, 1, 250};
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
+    int32_t hosts[16];
+    for (int32_t r = 0; r < 16; r++) hosts[r] = (r % 4) * 4 + r / 4;
+    fs_coll_group g = {16, hosts};
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.algo = FS_ALGO_RING;
+    prm.bytes = 256e6;
+    fs_coll_result res;
+    CHECK_OK(fs_coll_run(t, FS_ROUTE_SPRAY, 1, &prm, &g, &res, &err), &err);
+    fs_coll_cost cost = {4 * 250e-9, 8 / ((nb ? 100 : 50) * 1e9), 0};
+    CHECK_REL(res.time_s, fs_coll_model_time(&prm, 16, &cost), 1e-9, "s");
+    times[nb] = res.time_s;
+    fs_topo_free(t);
+  }
+  double ratio = times[0] / times[1];
+  CHECK(ratio > 1.99 && ratio < 2.0);
+}
+
+TEST(test_coll_tuner_picks_fastest_and_caches) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_topo_fattree(4, 100, 500, &t, &err);
+  int32_t hosts[8] = {0, 5, 10, 15, 2, 7, 8, 13};
+  fs_coll_group g = {8, hosts};
+  fs_coll_tuner *tu;
+  CHECK_OK(fs_coll_tuner_new(t, FS_ROUTE_ECMP, 3, &tu, &err), &err);
+  for (int op = 0; op < FS_COLL_N_OPS; op++) {
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.op = (fs_coll_op)op;
+    prm.bytes = 3 << 20;
+    fs_coll_algo pick;
+    int cached = -1;
+    CHECK_OK(fs_coll_tuner_choose(tu, &prm, &g, &pick, &cached, &err), &err);
+    CHECK_EQ_INT(cached, 0);
+    /* The pick is no slower than any algorithm implementing the op. */
+    prm.algo = pick;
+    fs_coll_result best;
+    CHECK_OK(fs_coll_run(t, FS_ROUTE_ECMP, 3, &prm, &g, &best, &err), &err);
+    for (int a = 1; a < FS_ALGO_N; a++) {
+      fs_coll_params q = prm;
+      q.algo = (fs_coll_algo)a;
+      fs_err ignore = {0, ""};
+      if (!fs_coll_supports(q.algo, q.op) || fs_coll_params_check(&q, 8, &ignore)) continue;
+      fs_coll_result r;
+      if (fs_coll_run(t, FS_ROUTE_ECMP, 3, &q, &g, &r, &ignore)) continue;
+      CHECK(best.time_s <= r.time_s);
+    }
+    /* Same op and size bucket (3 MiB and 2.5 MiB share floor(log2)): cached. */
+    prm.bytes = 2.5 * (1 << 20);
+    fs_coll_algo again;
+    CHECK_OK(fs_coll_tuner_choose(tu, &prm, &g, &again, &cached, &err), &err);
+    CHECK_EQ_INT(cached, 1);
+    CHECK_EQ_INT(again, pick);
+  }
+  fs_coll_tuner_free(tu);
+  fs_topo_free(t);
+}

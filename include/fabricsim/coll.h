@@ -132,6 +132,23 @@ int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed,
                 const fs_coll_params *prm, const fs_coll_group *g,
                 fs_coll_result *out, fs_err *err);
 
+/* ---- automatic choice (like NCCL's tuner, but measured) ---- */
+typedef struct fs_coll_tuner fs_coll_tuner;
+
+/* A tuner for one topology and routing; it caches its choices per
+ * (op, size bucket = floor(log2 bytes), group). t must outlive it. */
+int fs_coll_tuner_new(const fs_topo *t, fs_route_mode mode, uint64_t seed,
+                      fs_coll_tuner **out, fs_err *err);
+void fs_coll_tuner_free(fs_coll_tuner *tu);
+
+/* Picks the algorithm that the engine finds fastest for prm (its algo is
+ * ignored) on group g, simulating every algorithm that supports the op the
+ * first time a (op, bucket, group) is seen. *cached says whether the
+ * answer came from the cache. */
+int fs_coll_tuner_choose(fs_coll_tuner *tu, const fs_coll_params *prm,
+                         const fs_coll_group *g, fs_coll_algo *out, int *cached,
+                         fs_err *err);
+
 /* ---- closed forms ---- */
 typedef struct fs_coll_cost {
   double alpha_s;          /* per message: latency */

@@ -30,6 +30,8 @@ static void usage(FILE *f) {
           "  topo SPEC              describe a topology (nodes, links, diameter,\n"
           "                         bisection bandwidth)\n"
           "  sim SCENARIO.json      simulate flows and tasks on a topology\n"
+          "  coll --op OP ...       one collective over a sweep of sizes (nccl-tests\n"
+          "                         style), its algorithm chosen or given\n"
           "  version                print the version\n"
           "\n"
           "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
@@ -44,6 +46,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "topo") == 0) return fs__cli_topo(argc - 2, argv + 2);
   if (strcmp(cmd, "sim") == 0) return fs__cli_sim(argc - 2, argv + 2);
+  if (strcmp(cmd, "coll") == 0) return fs__cli_coll(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

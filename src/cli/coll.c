@@ -1,0 +1,325 @@
+/* fabricsim coll: one collective over a sweep of sizes on a topology, in
+ * the style of nccl-tests (size, count, time, algbw, busbw), with the
+ * algorithm's closed form beside the simulated time. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../base/base.h"
+#include "../base/json.h"
+#include "cli.h"
+#include "fabricsim/coll.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim coll --op OP --ranks N --topo SPEC [options]\n"
+          "\n"
+          "Simulates one collective over a sweep of sizes and prints, like\n"
+          "nccl-tests, time, algorithm bandwidth and bus bandwidth.\n"
+          "\n"
+          "  --op OP            allreduce allgather reducescatter broadcast reduce\n"
+          "                     alltoall sendrecv\n"
+          "  --algo A           auto (default: fastest under the engine, cached per\n"
+          "                     size bucket), ring tree rd rhd binomial bruck\n"
+          "                     pairwise direct hier inc\n"
+          "  --ranks N          ranks on hosts 0..N-1 (or --ranks-file)\n"
+          "  --ranks-file F     JSON array of host ids, one per rank\n"
+          "  --topo SPEC        topology (e.g. fattree:k=8,gbps=100) or JSON file\n"
+          "  --size A:B         sizes A, 2A, 4A ... B (suffixes K M G = 2^10..)\n"
+          "  --sizes L          comma-separated sizes\n"
+          "                     (default --size 1K:1G)\n"
+          "  --chunks C         pipelining chunks (0 = algorithm default)\n"
+          "  --channels K       parallel rings/trees\n"
+          "  --root R           root rank (broadcast, reduce, sendrecv)\n"
+          "  --node-size G      ranks per scale-up node (hier)\n"
+          "  --gamma S          reduction cost, seconds per byte (default 0)\n"
+          "  --routing M        ecmp (default), spray, shortest\n"
+          "  --seed N           ECMP seed (default 1)\n"
+          "  --format F         table (default), json, csv\n");
+}
+
+/* "64", "4K", "1M", "2G" (binary multiples). Returns 0 or -1. */
+static int parse_size(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v)) return -1;
+  double mul = 1;
+  if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
+  else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024, end++;
+  else if (*end == 'G' || *end == 'g') mul = 1024.0 * 1024 * 1024, end++;
+  if (*end == 'B' || *end == 'b') end++;
+  if (*end) return -1;
+  *out = v * mul;
+  return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, int32_t *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return -1;
+  *out = (int32_t)v;
+  return 0;
+}
+
+typedef struct sizes {
+  double *v;
+  size_t n, cap;
+} sizes;
+
+static int add_size(sizes *z, double v) {
+  if (fs__grow(&z->v, &z->cap, z->n + 1, sizeof(double))) return -1;
+  z->v[z->n++] = v;
+  return 0;
+}
+
+static int load_ranks(const char *path, int32_t **hosts, int32_t *p, fs_err *err) {
+  char *text;
+  size_t len;
+  int rc = fs__read_file(path, &text, &len, err);
+  if (rc) return rc;
+  fs__jctx c = {path, err};
+  cJSON *root = NULL;
+  rc = fs__json_parse(&c, text, len, &root);
+  free(text);
+  if (rc) return rc;
+  int n = cJSON_GetArraySize(root);
+  if (!cJSON_IsArray(root) || n < 1) {
+    rc = fs__json_fail(&c, "$", root, "must be a non-empty array of host ids");
+    cJSON_Delete(root);
+    return rc;
+  }
+  *hosts = malloc((size_t)n * sizeof(int32_t));
+  if (!*hosts) {
+    cJSON_Delete(root);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  int i = 0;
+  for (cJSON *v = root->child; v; v = v->next, i++) {
+    char path_i[32];
+    int64_t h;
+    snprintf(path_i, sizeof(path_i), "$[%d]", i);
+    if ((rc = fs__json_int_value(&c, v, path_i, 0, INT32_MAX, &h))) break;
+    (*hosts)[i] = (int32_t)h;
+  }
+  cJSON_Delete(root);
+  if (rc) {
+    free(*hosts);
+    *hosts = NULL;
+    return rc;
+  }
+  *p = n;
+  return 0;
+}
+
+/* alpha, beta between rank 0 and rank 1 for the closed-form column: the
+ * shortest path's latency and the slower of the two hosts' first links. */
+static fs_coll_cost cost_of(const fs_topo *t, fs_router *r, const fs_coll_group *g,
+                            double gamma) {
+  fs_coll_cost c = {0, 0, gamma};
+  if (g->p < 2) return c;
+  fs_route route;
+  fs_route_init(&route);
+  if (fs_route_shortest(r, g->hosts[0], g->hosts[1], &route, NULL) == 0)
+    c.alpha_s = (double)route.latency_ns * 1e-9;
+  fs_route_free(&route);
+  double bps = INFINITY;
+  for (int k = 0; k < 2; k++) {
+    int32_t h = g->hosts[k];
+    if (t->out_start[h + 1] > t->out_start[h])
+      bps = fmin(bps, t->links[t->out_links[t->out_start[h]]].capacity_bps);
+  }
+  c.beta_s_per_byte = 8 / bps;
+  return c;
+}
+
+int fs__cli_coll(int argc, char **argv) {
+  const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
+  const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
+  int32_t ranks = 0;
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  unsigned long long seed = 1;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    }
+    if (a[0] != '-' || i + 1 >= argc)
+      return fs__cli_usage("coll", "'%s' %s", a, a[0] == '-' ? "needs a value" : "is not an option");
+    const char *v = argv[++i];
+    char *end;
+    if (strcmp(a, "--op") == 0) op_s = v;
+    else if (strcmp(a, "--algo") == 0) algo_s = v;
+    else if (strcmp(a, "--topo") == 0) topo_s = v;
+    else if (strcmp(a, "--ranks-file") == 0) ranks_file = v;
+    else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--routing") == 0) routing = v;
+    else if (strcmp(a, "--size") == 0) size_range = v;
+    else if (strcmp(a, "--sizes") == 0) size_list = v;
+    else if (strcmp(a, "--ranks") == 0) {
+      if (parse_int(v, 1, 1 << 22, &ranks))
+        return fs__cli_usage("coll", "--ranks must be an integer >= 1, got '%s'", v);
+    } else if (strcmp(a, "--chunks") == 0) {
+      if (parse_int(v, 0, 4096, &prm.chunks))
+        return fs__cli_usage("coll", "--chunks must be in [0, 4096], got '%s'", v);
+    } else if (strcmp(a, "--channels") == 0) {
+      if (parse_int(v, 0, 64, &prm.channels))
+        return fs__cli_usage("coll", "--channels must be in [0, 64], got '%s'", v);
+    } else if (strcmp(a, "--root") == 0) {
+      if (parse_int(v, 0, INT32_MAX, &prm.root))
+        return fs__cli_usage("coll", "--root must be a rank >= 0, got '%s'", v);
+    } else if (strcmp(a, "--node-size") == 0) {
+      if (parse_int(v, 0, INT32_MAX, &prm.node_size))
+        return fs__cli_usage("coll", "--node-size must be >= 0, got '%s'", v);
+    } else if (strcmp(a, "--gamma") == 0) {
+      prm.gamma_s_per_byte = strtod(v, &end);
+      if (end == v || *end || !(prm.gamma_s_per_byte >= 0) || !isfinite(prm.gamma_s_per_byte))
+        return fs__cli_usage("coll", "--gamma must be a number >= 0 (s/byte), got '%s'", v);
+    } else if (strcmp(a, "--seed") == 0) {
+      errno = 0;
+      seed = strtoull(v, &end, 10);
+      if (!*v || *end || errno || v[0] == '-')
+        return fs__cli_usage("coll", "--seed must be a non-negative integer, got '%s'", v);
+    } else {
+      return fs__cli_usage("coll", "unknown option '%s'", a);
+    }
+  }
+  if (!op_s) return fs__cli_usage("coll", "--op is required");
+  if (fs_coll_op_parse(op_s, &prm.op))
+    return fs__cli_usage("coll", "unknown --op '%s' (allreduce, allgather, reducescatter, "
+                         "broadcast, reduce, alltoall, sendrecv)", op_s);
+  if (fs_coll_algo_parse(algo_s, &prm.algo))
+    return fs__cli_usage("coll", "unknown --algo '%s' (auto, ring, tree, rd, rhd, binomial, "
+                         "bruck, pairwise, direct, hier, inc)", algo_s);
+  if (!topo_s) return fs__cli_usage("coll", "--topo is required");
+  if (!ranks && !ranks_file) return fs__cli_usage("coll", "--ranks or --ranks-file is required");
+  if (ranks && ranks_file) return fs__cli_usage("coll", "give --ranks or --ranks-file, not both");
+  fs_route_mode mode;
+  if (fs_route_mode_parse(routing, &mode) || mode == FS_ROUTE_EXPLICIT)
+    return fs__cli_usage("coll", "--routing must be ecmp, spray or shortest, got '%s'", routing);
+  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
+          : strcmp(format, "csv") == 0 ? 2 : -1;
+  if (fmt < 0) return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
+  if (size_range && size_list) return fs__cli_usage("coll", "give --size or --sizes, not both");
+
+  sizes z = {NULL, 0, 0};
+  if (size_list) {
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", size_list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      double v;
+      if (parse_size(tok, &v) || !(v > 0)) {
+        free(z.v);
+        return fs__cli_usage("coll", "--sizes: '%s' is not a size > 0", tok);
+      }
+      add_size(&z, v);
+    }
+  } else {
+    const char *range = size_range ? size_range : "1K:1G";
+    char lo_s[64], hi_s[64];
+    const char *colon = strchr(range, ':');
+    double lo, hi;
+    if (!colon || (size_t)(colon - range) >= sizeof(lo_s) || strlen(colon + 1) >= sizeof(hi_s))
+      return fs__cli_usage("coll", "--size must be MIN:MAX, got '%s'", range);
+    memcpy(lo_s, range, (size_t)(colon - range));
+    lo_s[colon - range] = '\0';
+    snprintf(hi_s, sizeof(hi_s), "%s", colon + 1);
+    if (parse_size(lo_s, &lo) || parse_size(hi_s, &hi) || !(lo > 0) || hi < lo)
+      return fs__cli_usage("coll", "--size must be MIN:MAX with 0 < MIN <= MAX, got '%s'", range);
+    for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 64; v *= 2) add_size(&z, v);
+  }
+
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  fs_router *router = NULL;
+  fs_coll_tuner *tuner = NULL;
+  int32_t *hosts = NULL;
+  int status = 0;
+  int rc = fs_topo_from_spec(topo_s, &t, &err);
+  if (!rc && ranks_file) rc = load_ranks(ranks_file, &hosts, &ranks, &err);
+  if (!rc && !ranks_file) {
+    if (ranks > t->n_hosts) {
+      rc = fs_err_set(&err, FS_EINVAL, "--ranks %d: the topology has only %d hosts", ranks,
+                      t->n_hosts);
+    } else if (!(hosts = malloc((size_t)ranks * sizeof(int32_t)))) {
+      rc = fs_err_set(&err, FS_ENOMEM, "out of memory");
+    } else {
+      for (int32_t r = 0; r < ranks; r++) hosts[r] = r;
+    }
+  }
+  fs_coll_group g = {ranks, hosts};
+  if (!rc) {
+    fs_coll_params q = prm;
+    q.bytes = z.v[0];
+    rc = fs_coll_params_check(&q, ranks, &err);
+  }
+  if (!rc) rc = fs_router_new(t, &router, &err);
+  if (!rc) rc = fs_coll_tuner_new(t, mode, seed, &tuner, &err);
+  if (rc) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  fs_coll_cost cost = cost_of(t, router, &g, prm.gamma_s_per_byte);
+  if (fmt == 0) {
+    printf("# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm.op), ranks,
+           t->spec, routing);
+    printf("# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
+           cost.alpha_s * 1e6, cost.beta_s_per_byte * 1e9,
+           prm.algo == FS_ALGO_AUTO ? "; algo: fastest simulated, * = from cache" : "");
+    printf("#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
+           "algbw", "busbw", "model(us)", "algo");
+    printf("#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
+           "");
+  } else if (fmt == 1) {
+    printf("{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
+           fs_coll_op_name(prm.op), ranks, t->spec, routing);
+  } else {
+    printf("size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
+  }
+  for (size_t i = 0; i < z.n; i++) {
+    fs_coll_params q = prm;
+    q.bytes = z.v[i];
+    int cached = 0;
+    if (prm.algo == FS_ALGO_AUTO &&
+        (rc = fs_coll_tuner_choose(tuner, &q, &g, &q.algo, &cached, &err)))
+      break;
+    fs_coll_result res;
+    if ((rc = fs_coll_run(t, mode, seed, &q, &g, &res, &err))) break;
+    double algbw = q.bytes / res.time_s / 1e9;
+    double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
+    double model = fs_coll_model_time(&q, ranks, &cost);
+    char mod[32];
+    fs__fmt_num(mod, model * 1e6);
+    if (fmt == 0)
+      printf("%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s\n", q.bytes, floor(q.bytes / 4),
+             "float", res.time_s * 1e6, algbw, busbw, model * 1e6, fs_coll_algo_name(res.algo),
+             cached ? "*" : "");
+    else if (fmt == 1)
+      printf("%s\n{\"size_bytes\":%.0f,\"time_us\":%.6f,\"algbw_GBps\":%.6f,\"busbw_GBps\":%.6f,"
+             "\"model_us\":%s,\"algo\":\"%s\",\"cached\":%s,\"chunks\":%d,\"flows\":%lld}",
+             i ? "," : "", q.bytes, res.time_s * 1e6, algbw, busbw, mod,
+             fs_coll_algo_name(res.algo), cached ? "true" : "false", res.chunks,
+             (long long)res.flows);
+    else
+      printf("%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld\n", q.bytes, floor(q.bytes / 4),
+             res.time_s * 1e6, algbw, busbw, mod, fs_coll_algo_name(res.algo), res.chunks,
+             (long long)res.flows);
+    fflush(stdout);
+  }
+  if (fmt == 1 && !rc) printf("]}\n");
+  if (rc) status = fs__cli_fail(&err);
+out:
+  fs_coll_tuner_free(tuner);
+  fs_router_free(router);
+  fs_topo_free(t);
+  free(hosts);
+  free(z.v);
+  return status;
+}

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fabricsim/coll.h"
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
@@ -22,7 +23,7 @@
 #define MIB (1024.0 * 1024.0)
 
 enum { TOPO_FATTREE, TOPO_LEAFSPINE };
-enum { PAT_PERMUTATION, PAT_ALL_TO_ALL };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL };
 
 typedef struct bench_case {
   const char *name;
@@ -35,25 +36,36 @@ typedef struct bench_case {
   double bytes;            /* per flow */
   double goal_s;           /* on topo + route + run wall; reported, not enforced */
   int extra;               /* profiling variant: runs only when named */
+  fs_coll_op op;           /* PAT_COLL: one collective of `bytes` */
+  fs_coll_algo algo;
+  int32_t ranks;           /* on hosts 0..ranks-1 */
 } bench_case;
 
 /* Hosts, links and ECMP are the paper-standard shapes of the brief; the
  * small variants keep the same traffic but fit under callgrind. */
 static const bench_case cases[] = {
     {"B1", "fat-tree k=16, 16 rounds of permutation, 16 MiB, chained",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0},
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0, 0, 0, 0},
     {"B2", "fat-tree k=32, one permutation, 16 MiB, all at t=0",
-     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0},
+     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0, 0, 0, 0},
     {"B3", "leaf-spine 16x16 hosts, 8 spines (2:1), all-to-all 1 MiB",
      TOPO_LEAFSPINE, 0, {16, 8, 16, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB,
-     5.0, 0},
+     5.0, 0, 0, 0, 0},
+    {"C1", "ring all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
+     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_RING, 1024},
+    {"C2", "tree all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
+     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_TREE, 1024},
+    {"C3", "pairwise all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
+     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_PAIRWISE, 256},
+    {"C4", "direct all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
+     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_DIRECT, 256},
     {"B1s", "B1 on fat-tree k=8 (profiling size)",
-     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1},
+     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1, 0, 0, 0},
     {"B2s", "B2 on fat-tree k=16 (profiling size)",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1},
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1, 0, 0, 0},
     {"B3s", "B3 on leaf-spine 8x8 hosts, 4 spines (profiling size)",
      TOPO_LEAFSPINE, 0, {8, 4, 8, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB, 0,
-     1},
+     1, 0, 0, 0},
 };
 enum { N_CASES = (int)(sizeof(cases) / sizeof(cases[0])) };
 
@@ -183,6 +195,30 @@ static int add_all_to_all(const bench_case *c, fs_router *rt, fs_sim *sim,
   return rc;
 }
 
+/* One collective lowered into flows with ECMP (ranks on hosts 0..N-1). */
+static int add_collective(const bench_case *c, fs_router *rt, fs_sim *sim, int64_t *flows,
+                          fs_err *err) {
+  int32_t *hosts = malloc((size_t)c->ranks * sizeof(int32_t));
+  if (!hosts) return 1;
+  for (int32_t r = 0; r < c->ranks; r++) hosts[r] = r;
+  fs_coll_group g = {c->ranks, hosts};
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.op = c->op;
+  prm.algo = c->algo;
+  prm.bytes = c->bytes;
+  fs_coll_lowering l;
+  memset(&l, 0, sizeof(l));
+  l.sim = sim;
+  l.router = rt;
+  l.mode = FS_ROUTE_ECMP;
+  l.seed = 1;
+  int rc = fs_coll_lower(&prm, &g, &l, err);
+  *flows = l.n_flows;
+  free(hosts);
+  return rc;
+}
+
 static int run_case(const bench_case *c, bench_result *res) {
   fs_err err = {0};
   fs_topo *topo = NULL;
@@ -205,9 +241,12 @@ static int run_case(const bench_case *c, bench_result *res) {
     goto done;
   }
   res->hosts = topo->n_hosts;
-  brc = c->pattern == PAT_PERMUTATION
-            ? add_permutations(c, rt, sim, topo->n_hosts, &res->flows, &err)
-            : add_all_to_all(c, rt, sim, topo->n_hosts, &res->flows, &err);
+  if (c->pattern == PAT_COLL)
+    brc = add_collective(c, rt, sim, &res->flows, &err);
+  else if (c->pattern == PAT_PERMUTATION)
+    brc = add_permutations(c, rt, sim, topo->n_hosts, &res->flows, &err);
+  else
+    brc = add_all_to_all(c, rt, sim, topo->n_hosts, &res->flows, &err);
   if (brc) {
     fail(c->name, "routing", &err);
     goto done;

@@ -25,12 +25,19 @@ typedef struct fs__cb {
   int32_t units;      /* set by fs__cb_units */
   double unit_bytes;
   int32_t start;      /* zero-length task every first step waits for */
-  fs_route route;     /* scratch */
   int32_t *scratch;   /* unit lists for fs__cb_send_range */
   size_t scratch_cap;
   uint8_t *has_dependent; /* per item since first_item */
   size_t hd_cap;
-  uint64_t msg_seq;   /* per-message ECMP key */
+  /* Routes per (src, dst) node pair. A rank keeps one connection per peer
+   * (NCCL: a queue pair per peer and channel), so all the messages between
+   * two ranks hash alike under ECMP; routing each pair once also keeps
+   * lowering O(pairs) rather than O(messages) in routing work. */
+  uint64_t *rc_key;   /* open addressing: src * 2^32 + dst + 1, 0 = empty */
+  int32_t *rc_idx;
+  size_t rc_cap, rc_len;
+  fs_route *routes;   /* rc_len of them */
+  size_t routes_cap;
 } fs__cb;
 
 /* What a message produced: the flow, and the item after which the data is

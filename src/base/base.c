@@ -274,3 +274,22 @@ void fs__fmt_num(char *buf, double v) {
   if (v == 0) v = 0; /* no "-0" */
   snprintf(buf, 32, "%.15g", v);
 }
+
+char *fs__escape(char *buf, size_t n, const char *s) {
+  size_t k = 0;
+  for (; *s && k + 5 < n; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '\n') k += (size_t)snprintf(buf + k, n - k, "\\n");
+    else if (c == '\t') k += (size_t)snprintf(buf + k, n - k, "\\t");
+    else if (c == '"' || c == '\\') k += (size_t)snprintf(buf + k, n - k, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f) k += (size_t)snprintf(buf + k, n - k, "\\x%02x", c);
+    else buf[k++] = (char)c;
+  }
+  if (*s && n > 4) {
+    k = k < n - 4 ? k : n - 4;
+    memcpy(buf + k, "...", 3);
+    k += 3;
+  }
+  if (n) buf[k < n ? k : n - 1] = '\0';
+  return buf;
+}

@@ -97,6 +97,11 @@ const fs__event *fs__heap_top(const fs__heap *h);
 struct fs_err;
 int fs__read_file(const char *path, char **out, size_t *len, struct fs_err *err);
 
+/* Copies s into buf (size n, always terminated) with control characters,
+ * quotes and backslashes escaped C-style, so user strings (ids, keys) can go
+ * into one-line messages. Returns buf. */
+char *fs__escape(char *buf, size_t n, const char *s);
+
 /* Formats a double the way fabricsim outputs numbers: shortest of %.15g,
  * never "nan"/"inf" (those become null). buf must hold 32 bytes. */
 void fs__fmt_num(char *buf, double v);

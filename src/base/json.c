@@ -2,6 +2,8 @@
  * value with cJSON itself, cut to 60 characters so one line stays one line. */
 #include "json.h"
 
+#include "base.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,7 +45,8 @@ int fs__json_fail(const fs__jctx *c, const char *path, const cJSON *value,
 }
 
 void fs__json_path_key(char *buf, size_t n, const char *path, const char *key) {
-  snprintf(buf, n, "%s.%s", path, key);
+  char esc[128];
+  snprintf(buf, n, "%s.%s", path, fs__escape(esc, sizeof(esc), key));
 }
 
 void fs__json_path_idx(char *buf, size_t n, const char *path, size_t i) {

@@ -23,6 +23,7 @@ void fs_scenario_free(fs_scenario *sc) {
   fs_sim_free(sc->sim);
   fs_router_free(sc->router);
   fs_topo_free(sc->topo);
+  free(sc->deps);
   if (sc->mem) {
     fs__strmap_free(&sc->mem->ids);
     fs__arena_free(&sc->mem->arena);
@@ -80,8 +81,10 @@ static int register_id(const fs__jctx *c, fs_scenario *sc, const cJSON *obj,
   if (rc == 1) {
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "id");
+    char esc[128];
     return fs_err_set(c->err, FS_EINVAL, "%s: %s: duplicate id \"%s\" (already used by %s[%d])",
-                      c->file, p, id, old < sc->n_flows ? "$.flows" : "$.tasks",
+                      c->file, p, fs__escape(esc, sizeof(esc), id),
+                      old < sc->n_flows ? "$.flows" : "$.tasks",
                       old < sc->n_flows ? old : old - sc->n_flows);
   }
   *out = copy;
@@ -305,8 +308,9 @@ static int cycle_error(const fs_scenario *sc, fs_err *err) {
   size_t used = 0;
   for (int32_t i = 0; i <= shown && used < sizeof(msg) - 40; i++) {
     int32_t it = cyc[i % shown];
-    used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%.40s",
-                             i ? " -> " : "", item_id(sc, it));
+    char esc[48];
+    used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%s", i ? " -> " : "",
+                             fs__escape(esc, sizeof(esc), item_id(sc, it)));
   }
   if (n > shown) snprintf(msg + used, sizeof(msg) - used, " ...");
   int32_t first = cyc[shown > 1 ? 1 : 0]; /* waits for the one before it */

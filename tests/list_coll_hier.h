@@ -1,1 +1,11 @@
 /* tests of the hier collective algorithms, run in this order */
+X(test_coll_hier_inc_sim_equals_closed_form_every_node_size)
+X(test_coll_hier_inc_closed_forms_by_hand)
+X(test_coll_hier_degenerate_node_sizes_are_the_ring)
+X(test_coll_hier_bytes_and_flows)
+X(test_coll_hier_rejects_partial_nodes)
+X(test_coll_hier_4to1_leafspine_against_flat_rings)
+X(test_coll_hier_fast_scaleup_beats_aligned_ring)
+X(test_coll_inc_needs_capable_switch)
+X(test_coll_inc_picks_nearest_switch)
+X(test_coll_inc_oversubscribed_spine)

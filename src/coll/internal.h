@@ -55,7 +55,9 @@ int fs__cb_units(fs__cb *cb, int32_t units);
  * after the last byte of every flow in sent[] has left, and after the
  * collective's start. reduce: the receiver combines the data with its own
  * (contributions must be disjoint) in a task of bytes * gamma seconds;
- * otherwise it overwrites its copy. Returns 0 or a negative code. */
+ * otherwise it overwrites its copy. `units` is read only when a tracker is
+ * attached (cb->l->track); without one it may be NULL and only n counts.
+ * Returns 0 or a negative code. */
 int fs__cb_send(fs__cb *cb, int32_t from, int32_t to, const int32_t *units,
                 int32_t n, int reduce, const int32_t *done, int32_t n_done,
                 const int32_t *sent, int32_t n_sent, fs__msg *out);

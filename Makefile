@@ -72,12 +72,14 @@ bench: $(BENCHBIN) $(BIN)
 # libFuzzer on the scenario and topology parsers (needs clang).
 fuzz:
 	@mkdir -p $(BUILD)/fuzz/corpus
-	@cp -n examples/*.json tests/data/*.json $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	@cp -n examples/*.json tests/data/bad/*.json $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	@for f in tests/data/fuzz-crashes/*.json; do case $$f in */oom-*) ;; \
+	  *) cp -n $$f $(BUILD)/fuzz/corpus/ 2>/dev/null || true;; esac; done
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude \
-	  -fsanitize=fuzzer,address,undefined -o $(BUILD)/fuzz/fuzz-scenario \
-	  fuzz/fuzz_scenario.c $(LIB_SRC) $(LDLIBS)
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $(BUILD)/fuzz/fuzz-scenario fuzz/fuzz_scenario.c $(LIB_SRC) $(LDLIBS)
 	$(BUILD)/fuzz/fuzz-scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  -timeout=10 $(BUILD)/fuzz/corpus
+	  -timeout=10 -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus
 
 install: $(BIN) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fabricsim

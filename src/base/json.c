@@ -120,8 +120,12 @@ int fs__json_int_value(const fs__jctx *c, const cJSON *v, const char *path,
   if (!cJSON_IsNumber(v))
     return fs__json_fail(c, path, v, "must be an integer");
   double d = v->valuedouble;
-  if (!isfinite(d) || d != floor(d) || fabs(d) > (double)FS_JSON_INT_MAX)
-    return fs__json_fail(c, path, v, "must be an integer");
+  if (!isfinite(d))
+    return fs__json_fail(c, path, NULL, "number too large to represent");
+  if (d != floor(d)) return fs__json_fail(c, path, v, "must be an integer");
+  if (fabs(d) > (double)FS_JSON_INT_MAX)
+    return fs__json_fail(c, path, v, "must be at most 2^53 = %lld in magnitude",
+                         (long long)FS_JSON_INT_MAX);
   if (d < (double)min || d > (double)max) {
     if (max >= FS_JSON_INT_MAX)
       return fs__json_fail(c, path, v, "must be >= %lld", (long long)min);
@@ -157,8 +161,9 @@ int fs__json_num(const fs__jctx *c, const cJSON *obj, const char *path,
     *out = def;
     return 0;
   }
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return fs__json_fail(c, p, v, "must be a finite number");
+  if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+    return fs__json_fail(c, p, NULL, "number too large to represent");
+  if (!cJSON_IsNumber(v)) return fs__json_fail(c, p, v, "must be a number");
   if (v->valuedouble < min || v->valuedouble > max)
     return fs__json_fail(c, p, v, "must be in [%g, %g]", min, max);
   *out = v->valuedouble;

@@ -82,8 +82,9 @@ static int register_id(const fs__jctx *c, fs_scenario *sc, const cJSON *obj,
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "id");
     char esc[128];
-    return fs_err_set(c->err, FS_EINVAL, "%s: %s: duplicate id \"%s\" (already used by %s[%d])",
+    return fs_err_set(c->err, FS_EINVAL, "%s: %s: duplicate id \"%s\"%s (already used by %s[%d])",
                       c->file, p, fs__escape(esc, sizeof(esc), id),
+                      id == buf ? ", the default id of an item without one," : "",
                       old < sc->n_flows ? "$.flows" : "$.tasks",
                       old < sc->n_flows ? old : old - sc->n_flows);
   }

@@ -7,7 +7,9 @@
 
 #include "internal.h"
 
-enum { MAX_NODES = 1 << 22 };
+/* Limits keep a typo from asking for gigabytes: 4M nodes and 4M cables
+ * (a fat-tree k=128 has 1.6M cables, a 32k-GPU fabric well under 1M). */
+enum { MAX_NODES = 1 << 22, MAX_CABLES = 1 << 22 };
 #define MAX_GBPS 1e7
 #define MAX_LATENCY_NS 1000000000000LL
 
@@ -69,10 +71,11 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
   int64_t hosts = (int64_t)p->leaves * p->hosts_per_leaf;
   int64_t nodes = hosts + p->leaves + p->spines;
   int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps;
-  if (nodes > MAX_NODES || cables > MAX_NODES * 8LL)
+  if (nodes > MAX_NODES || cables > MAX_CABLES)
     return fs_err_set(err, FS_EINVAL,
-                      "leafspine: too large (%lld nodes, %lld cables; limit %d nodes)",
-                      (long long)nodes, (long long)cables, MAX_NODES);
+                      "leafspine: too large (%lld nodes, %lld cables; limits %d nodes, "
+                      "%d cables)",
+                      (long long)nodes, (long long)cables, MAX_NODES, MAX_CABLES);
   fs__topo_builder b;
   if ((rc = fs__tb_init(&b, "leafspine", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
@@ -105,9 +108,9 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
                     fs_err *err) {
   int rc = check_common("fattree", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
-  if (k < 2 || k % 2 != 0 || k > 256)
+  if (k < 2 || k % 2 != 0 || k > 128)
     return fs_err_set(err, FS_EINVAL,
-                      "fattree: k must be even and in [2, 256], got %d", k);
+                      "fattree: k must be even and in [2, 128], got %d", k);
   int32_t h = k / 2;
   int32_t hosts = k * h * h, edges = k * h, aggs = k * h, cores = h * h;
   int32_t nodes = hosts + edges + aggs + cores;

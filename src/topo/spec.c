@@ -78,7 +78,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     int64_t k, lat;
     double gbps;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
-        (rc = fs__json_int(c, obj, path, "k", 1, 0, 2, 256, &k)) ||
+        (rc = fs__json_int(c, obj, path, "k", 1, 0, 2, 128, &k)) ||
         (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)))
       return rc;
     if (k % 2) {

@@ -44,6 +44,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
   if (m->hpos) for (size_t i = 0; i < L; i++) m->hpos[i] = -1;
+  if (m->bn) for (size_t i = 0; i < F; i++) m->bn[i] = -1;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate ||
       !m->hpos || !m->heap || !m->bn || !m->fchk || !m->lst || !m->load ||
@@ -172,15 +173,24 @@ static void link_stats(const fs__simcore *core, fs__maxmin *m, int32_t l) {
   m->maxr[l] = mx;
 }
 
+static int is_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t l, double x) {
+  link_stats(core, m, l);
+  return m->load[l] >= core->cap_Bps[l] * (1 - EPS) && x >= m->maxr[l] * (1 - EPS);
+}
+
+/* Tries the flow's last known bottleneck first: it usually still is one, and
+ * then only that link's flows are scanned instead of every link's. */
 static int has_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t g) {
   const fs__flow *fl = &core->flows[g];
   double x = cur_rate(core, m, g);
   if (!(x > 0)) return 0;
+  if (m->bn[g] >= 0 && is_bottleneck(core, m, m->bn[g], x)) return 1;
   for (int32_t k = 0; k < fl->n; k++) {
     int32_t l = core->route_links[fl->off + k];
-    link_stats(core, m, l);
-    if (m->load[l] >= core->cap_Bps[l] * (1 - EPS) && x >= m->maxr[l] * (1 - EPS))
+    if (l != m->bn[g] && is_bottleneck(core, m, l, x)) {
+      m->bn[g] = l;
       return 1;
+    }
   }
   return 0;
 }

@@ -12,7 +12,6 @@
 #include "test.h"
 
 /* Defined in src/coll/tree.c (not yet in internal.h). */
-int fs__coll_double_tree(int32_t p, int32_t *parent_a, int32_t *parent_b, int32_t *height);
 
 #define LAT_NS 500
 #define GBPS 100.0

@@ -12,7 +12,11 @@
  * a rank's sends on one step go out together; a rank's next send waits for
  * the data it forwards to have arrived, for its own previous send to have
  * left (fs_sim_add_dep_sent), and for any reduction (a task of
- * bytes * gamma seconds on the receiver) of that data. */
+ * bytes * gamma seconds on the receiver) of that data. Algorithms whose
+ * ranks receive from several peers at once (tree reduce, double tree,
+ * binomial) lower in synchronous steps joined by a zero-cost barrier, so
+ * each step's sharing is fixed and the closed form exact; this only delays
+ * flows (docs/model.md says by how much). */
 #ifndef FABRICSIM_COLL_H
 #define FABRICSIM_COLL_H
 

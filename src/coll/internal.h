@@ -113,6 +113,10 @@ typedef struct fs__coll_algo_impl {
 
 #define FS__OP(op) (1u << (op))
 
+/* The double binary tree of p ranks (tree.c): parent of each rank in tree A
+ * and tree B (-1 for a root) and the trees' height. Returns 0 or FS_ENOMEM. */
+int fs__coll_double_tree(int32_t p, int32_t *parent_a, int32_t *parent_b, int32_t *height);
+
 /* fs_coll_lower with a given implementation (tests lower deliberately
  * broken ones to show the data tracker catches them). */
 int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,

@@ -138,10 +138,9 @@ static int single_tree(btree *t, int32_t p, int32_t root) {
   return rc;
 }
 
-/* For tests (declared here until internal.h carries it): the parents of
+/* Declared in internal.h (the tests check the shapes): the parents of
  * every rank in the double tree's trees A and B, and their height. Returns
  * 0, or FS_ENOMEM with the outputs untouched. */
-int fs__coll_double_tree(int32_t p, int32_t *parent_a, int32_t *parent_b, int32_t *height);
 int fs__coll_double_tree(int32_t p, int32_t *parent_a, int32_t *parent_b, int32_t *height) {
   btree t[2];
   if (double_tree(t, p)) return FS_ENOMEM;

@@ -14,5 +14,3 @@ X(test_cli_sim_routing_explicit_override_needs_paths)
 X(test_cli_sim_usage_errors_exit_2)
 X(test_cli_sim_missing_or_unwritable_files_exit_2)
 X(test_cli_sim_fuzz_reproducers_do_not_crash)
-/* Not registered until fixed (each fails today, see tests/test_cli.c):
- * test_cli_sim_known_bugs */

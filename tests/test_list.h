@@ -8,4 +8,5 @@
 #include "list_coll_rd.h"
 #include "list_coll_a2a.h"
 #include "list_coll_hier.h"
+#include "list_pipeline.h"
 #include "list_cli.h"

@@ -12,6 +12,10 @@
 int fs_report_sim_json(FILE *f, const fs_scenario *sc);
 int fs_report_sim_csv(FILE *f, const fs_scenario *sc);
 
+/* Perfetto / Chrome trace of the run: one track group per host that sends
+ * or computes, its tasks and its outgoing flows as slices. */
+int fs_report_sim_trace(FILE *f, const fs_scenario *sc);
+
 typedef struct fs_sim_summary {
   double makespan_s;
   double fct_mean_s, fct_p50_s, fct_p99_s, fct_max_s; /* flow completion */

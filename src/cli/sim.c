@@ -22,6 +22,7 @@ static void help(FILE *f) {
           "options:\n"
           "  --out FILE          write results to FILE instead of stdout\n"
           "  --format json|csv   JSON (default) or one CSV row per flow\n"
+          "  --trace FILE        also write a Perfetto / Chrome trace (ui.perfetto.dev)\n"
           "  --summary           print a human summary on stdout (with --out, the\n"
           "                      results still go to FILE)\n"
           "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit\n"
@@ -54,7 +55,8 @@ static void on_progress(void *ctx, const fs_sim_progress *p) {
           (long long)p->items_total, (unsigned long long)p->events, ps->tty ? "   " : "\n");
 }
 
-static int write_results(const fs_scenario *sc, const char *out, int csv) {
+/* kind: 0 JSON results, 1 CSV, 2 trace. */
+static int write_results(const fs_scenario *sc, const char *out, int kind) {
   FILE *f = stdout;
   char tmp[4200];
   if (out) {
@@ -65,7 +67,9 @@ static int write_results(const fs_scenario *sc, const char *out, int csv) {
       return 2;
     }
   }
-  int rc = csv ? fs_report_sim_csv(f, sc) : fs_report_sim_json(f, sc);
+  int rc = kind == 1 ? fs_report_sim_csv(f, sc)
+           : kind == 2 ? fs_report_sim_trace(f, sc)
+                       : fs_report_sim_json(f, sc);
   if (out) {
     if (fclose(f) != 0) rc = FS_EIO;
     if (rc == 0 && rename(tmp, out) != 0) rc = FS_EIO;
@@ -83,6 +87,7 @@ static int write_results(const fs_scenario *sc, const char *out, int csv) {
 
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
+  const char *trace = NULL;
   int summary = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -93,6 +98,9 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
       if (!has_val) return fs__cli_usage("sim", "%s needs a file name", a);
       out = argv[++i];
+    } else if (strcmp(a, "--trace") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--trace needs a file name");
+      trace = argv[++i];
     } else if (strcmp(a, "--format") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--format needs json or csv");
       format = argv[++i];
@@ -146,7 +154,9 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_fail(&err);
   }
   int status = 0;
-  if (out || !summary) status = write_results(sc, out, strcmp(format, "csv") == 0);
+  if (trace) status = write_results(sc, trace, 2);
+  if (status == 0 && (out || !summary))
+    status = write_results(sc, out, strcmp(format, "csv") == 0);
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
     printf("wall time:       %.3f s\n", elapsed(&ps.t0));

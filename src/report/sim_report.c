@@ -7,6 +7,7 @@
 
 #include "../base/base.h"
 #include "fabricsim/report.h"
+#include "fabricsim/trace.h"
 
 static void put_str(FILE *f, const char *s) {
   fputc('"', f);
@@ -209,4 +210,31 @@ int fs_report_sim_summary(FILE *f, const fs_scenario *sc) {
           (unsigned long long)c.events, (unsigned long long)c.batches,
           (unsigned long long)c.flows_rerated);
   return finish(f);
+}
+
+int fs_report_sim_trace(FILE *f, const fs_scenario *sc) {
+  const fs_sim *s = sc->sim;
+  const fs_topo *t = sc->topo;
+  fs_trace tr;
+  fs_trace_begin(&tr, f);
+  uint8_t *named = calloc((size_t)t->n_hosts, 1);
+  if (!named) return FS_ENOMEM;
+  char name[64];
+  for (int32_t i = 0; i < sc->n_flows + sc->n_tasks; i++) {
+    int32_t host = i < sc->n_flows ? sc->flows[i].src : sc->tasks[i - sc->n_flows].host;
+    if (!named[host]++) {
+      fs_topo_node_name(t, host, name, sizeof(name));
+      fs_trace_process(&tr, host, name, host);
+    }
+    double st = fs_sim_start_s(s, i), fin = fs_sim_finish_s(s, i);
+    if (i < sc->n_flows) {
+      char label[160];
+      snprintf(label, sizeof(label), "%.120s -> %d", sc->flows[i].id, sc->flows[i].dst);
+      fs_trace_async(&tr, host, label, "flows out", i, st, fin - st);
+    } else {
+      fs_trace_async(&tr, host, sc->tasks[i - sc->n_flows].id, "tasks", i, st, fin - st);
+    }
+  }
+  free(named);
+  return fs_trace_end(&tr);
 }

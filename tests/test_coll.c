@@ -6,56 +6,17 @@
 #include <string.h>
 
 #include "../src/coll/internal.h"
+#include "coll_harness.h"
 #include "fabricsim/coll.h"
 #include "test.h"
 
 #define LAT_NS 500
 #define GBPS 100.0
 
-typedef struct tracked {
-  double time_s;
-  int verified; /* 0 ok, else FS_E* */
-  char why[512];
-  double recv[64];
-} tracked;
-
-/* Lowers prm on a star of p hosts with tracking and runs it. */
-static int run_tracked(const fs_coll_params *prm, int32_t p, fs_route_mode mode,
-                       tracked *out, fs_err *err) {
-  fs_topo *t = NULL;
-  int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
-  if (rc) return rc;
-  fs_topo_mark_inc(t, "all"); /* the switch can aggregate (algorithm inc) */
-  int32_t hosts[256];
-  for (int32_t i = 0; i < p; i++) hosts[i] = i;
-  fs_coll_group g = {p, hosts};
-  fs_router *r = NULL;
-  fs_sim *s = NULL;
-  fs_coll_tracker *tr = NULL;
-  fs_router_new(t, &r, err);
-  fs_sim_new(t, &s, err);
-  fs_coll_tracker_new(&tr, err);
-  fs_coll_lowering l;
-  memset(&l, 0, sizeof(l));
-  l.sim = s;
-  l.router = r;
-  l.mode = mode;
-  l.seed = 1;
-  l.track = p <= 64 ? tr : NULL;
-  rc = fs_coll_lower(prm, &g, &l, err);
-  if (!rc) rc = fs_sim_run(s, NULL, err);
-  if (!rc) {
-    out->time_s = fs_sim_finish_s(s, l.done);
-    fs_err verr = {0, ""};
-    out->verified = l.track ? fs_coll_verify(tr, s, out->recv, &verr) : 0;
-    snprintf(out->why, sizeof(out->why), "%s", verr.msg);
-  }
-  fs_coll_tracker_free(tr);
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
-  return rc;
-}
+/* A switch that can aggregate (algorithm inc); the broken lowerings run on
+ * a plain one. */
+static const coll_star STAR = {LAT_NS, GBPS, COLL_SWITCH_INC};
+static const coll_star STAR_PLAIN = {LAT_NS, GBPS, COLL_SWITCH_PLAIN};
 
 TEST(test_coll_sim_equals_closed_form_on_star) {
   static const int32_t ps[] = {2, 3, 4, 5, 7, 8, 16, 64};
@@ -84,8 +45,8 @@ TEST(test_coll_sim_equals_closed_form_on_star) {
             }
             fs_err err = {0, ""};
             if (fs_coll_params_check(&prm, ps[pi], &err)) continue; /* e.g. needs a power of 2 */
-            tracked tr;
-            int rc = run_tracked(&prm, ps[pi], FS_ROUTE_SHORTEST, &tr, &err);
+            coll_run tr = {0};
+            int rc = coll_run_star(&STAR, NULL, &prm, ps[pi], &tr, &err);
             if (rc) {
               test_fail(__FILE__, __LINE__, "%s %s p=%d: %s", fs_coll_algo_name(prm.algo),
                         fs_coll_op_name(prm.op), ps[pi], err.msg);
@@ -122,17 +83,17 @@ TEST(test_coll_ring_bytes_received) {
         {FS_COLL_REDUCESCATTER, (double)(p - 1) / p * 6e6}};
     for (int c = 0; c < 3; c++) {
       prm.op = cases[c].op;
-      tracked tr;
+      coll_run tr = {0};
       fs_err err = {0, ""};
-      CHECK_OK(run_tracked(&prm, p, FS_ROUTE_SHORTEST, &tr, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &tr, &err), &err);
       CHECK_EQ_INT(tr.verified, 0);
       for (int32_t r = 0; r < p; r++) CHECK_REL(tr.recv[r], cases[c].per_rank, 1e-12, "B");
     }
     prm.op = FS_COLL_BROADCAST;
     prm.root = p - 1;
-    tracked tr;
+    coll_run tr = {0};
     fs_err err = {0, ""};
-    CHECK_OK(run_tracked(&prm, p, FS_ROUTE_SHORTEST, &tr, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &tr, &err), &err);
     for (int32_t r = 0; r < p; r++) CHECK_REL(tr.recv[r], r == p - 1 ? 0 : 6e6, 1e-12, "B");
   }
 }
@@ -159,48 +120,22 @@ static int broken_lower(fs__cb *cb) {
   return rc;
 }
 
-static double broken_model(const fs_coll_params *prm, int32_t p, int32_t c,
-                           const fs_coll_cost *cost) {
-  (void)prm, (void)p, (void)c, (void)cost;
-  return 0;
-}
-
 TEST(test_coll_tracker_catches_broken_algorithm) {
   const fs__coll_algo_impl broken = {FS_ALGO_RING, FS__OP(FS_COLL_ALLGATHER), broken_lower,
-                                     broken_model, NULL, NULL};
+                                     coll_zero_model, NULL, NULL};
   const char *expect[] = {"ends with", "before it was ready", "does not hold"};
   for (broken_variant = 0; broken_variant < 3; broken_variant++) {
-    fs_topo *t = NULL;
     fs_err err = {0, ""};
-    fs_topo_star(4, 100, 500, &t, &err);
-    int32_t hosts[] = {0, 1, 2, 3};
-    fs_coll_group g = {4, hosts};
-    fs_router *r;
-    fs_sim *s;
-    fs_coll_tracker *tr;
-    fs_router_new(t, &r, &err);
-    fs_sim_new(t, &s, &err);
-    fs_coll_tracker_new(&tr, &err);
     fs_coll_params prm;
     fs_coll_params_init(&prm);
     prm.op = FS_COLL_ALLGATHER;
     prm.algo = FS_ALGO_RING;
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = s;
-    l.router = r;
-    l.track = tr;
-    CHECK_OK(fs__coll_lower_impl(&broken, &prm, &g, &l, &err), &err);
-    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
-    fs_err verr = {0, ""};
-    CHECK_EQ_INT(fs_coll_verify(tr, s, NULL, &verr), FS_EINVAL);
-    if (!strstr(verr.msg, expect[broken_variant]))
+    coll_run run = {0};
+    CHECK_OK(coll_run_star(&STAR_PLAIN, &broken, &prm, 4, &run, &err), &err);
+    CHECK_EQ_INT(run.verified, FS_EINVAL);
+    if (!strstr(run.why, expect[broken_variant]))
       test_fail(__FILE__, __LINE__, "variant %d: expected '%s' in '%s'", broken_variant,
-                expect[broken_variant], verr.msg);
-    fs_coll_tracker_free(tr);
-    fs_sim_free(s);
-    fs_router_free(r);
-    fs_topo_free(t);
+                expect[broken_variant], run.why);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../src/coll/internal.h"
+#include "coll_harness.h"
 #include "fabricsim/coll.h"
 #include "test.h"
 
@@ -14,52 +15,7 @@
 #define ALPHA (2 * LAT_NS * 1e-9) /* host -> switch -> host */
 #define BETA (8 / (GBPS * 1e9))
 
-typedef struct a2a_run {
-  double time_s;
-  int64_t flows;
-  int verified; /* 0 ok, else FS_E* */
-  char why[512];
-  double recv[64];
-} a2a_run;
-
-/* Lowers prm with implementation im on a star of p hosts, with tracking
- * (p <= 64), and runs it. */
-static int run_star(const fs__coll_algo_impl *im, const fs_coll_params *prm, int32_t p,
-                    a2a_run *out, fs_err *err) {
-  fs_topo *t = NULL;
-  fs_router *r = NULL;
-  fs_sim *s = NULL;
-  fs_coll_tracker *tr = NULL;
-  int32_t hosts[256];
-  int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
-  if (!rc) rc = fs_router_new(t, &r, err);
-  if (!rc) rc = fs_sim_new(t, &s, err);
-  if (!rc) rc = fs_coll_tracker_new(&tr, err);
-  if (!rc) {
-    for (int32_t i = 0; i < p; i++) hosts[i] = i;
-    fs_coll_group g = {p, hosts};
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = s;
-    l.router = r;
-    l.mode = FS_ROUTE_SHORTEST;
-    l.track = p <= 64 ? tr : NULL;
-    rc = im ? fs__coll_lower_impl(im, prm, &g, &l, err) : fs_coll_lower(prm, &g, &l, err);
-    if (!rc) rc = fs_sim_run(s, NULL, err);
-    if (!rc) {
-      fs_err verr = {0, ""};
-      out->time_s = fs_sim_finish_s(s, l.done);
-      out->flows = l.n_flows;
-      out->verified = l.track ? fs_coll_verify(tr, s, out->recv, &verr) : 0;
-      snprintf(out->why, sizeof(out->why), "%s", verr.msg);
-    }
-  }
-  fs_coll_tracker_free(tr);
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
-  return rc;
-}
+static const coll_star STAR = {LAT_NS, GBPS, COLL_SWITCH_PLAIN};
 
 static fs_coll_params params(fs_coll_algo a, fs_coll_op op, double bytes) {
   fs_coll_params prm;
@@ -100,9 +56,9 @@ TEST(test_coll_a2a_sim_equals_closed_form_every_p) {
         prm.channels = v == 0 ? 0 : v == 1 ? 3 : 1;
         prm.root = p > 3 ? p - 1 : 0; /* send/recv wraps to rank 0 */
         if (cases[c].op == FS_COLL_ALLTOALL && p > 64 && v) continue; /* keep it quick */
-        a2a_run run;
+        coll_run run = {0};
         fs_err err = {0, ""};
-        int rc = run_star(NULL, &prm, p, &run, &err);
+        int rc = coll_run_star(&STAR, NULL, &prm, p, &run, &err);
         if (rc) {
           test_fail(__FILE__, __LINE__, "%s %s p=%d: %s", fs_coll_algo_name(prm.algo),
                     fs_coll_op_name(prm.op), p, err.msg);
@@ -176,9 +132,9 @@ TEST(test_coll_a2a_simulated_by_hand) {
       {FS_ALGO_DIRECT, 1e-6 + 320e-6}};
   for (int i = 0; i < 3; i++) {
     fs_coll_params prm = params(c[i].algo, FS_COLL_ALLTOALL, 5e6);
-    a2a_run run;
+    coll_run run = {0};
     fs_err err = {0, ""};
-    CHECK_OK(run_star(NULL, &prm, 5, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, 5, &run, &err), &err);
     CHECK_REL(run.time_s, c[i].want_s, 1e-9, "s");
   }
 }
@@ -193,9 +149,9 @@ TEST(test_coll_a2a_bytes_received) {
       fs_coll_params prm = i < 2 ? params(a2a[i], FS_COLL_ALLTOALL, n)
                                  : params(i == 2 ? FS_ALGO_DIRECT : FS_ALGO_BRUCK,
                                           FS_COLL_ALLGATHER, n);
-      a2a_run run;
+      coll_run run = {0};
       fs_err err = {0, ""};
-      CHECK_OK(run_star(NULL, &prm, p, &run, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
       CHECK_EQ_INT(run.verified, 0);
       for (int32_t r = 0; r < p; r++)
         CHECK_REL(run.recv[r], (double)(p - 1) / p * n, 1e-12, "B");
@@ -208,9 +164,9 @@ TEST(test_coll_a2a_bytes_received) {
       {5, n}, {6, 7 * n / 6}, {8, 12 * n / 8}, {2, n / 2}, {3, 2 * n / 3}};
   for (int i = 0; i < 5; i++) {
     fs_coll_params prm = params(FS_ALGO_BRUCK, FS_COLL_ALLTOALL, n);
-    a2a_run run;
+    coll_run run = {0};
     fs_err err = {0, ""};
-    CHECK_OK(run_star(NULL, &prm, bruck[i].p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, bruck[i].p, &run, &err), &err);
     CHECK_EQ_INT(run.verified, 0);
     for (int32_t r = 0; r < bruck[i].p; r++) CHECK_REL(run.recv[r], bruck[i].per_rank, 1e-12, "B");
   }
@@ -219,9 +175,9 @@ TEST(test_coll_a2a_bytes_received) {
   prm.root = 4;
   prm.chunks = 4;
   prm.channels = 2;
-  a2a_run run;
+  coll_run run = {0};
   fs_err err = {0, ""};
-  CHECK_OK(run_star(NULL, &prm, 5, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 5, &run, &err), &err);
   CHECK_EQ_INT(run.verified, 0);
   for (int32_t r = 0; r < 5; r++) CHECK_REL(run.recv[r], r == 0 ? n : 0, 1e-12, "B");
 }
@@ -242,9 +198,9 @@ TEST(test_coll_a2a_flow_counts) {
       fs_coll_params prm = params(c[i].algo, c[i].op, 1e5);
       prm.chunks = 3; /* ignored but by send/recv */
       prm.channels = 2;
-      a2a_run run;
+      coll_run run = {0};
       fs_err err = {0, ""};
-      CHECK_OK(run_star(NULL, &prm, p, &run, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
       CHECK_EQ_INT(run.flows, c[i].flows);
     }
   }
@@ -265,23 +221,17 @@ static int misdeliver_lower(fs__cb *cb) {
   return rc;
 }
 
-static double zero_model(const fs_coll_params *prm, int32_t p, int32_t c,
-                         const fs_coll_cost *cost) {
-  (void)prm, (void)p, (void)c, (void)cost;
-  return 0;
-}
-
 TEST(test_coll_a2a_tracker_catches_misdelivery) {
   const fs__coll_algo_impl bad = {FS_ALGO_DIRECT, FS__OP(FS_COLL_ALLTOALL), misdeliver_lower,
-                                  zero_model, NULL, NULL};
+                                  coll_zero_model, NULL, NULL};
   fs_coll_params prm = params(FS_ALGO_DIRECT, FS_COLL_ALLTOALL, 4e4);
-  a2a_run run;
+  coll_run run = {0};
   fs_err err = {0, ""};
-  CHECK_OK(run_star(&bad, &prm, 4, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, &bad, &prm, 4, &run, &err), &err);
   CHECK_EQ_INT(run.verified, FS_EINVAL);
   if (!strstr(run.why, "rank 1 ends with unit 1 "))
     test_fail(__FILE__, __LINE__, "expected rank 1 missing unit 1 (0 -> 1), got '%s'", run.why);
   /* The same run with the real lowering passes. */
-  CHECK_OK(run_star(NULL, &prm, 4, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 4, &run, &err), &err);
   CHECK_EQ_INT(run.verified, 0);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_harness.h"
 #include "fabricsim/coll.h"
 #include "test.h"
 
@@ -14,59 +15,8 @@
 #define ALPHA (2 * LAT_NS * 1e-9) /* host -> switch -> host on the star */
 #define BETA (8 / (GBPS * 1e9))
 
-typedef struct hrun {
-  double time_s;
-  int64_t flows;
-  int verified; /* 0 ok, else FS_E* */
-  char why[512];
-  double recv[64];
-} hrun;
-
-/* Lowers prm for ranks on hosts[0..p) of t with tracking and runs it. */
-static int run_on(const fs_topo *t, const fs_coll_params *prm, const int32_t *hosts, int32_t p,
-                  hrun *out, fs_err *err) {
-  fs_router *r = NULL;
-  fs_sim *s = NULL;
-  fs_coll_tracker *tr = NULL;
-  int rc = fs_router_new(t, &r, err);
-  if (!rc) rc = fs_sim_new(t, &s, err);
-  if (!rc) rc = fs_coll_tracker_new(&tr, err);
-  if (!rc) {
-    fs_coll_group g = {p, hosts};
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = s;
-    l.router = r;
-    l.mode = FS_ROUTE_SHORTEST;
-    l.track = tr;
-    rc = fs_coll_lower(prm, &g, &l, err);
-    if (!rc) rc = fs_sim_run(s, NULL, err);
-    if (!rc) {
-      fs_err verr = {0, ""};
-      out->time_s = fs_sim_finish_s(s, l.done);
-      out->flows = l.n_flows;
-      out->verified = fs_coll_verify(tr, s, out->recv, &verr);
-      snprintf(out->why, sizeof(out->why), "%s", verr.msg);
-    }
-  }
-  fs_coll_tracker_free(tr);
-  fs_sim_free(s);
-  fs_router_free(r);
-  return rc;
-}
-
-/* The same on a star of p hosts whose switch can aggregate. */
-static int run_star(const fs_coll_params *prm, int32_t p, hrun *out, fs_err *err) {
-  fs_topo *t = NULL;
-  int32_t hosts[64];
-  int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
-  if (rc) return rc;
-  fs_topo_mark_inc(t, "all");
-  for (int32_t i = 0; i < p; i++) hosts[i] = i;
-  rc = run_on(t, prm, hosts, p, out, err);
-  fs_topo_free(t);
-  return rc;
-}
+/* The star's switch can aggregate (algorithm inc). */
+static const coll_star STAR = {LAT_NS, GBPS, COLL_SWITCH_INC};
 
 static fs_coll_params params(fs_coll_algo a, fs_coll_op op, double bytes, int32_t node_size) {
   fs_coll_params prm;
@@ -125,9 +75,9 @@ TEST(test_coll_hier_inc_sim_equals_closed_form_every_node_size) {
                 prm.chunks = 5;
                 prm.root = p - 1;
               }
-              hrun r;
+              coll_run r = {0};
               fs_err err = {0, ""};
-              if (run_star(&prm, p, &r, &err)) {
+              if (coll_run_star(&STAR, NULL, &prm, p, &r, &err)) {
                 test_fail(__FILE__, __LINE__, "%s %s p=%d q=%d: %s", fs_coll_algo_name(prm.algo),
                           fs_coll_op_name(prm.op), p, q, err.msg);
                 continue;
@@ -210,15 +160,15 @@ TEST(test_coll_hier_degenerate_node_sizes_are_the_ring) {
           ring.channels = 2;
           ring.gamma_s_per_byte = 2e-11;
         }
-        hrun want, got;
+        coll_run want = {0}, got = {0};
         fs_err err = {0, ""};
-        CHECK_OK(run_star(&ring, p, &want, &err), &err);
+        CHECK_OK(coll_run_star(&STAR, NULL, &ring, p, &want, &err), &err);
         int32_t sizes[] = {0, 1, p};
         for (int k = 0; k < 3; k++) {
           fs_coll_params h = ring;
           h.algo = FS_ALGO_HIER;
           h.node_size = sizes[k];
-          CHECK_OK(run_star(&h, p, &got, &err), &err);
+          CHECK_OK(coll_run_star(&STAR, NULL, &h, p, &got, &err), &err);
           CHECK_REL(got.time_s, want.time_s, 1e-12, "s");
           CHECK_EQ_INT(got.flows, want.flows);
           CHECK_REL(model(&h, p, ALPHA, BETA), model(&ring, p, ALPHA, BETA), 1e-12, "s");
@@ -244,9 +194,9 @@ TEST(test_coll_hier_bytes_and_flows) {
       fs_coll_params prm = params(FS_ALGO_HIER, cases[c].op, n, q);
       prm.chunks = 3;
       prm.channels = 2;
-      hrun r;
+      coll_run r = {0};
       fs_err err = {0, ""};
-      CHECK_OK(run_star(&prm, p, &r, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &r, &err), &err);
       CHECK_EQ_INT(r.verified, 0);
       CHECK_EQ_INT(r.flows, (int64_t)p * 2 * 3 * cases[c].steps);
       for (int32_t k = 0; k < p; k++) CHECK_REL(r.recv[k], cases[c].per_rank, 1e-12, "B");
@@ -257,14 +207,14 @@ TEST(test_coll_hier_bytes_and_flows) {
    * for tracking, docs/model-coll-hier.md) gets the result once. */
   fs_coll_params prm = params(FS_ALGO_INC, FS_COLL_BROADCAST, n, 0);
   prm.root = 2;
-  hrun r;
+  coll_run r = {0};
   fs_err err = {0, ""};
-  CHECK_OK(run_star(&prm, 5, &r, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 5, &r, &err), &err);
   CHECK_EQ_INT(r.verified, 0);
   CHECK_EQ_INT(r.flows, 6 + 4 * 6); /* 6 MB: 6 chunks up, 4 x 6 down */
   for (int32_t k = 0; k < 5; k++) CHECK_REL(r.recv[k], k == 2 ? 0 : n, 1e-12, "B");
   prm.op = FS_COLL_ALLREDUCE;
-  CHECK_OK(run_star(&prm, 5, &r, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 5, &r, &err), &err);
   CHECK_EQ_INT(r.verified, 0);
   CHECK_EQ_INT(r.flows, 5 * 6 + 5 * 6);
   for (int32_t k = 0; k < 5; k++)
@@ -321,11 +271,11 @@ TEST(test_coll_hier_4to1_leafspine_against_flat_rings) {
   CHECK_REL(ring_rr / hier, 2.5, 2e-3, "x");
   CHECK_REL(hier / ring_leaf, 1.6, 5e-3, "x");
   /* The data still checks out on the leaf-spine (asymmetric latencies). */
-  hrun r;
+  coll_run r = {0};
   prm.algo = FS_ALGO_HIER;
   prm.chunks = 3;
   prm.channels = 2;
-  CHECK_OK(run_on(t, &prm, leaf_order, 16, &r, &err), &err);
+  CHECK_OK(coll_run_on(t, NULL, &prm, leaf_order, 16, &r, &err), &err);
   CHECK_EQ_INT(r.verified, 0);
   fs_topo_free(t);
 }
@@ -393,11 +343,11 @@ TEST(test_coll_inc_picks_nearest_switch) {
   for (int i = 0; i < 3; i++) {
     fs_coll_params prm = params(FS_ALGO_INC, ops[i], 5e6, 0);
     prm.root = 3;
-    hrun r;
-    CHECK_OK(run_on(t, &prm, in_leaf, 4, &r, &err), &err);
+    coll_run r = {0};
+    CHECK_OK(coll_run_on(t, NULL, &prm, in_leaf, 4, &r, &err), &err);
     CHECK_EQ_INT(r.verified, 0);
     CHECK_REL(r.time_s, model(&prm, 4, ALPHA, BETA), 1e-9, "s");
-    CHECK_OK(run_on(t, &prm, across, 4, &r, &err), &err);
+    CHECK_OK(coll_run_on(t, NULL, &prm, across, 4, &r, &err), &err);
     CHECK_EQ_INT(r.verified, 0);
     CHECK_REL(r.time_s, model(&prm, 4, 2 * ALPHA, BETA), 1e-9, "s");
   }

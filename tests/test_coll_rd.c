@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../src/coll/internal.h"
+#include "coll_harness.h"
 #include "fabricsim/coll.h"
 #include "test.h"
 
@@ -15,71 +16,7 @@
 #define ALPHA (2 * LAT_NS * 1e-9) /* host -> switch -> host */
 #define BETA (8 / (GBPS * 1e9))
 
-typedef struct rd_flow {
-  int32_t src, dst;
-  double start_s, bytes;
-} rd_flow;
-
-typedef struct rd_run {
-  double time_s;
-  int64_t flows;
-  int verified; /* 0 ok, else FS_E* */
-  char why[512];
-  double recv[64];
-  rd_flow *log; /* optional: every flow, if log_cap is enough */
-  int32_t log_cap, log_n;
-} rd_run;
-
-/* Lowers prm on a star of p hosts (rank i on host i), with tracking if
- * p <= 64, runs it and, if out->log is set, records every flow. */
-static int run_star(const fs_coll_params *prm, int32_t p, rd_run *out, fs_err *err) {
-  fs_topo *t = NULL;
-  fs_router *r = NULL;
-  fs_sim *s = NULL;
-  fs_coll_tracker *tr = NULL;
-  int32_t *hosts = malloc((size_t)p * sizeof(int32_t));
-  int rc = hosts ? fs_topo_star(p, GBPS, LAT_NS, &t, err) : FS_ENOMEM;
-  if (!rc) rc = fs_router_new(t, &r, err);
-  if (!rc) rc = fs_sim_new(t, &s, err);
-  if (!rc) rc = fs_coll_tracker_new(&tr, err);
-  if (!rc) {
-    for (int32_t i = 0; i < p; i++) hosts[i] = i;
-    fs_coll_group g = {p, hosts};
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = s;
-    l.router = r;
-    l.mode = FS_ROUTE_SHORTEST;
-    l.track = p <= 64 ? tr : NULL;
-    rc = fs_coll_lower(prm, &g, &l, err);
-    if (!rc) rc = fs_sim_run(s, NULL, err);
-    if (!rc) {
-      fs_err verr = {0, ""};
-      out->time_s = fs_sim_finish_s(s, l.done);
-      out->flows = l.n_flows;
-      out->verified = l.track ? fs_coll_verify(tr, s, out->recv, &verr) : 0;
-      snprintf(out->why, sizeof(out->why), "%s", verr.msg);
-      out->log_n = 0;
-      for (int32_t it = l.first_item; out->log && it < l.first_item + l.n_items; it++) {
-        if (fs_sim_item_kind(s, it) != FS_ITEM_FLOW) continue;
-        const int32_t *links;
-        const double *w;
-        int32_t n;
-        fs_sim_flow_route(s, it, &links, &w, &n);
-        if (out->log_n < out->log_cap)
-          out->log[out->log_n] = (rd_flow){t->links[links[0]].from, t->links[links[n - 1]].to,
-                                           fs_sim_start_s(s, it), fs_sim_flow_bytes(s, it)};
-        out->log_n++;
-      }
-    }
-  }
-  fs_coll_tracker_free(tr);
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
-  free(hosts);
-  return rc;
-}
+static const coll_star STAR = {LAT_NS, GBPS, COLL_SWITCH_PLAIN};
 
 static void params(fs_coll_params *prm, fs_coll_algo algo, fs_coll_op op, double bytes,
                    int32_t chunks, double gamma) {
@@ -126,10 +63,10 @@ TEST(test_coll_rd_sim_equals_closed_form_every_p) {
             if (ps[pi] > 64 && (si != 2 || gi == 0)) continue; /* keep it quick */
             fs_coll_params prm;
             params(&prm, cases[ci].algo, cases[ci].op, sizes[si], chunks[k], gi ? 2e-11 : 0);
-            rd_run run;
+            coll_run run;
             memset(&run, 0, sizeof(run));
             fs_err err = {0, ""};
-            if (run_star(&prm, ps[pi], &run, &err)) {
+            if (coll_run_star(&STAR, NULL, &prm, ps[pi], &run, &err)) {
               test_fail(__FILE__, __LINE__, "%s %s p=%d: %s", fs_coll_algo_name(prm.algo),
                         fs_coll_op_name(prm.op), ps[pi], err.msg);
               continue;
@@ -159,10 +96,10 @@ static void by_hand(fs_coll_algo algo, fs_coll_op op, int32_t p, double n, int32
   if (!(fabs(got - want) <= 1e-12 * want))
     test_fail(__FILE__, line, "%s %s p=%d n=%g C=%d: closed form %.17g s, by hand %.17g s",
               fs_coll_algo_name(algo), fs_coll_op_name(op), p, n, C, got, want);
-  rd_run run;
+  coll_run run;
   memset(&run, 0, sizeof(run));
   fs_err err = {0, ""};
-  CHECK_OK(run_star(&prm, p, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
   if (!(fabs(run.time_s - want) <= 1e-9 * want))
     test_fail(__FILE__, line, "%s %s p=%d n=%g C=%d: simulated %.17g s, by hand %.17g s",
               fs_coll_algo_name(algo), fs_coll_op_name(op), p, n, C, run.time_s, want);
@@ -232,10 +169,10 @@ TEST(test_coll_rd_bytes_received) {
     for (int ci = 0; ci < N_CASES; ci++) {
       fs_coll_params prm;
       params(&prm, cases[ci].algo, cases[ci].op, n, ci == 1 ? 3 : 1, 0);
-      rd_run run;
+      coll_run run;
       memset(&run, 0, sizeof(run));
       fs_err err = {0, ""};
-      CHECK_OK(run_star(&prm, p, &run, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
       CHECK_EQ_INT(run.verified, 0);
       for (int32_t q = 0; q < p; q++) {
         int even = q < 2 * r && q % 2 == 0, odd = q < 2 * r && q % 2 == 1;
@@ -284,10 +221,10 @@ TEST(test_coll_rd_flow_counts) {
       for (int ci = 0; ci < N_CASES; ci++) {
         fs_coll_params prm;
         params(&prm, cases[ci].algo, cases[ci].op, 1e6, C, 0);
-        rd_run run;
+        coll_run run;
         memset(&run, 0, sizeof(run));
         fs_err err = {0, ""};
-        CHECK_OK(run_star(&prm, p, &run, &err), &err);
+        CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
         if (run.flows != want[ci])
           test_fail(__FILE__, __LINE__, "%s %s p=%d C=%d: %lld flows, expected %lld",
                     fs_coll_algo_name(prm.algo), fs_coll_op_name(prm.op), p, C,
@@ -299,7 +236,7 @@ TEST(test_coll_rd_flow_counts) {
 
 /* Every expected (src, dst, start, bytes) is matched by exactly one flow of
  * the log, and there are no others. */
-static void check_schedule(const char *what, const rd_run *run, const rd_flow *want,
+static void check_schedule(const char *what, const coll_run *run, const coll_flow *want,
                            int32_t n_want, int line) {
   if (run->log_n != n_want) {
     test_fail(__FILE__, line, "%s: %d flows, expected %d", what, run->log_n, n_want);
@@ -309,7 +246,7 @@ static void check_schedule(const char *what, const rd_run *run, const rd_flow *w
   for (int32_t e = 0; e < n_want; e++) {
     int found = 0;
     for (int32_t f = 0; f < run->log_n && !found; f++) {
-      const rd_flow *g = &run->log[f];
+      const coll_flow *g = &run->log[f];
       if (!used[f] && g->src == want[e].src && g->dst == want[e].dst &&
           fabs(g->start_s - want[e].start_s) <= 1e-12 + 1e-9 * want[e].start_s &&
           fabs(g->bytes - want[e].bytes) <= 1e-9 * want[e].bytes)
@@ -323,11 +260,11 @@ static void check_schedule(const char *what, const rd_run *run, const rd_flow *w
 
 TEST(test_coll_rd_partner_schedule) {
   const double n = 1 << 20, a = ALPHA, be = BETA;
-  rd_flow log[256], want[256];
+  coll_flow log[256], want[256];
   int32_t nw;
   fs_coll_params prm;
   fs_err err = {0, ""};
-  rd_run run;
+  coll_run run;
   memset(&run, 0, sizeof(run));
   run.log = log;
   run.log_cap = 256;
@@ -335,36 +272,37 @@ TEST(test_coll_rd_partner_schedule) {
   /* rd all-reduce, p = 8: round k pairs r with r ^ 2^k, both directions at
    * k (n beta + alpha). */
   params(&prm, FS_ALGO_RD, FS_COLL_ALLREDUCE, n, 1, 0);
-  CHECK_OK(run_star(&prm, 8, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 8, &run, &err), &err);
   nw = 0;
   for (int32_t k = 0; k < 3; k++)
-    for (int32_t q = 0; q < 8; q++) want[nw++] = (rd_flow){q, q ^ (1 << k), k * (n * be + a), n};
+    for (int32_t q = 0; q < 8; q++)
+      want[nw++] = (coll_flow){q, q ^ (1 << k), k * (n * be + a), n};
   check_schedule("rd allreduce p=8", &run, want, nw, __LINE__);
 
   /* p = 6: 0 -> 1 and 2 -> 3 first; new ranks 0..3 are old 1, 3, 4, 5.
    * Round 0: 1 <-> 3 once their data arrived, 4 <-> 5 at once (nobody
    * waits for them); round 1: 1 <-> 4, 3 <-> 5; then 1 -> 0, 3 -> 2. */
-  CHECK_OK(run_star(&prm, 6, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 6, &run, &err), &err);
   double s = n * be + a;
-  rd_flow w6[] = {{0, 1, 0, n},     {2, 3, 0, n},     {1, 3, s, n},     {3, 1, s, n},
-                  {4, 5, 0, n},     {5, 4, 0, n},     {1, 4, 2 * s, n}, {4, 1, 2 * s, n},
-                  {3, 5, 2 * s, n}, {5, 3, 2 * s, n}, {1, 0, 3 * s, n}, {3, 2, 3 * s, n}};
+  coll_flow w6[] = {{0, 1, 0, n},     {2, 3, 0, n},     {1, 3, s, n},     {3, 1, s, n},
+                    {4, 5, 0, n},     {5, 4, 0, n},     {1, 4, 2 * s, n}, {4, 1, 2 * s, n},
+                    {3, 5, 2 * s, n}, {5, 3, 2 * s, n}, {1, 0, 3 * s, n}, {3, 2, 3 * s, n}};
   check_schedule("rd allreduce p=6", &run, w6, (int32_t)(sizeof(w6) / sizeof(w6[0])), __LINE__);
 
   /* rhd all-reduce, p = 8: halving at distances 4, 2, 1 with n/2, n/4,
    * n/8; doubling at distances 1, 2, 4 with n/8, n/4, n/2. */
   params(&prm, FS_ALGO_RHD, FS_COLL_ALLREDUCE, n, 1, 0);
-  CHECK_OK(run_star(&prm, 8, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 8, &run, &err), &err);
   nw = 0;
   double t = 0;
   for (int32_t k = 0; k < 3; k++) {
     double bytes = n / (2 << k);
-    for (int32_t q = 0; q < 8; q++) want[nw++] = (rd_flow){q, q ^ (4 >> k), t, bytes};
+    for (int32_t q = 0; q < 8; q++) want[nw++] = (coll_flow){q, q ^ (4 >> k), t, bytes};
     t += bytes * be + a;
   }
   for (int32_t k = 0; k < 3; k++) {
     double bytes = n / 8 * (1 << k);
-    for (int32_t q = 0; q < 8; q++) want[nw++] = (rd_flow){q, q ^ (1 << k), t, bytes};
+    for (int32_t q = 0; q < 8; q++) want[nw++] = (coll_flow){q, q ^ (1 << k), t, bytes};
     t += bytes * be + a;
   }
   check_schedule("rhd allreduce p=8", &run, want, nw, __LINE__);
@@ -373,14 +311,14 @@ TEST(test_coll_rd_partner_schedule) {
    * start back to back; round k+1's first waits for round k's last to
    * leave (here it arrives sooner than the next round could start). */
   params(&prm, FS_ALGO_RD, FS_COLL_ALLGATHER, n, 2, 0);
-  CHECK_OK(run_star(&prm, 8, &run, &err), &err);
+  CHECK_OK(coll_run_star(&STAR, NULL, &prm, 8, &run, &err), &err);
   nw = 0;
   t = 0;
   for (int32_t k = 0; k < 3; k++) {
     double chunk = n / 8 * (1 << k) / 2;
     for (int32_t c = 0; c < 2; c++)
       for (int32_t q = 0; q < 8; q++)
-        want[nw++] = (rd_flow){q, q ^ (1 << k), t + c * chunk * be, chunk};
+        want[nw++] = (coll_flow){q, q ^ (1 << k), t + c * chunk * be, chunk};
     t += fmax(2 * chunk * be, chunk * be + a);
   }
   check_schedule("rd allgather p=8 C=2", &run, want, nw, __LINE__);

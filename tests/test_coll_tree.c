@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../src/coll/internal.h"
+#include "coll_harness.h"
 #include "fabricsim/coll.h"
 #include "test.h"
 
@@ -19,70 +20,7 @@
 #define BETA (8 / (GBPS * 1e9))
 #define MAXP 130
 
-typedef struct tflow {
-  int32_t src, dst;
-  double start_s;
-} tflow;
-
-typedef struct trun {
-  double time_s;
-  int64_t flows;
-  int verified; /* 0 ok, else FS_E* */
-  char why[512];
-  double recv[64];
-  tflow *log; /* optional: every flow, if log_cap is enough */
-  int32_t log_cap, log_n;
-} trun;
-
-/* Lowers prm on a star of p hosts (rank i on host i), tracked if p <= 64,
- * runs it and, if out->log is set, records every flow. */
-static int run_star(const fs_coll_params *prm, int32_t p, trun *out, fs_err *err) {
-  fs_topo *t = NULL;
-  fs_router *r = NULL;
-  fs_sim *s = NULL;
-  fs_coll_tracker *tr = NULL;
-  int32_t hosts[MAXP];
-  int rc = fs_topo_star(p, GBPS, LAT_NS, &t, err);
-  if (!rc) rc = fs_router_new(t, &r, err);
-  if (!rc) rc = fs_sim_new(t, &s, err);
-  if (!rc) rc = fs_coll_tracker_new(&tr, err);
-  if (!rc) {
-    for (int32_t i = 0; i < p; i++) hosts[i] = i;
-    fs_coll_group g = {p, hosts};
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = s;
-    l.router = r;
-    l.mode = FS_ROUTE_SHORTEST;
-    l.track = p <= 64 ? tr : NULL;
-    rc = fs_coll_lower(prm, &g, &l, err);
-    if (!rc) rc = fs_sim_run(s, NULL, err);
-    if (!rc) {
-      fs_err verr = {0, ""};
-      out->time_s = fs_sim_finish_s(s, l.done);
-      out->flows = l.n_flows;
-      out->verified = l.track ? fs_coll_verify(tr, s, out->recv, &verr) : 0;
-      snprintf(out->why, sizeof(out->why), "%s", verr.msg);
-      out->log_n = 0;
-      for (int32_t it = l.first_item; out->log && it < l.first_item + l.n_items; it++) {
-        if (fs_sim_item_kind(s, it) != FS_ITEM_FLOW) continue;
-        const int32_t *links;
-        const double *w;
-        int32_t n;
-        fs_sim_flow_route(s, it, &links, &w, &n);
-        if (out->log_n < out->log_cap)
-          out->log[out->log_n] =
-              (tflow){t->links[links[0]].from, t->links[links[n - 1]].to, fs_sim_start_s(s, it)};
-        out->log_n++;
-      }
-    }
-  }
-  fs_coll_tracker_free(tr);
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
-  return rc;
-}
+static const coll_star STAR = {LAT_NS, GBPS, COLL_SWITCH_PLAIN};
 
 static fs_coll_params params(fs_coll_algo algo, fs_coll_op op, double bytes, int32_t chunks,
                              int32_t channels, double gamma, int32_t root) {
@@ -184,9 +122,9 @@ TEST(test_coll_tree_sim_equals_closed_form_sweep) {
             fs_coll_params prm =
                 params(a ? FS_ALGO_BINOMIAL : FS_ALGO_TREE, ops[o], v ? 3e6 : 1e5, cs[ci],
                        v ? 3 : 1, v ? 3e-11 : 0, (int32_t)((pi * 7 + 3) % p));
-            trun run = {0};
+            coll_run run = {0};
             fs_err err = {0, ""};
-            if (run_star(&prm, p, &run, &err)) {
+            if (coll_run_star(&STAR, NULL, &prm, p, &run, &err)) {
               test_fail(__FILE__, __LINE__, "%s %s p=%d: %s", fs_coll_algo_name(prm.algo),
                         fs_coll_op_name(prm.op), p, err.msg);
               continue;
@@ -256,9 +194,9 @@ TEST(test_coll_tree_closed_forms_by_hand) {
     fs_coll_params prm = params(cases[i].algo, cases[i].op, n, 2, 1, gm, 1);
     fs_coll_cost cost = {a, b, gm};
     CHECK_REL(fs_coll_model_time(&prm, cases[i].p, &cost), cases[i].want, 1e-12, "s");
-    trun run = {0};
+    coll_run run = {0};
     fs_err err = {0, ""};
-    CHECK_OK(run_star(&prm, cases[i].p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, cases[i].p, &run, &err), &err);
     CHECK_REL(run.time_s, cases[i].want, 1e-9, "s");
     CHECK_EQ_INT(run.verified, 0);
   }
@@ -294,20 +232,20 @@ TEST(test_coll_tree_bytes_received) {
       else root_a = r;
       if (pb[r] >= 0) kids_b[pb[r]]++;
     }
-    trun run = {0};
+    coll_run run = {0};
     fs_err err = {0, ""};
     fs_coll_params prm = params(FS_ALGO_TREE, FS_COLL_ALLREDUCE, n, 3, 2, 0, 0);
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     for (int32_t r = 0; r < p; r++)
       CHECK_REL(run.recv[r], n / 2 * (kids_a[r] + kids_b[r] + (pa[r] >= 0) + (pb[r] >= 0)),
                 1e-12, "B");
     /* single trees: tree A rotated so that its root is `root` */
     int32_t root = p / 3, shift = ((root - root_a) % p + p) % p;
     prm = params(FS_ALGO_TREE, FS_COLL_BROADCAST, n, 2, 1, 0, root);
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     for (int32_t r = 0; r < p; r++) CHECK_REL(run.recv[r], r == root ? 0 : n, 1e-12, "B");
     prm.op = FS_COLL_REDUCE;
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     for (int32_t r = 0; r < p; r++)
       CHECK_REL(run.recv[r], n * kids_a[((r - shift) % p + p) % p], 1e-12, "B");
     /* binomial, relative rank x = r - root */
@@ -315,7 +253,7 @@ TEST(test_coll_tree_bytes_received) {
       fs_coll_op op = o == 0 ? FS_COLL_BROADCAST : o == 1 ? FS_COLL_REDUCE : FS_COLL_ALLREDUCE;
       int32_t broot = op == FS_COLL_ALLREDUCE ? 0 : root;
       prm = params(FS_ALGO_BINOMIAL, op, n, 0, 0, 0, broot);
-      CHECK_OK(run_star(&prm, p, &run, &err), &err);
+      CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
       CHECK_EQ_INT(run.verified, 0);
       for (int32_t r = 0; r < p; r++) {
         int32_t x = ((r - broot) % p + p) % p, kids = 0;
@@ -331,17 +269,17 @@ TEST(test_coll_tree_bytes_received) {
  * its steps: all flows of a step start at the same instant, so an
  * all-reduce has exactly 2 (C + H - 1) distinct start times. */
 TEST(test_coll_tree_edges_and_steps) {
-  tflow log[4 * 40 * 3 * 2];
+  coll_flow log[4 * 40 * 3 * 2];
   int32_t pa[40], pb[40], h;
   for (int32_t p = 2; p <= 40; p++) {
     const int32_t C = 3, K = 2;
     CHECK_EQ_INT(fs__coll_double_tree(p, pa, pb, &h), 0);
-    trun run = {0};
+    coll_run run = {0};
     run.log = log;
     run.log_cap = (int32_t)(sizeof(log) / sizeof(log[0]));
     fs_err err = {0, ""};
     fs_coll_params prm = params(FS_ALGO_TREE, FS_COLL_ALLREDUCE, 1e6, C, K, 1e-11, 0);
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     CHECK_EQ_INT(run.flows, 4LL * (p - 1) * C * K);
     CHECK_EQ_INT(run.log_n, run.flows);
     int32_t use[40][40];
@@ -367,16 +305,16 @@ TEST(test_coll_tree_edges_and_steps) {
     CHECK_EQ_INT(ns, 2 * (C + h - 1));
     /* single trees and binomial */
     prm.op = FS_COLL_BROADCAST;
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     CHECK_EQ_INT(run.flows, (int64_t)(p - 1) * C * K);
     prm.op = FS_COLL_REDUCE;
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     CHECK_EQ_INT(run.flows, (int64_t)(p - 1) * C * K);
     prm.algo = FS_ALGO_BINOMIAL;
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     CHECK_EQ_INT(run.flows, p - 1);
     prm.op = FS_COLL_ALLREDUCE;
-    CHECK_OK(run_star(&prm, p, &run, &err), &err);
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, p, &run, &err), &err);
     CHECK_EQ_INT(run.flows, 2 * (p - 1));
   }
 }

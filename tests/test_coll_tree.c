@@ -12,8 +12,6 @@
 #include "fabricsim/coll.h"
 #include "test.h"
 
-/* Defined in src/coll/tree.c (not yet in internal.h). */
-
 #define LAT_NS 500
 #define GBPS 100.0
 #define ALPHA (2 * LAT_NS * 1e-9) /* host -> switch -> host */

@@ -1,0 +1,288 @@
+/* Training jobs and the model maths behind them: what a job file says (model,
+ * training batch, parallelism, hardware, topology), how many parameters,
+ * FLOPs, bytes of memory and bytes of communication one training iteration
+ * of a GPT-style transformer costs, per GPU. Every formula is written beside
+ * its function and in docs/model-work.md with its source (Narayanan et al.
+ * SC'21, Korthikanti et al. 2022, Rajbhandari et al. SC'20, Megatron-LM).
+ *
+ * Everything here is closed-form arithmetic on a few integers: O(layers) at
+ * most, no allocation except fs_job itself. The DAG builder (pipeline.c)
+ * turns these numbers into compute tasks and collectives.
+ *
+ * Conventions: b is the micro-batch (sequences), s the sequence length, h the
+ * hidden size, a the attention heads, k the key/value heads (GQA), f the MLP
+ * inner size, V the vocabulary, L the layers, t = tp, p = pp, d = dp,
+ * v = virtual_stages, m = global_batch / (micro_batch * dp) the micro-batches
+ * per iteration, D = dtype_bytes. Parameter counts are exact int64; FLOPs
+ * and bytes are doubles (FLOPs of an iteration exceed 2^53). */
+#ifndef FABRICSIM_WORK_H
+#define FABRICSIM_WORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabricsim/coll.h"
+#include "fabricsim/err.h"
+#include "fabricsim/pipeline.h"
+#include "fabricsim/route.h"
+#include "fabricsim/topo.h"
+
+/* ---- the job ------------------------------------------------------------ */
+
+typedef struct fs_model {
+  int64_t layers, hidden, ffn, heads, kv_heads, seq_len, vocab;
+  int64_t experts;     /* 1 = dense; > 1: MoE layers of `experts` MLPs */
+  int64_t top_k;       /* experts per token (MoE); 1 when dense */
+  int64_t moe_every;   /* layer i is MoE iff experts > 1 and i % moe_every == 0 */
+  int64_t dtype_bytes; /* weights, gradients, activations: 1, 2 or 4 */
+  int gated;           /* SwiGLU MLP: three h x f matrices instead of two */
+  int bias;            /* linear biases and LayerNorm shifts (GPT); 0: LLaMA-style */
+  int learned_pos;     /* learned position embeddings (s x h); 0: rotary */
+  int tied_embeddings; /* the output layer reuses the input embedding */
+} fs_model;
+
+typedef struct fs_training {
+  int64_t global_batch, micro_batch; /* sequences */
+} fs_training;
+
+/* The four kinds of parallel traffic; index of fs_parallel.algo. */
+typedef enum fs_par_kind { FS_PAR_TP = 0, FS_PAR_DP, FS_PAR_PP, FS_PAR_EP, FS_PAR_N } fs_par_kind;
+
+typedef struct fs_parallel {
+  int64_t tp, pp, dp, ep;
+  fs_pipe_schedule schedule; /* GPipe, 1F1B or interleaved (pipeline.h) */
+  int64_t virtual_stages;  /* model chunks per stage (interleaved), else 1 */
+  int zero;                /* ZeRO stage 0..3 over the data-parallel group */
+  int sequence_parallel;   /* Korthikanti et al.: split norms/dropout over tp */
+  int recompute;           /* full activation recomputation */
+  int overlap_dp;          /* gradient reduction overlaps the backward pass */
+  double grad_bucket_bytes;
+  fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
+} fs_parallel;
+
+typedef struct fs_hardware {
+  double gpu_tflops;     /* peak dense TFLOP/s for dtype */
+  double mfu_matmul;     /* achieved fraction of the peak on the model's matmuls */
+  double hbm_bytes;
+  int hbm_in_gib;        /* the job gave hbm_gib (messages name that key) */
+  int64_t gpus_per_node; /* scale-up domain: consecutive GPUs; the topology's
+                            servers' size when it models servers */
+  double nvlink_gbps;    /* scale-up bandwidth per GPU and direction, Gb/s
+                            (the topology's NVLink links when it has them) */
+  int64_t nics_per_gpu;
+  double nic_gbps;       /* per NIC; nics_per_gpu * nic_gbps = a host's link */
+} fs_hardware;
+
+/* How GPU g (server g / gpus_per_node, local index g % gpus_per_node) maps
+ * to a host of the topology; see fs_job_place. */
+typedef enum fs_placement {
+  FS_PLACE_RAIL_ALIGNED = 0, /* local GPU i of every server on leaf i of its group */
+  FS_PLACE_PACKED            /* a server's GPUs on consecutive hosts (one leaf) */
+} fs_placement;
+
+typedef struct fs_job {
+  char file[256];       /* label of the source in messages */
+  fs_model model;
+  fs_training train;
+  fs_parallel par;
+  fs_hardware hw;
+  fs_topo *topo;        /* owned; NULL for a job built in code without one */
+  fs_placement placement;
+  fs_route_mode mode;   /* shortest, ecmp or spray */
+  uint64_t seed;
+} fs_job;
+
+/* Sets every documented default (dense model, 1F1B, ZeRO 0, 25 MiB buckets,
+ * overlap on, mfu 0.5, 1 NIC, rail-aligned, ECMP seed 1, bias, learned
+ * positions, tied embeddings, dtype 2) and zeroes the rest: the caller then
+ * sets the sizes (and ffn = 4h, kv_heads = heads, which the parser defaults)
+ * and calls fs_job_validate. file labels messages (NULL: "job"). */
+void fs_job_init(fs_job *job, const char *file);
+
+/* Checks the cross-field rules (docs/model-work.md lists them): tp divides
+ * heads, kv_heads, ffn and gpus_per_node; pp * virtual_stages divides layers;
+ * micro_batch * dp divides global_batch; ep divides experts and dp; ZeRO 2/3
+ * only without pipelining; with a topology: tp * pp * dp GPUs fit its
+ * hosts, gpus_per_node and nvlink_gbps match its servers (if it models
+ * them), the NICs match its host links, the placement fits; the busiest
+ * stage fits in HBM. Jobs built in code set nic_gbps themselves. Returns 0 or FS_EINVAL with
+ * err = "FILE: $.json.path: what, got VALUE" naming the field to change. */
+int fs_job_validate(const fs_job *job, fs_err *err);
+
+/* Parses a job (NUL-terminated text of len bytes; file labels errors),
+ * applies defaults (nic_gbps from the topology's host links; gpus_per_node
+ * and nvlink_gbps from its GPU servers, if it models them) and validates.
+ * On success *out is a new job (free with fs_job_free); on failure *out is
+ * untouched and err names the file, the JSON path and the value. */
+int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out,
+                 fs_err *err);
+/* Reads and parses a file (FS_EIO if it cannot be read). */
+int fs_job_load(const char *path, fs_job **out, fs_err *err);
+void fs_job_free(fs_job *job); /* frees the topology too; NULL is a no-op */
+
+const char *fs_placement_name(fs_placement p);
+int fs_placement_parse(const char *name, fs_placement *out);
+const char *fs_par_kind_name(fs_par_kind k); /* "tp", "dp", "pp", "ep" */
+
+/* ---- ranks and placement ------------------------------------------------ */
+
+/* A GPU's coordinates in Megatron's rank order (tp fastest, then dp, then
+ * pp): gpu = tp_rank + tp * (dp_rank + dp * pp_rank). Expert parallelism is
+ * carved out of dp: ep_rank = dp_rank % ep, the expert-data-parallel rank
+ * dp_rank / ep. */
+typedef struct fs_rank_coords {
+  int32_t tp, dp, pp, ep, edp;
+} fs_rank_coords;
+int64_t fs_job_gpus(const fs_job *job); /* tp * pp * dp */
+void fs_job_coords(const fs_job *job, int32_t gpu, fs_rank_coords *out);
+int32_t fs_job_gpu_of(const fs_job *job, const fs_rank_coords *c); /* inverse */
+
+/* Fills host_of_gpu[0 .. fs_job_gpus) with distinct topology host ids per
+ * the job's placement (host_of_gpu NULL: only checks). Servers are
+ * gpus_per_node consecutive GPUs (server g / G, local GPU g % G).
+ *   packed: GPU g is host g, so a server's GPUs share a leaf when G divides
+ *     the hosts per leaf;
+ *   rail_aligned: with H hosts per leaf, G consecutive leaves form a rail
+ *     group for H servers and local GPU l of server s = q H + j is host
+ *     ((q G + l) H + j): the same local GPU of H servers on one leaf (rail).
+ *     A single-leaf topology keeps GPU g on host g.
+ * Fails with FS_EINVAL naming $.placement if the leaves are uneven or do not
+ * come in groups of G, or if the job has no topology; host_of_gpu is then
+ * unspecified. */
+int fs_job_place(const fs_job *job, int32_t *host_of_gpu, fs_err *err);
+
+/* ---- parameters (exact counts) ------------------------------------------- */
+
+/* Attention of one layer: Q and output h x h, K and V h x (h k / a) each,
+ * plus biases (h + 2 h k / a) + h if bias. */
+int64_t fs_work_attn_params(const fs_model *m);
+/* One MLP (one expert): 2 h f (3 h f gated) weights, biases f + h (2f + h). */
+int64_t fs_work_mlp_params(const fs_model *m);
+/* The two norms of a layer: 2 * 2h (2 * h without bias). */
+int64_t fs_work_norm_params(const fs_model *m);
+int fs_work_layer_is_moe(const fs_model *m, int64_t layer);
+/* MoE layers among layers [first, first + count). */
+int64_t fs_work_moe_layers(const fs_model *m, int64_t first, int64_t count);
+/* attention + norms + MLP; an MoE layer has `experts` MLPs and a router
+ * h x experts. */
+int64_t fs_work_layer_params(const fs_model *m, int64_t layer);
+/* Word embedding V h, plus s h learned positions. */
+int64_t fs_work_embed_params(const fs_model *m);
+/* The whole model: layers + embeddings + final norm (+ V h untied output).
+ * GPT-3 175B: 12 L h^2 + 13 L h + (V + s) h + 2h = 174,615,846,912. */
+int64_t fs_work_params(const fs_model *m);
+/* Parameters one token uses: MoE layers count top_k experts. */
+int64_t fs_work_active_params(const fs_model *m);
+
+/* Parameters held by one GPU of pipeline stage `stage` (0 .. pp-1), split
+ * by the data-parallel group that reduces their gradients: `dense` over dp
+ * ranks, `expert` (MoE experts) over dp / ep ranks. */
+typedef struct fs_work_shard {
+  int64_t layers, moe_layers; /* layers held (all chunks of the stage) */
+  int64_t dense, expert;
+} fs_work_shard;
+void fs_work_stage_params(const fs_job *job, int32_t stage, fs_work_shard *out);
+
+/* ---- FLOPs --------------------------------------------------------------- */
+
+/* Forward FLOPs of layer `layer` for b sequences (whole layer, not per GPU):
+ * 2 b s (matmul weights used per token) + 4 b s^2 h. Dense with f = 4h and
+ * k = a: 24 b s h^2 + 4 b s^2 h (Narayanan et al. SC'21). */
+double fs_work_layer_fwd_flops(const fs_model *m, int64_t layer, int64_t b);
+/* Forward FLOPs of the logits layer: 2 b s h V. */
+double fs_work_logits_fwd_flops(const fs_model *m, int64_t b);
+
+typedef enum fs_work_pass {
+  FS_PASS_FWD = 0,
+  FS_PASS_RECOMPUTE, /* the forward re-run before a backward (0 without recompute) */
+  FS_PASS_BWD        /* 2x forward */
+} fs_work_pass;
+/* FLOPs one GPU spends on model chunk `chunk` (0 .. pp*v-1, layers
+ * [chunk L/(pv), (chunk+1) L/(pv))) for one micro-batch in one pass: the
+ * chunk's layers / tp, plus the logits / tp on the last chunk (never
+ * recomputed). */
+double fs_work_chunk_flops(const fs_job *job, int64_t chunk, fs_work_pass pass);
+
+/* Per iteration, whole job: model FLOPs 3 (sum of layer forwards + logits)
+ * over global_batch sequences, the MFU numerator (Megatron/PaLM convention:
+ * recomputation excluded); hardware FLOPs add the recomputed forwards;
+ * 6ND = 6 * global_batch * s * active params, the usual approximation. */
+double fs_work_model_flops(const fs_job *job);
+double fs_work_hw_flops(const fs_job *job);
+double fs_work_flops_6nd(const fs_job *job);
+
+/* Seconds a GPU needs for `flops`: flops / (gpu_tflops 1e12 mfu_matmul). */
+double fs_work_compute_s(const fs_job *job, double flops);
+/* Model FLOPs utilisation of an iteration lasting iter_s seconds:
+ * model_flops / (iter_s * gpus * gpu_tflops 1e12). */
+double fs_work_mfu(const fs_job *job, double iter_s);
+
+/* ---- memory (bytes per GPU) ---------------------------------------------- */
+
+int64_t fs_work_microbatches(const fs_job *job); /* m */
+
+/* Activation bytes one layer stores for one micro-batch on one GPU
+ * (Korthikanti et al. 2022, generalised to GQA, f != 4h, gating, MoE):
+ *   without recompute: R / (SP ? t : 1) + S / t with
+ *     R = 10 s b h (norm inputs, dropout masks, QKV and MLP inputs)
+ *     S = 4 s b h + 4 s b h k / a + 5 a s^2 b + top_k * (4 s b f | 6 s b f)
+ *   so dense, f = 4h, k = a: s b h (34 + 5 a s / h) at t = 1, and
+ *   s b h (10 + 24/t + 5 a s / (h t)) with tp, s b h / t (34 + 5 a s / h) with SP;
+ *   with full recompute: 2 s b h / (SP ? t : 1), the layer's input. */
+double fs_work_act_layer_bytes(const fs_job *job, int moe, int recompute);
+
+/* Micro-batches whose activations stage `stage` holds at its peak, in units
+ * of the whole stage's layers: 1F1B min(p - i, m); GPipe m; interleaved
+ * min(2 (p - i - 1) + (v - 1) p + 1, m v) chunks / v (stage 0:
+ * p (1 + (p - 1) / (p v)), Korthikanti sec. 4.2.3). */
+double fs_work_inflight(const fs_job *job, int32_t stage);
+
+typedef struct fs_work_mem {
+  int32_t stage;
+  fs_work_shard shard;
+  double weight_bytes; /* D per parameter; / N under ZeRO-3 */
+  double grad_bytes;   /* D per parameter; / N under ZeRO-2, 3 */
+  double optim_bytes;  /* 12 (D < 4: fp32 master + 2 Adam moments) or 8; / N under ZeRO >= 1 */
+  double act_bytes;    /* layers' activations in flight + embedding/logits extras
+                          + one layer's working set under recompute */
+  double total_bytes;
+} fs_work_mem;
+/* N is dp for dense parameters and dp / ep for expert ones. */
+void fs_work_memory(const fs_job *job, int32_t stage, fs_work_mem *out);
+/* The stage needing the most memory (the lowest on ties). */
+void fs_work_memory_peak(const fs_job *job, fs_work_mem *out);
+
+/* ---- communication per iteration, per GPU of a stage --------------------- */
+
+/* One kind's traffic: collectives issued, the sum of their sizes in the
+ * nccl-tests convention (coll.h) and the bytes a GPU sends with bandwidth-
+ * optimal algorithms (all-reduce 2(n-1)/n, all-gather, reduce-scatter and
+ * all-to-all (n-1)/n of the size, send/recv the size). */
+typedef struct fs_work_traffic {
+  double colls, size_bytes, wire_bytes;
+  int64_t group; /* ranks per collective */
+} fs_work_traffic;
+
+typedef struct fs_work_comm {
+  fs_work_traffic kind[FS_PAR_N]; /* tp, dp (dense + expert), pp (sends), ep */
+  fs_work_traffic dp_expert;      /* the part of kind[FS_PAR_DP] over dp/ep ranks */
+  fs_work_traffic emb;            /* tied-embedding gradient all-reduce, first <-> last stage */
+} fs_work_comm;
+
+/* Building blocks (bytes): one TP collective b s h D; one pipeline message
+ * per TP rank b s h D / t; one EP all-to-all's per-GPU send buffer
+ * b s h top_k D / t (tokens split by SP, which Megatron requires with TP). */
+double fs_work_tp_bytes(const fs_job *job);
+double fs_work_pp_bytes(const fs_job *job);
+double fs_work_ep_bytes(const fs_job *job);
+/* TP collectives per layer and micro-batch in a pass: 2 all-reduces (4:
+ * 2 all-gathers + 2 reduce-scatters with SP); 0 for a recompute pass without
+ * recompute. */
+int fs_work_tp_colls_per_layer(const fs_job *job, fs_work_pass pass);
+
+/* The traffic of one GPU of pipeline stage `stage` over one iteration, per
+ * kind (docs/model-work.md gives each count); groups of size 1 move
+ * nothing. */
+void fs_work_comm_stage(const fs_job *job, int32_t stage, fs_work_comm *out);
+
+#endif

@@ -1,0 +1,656 @@
+/* Job files (work.h; format and rules in docs/model-work.md): strict parsing
+ * of the sections and the cross-field validation shared with jobs built in
+ * code. The parser checks types and ranges key by key with the JSON getters,
+ * fills defaults (some from the topology: NIC speed, and the server size and
+ * NVLink speed when the topology models GPU servers), then runs
+ * fs_job_validate, whose messages name the JSON path of the field to change
+ * and its value, so a job built in code and a file get the same words.
+ * Nothing is half-built on failure: the job is freed and *out untouched. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "../base/json.h"
+#include "../topo/internal.h"
+#include "fabricsim/work.h"
+#include "internal.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
+/* Models beyond 10^15 parameters are refused: it keeps every int64 count
+ * (and its products with small factors) far from overflow. */
+#define MAX_PARAMS 1e15
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *const place_names[] = {"rail_aligned", "packed"};
+static const char *const kind_names[] = {"tp", "dp", "pp", "ep"};
+
+static int lookup(const char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+const char *fs_placement_name(fs_placement p) {
+  return (unsigned)p < 2 ? place_names[p] : "?";
+}
+
+int fs_placement_parse(const char *name, fs_placement *out) {
+  int i = lookup(place_names, 2, name);
+  if (i < 0) return FS_EINVAL;
+  *out = (fs_placement)i;
+  return 0;
+}
+
+const char *fs_par_kind_name(fs_par_kind k) {
+  return (unsigned)k < FS_PAR_N ? kind_names[k] : "?";
+}
+
+/* ---- init / free ------------------------------------------------------------ */
+
+void fs_job_init(fs_job *job, const char *file) {
+  memset(job, 0, sizeof(*job));
+  snprintf(job->file, sizeof(job->file), "%s", file ? file : "job");
+  job->model.experts = 1;
+  job->model.top_k = 1;
+  job->model.moe_every = 1;
+  job->model.dtype_bytes = 2;
+  job->model.bias = 1;
+  job->model.learned_pos = 1;
+  job->model.tied_embeddings = 1;
+  job->par.tp = job->par.pp = job->par.dp = job->par.ep = 1;
+  job->par.schedule = FS_PIPE_1F1B;
+  job->par.virtual_stages = 1;
+  job->par.overlap_dp = 1;
+  job->par.grad_bucket_bytes = 25 * MIB; /* PyTorch DDP's bucket_cap_mb */
+  for (int k = 0; k < FS_PAR_N; k++) job->par.algo[k] = FS_ALGO_AUTO;
+  job->hw.mfu_matmul = 0.5;
+  job->hw.nics_per_gpu = 1;
+  job->placement = FS_PLACE_RAIL_ALIGNED;
+  job->mode = FS_ROUTE_ECMP;
+  job->seed = 1;
+}
+
+void fs_job_free(fs_job *job) {
+  if (!job) return;
+  fs_topo_free(job->topo);
+  free(job);
+}
+
+int64_t fs_job_gpus(const fs_job *job) {
+  return job->par.tp * job->par.pp * job->par.dp;
+}
+
+/* ---- validation ------------------------------------------------------------- */
+
+/* "FILE: PATH: WHAT, got VALUE" with the value already formatted. */
+static int failv(const fs_job *j, fs_err *err, const char *path, const char *got,
+                 const char *fmt, va_list ap) {
+  char what[320];
+  vsnprintf(what, sizeof(what), fmt, ap);
+  return fs_err_set(err, FS_EINVAL, "%s: %s: %s, got %s", j->file, path, what, got);
+}
+
+static int fail_i(const fs_job *j, fs_err *err, const char *path, int64_t got,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail_i(const fs_job *j, fs_err *err, const char *path, int64_t got,
+                  const char *fmt, ...) {
+  char v[32];
+  snprintf(v, sizeof(v), "%lld", (long long)got);
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = failv(j, err, path, v, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+static int fail_d(const fs_job *j, fs_err *err, const char *path, double got,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail_d(const fs_job *j, fs_err *err, const char *path, double got,
+                  const char *fmt, ...) {
+  char v[32];
+  fs__fmt_num(v, got);
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = failv(j, err, path, v, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+static int fail_s(const fs_job *j, fs_err *err, const char *path, const char *got,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail_s(const fs_job *j, fs_err *err, const char *path, const char *got,
+                  const char *fmt, ...) {
+  char v[80];
+  snprintf(v, sizeof(v), "\"%s\"", got);
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = failv(j, err, path, v, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Integer fields, their JSON paths and ranges. The upper bounds keep every
+ * product in the maths well inside int64 and double. */
+static int check_ranges(const fs_job *j, fs_err *err) {
+  const fs_model *m = &j->model;
+  if (m->experts == 1 && m->top_k != 1)
+    return fail_i(j, err, "$.model.top_k", m->top_k,
+                  "must be 1 for a dense model (experts = 1)");
+  if (m->experts == 1 && m->moe_every != 1)
+    return fail_i(j, err, "$.model.moe_every", m->moe_every,
+                  "must be 1 for a dense model (experts = 1)");
+  const struct {
+    const char *path;
+    int64_t v, lo, hi;
+  } f[] = {
+      {"$.model.layers", m->layers, 1, 1 << 20},
+      {"$.model.hidden", m->hidden, 1, 1 << 20},
+      {"$.model.ffn", m->ffn, 1, 1 << 24},
+      {"$.model.heads", m->heads, 1, 1 << 20},
+      {"$.model.kv_heads", m->kv_heads, 1, 1 << 20},
+      {"$.model.seq_len", m->seq_len, 1, 1 << 24},
+      {"$.model.vocab", m->vocab, 1, 1 << 26},
+      {"$.model.experts", m->experts, 1, 1 << 16},
+      {"$.model.top_k", m->top_k, 1, m->experts},
+      {"$.model.moe_every", m->moe_every, 1, m->layers},
+      {"$.training.global_batch", j->train.global_batch, 1, 1LL << 40},
+      {"$.training.micro_batch", j->train.micro_batch, 1, 1LL << 40},
+      {"$.parallelism.tp", j->par.tp, 1, 1 << 24},
+      {"$.parallelism.pp", j->par.pp, 1, 1 << 24},
+      {"$.parallelism.dp", j->par.dp, 1, 1 << 24},
+      {"$.parallelism.ep", j->par.ep, 1, 1 << 24},
+      {"$.parallelism.virtual_stages", j->par.virtual_stages, 1, 1 << 20},
+      {"$.parallelism.zero", j->par.zero, 0, 3},
+      {"$.hardware.gpus_per_node", j->hw.gpus_per_node, 1, 1 << 16},
+      {"$.hardware.nics_per_gpu", j->hw.nics_per_gpu, 1, 64},
+  };
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+    if (f[i].v < f[i].lo || f[i].v > f[i].hi)
+      return fail_i(j, err, f[i].path, f[i].v, "must be an integer in [%lld, %lld]",
+                    (long long)f[i].lo, (long long)f[i].hi);
+  if (m->dtype_bytes != 1 && m->dtype_bytes != 2 && m->dtype_bytes != 4)
+    return fail_i(j, err, "$.model.dtype_bytes", m->dtype_bytes, "must be 1, 2 or 4");
+  const struct {
+    const char *path;
+    double v, hi;
+  } d[] = {
+      {"$.hardware.gpu_tflops", j->hw.gpu_tflops, 1e7},
+      {"$.hardware.mfu_matmul", j->hw.mfu_matmul, 1},
+      {j->hw.hbm_in_gib ? "$.hardware.hbm_gib" : "$.hardware.hbm_bytes",
+       j->hw.hbm_in_gib ? j->hw.hbm_bytes / GIB : j->hw.hbm_bytes,
+       j->hw.hbm_in_gib ? 1e6 : 1e15},
+      {"$.hardware.nvlink_gbps", j->hw.nvlink_gbps, 1e7},
+      {"$.hardware.nic_gbps", j->hw.nic_gbps, 1e7},
+      {"$.parallelism.grad_bucket_bytes", j->par.grad_bucket_bytes, 1e15},
+  };
+  for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+    if (!(d[i].v > 0 && d[i].v <= d[i].hi))
+      return fail_d(j, err, d[i].path, d[i].v, "must be in (0, %g]", d[i].hi);
+  return 0;
+}
+
+static int check_model(const fs_job *j, fs_err *err) {
+  const fs_model *m = &j->model;
+  if (m->hidden % m->heads)
+    return fail_i(j, err, "$.model.heads", m->heads, "must divide hidden (%lld)",
+                  (long long)m->hidden);
+  if (m->heads % m->kv_heads)
+    return fail_i(j, err, "$.model.kv_heads", m->kv_heads,
+                  "must divide heads (%lld): each key/value head serves a group of query heads",
+                  (long long)m->heads);
+  /* An upper estimate of the parameters, in double. */
+  double h = (double)m->hidden, f = (double)m->ffn, e = (double)m->experts;
+  double est = (double)m->layers * (4 * h * h + 3 * h * f * e + h * e + 9 * h + 2 * f * e) +
+               2 * (double)m->vocab * h + (double)m->seq_len * h;
+  if (est > MAX_PARAMS)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.model: about %.3g parameters, beyond fabricsim's limit of %g",
+                      j->file, est, MAX_PARAMS);
+  return 0;
+}
+
+/* The ops each kind of traffic runs, to check a fixed algorithm. */
+static int kind_ops(const fs_job *j, fs_par_kind k, fs_coll_op ops[2], const char **why) {
+  switch (k) {
+  case FS_PAR_TP:
+    if (j->par.sequence_parallel) {
+      ops[0] = FS_COLL_ALLGATHER, ops[1] = FS_COLL_REDUCESCATTER;
+      *why = "tensor parallelism with sequence_parallel";
+      return 2;
+    }
+    ops[0] = FS_COLL_ALLREDUCE, *why = "tensor parallelism";
+    return 1;
+  case FS_PAR_DP:
+    if (j->par.zero) {
+      ops[0] = FS_COLL_REDUCESCATTER, ops[1] = FS_COLL_ALLGATHER;
+      *why = "data parallelism with ZeRO";
+      return 2;
+    }
+    ops[0] = FS_COLL_ALLREDUCE, *why = "data parallelism";
+    return 1;
+  case FS_PAR_PP: ops[0] = FS_COLL_SENDRECV, *why = "pipeline parallelism"; return 1;
+  default: ops[0] = FS_COLL_ALLTOALL, *why = "expert parallelism"; return 1;
+  }
+}
+
+static int check_parallel(const fs_job *j, fs_err *err) {
+  const fs_model *m = &j->model;
+  const fs_parallel *p = &j->par;
+  const int64_t mb = j->train.micro_batch, B = j->train.global_batch;
+  /* Tensor parallelism splits heads, key/value heads and the MLP's inner
+   * dimension, and stays inside a node (NVLink), as Megatron runs it. */
+  if (m->heads % p->tp)
+    return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide heads (%lld)",
+                  (long long)m->heads);
+  if (m->kv_heads % p->tp)
+    return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide kv_heads (%lld)",
+                  (long long)m->kv_heads);
+  if (m->ffn % p->tp)
+    return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide ffn (%lld)",
+                  (long long)m->ffn);
+  if (j->hw.gpus_per_node % p->tp)
+    return fail_i(j, err, "$.parallelism.tp", p->tp,
+                  "must divide gpus_per_node (%lld): tensor parallelism stays inside a node",
+                  (long long)j->hw.gpus_per_node);
+  double gpus = (double)p->tp * (double)p->pp * (double)p->dp;
+  if (gpus > (double)(1 << 22))
+    return fail_i(j, err, "$.parallelism.dp", p->dp,
+                  "tp x pp x dp = %.0f GPUs, more than fabricsim handles (%d)", gpus, 1 << 22);
+  if (p->schedule == FS_PIPE_INTERLEAVED) {
+    if (p->virtual_stages < 2)
+      return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
+                    "must be >= 2 with the interleaved schedule");
+    if (p->pp < 2)
+      return fail_i(j, err, "$.parallelism.pp", p->pp,
+                    "must be >= 2 with the interleaved schedule");
+  } else if (p->virtual_stages != 1) {
+    return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
+                  "must be 1 unless schedule is \"interleaved\"");
+  }
+  if (m->layers % (p->pp * p->virtual_stages)) {
+    if (p->virtual_stages == 1)
+      return fail_i(j, err, "$.parallelism.pp", p->pp, "must divide layers (%lld)",
+                    (long long)m->layers);
+    return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
+                  "pp x virtual_stages (%lld x %lld) must divide layers (%lld)",
+                  (long long)p->pp, (long long)p->virtual_stages, (long long)m->layers);
+  }
+  if (B % (mb * p->dp))
+    return fail_i(j, err, "$.training.global_batch", B,
+                  "must be a multiple of micro_batch x dp (%lld x %lld = %lld)",
+                  (long long)mb, (long long)p->dp, (long long)(mb * p->dp));
+  int64_t nmb = B / (mb * p->dp);
+  if (p->schedule == FS_PIPE_INTERLEAVED && nmb % p->pp)
+    return fail_i(j, err, "$.training.global_batch", B,
+                  "the interleaved schedule needs the micro-batches per iteration "
+                  "(global_batch / (micro_batch x dp) = %lld) to be a multiple of pp (%lld)",
+                  (long long)nmb, (long long)p->pp);
+  /* Megatron-Core carves expert parallelism out of data parallelism: the ep
+   * ranks of an expert group are consecutive data-parallel ranks. */
+  if (m->experts % p->ep)
+    return fail_i(j, err, "$.parallelism.ep", p->ep, "must divide experts (%lld)",
+                  (long long)m->experts);
+  if (p->dp % p->ep)
+    return fail_i(j, err, "$.parallelism.ep", p->ep,
+                  "must divide dp (%lld): expert parallelism is carved out of data parallelism",
+                  (long long)p->dp);
+  if (p->ep > 1 && p->tp > 1 && !p->sequence_parallel)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.parallelism.sequence_parallel: must be true with tp > 1 and "
+                      "ep > 1 (Megatron-Core requires it for MoE), got false",
+                      j->file);
+  if (p->zero >= 2 && p->pp > 1)
+    return fail_i(j, err, "$.parallelism.zero", p->zero,
+                  "ZeRO-2 and -3 keep gradients sharded per micro-batch and do not combine "
+                  "with pipeline parallelism (pp = %lld); use 0 or 1",
+                  (long long)p->pp);
+  for (int k = 0; k < FS_PAR_N; k++) {
+    if (p->algo[k] == FS_ALGO_AUTO) continue;
+    char path[64];
+    snprintf(path, sizeof(path), "$.parallelism.algorithms.%s", kind_names[k]);
+    if ((unsigned)p->algo[k] >= FS_ALGO_N)
+      return fail_i(j, err, path, (int64_t)p->algo[k], "unknown algorithm");
+    fs_coll_op ops[2];
+    const char *why;
+    int n = kind_ops(j, (fs_par_kind)k, ops, &why);
+    for (int i = 0; i < n; i++)
+      if (!fs_coll_supports(p->algo[k], ops[i]))
+        return fail_s(j, err, path, fs_coll_algo_name(p->algo[k]),
+                      "does not implement %s, which %s needs", fs_coll_op_name(ops[i]), why);
+  }
+  return 0;
+}
+
+static int check_topology(const fs_job *j, fs_err *err) {
+  const fs_topo *t = j->topo;
+  if (!t) return 0;
+  int64_t gpus = fs_job_gpus(j);
+  if (gpus > t->n_hosts)
+    return fail_i(j, err, "$.parallelism.dp", j->par.dp,
+                  "tp x pp x dp (%lld x %lld x %lld = %lld GPUs) exceeds the topology's %d hosts",
+                  (long long)j->par.tp, (long long)j->par.pp, (long long)j->par.dp,
+                  (long long)gpus, t->n_hosts);
+  double up_gbps;
+  int32_t servers = fs__work_server_gpus(t, &up_gbps);
+  if (servers > 1 && j->hw.gpus_per_node != servers)
+    return fail_i(j, err, "$.hardware.gpus_per_node", j->hw.gpus_per_node,
+                  "must equal the GPUs of the topology's servers (%d)", servers);
+  if (servers > 1 && fabs(j->hw.nvlink_gbps - up_gbps) > 1e-9 * up_gbps)
+    return fail_d(j, err, "$.hardware.nvlink_gbps", j->hw.nvlink_gbps,
+                  "must equal the topology's GPU scale-up links (%g Gb/s)", up_gbps);
+  if (t->n_hosts % j->hw.gpus_per_node)
+    return fail_i(j, err, "$.hardware.gpus_per_node", j->hw.gpus_per_node,
+                  "must divide the topology's hosts (%d): servers are whole",
+                  t->n_hosts);
+  double want = (double)j->hw.nics_per_gpu * j->hw.nic_gbps;
+  for (int32_t h = 0; h < t->n_hosts; h++) {
+    double have = fs__work_fabric_gbps(t, h);
+    if (fabs(have - want) > 1e-9 * have)
+      return fail_d(j, err, "$.hardware.nic_gbps", j->hw.nic_gbps,
+                    "nics_per_gpu x nic_gbps (%lld x %g Gb/s) must equal what host %d of "
+                    "the topology sends into the fabric (%g Gb/s)",
+                    (long long)j->hw.nics_per_gpu, j->hw.nic_gbps, h, have);
+  }
+  if (j->mode == FS_ROUTE_EXPLICIT)
+    return fail_s(j, err, "$.routing.mode", "explicit",
+                  "must be shortest, ecmp or spray (a job has no explicit paths)");
+  return fs_job_place(j, NULL, err);
+}
+
+static int check_memory(const fs_job *j, fs_err *err) {
+  fs_work_mem mem;
+  fs_work_memory_peak(j, &mem);
+  if (mem.total_bytes <= j->hw.hbm_bytes) return 0;
+  const char *path = j->hw.hbm_in_gib ? "$.hardware.hbm_gib" : "$.hardware.hbm_bytes";
+  double scale = j->hw.hbm_in_gib ? GIB : 1;
+  const char *unit = j->hw.hbm_in_gib ? " GiB" : " bytes";
+  return fail_d(j, err, path, j->hw.hbm_bytes / scale,
+                "stage %d needs %.6g%s per GPU (weights %.4g, gradients %.4g, optimizer %.4g, "
+                "activations %.4g), more than the %.6g%s available",
+                mem.stage, mem.total_bytes / scale, unit, mem.weight_bytes / scale,
+                mem.grad_bytes / scale, mem.optim_bytes / scale, mem.act_bytes / scale,
+                j->hw.hbm_bytes / scale, unit);
+}
+
+int fs_job_validate(const fs_job *job, fs_err *err) {
+  int rc;
+  if ((rc = check_ranges(job, err)) || (rc = check_model(job, err)) ||
+      (rc = check_parallel(job, err)) || (rc = check_topology(job, err)) ||
+      (rc = check_memory(job, err)))
+    return rc;
+  return 0;
+}
+
+/* ---- parsing ------------------------------------------------------------------ */
+
+static int get_bool(const fs__jctx *c, const cJSON *obj, const char *path, const char *key,
+                    int def, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    *out = def;
+    return 0;
+  }
+  if (!cJSON_IsBool(v)) {
+    char p[512];
+    fs__json_path_key(p, sizeof(p), path, key);
+    return fs__json_fail(c, p, v, "must be true or false");
+  }
+  *out = cJSON_IsTrue(v) ? 1 : 0;
+  return 0;
+}
+
+/* The object under key `key` of root; required sections must be there. */
+static int section(const fs__jctx *c, const cJSON *root, const char *key, int required,
+                   const char *const *keys, const cJSON **out) {
+  char p[64];
+  snprintf(p, sizeof(p), "$.%s", key);
+  *out = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (!*out) return required ? fs__json_fail(c, p, NULL, "required object is missing") : 0;
+  return fs__json_expect_object(c, *out, p, keys);
+}
+
+/* fs__json_int under a short name, to keep the getter chains readable. */
+static int get_i(const fs__jctx *c, const cJSON *o, const char *path, const char *key,
+                 int required, int64_t def, int64_t lo, int64_t hi, int64_t *out) {
+  return fs__json_int(c, o, path, key, required, def, lo, hi, out);
+}
+
+static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
+  static const char *const keys[] = {
+      "layers", "hidden", "ffn", "heads", "kv_heads", "seq_len", "vocab", "experts",
+      "top_k", "moe_every", "dtype_bytes", "gated", "bias", "position",
+      "tied_embeddings", NULL};
+  const char *P = "$.model";
+  const cJSON *o;
+  int rc;
+  if ((rc = section(c, root, "model", 1, keys, &o))) return rc;
+  const char *pos;
+  int64_t dtype;
+  if ((rc = get_i(c, o, P, "layers", 1, 0, 1, 1 << 20, &m->layers)) ||
+      (rc = get_i(c, o, P, "hidden", 1, 0, 1, 1 << 20, &m->hidden)) ||
+      (rc = get_i(c, o, P, "ffn", 0, 4 * m->hidden, 1, 1 << 24, &m->ffn)) ||
+      (rc = get_i(c, o, P, "heads", 1, 0, 1, m->hidden, &m->heads)) ||
+      (rc = get_i(c, o, P, "kv_heads", 0, m->heads, 1, m->heads, &m->kv_heads)) ||
+      (rc = get_i(c, o, P, "seq_len", 1, 0, 1, 1 << 24, &m->seq_len)) ||
+      (rc = get_i(c, o, P, "vocab", 1, 0, 1, 1 << 26, &m->vocab)) ||
+      (rc = get_i(c, o, P, "experts", 0, 1, 1, 1 << 16, &m->experts)))
+    return rc;
+  int moe = m->experts > 1;
+  /* top_k 2 is Megatron-Core's moe_router_topk default (GShard, Mixtral). */
+  if ((rc = get_i(c, o, P, "top_k", 0, moe ? 2 : 1, 1, moe ? m->experts : 1 << 16,
+                  &m->top_k)) ||
+      (rc = get_i(c, o, P, "moe_every", 0, 1, 1, m->layers, &m->moe_every)) ||
+      (rc = get_i(c, o, P, "dtype_bytes", 0, 2, 1, 4, &dtype)) ||
+      (rc = get_bool(c, o, P, "gated", 0, &m->gated)) ||
+      (rc = get_bool(c, o, P, "bias", 1, &m->bias)) ||
+      (rc = fs__json_str(c, o, P, "position", 0, "learned", &pos)) ||
+      (rc = get_bool(c, o, P, "tied_embeddings", 1, &m->tied_embeddings)))
+    return rc;
+  m->dtype_bytes = dtype;
+  if (strcmp(pos, "learned") == 0)
+    m->learned_pos = 1;
+  else if (strcmp(pos, "rotary") == 0)
+    m->learned_pos = 0;
+  else
+    return fs__json_fail(c, "$.model.position", cJSON_GetObjectItemCaseSensitive(o, "position"),
+                         "must be \"learned\" or \"rotary\"");
+  return 0;
+}
+
+static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t) {
+  static const char *const keys[] = {"global_batch", "micro_batch", NULL};
+  const cJSON *o;
+  int rc;
+  if ((rc = section(c, root, "training", 1, keys, &o)) ||
+      (rc = get_i(c, o, "$.training", "global_batch", 1, 0, 1, 1LL << 40, &t->global_batch)) ||
+      (rc = get_i(c, o, "$.training", "micro_batch", 0, 1, 1, t->global_batch,
+                  &t->micro_batch)))
+    return rc;
+  return 0;
+}
+
+static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(par, "algorithms");
+  if (!o) return 0;
+  const char *P = "$.parallelism.algorithms";
+  static const char *const keys[] = {"tp", "dp", "pp", "ep", NULL};
+  int rc = fs__json_expect_object(c, o, P, keys);
+  if (rc) return rc;
+  for (int k = 0; k < FS_PAR_N; k++) {
+    const char *name;
+    if ((rc = fs__json_str(c, o, P, kind_names[k], 0, "auto", &name))) return rc;
+    if (fs_coll_algo_parse(name, &p->algo[k])) {
+      char path[64];
+      snprintf(path, sizeof(path), "%s.%s", P, kind_names[k]);
+      return fs__json_fail(c, path, cJSON_GetObjectItemCaseSensitive(o, kind_names[k]),
+                           "unknown collective algorithm (see fabricsim coll --help)");
+    }
+  }
+  return 0;
+}
+
+static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *p) {
+  static const char *const keys[] = {
+      "tp", "pp", "dp", "ep", "schedule", "virtual_stages", "zero", "sequence_parallel",
+      "recompute", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
+  const char *P = "$.parallelism";
+  const cJSON *o;
+  const char *sched;
+  int64_t zero;
+  int rc;
+  if ((rc = section(c, root, "parallelism", 1, keys, &o)) ||
+      (rc = get_i(c, o, P, "tp", 1, 0, 1, 1 << 24, &p->tp)) ||
+      (rc = get_i(c, o, P, "pp", 1, 0, 1, 1 << 24, &p->pp)) ||
+      (rc = get_i(c, o, P, "dp", 1, 0, 1, 1 << 24, &p->dp)) ||
+      (rc = get_i(c, o, P, "ep", 0, 1, 1, 1 << 24, &p->ep)) ||
+      (rc = fs__json_str(c, o, P, "schedule", 0, "1f1b", &sched)))
+    return rc;
+  if (fs_pipe_schedule_parse(sched, &p->schedule))
+    return fs__json_fail(c, "$.parallelism.schedule",
+                         cJSON_GetObjectItemCaseSensitive(o, "schedule"),
+                         "must be \"1f1b\", \"interleaved\" or \"gpipe\"");
+  if ((rc = get_i(c, o, P, "virtual_stages", 0, 1, 1, 1 << 20, &p->virtual_stages)) ||
+      (rc = get_i(c, o, P, "zero", 0, 0, 0, 3, &zero)) ||
+      (rc = get_bool(c, o, P, "sequence_parallel", 0, &p->sequence_parallel)) ||
+      (rc = get_bool(c, o, P, "recompute", 0, &p->recompute)) ||
+      (rc = fs__json_num(c, o, P, "grad_bucket_bytes", 0, 25 * MIB, 1, 1e15,
+                         &p->grad_bucket_bytes)) ||
+      (rc = get_bool(c, o, P, "overlap_dp", 1, &p->overlap_dp)) ||
+      (rc = parse_algorithms(c, o, p)))
+    return rc;
+  p->zero = (int)zero;
+  return 0;
+}
+
+static int parse_hardware(const fs__jctx *c, const cJSON *root, fs_hardware *hw) {
+  static const char *const keys[] = {"gpu_tflops", "mfu_matmul", "hbm_bytes", "hbm_gib",
+                                     "gpus_per_node", "nvlink_gbps", "nics_per_gpu",
+                                     "nic_gbps", NULL};
+  const char *P = "$.hardware";
+  const cJSON *o;
+  int rc;
+  if ((rc = section(c, root, "hardware", 1, keys, &o)) ||
+      (rc = fs__json_num(c, o, P, "gpu_tflops", 1, 0, 1e-9, 1e7, &hw->gpu_tflops)) ||
+      (rc = fs__json_num(c, o, P, "mfu_matmul", 0, 0.5, 1e-9, 1, &hw->mfu_matmul)))
+    return rc;
+  const cJSON *gib = cJSON_GetObjectItemCaseSensitive(o, "hbm_gib");
+  if (gib && cJSON_GetObjectItemCaseSensitive(o, "hbm_bytes"))
+    return fs__json_fail(c, "$.hardware.hbm_gib", gib, "give either hbm_bytes or hbm_gib, not both");
+  if (gib) {
+    if ((rc = fs__json_num(c, o, P, "hbm_gib", 1, 0, 1e-9, 1e6, &hw->hbm_bytes))) return rc;
+    hw->hbm_bytes *= GIB;
+    hw->hbm_in_gib = 1;
+  } else if (!cJSON_GetObjectItemCaseSensitive(o, "hbm_bytes")) {
+    return fs__json_fail(c, "$.hardware.hbm_bytes", NULL,
+                         "required number is missing (or give hbm_gib)");
+  } else if ((rc = fs__json_num(c, o, P, "hbm_bytes", 1, 0, 1, 1e15, &hw->hbm_bytes))) {
+    return rc;
+  }
+  /* gpus_per_node and nvlink_gbps default to the topology's servers, if it
+   * models them (0 = not given). */
+  if ((rc = get_i(c, o, P, "gpus_per_node", 0, 0, 1, 1 << 16, &hw->gpus_per_node)) ||
+      (rc = fs__json_num(c, o, P, "nvlink_gbps", 0, 0, 1e-9, 1e7, &hw->nvlink_gbps)) ||
+      (rc = get_i(c, o, P, "nics_per_gpu", 0, 1, 1, 64, &hw->nics_per_gpu)) ||
+      (rc = fs__json_num(c, o, P, "nic_gbps", 0, 0, 1e-9, 1e7, &hw->nic_gbps)))
+    return rc;
+  return 0;
+}
+
+static int parse_routing(const fs__jctx *c, const cJSON *root, fs_job *job) {
+  static const char *const keys[] = {"mode", "seed", NULL};
+  const cJSON *o;
+  const char *mode;
+  int64_t seed;
+  int rc;
+  if ((rc = section(c, root, "routing", 0, keys, &o)) || !o) return rc;
+  if ((rc = fs__json_str(c, o, "$.routing", "mode", 0, "ecmp", &mode)) ||
+      (rc = fs__json_int(c, o, "$.routing", "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)))
+    return rc;
+  if (fs_route_mode_parse(mode, &job->mode) || job->mode == FS_ROUTE_EXPLICIT)
+    return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(o, "mode"),
+                         "must be shortest, ecmp or spray");
+  job->seed = (uint64_t)seed;
+  return 0;
+}
+
+int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, fs_err *err) {
+  fs__jctx c = {file, err};
+  cJSON *root = NULL;
+  int rc = fs__json_parse(&c, text, len, &root);
+  if (rc) return rc;
+  fs_job *job = malloc(sizeof(*job));
+  if (!job) {
+    cJSON_Delete(root);
+    return fs_err_set(err, FS_ENOMEM, "%s: out of memory", file);
+  }
+  fs_job_init(job, file);
+  static const char *const keys[] = {"description", "model",     "training",
+                                     "parallelism", "hardware",  "topology",
+                                     "placement",   "routing",   NULL};
+  const char *desc, *place;
+  if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
+      (rc = fs__json_str(&c, root, "$", "description", 0, NULL, &desc)) ||
+      (rc = parse_model(&c, root, &job->model)) ||
+      (rc = parse_training(&c, root, &job->train)) ||
+      (rc = parse_parallelism(&c, root, &job->par)) ||
+      (rc = parse_hardware(&c, root, &job->hw)))
+    goto fail;
+  const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
+  if (!topo) {
+    rc = fs__json_fail(&c, "$.topology", NULL, "required object is missing");
+    goto fail;
+  }
+  if ((rc = fs__topo_from_json(&c, topo, "$.topology", &job->topo))) goto fail;
+  if ((rc = fs__json_str(&c, root, "$", "placement", 0, "rail_aligned", &place))) goto fail;
+  if (fs_placement_parse(place, &job->placement)) {
+    rc = fs__json_fail(&c, "$.placement", cJSON_GetObjectItemCaseSensitive(root, "placement"),
+                       "must be \"rail_aligned\" or \"packed\"");
+    goto fail;
+  }
+  if ((rc = parse_routing(&c, root, job))) goto fail;
+  /* Defaults from the topology: a NIC's speed from what a host sends into
+   * the fabric; the server size and NVLink speed from its servers. */
+  if (job->hw.nic_gbps == 0 && job->topo->n_hosts > 0)
+    job->hw.nic_gbps = fs__work_fabric_gbps(job->topo, 0) / (double)job->hw.nics_per_gpu;
+  double up_gbps;
+  int32_t servers = fs__work_server_gpus(job->topo, &up_gbps);
+  if (job->hw.gpus_per_node == 0) {
+    if (servers == 1) {
+      rc = fs__json_fail(&c, "$.hardware.gpus_per_node", NULL,
+                         "required integer is missing (the topology does not model servers)");
+      goto fail;
+    }
+    job->hw.gpus_per_node = servers;
+  }
+  if (job->hw.nvlink_gbps == 0) {
+    if (servers == 1) {
+      rc = fs__json_fail(&c, "$.hardware.nvlink_gbps", NULL,
+                         "required number is missing (the topology does not model servers)");
+      goto fail;
+    }
+    job->hw.nvlink_gbps = up_gbps;
+  }
+  if ((rc = fs_job_validate(job, err))) goto fail;
+  cJSON_Delete(root);
+  *out = job;
+  return 0;
+fail:
+  cJSON_Delete(root);
+  fs_job_free(job);
+  return rc;
+}
+
+int fs_job_load(const char *path, fs_job **out, fs_err *err) {
+  char *text;
+  size_t len;
+  int rc = fs__read_file(path, &text, &len, err);
+  if (rc) return rc;
+  rc = fs_job_parse(text, len, path, out, err);
+  free(text);
+  return rc;
+}

@@ -1,0 +1,441 @@
+/* Model maths of a GPT-style transformer under tensor, pipeline, data and
+ * expert parallelism: parameters, FLOPs, memory and communication volumes
+ * per GPU and per iteration (work.h; docs/model-work.md derives each one).
+ * Pure arithmetic on the job's integers: nothing allocates, nothing fails;
+ * the callers pass validated jobs (fs_job_validate), which also bounds the
+ * model so that the int64 parameter counts cannot overflow. A stage's sums
+ * count its MoE layers in closed form per chunk: O(virtual_stages). */
+#include <math.h>
+
+#include "fabricsim/work.h"
+
+/* ---- parameters ---------------------------------------------------------- */
+
+/* Width of the K (and of the V) projection: k heads of h / a each. */
+static int64_t kv_dim(const fs_model *m) { return m->hidden / m->heads * m->kv_heads; }
+
+/* Attention matmul weights: Q h*h, K and V h*kv each, output h*h. */
+static int64_t attn_weights(const fs_model *m) {
+  return 2 * m->hidden * m->hidden + 2 * m->hidden * kv_dim(m);
+}
+/* Biases split by tensor parallelism (QKV, column-parallel) and not (the
+ * output projection's, row-parallel: added after the all-reduce). */
+static int64_t attn_col_bias(const fs_model *m) {
+  return m->bias ? m->hidden + 2 * kv_dim(m) : 0;
+}
+static int64_t attn_row_bias(const fs_model *m) { return m->bias ? m->hidden : 0; }
+
+static int64_t mlp_weights(const fs_model *m) {
+  return (m->gated ? 3 : 2) * m->hidden * m->ffn;
+}
+static int64_t mlp_col_bias(const fs_model *m) {
+  return m->bias ? (m->gated ? 2 : 1) * m->ffn : 0;
+}
+static int64_t mlp_row_bias(const fs_model *m) { return m->bias ? m->hidden : 0; }
+
+static int64_t norm_params(const fs_model *m) { return m->bias ? 2 * m->hidden : m->hidden; }
+static int64_t router_params(const fs_model *m) { return m->hidden * m->experts; }
+
+int64_t fs_work_attn_params(const fs_model *m) {
+  return attn_weights(m) + attn_col_bias(m) + attn_row_bias(m);
+}
+
+int64_t fs_work_mlp_params(const fs_model *m) {
+  return mlp_weights(m) + mlp_col_bias(m) + mlp_row_bias(m);
+}
+
+int64_t fs_work_norm_params(const fs_model *m) { return 2 * norm_params(m); }
+
+/* Megatron-Core's moe_layer_freq = M: layer i is MoE iff i % M == 0. */
+int fs_work_layer_is_moe(const fs_model *m, int64_t layer) {
+  return m->experts > 1 && layer % m->moe_every == 0;
+}
+
+int64_t fs_work_moe_layers(const fs_model *m, int64_t first, int64_t count) {
+  if (m->experts <= 1 || count <= 0) return 0;
+  /* multiples of M in [first, first + count) */
+  int64_t M = m->moe_every, end = first + count;
+  return (end + M - 1) / M - (first + M - 1) / M;
+}
+
+int64_t fs_work_layer_params(const fs_model *m, int64_t layer) {
+  int64_t p = fs_work_attn_params(m) + fs_work_norm_params(m);
+  if (fs_work_layer_is_moe(m, layer))
+    return p + m->experts * fs_work_mlp_params(m) + router_params(m);
+  return p + fs_work_mlp_params(m);
+}
+
+int64_t fs_work_embed_params(const fs_model *m) {
+  return m->vocab * m->hidden + (m->learned_pos ? m->seq_len * m->hidden : 0);
+}
+
+/* Sum over layers, grouped: every layer has attention and norms; n_moe of
+ * them have experts + router, the rest one MLP. */
+static int64_t params_with_experts(const fs_model *m, int64_t experts_per_moe) {
+  int64_t n_moe = fs_work_moe_layers(m, 0, m->layers);
+  int64_t per_layer = fs_work_attn_params(m) + fs_work_norm_params(m);
+  int64_t total = m->layers * per_layer + (m->layers - n_moe) * fs_work_mlp_params(m) +
+                  n_moe * (experts_per_moe * fs_work_mlp_params(m) + router_params(m));
+  total += fs_work_embed_params(m) + norm_params(m); /* final norm */
+  if (!m->tied_embeddings) total += m->vocab * m->hidden;
+  return total;
+}
+
+int64_t fs_work_params(const fs_model *m) { return params_with_experts(m, m->experts); }
+
+int64_t fs_work_active_params(const fs_model *m) {
+  return params_with_experts(m, m->experts > 1 ? m->top_k : 1);
+}
+
+/* Rows of the vocabulary one tensor-parallel rank holds: Megatron splits
+ * the embedding by vocabulary (VocabParallelEmbedding); a vocabulary that
+ * tp does not divide leaves some ranks ceil(V / t) rows. */
+static int64_t vocab_rows(const fs_job *j) {
+  return (j->model.vocab + j->par.tp - 1) / j->par.tp;
+}
+
+/* Layers of chunk c: [c Lc, (c + 1) Lc), Lc = L / (p v). Stage i holds the
+ * chunks i, i + p, ..., i + (v - 1) p (Megatron's interleaved assignment;
+ * v = 1 is the plain contiguous split). */
+static int64_t chunk_layers(const fs_job *j) {
+  return j->model.layers / (j->par.pp * j->par.virtual_stages);
+}
+
+void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
+  const fs_model *m = &j->model;
+  const int64_t t = j->par.tp, lc = chunk_layers(j);
+  /* Column-parallel weights and biases split over t; row-parallel biases
+   * and norms are replicated on every tensor-parallel rank. */
+  int64_t attn = (attn_weights(m) + attn_col_bias(m)) / t + attn_row_bias(m);
+  int64_t mlp = (mlp_weights(m) + mlp_col_bias(m)) / t + mlp_row_bias(m);
+  int64_t common = attn + fs_work_norm_params(m);
+  out->layers = out->moe_layers = out->dense = out->expert = 0;
+  for (int64_t v = 0; v < j->par.virtual_stages; v++) {
+    int64_t chunk = v * j->par.pp + stage;
+    int64_t moe = fs_work_moe_layers(m, chunk * lc, lc);
+    out->layers += lc;
+    out->moe_layers += moe;
+    out->dense += lc * common + (lc - moe) * mlp + moe * router_params(m);
+    /* Each rank of the expert-parallel group holds experts / ep experts,
+     * each split over t like a dense MLP (expert TP = TP, Megatron-Core). */
+    out->expert += moe * (m->experts / j->par.ep) * mlp;
+  }
+  int64_t emb = vocab_rows(j) * m->hidden;
+  if (stage == 0) out->dense += emb + (m->learned_pos ? m->seq_len * m->hidden : 0);
+  if (stage == j->par.pp - 1) {
+    out->dense += norm_params(m);
+    /* The output layer: its own weights if untied; tied, the last stage
+     * keeps a copy of the word embedding when it is not the first. */
+    if (!m->tied_embeddings || j->par.pp > 1) out->dense += emb;
+  }
+}
+
+/* ---- FLOPs --------------------------------------------------------------- */
+
+/* Matmul weights a token multiplies in a layer: attention, and one MLP or
+ * top_k experts plus the router. */
+static double matmul_weights(const fs_model *m, int moe) {
+  double w = (double)attn_weights(m);
+  if (moe) return w + (double)m->top_k * (double)mlp_weights(m) + (double)router_params(m);
+  return w + (double)mlp_weights(m);
+}
+
+/* A matmul of a (tokens x in) by (in x out) costs 2 tokens in out FLOPs, so
+ * a token's matmuls cost 2 x weights. Attention scores Q K^T and the
+ * weighted sum of V cost 2 s^2 h each per sequence (a heads of h/a; GQA
+ * shares K and V between heads but every query head still attends over s
+ * keys). The causal mask is not exploited (as Narayanan et al. count). */
+static double fwd_flops(const fs_model *m, int moe, int64_t b) {
+  double bs = (double)b * (double)m->seq_len;
+  return 2 * bs * matmul_weights(m, moe) + 4 * bs * (double)m->seq_len * (double)m->hidden;
+}
+
+double fs_work_layer_fwd_flops(const fs_model *m, int64_t layer, int64_t b) {
+  return fwd_flops(m, fs_work_layer_is_moe(m, layer), b);
+}
+
+double fs_work_logits_fwd_flops(const fs_model *m, int64_t b) {
+  return 2 * (double)b * (double)m->seq_len * (double)m->hidden * (double)m->vocab;
+}
+
+/* Forward FLOPs of layers [first, first + n) for b sequences. */
+static double layers_fwd_flops(const fs_model *m, int64_t first, int64_t n, int64_t b) {
+  int64_t moe = fs_work_moe_layers(m, first, n);
+  return (double)(n - moe) * fwd_flops(m, 0, b) + (double)moe * fwd_flops(m, 1, b);
+}
+
+double fs_work_chunk_flops(const fs_job *j, int64_t chunk, fs_work_pass pass) {
+  const fs_model *m = &j->model;
+  int64_t lc = chunk_layers(j), b = j->train.micro_batch;
+  double layers = layers_fwd_flops(m, chunk * lc, lc, b) / (double)j->par.tp;
+  double logits = 0;
+  if (chunk == j->par.pp * j->par.virtual_stages - 1)
+    logits = fs_work_logits_fwd_flops(m, b) / (double)j->par.tp;
+  switch (pass) {
+  case FS_PASS_FWD: return layers + logits;
+  case FS_PASS_RECOMPUTE: return j->par.recompute ? layers : 0;
+  case FS_PASS_BWD: return 2 * (layers + logits);
+  }
+  return 0;
+}
+
+/* Backward = 2 x forward: each matmul's input gradient and weight gradient
+ * cost one forward each (Narayanan et al. SC'21, sec. 5.1). */
+double fs_work_model_flops(const fs_job *j) {
+  const fs_model *m = &j->model;
+  return 3 * (double)j->train.global_batch *
+         (layers_fwd_flops(m, 0, m->layers, 1) + fs_work_logits_fwd_flops(m, 1));
+}
+
+double fs_work_hw_flops(const fs_job *j) {
+  double f = fs_work_model_flops(j);
+  if (j->par.recompute)
+    f += (double)j->train.global_batch * layers_fwd_flops(&j->model, 0, j->model.layers, 1);
+  return f;
+}
+
+double fs_work_flops_6nd(const fs_job *j) {
+  return 6 * (double)j->train.global_batch * (double)j->model.seq_len *
+         (double)fs_work_active_params(&j->model);
+}
+
+double fs_work_compute_s(const fs_job *j, double flops) {
+  return flops / (j->hw.gpu_tflops * 1e12 * j->hw.mfu_matmul);
+}
+
+double fs_work_mfu(const fs_job *j, double iter_s) {
+  return fs_work_model_flops(j) /
+         (iter_s * (double)fs_job_gpus(j) * j->hw.gpu_tflops * 1e12);
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+int64_t fs_work_microbatches(const fs_job *j) {
+  return j->train.global_batch / (j->train.micro_batch * j->par.dp);
+}
+
+/* Korthikanti et al. 2022, sec. 4, for 16-bit activations and 1-byte
+ * dropout masks. Per layer, s b h times:
+ *   replicated by TP unless SP (R = 10): two norm inputs 2 + 2, the QKV
+ *     input 2, the MLP input 2, two dropout masks 1 + 1;
+ *   split by TP (S): Q 2 and K 2 k/a (for Q K^T), V 2 k/a, the output
+ *     projection input 2, and per head a s/h (softmax output 2, dropout
+ *     mask 1, dropout output 2) = 5 a s / h; the MLP's inner activations
+ *     4 f / h (fc1 output and GeLU output) or 6 f / h gated (gate, up and
+ *     their product). An MoE layer runs top_k experts per token: top_k
+ *     times the inner part plus the top_k dispatched copies of its input.
+ * With f = 4h and k = a this is 10 + 24 + 5 a s / h = 34 + 5 a s / h. */
+double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
+  const fs_model *m = &j->model;
+  double s = (double)m->seq_len, b = (double)j->train.micro_batch, h = (double)m->hidden;
+  double t = (double)j->par.tp, sp = j->par.sequence_parallel ? t : 1;
+  double sbh = s * b * h;
+  if (recompute) return 2 * sbh / sp; /* only the layer's input is kept */
+  double inner = (m->gated ? 6 : 4) * s * b * (double)m->ffn;
+  double split = 4 * sbh + 4 * sbh * (double)m->kv_heads / (double)m->heads +
+                 5 * (double)m->heads * s * s * b;
+  if (moe)
+    split += (double)m->top_k * (inner + 2 * sbh);
+  else
+    split += inner;
+  return 10 * sbh / sp + split / t;
+}
+
+double fs_work_inflight(const fs_job *j, int32_t stage) {
+  double p = (double)j->par.pp, v = (double)j->par.virtual_stages;
+  double m = (double)fs_work_microbatches(j), i = stage;
+  switch (j->par.schedule) {
+  case FS_PIPE_GPIPE: return m;
+  case FS_PIPE_INTERLEAVED: {
+    /* Megatron's interleaved warm-up runs 2 (p - i - 1) + (v - 1) p chunk
+     * forwards, and the steady state one more before the first backward. */
+    double chunks = 2 * (p - i - 1) + (v - 1) * p + 1;
+    return fmin(chunks, m * v) / v;
+  }
+  case FS_PIPE_1F1B: break;
+  }
+  return fmin(p - i, m);
+}
+
+void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
+  const fs_model *m = &j->model;
+  fs_work_shard *sh = &out->shard;
+  out->stage = stage;
+  fs_work_stage_params(j, stage, sh);
+  /* Mixed-precision Adam (Rajbhandari et al. SC'20, sec. 3.1): D-byte
+   * weights and gradients, and fp32 master weights, momentum and variance
+   * (12 bytes) -- no master copy when training in fp32 (D = 4: 8 bytes).
+   * ZeRO stage 1 shards the optimizer state over the N data-parallel ranks,
+   * stage 2 also the gradients, stage 3 also the weights. */
+  double nd = (double)j->par.dp, ne = (double)(j->par.dp / j->par.ep);
+  double dense = (double)sh->dense, expert = (double)sh->expert;
+  double D = (double)m->dtype_bytes, O = m->dtype_bytes < 4 ? 12 : 8;
+  int z = j->par.zero;
+  out->weight_bytes = D * (z >= 3 ? dense / nd + expert / ne : dense + expert);
+  out->grad_bytes = D * (z >= 2 ? dense / nd + expert / ne : dense + expert);
+  out->optim_bytes = O * (z >= 1 ? dense / nd + expert / ne : dense + expert);
+
+  int rec = j->par.recompute;
+  double per_mb = (double)(sh->layers - sh->moe_layers) * fs_work_act_layer_bytes(j, 0, rec) +
+                  (double)sh->moe_layers * fs_work_act_layer_bytes(j, 1, rec);
+  double act = fs_work_inflight(j, stage) * per_mb;
+  if (rec) /* the layer being recomputed holds its full activations */
+    act += fs_work_act_layer_bytes(j, sh->moe_layers > 0, 0);
+  /* Korthikanti sec. 4.3: the first stage's embedding dropout mask (s b h
+   * bytes) for the p micro-batches in flight; the last stage's final norm
+   * input and output-projection input (2 s b h each) and fp32 logits
+   * (4 s b V / t) for the one micro-batch in flight (all m under GPipe). */
+  double s = (double)m->seq_len, b = (double)j->train.micro_batch, h = (double)m->hidden;
+  double t = (double)j->par.tp, sp = j->par.sequence_parallel ? t : 1;
+  double mb = (double)fs_work_microbatches(j);
+  int gpipe = j->par.schedule == FS_PIPE_GPIPE;
+  if (stage == 0) act += (gpipe ? mb : fmin((double)j->par.pp, mb)) * s * b * h / sp;
+  if (stage == j->par.pp - 1)
+    act += (gpipe ? mb : 1) * (4 * s * b * h / sp + 4 * s * b * (double)m->vocab / t);
+  out->act_bytes = act;
+  out->total_bytes = out->weight_bytes + out->grad_bytes + out->optim_bytes + act;
+}
+
+void fs_work_memory_peak(const fs_job *j, fs_work_mem *out) {
+  fs_work_memory(j, 0, out);
+  for (int32_t i = 1; i < j->par.pp; i++) {
+    fs_work_mem cur;
+    fs_work_memory(j, i, &cur);
+    if (cur.total_bytes > out->total_bytes) *out = cur;
+  }
+}
+
+/* ---- communication ------------------------------------------------------- */
+
+double fs_work_tp_bytes(const fs_job *j) {
+  return (double)j->train.micro_batch * (double)j->model.seq_len *
+         (double)j->model.hidden * (double)j->model.dtype_bytes;
+}
+
+/* Narayanan et al. sec. 4.1 (scatter/gather): each of the t ranks of a
+ * stage sends its 1/t of the activation, and the receivers all-gather it
+ * over NVLink; with SP the activation is already split that way. */
+double fs_work_pp_bytes(const fs_job *j) { return fs_work_tp_bytes(j) / (double)j->par.tp; }
+
+double fs_work_ep_bytes(const fs_job *j) {
+  return fs_work_tp_bytes(j) * (double)j->model.top_k / (double)j->par.tp;
+}
+
+/* Megatron (Shoeybi et al. 2019): the attention block and the MLP each end
+ * in a row-parallel matmul whose output is all-reduced in the forward pass
+ * (operator g), and each starts with a column-parallel matmul whose input
+ * gradient is all-reduced in the backward pass (operator f). With SP each
+ * all-reduce becomes a reduce-scatter and an all-gather of the same size
+ * (Korthikanti et al. sec. 4.2.2). */
+int fs_work_tp_colls_per_layer(const fs_job *j, fs_work_pass pass) {
+  int per = j->par.sequence_parallel ? 4 : 2;
+  if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) return 0;
+  return per;
+}
+
+static void traffic_add(fs_work_traffic *tr, double colls, double size, double wire_factor) {
+  tr->colls += colls;
+  tr->size_bytes += colls * size;
+  tr->wire_bytes += colls * size * wire_factor;
+}
+
+static int64_t ceil_div_d(double a, double b) { return (int64_t)ceil(a / b); }
+
+/* Gradient reduction of `grad` bytes over n ranks, per the ZeRO stage:
+ *   0: all-reduce once per iteration, in buckets;
+ *   1: reduce-scatter the gradients and all-gather the updated weights once
+ *      (Megatron's distributed optimizer);
+ *   2: reduce-scatter every micro-batch (gradients are kept sharded, so they
+ *      cannot accumulate locally) and all-gather the weights once;
+ *   3: per micro-batch and per unit (a layer, or the embeddings), all-gather
+ *      the weights before the forward, the recomputed forward and the
+ *      backward, and reduce-scatter the gradients after it.
+ * With m = 1 the volumes are Rajbhandari et al.'s 2 Psi (stages 0-2) and
+ * 3 Psi (stage 3). */
+static void dp_traffic(const fs_job *j, double grad, int64_t n, int64_t units,
+                       fs_work_traffic *tr) {
+  tr->group = n;
+  if (n <= 1 || grad <= 0) return;
+  double f = (double)(n - 1) / (double)n, m = (double)fs_work_microbatches(j);
+  double buckets = (double)ceil_div_d(grad, j->par.grad_bucket_bytes);
+  double bucket = grad / buckets;
+  switch (j->par.zero) {
+  case 0: traffic_add(tr, buckets, bucket, 2 * f); break;
+  case 1: traffic_add(tr, 2 * buckets, bucket, f); break;
+  case 2:
+    traffic_add(tr, m * buckets, bucket, f);
+    traffic_add(tr, buckets, bucket, f);
+    break;
+  default: {
+    double per_mb = 3 + (j->par.recompute ? 1 : 0);
+    traffic_add(tr, m * per_mb * (double)units, grad / (double)units, f);
+  }
+  }
+}
+
+void fs_work_comm_stage(const fs_job *j, int32_t stage, fs_work_comm *out) {
+  const fs_model *m = &j->model;
+  const int64_t t = j->par.tp, p = j->par.pp, v = j->par.virtual_stages;
+  const double mb = (double)fs_work_microbatches(j);
+  fs_work_shard sh;
+  fs_work_stage_params(j, stage, &sh);
+  *out = (fs_work_comm){0};
+
+  fs_work_traffic *tp = &out->kind[FS_PAR_TP];
+  tp->group = t;
+  if (t > 1) {
+    double per_layer = fs_work_tp_colls_per_layer(j, FS_PASS_FWD) +
+                       fs_work_tp_colls_per_layer(j, FS_PASS_RECOMPUTE) +
+                       fs_work_tp_colls_per_layer(j, FS_PASS_BWD);
+    double colls = (double)sh.layers * per_layer;
+    /* The vocabulary-parallel embedding all-reduces (SP: reduce-scatters)
+     * its output; the output layer all-reduces (SP: reduce-scatters) its
+     * input gradient, and with SP all-gathers its input first. */
+    if (stage == 0) colls += 1;
+    if (stage == p - 1) colls += j->par.sequence_parallel ? 2 : 1;
+    double f = (double)(t - 1) / (double)t;
+    traffic_add(tp, mb * colls, fs_work_tp_bytes(j), j->par.sequence_parallel ? f : 2 * f);
+  }
+
+  fs_work_traffic *pp = &out->kind[FS_PAR_PP];
+  pp->group = p > 1 ? 2 : 1;
+  if (p > 1) {
+    /* Every chunk but the last sends its output forward; every chunk but
+     * the first sends its input gradient back; once per micro-batch. */
+    double sends = 0;
+    for (int64_t k = 0; k < v; k++) {
+      int64_t c = k * p + stage;
+      sends += (c < p * v - 1) + (c > 0);
+    }
+    traffic_add(pp, mb * sends, fs_work_pp_bytes(j), 1);
+  }
+
+  fs_work_traffic *ep = &out->kind[FS_PAR_EP];
+  ep->group = j->par.ep;
+  if (j->par.ep > 1 && sh.moe_layers > 0) {
+    /* Dispatch and combine in the forward (and recomputed forward), their
+     * transposes in the backward (Lepikhin et al. 2021, GShard). */
+    double per_layer = 4 + (j->par.recompute ? 2 : 0);
+    traffic_add(ep, mb * (double)sh.moe_layers * per_layer, fs_work_ep_bytes(j),
+                (double)(j->par.ep - 1) / (double)j->par.ep);
+  }
+
+  double D = (double)m->dtype_bytes;
+  fs_work_traffic dense = {0};
+  int64_t units = sh.layers + (stage == 0 || stage == p - 1 ? 1 : 0);
+  dp_traffic(j, D * (double)sh.dense, j->par.dp, units, &dense);
+  dp_traffic(j, D * (double)sh.expert, j->par.dp / j->par.ep,
+             sh.moe_layers > 0 ? sh.moe_layers : 1, &out->dp_expert);
+  fs_work_traffic *dp = &out->kind[FS_PAR_DP];
+  *dp = dense;
+  dp->group = j->par.dp;
+  dp->colls += out->dp_expert.colls;
+  dp->size_bytes += out->dp_expert.size_bytes;
+  dp->wire_bytes += out->dp_expert.wire_bytes;
+
+  /* Tied embeddings with pp > 1: the first and last stages all-reduce the
+   * word embedding's gradient once per iteration (Megatron). */
+  out->emb.group = 2;
+  if (m->tied_embeddings && p > 1 && (stage == 0 || stage == p - 1))
+    traffic_add(&out->emb, 1, D * (double)(vocab_rows(j) * m->hidden), 1);
+}

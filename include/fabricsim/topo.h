@@ -5,6 +5,16 @@
  * follow. Out-links of every node are kept in CSR form, ordered by link id,
  * so every traversal is deterministic.
  *
+ * GPU servers. With gpus_per_node G > 1 every host port of a family becomes
+ * one GPU with its own NIC: GPU -- PCIe -- NIC -- fabric switch, and the G
+ * consecutive GPUs of a server also hang off one scale-up switch
+ * (NVLink/NVSwitch) by one link each. The GPUs are the hosts 0..N-1 (server
+ * of GPU i: i / G); the fabric switches keep the ids they have with plain
+ * hosts; NIC of GPU i is node nic0 + i and the scale-up switch of server s is
+ * node scaleup0 + s. Hosts never forward, so traffic between two GPUs of a
+ * server takes the 2-hop scale-up path and all other traffic leaves through
+ * the sender's own NIC. docs/formats.md lists the link order.
+ *
  * Sizes in mind: up to ~10^5 nodes and ~10^6 links; building is O(V + E). */
 #ifndef FABRICSIM_TOPO_H
 #define FABRICSIM_TOPO_H
@@ -15,10 +25,11 @@
 
 typedef enum fs_node_kind {
   FS_NODE_HOST = 0, /* GPU or server endpoint: sources and sinks traffic */
-  FS_NODE_SWITCH,   /* electrical packet switch */
-  FS_NODE_NIC,      /* reserved for multi-NIC servers */
+  FS_NODE_SWITCH,   /* electrical packet switch of the scale-out fabric */
+  FS_NODE_NIC,      /* a GPU's network interface: forwards GPU <-> fabric */
   FS_NODE_OCS,      /* reserved for optical circuit switches */
-  FS_NODE_WAN       /* reserved for inter-datacentre sites */
+  FS_NODE_WAN,      /* reserved for inter-datacentre sites */
+  FS_NODE_SCALEUP   /* a server's scale-up switch (NVSwitch): joins its GPUs */
 } fs_node_kind;
 
 /* Node capabilities (bits of fs_node.caps). */
@@ -26,9 +37,11 @@ typedef enum fs_node_kind {
 
 typedef struct fs_node {
   fs_node_kind kind;
-  int32_t tier;  /* 0 hosts, 1 leaf/edge, 2 spine/aggregation, 3 core */
-  int32_t index; /* position within its tier (for names) */
-  int32_t group; /* pod (fat-tree) or leaf (leaf-spine); -1 if none */
+  int32_t tier;  /* 0 hosts, NICs, scale-up; 1 leaf/edge, 2 spine/agg, 3 core */
+  int32_t index; /* position within its tier (for names); NIC: its GPU;
+                    scale-up switch: its server */
+  int32_t group; /* pod (fat-tree) or leaf (leaf-spine); -1 if none. A NIC
+                    or scale-up switch has its (first) GPU's group */
   uint32_t caps; /* FS_CAP_* */
 } fs_node;
 
@@ -41,21 +54,48 @@ typedef struct fs_link {
 
 typedef struct fs_topo {
   char family[32]; /* "star", "leafspine", "fattree", ... */
-  char spec[256];  /* canonical inline spec that rebuilds this topology */
+  char spec[512];  /* canonical inline spec that rebuilds this topology */
   int32_t n_nodes, n_links, n_hosts;
   fs_node *nodes;
   fs_link *links;
   /* Out-links of node v: out_links[out_start[v] .. out_start[v+1]). */
   int32_t *out_start;
   int32_t *out_links;
+  /* GPU servers: G (1 for plain hosts), and the first NIC and scale-up
+   * switch ids (-1 when G = 1): NIC of GPU i = nic0 + i, scale-up switch of
+   * server s = i / G is scaleup0 + s. */
+  int32_t gpus_per_node;
+  int32_t nic0, scaleup0;
 } fs_topo;
 
 /* ---- builders (each returns 0 and a new topology in *out, or a negative
  * FS_E* code with err naming the bad parameter and *out untouched) ---- */
 
+/* What a server is made of (docs/model.md, "Scale-up domains"). */
+typedef struct fs_server_params {
+  int32_t gpus_per_node;     /* G >= 1; 1 = plain hosts (the rest unused) */
+  double nvlink_gbps;        /* GPU <-> scale-up switch, per direction */
+  int64_t nvlink_latency_ns; /* per NVLink link (2 per GPU-to-GPU path) */
+  double pcie_gbps;          /* GPU <-> its NIC, per direction */
+  int64_t pcie_latency_ns;
+} fs_server_params;
+
+/* The documented defaults (H100 SXM server) for G GPUs per server:
+ * nvlink 3600 Gb/s and 250 ns, PCIe Gen5 x16 512 Gb/s and 250 ns. */
+fs_server_params fs_server_defaults(int32_t gpus_per_node);
+
+/* The *_servers builders take the server make-up; sv == NULL or
+ * sv->gpus_per_node == 1 builds plain hosts, exactly as the plain builders.
+ * The GPU count must be a multiple of G (leaf-spine: hosts_per_leaf must
+ * be, so a server's NICs sit on one leaf; a fat-tree server may span edge
+ * switches when G does not divide k/2). */
+
 /* All hosts on one switch. */
 int fs_topo_star(int32_t hosts, double gbps, int64_t latency_ns,
                  fs_topo **out, fs_err *err);
+int fs_topo_star_servers(int32_t gpus, double gbps, int64_t latency_ns,
+                         const fs_server_params *sv, fs_topo **out,
+                         fs_err *err);
 
 typedef struct fs_leafspine_params {
   int32_t leaves, spines, hosts_per_leaf;
@@ -65,17 +105,24 @@ typedef struct fs_leafspine_params {
 } fs_leafspine_params;
 int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
                       fs_err *err);
+int fs_topo_leafspine_servers(const fs_leafspine_params *p,
+                              const fs_server_params *sv, fs_topo **out,
+                              fs_err *err);
 
 /* k-ary three-tier fat-tree (Al-Fares et al., SIGCOMM 2008): k pods, each of
  * k/2 edge and k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts.
  * k must be even and >= 2. */
 int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
                     fs_err *err);
+int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
+                            const fs_server_params *sv, fs_topo **out,
+                            fs_err *err);
 
 /* Parses SPEC: a path to a JSON file holding a topology object, or an
  * inline "family:key=value,..." form such as
  * "fattree:k=8,gbps=100" or
- * "leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400".
+ * "leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400"
+ * or, with GPU servers, "fattree:k=32,gpus_per_node=8,nvlink_gbps=3600".
  * Errors name the spec (or file), the key as a JSON path and the value. */
 int fs_topo_from_spec(const char *spec, fs_topo **out, fs_err *err);
 
@@ -91,24 +138,41 @@ void fs_topo_free(fs_topo *t); /* NULL is a no-op */
  * FS_EINVAL for another word. */
 int fs_topo_mark_inc(fs_topo *t, const char *which);
 
-/* "host3", "leaf1", "spine0", "edge2.1", "agg0.3", "core5", "switch". */
+/* "host3", "leaf1", "spine0", "edge2.1", "agg0.3", "core5", "switch";
+ * with G > 1: "gpu3", "nic3", "scaleup0". */
 void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n);
 
 /* ---- metrics ---- */
 typedef struct fs_topo_stats {
-  int32_t nodes, hosts, switches;
+  int32_t nodes, hosts, switches; /* switches: of the fabric (FS_NODE_SWITCH) */
   int32_t cables; /* = links / 2 */
   int32_t links;  /* directed */
-  int32_t max_radix;
+  int32_t max_radix;        /* over fabric switches */
   int32_t diameter_hops;    /* longest host-to-host shortest path */
   double avg_hops;          /* mean host-to-host shortest path over pairs */
   double bisection_bps;     /* max flow from hosts [0,n/2) to [n/2,n) */
-  double host_injection_bps; /* sum of host up-link capacities */
+  /* What the hosts can push into the scale-out fabric: per host, its links
+   * to anything but a scale-up switch, a link to a NIC counting at most
+   * what that NIC sends on (min(PCIe, NIC up-links)). With plain hosts:
+   * the sum of host up-link capacities. */
+  double host_injection_bps;
+  /* GPU servers (plain hosts: G = 1, servers = hosts, no NICs, no scale-up) */
+  int32_t gpus_per_node, servers, nics, scaleup_switches;
+  double scaleup_bps; /* sum of GPU -> scale-up switch link capacities */
+  /* The most the bisection cut could carry through the scale-out fabric:
+   * the lesser of what hosts [0,n/2) can inject and [n/2,n) receive, each
+   * counted as host_injection_bps is (0 with fewer than 2 hosts). */
+  double full_bisection_bps;
 } fs_topo_stats;
 
-/* Computes all the fields. Cost: one BFS per distinct host attachment plus
- * one max-flow (Dinic) for the bisection. Fails only on out of memory, or
- * FS_EINVAL if some host cannot reach another (disconnected graph). */
+/* Computes all the fields. Cost: one BFS over the switches per group of
+ * hosts attached alike (a leaf or edge switch, with or without servers)
+ * plus one max-flow (Dinic) for the bisection. Hop counts never forward
+ * through a GPU, as routing does; a graph with multi-homed plain hosts (none
+ * of the families) gets plain BFS distances instead, one BFS per distinct
+ * host attachment. Fails only on out of memory, or FS_EINVAL if some host
+ * cannot reach another (disconnected graph); *st is written only on
+ * success. */
 int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err);
 
 #endif

@@ -1,11 +1,28 @@
 /* Equal-cost shortest paths and the routing modes built on them.
  *
- * dist(v, d) comes from a table per destination switch filled by a reverse
- * BFS (in-links of u are the reverses of u's out-links, since every link
- * belongs to a cable). Hosts are never expanded, so no path forwards through
- * a host. A single-homed host d shares the table of its switch s:
- * dist(v, d) = dist(v, s) + 1 for v != d. Each next-hop decision is then
- * "links v->w with dist(w, d) = dist(v, d) - 1", O(degree) per hop.
+ * Distances. dist(v, d) is the hop count of the shortest path from v to d
+ * that forwards only through non-hosts. Nodes that many paths fan into
+ * (switches with two or more forwarding neighbours) get a distance table,
+ * uint16 per node, filled on first use by a reverse BFS (in-links of u are
+ * the reverses of u's out-links, since every link belongs to a cable) that
+ * never expands a host. Every other destination d is resolved through its
+ * forwarding neighbours F(d) (the non-hosts it is cabled to):
+ *
+ *   dist(v, d) = 0 if v = d; 1 if v is a host cabled to d;
+ *                else 1 + min over w in F(d) of dist(v, w),
+ *
+ * since the hop into d comes from a forwarding node or from the source.
+ * That covers hosts (a plain host: F = its switch; a GPU: its NIC and its
+ * scale-up switch), a NIC (F = its leaf) and a scale-up switch (F empty:
+ * only its own GPUs reach it). A non-host is resolved this way only if its
+ * forwarding neighbours all have tables, so the recursion is at most two
+ * deep and costs a few lookups. A fat-tree of 8192 GPUs in servers of 8
+ * thus needs one table per edge switch to route between GPUs: 512 tables of
+ * ~18.7k nodes, 19 MB, as with plain hosts (which need 512 x 9.5k); one
+ * table per GPU would be 8192 x 18.7k x 2 B = 306 MB.
+ *
+ * Each next-hop decision is then "links v->w with dist(w, d) = dist(v, d) -
+ * 1", O(degree) per hop.
  *
  * Spraying builds the shortest-path DAG layer by layer from src, counts paths
  * forwards (to each node) and backwards (to dst); the fraction of all
@@ -18,10 +35,14 @@
 
 #define UNREACH 0xFFFFu
 
+/* How dist(., d) is found (see the top of the file). */
+enum { PLAN_TABLE = 0, PLAN_VIA = 1, PLAN_VIA_HOSTS = 2 /* VIA, and hosts cabled to d */ };
+
 struct fs_router {
   const fs_topo *t;
   uint16_t **table;  /* per node: distance-to-node table, or NULL */
-  int32_t *attach;   /* host -> its only switch, or -1 if multi-homed */
+  uint8_t *plan;     /* per node: PLAN_* */
+  int32_t *via_start, *via; /* VIA nodes: F(d) = via[via_start[d] .. [d+1]) */
   /* scratch for spraying (one router per thread) */
   double *fwd, *back;
   int64_t *lat;
@@ -76,32 +97,82 @@ static int route_push(fs_route *r, int32_t link, double w) {
   return 0;
 }
 
+/* Distinct non-host neighbours of v, in link order, written to out (NULL:
+ * only counted). mark[] is scratch, all -1 on entry and on return. */
+static int32_t forwarders(const fs_topo *t, int32_t v, int32_t *out, int32_t *mark) {
+  int32_t n = 0;
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+    int32_t w = t->links[t->out_links[i]].to;
+    if (t->nodes[w].kind == FS_NODE_HOST || mark[w] == v) continue;
+    mark[w] = v;
+    if (out) out[n] = w;
+    n++;
+  }
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+    mark[t->links[t->out_links[i]].to] = -1;
+  return n;
+}
+
+static int has_host_neighbour(const fs_topo *t, int32_t v) {
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+    if (t->nodes[t->links[t->out_links[i]].to].kind == FS_NODE_HOST) return 1;
+  return 0;
+}
+
+/* Decides each node's plan: non-hosts with two or more forwarders get a
+ * table; a non-host with none, or with one forwarder that has a table, and
+ * every host, is resolved through its forwarders. O(V + E). */
+static int plan_nodes(fs_router *r) {
+  const fs_topo *t = r->t;
+  int32_t n = t->n_nodes;
+  int32_t *nfwd = fs__malloc((size_t)n, sizeof(*nfwd));
+  int32_t *mark = fs__malloc((size_t)n, sizeof(*mark));
+  if (!nfwd || !mark) goto oom;
+  for (int32_t v = 0; v < n; v++) mark[v] = -1;
+  for (int32_t v = 0; v < n; v++) nfwd[v] = forwarders(t, v, NULL, mark);
+  int32_t total = 0;
+  for (int32_t v = 0; v < n; v++) {
+    int via = t->nodes[v].kind == FS_NODE_HOST || nfwd[v] == 0;
+    if (!via && nfwd[v] == 1) {
+      int32_t w;
+      forwarders(t, v, &w, mark);
+      via = nfwd[w] >= 2;
+    }
+    r->plan[v] = via ? (has_host_neighbour(t, v) ? PLAN_VIA_HOSTS : PLAN_VIA) : PLAN_TABLE;
+    r->via_start[v] = total;
+    if (via) total += nfwd[v];
+  }
+  r->via_start[n] = total;
+  r->via = fs__malloc(total > 0 ? (size_t)total : 1, sizeof(*r->via));
+  if (!r->via) goto oom;
+  for (int32_t v = 0; v < n; v++)
+    if (r->plan[v] != PLAN_TABLE) forwarders(t, v, r->via + r->via_start[v], mark);
+  free(nfwd);
+  free(mark);
+  return 0;
+oom:
+  free(nfwd);
+  free(mark);
+  return FS_ENOMEM;
+}
+
 int fs_router_new(const fs_topo *t, fs_router **out, fs_err *err) {
   fs_router *r = calloc(1, sizeof(*r));
   size_t n = (size_t)t->n_nodes;
   if (!r) goto oom;
   r->t = t;
   r->table = calloc(n, sizeof(*r->table));
-  r->attach = fs__malloc(n, sizeof(*r->attach));
+  r->plan = fs__malloc(n, sizeof(*r->plan));
+  r->via_start = fs__malloc(n + 1, sizeof(*r->via_start));
   r->fwd = fs__malloc(n, sizeof(*r->fwd));
   r->back = fs__malloc(n, sizeof(*r->back));
   r->lat = fs__malloc(n, sizeof(*r->lat));
   r->stamp = calloc(n ? n : 1, sizeof(*r->stamp));
   r->layer_nodes = fs__malloc(n, sizeof(*r->layer_nodes));
-  if (!r->table || !r->attach || !r->fwd || !r->back || !r->lat || !r->stamp ||
-      !r->layer_nodes)
+  if (!r->table || !r->plan || !r->via_start || !r->fwd || !r->back || !r->lat ||
+      !r->stamp || !r->layer_nodes)
     goto oom;
-  for (int32_t v = 0; v < t->n_nodes; v++) {
-    r->attach[v] = -1;
-    if (t->nodes[v].kind != FS_NODE_HOST) continue;
-    int32_t deg = t->out_start[v + 1] - t->out_start[v];
-    if (deg < 1) continue;
-    int32_t s = t->links[t->out_links[t->out_start[v]]].to;
-    int single = t->nodes[s].kind != FS_NODE_HOST;
-    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
-      single &= t->links[t->out_links[i]].to == s;
-    if (single) r->attach[v] = s;
-  }
+  if (plan_nodes(r)) goto oom;
   *out = r;
   return 0;
 oom:
@@ -114,7 +185,9 @@ void fs_router_free(fs_router *r) {
   if (r->table)
     for (int32_t v = 0; v < r->t->n_nodes; v++) free(r->table[v]);
   free(r->table);
-  free(r->attach);
+  free(r->plan);
+  free(r->via_start);
+  free(r->via);
   free(r->fwd);
   free(r->back);
   free(r->lat);
@@ -155,23 +228,32 @@ static const uint16_t *table_to(fs_router *r, int32_t d) {
   return dist;
 }
 
-/* dist(v, d) in hops, or -1. */
+/* Whether host v has a link to d. Hosts have few links (1 or 2 in every
+ * family), so a scan is cheap. */
+static int cabled(const fs_topo *t, int32_t v, int32_t d) {
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
+    if (t->links[t->out_links[i]].to == d) return 1;
+  return 0;
+}
+
+/* dist(v, d) in hops, -1 if unreachable, -2 on out of memory. */
 static int32_t dist_to(fs_router *r, int32_t v, int32_t d) {
   if (v == d) return 0;
-  int32_t s = r->attach[d];
-  const uint16_t *tab;
-  int32_t extra = 0;
-  if (s >= 0) {
-    tab = table_to(r, s);
-    extra = 1;
+  if (r->plan[d] == PLAN_TABLE) {
+    const uint16_t *tab = table_to(r, d);
     if (!tab) return -2;
-    if (v == s) return 1;
-    /* A host other than d cannot forward, but it can be the start. */
-  } else {
-    tab = table_to(r, d);
-    if (!tab) return -2;
+    return tab[v] == UNREACH ? -1 : (int32_t)tab[v];
   }
-  return tab[v] == UNREACH ? -1 : (int32_t)tab[v] + extra;
+  const fs_topo *t = r->t;
+  if (r->plan[d] == PLAN_VIA_HOSTS && t->nodes[v].kind == FS_NODE_HOST && cabled(t, v, d))
+    return 1;
+  int32_t best = -1;
+  for (int32_t i = r->via_start[d]; i < r->via_start[d + 1]; i++) {
+    int32_t dw = dist_to(r, v, r->via[i]);
+    if (dw == -2) return -2;
+    if (dw >= 0 && (best < 0 || dw + 1 < best)) best = dw + 1;
+  }
+  return best;
 }
 
 int32_t fs_route_dist(fs_router *r, int32_t from, int32_t to) {
@@ -196,12 +278,73 @@ static int check_pair(fs_router *r, int32_t src, int32_t dst, int32_t *hops,
   return 0;
 }
 
-/* Next-hop test: link l from v leads one hop closer to dst and does not
- * forward through a host. */
-static int is_next_hop(fs_router *r, int32_t l, int32_t dst, int32_t h) {
+/* dist(., d) for the non-hosts a path walks through, resolved once per
+ * route: the minimum over table lookups tab[v] + off and exact nodes
+ * (v == node: hops), which is what dist_to's recursion amounts to when v is
+ * not a host. A destination needing more terms than fit uses dist_to. */
+enum { MAX_TERMS = 8 };
+typedef struct target {
+  int32_t d;
+  int32_t n_tab, n_node; /* n_tab < 0: use dist_to */
+  const uint16_t *tab[MAX_TERMS];
+  int32_t tab_off[MAX_TERMS];
+  int32_t node[MAX_TERMS], node_hops[MAX_TERMS];
+} target;
+
+/* Fills *tg for destination d; 0 or FS_ENOMEM. */
+static int resolve(fs_router *r, int32_t d, target *tg) {
+  tg->d = d;
+  tg->n_tab = tg->n_node = 0;
+  if (r->plan[d] == PLAN_TABLE) {
+    if (!(tg->tab[0] = table_to(r, d))) return FS_ENOMEM;
+    tg->tab_off[0] = 0;
+    tg->n_tab = 1;
+    return 0;
+  }
+  for (int32_t i = r->via_start[d]; i < r->via_start[d + 1]; i++) {
+    int32_t w = r->via[i];
+    if (r->plan[w] == PLAN_TABLE) {
+      if (tg->n_tab == MAX_TERMS) goto general;
+      if (!(tg->tab[tg->n_tab] = table_to(r, w))) return FS_ENOMEM;
+      tg->tab_off[tg->n_tab++] = 1;
+      continue;
+    }
+    if (tg->n_node == MAX_TERMS) goto general;
+    tg->node[tg->n_node] = w;
+    tg->node_hops[tg->n_node++] = 1;
+    for (int32_t j = r->via_start[w]; j < r->via_start[w + 1]; j++) {
+      if (tg->n_tab == MAX_TERMS) goto general;
+      /* w's forwarders all have tables (plan_nodes) */
+      if (!(tg->tab[tg->n_tab] = table_to(r, r->via[j]))) return FS_ENOMEM;
+      tg->tab_off[tg->n_tab++] = 2;
+    }
+  }
+  return 0;
+general:
+  tg->n_tab = -1;
+  return 0;
+}
+
+/* dist(v, tg->d) for v == d or a non-host v; -1 if unreachable. */
+static int32_t dist_fast(fs_router *r, const target *tg, int32_t v) {
+  if (v == tg->d) return 0;
+  if (tg->n_tab < 0) return dist_to(r, v, tg->d);
+  int32_t best = -1;
+  for (int32_t i = 0; i < tg->n_tab; i++) {
+    uint16_t x = tg->tab[i][v];
+    if (x != UNREACH && (best < 0 || x + tg->tab_off[i] < best)) best = x + tg->tab_off[i];
+  }
+  for (int32_t i = 0; i < tg->n_node; i++)
+    if (v == tg->node[i] && (best < 0 || tg->node_hops[i] < best)) best = tg->node_hops[i];
+  return best;
+}
+
+/* Next-hop test: link l leads one hop closer to the target (h hops away)
+ * and does not forward through a host. */
+static int is_next_hop(fs_router *r, const target *tg, int32_t l, int32_t h) {
   int32_t w = r->t->links[l].to;
-  if (w != dst && r->t->nodes[w].kind == FS_NODE_HOST) return 0;
-  return dist_to(r, w, dst) == h - 1;
+  if (w != tg->d && r->t->nodes[w].kind == FS_NODE_HOST) return 0;
+  return dist_fast(r, tg, w) == h - 1;
 }
 
 /* Walks one shortest path. At each hop the candidates are the next-hop links
@@ -210,20 +353,22 @@ static int is_next_hop(fs_router *r, int32_t l, int32_t dst, int32_t h) {
 static int walk(fs_router *r, int32_t src, int32_t dst, int32_t hops,
                 uint64_t seed, uint64_t key, int hashed, fs_route *out) {
   const fs_topo *t = r->t;
+  target tg;
+  if (resolve(r, dst, &tg)) return FS_ENOMEM;
   out->n = 0;
   out->latency_ns = 0;
   int32_t v = src;
   for (int32_t h = hops; h > 0; h--) {
     int32_t m = 0;
     for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++)
-      m += is_next_hop(r, t->out_links[i], dst, h);
+      m += is_next_hop(r, &tg, t->out_links[i], h);
     if (m == 0) return FS_EINTERNAL;
     int32_t pick = 0;
     if (hashed && m > 1)
       pick = (int32_t)(fs__mix64(seed ^ fs__mix64(key ^ fs__mix64((uint64_t)v))) % (uint64_t)m);
     int32_t l = -1;
     for (int32_t i = t->out_start[v]; l < 0; i++)
-      if (is_next_hop(r, t->out_links[i], dst, h) && pick-- == 0) l = t->out_links[i];
+      if (is_next_hop(r, &tg, t->out_links[i], h) && pick-- == 0) l = t->out_links[i];
     if (route_push(out, l, 1.0)) return FS_ENOMEM;
     out->latency_ns += t->links[l].latency_ns;
     v = t->links[l].to;
@@ -258,6 +403,8 @@ int fs_route_ecmp(fs_router *r, int32_t src, int32_t dst, uint64_t seed,
 static int build_dag(fs_router *r, int32_t src, int32_t dst, int32_t hops,
                      size_t *n_dag, double *total, int64_t *latency) {
   const fs_topo *t = r->t;
+  target tg;
+  if (resolve(r, dst, &tg)) return FS_ENOMEM;
   if (++r->epoch == 0) {
     memset(r->stamp, 0, (size_t)t->n_nodes * sizeof(*r->stamp));
     r->epoch = 1;
@@ -275,8 +422,7 @@ static int build_dag(fs_router *r, int32_t src, int32_t dst, int32_t hops,
       for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
         int32_t l = t->out_links[i];
         int32_t w = t->links[l].to;
-        if (w != dst && t->nodes[w].kind == FS_NODE_HOST) continue;
-        if (dist_to(r, w, dst) != h - 1) continue;
+        if (!is_next_hop(r, &tg, l, h)) continue;
         if (fs__grow(&r->dag_links, &r->dag_cap, nd + 1, sizeof(int32_t)))
           return FS_ENOMEM;
         r->dag_links[nd++] = l;

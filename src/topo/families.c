@@ -1,9 +1,15 @@
-/* Builders of the topology families: star, leaf-spine, k-ary fat-tree.
+/* Builders of the topology families: star, leaf-spine, k-ary fat-tree, each
+ * with plain hosts or with GPU servers (gpus_per_node G > 1).
  * Each validates its parameters (naming the bad one), then lays out hosts
- * first in the documented order, then switches tier by tier, then cables:
- * host cables first, then upward tier by tier. */
+ * first in the documented order, then switches tier by tier, then (G > 1)
+ * the NICs and scale-up switches; then cables: GPU-NIC PCIe cables (G > 1),
+ * host-port cables (host or NIC to its leaf/edge switch), upward tier by
+ * tier, and last (G > 1) the GPU-to-scale-up NVLink cables. A family only
+ * says which switch host port i hangs off; the server parts are the same
+ * for every family (and for the families of later issues). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -13,15 +19,125 @@ enum { MAX_NODES = 1 << 22, MAX_CABLES = 1 << 22 };
 #define MAX_GBPS 1e7
 #define MAX_LATENCY_NS 1000000000000LL
 
+/* Defaults of a GPU server: an H100 SXM (docs/model.md, "Scale-up domains"):
+ * NVLink 4, 18 links x 25 GB/s per direction = 450 GB/s = 3600 Gb/s;
+ * PCIe Gen5 x16, 32 GT/s x 16 lanes = 512 Gb/s per direction. */
+#define DEFAULT_NVLINK_GBPS 3600.0
+#define DEFAULT_NVLINK_LATENCY_NS 250
+#define DEFAULT_PCIE_GBPS 512.0
+#define DEFAULT_PCIE_LATENCY_NS 250
+
+fs_server_params fs_server_defaults(int32_t gpus_per_node) {
+  fs_server_params sv = {gpus_per_node, DEFAULT_NVLINK_GBPS, DEFAULT_NVLINK_LATENCY_NS,
+                         DEFAULT_PCIE_GBPS, DEFAULT_PCIE_LATENCY_NS};
+  return sv;
+}
+
+static int check_gbps(const char *fam, double gbps, const char *gname, fs_err *err) {
+  if (!(gbps > 0) || !isfinite(gbps) || gbps > MAX_GBPS)
+    return fs_err_set(err, FS_EINVAL, "%s: %s must be in (0, %g], got %g", fam, gname,
+                      MAX_GBPS, gbps);
+  return 0;
+}
+
+static int check_latency(const char *fam, int64_t latency_ns, const char *lname,
+                         fs_err *err) {
+  if (latency_ns < 0 || latency_ns > MAX_LATENCY_NS)
+    return fs_err_set(err, FS_EINVAL, "%s: %s must be in [0, %lld], got %lld", fam, lname,
+                      (long long)MAX_LATENCY_NS, (long long)latency_ns);
+  return 0;
+}
+
 static int check_common(const char *fam, double gbps, const char *gname,
                         int64_t latency_ns, fs_err *err) {
-  if (!(gbps > 0) || !isfinite(gbps) || gbps > MAX_GBPS)
-    return fs_err_set(err, FS_EINVAL, "%s: %s must be in (0, %g], got %g", fam,
-                      gname, MAX_GBPS, gbps);
-  if (latency_ns < 0 || latency_ns > MAX_LATENCY_NS)
+  int rc = check_gbps(fam, gbps, gname, err);
+  return rc ? rc : check_latency(fam, latency_ns, "latency_ns", err);
+}
+
+/* ---- GPU servers ------------------------------------------------------------ */
+
+/* Validates sv (NULL = plain hosts) into *out; G must divide `per`, the
+ * GPUs described by `per_what` ("hosts", "hosts_per_leaf", ...), for the
+ * reason `why` ("" or "; ..."). */
+static int check_servers(const char *fam, const fs_server_params *sv, int64_t per,
+                         const char *per_what, const char *why, fs_server_params *out,
+                         fs_err *err) {
+  *out = sv ? *sv : fs_server_defaults(1);
+  if (out->gpus_per_node < 1 || out->gpus_per_node > MAX_NODES)
+    return fs_err_set(err, FS_EINVAL, "%s: gpus_per_node must be in [1, %d], got %d", fam,
+                      MAX_NODES, out->gpus_per_node);
+  if (out->gpus_per_node == 1) return 0;
+  int rc;
+  if ((rc = check_gbps(fam, out->nvlink_gbps, "nvlink_gbps", err)) ||
+      (rc = check_latency(fam, out->nvlink_latency_ns, "nvlink_latency_ns", err)) ||
+      (rc = check_gbps(fam, out->pcie_gbps, "pcie_gbps", err)) ||
+      (rc = check_latency(fam, out->pcie_latency_ns, "pcie_latency_ns", err)))
+    return rc;
+  if (per % out->gpus_per_node != 0)
+    return fs_err_set(err, FS_EINVAL, "%s: gpus_per_node must divide %s (%lld)%s, got %d",
+                      fam, per_what, (long long)per, why, out->gpus_per_node);
+  return 0;
+}
+
+/* Nodes and cables the servers add to `gpus` plain host ports. */
+static int64_t server_nodes(const fs_server_params *sv, int64_t gpus) {
+  return sv->gpus_per_node > 1 ? gpus + gpus / sv->gpus_per_node : 0;
+}
+static int64_t server_cables(const fs_server_params *sv, int64_t gpus) {
+  return sv->gpus_per_node > 1 ? 2 * gpus : 0;
+}
+
+static int check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) {
+  if (nodes > MAX_NODES || cables > MAX_CABLES)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: latency_ns must be in [0, %lld], got %lld", fam,
-                      (long long)MAX_LATENCY_NS, (long long)latency_ns);
+                      "%s: too large (%lld nodes, %lld cables; limits %d nodes, %d cables)",
+                      fam, (long long)nodes, (long long)cables, MAX_NODES, MAX_CABLES);
+  return 0;
+}
+
+/* After the fabric switches: one NIC per GPU, one scale-up switch per
+ * server, then the PCIe cables. Hosts are nodes 0..gpus-1. */
+static int add_servers_before_ports(fs__topo_builder *b, const fs_server_params *sv,
+                                    int32_t gpus) {
+  fs_topo *t = b->t;
+  int32_t G = sv->gpus_per_node;
+  t->gpus_per_node = G;
+  if (G == 1) return 0;
+  int32_t rc;
+  t->nic0 = t->n_nodes;
+  for (int32_t i = 0; i < gpus; i++)
+    if ((rc = fs__tb_node(b, FS_NODE_NIC, 0, i, t->nodes[i].group)) < 0) return rc;
+  t->scaleup0 = t->n_nodes;
+  for (int32_t s = 0; s < gpus / G; s++)
+    if ((rc = fs__tb_node(b, FS_NODE_SCALEUP, 0, s, t->nodes[s * G].group)) < 0) return rc;
+  for (int32_t i = 0; i < gpus; i++)
+    if ((rc = fs__tb_cable(b, i, t->nic0 + i, sv->pcie_gbps * 1e9, sv->pcie_latency_ns)) < 0)
+      return rc;
+  return 0;
+}
+
+/* The node behind host port i: the host itself, or its GPU's NIC. */
+static int32_t port(const fs__topo_builder *b, int32_t i) {
+  return b->t->nic0 >= 0 ? b->t->nic0 + i : i;
+}
+
+/* Last: the NVLink cables, and the server keys of the canonical spec. */
+static int add_servers_after_fabric(fs__topo_builder *b, const fs_server_params *sv,
+                                    int32_t gpus) {
+  fs_topo *t = b->t;
+  int32_t G = sv->gpus_per_node;
+  if (G == 1) return 0;
+  for (int32_t i = 0; i < gpus; i++) {
+    int rc = fs__tb_cable(b, i, t->scaleup0 + i / G, sv->nvlink_gbps * 1e9,
+                          sv->nvlink_latency_ns);
+    if (rc < 0) return rc;
+  }
+  size_t len = strlen(t->spec);
+  snprintf(t->spec + len, sizeof(t->spec) - len,
+           ",gpus_per_node=%d,nvlink_gbps=%g,nvlink_latency_ns=%lld,pcie_gbps=%g,"
+           "pcie_latency_ns=%lld",
+           G, sv->nvlink_gbps, (long long)sv->nvlink_latency_ns, sv->pcie_gbps,
+           (long long)sv->pcie_latency_ns);
   return 0;
 }
 
@@ -30,21 +146,36 @@ static int check_common(const char *fam, double gbps, const char *gname,
     if ((rc = (expr)) < 0) goto oom; \
   } while (0)
 
+/* ---- families ----------------------------------------------------------------- */
+
 int fs_topo_star(int32_t hosts, double gbps, int64_t latency_ns,
                  fs_topo **out, fs_err *err) {
+  return fs_topo_star_servers(hosts, gbps, latency_ns, NULL, out, err);
+}
+
+int fs_topo_star_servers(int32_t hosts, double gbps, int64_t latency_ns,
+                         const fs_server_params *svp, fs_topo **out, fs_err *err) {
   int rc = check_common("star", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (hosts < 1 || hosts > MAX_NODES - 1)
     return fs_err_set(err, FS_EINVAL, "star: hosts must be in [1, %d], got %d",
                       MAX_NODES - 1, hosts);
+  fs_server_params sv;
+  if ((rc = check_servers("star", svp, hosts, "hosts", "", &sv, err))) return rc;
+  int64_t nodes = hosts + 1 + server_nodes(&sv, hosts);
+  int64_t cables = hosts + server_cables(&sv, hosts);
+  if ((rc = check_size("star", nodes, cables, err))) return rc;
   fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "star", hosts + 1, 2 * hosts, err))) return rc;
+  if ((rc = fs__tb_init(&b, "star", (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   for (int32_t h = 0; h < hosts; h++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, h, -1));
   int32_t sw;
   TRY(sw = fs__tb_node(&b, FS_NODE_SWITCH, 1, 0, -1));
-  for (int32_t h = 0; h < hosts; h++) TRY(fs__tb_cable(&b, h, sw, gbps * 1e9, latency_ns));
+  TRY(add_servers_before_ports(&b, &sv, hosts));
+  for (int32_t h = 0; h < hosts; h++)
+    TRY(fs__tb_cable(&b, port(&b, h), sw, gbps * 1e9, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "star:hosts=%d,gbps=%g,latency_ns=%lld",
            hosts, gbps, (long long)latency_ns);
+  TRY(add_servers_after_fabric(&b, &sv, hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);
@@ -53,6 +184,11 @@ oom:
 
 int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
                       fs_err *err) {
+  return fs_topo_leafspine_servers(p, NULL, out, err);
+}
+
+int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_params *svp,
+                              fs_topo **out, fs_err *err) {
   int rc = check_common("leafspine", p->host_gbps, "host_gbps", p->latency_ns, err);
   if (rc) return rc;
   if ((rc = check_common("leafspine", p->fabric_gbps, "fabric_gbps", p->latency_ns, err)))
@@ -68,14 +204,15 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
   if (lps < 1 || lps > 64)
     return fs_err_set(err, FS_EINVAL,
                       "leafspine: links_per_spine must be in [1, 64], got %d", lps);
+  fs_server_params sv;
+  /* Whole servers per leaf, so a server's NICs all sit on one leaf. */
+  if ((rc = check_servers("leafspine", svp, p->hosts_per_leaf, "hosts_per_leaf",
+                          "; a server's NICs sit on one leaf", &sv, err)))
+    return rc;
   int64_t hosts = (int64_t)p->leaves * p->hosts_per_leaf;
-  int64_t nodes = hosts + p->leaves + p->spines;
-  int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps;
-  if (nodes > MAX_NODES || cables > MAX_CABLES)
-    return fs_err_set(err, FS_EINVAL,
-                      "leafspine: too large (%lld nodes, %lld cables; limits %d nodes, "
-                      "%d cables)",
-                      (long long)nodes, (long long)cables, MAX_NODES, MAX_CABLES);
+  int64_t nodes = hosts + p->leaves + p->spines + server_nodes(&sv, hosts);
+  int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps + server_cables(&sv, hosts);
+  if ((rc = check_size("leafspine", nodes, cables, err))) return rc;
   fs__topo_builder b;
   if ((rc = fs__tb_init(&b, "leafspine", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
@@ -85,8 +222,9 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
   int32_t leaf0 = (int32_t)hosts, spine0 = leaf0 + p->leaves;
   for (int32_t l = 0; l < p->leaves; l++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, l, l));
   for (int32_t s = 0; s < p->spines; s++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, s, -1));
+  TRY(add_servers_before_ports(&b, &sv, (int32_t)hosts));
   for (int32_t h = 0; h < (int32_t)hosts; h++)
-    TRY(fs__tb_cable(&b, h, leaf0 + h / p->hosts_per_leaf, p->host_gbps * 1e9,
+    TRY(fs__tb_cable(&b, port(&b, h), leaf0 + h / p->hosts_per_leaf, p->host_gbps * 1e9,
                      p->latency_ns));
   for (int32_t l = 0; l < p->leaves; l++)
     for (int32_t s = 0; s < p->spines; s++)
@@ -98,6 +236,7 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
            "fabric_gbps=%g,links_per_spine=%d,latency_ns=%lld",
            p->leaves, p->spines, p->hosts_per_leaf, p->host_gbps, p->fabric_gbps,
            lps, (long long)p->latency_ns);
+  TRY(add_servers_after_fabric(&b, &sv, (int32_t)hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);
@@ -106,6 +245,11 @@ oom:
 
 int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
                     fs_err *err) {
+  return fs_topo_fattree_servers(k, gbps, latency_ns, NULL, out, err);
+}
+
+int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
+                            const fs_server_params *svp, fs_topo **out, fs_err *err) {
   int rc = check_common("fattree", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (k < 2 || k % 2 != 0 || k > 128)
@@ -113,9 +257,15 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
                       "fattree: k must be even and in [2, 128], got %d", k);
   int32_t h = k / 2;
   int32_t hosts = k * h * h, edges = k * h, aggs = k * h, cores = h * h;
-  int32_t nodes = hosts + edges + aggs + cores;
+  fs_server_params sv;
+  /* Host ports fill up in order, so when G does not divide k/2 a server's
+   * NICs span consecutive edge switches (docs/formats.md). */
+  if ((rc = check_servers("fattree", svp, hosts, "the k^3/4 hosts", "", &sv, err))) return rc;
+  int64_t nodes = (int64_t)hosts + edges + aggs + cores + server_nodes(&sv, hosts);
+  int64_t cables = (int64_t)hosts + edges * h + aggs * h + server_cables(&sv, hosts);
+  if ((rc = check_size("fattree", nodes, cables, err))) return rc;
   fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "fattree", nodes, 2 * (hosts + edges * h + aggs * h), err)))
+  if ((rc = fs__tb_init(&b, "fattree", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
   for (int32_t i = 0; i < hosts; i++)
     TRY(fs__tb_node(&b, FS_NODE_HOST, 0, i, i / (h * h)));
@@ -125,8 +275,10 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
   for (int32_t p = 0; p < k; p++)
     for (int32_t a = 0; a < h; a++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, a, p));
   for (int32_t c = 0; c < cores; c++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 3, c, -1));
+  TRY(add_servers_before_ports(&b, &sv, hosts));
   double bps = gbps * 1e9;
-  for (int32_t i = 0; i < hosts; i++) TRY(fs__tb_cable(&b, i, edge0 + i / h, bps, latency_ns));
+  for (int32_t i = 0; i < hosts; i++)
+    TRY(fs__tb_cable(&b, port(&b, i), edge0 + i / h, bps, latency_ns));
   for (int32_t p = 0; p < k; p++)
     for (int32_t e = 0; e < h; e++)
       for (int32_t a = 0; a < h; a++)
@@ -138,6 +290,7 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
         TRY(fs__tb_cable(&b, agg0 + p * h + a, core0 + a * h + j, bps, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "fattree:k=%d,gbps=%g,latency_ns=%lld",
            k, gbps, (long long)latency_ns);
+  TRY(add_servers_after_fabric(&b, &sv, hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);

@@ -14,6 +14,8 @@ int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
   b->t = calloc(1, sizeof(*b->t));
   if (!b->t) return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
   snprintf(b->t->family, sizeof(b->t->family), "%s", family);
+  b->t->gpus_per_node = 1;
+  b->t->nic0 = b->t->scaleup0 = -1;
   size_t nc = 0, lc = 0;
   if (fs__grow(&b->t->nodes, &nc, (size_t)(nodes_hint > 0 ? nodes_hint : 8),
                sizeof(fs_node)) ||
@@ -109,7 +111,15 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
   }
   const fs_node *v = &t->nodes[node];
   if (v->kind == FS_NODE_HOST) {
-    snprintf(buf, (size_t)n, "host%d", node);
+    snprintf(buf, (size_t)n, "%s%d", t->gpus_per_node > 1 ? "gpu" : "host", node);
+    return;
+  }
+  if (v->kind == FS_NODE_NIC) {
+    snprintf(buf, (size_t)n, "nic%d", v->index);
+    return;
+  }
+  if (v->kind == FS_NODE_SCALEUP) {
+    snprintf(buf, (size_t)n, "scaleup%d", v->index);
     return;
   }
   int fattree = strcmp(t->family, "fattree") == 0;

@@ -10,6 +10,9 @@
 
 #define DEFAULT_GBPS 100.0
 #define DEFAULT_LATENCY_NS 1000
+/* Keys of the GPU servers, accepted by every family. */
+#define SERVER_KEYS \
+  "gpus_per_node", "nvlink_gbps", "nvlink_latency_ns", "pcie_gbps", "pcie_latency_ns"
 
 /* gbps: the canonical key; link_gbps is accepted as a synonym. */
 static int get_gbps(const fs__jctx *c, const cJSON *obj, const char *path,
@@ -31,6 +34,49 @@ static int get_latency(const fs__jctx *c, const cJSON *obj, const char *path,
                       1000000000000LL, out);
 }
 
+/* The GPU-server keys every family takes (docs/formats.md). The other four
+ * only mean something with gpus_per_node > 1; given with 1 they are an
+ * error rather than silently unused. */
+static int get_servers(const fs__jctx *c, const cJSON *obj, const char *path,
+                       fs_server_params *sv) {
+  fs_server_params d = fs_server_defaults(1);
+  int64_t g;
+  int rc;
+  if ((rc = fs__json_int(c, obj, path, "gpus_per_node", 0, 1, 1, 1 << 22, &g)) ||
+      (rc = fs__json_num(c, obj, path, "nvlink_gbps", 0, d.nvlink_gbps, 1e-9, 1e7,
+                         &sv->nvlink_gbps)) ||
+      (rc = fs__json_int(c, obj, path, "nvlink_latency_ns", 0, d.nvlink_latency_ns, 0,
+                         1000000000000LL, &sv->nvlink_latency_ns)) ||
+      (rc = fs__json_num(c, obj, path, "pcie_gbps", 0, d.pcie_gbps, 1e-9, 1e7,
+                         &sv->pcie_gbps)) ||
+      (rc = fs__json_int(c, obj, path, "pcie_latency_ns", 0, d.pcie_latency_ns, 0,
+                         1000000000000LL, &sv->pcie_latency_ns)))
+    return rc;
+  sv->gpus_per_node = (int32_t)g;
+  static const char *const only[] = {"nvlink_gbps", "nvlink_latency_ns", "pcie_gbps",
+                                     "pcie_latency_ns"};
+  for (size_t i = 0; g == 1 && i < sizeof(only) / sizeof(only[0]); i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, only[i]);
+    if (!v) continue;
+    char p[512];
+    fs__json_path_key(p, sizeof(p), path, only[i]);
+    return fs__json_fail(c, p, v, "applies only to GPU servers (gpus_per_node > 1)");
+  }
+  return 0;
+}
+
+/* gpus_per_node must divide `n` (what `what` names; `why` says why), else
+ * an error at $.gpus_per_node. */
+static int servers_divide(const fs__jctx *c, const cJSON *obj, const char *path,
+                          const fs_server_params *sv, int64_t n, const char *what,
+                          const char *why) {
+  if (n % sv->gpus_per_node == 0) return 0;
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, "gpus_per_node");
+  return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "gpus_per_node"),
+                       "must divide %s (%lld) %s", what, (long long)n, why);
+}
+
 /* Re-labels a builder error (which knows no file or path) with both. */
 static int builder_fail(const fs__jctx *c, const char *path, int rc,
                         const fs_err *inner) {
@@ -45,21 +91,25 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   if (rc) return rc;
   fs_err inner = {0, ""};
   if (strcmp(type, "star") == 0) {
-    static const char *const keys[] = {"type", "hosts", "gbps", "link_gbps",
-                                       "latency_ns", "inc", NULL};
+    static const char *const keys[] = {"type", "hosts", "gbps", "link_gbps", "latency_ns",
+                                       "inc", SERVER_KEYS, NULL};
     int64_t hosts, lat;
     double gbps;
+    fs_server_params sv;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 1, 1 << 22, &hosts)) ||
-        (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)))
+        (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)) ||
+        (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = servers_divide(c, obj, path, &sv, hosts, "hosts", "into whole servers")))
       return rc;
-    rc = fs_topo_star((int32_t)hosts, gbps, lat, out, &inner);
+    rc = fs_topo_star_servers((int32_t)hosts, gbps, lat, &sv, out, &inner);
   } else if (strcmp(type, "leafspine") == 0) {
     static const char *const keys[] = {"type", "leaves", "spines", "hosts_per_leaf",
                                        "host_gbps", "fabric_gbps", "links_per_spine",
-                                       "latency_ns", "inc", NULL};
+                                       "latency_ns", "inc", SERVER_KEYS, NULL};
     int64_t leaves, spines, hpl, lps, lat;
     double hg, fg;
+    fs_server_params sv;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "leaves", 1, 0, 1, 1 << 22, &leaves)) ||
         (rc = fs__json_int(c, obj, path, "spines", 1, 0, 1, 1 << 22, &spines)) ||
@@ -67,19 +117,23 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = fs__json_num(c, obj, path, "host_gbps", 0, DEFAULT_GBPS, 1e-9, 1e7, &hg)) ||
         (rc = fs__json_num(c, obj, path, "fabric_gbps", 0, hg, 1e-9, 1e7, &fg)) ||
         (rc = fs__json_int(c, obj, path, "links_per_spine", 0, 1, 1, 64, &lps)) ||
-        (rc = get_latency(c, obj, path, &lat)))
+        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = servers_divide(c, obj, path, &sv, hpl, "hosts_per_leaf",
+                             "so a server's NICs sit on one leaf")))
       return rc;
     fs_leafspine_params p = {(int32_t)leaves, (int32_t)spines, (int32_t)hpl,
                              hg, fg, (int32_t)lps, lat};
-    rc = fs_topo_leafspine(&p, out, &inner);
+    rc = fs_topo_leafspine_servers(&p, &sv, out, &inner);
   } else if (strcmp(type, "fattree") == 0) {
-    static const char *const keys[] = {"type", "k", "gbps", "link_gbps",
-                                       "latency_ns", "inc", NULL};
+    static const char *const keys[] = {"type", "k", "gbps", "link_gbps", "latency_ns",
+                                       "inc", SERVER_KEYS, NULL};
     int64_t k, lat;
     double gbps;
+    fs_server_params sv;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "k", 1, 0, 2, 128, &k)) ||
-        (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)))
+        (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)) ||
+        (rc = get_servers(c, obj, path, &sv)))
       return rc;
     if (k % 2) {
       char p[512];
@@ -87,7 +141,10 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
       return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "k"),
                            "must be even (a k-ary fat-tree has k/2 ports up and down)");
     }
-    rc = fs_topo_fattree((int32_t)k, gbps, lat, out, &inner);
+    if ((rc = servers_divide(c, obj, path, &sv, k * k * k / 4, "the k^3/4 hosts",
+                              "into whole servers")))
+      return rc;
+    rc = fs_topo_fattree_servers((int32_t)k, gbps, lat, &sv, out, &inner);
   } else {
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "type");

@@ -71,4 +71,17 @@ int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
  * count, or -1 if the route is not a single path. */
 int32_t fs_route_nodes(const fs_topo *t, const fs_route *route, int32_t *nodes);
 
+/* ---- routes cached per pair (one connection per peer) ---- */
+typedef struct fs_route_cache fs_route_cache;
+
+/* Routes with `mode` (shortest, ecmp or spray; key salts the ECMP hash so
+ * two caches can spread differently). The router must outlive the cache. */
+int fs_route_cache_new(fs_router *r, fs_route_mode mode, uint64_t seed, uint64_t key,
+                       fs_route_cache **out, fs_err *err);
+/* The route from src to dst, computed on first use; valid until the cache
+ * is freed. Errors as fs_route_ecmp. */
+int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_route **out,
+                       fs_err *err);
+void fs_route_cache_free(fs_route_cache *c); /* NULL is a no-op */
+
 #endif

@@ -365,66 +365,13 @@ int fs__cb_units(fs__cb *cb, int32_t units) {
   return 0;
 }
 
-/* The cached route from src to dst, computed on first use. */
-static int pair_route(fs__cb *cb, int32_t src, int32_t dst, const fs_route **out) {
-  fs_coll_lowering *l = cb->l;
-  uint64_t key = ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) + 1;
-  if ((cb->rc_len + 1) * 2 > cb->rc_cap) {
-    size_t ncap = cb->rc_cap ? cb->rc_cap * 2 : 256;
-    uint64_t *nk = calloc(ncap, sizeof(uint64_t));
-    int32_t *ni = malloc(ncap * sizeof(int32_t));
-    if (!nk || !ni) {
-      free(nk);
-      free(ni);
-      return fs_err_set(cb->err, FS_ENOMEM, "out of memory lowering collective");
-    }
-    for (size_t i = 0; i < cb->rc_cap; i++) {
-      if (!cb->rc_key[i]) continue;
-      size_t j = fs__mix64(cb->rc_key[i]) & (ncap - 1);
-      while (nk[j]) j = (j + 1) & (ncap - 1);
-      nk[j] = cb->rc_key[i];
-      ni[j] = cb->rc_idx[i];
-    }
-    free(cb->rc_key);
-    free(cb->rc_idx);
-    cb->rc_key = nk;
-    cb->rc_idx = ni;
-    cb->rc_cap = ncap;
-  }
-  size_t j = fs__mix64(key) & (cb->rc_cap - 1);
-  while (cb->rc_key[j] && cb->rc_key[j] != key) j = (j + 1) & (cb->rc_cap - 1);
-  if (cb->rc_key[j]) {
-    *out = &cb->routes[cb->rc_idx[j]];
-    return 0;
-  }
-  if (fs__grow(&cb->routes, &cb->routes_cap, cb->rc_len + 1, sizeof(fs_route)))
-    return fs_err_set(cb->err, FS_ENOMEM, "out of memory lowering collective");
-  fs_route *r = &cb->routes[cb->rc_len];
-  fs_route_init(r);
-  fs_err inner = {0, ""};
-  int rc;
-  switch (l->mode) {
-    case FS_ROUTE_SPRAY: rc = fs_route_spray(l->router, src, dst, r, &inner); break;
-    case FS_ROUTE_SHORTEST: rc = fs_route_shortest(l->router, src, dst, r, &inner); break;
-    default:
-      rc = fs_route_ecmp(l->router, src, dst, l->seed, fs__mix64(l->key ^ key), r, &inner);
-  }
-  if (rc) {
-    fs_route_free(r);
-    return fs_err_set(cb->err, rc, "collective: %s", inner.msg);
-  }
-  cb->rc_key[j] = key;
-  cb->rc_idx[j] = (int32_t)cb->rc_len++;
-  *out = r;
-  return 0;
-}
-
 int fs__cb_flow(fs__cb *cb, int32_t src_node, int32_t dst_node, double bytes,
                 const int32_t *done, int32_t n_done, const int32_t *sent, int32_t n_sent,
                 int32_t *flow) {
   const fs_route *route;
-  int rc = pair_route(cb, src_node, dst_node, &route);
-  if (rc) return rc;
+  fs_err inner = {0, ""};
+  int rc = fs_route_cache_get(cb->routes, src_node, dst_node, &route, &inner);
+  if (rc) return fs_err_set(cb->err, rc, "collective: %s", inner.msg);
   int32_t id = fs_sim_add_flow(cb->l->sim, src_node, dst_node, bytes, 0, route, cb->err);
   if (id < 0) return id;
   cb->l->n_flows++;
@@ -492,6 +439,8 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
   cb.p = g->p;
   cb.chunks = resolve_chunks(prm, g->p);
   cb.channels = prm->channels > 0 ? prm->channels : 1;
+  rc = fs_route_cache_new(l->router, l->mode, l->seed, l->key, &cb.routes, err);
+  if (rc) return rc;
   l->n_flows = 0;
   l->first_item = fs_sim_n_items(l->sim);
   /* The start: waits for l->after; everything first depends on it. */
@@ -521,10 +470,7 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
     }
   }
   l->n_items = fs_sim_n_items(l->sim) - l->first_item;
-  for (size_t i = 0; i < cb.rc_len; i++) fs_route_free(&cb.routes[i]);
-  free(cb.routes);
-  free(cb.rc_key);
-  free(cb.rc_idx);
+  fs_route_cache_free(cb.routes);
   free(cb.scratch);
   free(cb.has_dependent);
   return rc;

@@ -29,15 +29,9 @@ typedef struct fs__cb {
   size_t scratch_cap;
   uint8_t *has_dependent; /* per item since first_item */
   size_t hd_cap;
-  /* Routes per (src, dst) node pair. A rank keeps one connection per peer
-   * (NCCL: a queue pair per peer and channel), so all the messages between
-   * two ranks hash alike under ECMP; routing each pair once also keeps
-   * lowering O(pairs) rather than O(messages) in routing work. */
-  uint64_t *rc_key;   /* open addressing: src * 2^32 + dst + 1, 0 = empty */
-  int32_t *rc_idx;
-  size_t rc_cap, rc_len;
-  fs_route *routes;   /* rc_len of them */
-  size_t routes_cap;
+  /* One route per (src, dst) pair: a rank keeps one connection per peer
+   * (NCCL: a queue pair per peer), so its messages hash alike under ECMP. */
+  fs_route_cache *routes;
 } fs__cb;
 
 /* What a message produced: the flow, and the item after which the data is

@@ -30,6 +30,7 @@ static void usage(FILE *f) {
           "  topo SPEC              describe a topology (nodes, links, diameter,\n"
           "                         bisection bandwidth)\n"
           "  sim SCENARIO.json      simulate flows and tasks on a topology\n"
+          "  train JOB.json         one training iteration: time, MFU, breakdown\n"
           "  coll --op OP ...       one collective over a sweep of sizes (nccl-tests\n"
           "                         style), its algorithm chosen or given\n"
           "  version                print the version\n"
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "topo") == 0) return fs__cli_topo(argc - 2, argv + 2);
   if (strcmp(cmd, "sim") == 0) return fs__cli_sim(argc - 2, argv + 2);
   if (strcmp(cmd, "coll") == 0) return fs__cli_coll(argc - 2, argv + 2);
+  if (strcmp(cmd, "train") == 0) return fs__cli_train(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

@@ -1,0 +1,76 @@
+/* One training iteration of a job (work.h) as a DAG in the fluid engine,
+ * and where its time goes.
+ *
+ * The unit of the DAG is a device: the tp GPUs of one (pipeline stage,
+ * data-parallel rank), which run in lock step. Each device runs its pipeline
+ * schedule (pipeline.h); an op (forward or backward of a micro-batch on a
+ * model chunk) is a compute task (FLOPs / achieved throughput) followed by
+ * its tensor-parallel communication (and expert all-to-alls, ZeRO-3
+ * gathers), whose durations come from simulating those collectives alone on
+ * their group (TP inside a server: a switch at NVLink speed). Pipeline
+ * sends are real flows between the devices' GPUs, one per TP rank, on the
+ * topology; data-parallel gradient reductions are real collectives
+ * (coll.h) over each TP rank's data-parallel group, launched per model
+ * chunk as its last backward ends (overlap on) or after the device's last
+ * op (overlap off). So pipeline and data-parallel traffic contend on the
+ * fabric; TP and EP times are contention-free estimates (docs/model.md). */
+#ifndef FABRICSIM_TRAIN_H
+#define FABRICSIM_TRAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fabricsim/sim.h"
+#include "fabricsim/work.h"
+
+typedef struct fs_train_opts {
+  int free_comm;      /* every communication takes zero time (what-if) */
+  int32_t max_buckets; /* DP collectives per model chunk at most (0: 4) */
+  const fs_sim_opts *sim; /* progress / observer hooks, optional */
+} fs_train_opts;
+
+/* Per kind of communication: collectives issued, bytes in the nccl-tests
+ * size convention, summed duration, and the time it kept the critical
+ * device waiting (exposed). */
+typedef struct fs_train_kind {
+  int64_t colls;
+  double bytes;
+  double busy_s;    /* summed durations of its collectives */
+  double wire_bytes;/* bytes the device's TP-rank-0 GPU put on the wire */
+  double exposed_s; /* on the reported device */
+  fs_coll_algo algo;/* algorithm used (the tuner's choice for auto) */
+} fs_train_kind;
+
+typedef struct fs_train_result {
+  double iter_s;
+  double tokens_per_s;
+  double model_tflops_per_gpu;
+  double mfu;
+  int32_t device_stage; /* the device the breakdown describes: stage, dp 0 */
+  double compute_s;     /* its compute */
+  double bubble_s;      /* its idle time the schedule has even with free
+                           communication (pipeline bubble) */
+  fs_train_kind kind[FS_PAR_N];
+  int64_t flows, tasks;
+  fs_sim_counters counters;
+} fs_train_result;
+
+typedef struct fs_train fs_train;
+
+/* Builds the iteration's DAG for job (which must outlive it). Returns 0 or
+ * a negative code with err set. */
+int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err);
+int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err);
+void fs_train_free(fs_train *tr);
+
+/* The summary a person reads (iteration time, throughput, breakdown, the
+ * per-collective table). */
+int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r);
+/* JSON of the same. */
+int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r);
+/* Perfetto / Chrome trace: one track group per pipeline stage (its data-
+ * parallel rank 0 device): compute, TP, EP slices, pipeline sends and DP
+ * collectives. */
+int fs_train_write_trace(FILE *f, const fs_train *tr);
+
+#endif

@@ -1,0 +1,671 @@
+/* The training iteration DAG (train.h) and its breakdown.
+ *
+ * Devices are (stage s, data-parallel rank r), index s * dp + r; each runs
+ * the 2 m v ops of its pipeline order. An op is a compute task, then (if
+ * any) a TP task and an EP task of durations measured once per distinct
+ * collective by simulating it alone (cached), then its pipeline sends: one
+ * flow per TP rank to the next (forward) or previous (backward) virtual
+ * stage's device, which the receiving op waits for. Data-parallel gradient
+ * reductions are collectives lowered into the same simulation (so they
+ * contend with pipeline traffic), per model chunk, in up to max_buckets
+ * buckets run one after another, per TP rank (rail).
+ *
+ * Sizes: GPT-3 175B on 1024 GPUs is 128 devices x 384 ops, ~0.4 M pipeline
+ * flows and ~0.25 M data-parallel flows. */
+#include "fabricsim/train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "fabricsim/trace.h"
+
+#define NVLINK_HOP_NS 250 /* per NVLink hop (GPU -> NVSwitch), docs/model.md */
+
+typedef struct op_items {
+  int32_t compute, tp, ep, end; /* items; tp/ep -1 if none; end = last of them */
+} op_items;
+
+typedef struct dp_coll {
+  int32_t stage, tp_rank, first_item, done;
+  double bytes;
+} dp_coll;
+
+typedef struct pp_flow {
+  int32_t item, stage; /* sending device's stage (dp 0 devices only kept) */
+  uint8_t tp_rank;
+} pp_flow;
+
+typedef struct cached_time {
+  fs_coll_op op;
+  double bytes;
+  int32_t group_key; /* which group: 0 TP star, 1 + gpu of EP/DP group base */
+  double time_s;
+  fs_coll_algo algo;
+} cached_time;
+
+struct fs_train {
+  const fs_job *job;
+  fs_train_opts opts;
+  int fabric_free; /* pipeline and data-parallel traffic free (for the bubble) */
+  int32_t p, d, t, v, m, V, n_ops;
+  fs_sim *sim;
+  fs_router *router;
+  fs_route_cache *routes;
+  fs_coll_tuner *tuner;
+  int32_t *host_of_gpu;
+  fs_pipe_op *order;  /* [stage][n_ops] */
+  op_items *ops;      /* [device][n_ops] */
+  int32_t *op_index;  /* [stage][dir][mb][chunk] -> index in the order */
+  dp_coll *dp;
+  size_t n_dp, dp_cap;
+  pp_flow *pp;
+  size_t n_pp, pp_cap;
+  cached_time *times;
+  size_t n_times, times_cap;
+  double tp_fwd_s, tp_bwd_s; /* per op of a chunk */
+  fs_train_kind kinds[FS_PAR_N];
+};
+
+static int32_t gpu_of(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
+  fs_rank_coords c = {tp, dp, pp, 0, 0};
+  return fs_job_gpu_of(tr->job, &c);
+}
+
+static int32_t host(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
+  return tr->host_of_gpu[gpu_of(tr, tp, dp, pp)];
+}
+
+/* Time of one collective run alone, cached by (op, bytes, group). hosts
+ * NULL: the TP group, a switch at NVLink speed. */
+static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
+                     const int32_t *hosts, int32_t p, int32_t group_key, double *out,
+                     fs_err *err) {
+  if (p < 2 || bytes <= 0 || tr->opts.free_comm) {
+    *out = 0;
+    return 0;
+  }
+  for (size_t i = 0; i < tr->n_times; i++) {
+    const cached_time *c = &tr->times[i];
+    if (c->op == op && c->bytes == bytes && c->group_key == group_key) {
+      *out = c->time_s;
+      return 0;
+    }
+  }
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.op = op;
+  prm.algo = algo;
+  prm.bytes = bytes;
+  fs_coll_result res;
+  int rc;
+  if (!hosts) {
+    fs_topo *star = NULL;
+    int32_t *ids = malloc((size_t)p * sizeof(int32_t));
+    if (!ids) return fs_err_set(err, FS_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < p; i++) ids[i] = i;
+    fs_coll_group g = {p, ids};
+    rc = fs_topo_star(p, tr->job->hw.nvlink_gbps, NVLINK_HOP_NS, &star, err);
+    if (!rc) rc = fs_coll_run(star, FS_ROUTE_SHORTEST, 1, &prm, &g, &res, err);
+    fs_topo_free(star);
+    free(ids);
+  } else {
+    fs_coll_group g = {p, hosts};
+    rc = fs_coll_run(tr->job->topo, tr->job->mode, tr->job->seed, &prm, &g, &res, err);
+  }
+  if (rc) return rc;
+  if (fs__grow(&tr->times, &tr->times_cap, tr->n_times + 1, sizeof(*tr->times)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  tr->times[tr->n_times++] = (cached_time){op, bytes, group_key, res.time_s, res.algo};
+  *out = res.time_s;
+  return 0;
+}
+
+/* TP seconds per op of one chunk in a pass: its collectives times their
+ * measured time (docs/model-work.md counts them). */
+static int tp_seconds(fs_train *tr, fs_work_pass pass, double *out, fs_err *err) {
+  const fs_job *job = tr->job;
+  int n = fs_work_tp_colls_per_layer(job, pass);
+  double layers = (double)job->model.layers / tr->V, bytes = fs_work_tp_bytes(job), t1, t2;
+  fs_coll_algo a = job->par.algo[FS_PAR_TP];
+  int rc;
+  if (job->par.sequence_parallel) {
+    if ((rc = coll_time(tr, FS_COLL_ALLGATHER, a, bytes, NULL, tr->t, 0, &t1, err)) ||
+        (rc = coll_time(tr, FS_COLL_REDUCESCATTER, a, bytes, NULL, tr->t, 0, &t2, err)))
+      return rc;
+    *out = layers * n / 2.0 * (t1 + t2);
+  } else {
+    if ((rc = coll_time(tr, FS_COLL_ALLREDUCE, a, bytes, NULL, tr->t, 0, &t1, err))) return rc;
+    *out = layers * n * t1;
+  }
+  fs_train_kind *k = &tr->kinds[FS_PAR_TP];
+  k->algo = tr->n_times ? tr->times[tr->n_times - 1].algo : a;
+  return 0;
+}
+
+/* EP seconds per op of virtual stage vs (pass): dispatch and combine
+ * all-to-alls per MoE layer, over the EP group of dp rank r's GPUs. */
+static int ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, double *out,
+                      fs_err *err) {
+  const fs_job *job = tr->job;
+  *out = 0;
+  int64_t per = job->model.layers / tr->V;
+  int64_t moe = fs_work_moe_layers(&job->model, vs * per, per);
+  int32_t ep = (int32_t)job->par.ep;
+  if (!moe || ep < 2) return 0;
+  int32_t hosts[4096], stage = vs % tr->p, base = (r / ep) * ep;
+  if (ep > 4096) return fs_err_set(err, FS_EINVAL, "ep > 4096 is not supported");
+  for (int32_t e = 0; e < ep; e++) hosts[e] = host(tr, 0, base + e, stage);
+  double t1;
+  int rc = coll_time(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
+                     hosts, ep, 1 + gpu_of(tr, 0, base, stage), &t1, err);
+  if (rc) return rc;
+  int passes = backward ? (job->par.recompute ? 2 : 1) : 1;
+  *out = (double)moe * 2 * passes * t1;
+  return 0;
+}
+
+static int32_t add_task(fs_train *tr, int32_t dev_host, double seconds, fs_err *err) {
+  return fs_sim_add_task_s(tr->sim, dev_host, 0, seconds, err);
+}
+
+/* Pipeline sends of op (device s, r) to device (s2, r): one flow per TP
+ * rank, each waiting for the op's end; returns them in flows[t]. */
+static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t after,
+                    int32_t *flows, fs_err *err) {
+  double bytes = fs_work_pp_bytes(tr->job);
+  for (int32_t j = 0; j < tr->t; j++) {
+    int32_t src = host(tr, j, r, s), dst = host(tr, j, r, s2);
+    const fs_route *route;
+    int rc = fs_route_cache_get(tr->routes, src, dst, &route, err);
+    if (rc) return rc;
+    int32_t f = fs_sim_add_flow(tr->sim, src, dst, bytes, 0, route, err);
+    if (f < 0) return f;
+    if ((rc = fs_sim_add_dep(tr->sim, after, f, err))) return rc;
+    flows[j] = f;
+    if (r == 0) {
+      if (fs__grow(&tr->pp, &tr->pp_cap, tr->n_pp + 1, sizeof(*tr->pp)))
+        return fs_err_set(err, FS_ENOMEM, "out of memory");
+      tr->pp[tr->n_pp++] = (pp_flow){f, s, (uint8_t)(j < 255 ? j : 255)};
+    }
+  }
+  return 0;
+}
+
+static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t chunk) {
+  return (((size_t)s * 2 + dir) * tr->m + mb) * tr->v + chunk;
+}
+
+/* Gradient reduction of one model chunk of stage s, per TP rank, in
+ * buckets, after `after` (items of every dp device of the stage). */
+static int dp_reduce(fs_train *tr, int32_t s, double bytes, const int32_t *after, int32_t n_after,
+                     fs_err *err) {
+  const fs_job *job = tr->job;
+  if (tr->d < 2 || bytes <= 0) return 0;
+  int32_t maxb = tr->opts.max_buckets > 0 ? tr->opts.max_buckets : 4;
+  int32_t nb = (int32_t)ceil(bytes / job->par.grad_bucket_bytes);
+  if (nb < 1) nb = 1;
+  if (nb > maxb) nb = maxb;
+  int32_t *hosts = malloc((size_t)tr->d * sizeof(int32_t));
+  if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int rc = 0;
+  for (int32_t j = 0; j < tr->t && !rc; j++) {
+    for (int32_t r = 0; r < tr->d; r++) hosts[r] = host(tr, j, r, s);
+    fs_coll_group g = {tr->d, hosts};
+    int32_t prev = -1;
+    /* ZeRO >= 1 shards the optimizer: reduce-scatter, then the updated
+     * parameters come back with an all-gather; ZeRO 0 all-reduces. */
+    int phases = job->par.zero >= 1 ? 2 : 1;
+    for (int32_t b = 0; b < nb && !rc; b++)
+      for (int ph = 0; ph < phases && !rc; ph++) {
+        fs_coll_params prm;
+        fs_coll_params_init(&prm);
+        prm.op = phases == 1 ? FS_COLL_ALLREDUCE : ph == 0 ? FS_COLL_REDUCESCATTER
+                                                           : FS_COLL_ALLGATHER;
+        prm.bytes = bytes / nb;
+        prm.algo = job->par.algo[FS_PAR_DP];
+        if (prm.algo == FS_ALGO_AUTO &&
+            (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
+          break;
+        fs_coll_lowering l;
+        memset(&l, 0, sizeof(l));
+        l.sim = tr->sim;
+        l.router = tr->router;
+        l.mode = job->mode;
+        l.seed = job->seed;
+        l.key = (uint64_t)(s * 131 + j);
+        int32_t deps_prev[1] = {prev};
+        l.after = prev >= 0 ? deps_prev : after;
+        l.n_after = prev >= 0 ? 1 : n_after;
+        if ((rc = fs_coll_lower(&prm, &g, &l, err))) break;
+        prev = l.done;
+        if (fs__grow(&tr->dp, &tr->dp_cap, tr->n_dp + 1, sizeof(*tr->dp))) {
+          rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+          break;
+        }
+        tr->dp[tr->n_dp++] = (dp_coll){s, j, l.first_item, l.done, prm.bytes};
+        tr->kinds[FS_PAR_DP].algo = prm.algo;
+      }
+  }
+  free(hosts);
+  return rc;
+}
+
+static int build(fs_train *tr, fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t p = tr->p, d = tr->d, v = tr->v, m = tr->m, V = tr->V, n = tr->n_ops;
+  int rc;
+  /* Per-op durations: compute by chunk and pass; TP the same for all. */
+  double tp_f = 0, tp_b = 0, tp_r = 0;
+  if ((rc = tp_seconds(tr, FS_PASS_FWD, &tp_f, err)) ||
+      (rc = tp_seconds(tr, FS_PASS_BWD, &tp_b, err)) ||
+      (rc = tp_seconds(tr, FS_PASS_RECOMPUTE, &tp_r, err)))
+    return rc;
+  tr->tp_fwd_s = tp_f;
+  tr->tp_bwd_s = tp_b + tp_r;
+  /* Ops, device by device, in schedule order. */
+  for (int32_t s = 0; s < p; s++)
+    for (int32_t r = 0; r < d; r++) {
+      int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
+      int32_t prev = -1;
+      for (int32_t i = 0; i < n; i++) {
+        const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+        int32_t vs = o->chunk * p + s;
+        double flops = o->backward ? fs_work_chunk_flops(job, vs, FS_PASS_BWD) +
+                                         fs_work_chunk_flops(job, vs, FS_PASS_RECOMPUTE)
+                                   : fs_work_chunk_flops(job, vs, FS_PASS_FWD);
+        double tp_s = tr->opts.free_comm ? 0 : o->backward ? tr->tp_bwd_s : tr->tp_fwd_s, ep_s;
+        if ((rc = ep_seconds(tr, vs, r, o->backward, &ep_s, err))) return rc;
+        op_items *it = &tr->ops[(size_t)dev * n + i];
+        it->compute = add_task(tr, dev_host, fs_work_compute_s(job, flops), err);
+        if (it->compute < 0) return it->compute;
+        if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
+        it->end = it->compute;
+        it->tp = it->ep = -1;
+        if (tp_s > 0) {
+          it->tp = add_task(tr, dev_host, tp_s, err);
+          if (it->tp < 0) return it->tp;
+          if ((rc = fs_sim_add_dep(tr->sim, it->end, it->tp, err))) return rc;
+          it->end = it->tp;
+        }
+        if (ep_s > 0) {
+          it->ep = add_task(tr, dev_host, ep_s, err);
+          if (it->ep < 0) return it->ep;
+          if ((rc = fs_sim_add_dep(tr->sim, it->end, it->ep, err))) return rc;
+          it->end = it->ep;
+        }
+        prev = it->end;
+      }
+    }
+  /* Cross-device dependencies: activations forward, gradients backward. */
+  int32_t *flows = malloc((size_t)tr->t * sizeof(int32_t));
+  if (!flows) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < d && !rc; r++)
+    for (int32_t mb = 0; mb < m && !rc; mb++)
+      for (int32_t k = 0; k < V && !rc; k++) {
+        int32_t s = k % p, c = k / p;
+        for (int dir = 0; dir < 2 && !rc; dir++) {
+          int32_t k2 = dir ? k - 1 : k + 1;
+          if (k2 < 0 || k2 >= V) continue;
+          int32_t s2 = k2 % p, c2 = k2 / p;
+          const op_items *from = &tr->ops[(size_t)(s * d + r) * n + tr->op_index[idx3(tr, s, dir, mb, c)]];
+          const op_items *to = &tr->ops[(size_t)(s2 * d + r) * n + tr->op_index[idx3(tr, s2, dir, mb, c2)]];
+          if (tr->fabric_free || tr->opts.free_comm || s == s2) {
+            rc = fs_sim_add_dep(tr->sim, from->end, to->compute, err);
+            continue;
+          }
+          if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
+          for (int32_t j = 0; j < tr->t && !rc; j++)
+            rc = fs_sim_add_dep(tr->sim, flows[j], to->compute, err);
+        }
+        /* The backward of a micro-batch on a virtual stage follows its forward. */
+        if (!rc) {
+          const op_items *f = &tr->ops[(size_t)(s * d + r) * n + tr->op_index[idx3(tr, s, 0, mb, c)]];
+          const op_items *b = &tr->ops[(size_t)(s * d + r) * n + tr->op_index[idx3(tr, s, 1, mb, c)]];
+          rc = fs_sim_add_dep(tr->sim, f->end, b->compute, err);
+        }
+      }
+  free(flows);
+  if (rc) return rc;
+  /* Data-parallel reduction per stage and chunk, after every dp device's
+   * last backward of that chunk (overlap) or its last op. */
+  if (tr->fabric_free || tr->opts.free_comm) return 0;
+  int32_t *after = malloc((size_t)d * sizeof(int32_t));
+  if (!after) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t s = 0; s < p && !rc; s++) {
+    fs_work_shard sh;
+    fs_work_stage_params(job, s, &sh);
+    double chunk_bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / v;
+    for (int32_t c = 0; c < v && !rc; c++) {
+      for (int32_t r = 0; r < d; r++) {
+        int32_t last = n - 1;
+        if (job->par.overlap_dp)
+          for (int32_t i = n - 1; i >= 0; i--) {
+            const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+            if (o->backward && o->chunk == c) {
+              last = i;
+              break;
+            }
+          }
+        after[r] = tr->ops[(size_t)(s * d + r) * n + last].end;
+      }
+      rc = dp_reduce(tr, s, chunk_bytes, after, d, err);
+    }
+  }
+  free(after);
+  return rc;
+}
+
+static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
+                     fs_train **out, fs_err *err) {
+  fs_train *tr = calloc(1, sizeof(*tr));
+  if (!tr) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  tr->job = job;
+  if (opts) tr->opts = *opts;
+  tr->fabric_free = fabric_free;
+  tr->p = (int32_t)job->par.pp;
+  tr->d = (int32_t)job->par.dp;
+  tr->t = (int32_t)job->par.tp;
+  tr->v = (int32_t)job->par.virtual_stages;
+  tr->m = (int32_t)fs_work_microbatches(job);
+  tr->V = tr->p * tr->v;
+  tr->n_ops = 2 * tr->m * tr->v;
+  for (int k = 0; k < FS_PAR_N; k++) tr->kinds[k].algo = job->par.algo[k];
+  int rc = 0;
+  if (!job->topo) {
+    rc = fs_err_set(err, FS_EINVAL, "%s: the job has no topology", job->file);
+    goto fail;
+  }
+  size_t gpus = (size_t)fs_job_gpus(job), devs = (size_t)tr->p * tr->d, n = (size_t)tr->n_ops;
+  tr->host_of_gpu = fs__malloc(gpus, sizeof(int32_t));
+  tr->order = fs__malloc((size_t)tr->p * n, sizeof(fs_pipe_op));
+  tr->ops = fs__malloc(devs * n, sizeof(op_items));
+  tr->op_index = fs__malloc((size_t)tr->p * 2 * tr->m * tr->v, sizeof(int32_t));
+  if (!tr->host_of_gpu || !tr->order || !tr->ops || !tr->op_index) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory building the iteration");
+    goto fail;
+  }
+  if ((rc = fs_job_place(job, tr->host_of_gpu, err))) goto fail;
+  for (int32_t s = 0; s < tr->p; s++) {
+    if ((rc = fs_pipe_order(job->par.schedule, tr->p, tr->m, tr->v, s, tr->order + (size_t)s * n,
+                            err)))
+      goto fail;
+    for (int32_t i = 0; i < tr->n_ops; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+      tr->op_index[idx3(tr, s, o->backward, o->mb, o->chunk)] = i;
+    }
+  }
+  if ((rc = fs_sim_new(job->topo, &tr->sim, err)) ||
+      (rc = fs_router_new(job->topo, &tr->router, err)) ||
+      (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
+      (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
+      (rc = build(tr, err)))
+    goto fail;
+  *out = tr;
+  return 0;
+fail:
+  fs_train_free(tr);
+  return rc;
+}
+
+int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err) {
+  return train_new(job, opts, 0, out, err);
+}
+
+void fs_train_free(fs_train *tr) {
+  if (!tr) return;
+  fs_coll_tuner_free(tr->tuner);
+  fs_route_cache_free(tr->routes);
+  fs_router_free(tr->router);
+  fs_sim_free(tr->sim);
+  free(tr->host_of_gpu);
+  free(tr->order);
+  free(tr->ops);
+  free(tr->op_index);
+  free(tr->dp);
+  free(tr->pp);
+  free(tr->times);
+  free(tr);
+}
+
+/* The device's compute, TP, EP and last-op end, after a run. */
+static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp,
+                           double *ep, double *last_end) {
+  *compute = *tp = *ep = *last_end = 0;
+  for (int32_t i = 0; i < tr->n_ops; i++) {
+    const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
+    *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
+    if (it->tp >= 0) *tp += fs_sim_finish_s(tr->sim, it->tp) - fs_sim_start_s(tr->sim, it->tp);
+    if (it->ep >= 0) *ep += fs_sim_finish_s(tr->sim, it->ep) - fs_sim_start_s(tr->sim, it->ep);
+    double e = fs_sim_finish_s(tr->sim, it->end);
+    if (e > *last_end) *last_end = e;
+  }
+}
+
+int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
+  const fs_job *job = tr->job;
+  memset(out, 0, sizeof(*out));
+  int rc = fs_sim_run(tr->sim, tr->opts.sim, err);
+  if (rc) return rc;
+  double T = fs_sim_makespan_s(tr->sim);
+  out->iter_s = T;
+  out->tokens_per_s = (double)job->train.global_batch * job->model.seq_len / T;
+  out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
+  out->mfu = fs_work_mfu(job, T);
+  out->counters = fs_sim_get_counters(tr->sim);
+  int64_t flows = 0;
+  for (int32_t i = 0; i < fs_sim_n_items(tr->sim); i++)
+    flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
+  out->flows = flows;
+  out->tasks = fs_sim_n_items(tr->sim) - flows;
+  /* The device reported: dp rank 0 of the stage that finishes last. */
+  int32_t best = 0;
+  double best_end = -1;
+  for (int32_t s = 0; s < tr->p; s++) {
+    double c, tp, ep, e;
+    device_profile(tr, s * tr->d, &c, &tp, &ep, &e);
+    for (size_t i = 0; i < tr->n_dp; i++)
+      if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done));
+    if (e > best_end + 1e-12) best = s, best_end = e;
+  }
+  double compute, tp, ep, last_end;
+  device_profile(tr, best * tr->d, &compute, &tp, &ep, &last_end);
+  out->device_stage = best;
+  out->compute_s = compute;
+  memcpy(out->kind, tr->kinds, sizeof(out->kind));
+  out->kind[FS_PAR_TP].exposed_s = tp;
+  out->kind[FS_PAR_EP].exposed_s = ep;
+  /* Bubble: the same device's idle time with pipeline and data-parallel
+   * traffic free (an identical DAG without those flows). */
+  fs_train *free_tr = NULL;
+  fs_train_opts o = tr->opts;
+  o.sim = NULL;
+  if ((rc = train_new(job, &o, 1, &free_tr, err))) return rc;
+  if ((rc = fs_sim_run(free_tr->sim, NULL, err))) {
+    fs_train_free(free_tr);
+    return rc;
+  }
+  double fc, ftp, fep, fend;
+  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fend);
+  fs_train_free(free_tr);
+  out->bubble_s = fmax(0, fend - fc - ftp - fep);
+  double idle = fmax(0, last_end - compute - tp - ep);
+  out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
+  double dp_end = last_end;
+  for (size_t i = 0; i < tr->n_dp; i++) {
+    const dp_coll *c = &tr->dp[i];
+    double st = fs_sim_start_s(tr->sim, c->first_item), fin = fs_sim_finish_s(tr->sim, c->done);
+    if (c->stage == best) dp_end = fmax(dp_end, fin);
+    if (c->stage == best && c->tp_rank == 0) {
+      out->kind[FS_PAR_DP].colls++;
+      out->kind[FS_PAR_DP].bytes += c->bytes;
+      out->kind[FS_PAR_DP].busy_s += fin - st;
+      int32_t me = host(tr, 0, 0, best);
+      for (int32_t it = c->first_item; it < c->done; it++) {
+        const int32_t *links;
+        const double *w;
+        int32_t nl;
+        if (fs_sim_item_kind(tr->sim, it) != FS_ITEM_FLOW) continue;
+        fs_sim_flow_route(tr->sim, it, &links, &w, &nl);
+        if (nl && job->topo->links[links[0]].from == me)
+          out->kind[FS_PAR_DP].wire_bytes += fs_sim_flow_bytes(tr->sim, it);
+      }
+    }
+  }
+  out->kind[FS_PAR_DP].exposed_s = fmax(0, dp_end - last_end);
+  /* Pipeline sends of the device's TP rank 0. */
+  for (size_t i = 0; i < tr->n_pp; i++) {
+    const pp_flow *f = &tr->pp[i];
+    if (f->stage != best || f->tp_rank != 0) continue;
+    out->kind[FS_PAR_PP].colls++;
+    out->kind[FS_PAR_PP].bytes += fs_work_pp_bytes(job);
+    out->kind[FS_PAR_PP].wire_bytes += fs_work_pp_bytes(job);
+    out->kind[FS_PAR_PP].busy_s += fs_sim_finish_s(tr->sim, f->item) - fs_sim_start_s(tr->sim, f->item);
+  }
+  /* TP/EP collective counts of one op set of the device. */
+  int64_t layers = job->model.layers / tr->V;
+  out->kind[FS_PAR_TP].colls =
+      tr->t > 1 ? (int64_t)tr->m * tr->v * layers *
+                      (fs_work_tp_colls_per_layer(job, FS_PASS_FWD) +
+                       fs_work_tp_colls_per_layer(job, FS_PASS_BWD) +
+                       fs_work_tp_colls_per_layer(job, FS_PASS_RECOMPUTE))
+                : 0;
+  out->kind[FS_PAR_TP].bytes = out->kind[FS_PAR_TP].colls * fs_work_tp_bytes(job);
+  out->kind[FS_PAR_TP].busy_s = tp;
+  out->kind[FS_PAR_EP].busy_s = ep;
+  return 0;
+}
+
+static const char *kind_label(int k) {
+  static const char *const names[FS_PAR_N] = {"tensor parallel (TP)", "data parallel (DP)",
+                                              "pipeline (PP)", "expert parallel (EP)"};
+  return names[k];
+}
+
+int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r) {
+  fs_work_mem mem;
+  fs_work_memory_peak(job, &mem);
+  double T = r->iter_s;
+  fprintf(f, "job:                %s\n", job->file);
+  fprintf(f, "model:              %.4g B parameters, %lld layers, hidden %lld, seq %lld\n",
+          (double)fs_work_params(&job->model) / 1e9, (long long)job->model.layers,
+          (long long)job->model.hidden, (long long)job->model.seq_len);
+  fprintf(f, "parallelism:        tp %lld x pp %lld (%s, v %lld) x dp %lld = %lld GPUs, "
+          "%lld micro-batches of %lld\n",
+          (long long)job->par.tp, (long long)job->par.pp, fs_pipe_schedule_name(job->par.schedule),
+          (long long)job->par.virtual_stages, (long long)job->par.dp, (long long)fs_job_gpus(job),
+          (long long)fs_work_microbatches(job), (long long)job->train.micro_batch);
+  fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
+  fprintf(f, "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
+          "optimizer %.2f, activations %.2f)\n",
+          mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
+          mem.weight_bytes / 1073741824.0, mem.grad_bytes / 1073741824.0,
+          mem.optim_bytes / 1073741824.0, mem.act_bytes / 1073741824.0);
+  fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
+  fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
+          r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
+  fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
+  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
+  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble", r->bubble_s * 1e3,
+          100 * r->bubble_s / T);
+  for (int k = 0; k < FS_PAR_N; k++) {
+    char label[64];
+    snprintf(label, sizeof(label), "exposed %s", kind_label(k));
+    fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", label, r->kind[k].exposed_s * 1e3,
+            100 * r->kind[k].exposed_s / T);
+  }
+  fprintf(f, "collectives (per GPU of that stage, per iteration):\n");
+  fprintf(f, "  %-6s %10s %14s %14s %12s  %s\n", "kind", "count", "size (MB)", "busy (ms)",
+          "mean (us)", "algorithm");
+  for (int k = 0; k < FS_PAR_N; k++) {
+    const fs_train_kind *c = &r->kind[k];
+    if (!c->colls) continue;
+    fprintf(f, "  %-6s %10lld %14.3f %14.3f %12.3f  %s\n", fs_par_kind_name((fs_par_kind)k),
+            (long long)c->colls, c->bytes / 1e6, c->busy_s * 1e3, c->busy_s / c->colls * 1e6,
+            k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
+  }
+  fprintf(f, "engine:             %lld flows, %lld tasks, %llu events\n", (long long)r->flows,
+          (long long)r->tasks, (unsigned long long)r->counters.events);
+  return ferror(f) ? FS_EIO : 0;
+}
+
+int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
+  fs_work_mem mem;
+  fs_work_memory_peak(job, &mem);
+  char a[32], b[32], c[32], d[32];
+  fs__fmt_num(a, r->iter_s * 1e9);
+  fs__fmt_num(b, r->tokens_per_s);
+  fs__fmt_num(c, r->model_tflops_per_gpu);
+  fs__fmt_num(d, r->mfu);
+  fprintf(f, "{\"iteration_ns\":%s,\"tokens_per_s\":%s,\"model_tflops_per_gpu\":%s,\"mfu\":%s",
+          a, b, c, d);
+  fs__fmt_num(a, mem.total_bytes);
+  fprintf(f, ",\"memory_bytes_per_gpu\":%s,\"breakdown\":{\"stage\":%d", a, r->device_stage);
+  fs__fmt_num(a, r->compute_s * 1e9);
+  fs__fmt_num(b, r->bubble_s * 1e9);
+  fprintf(f, ",\"compute_ns\":%s,\"bubble_ns\":%s", a, b);
+  for (int k = 0; k < FS_PAR_N; k++) {
+    fs__fmt_num(a, r->kind[k].exposed_s * 1e9);
+    fprintf(f, ",\"exposed_%s_ns\":%s", fs_par_kind_name((fs_par_kind)k), a);
+  }
+  fprintf(f, "},\"collectives\":[");
+  int first = 1;
+  for (int k = 0; k < FS_PAR_N; k++) {
+    const fs_train_kind *ck = &r->kind[k];
+    if (!ck->colls) continue;
+    fs__fmt_num(a, ck->bytes);
+    fs__fmt_num(b, ck->busy_s * 1e9);
+    fprintf(f, "%s{\"kind\":\"%s\",\"count\":%lld,\"bytes\":%s,\"busy_ns\":%s,\"algo\":\"%s\"}",
+            first ? "" : ",", fs_par_kind_name((fs_par_kind)k), (long long)ck->colls, a, b,
+            k == FS_PAR_PP ? "sendrecv" : fs_coll_algo_name(ck->algo));
+    first = 0;
+  }
+  fprintf(f, "],\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
+          (long long)r->tasks, (unsigned long long)r->counters.events);
+  return ferror(f) ? FS_EIO : 0;
+}
+
+int fs_train_write_trace(FILE *f, const fs_train *tr) {
+  fs_trace t;
+  fs_trace_begin(&t, f);
+  char name[96];
+  for (int32_t s = 0; s < tr->p; s++) {
+    snprintf(name, sizeof(name), "stage %d (dp 0, tp 0..%d)", s, tr->t - 1);
+    fs_trace_process(&t, s, name, s);
+    fs_trace_thread(&t, s, 1, "compute", 1);
+    fs_trace_thread(&t, s, 2, "tensor / expert parallel", 2);
+    for (int32_t i = 0; i < tr->n_ops; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
+      const op_items *it = &tr->ops[(size_t)(s * tr->d) * tr->n_ops + i];
+      snprintf(name, sizeof(name), "%s mb%d chunk%d", o->backward ? "B" : "F", o->mb, o->chunk);
+      double st = fs_sim_start_s(tr->sim, it->compute);
+      fs_trace_slice(&t, s, 1, name, o->backward ? "backward" : "forward", st,
+                     fs_sim_finish_s(tr->sim, it->compute) - st);
+      if (it->tp >= 0) {
+        st = fs_sim_start_s(tr->sim, it->tp);
+        fs_trace_slice(&t, s, 2, "TP", "tp", st, fs_sim_finish_s(tr->sim, it->tp) - st);
+      }
+      if (it->ep >= 0) {
+        st = fs_sim_start_s(tr->sim, it->ep);
+        fs_trace_slice(&t, s, 2, "EP all-to-all", "ep", st, fs_sim_finish_s(tr->sim, it->ep) - st);
+      }
+    }
+  }
+  for (size_t i = 0; i < tr->n_pp; i++) {
+    const pp_flow *pf = &tr->pp[i];
+    if (pf->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, pf->item);
+    fs_trace_async(&t, pf->stage, "send", "pipeline sends (tp 0)", (long)i, st,
+                   fs_sim_finish_s(tr->sim, pf->item) - st);
+  }
+  for (size_t i = 0; i < tr->n_dp; i++) {
+    const dp_coll *c = &tr->dp[i];
+    if (c->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, c->first_item);
+    snprintf(name, sizeof(name), "gradients %.3g MB", c->bytes / 1e6);
+    fs_trace_async(&t, c->stage, name, "data parallel (tp 0 rail)", (long)(1000000 + i), st,
+                   fs_sim_finish_s(tr->sim, c->done) - st);
+  }
+  return fs_trace_end(&t);
+}

@@ -11,4 +11,5 @@
 #include "list_work.h"
 #include "list_pipeline.h"
 #include "list_report.h"
+#include "list_train.h"
 #include "list_cli.h"

@@ -1,0 +1,140 @@
+/* Training-iteration tests: with free communication the iteration is the
+ * compute schedule (an independent longest-path evaluation of the pipeline
+ * DAG agrees, and the 1F1B closed form holds); the data-parallel all-reduce
+ * moves 2(d-1)/d of a GPU's gradient bytes; the NIC speed changes exposed
+ * data-parallel time and nothing of compute. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/train.h"
+#include "test.h"
+
+/* A small GPT job: 8 layers, hidden 1024, pp stages, dp replicas, tp 2, on
+ * a star of tp*pp*dp hosts at nic Gb/s. */
+static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, double nic,
+                         const char *dp_algo) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": %d, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 2, \"pp\": %d, \"dp\": %d, \"schedule\": \"%s\","
+           " \"virtual_stages\": %d, \"algorithms\": {\"dp\": \"%s\"}},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 2,"
+           " \"nvlink_gbps\": 1000},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": %d, \"gbps\": %g, \"latency_ns\": 500}}",
+           mb * dp, pp, dp, schedule, v, dp_algo, 2 * pp * dp, nic);
+  fs_job *job = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
+  return job;
+}
+
+static int run_job(const fs_job *job, int free_comm, fs_train_result *r) {
+  fs_train_opts o = {free_comm, 0, NULL};
+  fs_train *tr = NULL;
+  fs_err err = {0, ""};
+  int rc = fs_train_new(job, &o, &tr, &err);
+  if (!rc) rc = fs_train_run(tr, r, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
+  fs_train_free(tr);
+  return rc;
+}
+
+/* Longest path through the pipeline DAG (device order, forward chain,
+ * backward chain, forward before backward) by relaxation in a loop until
+ * stable: independent of the engine. */
+static double critical_path(const fs_job *job) {
+  int32_t p = (int32_t)job->par.pp, v = (int32_t)job->par.virtual_stages,
+          m = (int32_t)fs_work_microbatches(job), V = p * v, n = 2 * m * v;
+  double *fin = calloc((size_t)2 * m * V, sizeof(double));
+  fs_pipe_op *ops = malloc((size_t)p * n * sizeof(fs_pipe_op));
+  for (int32_t s = 0; s < p; s++) fs_pipe_order(job->par.schedule, p, m, v, s, ops + s * n, NULL);
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int32_t s = 0; s < p; s++) {
+      double prev = 0;
+      for (int32_t i = 0; i < n; i++) {
+        const fs_pipe_op *o = &ops[s * n + i];
+        int32_t k = o->chunk * p + s;
+        double ready = prev;
+        if (!o->backward && k > 0) ready = fmax(ready, fin[(0 * m + o->mb) * V + k - 1]);
+        if (o->backward) {
+          ready = fmax(ready, fin[(0 * m + o->mb) * V + k]);
+          if (k < V - 1) ready = fmax(ready, fin[(1 * m + o->mb) * V + k + 1]);
+        }
+        double flops = o->backward ? fs_work_chunk_flops(job, k, FS_PASS_BWD) +
+                                         fs_work_chunk_flops(job, k, FS_PASS_RECOMPUTE)
+                                   : fs_work_chunk_flops(job, k, FS_PASS_FWD);
+        double f = ready + fs_work_compute_s(job, flops);
+        double *slot = &fin[(o->backward * m + o->mb) * V + k];
+        if (f > *slot + 1e-15) *slot = f, changed = 1;
+        prev = *slot;
+      }
+    }
+  }
+  double T = 0;
+  for (int32_t i = 0; i < 2 * m * V; i++) T = fmax(T, fin[i]);
+  free(fin);
+  free(ops);
+  return T;
+}
+
+TEST(test_train_free_comm_is_the_compute_schedule) {
+  const char *scheds[] = {"1f1b", "gpipe", "interleaved"};
+  for (int si = 0; si < 3; si++)
+    for (int pp = 2; pp <= 4; pp += 2) {
+      int v = si == 2 ? 2 : 1;
+      fs_job *job = small_job(pp, 1, scheds[si], v, 8, 100, "ring");
+      if (!job) continue;
+      fs_train_result r;
+      if (run_job(job, 1, &r) == 0) {
+        CHECK_REL(r.iter_s, critical_path(job), 1e-9, "s");
+        if (si == 0) {
+          /* 1F1B with the last stage the slowest (it adds the logits): the
+           * last stage runs its m micro-batches back to back after the
+           * first forwards reach it, then gradients walk back:
+           * T = (p-1)(tf + tb) + m (tf_last + tb_last); with equal stages
+           * the bubble (T - m (tf + tb)) / T is (p-1)/(m+p-1). */
+          double tf = fs_work_compute_s(job, fs_work_chunk_flops(job, 0, FS_PASS_FWD));
+          double tb = fs_work_compute_s(job, fs_work_chunk_flops(job, 0, FS_PASS_BWD));
+          double tfl = fs_work_compute_s(job, fs_work_chunk_flops(job, pp - 1, FS_PASS_FWD));
+          double tbl = fs_work_compute_s(job, fs_work_chunk_flops(job, pp - 1, FS_PASS_BWD));
+          CHECK_REL(r.iter_s, (pp - 1) * (tf + tb) + 8 * (tfl + tbl), 1e-9, "s");
+        }
+      }
+      fs_job_free(job);
+    }
+}
+
+TEST(test_train_dp_allreduce_volume) {
+  /* ZeRO 0, ring: each GPU sends 2(d-1)/d of its gradient bytes. */
+  for (int dp = 2; dp <= 4; dp++) {
+    fs_job *job = small_job(1, dp, "1f1b", 1, 2, 100, "ring");
+    if (!job) continue;
+    fs_train_result r;
+    if (run_job(job, 0, &r) == 0) {
+      fs_work_shard sh;
+      fs_work_stage_params(job, 0, &sh);
+      double grad = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes;
+      CHECK_REL(r.kind[FS_PAR_DP].wire_bytes, 2.0 * (dp - 1) / dp * grad, 1e-9, "B");
+      CHECK_REL(r.kind[FS_PAR_DP].bytes, grad, 1e-9, "B");
+    }
+    fs_job_free(job);
+  }
+}
+
+TEST(test_train_nic_speed_changes_only_communication) {
+  fs_train_result slow, fast;
+  fs_job *a = small_job(2, 2, "1f1b", 1, 4, 25, "ring");
+  fs_job *b = small_job(2, 2, "1f1b", 1, 4, 400, "ring");
+  if (a && b && run_job(a, 0, &slow) == 0 && run_job(b, 0, &fast) == 0) {
+    CHECK_REL(slow.compute_s, fast.compute_s, 1e-12, "s");
+    CHECK_REL(slow.kind[FS_PAR_TP].exposed_s, fast.kind[FS_PAR_TP].exposed_s, 1e-12, "s");
+    CHECK_REL(slow.bubble_s, fast.bubble_s, 1e-12, "s");
+    CHECK(slow.kind[FS_PAR_DP].exposed_s > fast.kind[FS_PAR_DP].exposed_s);
+    CHECK(slow.iter_s > fast.iter_s);
+  }
+  fs_job_free(a);
+  fs_job_free(b);
+}

@@ -53,6 +53,9 @@ deps:
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
+	@echo "== fabricsim train examples/gpt-13b.json (13B GPT, 64 GPUs, tp 8 x pp 2 x dp 4, leaf-spine) =="
+	@$(BIN) train examples/gpt-13b.json
+	@echo
 	@echo "== fabricsim sim examples/demo.json (leaf-spine, 2:1 oversubscribed, ECMP vs spray) =="
 	@$(BIN) sim examples/demo.json --summary
 	@$(BIN) sim examples/demo.json --summary --routing spray

@@ -19,11 +19,12 @@
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "fabricsim/train.h"
 
 #define MIB (1024.0 * 1024.0)
 
 enum { TOPO_FATTREE, TOPO_LEAFSPINE };
-enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN };
 
 typedef struct bench_case {
   const char *name;
@@ -39,33 +40,38 @@ typedef struct bench_case {
   fs_coll_op op;           /* PAT_COLL: one collective of `bytes` */
   fs_coll_algo algo;
   int32_t ranks;           /* on hosts 0..ranks-1 */
+  const char *job;         /* PAT_TRAIN: a job file */
 } bench_case;
 
 /* Hosts, links and ECMP are the paper-standard shapes of the brief; the
  * small variants keep the same traffic but fit under callgrind. */
 static const bench_case cases[] = {
     {"B1", "fat-tree k=16, 16 rounds of permutation, 16 MiB, chained",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0, 0, 0, 0},
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0, 0, 0, 0, NULL},
     {"B2", "fat-tree k=32, one permutation, 16 MiB, all at t=0",
-     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0, 0, 0, 0},
+     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0, 0, 0, 0, NULL},
     {"B3", "leaf-spine 16x16 hosts, 8 spines (2:1), all-to-all 1 MiB",
      TOPO_LEAFSPINE, 0, {16, 8, 16, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB,
-     5.0, 0, 0, 0, 0},
+     5.0, 0, 0, 0, 0, NULL},
     {"C1", "ring all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_RING, 1024},
+     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_RING, 1024, NULL},
     {"C2", "tree all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_TREE, 1024},
+     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_TREE, 1024, NULL},
     {"C3", "pairwise all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_PAIRWISE, 256},
+     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_PAIRWISE, 256, NULL},
     {"C4", "direct all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_DIRECT, 256},
+     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_DIRECT, 256, NULL},
+    {"T1", "train GPT-3 175B, 1024 GPUs (tp 8, pp 8 interleaved, dp 16), fat-tree k=16",
+     TOPO_FATTREE, 0, {0}, PAT_TRAIN, 0, 0, 5.0, 0, 0, 0, 0, "examples/gpt3-175b.json"},
+    {"T2", "train GPT-3 175B, 8192 GPUs (dp 128), fat-tree k=32",
+     TOPO_FATTREE, 0, {0}, PAT_TRAIN, 0, 0, 60.0, 0, 0, 0, 0, "examples/gpt3-175b-8k.json"},
     {"B1s", "B1 on fat-tree k=8 (profiling size)",
-     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1, 0, 0, 0},
+     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1, 0, 0, 0, NULL},
     {"B2s", "B2 on fat-tree k=16 (profiling size)",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1, 0, 0, 0},
+     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1, 0, 0, 0, NULL},
     {"B3s", "B3 on leaf-spine 8x8 hosts, 4 spines (profiling size)",
      TOPO_LEAFSPINE, 0, {8, 4, 8, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB, 0,
-     1, 0, 0, 0},
+     1, 0, 0, 0, NULL},
 };
 enum { N_CASES = (int)(sizeof(cases) / sizeof(cases[0])) };
 
@@ -219,7 +225,38 @@ static int add_collective(const bench_case *c, fs_router *rt, fs_sim *sim, int64
   return rc;
 }
 
+/* A training iteration through the library (fabricsim train's path). */
+static int run_train(const bench_case *c, bench_result *res) {
+  fs_err err = {0};
+  fs_job *job = NULL;
+  fs_train *tr = NULL;
+  fs_train_result r;
+  double t0 = now_s();
+  int rc = fs_job_load(c->job, &job, &err);
+  double t1 = now_s();
+  if (!rc) rc = fs_train_new(job, NULL, &tr, &err);
+  double t2 = now_s();
+  if (!rc) rc = fs_train_run(tr, &r, &err);
+  double t3 = now_s();
+  if (rc) {
+    fail(c->name, "train", &err);
+  } else {
+    res->hosts = job->topo->n_hosts;
+    res->flows = r.flows;
+    res->topo_s = t1 - t0;
+    res->route_s = t2 - t1;
+    res->run_s = t3 - t2;
+    res->ctr = r.counters;
+    res->makespan_s = r.iter_s;
+    res->rss_mib = peak_rss_mib();
+  }
+  fs_train_free(tr);
+  fs_job_free(job);
+  return rc ? 1 : 0;
+}
+
 static int run_case(const bench_case *c, bench_result *res) {
+  if (c->pattern == PAT_TRAIN) return run_train(c, res);
   fs_err err = {0};
   fs_topo *topo = NULL;
   fs_router *rt = NULL;

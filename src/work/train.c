@@ -567,7 +567,7 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
           r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
   fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
-  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble", r->bubble_s * 1e3,
+  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
           100 * r->bubble_s / T);
   for (int k = 0; k < FS_PAR_N; k++) {
     char label[64];

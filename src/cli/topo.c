@@ -37,7 +37,6 @@ typedef struct extra {
   int32_t n_speeds;
   /* The most the cut could carry if the fabric were non-blocking: the lesser
    * of what the source half can send and the sink half can receive. */
-  double full_bisection_bps;
 } extra;
 
 static int cmp_i32(const void *a, const void *b) {
@@ -82,14 +81,6 @@ static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {
   for (int32_t l = 0; l < t->n_links; l++)
     if (e->n_speeds == 0 || e->speeds_bps[e->n_speeds - 1] != e->speeds_bps[l])
       e->speeds_bps[e->n_speeds++] = e->speeds_bps[l];
-  double send = 0, recv = 0;
-  int32_t half = t->n_hosts / 2;
-  for (int32_t l = 0; l < t->n_links; l++) {
-    const fs_link *k = &t->links[l];
-    if (k->from < half) send += k->capacity_bps;
-    if (k->to >= half && k->to < t->n_hosts) recv += k->capacity_bps;
-  }
-  e->full_bisection_bps = t->n_hosts >= 2 ? (send < recv ? send : recv) : 0;
   return 0;
 }
 
@@ -99,6 +90,11 @@ static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   printf("%-20s %s\n", "spec:", t->spec);
   printf("%-20s %d\n", "nodes:", s->nodes);
   printf("%-20s %d\n", "hosts:", s->hosts);
+  if (s->gpus_per_node > 1) {
+    printf("%-20s %d (%d GPUs each)\n", "servers:", s->servers, s->gpus_per_node);
+    printf("%-20s %d\n", "NICs:", s->nics);
+    printf("%-20s %d\n", "scale-up switches:", s->scaleup_switches);
+  }
   printf("%-20s %d", "switches:", s->switches);
   for (int32_t i = 0; i < e->n_tiers; i++)
     printf("%stier%d %d", i == 0 ? " (" : ", ", e->tiers[i], e->per_tier[i]);
@@ -114,18 +110,22 @@ static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   printf("%s\n", e->n_speeds ? " Gbps" : " none");
   fs__fmt_num(a, s->host_injection_bps / 1e9);
   printf("%-20s %s Gbps\n", "host injection:", a);
+  if (s->gpus_per_node > 1) {
+    fs__fmt_num(a, s->scaleup_bps / 1e9);
+    printf("%-20s %s Gbps\n", "scale-up bandwidth:", a);
+  }
   printf("%-20s %d hops\n", "diameter:", s->diameter_hops);
   printf("%-20s %.4f hops\n", "average hops:", s->avg_hops);
   fs__fmt_num(a, s->bisection_bps / 1e9);
-  fs__fmt_num(b, e->full_bisection_bps / 1e9);
-  if (e->full_bisection_bps > 0)
+  fs__fmt_num(b, s->full_bisection_bps / 1e9);
+  if (s->full_bisection_bps > 0)
     printf("%-20s %s Gbps (%.1f%% of full %s Gbps)\n", "bisection:", a,
-           100 * s->bisection_bps / e->full_bisection_bps, b);
+           100 * s->bisection_bps / s->full_bisection_bps, b);
   else
     printf("%-20s %s Gbps\n", "bisection:", a);
   if (s->bisection_bps > 0)
     printf("%-20s %.3g:1\n", "oversubscription:",
-           e->full_bisection_bps / s->bisection_bps);
+           s->full_bisection_bps / s->bisection_bps);
   else
     printf("%-20s n/a\n", "oversubscription:");
 }
@@ -154,6 +154,10 @@ static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   print_json_str(t->spec);
   printf(", \"nodes\": %d, \"hosts\": %d, \"switches\": %d", s->nodes, s->hosts,
          s->switches);
+  fs__fmt_num(a, s->scaleup_bps / 1e9);
+  printf(", \"gpus_per_node\": %d, \"servers\": %d, \"nics\": %d, \"scaleup_switches\": %d"
+         ", \"scaleup_gbps\": %s",
+         s->gpus_per_node, s->servers, s->nics, s->scaleup_switches, a);
   printf(", \"switches_by_tier\": {");
   for (int32_t i = 0; i < e->n_tiers; i++)
     printf("%s\"tier%d\": %d", i ? ", " : "", e->tiers[i], e->per_tier[i]);
@@ -171,13 +175,13 @@ static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   printf(", \"avg_hops\": %s", a);
   fs__fmt_num(a, s->bisection_bps / 1e9);
   printf(", \"bisection_gbps\": %s", a);
-  fs__fmt_num(a, e->full_bisection_bps / 1e9);
+  fs__fmt_num(a, s->full_bisection_bps / 1e9);
   printf(", \"full_bisection_gbps\": %s", a);
   /* fs__fmt_num turns the 0/0 and x/0 of host-less cuts into null. */
-  fs__fmt_num(a, e->full_bisection_bps > 0 ? s->bisection_bps / e->full_bisection_bps
+  fs__fmt_num(a, s->full_bisection_bps > 0 ? s->bisection_bps / s->full_bisection_bps
                                            : NAN);
   printf(", \"bisection_fraction\": %s", a);
-  fs__fmt_num(a, s->bisection_bps > 0 ? e->full_bisection_bps / s->bisection_bps : NAN);
+  fs__fmt_num(a, s->bisection_bps > 0 ? s->full_bisection_bps / s->bisection_bps : NAN);
   printf(", \"oversubscription\": %s}\n", a);
 }
 

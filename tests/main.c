@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "test.h"
 
@@ -27,6 +28,23 @@ void test_fail(const char *file, int line, const char *fmt, ...) {
 }
 
 const char *test_cli_path(void) { return runner.cli; }
+
+int test_run_cli(const char *args, const char *redir, char *out, size_t n) {
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd), "'%s' %s %s", runner.cli, args, redir);
+  out[0] = '\0';
+  FILE *p = popen(cmd, "r");
+  if (!p) {
+    test_fail(__FILE__, __LINE__, "popen(%s) failed", cmd);
+    return -1;
+  }
+  size_t len = fread(out, 1, n - 1, p);
+  out[len] = '\0';
+  while (fgetc(p) != EOF) { /* drain so the child never blocks on a full pipe */
+  }
+  int st = pclose(p);
+  return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 int main(int argc, char **argv) {
   const char *filter = NULL;

@@ -11,6 +11,10 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Path of the fabricsim binary for CLI tests (from --cli). */
 const char *test_cli_path(void);
+/* Runs `fabricsim ARGS REDIR` through the shell ("2>&1", "2>FILE", ...);
+ * returns its exit status (-1 if it did not exit normally) with up to n-1
+ * bytes of its stdout in out (the rest is drained so it never blocks). */
+int test_run_cli(const char *args, const char *redir, char *out, size_t n);
 
 #define CHECK(cond)                                              \
   do {                                                           \

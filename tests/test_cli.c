@@ -19,26 +19,6 @@
 
 /* ---- helpers ---- */
 
-/* Runs `fabricsim ARGS REDIR` through the shell; returns the exit status
- * (-1 if it did not exit normally) with what it printed on stdout in out.
- * `redir` says where stderr goes ("2>&1", "2>FILE"). */
-static int run(const char *args, const char *redir, char *out, size_t n) {
-  char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' %s %s", test_cli_path(), args, redir);
-  out[0] = '\0';
-  FILE *p = popen(cmd, "r");
-  if (!p) {
-    test_fail(__FILE__, __LINE__, "popen(%s) failed", cmd);
-    return -1;
-  }
-  size_t len = fread(out, 1, n - 1, p);
-  out[len] = '\0';
-  while (fgetc(p) != EOF) { /* drain so the child never blocks on a full pipe */
-  }
-  int st = pclose(p);
-  return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -140,7 +120,7 @@ static void check_bad_input(const char *input, const char *const *want, int line
   if (!dir[0]) return;
   snprintf(outfile, sizeof(outfile), "%s/out.json", dir);
   snprintf(args, sizeof(args), "sim '%s' --out '%s'", input, outfile);
-  int st = run(args, "2>&1", out, sizeof(out));
+  int st = test_run_cli(args, "2>&1", out, sizeof(out));
   if (st != 2) test_fail(__FILE__, line, "%s: expected exit status 2, got %d; output:\n%s",
                          input, st, out);
   check_one_error_line(out, input, input, line);
@@ -349,7 +329,7 @@ TEST(test_cli_sim_failure_keeps_existing_output) {
   snprintf(outfile, sizeof(outfile), "%s/out.json", dir);
   CHECK_EQ_INT(write_bytes(outfile, "old\n", 4), 0);
   snprintf(args, sizeof(args), "sim " BAD_DIR "cycle-2.json --out '%s'", outfile);
-  CHECK_EQ_INT(run(args, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   char *kept = slurp(outfile, NULL);
   CHECK(kept && strcmp(kept, "old\n") == 0);
   free(kept);
@@ -376,7 +356,7 @@ static int run_example(const char *extra, char *out, size_t n, int line) {
   snprintf(errfile, sizeof(errfile), "%s/stderr", dir);
   snprintf(args, sizeof(args), "sim " EXAMPLE " %s", extra);
   snprintf(redir, sizeof(redir), "2>'%s'", errfile);
-  int st = run(args, redir, out, n);
+  int st = test_run_cli(args, redir, out, n);
   char *err = slurp(errfile, NULL);
   if (!err || err[0])
     test_fail(__FILE__, line, "sim %s: expected nothing on stderr, got:\n%s", extra,
@@ -588,7 +568,7 @@ TEST(test_cli_sim_routing_explicit_override_needs_paths) {
   if (!dir[0]) return;
   snprintf(outfile, sizeof(outfile), "%s/out.json", dir);
   snprintf(args, sizeof(args), "sim " EXAMPLE " --routing explicit --out '%s'", outfile);
-  CHECK_EQ_INT(run(args, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   check_one_error_line(out, EXAMPLE, "--routing explicit", __LINE__);
   CHECK(strstr(out, "$.flows[0].path") != NULL);
   CHECK_EQ_INT(dir_entries(dir), 0);
@@ -612,7 +592,7 @@ TEST(test_cli_sim_usage_errors_exit_2) {
       {"sim", "missing SCENARIO.json"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    int st = run(cases[i].args, "2>&1", out, sizeof(out));
+    int st = test_run_cli(cases[i].args, "2>&1", out, sizeof(out));
     if (st != 2) test_fail(__FILE__, __LINE__, "'%s': expected exit 2, got %d", cases[i].args, st);
     if (!strstr(out, cases[i].want))
       test_fail(__FILE__, __LINE__, "'%s': expected '%s' in:\n%s", cases[i].args, cases[i].want,
@@ -621,7 +601,7 @@ TEST(test_cli_sim_usage_errors_exit_2) {
       test_fail(__FILE__, __LINE__, "'%s': expected one line \"fabricsim sim: ...\", got:\n%s",
                 cases[i].args, out);
   }
-  CHECK_EQ_INT(run("sim --help", "2>&1", out, sizeof(out)), 0);
+  CHECK_EQ_INT(test_run_cli("sim --help", "2>&1", out, sizeof(out)), 0);
   CHECK(strstr(out, "usage: fabricsim sim") != NULL);
 }
 
@@ -632,18 +612,18 @@ TEST(test_cli_sim_missing_or_unwritable_files_exit_2) {
   if (!dir[0]) return;
   snprintf(outfile, sizeof(outfile), "%s/out.json", dir);
   snprintf(args, sizeof(args), "sim no/such/scenario.json --out '%s'", outfile);
-  CHECK_EQ_INT(run(args, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   check_one_error_line(out, "no/such/scenario.json", "missing file", __LINE__);
   CHECK_EQ_INT(dir_entries(dir), 0);
   /* The output's directory does not exist. */
   snprintf(outfile, sizeof(outfile), "%s/no/such/dir/out.json", dir);
   snprintf(args, sizeof(args), "sim " EXAMPLE " --out '%s'", outfile);
-  CHECK_EQ_INT(run(args, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   check_one_error_line(out, outfile, "unwritable output", __LINE__);
   CHECK_EQ_INT(dir_entries(dir), 0);
   /* A directory given as the scenario. */
   snprintf(args, sizeof(args), "sim '%s'", dir);
-  CHECK_EQ_INT(run(args, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   check_one_error_line(out, dir, "directory as input", __LINE__);
   remove_tmpdir(dir);
 }
@@ -665,7 +645,7 @@ TEST(test_cli_sim_fuzz_reproducers_do_not_crash) {
       continue;
     char args[512];
     snprintf(args, sizeof(args), "sim '%s/%s'", dirname, e->d_name);
-    int st = run(args, "2>&1", out, sizeof(out));
+    int st = test_run_cli(args, "2>&1", out, sizeof(out));
     if (st != 0 && st != 2)
       test_fail(__FILE__, __LINE__, "%s: exit status %d:\n%.2000s", e->d_name, st, out);
     if (st == 2 && strncmp(out, "fabricsim: ", 11) != 0)

@@ -8,23 +8,6 @@
 
 #include "test.h"
 
-/* Runs `fabricsim ARGS 2>&1`; returns the exit status (-1 if it did not
- * exit normally) with the combined output in out. */
-static int run(const char *args, char *out, size_t n) {
-  char cmd[1024];
-  snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1", test_cli_path(), args);
-  out[0] = '\0';
-  FILE *p = popen(cmd, "r");
-  if (!p) {
-    test_fail(__FILE__, __LINE__, "popen(%s) failed", cmd);
-    return -1;
-  }
-  size_t len = fread(out, 1, n - 1, p);
-  out[len] = '\0';
-  int st = pclose(p);
-  return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The integer after "key:" at the start of a line of the text report, or -1. */
 static long text_field(const char *out, const char *key) {
   size_t klen = strlen(key);
@@ -48,7 +31,7 @@ static double json_num(const cJSON *root, const char *key) {
 
 TEST(test_topo_cli_text_report) {
   static char out[8192];
-  int st = run("topo fattree:k=4", out, sizeof(out));
+  int st = test_run_cli("topo fattree:k=4", "2>&1", out, sizeof(out));
   CHECK_EQ_INT(st, 0);
   CHECK(strstr(out, "hosts") != NULL);
   CHECK_EQ_INT(text_field(out, "hosts"), 16);
@@ -64,33 +47,33 @@ TEST(test_topo_cli_text_report) {
 
 TEST(test_topo_cli_bad_spec_exits_2) {
   static char out[4096];
-  CHECK_EQ_INT(run("topo fattree:k=7", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo fattree:k=7", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "$.k") != NULL);
   CHECK(strstr(out, "7") != NULL);
-  CHECK_EQ_INT(run("topo fattree:k=4,wat=1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo fattree:k=4,wat=1", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "wat") != NULL);
-  CHECK_EQ_INT(run("topo no/such/topo.json", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo no/such/topo.json", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "no/such/topo.json") != NULL);
 }
 
 TEST(test_topo_cli_usage_errors) {
   static char out[4096];
-  CHECK_EQ_INT(run("topo --frobnicate fattree:k=4", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo --frobnicate fattree:k=4", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "--frobnicate") != NULL);
-  CHECK_EQ_INT(run("topo --format xml fattree:k=4", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo --format xml fattree:k=4", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "xml") != NULL);
-  CHECK_EQ_INT(run("topo --format", out, sizeof(out)), 2);
-  CHECK_EQ_INT(run("topo", out, sizeof(out)), 2);
-  CHECK_EQ_INT(run("topo star:hosts=2 star:hosts=3", out, sizeof(out)), 2);
-  CHECK_EQ_INT(run("topo --help", out, sizeof(out)), 0);
+  CHECK_EQ_INT(test_run_cli("topo --format", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo star:hosts=2 star:hosts=3", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("topo --help", "2>&1", out, sizeof(out)), 0);
   CHECK(strstr(out, "usage: fabricsim topo") != NULL);
 }
 
 TEST(test_topo_cli_json_report) {
   static char out[8192];
-  int st = run("topo --format json "
-               "leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=100,fabric_gbps=100",
-               out, sizeof(out));
+  int st = test_run_cli("topo --format json "
+                        "leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=100,fabric_gbps=100",
+                        "2>&1", out, sizeof(out));
   CHECK_EQ_INT(st, 0);
   cJSON *root = cJSON_Parse(out);
   if (!root) {
@@ -115,7 +98,7 @@ TEST(test_topo_cli_json_report) {
   cJSON_Delete(root);
 
   /* One host: no pairs, no cut; the numbers that do not exist are null. */
-  CHECK_EQ_INT(run("topo --format=json star:hosts=1", out, sizeof(out)), 0);
+  CHECK_EQ_INT(test_run_cli("topo --format=json star:hosts=1", "2>&1", out, sizeof(out)), 0);
   root = cJSON_Parse(out);
   CHECK(root != NULL);
   if (root) {

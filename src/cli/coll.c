@@ -138,6 +138,28 @@ static fs_coll_cost cost_of(const fs_topo *t, fs_router *r, const fs_coll_group 
   return c;
 }
 
+/* The table's header, printed with the first row so that a failing run
+ * prints only its error. */
+static void print_header(int fmt, const fs_coll_params *prm, int32_t ranks, const fs_topo *t,
+                         const char *routing, const fs_coll_cost *c) {
+  if (fmt == 0) {
+    printf("# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm->op), ranks,
+           t->spec, routing);
+    printf("# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
+           c->alpha_s * 1e6, c->beta_s_per_byte * 1e9,
+           prm->algo == FS_ALGO_AUTO ? "; algo: fastest simulated, * = from cache" : "");
+    printf("#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
+           "algbw", "busbw", "model(us)", "algo");
+    printf("#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
+           "");
+  } else if (fmt == 1) {
+    printf("{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
+           fs_coll_op_name(prm->op), ranks, t->spec, routing);
+  } else {
+    printf("size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
+  }
+}
+
 int fs__cli_coll(int argc, char **argv) {
   const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
@@ -267,22 +289,6 @@ int fs__cli_coll(int argc, char **argv) {
     goto out;
   }
   fs_coll_cost cost = cost_of(t, router, &g, prm.gamma_s_per_byte);
-  if (fmt == 0) {
-    printf("# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm.op), ranks,
-           t->spec, routing);
-    printf("# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
-           cost.alpha_s * 1e6, cost.beta_s_per_byte * 1e9,
-           prm.algo == FS_ALGO_AUTO ? "; algo: fastest simulated, * = from cache" : "");
-    printf("#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
-           "algbw", "busbw", "model(us)", "algo");
-    printf("#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
-           "");
-  } else if (fmt == 1) {
-    printf("{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
-           fs_coll_op_name(prm.op), ranks, t->spec, routing);
-  } else {
-    printf("size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
-  }
   for (size_t i = 0; i < z.n; i++) {
     fs_coll_params q = prm;
     q.bytes = z.v[i];
@@ -292,6 +298,7 @@ int fs__cli_coll(int argc, char **argv) {
       break;
     fs_coll_result res;
     if ((rc = fs_coll_run(t, mode, seed, &q, &g, &res, &err))) break;
+    if (i == 0) print_header(fmt, &prm, ranks, t, routing, &cost);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
     double model = fs_coll_model_time(&q, ranks, &cost);

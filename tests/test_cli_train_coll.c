@@ -1,0 +1,119 @@
+/* CLI tests of `fabricsim train` and `fabricsim coll`: real output that
+ * parses and agrees with the library, bad input that exits 2 with one line. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabricsim/coll.h"
+#include "test.h"
+
+static int one_line(const char *s) {
+  const char *nl = strchr(s, '\n');
+  return nl && nl[1] == '\0' && strncmp(s, "fabricsim", 9) == 0;
+}
+
+TEST(test_cli_train_json_and_determinism) {
+  static char a[16384], b[16384];
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --format json", "2>/dev/null", a,
+                            sizeof(a)), 0);
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --format json", "2>/dev/null", b,
+                            sizeof(b)), 0);
+  CHECK(strcmp(a, b) == 0);
+  cJSON *root = cJSON_Parse(a);
+  CHECK(root != NULL);
+  double it = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "iteration_ns"));
+  double mfu = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "mfu"));
+  CHECK(it > 0);
+  CHECK(mfu > 0 && mfu <= 0.5); /* mfu_matmul 0.5 caps it */
+  const cJSON *br = cJSON_GetObjectItemCaseSensitive(root, "breakdown");
+  double sum = 0;
+  for (const cJSON *k = br ? br->child : NULL; k; k = k->next)
+    if (strcmp(k->string, "stage") != 0) sum += k->valuedouble;
+  /* compute + bubble + exposed parts cover the iteration exactly */
+  CHECK_REL(sum, it, 1e-6, "ns");
+  cJSON_Delete(root);
+}
+
+TEST(test_cli_train_trace_and_bad_jobs) {
+  static char out[8192];
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "train examples/gpt-13b.json --trace /tmp/fabricsim-test-trace.%d.json",
+           (int)getpid());
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  snprintf(cmd, sizeof(cmd), "/tmp/fabricsim-test-trace.%d.json", (int)getpid());
+  FILE *f = fopen(cmd, "r");
+  CHECK(f != NULL);
+  if (f) {
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    /* the file is larger than the buffer: check its start is the format */
+    CHECK(strncmp(buf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 38) == 0);
+    CHECK(strstr(buf, "\"F mb0 chunk0\"") != NULL);
+    remove(cmd);
+  }
+  FILE *bad = fopen("/tmp/fabricsim-bad-job.json", "w");
+  CHECK(bad != NULL);
+  if (!bad) return;
+  fputs("{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+        " \"vocab\": 32000}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+        " \"parallelism\": {\"tp\": 3, \"pp\": 1, \"dp\": 1},"
+        " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 8,"
+        " \"nvlink_gbps\": 1000}, \"topology\": {\"type\": \"star\", \"hosts\": 8}}",
+        bad);
+  fclose(bad);
+  CHECK_EQ_INT(test_run_cli("train /tmp/fabricsim-bad-job.json", "2>&1", out, sizeof(out)), 2);
+  CHECK(one_line(out));
+  CHECK(strstr(out, "$.parallelism.tp") != NULL);
+  CHECK(strstr(out, "3") != NULL);
+  remove("/tmp/fabricsim-bad-job.json");
+  CHECK_EQ_INT(test_run_cli("train", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --format xml", "2>&1", out, sizeof(out)),
+               2);
+}
+
+TEST(test_cli_coll_table_matches_library) {
+  static char out[8192];
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --algo ring --ranks 8 --topo "
+                            "star:hosts=8,gbps=100,latency_ns=500 --sizes 1M --format csv",
+                            "2>&1", out, sizeof(out)),
+               0);
+  /* header, then size,count,type,time_us,... */
+  const char *row = strchr(out, '\n');
+  CHECK(row != NULL);
+  if (!row) return;
+  double size, count, time_us, algbw, busbw;
+  CHECK_EQ_INT(sscanf(row + 1, "%lf,%lf,float,%lf,%lf,%lf", &size, &count, &time_us, &algbw,
+                      &busbw), 5);
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.algo = FS_ALGO_RING;
+  prm.bytes = 1 << 20;
+  fs_coll_cost cost = {1e-6, 8 / 100e9, 0};
+  CHECK_REL(time_us, fs_coll_model_time(&prm, 8, &cost) * 1e6, 1e-6, "us");
+  CHECK_REL(busbw, algbw * 2 * 7 / 8, 1e-4, "GB/s");
+}
+
+TEST(test_cli_coll_bad_input_exit_2) {
+  static char out[4096];
+  const char *bad[] = {
+      "coll --op allreduce --ranks 0 --topo star:hosts=4",
+      "coll --op allreduce --ranks 4 --topo star:hosts=4 --sizes 0",
+      "coll --op allreduce --ranks 4 --topo star:hosts=4 --sizes -5",
+      "coll --op allreduce --algo nosuch --ranks 4 --topo star:hosts=4",
+      "coll --op alltoall --algo ring --ranks 4 --topo star:hosts=4",
+      "coll --op frobnicate --ranks 4 --topo star:hosts=4",
+      "coll --op allreduce --ranks 9 --topo star:hosts=4",
+      "coll --op broadcast --root 7 --ranks 4 --topo star:hosts=4",
+      "coll --op allreduce --ranks 4 --topo fattree:k=3",
+      "coll --op allreduce --algo inc --ranks 4 --topo star:hosts=4 --sizes 1M",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    int st = test_run_cli(bad[i], "2>&1", out, sizeof(out));
+    if (st != 2 || !one_line(out))
+      test_fail(__FILE__, __LINE__, "'%s': exit %d, output:\n%s", bad[i], st, out);
+  }
+}

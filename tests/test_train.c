@@ -11,23 +11,28 @@
 
 /* A small GPT job: 8 layers, hidden 1024, pp stages, dp replicas, tp 2, on
  * a star of tp*pp*dp hosts at nic Gb/s. */
-static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, double nic,
-                         const char *dp_algo) {
+static fs_job *small_job_z(int pp, int dp, const char *schedule, int v, int mb, double nic,
+                           const char *dp_algo, int zero) {
   char text[2048];
   snprintf(text, sizeof(text),
            "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
            " \"vocab\": 32000},"
            " \"training\": {\"global_batch\": %d, \"micro_batch\": 1},"
            " \"parallelism\": {\"tp\": 2, \"pp\": %d, \"dp\": %d, \"schedule\": \"%s\","
-           " \"virtual_stages\": %d, \"algorithms\": {\"dp\": \"%s\"}},"
+           " \"virtual_stages\": %d, \"zero\": %d, \"algorithms\": {\"dp\": \"%s\"}},"
            " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 2,"
            " \"nvlink_gbps\": 1000},"
            " \"topology\": {\"type\": \"star\", \"hosts\": %d, \"gbps\": %g, \"latency_ns\": 500}}",
-           mb * dp, pp, dp, schedule, v, dp_algo, 2 * pp * dp, nic);
+           mb * dp, pp, dp, schedule, v, zero, dp_algo, 2 * pp * dp, nic);
   fs_job *job = NULL;
   fs_err err = {0, ""};
   CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
   return job;
+}
+
+static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, double nic,
+                         const char *dp_algo) {
+  return small_job_z(pp, dp, schedule, v, mb, nic, dp_algo, 0);
 }
 
 static int run_job(const fs_job *job, int free_comm, fs_train_result *r) {
@@ -122,6 +127,32 @@ TEST(test_train_dp_allreduce_volume) {
     }
     fs_job_free(job);
   }
+}
+
+TEST(test_train_zero_stages_dp_volume) {
+  /* Ring collectives, m = 3 micro-batches, per GPU and iteration:
+   * ZeRO 1 reduce-scatter + all-gather once: 2(d-1)/d of the gradients;
+   * ZeRO 2 a reduce-scatter per micro-batch + one all-gather: (m+1)(d-1)/d;
+   * ZeRO 3 a reduce-scatter per micro-batch (its weight gathers are timed
+   * apart, and slow the iteration down). */
+  int dp = 4, m = 3;
+  double iter[4];
+  for (int zero = 0; zero <= 3; zero++) {
+    fs_job *job = small_job_z(1, dp, "1f1b", 1, m, 100, "ring", zero);
+    if (!job) continue;
+    fs_train_result r;
+    if (run_job(job, 0, &r) == 0) {
+      fs_work_shard sh;
+      fs_work_stage_params(job, 0, &sh);
+      double grad = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes;
+      double f = (dp - 1.0) / dp;
+      double want = zero <= 1 ? 2 * f * grad : zero == 2 ? (m + 1) * f * grad : m * f * grad;
+      CHECK_REL(r.kind[FS_PAR_DP].wire_bytes, want, 1e-9, "B");
+      iter[zero] = r.iter_s;
+    }
+    fs_job_free(job);
+  }
+  CHECK(iter[3] > iter[1]);
 }
 
 TEST(test_train_nic_speed_changes_only_communication) {

@@ -24,6 +24,7 @@
 #define NVLINK_HOP_NS 250 /* per NVLink hop (GPU -> NVSwitch), docs/model.md */
 
 typedef struct op_items {
+  int32_t z3;                   /* ZeRO-3 parameter gather before the compute, or -1 */
   int32_t compute, tp, ep, end; /* items; tp/ep -1 if none; end = last of them */
 } op_items;
 
@@ -197,12 +198,13 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
   return (((size_t)s * 2 + dir) * tr->m + mb) * tr->v + chunk;
 }
 
-/* Gradient reduction of one model chunk of stage s, per TP rank, in
- * buckets, after `after` (items of every dp device of the stage). */
-static int dp_reduce(fs_train *tr, int32_t s, double bytes, const int32_t *after, int32_t n_after,
-                     fs_err *err) {
+/* Data-parallel collectives of `bytes` for stage s, per TP rank (rail), in
+ * up to max_buckets buckets run one after another, each bucket doing ops[]
+ * in order, all after `after` (items of every dp device of the stage). */
+static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *after,
+                          int32_t n_after, const fs_coll_op *ops, int n_ops, fs_err *err) {
   const fs_job *job = tr->job;
-  if (tr->d < 2 || bytes <= 0) return 0;
+  if (tr->d < 2 || bytes <= 0 || n_ops == 0) return 0;
   int32_t maxb = tr->opts.max_buckets > 0 ? tr->opts.max_buckets : 4;
   int32_t nb = (int32_t)ceil(bytes / job->par.grad_bucket_bytes);
   if (nb < 1) nb = 1;
@@ -214,15 +216,11 @@ static int dp_reduce(fs_train *tr, int32_t s, double bytes, const int32_t *after
     for (int32_t r = 0; r < tr->d; r++) hosts[r] = host(tr, j, r, s);
     fs_coll_group g = {tr->d, hosts};
     int32_t prev = -1;
-    /* ZeRO >= 1 shards the optimizer: reduce-scatter, then the updated
-     * parameters come back with an all-gather; ZeRO 0 all-reduces. */
-    int phases = job->par.zero >= 1 ? 2 : 1;
     for (int32_t b = 0; b < nb && !rc; b++)
-      for (int ph = 0; ph < phases && !rc; ph++) {
+      for (int ph = 0; ph < n_ops && !rc; ph++) {
         fs_coll_params prm;
         fs_coll_params_init(&prm);
-        prm.op = phases == 1 ? FS_COLL_ALLREDUCE : ph == 0 ? FS_COLL_REDUCESCATTER
-                                                           : FS_COLL_ALLGATHER;
+        prm.op = ops[ph];
         prm.bytes = bytes / nb;
         prm.algo = job->par.algo[FS_PAR_DP];
         if (prm.algo == FS_ALGO_AUTO &&
@@ -252,6 +250,24 @@ static int dp_reduce(fs_train *tr, int32_t s, double bytes, const int32_t *after
   return rc;
 }
 
+/* ZeRO-3 gathers a chunk's parameters (its GPU's tensor-parallel shard)
+ * from the data-parallel group before using them: seconds of one gather,
+ * measured alone on the real topology. */
+static int z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err) {
+  *out = 0;
+  if (tr->job->par.zero < 3 || tr->d < 2) return 0;
+  fs_work_shard sh;
+  fs_work_stage_params(tr->job, s, &sh);
+  double bytes = (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
+  int32_t *hosts = malloc((size_t)tr->d * sizeof(int32_t));
+  if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < tr->d; r++) hosts[r] = host(tr, 0, r, s);
+  int rc = coll_time(tr, FS_COLL_ALLGATHER, tr->job->par.algo[FS_PAR_DP], bytes, hosts, tr->d,
+                     1 + gpu_of(tr, 0, 0, s), out, err);
+  free(hosts);
+  return rc;
+}
+
 static int build(fs_train *tr, fs_err *err) {
   const fs_job *job = tr->job;
   int32_t p = tr->p, d = tr->d, v = tr->v, m = tr->m, V = tr->V, n = tr->n_ops;
@@ -269,6 +285,9 @@ static int build(fs_train *tr, fs_err *err) {
     for (int32_t r = 0; r < d; r++) {
       int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
       int32_t prev = -1;
+      double z3_s = 0;
+      if (!tr->opts.free_comm && !tr->fabric_free && (rc = z3_seconds(tr, s, &z3_s, err)))
+        return rc;
       for (int32_t i = 0; i < n; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         int32_t vs = o->chunk * p + s;
@@ -278,6 +297,16 @@ static int build(fs_train *tr, fs_err *err) {
         double tp_s = tr->opts.free_comm ? 0 : o->backward ? tr->tp_bwd_s : tr->tp_fwd_s, ep_s;
         if ((rc = ep_seconds(tr, vs, r, o->backward, &ep_s, err))) return rc;
         op_items *it = &tr->ops[(size_t)dev * n + i];
+        /* ZeRO-3: gather the weights first (twice before a backward with
+         * recomputation: for the recomputed forward and the backward). */
+        it->z3 = -1;
+        if (z3_s > 0) {
+          int gathers = o->backward && job->par.recompute ? 2 : 1;
+          it->z3 = add_task(tr, dev_host, gathers * z3_s, err);
+          if (it->z3 < 0) return it->z3;
+          if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->z3, err))) return rc;
+          prev = it->z3;
+        }
         it->compute = add_task(tr, dev_host, fs_work_compute_s(job, flops), err);
         if (it->compute < 0) return it->compute;
         if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
@@ -318,6 +347,8 @@ static int build(fs_train *tr, fs_err *err) {
           if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
           for (int32_t j = 0; j < tr->t && !rc; j++)
             rc = fs_sim_add_dep(tr->sim, flows[j], to->compute, err);
+          /* (a ZeRO-3 gather may run before the data arrives; ZeRO-3 needs
+           * pp = 1, so this never happens today) */
         }
         /* The backward of a micro-batch on a virtual stage follows its forward. */
         if (!rc) {
@@ -328,15 +359,30 @@ static int build(fs_train *tr, fs_err *err) {
       }
   free(flows);
   if (rc) return rc;
-  /* Data-parallel reduction per stage and chunk, after every dp device's
-   * last backward of that chunk (overlap) or its last op. */
+  /* Data-parallel traffic per ZeRO stage (docs/model-work.md):
+   *   0: all-reduce each chunk's gradients once, after every replica's last
+   *      backward of the chunk (overlap) or its last op;
+   *   1: reduce-scatter them, then all-gather the updated weights;
+   *   2, 3: reduce-scatter every micro-batch's gradients after its backward
+   *      (sharded gradients cannot accumulate), then (2) all-gather the
+   *      weights at the end; 3 gathers weights per op instead (above). */
   if (tr->fabric_free || tr->opts.free_comm) return 0;
   int32_t *after = malloc((size_t)d * sizeof(int32_t));
   if (!after) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  static const fs_coll_op AR[] = {FS_COLL_ALLREDUCE}, RS_AG[] = {FS_COLL_REDUCESCATTER,
+                                                                  FS_COLL_ALLGATHER};
+  int zero = job->par.zero;
   for (int32_t s = 0; s < p && !rc; s++) {
     fs_work_shard sh;
     fs_work_stage_params(job, s, &sh);
     double chunk_bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / v;
+    if (zero >= 2)
+      for (int32_t i = 0; i < n && !rc; i++) {
+        const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+        if (!o->backward) continue;
+        for (int32_t r = 0; r < d; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
+        rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG, 1, err);
+      }
     for (int32_t c = 0; c < v && !rc; c++) {
       for (int32_t r = 0; r < d; r++) {
         int32_t last = n - 1;
@@ -350,7 +396,9 @@ static int build(fs_train *tr, fs_err *err) {
           }
         after[r] = tr->ops[(size_t)(s * d + r) * n + last].end;
       }
-      rc = dp_reduce(tr, s, chunk_bytes, after, d, err);
+      if (zero == 0) rc = dp_collectives(tr, s, chunk_bytes, after, d, AR, 1, err);
+      else if (zero == 1) rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG, 2, err);
+      else if (zero == 2) rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG + 1, 1, err);
     }
   }
   free(after);
@@ -431,10 +479,11 @@ void fs_train_free(fs_train *tr) {
 
 /* The device's compute, TP, EP and last-op end, after a run. */
 static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp,
-                           double *ep, double *last_end) {
-  *compute = *tp = *ep = *last_end = 0;
+                           double *ep, double *z3, double *last_end) {
+  *compute = *tp = *ep = *z3 = *last_end = 0;
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
+    if (it->z3 >= 0) *z3 += fs_sim_finish_s(tr->sim, it->z3) - fs_sim_start_s(tr->sim, it->z3);
     *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
     if (it->tp >= 0) *tp += fs_sim_finish_s(tr->sim, it->tp) - fs_sim_start_s(tr->sim, it->tp);
     if (it->ep >= 0) *ep += fs_sim_finish_s(tr->sim, it->ep) - fs_sim_start_s(tr->sim, it->ep);
@@ -463,14 +512,14 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   int32_t best = 0;
   double best_end = -1;
   for (int32_t s = 0; s < tr->p; s++) {
-    double c, tp, ep, e;
-    device_profile(tr, s * tr->d, &c, &tp, &ep, &e);
+    double c, tp, ep, z3, e;
+    device_profile(tr, s * tr->d, &c, &tp, &ep, &z3, &e);
     for (size_t i = 0; i < tr->n_dp; i++)
       if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done));
     if (e > best_end + 1e-12) best = s, best_end = e;
   }
-  double compute, tp, ep, last_end;
-  device_profile(tr, best * tr->d, &compute, &tp, &ep, &last_end);
+  double compute, tp, ep, z3, last_end;
+  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &last_end);
   out->device_stage = best;
   out->compute_s = compute;
   memcpy(out->kind, tr->kinds, sizeof(out->kind));
@@ -486,11 +535,11 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
     fs_train_free(free_tr);
     return rc;
   }
-  double fc, ftp, fep, fend;
-  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fend);
+  double fc, ftp, fep, fz3, fend;
+  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fend);
   fs_train_free(free_tr);
-  out->bubble_s = fmax(0, fend - fc - ftp - fep);
-  double idle = fmax(0, last_end - compute - tp - ep);
+  out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3);
+  double idle = fmax(0, last_end - compute - tp - ep - z3);
   out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
   double dp_end = last_end;
   for (size_t i = 0; i < tr->n_dp; i++) {
@@ -513,7 +562,7 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
       }
     }
   }
-  out->kind[FS_PAR_DP].exposed_s = fmax(0, dp_end - last_end);
+  out->kind[FS_PAR_DP].exposed_s = fmax(0, dp_end - last_end) + z3;
   /* Pipeline sends of the device's TP rank 0. */
   for (size_t i = 0; i < tr->n_pp; i++) {
     const pp_flow *f = &tr->pp[i];

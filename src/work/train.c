@@ -15,6 +15,7 @@
 #include "fabricsim/train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -675,6 +676,85 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   return ferror(f) ? FS_EIO : 0;
 }
 
+/* ---- link-group utilisation for the trace ----
+ * Links are grouped by the kinds (and switch tiers) of their two ends, e.g.
+ * "NIC -> tier1" or "tier1 -> tier2". Each flow's bytes are spread evenly
+ * over its lifetime (its average rate: the engine's piecewise-constant rate
+ * history is not kept) and binned; a group's counter is the bytes it
+ * carried in a bin over its capacity times the bin: mean utilisation. */
+enum { UTIL_BINS = 400, MAX_GROUPS = 32 };
+
+static void end_label(const fs_topo *t, int32_t v, char *buf, size_t n) {
+  const fs_node *nd = &t->nodes[v];
+  switch (nd->kind) {
+    case FS_NODE_HOST: snprintf(buf, n, "GPU"); break;
+    case FS_NODE_NIC: snprintf(buf, n, "NIC"); break;
+    case FS_NODE_SCALEUP: snprintf(buf, n, "NVSwitch"); break;
+    case FS_NODE_SWITCH: snprintf(buf, n, "tier%d", nd->tier); break;
+    default: snprintf(buf, n, "node"); break;
+  }
+}
+
+static int link_util_tracks(fs_trace *t, const fs_train *tr, int pid) {
+  const fs_topo *topo = tr->job->topo;
+  double T = fs_sim_makespan_s(tr->sim);
+  if (!(T > 0)) return 0;
+  char names[MAX_GROUPS][48];
+  double cap[MAX_GROUPS] = {0};
+  int n_groups = 0;
+  int32_t *group = malloc((size_t)topo->n_links * sizeof(int32_t));
+  double *bytes = calloc((size_t)MAX_GROUPS * UTIL_BINS, sizeof(double));
+  if (!group || !bytes) {
+    free(group);
+    free(bytes);
+    return FS_ENOMEM;
+  }
+  for (int32_t l = 0; l < topo->n_links; l++) {
+    char a[16], b[16], name[48];
+    end_label(topo, topo->links[l].from, a, sizeof(a));
+    end_label(topo, topo->links[l].to, b, sizeof(b));
+    snprintf(name, sizeof(name), "%s -> %s", a, b);
+    int g = 0;
+    while (g < n_groups && strcmp(names[g], name) != 0) g++;
+    if (g == n_groups && n_groups < MAX_GROUPS) snprintf(names[n_groups++], 48, "%s", name);
+    group[l] = g < n_groups ? g : -1;
+    if (g < n_groups) cap[g] += topo->links[l].capacity_bps / 8;
+  }
+  double bin = T / UTIL_BINS;
+  for (int32_t it = 0; it < fs_sim_n_items(tr->sim); it++) {
+    if (fs_sim_item_kind(tr->sim, it) != FS_ITEM_FLOW) continue;
+    double st = fs_sim_start_s(tr->sim, it), fin = fs_sim_finish_s(tr->sim, it);
+    double b = fs_sim_flow_bytes(tr->sim, it);
+    if (!(fin > st) || b <= 0) continue;
+    const int32_t *links;
+    const double *w;
+    int32_t nl;
+    fs_sim_flow_route(tr->sim, it, &links, &w, &nl);
+    int32_t b0 = (int32_t)(st / bin), b1 = (int32_t)(fin / bin);
+    if (b1 >= UTIL_BINS) b1 = UTIL_BINS - 1;
+    for (int32_t k = b0; k <= b1; k++) {
+      double lo = fmax(st, k * bin), hi = fmin(fin, (k + 1) * bin);
+      if (hi <= lo) continue;
+      double share = b * (hi - lo) / (fin - st);
+      for (int32_t j = 0; j < nl; j++)
+        if (group[links[j]] >= 0) bytes[group[links[j]] * UTIL_BINS + k] += share * w[j];
+    }
+  }
+  for (int g = 0; g < n_groups; g++) {
+    double any = 0;
+    for (int k = 0; k < UTIL_BINS; k++) any += bytes[g * UTIL_BINS + k];
+    if (any <= 0 || cap[g] <= 0) continue; /* idle groups get no track */
+    char label[80];
+    snprintf(label, sizeof(label), "%s utilisation %%", names[g]);
+    for (int k = 0; k < UTIL_BINS; k++)
+      fs_trace_counter(t, pid, label, k * bin, 100 * bytes[g * UTIL_BINS + k] / (cap[g] * bin));
+    fs_trace_counter(t, pid, label, T, 0);
+  }
+  free(group);
+  free(bytes);
+  return 0;
+}
+
 int fs_train_write_trace(FILE *f, const fs_train *tr) {
   fs_trace t;
   fs_trace_begin(&t, f);
@@ -716,5 +796,8 @@ int fs_train_write_trace(FILE *f, const fs_train *tr) {
     fs_trace_async(&t, c->stage, name, "data parallel (tp 0 rail)", (long)(1000000 + i), st,
                    fs_sim_finish_s(tr->sim, c->done) - st);
   }
-  return fs_trace_end(&t);
+  fs_trace_process(&t, tr->p, "network (link groups)", tr->p);
+  int rc = link_util_tracks(&t, tr, tr->p);
+  int rc2 = fs_trace_end(&t);
+  return rc ? rc : rc2;
 }

@@ -293,3 +293,16 @@ char *fs__escape(char *buf, size_t n, const char *s) {
   if (n) buf[k < n ? k : n - 1] = '\0';
   return buf;
 }
+
+void fs__fput_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}

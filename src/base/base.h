@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- growable arrays ------------------------------------------------------
  * Grows *p (elements of size elem) so that it holds at least `need` elements.
@@ -101,6 +102,10 @@ int fs__read_file(const char *path, char **out, size_t *len, struct fs_err *err)
  * quotes and backslashes escaped C-style, so user strings (ids, keys) can go
  * into one-line messages. Returns buf. */
 char *fs__escape(char *buf, size_t n, const char *s);
+
+/* Writes s to f as a JSON string literal (quotes, backslashes and control
+ * characters escaped). */
+void fs__fput_json_str(FILE *f, const char *s);
 
 /* Formats a double the way fabricsim outputs numbers: shortest of %.15g,
  * never "nan"/"inf" (those become null). buf must hold 32 bytes. */

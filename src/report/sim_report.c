@@ -9,18 +9,6 @@
 #include "fabricsim/report.h"
 #include "fabricsim/trace.h"
 
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
 
 static void put_num(FILE *f, double v) {
   char buf[32];
@@ -53,7 +41,7 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
   fprintf(f, "{\"makespan_ns\":");
   put_num(f, makespan * 1e9);
   fprintf(f, ",\"topology\":");
-  put_str(f, t->spec);
+  fs__fput_json_str(f, t->spec);
   fprintf(f, ",\"routing\":{\"mode\":\"%s\",\"seed\":%llu}", fs_route_mode_name(sc->mode),
           (unsigned long long)sc->seed);
   fprintf(f, ",\"events\":%llu,\"batches\":%llu", (unsigned long long)cnt.events,
@@ -63,7 +51,7 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
     const fs_scenario_flow *fl = &sc->flows[i];
     double st = fs_sim_start_s(s, i), fin = fs_sim_finish_s(s, i);
     fprintf(f, "%s\n{\"id\":", i ? "," : "");
-    put_str(f, fl->id);
+    fs__fput_json_str(f, fl->id);
     fprintf(f, ",\"src\":%d,\"dst\":%d,\"bytes\":", fl->src, fl->dst);
     put_num(f, fl->bytes);
     fprintf(f, ",\"start_ns\":");
@@ -85,7 +73,7 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
   for (int32_t j = 0; j < sc->n_tasks; j++) {
     int32_t it = sc->n_flows + j;
     fprintf(f, "%s\n{\"id\":", j ? "," : "");
-    put_str(f, sc->tasks[j].id);
+    fs__fput_json_str(f, sc->tasks[j].id);
     fprintf(f, ",\"host\":%d,\"start_ns\":", sc->tasks[j].host);
     put_num(f, fs_sim_start_s(s, it) * 1e9);
     fprintf(f, ",\"finish_ns\":");

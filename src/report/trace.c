@@ -2,20 +2,8 @@
  * use %.3f microseconds (1 ns resolution), which keeps files byte-stable. */
 #include "fabricsim/trace.h"
 
+#include "../base/base.h"
 #include "fabricsim/err.h"
-
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
 
 static void sep(fs_trace *t) { fputs(t->events++ ? ",\n" : "\n", t->f); }
 
@@ -28,7 +16,7 @@ void fs_trace_begin(fs_trace *t, FILE *f) {
 void fs_trace_process(fs_trace *t, int pid, const char *name, int sort_index) {
   sep(t);
   fprintf(t->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", pid);
-  put_str(t->f, name);
+  fs__fput_json_str(t->f, name);
   fputs("}}", t->f);
   sep(t);
   fprintf(t->f,
@@ -40,7 +28,7 @@ void fs_trace_thread(fs_trace *t, int pid, int tid, const char *name, int sort_i
   sep(t);
   fprintf(t->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
           pid, tid);
-  put_str(t->f, name);
+  fs__fput_json_str(t->f, name);
   fputs("}}", t->f);
   sep(t);
   fprintf(t->f,
@@ -53,9 +41,9 @@ void fs_trace_slice(fs_trace *t, int pid, int tid, const char *name, const char 
                     double start_s, double dur_s) {
   sep(t);
   fputs("{\"ph\":\"X\",\"name\":", t->f);
-  put_str(t->f, name);
+  fs__fput_json_str(t->f, name);
   fputs(",\"cat\":", t->f);
-  put_str(t->f, cat);
+  fs__fput_json_str(t->f, cat);
   fprintf(t->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", pid, tid, start_s * 1e6,
           dur_s * 1e6);
 }
@@ -65,9 +53,9 @@ void fs_trace_async(fs_trace *t, int pid, const char *name, const char *cat, lon
   for (int end = 0; end < 2; end++) {
     sep(t);
     fprintf(t->f, "{\"ph\":\"%c\",\"name\":", end ? 'e' : 'b');
-    put_str(t->f, name);
+    fs__fput_json_str(t->f, name);
     fputs(",\"cat\":", t->f);
-    put_str(t->f, cat);
+    fs__fput_json_str(t->f, cat);
     fprintf(t->f, ",\"id\":%ld,\"pid\":%d,\"ts\":%.3f}", id, pid,
             (start_s + (end ? dur_s : 0)) * 1e6);
   }
@@ -76,7 +64,7 @@ void fs_trace_async(fs_trace *t, int pid, const char *name, const char *cat, lon
 void fs_trace_counter(fs_trace *t, int pid, const char *name, double time_s, double value) {
   sep(t);
   fputs("{\"ph\":\"C\",\"name\":", t->f);
-  put_str(t->f, name);
+  fs__fput_json_str(t->f, name);
   fprintf(t->f, ",\"pid\":%d,\"ts\":%.3f,\"args\":{\"value\":%.6g}}", pid, time_s * 1e6, value);
 }
 

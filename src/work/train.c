@@ -67,6 +67,7 @@ struct fs_train {
   cached_time *times;
   size_t n_times, times_cap;
   double tp_fwd_s, tp_bwd_s; /* per op of a chunk */
+  fs_coll_algo last_algo;    /* the algorithm coll_time last measured */
   fs_train_kind kinds[FS_PAR_N];
 };
 
@@ -92,6 +93,7 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
     const cached_time *c = &tr->times[i];
     if (c->op == op && c->bytes == bytes && c->group_key == group_key) {
       *out = c->time_s;
+      tr->last_algo = c->algo;
       return 0;
     }
   }
@@ -120,6 +122,7 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
   if (fs__grow(&tr->times, &tr->times_cap, tr->n_times + 1, sizeof(*tr->times)))
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   tr->times[tr->n_times++] = (cached_time){op, bytes, group_key, res.time_s, res.algo};
+  tr->last_algo = res.algo;
   *out = res.time_s;
   return 0;
 }
@@ -141,8 +144,7 @@ static int tp_seconds(fs_train *tr, fs_work_pass pass, double *out, fs_err *err)
     if ((rc = coll_time(tr, FS_COLL_ALLREDUCE, a, bytes, NULL, tr->t, 0, &t1, err))) return rc;
     *out = layers * n * t1;
   }
-  fs_train_kind *k = &tr->kinds[FS_PAR_TP];
-  k->algo = tr->n_times ? tr->times[tr->n_times - 1].algo : a;
+  if (tr->t > 1) tr->kinds[FS_PAR_TP].algo = tr->last_algo;
   return 0;
 }
 
@@ -163,6 +165,7 @@ static int ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, double 
   int rc = coll_time(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
                      hosts, ep, 1 + gpu_of(tr, 0, base, stage), &t1, err);
   if (rc) return rc;
+  if (t1 > 0) tr->kinds[FS_PAR_EP].algo = tr->last_algo;
   int passes = backward ? (job->par.recompute ? 2 : 1) : 1;
   *out = (double)moe * 2 * passes * t1;
   return 0;
@@ -582,6 +585,15 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
                        fs_work_tp_colls_per_layer(job, FS_PASS_RECOMPUTE))
                 : 0;
   out->kind[FS_PAR_TP].bytes = out->kind[FS_PAR_TP].colls * fs_work_tp_bytes(job);
+  /* EP: dispatch + combine per MoE layer of the op's chunk, per pass. */
+  for (int32_t i = 0; i < tr->n_ops; i++) {
+    const fs_pipe_op *op = &tr->order[(size_t)best * tr->n_ops + i];
+    if (tr->ops[(size_t)(best * tr->d) * tr->n_ops + i].ep < 0) continue;
+    int64_t moe = fs_work_moe_layers(&job->model, (op->chunk * tr->p + best) * layers, layers);
+    int passes = op->backward ? (job->par.recompute ? 2 : 1) : 1;
+    out->kind[FS_PAR_EP].colls += moe * 2 * passes;
+  }
+  out->kind[FS_PAR_EP].bytes = out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job);
   out->kind[FS_PAR_TP].busy_s = tp;
   out->kind[FS_PAR_EP].busy_s = ep;
   return 0;

@@ -1,7 +1,7 @@
-/* libFuzzer target for the scenario and topology parsers (`make fuzz`).
- * Each input is parsed as a scenario and as a topology; small scenarios that
- * load are also simulated, so routing and the engine see odd but valid
- * inputs too. Besides ASan/UBSan findings, it aborts when the library breaks
+/* libFuzzer target for the scenario, topology and training-job parsers
+ * (`make fuzz`). Each input is parsed as a scenario, as a topology and as a
+ * job; small scenarios and jobs that load are also simulated, so routing,
+ * the collectives and the engine see odd but valid inputs too. Besides ASan/UBSan findings, it aborts when the library breaks
  * its own error contract: a failure must be an input error (or out of
  * memory) with a message naming the input. Build with -DFUZZ_ONE_LINE to
  * also require that every message is one line. */
@@ -17,6 +17,7 @@
 #include "fabricsim/scenario.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "fabricsim/train.h"
 
 /* Simulating is only worth it (and fast enough) on small scenarios. */
 enum { MAX_ITEMS = 64, MAX_NODES = 2000 };
@@ -129,6 +130,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rc = fs_topo_from_json_text(text, "fuzz", &t, &terr);
   check_err(rc, &terr, "fs_topo_from_json_text");
   fs_topo_free(t);
+
+  /* As a training job; small ones (<= 64 GPUs, <= 64 ops a device) run. */
+  fs_job *job = NULL;
+  fs_err jerr = {0, ""};
+  rc = fs_job_parse(text, size, "fuzz", &job, &jerr);
+  check_err(rc, &jerr, "fs_job_parse");
+  if (rc == 0) {
+    if (fs_job_gpus(job) <= 64 && 2 * fs_work_microbatches(job) * job->par.virtual_stages <= 64 &&
+        job->topo->n_nodes <= MAX_NODES) {
+      fs_train *tr = NULL;
+      fs_train_result res;
+      fs_err rerr = {0, ""};
+      rc = fs_train_new(job, NULL, &tr, &rerr);
+      if (rc == 0) rc = fs_train_run(tr, &res, &rerr);
+      if (rc && rc != FS_ENOMEM) {
+        fprintf(stderr, "training a job that validated failed: %s\n", rerr.msg);
+        abort();
+      }
+      if (rc == 0 && !(res.iter_s > 0)) {
+        fprintf(stderr, "iteration time %g s\n", res.iter_s);
+        abort();
+      }
+      fs_train_free(tr);
+    }
+    fs_job_free(job);
+  }
 
   free(text);
   return 0;

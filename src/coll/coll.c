@@ -344,10 +344,18 @@ static int mark_used(fs__cb *cb, int32_t item) {
   return 0;
 }
 
+/* Dependencies are on items of this collective, which all follow its start,
+ * so only an item with none waits for the start directly (one edge instead
+ * of one per message). */
 static int add_deps(fs__cb *cb, int32_t item, const int32_t *done, int32_t n_done,
                     const int32_t *sent, int32_t n_sent) {
-  int rc = fs_sim_add_dep(cb->l->sim, cb->start, item, cb->err);
-  if (!rc) rc = mark_used(cb, cb->start);
+  int rc = 0, any = 0;
+  for (int32_t i = 0; i < n_done; i++) any |= done[i] >= 0;
+  for (int32_t i = 0; i < n_sent; i++) any |= sent[i] >= 0;
+  if (!any) {
+    rc = fs_sim_add_dep(cb->l->sim, cb->start, item, cb->err);
+    if (!rc) rc = mark_used(cb, cb->start);
+  }
   for (int32_t i = 0; i < n_done && !rc; i++)
     if (done[i] >= 0 && !(rc = fs_sim_add_dep(cb->l->sim, done[i], item, cb->err)))
       rc = mark_used(cb, done[i]);

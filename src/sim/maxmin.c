@@ -18,6 +18,7 @@
  * lowest level freezes its unfrozen flows, lowering res and wsum of their
  * other links. An indexed heap holds one entry per link.
  * Cost per fill: O((L + R) log L) for L links and R route entries of S. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,26 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       m->wsum[l] += core->route_w[fl->off + k];
       m->cnt[l]++;
     }
+  }
+  /* A flow alone (in S) on every one of its links shares nothing: its rate
+   * is its tightest residual, no filling needed. Rings and many collective
+   * steps are mostly such flows, which keeps the heap small. */
+  for (int32_t i = 0; i < m->n_comp_flows; i++) {
+    int32_t f = m->comp_flows[i];
+    const fs__flow *fl = &core->flows[f];
+    int alone = fl->n > 0;
+    for (int32_t k = 0; k < fl->n && alone; k++) alone = m->cnt[core->route_links[fl->off + k]] == 1;
+    if (!alone) continue;
+    double rate = INFINITY;
+    int32_t bl = -1;
+    for (int32_t k = 0; k < fl->n; k++) {
+      int32_t l = core->route_links[fl->off + k];
+      double r = m->res[l] / core->route_w[fl->off + k];
+      if (r < rate) rate = r, bl = l;
+    }
+    m->new_rate[f] = rate;
+    m->bn[f] = bl;
+    for (int32_t k = 0; k < fl->n; k++) m->cnt[core->route_links[fl->off + k]] = 0;
   }
   m->heap_len = 0;
   for (int32_t i = 0; i < m->n_comp_links; i++) {

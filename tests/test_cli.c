@@ -188,7 +188,7 @@ static const bad_case bad_cases[] = {
     {"cycle-3-task.json", {"$.tasks[0].after: dependency cycle: a -> c -> b -> a"}},
     /* topology */
     {"topology-missing.json", {"$.topology: required object is missing"}},
-    {"topology-unknown-type.json", {"$.topology.type: unknown topology type", "got \"torus\""}},
+    {"topology-unknown-type.json", {"$.topology.type: unknown topology type", "got \"hypercube\""}},
     {"fattree-odd-k.json", {"$.topology.k: must be even", "got 5"}},
     {"zero-hosts.json", {"$.topology.hosts: must be an integer in [1,", "got 0"}},
     {"gbps-negative.json", {"$.topology.host_gbps: must be in", "got -100"}},

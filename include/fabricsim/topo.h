@@ -20,6 +20,7 @@
 #define FABRICSIM_TOPO_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fabricsim/err.h"
 
@@ -52,6 +53,34 @@ typedef struct fs_link {
   int64_t latency_ns;
 } fs_link;
 
+/* The per-part price and power table of the cost estimate (docs/model.md,
+ * "Cost and power"). Row i of every part is for links of gbps[i]; a link
+ * uses the first row at or above its speed (beyond the last: the last row
+ * scaled by speed). */
+enum { FS_COST_SPEEDS = 8 };
+typedef struct fs_cost_part {
+  double usd, watts;
+} fs_cost_part;
+typedef enum fs_cost_part_kind {
+  FS_PART_SWITCH_PORT = 0, /* one port of a packet switch (share of the box) */
+  FS_PART_NIC,             /* one network adapter port */
+  FS_PART_DAC,             /* a direct-attach copper cable (both ends) */
+  FS_PART_XCVR_SR,         /* multimode optical transceiver, <= sr_max_m */
+  FS_PART_XCVR_DR,         /* single-mode optical transceiver, longer reach */
+  FS_PART_COUNT
+} fs_cost_part_kind;
+typedef struct fs_cost_table {
+  int32_t n_speeds;
+  double gbps[FS_COST_SPEEDS];
+  fs_cost_part part[FS_PART_COUNT][FS_COST_SPEEDS];
+  double fiber_usd_per_m;
+  double access_m; /* host or NIC to its first switch */
+  double fabric_m; /* switch to switch */
+  double global_m; /* dragonfly global links */
+  double direct_m; /* chip to chip (torus, ring, fullmesh) */
+  double dac_max_m, sr_max_m; /* reach of copper, of multimode optics */
+} fs_cost_table;
+
 typedef struct fs_topo {
   char family[32]; /* "star", "leafspine", "fattree", ... */
   char spec[512];  /* canonical inline spec that rebuilds this topology */
@@ -66,6 +95,9 @@ typedef struct fs_topo {
    * server s = i / G is scaleup0 + s. */
   int32_t gpus_per_node;
   int32_t nic0, scaleup0;
+  /* Family parameters for the closed forms (torus dims, ...); 0 if unused. */
+  int32_t dims[8], n_dims;
+  fs_cost_table cost; /* the defaults unless the spec's "cost" overrides */
 } fs_topo;
 
 /* ---- builders (each returns 0 and a new topology in *out, or a negative
@@ -117,6 +149,67 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
 int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
                             const fs_server_params *sv, fs_topo **out,
                             fs_err *err);
+
+/* Rail-optimized multi-plane fabric (NVIDIA DGX SuperPOD style): servers of
+ * G = gpus_per_node GPUs in scalable units (SUs) of servers_per_su; GPU i of
+ * every server of an SU hangs (through its NIC) off rail switch i of the
+ * SU, and every rail switch has one cable to each of `spines` spines
+ * (links_per_spine parallel cables). Leaves: su * G + rail. */
+typedef struct fs_railopt_params {
+  int32_t servers, servers_per_su, spines, links_per_spine;
+  double host_gbps, fabric_gbps;
+  int64_t latency_ns;
+} fs_railopt_params;
+int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *sv,
+                    fs_topo **out, fs_err *err);
+
+/* Rail-only (Wang et al., 2023): one switch per rail joins GPU i of every
+ * server; no spines. Traffic between rails crosses the scale-up domain: each
+ * scale-up switch also has a cable to each NIC of its server (PXN: NVLink
+ * to the GPU on the destination's rail, then that GPU's NIC), so a GPU
+ * reaches another rail in 5 hops GPU-scaleup-NIC-rail-NIC-GPU. radix > 0
+ * bounds the rail switch's ports (servers <= radix); gpus_per_node >= 2. */
+typedef struct fs_railonly_params {
+  int32_t servers, radix;
+  double host_gbps;
+  int64_t latency_ns;
+} fs_railonly_params;
+int fs_topo_railonly(const fs_railonly_params *p, const fs_server_params *sv,
+                     fs_topo **out, fs_err *err);
+
+/* Direct networks of chips: each chip is a host (the endpoint) with its own
+ * router (a tier-1 switch, index = chip) by one host_gbps cable; routers
+ * are cabled among themselves with gbps cables. torus: n_dims in [1, 6],
+ * each dimension >= 2, wrap-around; a dimension of size 2 gets one cable
+ * between its two routers, not two. Chip id = mixed radix of the
+ * coordinates, dims[0] most significant. ring = 1-D torus (n >= 2);
+ * fullmesh: a cable between every two of n >= 2 routers. */
+typedef struct fs_direct_params {
+  int32_t n_dims;
+  int32_t dims[6];
+  double gbps, host_gbps;
+  int64_t latency_ns;
+} fs_direct_params;
+int fs_topo_torus(const fs_direct_params *p, fs_topo **out, fs_err *err);
+int fs_topo_ring(int32_t n, double gbps, double host_gbps, int64_t latency_ns,
+                 fs_topo **out, fs_err *err);
+int fs_topo_fullmesh(int32_t n, double gbps, double host_gbps, int64_t latency_ns,
+                     fs_topo **out, fs_err *err);
+
+/* Dragonfly (Kim et al., ISCA 2008): g groups of a routers, fully meshed
+ * inside a group (local links); p hosts per router; h global links per
+ * router. Each pair of groups gets floor(a*h / (g-1)) >= 1 global cables,
+ * laid out "consecutively": global port j of group i (router j / h) serves
+ * the groups in the order i+1, i+2, ... (mod g); g <= a*h + 1. The
+ * balanced default is a = 2p = 2h, g = a*h + 1 (one cable per group pair).
+ * Routers: tier 1, group = its group, index = group * a + r. */
+typedef struct fs_dragonfly_params {
+  int32_t a, p, h, g;
+  double host_gbps, local_gbps, global_gbps;
+  int64_t latency_ns, global_latency_ns;
+} fs_dragonfly_params;
+int fs_topo_dragonfly(const fs_dragonfly_params *p, const fs_server_params *sv,
+                      fs_topo **out, fs_err *err);
 
 /* Parses SPEC: a path to a JSON file holding a topology object, or an
  * inline "family:key=value,..." form such as
@@ -174,5 +267,34 @@ typedef struct fs_topo_stats {
  * cannot reach another (disconnected graph); *st is written only on
  * success. */
 int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err);
+
+/* The bisection (bit/s, across the documented host order) that the
+ * family's closed form predicts, or a negative value for families without
+ * one (docs/model.md): fat-tree k^3/8 * link, leaf-spine, torus cut across
+ * dims[0] (even), ring 2 links (1 for n = 2). */
+double fs_topo_bisection_formula(const fs_topo *t);
+
+/* ---- cost and power ---- */
+void fs_cost_defaults(fs_cost_table *c);
+
+typedef struct fs_cost_line {
+  int64_t count;      /* parts */
+  double usd, watts;  /* totals */
+} fs_cost_line;
+typedef struct fs_topo_cost {
+  fs_cost_line part[FS_PART_COUNT];
+  double fiber_m, fiber_usd;
+  double usd, watts; /* totals */
+} fs_topo_cost;
+/* Counts the parts of the scale-out network (GPUs, servers and their
+ * scale-up domains excluded) and prices them with t->cost. Cannot fail. */
+void fs_topo_cost_compute(const fs_topo *t, fs_topo_cost *out);
+const char *fs_cost_part_name(fs_cost_part_kind k); /* "switch_port", ... */
+
+/* ---- export ---- */
+/* Writes the graph as "dot", "graphml" or "json" (a "file" topology object
+ * that fs_topo_from_json_text rebuilds identically). Returns 0, FS_EINVAL
+ * for another format, or FS_EIO on a write error. */
+int fs_topo_export(const fs_topo *t, const char *format, FILE *f, fs_err *err);
 
 #endif

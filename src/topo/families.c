@@ -15,9 +15,6 @@
 
 /* Limits keep a typo from asking for gigabytes: 4M nodes and 4M cables
  * (a fat-tree k=128 has 1.6M cables, a 32k-GPU fabric well under 1M). */
-enum { MAX_NODES = 1 << 22, MAX_CABLES = 1 << 22 };
-#define MAX_GBPS 1e7
-#define MAX_LATENCY_NS 1000000000000LL
 
 /* Defaults of a GPU server: an H100 SXM (docs/model.md, "Scale-up domains"):
  * NVLink 4, 18 links x 25 GB/s per direction = 450 GB/s = 3600 Gb/s;
@@ -33,14 +30,14 @@ fs_server_params fs_server_defaults(int32_t gpus_per_node) {
   return sv;
 }
 
-static int check_gbps(const char *fam, double gbps, const char *gname, fs_err *err) {
+int fs__check_gbps(const char *fam, double gbps, const char *gname, fs_err *err) {
   if (!(gbps > 0) || !isfinite(gbps) || gbps > MAX_GBPS)
     return fs_err_set(err, FS_EINVAL, "%s: %s must be in (0, %g], got %g", fam, gname,
                       MAX_GBPS, gbps);
   return 0;
 }
 
-static int check_latency(const char *fam, int64_t latency_ns, const char *lname,
+int fs__check_latency(const char *fam, int64_t latency_ns, const char *lname,
                          fs_err *err) {
   if (latency_ns < 0 || latency_ns > MAX_LATENCY_NS)
     return fs_err_set(err, FS_EINVAL, "%s: %s must be in [0, %lld], got %lld", fam, lname,
@@ -48,10 +45,10 @@ static int check_latency(const char *fam, int64_t latency_ns, const char *lname,
   return 0;
 }
 
-static int check_common(const char *fam, double gbps, const char *gname,
+int fs__check_common(const char *fam, double gbps, const char *gname,
                         int64_t latency_ns, fs_err *err) {
-  int rc = check_gbps(fam, gbps, gname, err);
-  return rc ? rc : check_latency(fam, latency_ns, "latency_ns", err);
+  int rc = fs__check_gbps(fam, gbps, gname, err);
+  return rc ? rc : fs__check_latency(fam, latency_ns, "latency_ns", err);
 }
 
 /* ---- GPU servers ------------------------------------------------------------ */
@@ -59,7 +56,7 @@ static int check_common(const char *fam, double gbps, const char *gname,
 /* Validates sv (NULL = plain hosts) into *out; G must divide `per`, the
  * GPUs described by `per_what` ("hosts", "hosts_per_leaf", ...), for the
  * reason `why` ("" or "; ..."). */
-static int check_servers(const char *fam, const fs_server_params *sv, int64_t per,
+int fs__check_servers(const char *fam, const fs_server_params *sv, int64_t per,
                          const char *per_what, const char *why, fs_server_params *out,
                          fs_err *err) {
   *out = sv ? *sv : fs_server_defaults(1);
@@ -68,10 +65,10 @@ static int check_servers(const char *fam, const fs_server_params *sv, int64_t pe
                       MAX_NODES, out->gpus_per_node);
   if (out->gpus_per_node == 1) return 0;
   int rc;
-  if ((rc = check_gbps(fam, out->nvlink_gbps, "nvlink_gbps", err)) ||
-      (rc = check_latency(fam, out->nvlink_latency_ns, "nvlink_latency_ns", err)) ||
-      (rc = check_gbps(fam, out->pcie_gbps, "pcie_gbps", err)) ||
-      (rc = check_latency(fam, out->pcie_latency_ns, "pcie_latency_ns", err)))
+  if ((rc = fs__check_gbps(fam, out->nvlink_gbps, "nvlink_gbps", err)) ||
+      (rc = fs__check_latency(fam, out->nvlink_latency_ns, "nvlink_latency_ns", err)) ||
+      (rc = fs__check_gbps(fam, out->pcie_gbps, "pcie_gbps", err)) ||
+      (rc = fs__check_latency(fam, out->pcie_latency_ns, "pcie_latency_ns", err)))
     return rc;
   if (per % out->gpus_per_node != 0)
     return fs_err_set(err, FS_EINVAL, "%s: gpus_per_node must divide %s (%lld)%s, got %d",
@@ -80,14 +77,14 @@ static int check_servers(const char *fam, const fs_server_params *sv, int64_t pe
 }
 
 /* Nodes and cables the servers add to `gpus` plain host ports. */
-static int64_t server_nodes(const fs_server_params *sv, int64_t gpus) {
+int64_t fs__server_nodes(const fs_server_params *sv, int64_t gpus) {
   return sv->gpus_per_node > 1 ? gpus + gpus / sv->gpus_per_node : 0;
 }
-static int64_t server_cables(const fs_server_params *sv, int64_t gpus) {
+int64_t fs__server_cables(const fs_server_params *sv, int64_t gpus) {
   return sv->gpus_per_node > 1 ? 2 * gpus : 0;
 }
 
-static int check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) {
+int fs__check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) {
   if (nodes > MAX_NODES || cables > MAX_CABLES)
     return fs_err_set(err, FS_EINVAL,
                       "%s: too large (%lld nodes, %lld cables; limits %d nodes, %d cables)",
@@ -97,7 +94,7 @@ static int check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *er
 
 /* After the fabric switches: one NIC per GPU, one scale-up switch per
  * server, then the PCIe cables. Hosts are nodes 0..gpus-1. */
-static int add_servers_before_ports(fs__topo_builder *b, const fs_server_params *sv,
+int fs__add_servers_before(fs__topo_builder *b, const fs_server_params *sv,
                                     int32_t gpus) {
   fs_topo *t = b->t;
   int32_t G = sv->gpus_per_node;
@@ -117,12 +114,12 @@ static int add_servers_before_ports(fs__topo_builder *b, const fs_server_params 
 }
 
 /* The node behind host port i: the host itself, or its GPU's NIC. */
-static int32_t port(const fs__topo_builder *b, int32_t i) {
+int32_t fs__port(const fs__topo_builder *b, int32_t i) {
   return b->t->nic0 >= 0 ? b->t->nic0 + i : i;
 }
 
 /* Last: the NVLink cables, and the server keys of the canonical spec. */
-static int add_servers_after_fabric(fs__topo_builder *b, const fs_server_params *sv,
+int fs__add_servers_after(fs__topo_builder *b, const fs_server_params *sv,
                                     int32_t gpus) {
   fs_topo *t = b->t;
   int32_t G = sv->gpus_per_node;
@@ -141,10 +138,6 @@ static int add_servers_after_fabric(fs__topo_builder *b, const fs_server_params 
   return 0;
 }
 
-#define TRY(expr)                    \
-  do {                               \
-    if ((rc = (expr)) < 0) goto oom; \
-  } while (0)
 
 /* ---- families ----------------------------------------------------------------- */
 
@@ -155,27 +148,27 @@ int fs_topo_star(int32_t hosts, double gbps, int64_t latency_ns,
 
 int fs_topo_star_servers(int32_t hosts, double gbps, int64_t latency_ns,
                          const fs_server_params *svp, fs_topo **out, fs_err *err) {
-  int rc = check_common("star", gbps, "gbps", latency_ns, err);
+  int rc = fs__check_common("star", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (hosts < 1 || hosts > MAX_NODES - 1)
     return fs_err_set(err, FS_EINVAL, "star: hosts must be in [1, %d], got %d",
                       MAX_NODES - 1, hosts);
   fs_server_params sv;
-  if ((rc = check_servers("star", svp, hosts, "hosts", "", &sv, err))) return rc;
-  int64_t nodes = hosts + 1 + server_nodes(&sv, hosts);
-  int64_t cables = hosts + server_cables(&sv, hosts);
-  if ((rc = check_size("star", nodes, cables, err))) return rc;
+  if ((rc = fs__check_servers("star", svp, hosts, "hosts", "", &sv, err))) return rc;
+  int64_t nodes = hosts + 1 + fs__server_nodes(&sv, hosts);
+  int64_t cables = hosts + fs__server_cables(&sv, hosts);
+  if ((rc = fs__check_size("star", nodes, cables, err))) return rc;
   fs__topo_builder b;
   if ((rc = fs__tb_init(&b, "star", (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   for (int32_t h = 0; h < hosts; h++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, h, -1));
   int32_t sw;
   TRY(sw = fs__tb_node(&b, FS_NODE_SWITCH, 1, 0, -1));
-  TRY(add_servers_before_ports(&b, &sv, hosts));
+  TRY(fs__add_servers_before(&b, &sv, hosts));
   for (int32_t h = 0; h < hosts; h++)
-    TRY(fs__tb_cable(&b, port(&b, h), sw, gbps * 1e9, latency_ns));
+    TRY(fs__tb_cable(&b, fs__port(&b, h), sw, gbps * 1e9, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "star:hosts=%d,gbps=%g,latency_ns=%lld",
            hosts, gbps, (long long)latency_ns);
-  TRY(add_servers_after_fabric(&b, &sv, hosts));
+  TRY(fs__add_servers_after(&b, &sv, hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);
@@ -189,9 +182,9 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
 
 int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_params *svp,
                               fs_topo **out, fs_err *err) {
-  int rc = check_common("leafspine", p->host_gbps, "host_gbps", p->latency_ns, err);
+  int rc = fs__check_common("leafspine", p->host_gbps, "host_gbps", p->latency_ns, err);
   if (rc) return rc;
-  if ((rc = check_common("leafspine", p->fabric_gbps, "fabric_gbps", p->latency_ns, err)))
+  if ((rc = fs__check_common("leafspine", p->fabric_gbps, "fabric_gbps", p->latency_ns, err)))
     return rc;
   if (p->leaves < 1 || p->leaves > MAX_NODES)
     return fs_err_set(err, FS_EINVAL, "leafspine: leaves must be >= 1, got %d", p->leaves);
@@ -206,13 +199,13 @@ int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_para
                       "leafspine: links_per_spine must be in [1, 64], got %d", lps);
   fs_server_params sv;
   /* Whole servers per leaf, so a server's NICs all sit on one leaf. */
-  if ((rc = check_servers("leafspine", svp, p->hosts_per_leaf, "hosts_per_leaf",
+  if ((rc = fs__check_servers("leafspine", svp, p->hosts_per_leaf, "hosts_per_leaf",
                           "; a server's NICs sit on one leaf", &sv, err)))
     return rc;
   int64_t hosts = (int64_t)p->leaves * p->hosts_per_leaf;
-  int64_t nodes = hosts + p->leaves + p->spines + server_nodes(&sv, hosts);
-  int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps + server_cables(&sv, hosts);
-  if ((rc = check_size("leafspine", nodes, cables, err))) return rc;
+  int64_t nodes = hosts + p->leaves + p->spines + fs__server_nodes(&sv, hosts);
+  int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps + fs__server_cables(&sv, hosts);
+  if ((rc = fs__check_size("leafspine", nodes, cables, err))) return rc;
   fs__topo_builder b;
   if ((rc = fs__tb_init(&b, "leafspine", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
@@ -222,9 +215,9 @@ int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_para
   int32_t leaf0 = (int32_t)hosts, spine0 = leaf0 + p->leaves;
   for (int32_t l = 0; l < p->leaves; l++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, l, l));
   for (int32_t s = 0; s < p->spines; s++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, s, -1));
-  TRY(add_servers_before_ports(&b, &sv, (int32_t)hosts));
+  TRY(fs__add_servers_before(&b, &sv, (int32_t)hosts));
   for (int32_t h = 0; h < (int32_t)hosts; h++)
-    TRY(fs__tb_cable(&b, port(&b, h), leaf0 + h / p->hosts_per_leaf, p->host_gbps * 1e9,
+    TRY(fs__tb_cable(&b, fs__port(&b, h), leaf0 + h / p->hosts_per_leaf, p->host_gbps * 1e9,
                      p->latency_ns));
   for (int32_t l = 0; l < p->leaves; l++)
     for (int32_t s = 0; s < p->spines; s++)
@@ -236,7 +229,7 @@ int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_para
            "fabric_gbps=%g,links_per_spine=%d,latency_ns=%lld",
            p->leaves, p->spines, p->hosts_per_leaf, p->host_gbps, p->fabric_gbps,
            lps, (long long)p->latency_ns);
-  TRY(add_servers_after_fabric(&b, &sv, (int32_t)hosts));
+  TRY(fs__add_servers_after(&b, &sv, (int32_t)hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);
@@ -250,7 +243,7 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
 
 int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
                             const fs_server_params *svp, fs_topo **out, fs_err *err) {
-  int rc = check_common("fattree", gbps, "gbps", latency_ns, err);
+  int rc = fs__check_common("fattree", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (k < 2 || k % 2 != 0 || k > 128)
     return fs_err_set(err, FS_EINVAL,
@@ -260,10 +253,10 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
   fs_server_params sv;
   /* Host ports fill up in order, so when G does not divide k/2 a server's
    * NICs span consecutive edge switches (docs/formats.md). */
-  if ((rc = check_servers("fattree", svp, hosts, "the k^3/4 hosts", "", &sv, err))) return rc;
-  int64_t nodes = (int64_t)hosts + edges + aggs + cores + server_nodes(&sv, hosts);
-  int64_t cables = (int64_t)hosts + edges * h + aggs * h + server_cables(&sv, hosts);
-  if ((rc = check_size("fattree", nodes, cables, err))) return rc;
+  if ((rc = fs__check_servers("fattree", svp, hosts, "the k^3/4 hosts", "", &sv, err))) return rc;
+  int64_t nodes = (int64_t)hosts + edges + aggs + cores + fs__server_nodes(&sv, hosts);
+  int64_t cables = (int64_t)hosts + edges * h + aggs * h + fs__server_cables(&sv, hosts);
+  if ((rc = fs__check_size("fattree", nodes, cables, err))) return rc;
   fs__topo_builder b;
   if ((rc = fs__tb_init(&b, "fattree", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
@@ -275,10 +268,10 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
   for (int32_t p = 0; p < k; p++)
     for (int32_t a = 0; a < h; a++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, a, p));
   for (int32_t c = 0; c < cores; c++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 3, c, -1));
-  TRY(add_servers_before_ports(&b, &sv, hosts));
+  TRY(fs__add_servers_before(&b, &sv, hosts));
   double bps = gbps * 1e9;
   for (int32_t i = 0; i < hosts; i++)
-    TRY(fs__tb_cable(&b, port(&b, i), edge0 + i / h, bps, latency_ns));
+    TRY(fs__tb_cable(&b, fs__port(&b, i), edge0 + i / h, bps, latency_ns));
   for (int32_t p = 0; p < k; p++)
     for (int32_t e = 0; e < h; e++)
       for (int32_t a = 0; a < h; a++)
@@ -290,7 +283,7 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
         TRY(fs__tb_cable(&b, agg0 + p * h + a, core0 + a * h + j, bps, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "fattree:k=%d,gbps=%g,latency_ns=%lld",
            k, gbps, (long long)latency_ns);
-  TRY(add_servers_after_fabric(&b, &sv, hosts));
+  TRY(fs__add_servers_after(&b, &sv, hosts));
   return fs__tb_finish(&b, out, err);
 oom:
   fs__tb_abort(&b);

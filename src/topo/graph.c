@@ -16,6 +16,7 @@ int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
   snprintf(b->t->family, sizeof(b->t->family), "%s", family);
   b->t->gpus_per_node = 1;
   b->t->nic0 = b->t->scaleup0 = -1;
+  fs_cost_defaults(&b->t->cost);
   size_t nc = 0, lc = 0;
   if (fs__grow(&b->t->nodes, &nc, (size_t)(nodes_hint > 0 ? nodes_hint : 8),
                sizeof(fs_node)) ||
@@ -130,6 +131,16 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "agg%d.%d", v->group, v->index);
   else if (fattree && v->tier == 3)
     snprintf(buf, (size_t)n, "core%d", v->index);
+  else if (strcmp(t->family, "railopt") == 0 && v->tier == 1)
+    snprintf(buf, (size_t)n, "rail%d.%d", v->group,
+             v->index % (t->gpus_per_node > 0 ? t->gpus_per_node : 1));
+  else if (strcmp(t->family, "railopt") == 0 && v->tier == 2)
+    snprintf(buf, (size_t)n, "spine%d", v->index);
+  else if (strcmp(t->family, "railonly") == 0)
+    snprintf(buf, (size_t)n, "rail%d", v->index);
+  else if (strcmp(t->family, "dragonfly") == 0 || strcmp(t->family, "torus") == 0 || strcmp(t->family, "ring") == 0 ||
+           strcmp(t->family, "fullmesh") == 0)
+    snprintf(buf, (size_t)n, "router%d", v->index);
   else if (leafspine && v->tier == 1)
     snprintf(buf, (size_t)n, "leaf%d", v->index);
   else if (leafspine && v->tier == 2)

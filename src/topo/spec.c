@@ -83,6 +83,188 @@ static int builder_fail(const fs__jctx *c, const char *path, int rc,
   return fs_err_set(c->err, rc, "%s: %s: %s", c->file, path, inner->msg);
 }
 
+
+/* "cost" is accepted by every family (fs__cost_from_json). */
+static int fail_key(const fs__jctx *c, const cJSON *obj, const char *path, const char *key,
+                    const char *msg) {
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, key);
+  return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, key), "%s", msg);
+}
+
+/* dims: a number (one dimension), "AxBxC" or [A, B, C]; each in [2, 2^21]. */
+static int get_dims(const fs__jctx *c, const cJSON *obj, const char *path,
+                    fs_direct_params *d) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "dims");
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, "dims");
+  if (!v) return fs__json_fail(c, p, v, "is required (e.g. \"4x4x4\" or [4, 4, 4])");
+  d->n_dims = 0;
+  if (cJSON_IsNumber(v)) {
+    int64_t x;
+    int rc = fs__json_int_value(c, v, p, 2, 1 << 21, &x);
+    if (rc) return rc;
+    d->dims[d->n_dims++] = (int32_t)x;
+    return 0;
+  }
+  if (cJSON_IsArray(v)) {
+    int n = cJSON_GetArraySize(v);
+    if (n < 1 || n > 6) return fs__json_fail(c, p, v, "must list 1 to 6 sizes");
+    for (int i = 0; i < n; i++) {
+      char pi[512];
+      fs__json_path_idx(pi, sizeof(pi), p, (size_t)i);
+      int64_t x;
+      int rc = fs__json_int_value(c, cJSON_GetArrayItem(v, i), pi, 2, 1 << 21, &x);
+      if (rc) return rc;
+      d->dims[d->n_dims++] = (int32_t)x;
+    }
+    return 0;
+  }
+  if (cJSON_IsString(v)) {
+    const char *s = v->valuestring;
+    while (*s) {
+      char *end;
+      long x = strtol(s, &end, 10);
+      if (end == s || x < 2 || x > (1 << 21) || d->n_dims == 6 || (*end && *end != 'x'))
+        return fs__json_fail(c, p, v,
+                             "must be 1 to 6 sizes, each >= 2, joined by 'x' (e.g. 4x4x4)");
+      d->dims[d->n_dims++] = (int32_t)x;
+      s = *end ? end + 1 : end;
+      if (*end && !*s)
+        return fs__json_fail(c, p, v, "must not end with 'x'");
+    }
+    if (d->n_dims == 0) return fs__json_fail(c, p, v, "must not be empty");
+    return 0;
+  }
+  return fs__json_fail(c, p, v, "must be a number, a string like \"4x4x4\" or an array");
+}
+
+static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
+                         const char *type, fs_topo **out, fs_err *inner, int *known) {
+  int rc;
+  *known = 1;
+  if (strcmp(type, "railopt") == 0) {
+    static const char *const keys[] = {"type", "servers", "servers_per_su", "spines",
+                                       "oversubscription", "links_per_spine", "host_gbps",
+                                       "fabric_gbps", "latency_ns", "inc", "cost",
+                                       SERVER_KEYS, NULL};
+    int64_t servers, spu, spines, lps, lat, g;
+    double hg, fg, over;
+    fs_server_params sv;
+    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
+        (rc = fs__json_int(c, obj, path, "gpus_per_node", 1, 0, 1, 1024, &g)) ||
+        (rc = fs__json_int(c, obj, path, "servers", 1, 0, 1, 1 << 22, &servers)) ||
+        (rc = fs__json_int(c, obj, path, "servers_per_su", 0, servers < 32 ? servers : 32, 1,
+                           servers, &spu)) ||
+        (rc = fs__json_num(c, obj, path, "host_gbps", 0, 400, 1e-9, 1e7, &hg)) ||
+        (rc = fs__json_num(c, obj, path, "fabric_gbps", 0, hg, 1e-9, 1e7, &fg)) ||
+        (rc = fs__json_int(c, obj, path, "links_per_spine", 0, 1, 1, 64, &lps)) ||
+        (rc = fs__json_num(c, obj, path, "oversubscription", 0, 1, 1, 1e6, &over)) ||
+        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)))
+      return rc;
+    if (servers % spu) return fail_key(c, obj, path, "servers_per_su", "must divide servers");
+    /* Non-blocking by default: a rail switch's up-links carry what its
+     * servers_per_su NICs send, divided by the oversubscription. */
+    double need = (double)spu * hg / (over * fg * (double)lps);
+    int64_t def = (int64_t)need;
+    if ((double)def < need - 1e-9) def++;
+    if (def < 1) def = 1;
+    if (cJSON_GetObjectItemCaseSensitive(obj, "spines") &&
+        cJSON_GetObjectItemCaseSensitive(obj, "oversubscription"))
+      return fail_key(c, obj, path, "oversubscription",
+                      "give either spines or oversubscription, not both");
+    if ((rc = fs__json_int(c, obj, path, "spines", 0, def, 1, 1 << 22, &spines))) return rc;
+    if (servers * g > (1 << 22))
+      return fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
+    fs_railopt_params p = {(int32_t)servers, (int32_t)spu, (int32_t)spines, (int32_t)lps,
+                           hg, fg, lat};
+    return fs_topo_railopt(&p, &sv, out, inner);
+  }
+  if (strcmp(type, "railonly") == 0) {
+    static const char *const keys[] = {"type", "servers", "radix", "host_gbps", "latency_ns",
+                                       "inc", "cost", SERVER_KEYS, NULL};
+    int64_t servers, radix, lat, g;
+    double hg;
+    fs_server_params sv;
+    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
+        (rc = fs__json_int(c, obj, path, "gpus_per_node", 1, 0, 2, 1024, &g)) ||
+        (rc = fs__json_int(c, obj, path, "servers", 1, 0, 1, 1 << 22, &servers)) ||
+        (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)) ||
+        (rc = fs__json_num(c, obj, path, "host_gbps", 0, 400, 1e-9, 1e7, &hg)) ||
+        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)))
+      return rc;
+    if (radix > 0 && servers > radix)
+      return fail_key(c, obj, path, "servers",
+                      "must be <= radix (one port per server on each rail switch)");
+    if (servers * g > (1 << 22))
+      return fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
+    fs_railonly_params p = {(int32_t)servers, (int32_t)radix, hg, lat};
+    return fs_topo_railonly(&p, &sv, out, inner);
+  }
+  int torus = strcmp(type, "torus") == 0, ring = strcmp(type, "ring") == 0;
+  int mesh = strcmp(type, "fullmesh") == 0;
+  if (torus || ring || mesh) {
+    static const char *const tkeys[] = {"type", "dims", "gbps", "link_gbps", "host_gbps",
+                                        "latency_ns", "inc", "cost", NULL};
+    static const char *const nkeys[] = {"type", "n", "gbps", "link_gbps", "host_gbps",
+                                        "latency_ns", "inc", "cost", NULL};
+    fs_direct_params d = {0, {0}, 0, 0, 0};
+    if ((rc = fs__json_expect_object(c, obj, path, torus ? tkeys : nkeys))) return rc;
+    if (torus) {
+      if ((rc = get_dims(c, obj, path, &d))) return rc;
+    } else {
+      int64_t n;
+      if ((rc = fs__json_int(c, obj, path, "n", 1, 0, 2, mesh ? 4096 : 1 << 21, &n))) return rc;
+      d.n_dims = 1;
+      d.dims[0] = (int32_t)n;
+    }
+    if ((rc = get_gbps(c, obj, path, &d.gbps)) || (rc = get_latency(c, obj, path, &d.latency_ns)))
+      return rc;
+    /* A chip injects what its router can forward by default: one link per
+     * neighbour. */
+    double links = mesh ? d.dims[0] - 1 : 0;
+    for (int32_t i = 0; !mesh && i < d.n_dims; i++) links += d.dims[i] == 2 ? 1 : 2;
+    if ((rc = fs__json_num(c, obj, path, "host_gbps", 0, links * d.gbps, 1e-9, 1e7,
+                           &d.host_gbps)))
+      return rc;
+    if (torus) return fs_topo_torus(&d, out, inner);
+    if (ring) return fs_topo_ring(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
+    return fs_topo_fullmesh(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
+  }
+  if (strcmp(type, "dragonfly") == 0) {
+    static const char *const keys[] = {"type", "a", "p", "h", "g", "host_gbps", "local_gbps",
+                                       "global_gbps", "latency_ns", "global_latency_ns",
+                                       "inc", "cost", SERVER_KEYS, NULL};
+    int64_t a, pp, h, g, lat, glat;
+    double hg, lg, gg;
+    fs_server_params sv;
+    if ((rc = fs__json_expect_object(c, obj, path, keys))) return rc;
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "p") && !cJSON_GetObjectItemCaseSensitive(obj, "a"))
+      return fail_key(c, obj, path, "p", "is required (or a): hosts per router");
+    if ((rc = fs__json_int(c, obj, path, "p", 0, 0, 1, 4096, &pp)) ||
+        (rc = fs__json_int(c, obj, path, "a", 0, 2 * pp, 1, 4096, &a)) ||
+        (rc = fs__json_int(c, obj, path, "p", 0, a / 2 > 0 ? a / 2 : 1, 1, 4096, &pp)) ||
+        (rc = fs__json_int(c, obj, path, "h", 0, pp, 1, 4096, &h)) ||
+        (rc = fs__json_int(c, obj, path, "g", 0, a * h + 1, 2, a * h + 1, &g)) ||
+        (rc = fs__json_num(c, obj, path, "host_gbps", 0, DEFAULT_GBPS, 1e-9, 1e7, &hg)) ||
+        (rc = fs__json_num(c, obj, path, "local_gbps", 0, hg, 1e-9, 1e7, &lg)) ||
+        (rc = fs__json_num(c, obj, path, "global_gbps", 0, lg, 1e-9, 1e7, &gg)) ||
+        (rc = get_latency(c, obj, path, &lat)) ||
+        (rc = fs__json_int(c, obj, path, "global_latency_ns", 0, lat, 0, 1000000000000LL,
+                           &glat)) ||
+        (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = servers_divide(c, obj, path, &sv, pp, "p (hosts per router)",
+                             "so a server's NICs sit on one router")))
+      return rc;
+    if (a * pp * g > (1 << 22)) return fail_key(c, obj, path, "g", "a*p*g must be <= 4194304");
+    fs_dragonfly_params p = {(int32_t)a, (int32_t)pp, (int32_t)h, (int32_t)g, hg, lg, gg, lat,
+                             glat};
+    return fs_topo_dragonfly(&p, &sv, out, inner);
+  }
+  *known = 0;
+  return 0;
+}
+
 int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
                        fs_topo **out) {
   if (!cJSON_IsObject(obj)) return fs__json_fail(c, path, obj, "must be an object");
@@ -90,9 +272,14 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   int rc = fs__json_str(c, obj, path, "type", 1, NULL, &type);
   if (rc) return rc;
   fs_err inner = {0, ""};
-  if (strcmp(type, "star") == 0) {
+  int known = 0;
+  if (strcmp(type, "file") == 0) {
+    if ((rc = fs__topo_file_from_json(c, obj, path, out))) return rc;
+  } else if ((rc = zoo_from_json(c, obj, path, type, out, &inner, &known)), known) {
+    if (rc && !inner.code) return rc; /* a JSON error, already set */
+  } else if (strcmp(type, "star") == 0) {
     static const char *const keys[] = {"type", "hosts", "gbps", "link_gbps", "latency_ns",
-                                       "inc", SERVER_KEYS, NULL};
+                                       "inc", "cost", SERVER_KEYS, NULL};
     int64_t hosts, lat;
     double gbps;
     fs_server_params sv;
@@ -106,7 +293,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   } else if (strcmp(type, "leafspine") == 0) {
     static const char *const keys[] = {"type", "leaves", "spines", "hosts_per_leaf",
                                        "host_gbps", "fabric_gbps", "links_per_spine",
-                                       "latency_ns", "inc", SERVER_KEYS, NULL};
+                                       "latency_ns", "inc", "cost", SERVER_KEYS, NULL};
     int64_t leaves, spines, hpl, lps, lat;
     double hg, fg;
     fs_server_params sv;
@@ -126,7 +313,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     rc = fs_topo_leafspine_servers(&p, &sv, out, &inner);
   } else if (strcmp(type, "fattree") == 0) {
     static const char *const keys[] = {"type", "k", "gbps", "link_gbps", "latency_ns",
-                                       "inc", SERVER_KEYS, NULL};
+                                       "inc", "cost", SERVER_KEYS, NULL};
     int64_t k, lat;
     double gbps;
     fs_server_params sv;
@@ -149,18 +336,24 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "type");
     return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "type"),
-                         "unknown topology type (expected star, leafspine or fattree)");
+                         "unknown topology type (expected star, leafspine, fattree, railopt, "
+                         "railonly, torus, ring, fullmesh, dragonfly or file)");
   }
   if (rc) return builder_fail(c, path, rc, &inner);
   const char *inc;
   if ((rc = fs__json_str(c, obj, path, "inc", 0, "none", &inc))) goto fail;
-  if (fs_topo_mark_inc(*out, inc)) {
+  /* Without "inc" a file keeps the marks its nodes carry. */
+  int has_inc = cJSON_GetObjectItemCaseSensitive(obj, "inc") != NULL;
+  if (has_inc && fs_topo_mark_inc(*out, inc)) {
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "inc");
     rc = fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "inc"),
                        "must be \"none\", \"all\" or \"top\" (switches that aggregate)");
     goto fail;
   }
+  if ((rc = fs__cost_from_json(c, cJSON_GetObjectItemCaseSensitive(obj, "cost"), path,
+                                *out)))
+    goto fail;
   if (strcmp(inc, "none") != 0) {
     size_t len = strlen((*out)->spec);
     snprintf((*out)->spec + len, sizeof((*out)->spec) - len, ",inc=%s", inc);

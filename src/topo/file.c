@@ -1,0 +1,289 @@
+/* The "file" family: any graph as a JSON node and link list (the shape
+ * `fabricsim topo --export json` writes, docs/formats.md). Node ids are
+ * strings or integers, looked up through a sorted index: O((V + E) log V).
+ * Hosts keep their listed order and are numbered before all other nodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "internal.h"
+
+typedef struct idkey {
+  char id[64];
+  int32_t node; /* final node id */
+  int32_t at;   /* position in the list (for messages) */
+} idkey;
+
+static int cmp_id(const void *a, const void *b) {
+  return strcmp(((const idkey *)a)->id, ((const idkey *)b)->id);
+}
+
+/* Reads an id (string or integer) into buf; 0 or an error at path. */
+static int get_id(const fs__jctx *c, const cJSON *v, const char *path, char *buf, size_t n) {
+  if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) < n) {
+    snprintf(buf, n, "%s", v->valuestring);
+    return 0;
+  }
+  if (cJSON_IsNumber(v)) {
+    int64_t x;
+    int rc = fs__json_int_value(c, v, path, 0, FS_JSON_INT_MAX, &x);
+    if (rc) return rc;
+    snprintf(buf, n, "%lld", (long long)x);
+    return 0;
+  }
+  return fs__json_fail(c, path, v, "must be a non-empty string (< %zu chars) or an integer",
+                       n);
+}
+
+static const char *const kind_names[] = {"host", "switch", "nic", "ocs", "wan", "scaleup"};
+
+static int parse_kind(const char *s, fs_node_kind *k) {
+  if (strcmp(s, "gpu") == 0) s = "host";
+  for (int i = 0; i < 6; i++)
+    if (strcmp(s, kind_names[i]) == 0) {
+      *k = (fs_node_kind)i;
+      return 0;
+    }
+  return -1;
+}
+
+static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo **out);
+
+int fs__topo_file_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
+                            fs_topo **out) {
+  static const char *const keys[] = {"type", "nodes", "links", "path", "gpus_per_node", "inc",
+                                     "cost", NULL};
+  int rc = fs__json_expect_object(c, obj, path, keys);
+  if (rc) return rc;
+  const cJSON *file = cJSON_GetObjectItemCaseSensitive(obj, "path");
+  if (!file) return build(c, obj, path, out);
+  char p[512];
+  fs__json_path_key(p, sizeof(p), path, "path");
+  if (!cJSON_IsString(file)) return fs__json_fail(c, p, file, "must be a file name");
+  if (cJSON_GetObjectItemCaseSensitive(obj, "nodes") ||
+      cJSON_GetObjectItemCaseSensitive(obj, "links"))
+    return fs__json_fail(c, p, file, "give either path or nodes and links, not both");
+  char *text;
+  size_t len;
+  if ((rc = fs__read_file(file->valuestring, &text, &len, c->err))) return rc;
+  fs__jctx inner = {file->valuestring, c->err};
+  cJSON *root = NULL;
+  rc = fs__json_parse(&inner, text, len, &root);
+  free(text);
+  if (rc) return rc;
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+  if (!cJSON_IsObject(root) || !cJSON_IsString(type) || strcmp(type->valuestring, "file") != 0)
+    rc = fs__json_fail(&inner, "$.type", type, "must be \"file\"");
+  else if (!(rc = fs__json_expect_object(&inner, root, "$", keys)))
+    rc = build(&inner, root, "$", out);
+  cJSON_Delete(root);
+  if (!rc) snprintf((*out)->spec, sizeof((*out)->spec), "file:path=%.480s", file->valuestring);
+  return rc;
+}
+
+static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo **out) {
+  char p[512];
+  const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(obj, "nodes");
+  const cJSON *links = cJSON_GetObjectItemCaseSensitive(obj, "links");
+  fs__json_path_key(p, sizeof(p), path, "nodes");
+  if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) < 1)
+    return fs__json_fail(c, p, nodes, "must be a non-empty array of nodes");
+  char pl[512];
+  fs__json_path_key(pl, sizeof(pl), path, "links");
+  if (!cJSON_IsArray(links)) return fs__json_fail(c, pl, links, "must be an array of links");
+  int64_t G;
+  int rc = fs__json_int(c, obj, path, "gpus_per_node", 0, 1, 1, 1 << 22, &G);
+  if (rc) return rc;
+  int32_t n = cJSON_GetArraySize(nodes), m = cJSON_GetArraySize(links);
+  if (n > MAX_NODES || m > MAX_CABLES)
+    return fs__json_fail(c, p, nodes, "too large (limits %d nodes, %d links)", MAX_NODES,
+                         MAX_CABLES);
+  idkey *ix = fs__malloc((size_t)n, sizeof(*ix));
+  fs_node *nv = fs__malloc((size_t)n, sizeof(*nv));
+  int32_t *map = fs__malloc((size_t)n, sizeof(int32_t)); /* list position -> node */
+  fs__topo_builder b = {0};
+  int32_t *seen = NULL, *queue = NULL;
+  if (!ix || !nv || !map) {
+    rc = fs_err_set(c->err, FS_ENOMEM, "out of memory reading nodes");
+    goto done;
+  }
+  int32_t hosts = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const cJSON *v = cJSON_GetArrayItem(nodes, i);
+    char pi[512], pk[512];
+    fs__json_path_idx(pi, sizeof(pi), p, (size_t)i);
+    static const char *const nkeys[] = {"id", "kind", "tier", "index", "group", "inc", NULL};
+    const char *kind;
+    int64_t tier, index, group;
+    if (!cJSON_IsObject(v)) {
+      rc = fs__json_fail(c, pi, v, "must be an object");
+      goto done;
+    }
+    fs__json_path_key(pk, sizeof(pk), pi, "id");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+    if ((rc = fs__json_expect_object(c, v, pi, nkeys))) goto done;
+    if (!id) {
+      rc = fs__json_fail(c, pk, id, "is required");
+      goto done;
+    }
+    if ((rc = get_id(c, id, pk, ix[i].id, sizeof(ix[i].id))) ||
+        (rc = fs__json_str(c, v, pi, "kind", 1, NULL, &kind)))
+      goto done;
+    fs_node_kind k;
+    if (parse_kind(kind, &k)) {
+      fs__json_path_key(pk, sizeof(pk), pi, "kind");
+      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "kind"),
+                         "must be host (or gpu), switch, nic, scaleup, ocs or wan");
+      goto done;
+    }
+    if ((rc = fs__json_int(c, v, pi, "tier", 0, k == FS_NODE_SWITCH ? 1 : 0, 0, 64, &tier)) ||
+        (rc = fs__json_int(c, v, pi, "index", 0, i, -1, INT32_MAX, &index)) ||
+        (rc = fs__json_int(c, v, pi, "group", 0, -1, -1, INT32_MAX, &group)))
+      goto done;
+    const cJSON *inc = cJSON_GetObjectItemCaseSensitive(v, "inc");
+    if (inc && !cJSON_IsBool(inc)) {
+      fs__json_path_key(pk, sizeof(pk), pi, "inc");
+      rc = fs__json_fail(c, pk, inc, "must be true or false");
+      goto done;
+    }
+    nv[i] = (fs_node){k, (int32_t)tier, (int32_t)index, (int32_t)group,
+                      cJSON_IsTrue(inc) ? FS_CAP_INC : 0u};
+    ix[i].at = i;
+    hosts += k == FS_NODE_HOST;
+  }
+  if (hosts == 0) {
+    rc = fs__json_fail(c, p, nodes, "must hold at least one host");
+    goto done;
+  }
+  /* Hosts first, each group in list order. */
+  for (int32_t i = 0, h = 0, o = hosts; i < n; i++)
+    map[i] = nv[i].kind == FS_NODE_HOST ? h++ : o++;
+  for (int32_t i = 0; i < n; i++) ix[i].node = map[i];
+  qsort(ix, (size_t)n, sizeof(*ix), cmp_id);
+  for (int32_t i = 1; i < n; i++)
+    if (strcmp(ix[i - 1].id, ix[i].id) == 0) {
+      int32_t at = ix[i - 1].at > ix[i].at ? ix[i - 1].at : ix[i].at;
+      char pi[512], pk[512];
+      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
+      fs__json_path_key(pk, sizeof(pk), pi, "id");
+      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+                         "duplicate node id");
+      goto done;
+    }
+  if (hosts % G) {
+    char pg[512];
+    fs__json_path_key(pg, sizeof(pg), path, "gpus_per_node");
+    rc = fs__json_fail(c, pg, cJSON_GetObjectItemCaseSensitive(obj, "gpus_per_node"),
+                       "must divide the host count (%d)", hosts);
+    goto done;
+  }
+  if ((rc = fs__tb_init(&b, "file", n, 2 * m, c->err))) goto done;
+  for (int32_t pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < n; i++) {
+      if ((nv[i].kind == FS_NODE_HOST) != (pass == 0)) continue;
+      int32_t id = fs__tb_node(&b, nv[i].kind, nv[i].tier, nv[i].index, nv[i].group);
+      if (id < 0) goto oom;
+      b.t->nodes[id].caps = nv[i].caps;
+    }
+  for (int32_t i = 0; i < m; i++) {
+    const cJSON *v = cJSON_GetArrayItem(links, i);
+    char pi[512], pk[512];
+    fs__json_path_idx(pi, sizeof(pi), pl, (size_t)i);
+    static const char *const lkeys[] = {"a", "b", "gbps", "bps", "latency_ns", NULL};
+    if (!cJSON_IsObject(v)) {
+      rc = fs__json_fail(c, pi, v, "must be an object");
+      goto done;
+    }
+    if ((rc = fs__json_expect_object(c, v, pi, lkeys))) goto done;
+    int32_t end[2];
+    for (int e = 0; e < 2; e++) {
+      const char *key = e ? "b" : "a";
+      const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, key);
+      fs__json_path_key(pk, sizeof(pk), pi, key);
+      idkey q;
+      if (!x) {
+        rc = fs__json_fail(c, pk, x, "is required (a node id)");
+        goto done;
+      }
+      if ((rc = get_id(c, x, pk, q.id, sizeof(q.id)))) goto done;
+      const idkey *hit = bsearch(&q, ix, (size_t)n, sizeof(*ix), cmp_id);
+      if (!hit) {
+        rc = fs__json_fail(c, pk, x, "unknown node id");
+        goto done;
+      }
+      end[e] = hit->node;
+    }
+    if (end[0] == end[1]) {
+      fs__json_path_key(pk, sizeof(pk), pi, "b");
+      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "b"),
+                         "is a self-loop (same node as a)");
+      goto done;
+    }
+    double gbps, bps;
+    int64_t lat;
+    if (cJSON_GetObjectItemCaseSensitive(v, "gbps") && cJSON_GetObjectItemCaseSensitive(v, "bps")) {
+      fs__json_path_key(pk, sizeof(pk), pi, "bps");
+      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "bps"),
+                         "give either gbps or bps, not both");
+      goto done;
+    }
+    if ((rc = fs__json_num(c, v, pi, "gbps", 0, 100, 1e-9, MAX_GBPS, &gbps)) ||
+        (rc = fs__json_num(c, v, pi, "bps", 0, gbps * 1e9, 1, MAX_GBPS * 1e9, &bps)) ||
+        (rc = fs__json_int(c, v, pi, "latency_ns", 0, 1000, 0, MAX_LATENCY_NS, &lat)))
+      goto done;
+    if (fs__tb_cable(&b, end[0], end[1], bps, lat) < 0) goto oom;
+  }
+  fs_topo *t = b.t;
+  t->gpus_per_node = (int32_t)G;
+  for (int32_t v = n - 1; v >= 0; v--) {
+    if (t->nodes[v].kind == FS_NODE_NIC) t->nic0 = v;
+    if (t->nodes[v].kind == FS_NODE_SCALEUP) t->scaleup0 = v;
+  }
+  snprintf(t->spec, sizeof(t->spec), "file");
+  /* Every host must reach host 0 without relaying through another host. */
+  seen = fs__calloc((size_t)n, sizeof(int32_t));
+  queue = fs__malloc((size_t)n, sizeof(int32_t));
+  if (!seen || !queue) goto oom;
+  if ((rc = fs__tb_finish(&b, out, c->err))) goto done;
+  t = *out;
+  int32_t head = 0, tail = 0;
+  seen[0] = 1;
+  queue[tail++] = 0;
+  while (head < tail) {
+    int32_t u = queue[head++];
+    if (u != 0 && u < hosts) continue;
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].to;
+      if (!seen[w]) {
+        seen[w] = 1;
+        queue[tail++] = w;
+      }
+    }
+  }
+  for (int32_t h = 0; h < hosts; h++)
+    if (!seen[h]) {
+      int32_t at = 0;
+      while (map[at] != h) at++;
+      char pi[512];
+      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
+      rc = fs__json_fail(c, pi, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+                         "host is disconnected (no path to the first host without relaying "
+                         "through a host)");
+      fs_topo_free(*out);
+      *out = NULL;
+      goto done;
+    }
+  rc = 0;
+  goto done;
+oom:
+  rc = fs_err_set(c->err, FS_ENOMEM, "out of memory building the file topology");
+done:
+  if (b.t) fs__tb_abort(&b);
+  free(ix);
+  free(nv);
+  free(map);
+  free(seen);
+  free(queue);
+  return rc;
+}

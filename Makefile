@@ -8,7 +8,7 @@ OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow -Werror
 CFLAGS  ?=
 ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude $(CFLAGS)
-LDLIBS  := -lcjson -lm
+LDLIBS  := -lcjson -lglpk -lm
 FUZZ_SECONDS ?= 60
 
 LIB_SRC   := $(sort $(wildcard src/base/*.c src/topo/*.c src/route/*.c \

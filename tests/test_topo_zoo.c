@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fabricsim/coll.h"
 #include "fabricsim/route.h"
@@ -579,4 +580,35 @@ TEST(test_topo_zoo_cost_table) {
     CHECK_EQ_INT(c.part[FS_PART_DAC].count, 32);
   }
   fs_topo_free(t);
+}
+
+TEST(test_topo_zoo_cli_export_and_report) {
+  char out[16384], cmd[512], path[] = "/tmp/fabricsim-zoo-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    test_fail(__FILE__, __LINE__, "mkstemp failed");
+    return;
+  }
+  close(fd);
+  snprintf(cmd, sizeof(cmd), "topo dragonfly:p=2,global_gbps=50 --export json --out %s", path);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  snprintf(cmd, sizeof(cmd), "topo %s", path);
+  char a[16384];
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", a, sizeof(a)), 0);
+  CHECK(strstr(a, "spec:                file\n") != NULL);
+  CHECK_EQ_INT(test_run_cli("topo dragonfly:p=2,global_gbps=50", "2>&1", out, sizeof(out)), 0);
+  /* Same graph: every line from "nodes:" to the cost agrees. */
+  const char *x = strstr(a, "nodes:"), *y = strstr(out, "nodes:");
+  CHECK(x && y && strcmp(x, y) == 0);
+  remove(path);
+  CHECK_EQ_INT(test_run_cli("topo torus:dims=4x4x4", "2>&1", out, sizeof(out)), 0);
+  CHECK(strstr(out, "bisection formula:   3200 Gbps (agrees with the max-flow)") != NULL);
+  CHECK(strstr(out, "radix by tier:       tier1 7") != NULL);
+  CHECK(strstr(out, "nodes by kind:       host 64, switch 64") != NULL);
+  CHECK(strstr(out, "network cost:") != NULL);
+  CHECK_EQ_INT(test_run_cli("topo ring:n=4 --export dot", "2>&1", out, sizeof(out)), 0);
+  CHECK(strncmp(out, "graph \"ring\" {", 14) == 0);
+  CHECK_EQ_INT(test_run_cli("topo ring:n=4 --export png", "2>&1", out, sizeof(out)), 2);
+  CHECK(strstr(out, "png") != NULL);
+  CHECK_EQ_INT(test_run_cli("topo ring:n=4 --out x.json", "2>&1", out, sizeof(out)), 2);
 }

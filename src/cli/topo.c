@@ -12,7 +12,8 @@
 
 static void help(FILE *f) {
   fprintf(f,
-          "usage: fabricsim topo SPEC [--format text|json]\n"
+          "usage: fabricsim topo SPEC [--format text|json] [--export dot|graphml|json]\n"
+          "                            [--out FILE]\n"
           "\n"
           "Describes a topology: node and link counts, switch radix, link speeds,\n"
           "host-to-host diameter and mean hop count, and the bisection bandwidth\n"
@@ -22,9 +23,20 @@ static void help(FILE *f) {
           "  fattree:k=8,gbps=100\n"
           "  leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400\n"
           "  star:hosts=16,gbps=100\n"
+          "  railopt:servers=64,gpus_per_node=8,servers_per_su=32\n"
+          "  railonly:servers=32,gpus_per_node=8\n"
+          "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
+          "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
+          "  file:path=graph.json (a node/link list, as --export json writes)\n"
+          "\n"
+          "The report adds a cost and power estimate of the scale-out network from\n"
+          "the per-part table of docs/model.md (override it under \"cost\").\n"
           "\n"
           "options:\n"
           "  --format text|json  output format (default text)\n"
+          "  --export FMT        write the graph instead (dot, graphml, or json: a\n"
+          "                      \"file\" topology that rebuilds the same graph)\n"
+          "  --out FILE          write the export to FILE instead of stdout\n"
           "  --help              this message\n");
 }
 
@@ -33,6 +45,8 @@ typedef struct extra {
   int32_t *tiers;   /* distinct switch tiers, ascending */
   int32_t *per_tier; /* switch count of tiers[i] */
   int32_t n_tiers;
+  int32_t *radix_min, *radix_max; /* per tier */
+  int32_t kinds[6];               /* nodes per fs_node_kind */
   double *speeds_bps; /* distinct link capacities, ascending */
   int32_t n_speeds;
   /* The most the cut could carry if the fabric were non-blocking: the lesser
@@ -50,6 +64,8 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 
 static void extra_free(extra *e) {
+  free(e->radix_min);
+  free(e->radix_max);
   free(e->tiers);
   free(e->per_tier);
   free(e->speeds_bps);
@@ -60,7 +76,9 @@ static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {
   e->tiers = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
   e->per_tier = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
   e->speeds_bps = fs__malloc((size_t)t->n_links + 1, sizeof(double));
-  if (!e->tiers || !e->per_tier || !e->speeds_bps) {
+  e->radix_min = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  e->radix_max = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  if (!e->tiers || !e->per_tier || !e->speeds_bps || !e->radix_min || !e->radix_max) {
     extra_free(e);
     return fs_err_set(err, FS_ENOMEM, "out of memory describing the topology");
   }
@@ -76,6 +94,15 @@ static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {
       e->per_tier[e->n_tiers++] = 1;
     }
   }
+  for (int32_t i = 0; i < e->n_tiers; i++) e->radix_min[i] = e->radix_max[i] = -1;
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    if ((int)t->nodes[v].kind >= 0 && (int)t->nodes[v].kind < 6) e->kinds[t->nodes[v].kind]++;
+    if (t->nodes[v].kind != FS_NODE_SWITCH) continue;
+    int32_t i = 0, deg = t->out_start[v + 1] - t->out_start[v];
+    while (e->tiers[i] != t->nodes[v].tier) i++;
+    if (e->radix_max[i] < 0 || deg > e->radix_max[i]) e->radix_max[i] = deg;
+    if (e->radix_min[i] < 0 || deg < e->radix_min[i]) e->radix_min[i] = deg;
+  }
   for (int32_t l = 0; l < t->n_links; l++) e->speeds_bps[l] = t->links[l].capacity_bps;
   qsort(e->speeds_bps, (size_t)t->n_links, sizeof(double), cmp_dbl);
   for (int32_t l = 0; l < t->n_links; l++)
@@ -84,7 +111,10 @@ static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {
   return 0;
 }
 
-static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e) {
+static const char *const kind_names[6] = {"host", "switch", "nic", "ocs", "wan", "scaleup"};
+
+static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e,
+                       const fs_topo_cost *c) {
   char a[32], b[32];
   printf("%-20s %s\n", "family:", t->family);
   printf("%-20s %s\n", "spec:", t->spec);
@@ -99,6 +129,23 @@ static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   for (int32_t i = 0; i < e->n_tiers; i++)
     printf("%stier%d %d", i == 0 ? " (" : ", ", e->tiers[i], e->per_tier[i]);
   printf("%s\n", e->n_tiers ? ")" : "");
+  printf("%-20s", "nodes by kind:");
+  for (int k = 0, first = 1; k < 6; k++)
+    if (e->kinds[k]) {
+      printf("%s%s %d", first ? " " : ", ", kind_names[k], e->kinds[k]);
+      first = 0;
+    }
+  printf("\n");
+  if (e->n_tiers) {
+    printf("%-20s", "radix by tier:");
+    for (int32_t i = 0; i < e->n_tiers; i++) {
+      if (e->radix_min[i] == e->radix_max[i])
+        printf("%stier%d %d", i ? ", " : " ", e->tiers[i], e->radix_max[i]);
+      else
+        printf("%stier%d %d-%d", i ? ", " : " ", e->tiers[i], e->radix_min[i], e->radix_max[i]);
+    }
+    printf("\n");
+  }
   printf("%-20s %d\n", "cables:", s->cables);
   printf("%-20s %d\n", "directed links:", s->links);
   printf("%-20s %d\n", "max switch radix:", s->max_radix);
@@ -123,11 +170,24 @@ static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e)
            100 * s->bisection_bps / s->full_bisection_bps, b);
   else
     printf("%-20s %s Gbps\n", "bisection:", a);
+  double f = fs_topo_bisection_formula(t);
+  if (f >= 0) {
+    fs__fmt_num(a, f / 1e9);
+    printf("%-20s %s Gbps (%s the max-flow)\n", "bisection formula:", a,
+           fabs(f - s->bisection_bps) <= 1e-9 * f ? "agrees with" : "DIFFERS from");
+  }
   if (s->bisection_bps > 0)
     printf("%-20s %.3g:1\n", "oversubscription:",
            s->full_bisection_bps / s->bisection_bps);
   else
     printf("%-20s n/a\n", "oversubscription:");
+  printf("%-20s $%.0f, %.1f kW (estimate, docs/model.md)\n", "network cost:", c->usd,
+         c->watts / 1e3);
+  for (int k = 0; k < FS_PART_COUNT; k++)
+    if (c->part[k].count)
+      printf("  %-18s %lld x, $%.0f, %.0f W\n", fs_cost_part_name((fs_cost_part_kind)k),
+             (long long)c->part[k].count, c->part[k].usd, c->part[k].watts);
+  if (c->fiber_m > 0) printf("  %-18s %.0f m, $%.0f\n", "fiber", c->fiber_m, c->fiber_usd);
 }
 
 /* family and spec come from the builders, but escape anyway: the report must
@@ -146,7 +206,8 @@ static void print_json_str(const char *s) {
   putchar('"');
 }
 
-static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e) {
+static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e,
+                       const fs_topo_cost *c) {
   char a[32];
   printf("{\"family\": ");
   print_json_str(t->family);
@@ -161,6 +222,16 @@ static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e)
   printf(", \"switches_by_tier\": {");
   for (int32_t i = 0; i < e->n_tiers; i++)
     printf("%s\"tier%d\": %d", i ? ", " : "", e->tiers[i], e->per_tier[i]);
+  printf("}, \"radix_by_tier\": {");
+  for (int32_t i = 0; i < e->n_tiers; i++)
+    printf("%s\"tier%d\": {\"min\": %d, \"max\": %d}", i ? ", " : "", e->tiers[i],
+           e->radix_min[i], e->radix_max[i]);
+  printf("}, \"nodes_by_kind\": {");
+  for (int k = 0, first = 1; k < 6; k++)
+    if (e->kinds[k]) {
+      printf("%s\"%s\": %d", first ? "" : ", ", kind_names[k], e->kinds[k]);
+      first = 0;
+    }
   printf("}, \"cables\": %d, \"links\": %d, \"max_radix\": %d", s->cables, s->links,
          s->max_radix);
   printf(", \"link_speeds_gbps\": [");
@@ -182,11 +253,21 @@ static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e)
                                            : NAN);
   printf(", \"bisection_fraction\": %s", a);
   fs__fmt_num(a, s->bisection_bps > 0 ? s->full_bisection_bps / s->bisection_bps : NAN);
-  printf(", \"oversubscription\": %s}\n", a);
+  printf(", \"oversubscription\": %s", a);
+  double f = fs_topo_bisection_formula(t);
+  fs__fmt_num(a, f >= 0 ? f / 1e9 : NAN);
+  printf(", \"bisection_formula_gbps\": %s", a);
+  printf(", \"cost\": {\"usd\": %.2f, \"watts\": %.2f, \"fiber_m\": %.2f, \"fiber_usd\": %.2f",
+         c->usd, c->watts, c->fiber_m, c->fiber_usd);
+  for (int k = 0; k < FS_PART_COUNT; k++)
+    printf(", \"%s\": {\"count\": %lld, \"usd\": %.2f, \"watts\": %.2f}",
+           fs_cost_part_name((fs_cost_part_kind)k), (long long)c->part[k].count,
+           c->part[k].usd, c->part[k].watts);
+  printf("}}\n");
 }
 
 int fs__cli_topo(int argc, char **argv) {
-  const char *spec = NULL, *format = "text";
+  const char *spec = NULL, *format = "text", *export = NULL, *outfile = NULL;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -198,6 +279,15 @@ int fs__cli_topo(int argc, char **argv) {
       format = argv[++i];
     } else if (strncmp(arg, "--format=", 9) == 0) {
       format = arg + 9;
+    } else if (strcmp(arg, "--export") == 0) {
+      if (i + 1 >= argc)
+        return fs__cli_usage("topo", "--export needs a value (dot, graphml or json)");
+      export = argv[++i];
+    } else if (strncmp(arg, "--export=", 9) == 0) {
+      export = arg + 9;
+    } else if (strcmp(arg, "--out") == 0) {
+      if (i + 1 >= argc) return fs__cli_usage("topo", "--out needs a file name");
+      outfile = argv[++i];
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return fs__cli_usage("topo", "unknown option '%s'", arg);
     } else if (spec) {
@@ -209,19 +299,42 @@ int fs__cli_topo(int argc, char **argv) {
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("topo", "--format must be text or json, got '%s'", format);
   if (!spec) return fs__cli_usage("topo", "missing SPEC");
+  if (export && strcmp(export, "dot") != 0 && strcmp(export, "graphml") != 0 &&
+      strcmp(export, "json") != 0)
+    return fs__cli_usage("topo", "--export must be dot, graphml or json, got '%s'", export);
+  if (outfile && !export) return fs__cli_usage("topo", "--out goes with --export");
 
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   int rc = fs_topo_from_spec(spec, &t, &err);
   if (rc) return fs__cli_fail(&err);
+  if (export) {
+    FILE *f = outfile ? fopen(outfile, "w") : stdout;
+    if (!f) {
+      fs_topo_free(t);
+      fprintf(stderr, "fabricsim: %s: cannot write\n", outfile);
+      return 2;
+    }
+    rc = fs_topo_export(t, export, f, &err);
+    int bad = (outfile ? fclose(f) : fflush(f)) != 0;
+    fs_topo_free(t);
+    if (rc) return fs__cli_fail(&err);
+    if (bad) {
+      fprintf(stderr, "fabricsim: topo: error writing the export\n");
+      return 1;
+    }
+    return 0;
+  }
   fs_topo_stats st;
   extra e;
+  fs_topo_cost cost;
+  fs_topo_cost_compute(t, &cost);
   if ((rc = fs_topo_stats_compute(t, &st, &err))) goto fail_stats;
   if ((rc = extra_compute(t, &e, &err))) goto fail_stats;
   if (strcmp(format, "json") == 0)
-    print_json(t, &st, &e);
+    print_json(t, &st, &e, &cost);
   else
-    print_text(t, &st, &e);
+    print_text(t, &st, &e, &cost);
   extra_free(&e);
   fs_topo_free(t);
   if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -57,8 +57,8 @@ int fs_topo_export(const fs_topo *t, const char *format, FILE *f, fs_err *err) {
               (long long)t->links[l].latency_ns);
     fprintf(f, "  </graph>\n</graphml>\n");
   } else {
-    fprintf(f, "{\"type\": \"file\", \"gpus_per_node\": %d,\n \"nodes\": [",
-            t->gpus_per_node > 1 ? t->gpus_per_node : 1);
+    fprintf(f, "{\"type\": \"file\", \"family\": \"%s\", \"gpus_per_node\": %d,\n \"nodes\": [",
+            t->family, t->gpus_per_node > 1 ? t->gpus_per_node : 1);
     for (int32_t v = 0; v < t->n_nodes; v++) {
       const fs_node *n = &t->nodes[v];
       fprintf(f, "%s\n  {\"id\": %d, \"kind\": \"%s\", \"tier\": %d, \"index\": %d, \"group\": %d%s}",

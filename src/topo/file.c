@@ -53,7 +53,7 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
 int fs__topo_file_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
                             fs_topo **out) {
   static const char *const keys[] = {"type", "nodes", "links", "path", "gpus_per_node", "inc",
-                                     "cost", NULL};
+                                     "cost", "family", NULL};
   int rc = fs__json_expect_object(c, obj, path, keys);
   if (rc) return rc;
   const cJSON *file = cJSON_GetObjectItemCaseSensitive(obj, "path");
@@ -241,6 +241,18 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
     if (t->nodes[v].kind == FS_NODE_SCALEUP) t->scaleup0 = v;
   }
   snprintf(t->spec, sizeof(t->spec), "file");
+  /* "family" labels the graph (names, cost classes); the builders' closed
+   * forms are not taken from it. */
+  const char *fam;
+  if ((rc = fs__json_str(c, obj, path, "family", 0, "file", &fam))) goto done;
+  if (strlen(fam) >= sizeof(t->family) || strspn(fam, "abcdefghijklmnopqrstuvwxyz") != strlen(fam)) {
+    char pf[512];
+    fs__json_path_key(pf, sizeof(pf), path, "family");
+    rc = fs__json_fail(c, pf, cJSON_GetObjectItemCaseSensitive(obj, "family"),
+                       "must be a lower-case word of at most %zu letters", sizeof(t->family) - 1);
+    goto done;
+  }
+  snprintf(t->family, sizeof(t->family), "%s", fam);
   /* Every host must reach host 0 without relaying through another host. */
   seen = fs__calloc((size_t)n, sizeof(int32_t));
   queue = fs__malloc((size_t)n, sizeof(int32_t));

@@ -296,7 +296,7 @@ oom:
 /* ---- closed-form bisection ---------------------------------------------------- */
 
 double fs_topo_bisection_formula(const fs_topo *t) {
-  if (t->n_links == 0 || t->gpus_per_node > 1) return -1;
+  if (t->n_links == 0 || t->gpus_per_node > 1 || strncmp(t->spec, "file", 4) == 0) return -1;
   if (strcmp(t->family, "fattree") == 0) {
     double k = 0;
     /* k^3/4 hosts */

@@ -694,6 +694,25 @@ static int injection(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
   return 0;
 }
 
+/* ---- rail-only: closed form ------------------------------------------------
+ * Its NICs are cabled to their scale-up switch too (PXN), so no node is a
+ * dead end and every GPU would be its own class above (8.8 s at 32,768
+ * GPUs). The built graph has three distances (zoo.c): 2 inside a server,
+ * 4 along a rail (GPU-NIC-rail-NIC-GPU), 5 otherwise (one scale-up switch
+ * and one rail; no 4-hop path exists since a GPU's only neighbours are its
+ * NIC, on its own rail, and its server's scale-up switch). Tested against
+ * a BFS oracle (tests/test_topo_zoo.c). Returns 0 for any other graph. */
+static int railonly_hops(const fs_topo *t, fs_topo_stats *st) {
+  if (strcmp(t->family, "railonly") != 0 || strncmp(t->spec, "railonly:", 9) != 0 ||
+      t->gpus_per_node < 2)
+    return 0;
+  double G = t->gpus_per_node, S = t->n_hosts / t->gpus_per_node, H = G * S;
+  double sum = S * G * (G - 1) * 2 + G * S * (S - 1) * 4 + S * G * (S - 1) * (G - 1) * 5;
+  st->diameter_hops = S > 1 ? 5 : 2;
+  st->avg_hops = sum / (H * (H - 1));
+  return 1;
+}
+
 /* ---- entry ------------------------------------------------------------------ */
 
 int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
@@ -718,8 +737,11 @@ int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
   if (t->n_hosts >= 2) {
     /* Where hosts are single-homed (plain families) relaying is impossible
      * and both agree; the server method is then just faster. */
-    rc = t->gpus_per_node > 1 || single_homed(t) ? hop_stats_nohost(t, &s, err)
-                                                 : hop_stats(t, &s, err);
+    if (railonly_hops(t, &s))
+      rc = 0;
+    else
+      rc = t->gpus_per_node > 1 || single_homed(t) ? hop_stats_nohost(t, &s, err)
+                                                   : hop_stats(t, &s, err);
     if (rc) return rc;
     if ((rc = bisection(t, &s.bisection_bps, err))) return rc;
   }

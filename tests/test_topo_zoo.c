@@ -450,13 +450,13 @@ TEST(test_topo_zoo_export_import_round_trip) {
 }
 
 /* Bad input -> FS_EINVAL with every fragment in the message. */
-typedef struct bad {
+typedef struct bad_case {
   const char *in; /* inline spec, or JSON text when it starts with '{' */
   const char *want[3];
-} bad;
+} bad_case;
 
 TEST(test_topo_zoo_bad_params_name_the_key) {
-  static const bad cases[] = {
+  static const bad_case cases[] = {
       {"railopt:servers=8", {"$.gpus_per_node", "required"}},
       {"railopt:servers=8,gpus_per_node=4,servers_per_su=3", {"$.servers_per_su", "divide"}},
       {"railopt:servers=8,gpus_per_node=4,spines=0", {"$.spines", "got 0"}},
@@ -611,4 +611,123 @@ TEST(test_topo_zoo_cli_export_and_report) {
   CHECK_EQ_INT(test_run_cli("topo ring:n=4 --export png", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "png") != NULL);
   CHECK_EQ_INT(test_run_cli("topo ring:n=4 --out x.json", "2>&1", out, sizeof(out)), 2);
+}
+
+TEST(test_topo_zoo_torus_dimension_order) {
+  static const char *const specs[] = {"torus:dims=4x3x2", "torus:dims=5x6", "ring:n=7",
+                                      "ring:n=2", "torus:dims=3x3x3"};
+  for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+    fs_topo *t = spec(specs[i]);
+    if (!t) continue;
+    fs_err err = {0, ""};
+    fs_router *r = NULL;
+    CHECK_OK(fs_router_new(t, &r, &err), &err);
+    fs_route route;
+    fs_route_init(&route);
+    int32_t nodes[64], bad = 0;
+    for (int32_t a = 0; r && a < t->n_hosts; a++)
+      for (int32_t b = 0; b < t->n_hosts; b++) {
+        if (a == b) continue;
+        int rc = fs_route_torus_dor(r, a, b, &route, &err);
+        if (rc) {
+          if (bad++ < 3) test_fail(__FILE__, __LINE__, "%s %d->%d: %s", specs[i], a, b, err.msg);
+          continue;
+        }
+        /* minimal in hops */
+        if (route.hops != fs_route_dist(r, a, b) && bad++ < 3)
+          test_fail(__FILE__, __LINE__, "%s %d->%d: %d hops, shortest %d", specs[i], a, b,
+                    route.hops, fs_route_dist(r, a, b));
+        /* dimensions are corrected in order: the changed dimension never
+         * goes back to an earlier one */
+        int32_t k = fs_route_nodes(t, &route, nodes), last = -1;
+        for (int32_t j = 2; j + 1 < k; j++) {
+          int32_t x = nodes[j - 1] - t->n_hosts, y = nodes[j] - t->n_hosts, stride = t->n_hosts;
+          int32_t dim = -1;
+          for (int32_t d = 0; d < t->n_dims; d++) {
+            stride /= t->dims[d];
+            if ((x / stride) % t->dims[d] != (y / stride) % t->dims[d]) dim = d;
+          }
+          if ((dim < last || dim < 0) && bad++ < 3)
+            test_fail(__FILE__, __LINE__, "%s %d->%d: dimension %d after %d", specs[i], a, b,
+                      dim, last);
+          last = dim;
+        }
+      }
+    fs_route_free(&route);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+  fs_topo *t = spec("fattree:k=4");
+  fs_router *r = NULL;
+  fs_err err = {0, ""};
+  fs_route route;
+  fs_route_init(&route);
+  if (t && !fs_router_new(t, &r, &err)) {
+    CHECK(fs_route_torus_dor(r, 0, 1, &route, &err) == FS_EINVAL);
+    CHECK(strstr(err.msg, "torus") != NULL);
+    CHECK(fs_route_dragonfly(r, 0, 1, 0, 1, 1, &route, &err) == FS_EINVAL);
+  }
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
+TEST(test_topo_zoo_dragonfly_minimal_and_valiant) {
+  static const char *const specs[] = {"dragonfly:p=2", "dragonfly:a=4,p=2,h=2,g=5",
+                                      "dragonfly:p=2,gpus_per_node=2", "dragonfly:a=2,p=1,h=1,g=2"};
+  for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+    fs_topo *t = spec(specs[i]);
+    if (!t) continue;
+    fs_err err = {0, ""};
+    fs_router *r = NULL;
+    CHECK_OK(fs_router_new(t, &r, &err), &err);
+    int32_t groups = 0;
+    for (int32_t v = 0; v < t->n_nodes; v++)
+      if (t->nodes[v].kind == FS_NODE_SWITCH && t->nodes[v].group >= groups)
+        groups = t->nodes[v].group + 1;
+    int nic = t->gpus_per_node > 1 ? 2 : 0;
+    fs_route route;
+    fs_route_init(&route);
+    int32_t nodes[64], bad = 0, through_third = 0, inter = 0;
+    for (int32_t a = 0; r && a < t->n_hosts; a++)
+      for (int32_t b = 0; b < t->n_hosts; b++) {
+        if (a == b) continue;
+        for (int valiant = 0; valiant < 2; valiant++) {
+          int rc = fs_route_dragonfly(r, a, b, valiant, 3, (uint64_t)(a * 7919 + b), &route, &err);
+          if (rc) {
+            if (bad++ < 3) test_fail(__FILE__, __LINE__, "%s %d->%d: %s", specs[i], a, b, err.msg);
+            continue;
+          }
+          int32_t k = fs_route_nodes(t, &route, nodes), globals = 0, gs = -1, gd = -1;
+          int32_t others = 0, prev = -1;
+          for (int32_t j = 0; j < k; j++) {
+            if (t->nodes[nodes[j]].kind != FS_NODE_SWITCH) continue;
+            int32_t g = t->nodes[nodes[j]].group;
+            if (gs < 0) gs = g;
+            gd = g;
+            if (prev >= 0 && g != prev) globals++;
+            prev = g;
+          }
+          for (int32_t j = 0; j < k; j++)
+            if (t->nodes[nodes[j]].kind == FS_NODE_SWITCH && t->nodes[nodes[j]].group != gs &&
+                t->nodes[nodes[j]].group != gd)
+              others = 1;
+          int32_t max_hops = valiant && gs != gd && groups > 2 ? 2 + 5 : 2 + 3;
+          if (route.hops > max_hops + nic && bad++ < 3)
+            test_fail(__FILE__, __LINE__, "%s %d->%d valiant %d: %d hops", specs[i], a, b,
+                      valiant, route.hops);
+          if (!valiant) {
+            CHECK(others == 0);
+            CHECK(globals <= 1);
+          } else if (gs != gd && groups > 2) {
+            inter++;
+            through_third += others;
+            CHECK(globals == 2);
+          }
+        }
+      }
+    if (groups > 2) CHECK_EQ_CTX(through_third, inter, specs[i]);
+    fs_route_free(&route);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
 }

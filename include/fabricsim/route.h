@@ -84,4 +84,24 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
                        fs_err *err);
 void fs_route_cache_free(fs_route_cache *c); /* NULL is a no-op */
 
+/* ---- family-aware routing (single paths; errors as fs_route_explicit, and
+ * FS_EINVAL on a topology of another family or src == dst) ---- */
+
+/* Torus (and ring) dimension-order routing: from the source chip's router
+ * along dims[0] the shorter way round (ties: increasing coordinate), then
+ * dims[1], ...; minimal in hops, deterministic, deadlock-free ordering
+ * aside (no virtual channels are modeled). */
+int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                       fs_err *err);
+
+/* Dragonfly routing (Kim et al., ISCA 2008). Minimal (valiant = 0): at most
+ * one local hop, one global hop between the two groups, one local hop; of
+ * several global cables between the groups, those needing the fewest local
+ * hops, one picked by hash of (seed, key). Valiant (valiant = 1): minimally
+ * to a random intermediate group (from (seed, key); neither end's group),
+ * then minimally to the destination; minimal inside a group or with only
+ * two groups. */
+int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
+                       uint64_t seed, uint64_t key, fs_route *out, fs_err *err);
+
 #endif

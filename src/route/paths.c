@@ -523,3 +523,159 @@ int32_t fs_route_nodes(const fs_topo *t, const fs_route *route, int32_t *nodes) 
   for (int32_t i = 0; i < route->n; i++) nodes[i + 1] = t->links[route->links[i]].to;
   return route->n + 1;
 }
+
+/* ---- family-aware routing: torus dimension order, dragonfly -------------------
+ * Both build the node walk from the family's layout (src/topo/zoo.c) and hand
+ * it to fs_route_explicit, so the route carries the same fields as any other
+ * single path. O(path length) for the torus; O(a * router degree) for the
+ * dragonfly (the global links of a group are found by scanning its routers). */
+
+static uint64_t dfly_mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/* The fabric switch a host hangs off (through its NIC if it has one), or -1. */
+static int32_t host_switch(const fs_topo *t, int32_t h) {
+  for (int32_t i = t->out_start[h]; i < t->out_start[h + 1]; i++) {
+    int32_t w = t->links[t->out_links[i]].to;
+    if (t->nodes[w].kind == FS_NODE_SWITCH) return w;
+    if (t->nodes[w].kind != FS_NODE_NIC) continue;
+    for (int32_t j = t->out_start[w]; j < t->out_start[w + 1]; j++) {
+      int32_t x = t->links[t->out_links[j]].to;
+      if (t->nodes[x].kind == FS_NODE_SWITCH) return x;
+    }
+  }
+  return -1;
+}
+
+/* The NIC between host h and switch sw, or -1 if h is cabled to sw itself. */
+static int32_t host_nic(const fs_topo *t, int32_t h, int32_t sw) {
+  for (int32_t i = t->out_start[h]; i < t->out_start[h + 1]; i++) {
+    int32_t w = t->links[t->out_links[i]].to;
+    if (w == sw) return -1;
+    if (t->nodes[w].kind != FS_NODE_NIC) continue;
+    for (int32_t j = t->out_start[w]; j < t->out_start[w + 1]; j++)
+      if (t->links[t->out_links[j]].to == sw) return w;
+  }
+  return -1;
+}
+
+static int check_hosts(const fs_topo *t, const char *family, int32_t src, int32_t dst,
+                       fs_err *err) {
+  if (strcmp(t->family, family) != 0 || strncmp(t->spec, family, strlen(family)) != 0)
+    return fs_err_set(err, FS_EINVAL, "%s routing needs a %s topology, got %s", family,
+                      family, t->spec[0] ? t->spec : t->family);
+  if (src < 0 || src >= t->n_hosts || dst < 0 || dst >= t->n_hosts || src == dst)
+    return fs_err_set(err, FS_EINVAL, "route %d -> %d: need two distinct hosts in [0, %d)",
+                      src, dst, t->n_hosts);
+  return 0;
+}
+
+int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "torus", src, dst, err);
+  if (rc && strcmp(t->family, "ring") == 0) rc = check_hosts(t, "ring", src, dst, err);
+  if (rc) return rc;
+  int32_t len = 2, cap = 4;
+  for (int32_t d = 0; d < t->n_dims; d++) cap += t->dims[d] / 2 + 1;
+  int32_t *walk_nodes = malloc((size_t)cap * sizeof(int32_t));
+  if (!walk_nodes) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t r0 = t->n_hosts, cur = src, stride = t->n_hosts;
+  walk_nodes[0] = src;
+  walk_nodes[1] = r0 + src;
+  for (int32_t d = 0; d < t->n_dims; d++) {
+    int32_t k = t->dims[d];
+    stride /= k;
+    int32_t xs = (cur / stride) % k, xd = (dst / stride) % k;
+    int32_t fwd = ((xd - xs) % k + k) % k;
+    /* The shorter way round; ties (k/2 apart) go the + way. */
+    int32_t step = fwd <= k - fwd ? 1 : -1, n = fwd <= k - fwd ? fwd : k - fwd;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t x = (cur / stride) % k, nx = ((x + step) % k + k) % k;
+      cur += (nx - x) * stride;
+      walk_nodes[len++] = r0 + cur;
+    }
+  }
+  walk_nodes[len++] = dst;
+  rc = fs_route_explicit(r, walk_nodes, len, out, err);
+  free(walk_nodes);
+  return rc;
+}
+
+/* Picks one global cable from a router of group gs to a router of group gd,
+ * preferring those that spare local hops at either end (from router rs, to
+ * router rd), among equals by hash h. Fills *u (in gs) and *v (in gd);
+ * returns 0, or -1 if the groups are not cabled. */
+static int dfly_global(const fs_topo *t, int32_t gs, int32_t gd, int32_t rs, int32_t rd,
+                       uint64_t h, int32_t *u, int32_t *v) {
+  int32_t best = 99, count = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int32_t seen = 0, pick = count ? (int32_t)(h % (uint64_t)count) : 0;
+    for (int32_t x = t->n_hosts; x < t->n_nodes; x++) {
+      if (t->nodes[x].kind != FS_NODE_SWITCH || t->nodes[x].group != gs) continue;
+      for (int32_t i = t->out_start[x]; i < t->out_start[x + 1]; i++) {
+        int32_t y = t->links[t->out_links[i]].to;
+        if (t->nodes[y].kind != FS_NODE_SWITCH || t->nodes[y].group != gd) continue;
+        int32_t cost = (x != rs) + (y != rd);
+        if (pass == 0) {
+          if (cost < best) best = cost, count = 0;
+          if (cost == best) count++;
+        } else if (cost == best && seen++ == pick) {
+          *u = x;
+          *v = y;
+          return 0;
+        }
+      }
+    }
+    if (count == 0) return -1;
+  }
+  return -1;
+}
+
+int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant, uint64_t seed,
+                       uint64_t key, fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "dragonfly", src, dst, err);
+  if (rc) return rc;
+  int32_t rs = host_switch(t, src), rd = host_switch(t, dst);
+  if (rs < 0 || rd < 0) return fs_err_set(err, FS_EINVAL, "dragonfly: host without a router");
+  int32_t gs = t->nodes[rs].group, gd = t->nodes[rd].group, groups = 0;
+  for (int32_t x = t->n_hosts; x < t->n_nodes; x++)
+    if (t->nodes[x].kind == FS_NODE_SWITCH && t->nodes[x].group >= groups)
+      groups = t->nodes[x].group + 1;
+  uint64_t h = dfly_mix(seed ^ dfly_mix(key));
+  int32_t w[12], n = 0, nic;
+  w[n++] = src;
+  if ((nic = host_nic(t, src, rs)) >= 0) w[n++] = nic;
+  w[n++] = rs;
+  int32_t at = rs;
+  /* Valiant: first to a random group other than both ends (Kim et al. 2008,
+   * after Valiant and Brebner); minimal when there is none. */
+  if (valiant && gs != gd && groups > 2) {
+    int32_t gi = (int32_t)(h % (uint64_t)(groups - 2)), u, v;
+    if (gi >= (gs < gd ? gs : gd)) gi++;
+    if (gi >= (gs < gd ? gd : gs)) gi++;
+    if (dfly_global(t, gs, gi, at, -1, h >> 8, &u, &v))
+      return fs_err_set(err, FS_EINVAL, "dragonfly: groups %d and %d are not cabled", gs, gi);
+    if (u != at) w[n++] = u;
+    w[n++] = v;
+    at = v;
+    gs = gi;
+    h = dfly_mix(h);
+  }
+  if (gs != gd) {
+    int32_t u, v;
+    if (dfly_global(t, gs, gd, at, rd, h >> 16, &u, &v))
+      return fs_err_set(err, FS_EINVAL, "dragonfly: groups %d and %d are not cabled", gs, gd);
+    if (u != at) w[n++] = u;
+    w[n++] = v;
+    at = v;
+  }
+  if (at != rd) w[n++] = rd;
+  if ((nic = host_nic(t, dst, rd)) >= 0) w[n++] = nic;
+  w[n++] = dst;
+  return fs_route_explicit(r, w, n, out, err);
+}

@@ -154,8 +154,8 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "gpus_per_node", 1, 0, 1, 1024, &g)) ||
         (rc = fs__json_int(c, obj, path, "servers", 1, 0, 1, 1 << 22, &servers)) ||
-        (rc = fs__json_int(c, obj, path, "servers_per_su", 0, servers < 32 ? servers : 32, 1,
-                           servers, &spu)) ||
+        (rc = fs__json_int(c, obj, path, "servers_per_su", 0,
+                           servers % 32 == 0 ? 32 : servers, 1, servers, &spu)) ||
         (rc = fs__json_num(c, obj, path, "host_gbps", 0, 400, 1e-9, 1e7, &hg)) ||
         (rc = fs__json_num(c, obj, path, "fabric_gbps", 0, hg, 1e-9, 1e7, &fg)) ||
         (rc = fs__json_int(c, obj, path, "links_per_spine", 0, 1, 1, 64, &lps)) ||

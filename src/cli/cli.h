@@ -10,6 +10,7 @@ int fs__cli_topo(int argc, char **argv);
 int fs__cli_sim(int argc, char **argv);
 int fs__cli_coll(int argc, char **argv);
 int fs__cli_train(int argc, char **argv);
+int fs__cli_route(int argc, char **argv);
 
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);

@@ -33,6 +33,7 @@ static void usage(FILE *f) {
           "  train JOB.json         one training iteration: time, MFU, breakdown\n"
           "  coll --op OP ...       one collective over a sweep of sizes (nccl-tests\n"
           "                         style), its algorithm chosen or given\n"
+          "  route --jobs F ...     compare routing optimisers on training traffic\n"
           "  version                print the version\n"
           "\n"
           "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
@@ -49,6 +50,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "sim") == 0) return fs__cli_sim(argc - 2, argv + 2);
   if (strcmp(cmd, "coll") == 0) return fs__cli_coll(argc - 2, argv + 2);
   if (strcmp(cmd, "train") == 0) return fs__cli_train(argc - 2, argv + 2);
+  if (strcmp(cmd, "route") == 0) return fs__cli_route(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

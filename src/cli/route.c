@@ -1,0 +1,341 @@
+/* fabricsim route: the routing metric of a set of training jobs on a
+ * topology under each optimiser (exact, greedy) and baseline (ECMP over
+ * seeds, spray, random), side by side (docs/model-route.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "cli.h"
+#include "fabricsim/routeopt.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim route --jobs JOBS.json --topo SPEC [options]\n"
+          "\n"
+          "Routes the jobs' collective traffic with each optimiser and prints the\n"
+          "metric of docs/model-route.md side by side: the two-level max-min objective\n"
+          "(min job and flow throughput, 1 = as on a non-blocking fabric), efficiency,\n"
+          "Jain's fairness, max link load and utilisation, slowdowns, each job's\n"
+          "collective time and the optimiser's own time.\n"
+          "\n"
+          "  --jobs FILE        jobs file (docs/model-route.md)\n"
+          "  --topo SPEC        topology (e.g. leafspine:leaves=8,...) or JSON file\n"
+          "  --optimizer LIST   comma-separated: exact greedy ecmp spray random, or all\n"
+          "                     (default all; exact is skipped with a note when the\n"
+          "                     instance is too large)\n"
+          "  --seeds N          ECMP seeds to sample: worst, median, best (default 20)\n"
+          "  --seed S           first ECMP seed and the random routing's seed (default 1)\n"
+          "  --time-limit S     exact: seconds before giving up (default 60)\n"
+          "  --format F         table (default) or json\n");
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+/* One column of the output. */
+typedef struct column {
+  char name[24];
+  int ok;             /* 0: not run (note says why) */
+  char note[512];
+  fs_ro_metric m;
+  double *job_s;      /* n_jobs */
+  double opt_time_s;
+  uint64_t seed;
+} column;
+
+typedef struct ecmp_run {
+  fs_ro_metric m;
+  double *job_s;
+  double time_s;
+  uint64_t seed;
+} ecmp_run;
+
+static int cmp_ecmp(const void *a, const void *b) {
+  const ecmp_run *x = a, *y = b;
+  int c = fs_ro_metric_cmp(&x->m, &y->m);
+  if (c) return c; /* worse first */
+  return (x->seed > y->seed) - (x->seed < y->seed);
+}
+
+static int run_one(fs_ro_problem *p, fs_ro_kind kind, uint64_t seed, double tl, int32_t *choice,
+                   fs_ro_metric *m, double *job_s, double *time_s, fs_err *err) {
+  fs_ro_opts o = {kind, seed, tl, 0};
+  fs_ro_stats st;
+  int rc = fs_ro_optimize(p, &o, choice, &st, err);
+  if (rc) return rc;
+  *time_s = st.time_s;
+  return fs_ro_evaluate(p, choice, m, job_s, NULL, err);
+}
+
+static void num(char *buf, double v, int ms) {
+  if (!isfinite(v))
+    snprintf(buf, 32, "-");
+  else
+    snprintf(buf, 32, ms ? "%.4g" : "%.4f", v);
+}
+
+static void print_table(const fs_ro_traffic *tr, const fs_topo *t, const column *cols, int nc,
+                        const double *ideal_s, int32_t seeds) {
+  printf("# fabricsim route: %d jobs, %d flows on %s\n", tr->n_jobs, tr->n_flows, t->spec);
+  printf("# throughputs are fractions of the non-blocking fabric's (ideal)");
+  if (seeds > 0) printf("; ECMP sampled over %d seeds", seeds);
+  printf("\n");
+  printf("%-26s %11s", "metric", "ideal");
+  for (int c = 0; c < nc; c++) printf(" %11s", cols[c].name);
+  printf("\n");
+  static const char *const rows[] = {"min job throughput", "min flow throughput", "efficiency",
+                                     "jain fairness",      "max link load",       "max link util",
+                                     "worst slowdown",     "mean slowdown"};
+  for (int r = 0; r < 8; r++) {
+    static const double ideal_v[] = {1, 1, 1, 1, NAN, NAN, 1, 1};
+    char b[32];
+    num(b, ideal_v[r], 0);
+    printf("%-26s %11s", rows[r], b);
+    for (int c = 0; c < nc; c++) {
+      const fs_ro_metric *m = &cols[c].m;
+      double v = !cols[c].ok ? NAN
+                 : r == 0    ? m->min_job_tput
+                 : r == 1    ? m->min_flow_tput
+                 : r == 2    ? m->efficiency
+                 : r == 3    ? m->jain
+                 : r == 4    ? m->max_link_load
+                 : r == 5    ? m->max_link_util
+                 : r == 6    ? m->worst_slowdown
+                             : m->mean_slowdown;
+      num(b, v, 0);
+      printf(" %11s", b);
+    }
+    printf("\n");
+  }
+  for (int32_t j = 0; j < tr->n_jobs; j++) {
+    char label[96], b[32];
+    snprintf(label, sizeof(label), "%.14s %s ms", tr->jobs[j].name, tr->jobs[j].collective);
+    num(b, ideal_s[j] * 1e3, 1);
+    printf("%-26s %11s", label, b);
+    for (int c = 0; c < nc; c++) {
+      num(b, cols[c].ok ? cols[c].job_s[j] * 1e3 : NAN, 1);
+      printf(" %11s", b);
+    }
+    printf("\n");
+  }
+  printf("%-26s %11s", "optimiser time ms", "-");
+  for (int c = 0; c < nc; c++) {
+    char b[32];
+    num(b, cols[c].ok ? cols[c].opt_time_s * 1e3 : NAN, 1);
+    printf(" %11s", b);
+  }
+  printf("\n");
+  for (int c = 0; c < nc; c++)
+    if (!cols[c].ok) printf("# %s: %s\n", cols[c].name, cols[c].note);
+}
+
+static void jnum(const char *key, double v, int comma) {
+  char b[32];
+  fs__fmt_num(b, v);
+  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
+}
+
+static void print_json(const fs_ro_traffic *tr, const fs_topo *t, const column *cols, int nc,
+                       const double *ideal_s, int32_t seeds) {
+  printf("{\"topo\": ");
+  fs__fput_json_str(stdout, t->spec);
+  printf(", \"flows\": %d, \"ecmp_seeds\": %d,\n \"jobs\": [", tr->n_flows, seeds);
+  for (int32_t j = 0; j < tr->n_jobs; j++) {
+    const fs_ro_job *job = &tr->jobs[j];
+    printf("%s\n  {\"name\": ", j ? "," : "");
+    fs__fput_json_str(stdout, job->name);
+    printf(", \"collective\": \"%s\", \"ranks\": %d, ", job->collective, job->n_ranks);
+    jnum("bytes", job->bytes, 1);
+    jnum("ideal_s", ideal_s[j], 0);
+    printf("}");
+  }
+  printf("],\n \"results\": [");
+  for (int c = 0; c < nc; c++) {
+    const column *col = &cols[c];
+    printf("%s\n  {\"optimizer\": \"%s\", ", c ? "," : "", col->name);
+    if (!col->ok) {
+      printf("\"error\": ");
+      fs__fput_json_str(stdout, col->note);
+      printf("}");
+      continue;
+    }
+    if (strncmp(col->name, "ecmp", 4) == 0 || strcmp(col->name, "random") == 0)
+      printf("\"seed\": %llu, ", (unsigned long long)col->seed);
+    const fs_ro_metric *m = &col->m;
+    jnum("min_job_throughput", m->min_job_tput, 1);
+    jnum("min_flow_throughput", m->min_flow_tput, 1);
+    jnum("efficiency", m->efficiency, 1);
+    jnum("jain", m->jain, 1);
+    jnum("max_link_load", m->max_link_load, 1);
+    jnum("max_link_util", m->max_link_util, 1);
+    jnum("worst_slowdown", m->worst_slowdown, 1);
+    jnum("mean_slowdown", m->mean_slowdown, 1);
+    jnum("optimizer_time_s", col->opt_time_s, 1);
+    printf("\"job_time_s\": [");
+    for (int32_t j = 0; j < tr->n_jobs; j++) {
+      char b[32];
+      fs__fmt_num(b, col->job_s[j]);
+      printf("%s%s", j ? ", " : "", b);
+    }
+    printf("]}");
+  }
+  printf("]}\n");
+}
+
+int fs__cli_route(int argc, char **argv) {
+  const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
+  long seeds = 20, seed = 1;
+  double tl = 60;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) return fs__cli_usage("route", "unknown option or missing value: '%s'", a);
+    const char *v = argv[++i];
+    if (strcmp(a, "--jobs") == 0) jobs = v;
+    else if (strcmp(a, "--topo") == 0) spec = v;
+    else if (strcmp(a, "--optimizer") == 0) opt = v;
+    else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--seeds") == 0) {
+      if (parse_long(v, 1, 100000, &seeds))
+        return fs__cli_usage("route", "--seeds must be an integer in [1, 100000], got '%s'", v);
+    } else if (strcmp(a, "--seed") == 0) {
+      if (parse_long(v, 0, 2147483647L, &seed))
+        return fs__cli_usage("route", "--seed must be a non-negative integer, got '%s'", v);
+    } else if (strcmp(a, "--time-limit") == 0) {
+      char *end;
+      errno = 0;
+      tl = strtod(v, &end);
+      if (!*v || *end || errno || !(tl > 0) || tl > 1e6)
+        return fs__cli_usage("route", "--time-limit must be seconds in (0, 1e6], got '%s'", v);
+    } else {
+      return fs__cli_usage("route", "unknown option '%s'", a);
+    }
+  }
+  if (!jobs) return fs__cli_usage("route", "--jobs is required");
+  if (!spec) return fs__cli_usage("route", "--topo is required");
+  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
+  if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
+  int want[FS_RO_N_KINDS] = {0};
+  int n_want = 0;
+  {
+    char buf[256];
+    if (strlen(opt) >= sizeof(buf)) return fs__cli_usage("route", "--optimizer list too long");
+    snprintf(buf, sizeof(buf), "%s", opt);
+    for (char *tok = buf, *next; tok; tok = next) {
+      next = strchr(tok, ',');
+      if (next) *next++ = '\0';
+      fs_ro_kind k;
+      if (strcmp(tok, "all") == 0) {
+        for (int x = 0; x < FS_RO_N_KINDS; x++) want[x] = 1;
+      } else if (fs_ro_kind_parse(tok, &k) == 0) {
+        want[k] = 1;
+      } else {
+        return fs__cli_usage("route",
+                             "--optimizer: unknown '%s' (expected exact, greedy, ecmp, spray, "
+                             "random or all)",
+                             tok);
+      }
+    }
+    for (int x = 0; x < FS_RO_N_KINDS; x++) n_want += want[x];
+  }
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  fs_ro_traffic tr;
+  fs_ro_traffic_init(&tr);
+  fs_ro_problem *p = NULL;
+  int32_t *choice = NULL;
+  double *ideal_s = NULL;
+  column cols[FS_RO_N_KINDS + 2];
+  int nc = 0, status = 0;
+  ecmp_run *runs = NULL;
+  memset(cols, 0, sizeof(cols));
+  if (fs_topo_from_spec(spec, &t, &err) || fs_ro_traffic_from_file(jobs, t, &tr, &err) ||
+      fs_ro_problem_new(t, &tr, &p, &err)) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  choice = fs__malloc((size_t)tr.n_flows + 1, sizeof(*choice));
+  ideal_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(*ideal_s));
+  for (int c = 0; c < FS_RO_N_KINDS + 2; c++)
+    cols[c].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double));
+  runs = fs__calloc((size_t)seeds, sizeof(*runs));
+  if (!choice || !ideal_s || !runs) goto oom;
+  for (int c = 0; c < FS_RO_N_KINDS + 2; c++)
+    if (!cols[c].job_s) goto oom;
+  for (long s = 0; s < seeds; s++)
+    if (!(runs[s].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double)))) goto oom;
+  {
+    fs_ro_metric m;
+    for (int32_t f = 0; f < tr.n_flows; f++) choice[f] = fs_ro_n_paths(p, f) > 1 ? FS_RO_SPLIT : 0;
+    if (fs_ro_evaluate(p, choice, &m, NULL, ideal_s, &err)) goto fail;
+  }
+  static const fs_ro_kind order[] = {FS_RO_EXACT, FS_RO_GREEDY, FS_RO_ECMP, FS_RO_SPRAY,
+                                     FS_RO_RANDOM};
+  for (int oi = 0; oi < FS_RO_N_KINDS; oi++) {
+    fs_ro_kind k = order[oi];
+    if (!want[k]) continue;
+    if (k == FS_RO_ECMP) {
+      for (long s = 0; s < seeds; s++) {
+        runs[s].seed = (uint64_t)(seed + s);
+        if (run_one(p, k, runs[s].seed, tl, choice, &runs[s].m, runs[s].job_s, &runs[s].time_s,
+                    &err))
+          goto fail;
+      }
+      qsort(runs, (size_t)seeds, sizeof(*runs), cmp_ecmp);
+      static const char *const names[] = {"ecmp-worst", "ecmp-median", "ecmp-best"};
+      long idx[3] = {0, (seeds - 1) / 2, seeds - 1};
+      for (int q = 0; q < 3; q++) {
+        column *col = &cols[nc++];
+        snprintf(col->name, sizeof(col->name), "%s", names[q]);
+        col->ok = 1;
+        col->m = runs[idx[q]].m;
+        col->seed = runs[idx[q]].seed;
+        col->opt_time_s = runs[idx[q]].time_s;
+        memcpy(col->job_s, runs[idx[q]].job_s, (size_t)tr.n_jobs * sizeof(double));
+      }
+      continue;
+    }
+    column *col = &cols[nc++];
+    snprintf(col->name, sizeof(col->name), "%s", fs_ro_kind_name(k));
+    col->seed = (uint64_t)seed;
+    int rc = run_one(p, k, (uint64_t)seed, tl, choice, &col->m, col->job_s, &col->opt_time_s, &err);
+    if (rc == FS_ERANGE && k == FS_RO_EXACT && n_want > 1) {
+      snprintf(col->note, sizeof(col->note), "%s", err.msg);
+      continue;
+    }
+    if (rc) goto fail;
+    col->ok = 1;
+  }
+  if (fmt == 0)
+    print_table(&tr, t, cols, nc, ideal_s, want[FS_RO_ECMP] ? (int32_t)seeds : 0);
+  else
+    print_json(&tr, t, cols, nc, ideal_s, want[FS_RO_ECMP] ? (int32_t)seeds : 0);
+  goto out;
+oom:
+  fs_err_set(&err, FS_ENOMEM, "out of memory");
+fail:
+  status = fs__cli_fail(&err);
+out:
+  if (runs)
+    for (long s = 0; s < seeds; s++) free(runs[s].job_s);
+  free(runs);
+  for (int c = 0; c < FS_RO_N_KINDS + 2; c++) free(cols[c].job_s);
+  free(choice);
+  free(ideal_s);
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+  return status;
+}

@@ -1,0 +1,528 @@
+/* Routing optimisation for training traffic: the problem (every flow's
+ * equal-cost shortest paths, its demand), the optimisers behind
+ * fs_ro_optimize and the baselines (docs/model-route.md).
+ *
+ * Candidates come from the spraying DAG of fs_route_spray: a depth-first walk
+ * over its links, in link order, lists every shortest path once. Memory is
+ * sum over flows of paths x hops (the 2048-host leaf-spine benchmark: 2048
+ * flows x 32 paths x 4 hops = 1 MB).
+ *
+ * Greedy works on the load proxy load(k, l) = sum of the demands routed over
+ * link l in concurrent set k, over its capacity: a set whose max load is Z
+ * lets every flow reach at least 1/Z of its demand (if all flows scale
+ * alike), so minimising Z maximises the minimum normalised throughput,
+ * the first level of the objective. Placing a flow costs O(paths x hops);
+ * each improving move lowers (max load, links at the max) lexicographically,
+ * so the improvement loop ends. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../base/base.h"
+#include "opt_internal.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- problem --------------------------------------------------------------- */
+
+void fs_ro_problem_free(fs_ro_problem *p) {
+  if (!p) return;
+  fs_router_free(p->router);
+  free(p->n_paths);
+  free(p->hops);
+  free(p->path_start);
+  free(p->links);
+  free(p->ideal_start);
+  free(p->ideal_links);
+  free(p->demand_bps);
+  free(p->ideal_phase_s);
+  free(p->mm_start);
+  free(p->mm_link);
+  free(p->mm_w);
+  free(p->mm_rate);
+  free(p->mm_res);
+  free(p->mm_wsum);
+  free(p->mm_frozen);
+  free(p);
+}
+
+/* Appends every path of the DAG `dag` from v (depth d of hops) to p->links;
+ * stack holds the links so far. */
+static int enumerate(fs_ro_problem *p, const fs_route *dag, int32_t v, int32_t dst, int32_t d,
+                     int32_t hops, int32_t *stack, size_t *n, size_t *cap) {
+  if (d == hops) {
+    if (v != dst) return 0;
+    if (fs__grow(&p->links, cap, *n + (size_t)hops, sizeof(int32_t))) return FS_ENOMEM;
+    memcpy(p->links + *n, stack, (size_t)hops * sizeof(int32_t));
+    *n += (size_t)hops;
+    return 0;
+  }
+  for (int32_t i = 0; i < dag->n; i++) {
+    const fs_link *l = &p->t->links[dag->links[i]];
+    if (l->from != v) continue;
+    stack[d] = dag->links[i];
+    int rc = enumerate(p, dag, l->to, dst, d + 1, hops, stack, n, cap);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int is_edge_link(const fs_topo *t, int32_t l) {
+  return t->nodes[t->links[l].from].kind != FS_NODE_SWITCH ||
+         t->nodes[t->links[l].to].kind != FS_NODE_SWITCH;
+}
+
+int fs_ro_problem_new(const fs_topo *t, const fs_ro_traffic *tr, fs_ro_problem **out,
+                      fs_err *err) {
+  fs_ro_problem *p = calloc(1, sizeof(*p));
+  fs_route dag;
+  fs_route_init(&dag);
+  int32_t *stack = NULL;
+  int rc = 0;
+  if (!p) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  p->t = t;
+  p->tr = tr;
+  p->n_flows = tr->n_flows;
+  p->n_sets = 1;
+  for (int32_t j = 0; j < tr->n_jobs; j++)
+    if (tr->jobs[j].n_phases > p->n_sets) p->n_sets = tr->jobs[j].n_phases;
+  size_t F = (size_t)tr->n_flows, L = (size_t)t->n_links;
+  p->n_paths = fs__malloc(F + 1, sizeof(int32_t));
+  p->hops = fs__malloc(F + 1, sizeof(int32_t));
+  p->path_start = fs__malloc(F + 1, sizeof(int64_t));
+  p->ideal_start = fs__malloc(F + 1, sizeof(int32_t));
+  p->demand_bps = fs__malloc(F + 1, sizeof(double));
+  p->ideal_phase_s = fs__malloc((size_t)tr->n_phases + 1, sizeof(double));
+  p->mm_start = fs__malloc(F + 1, sizeof(int32_t));
+  p->mm_rate = fs__malloc(F + 1, sizeof(double));
+  p->mm_frozen = fs__malloc(F + 1, 1);
+  p->mm_res = fs__malloc(L + 1, sizeof(double));
+  p->mm_wsum = fs__malloc(L + 1, sizeof(double));
+  stack = fs__malloc((size_t)t->n_nodes + 1, sizeof(int32_t));
+  if (!p->n_paths || !p->hops || !p->path_start || !p->ideal_start || !p->demand_bps ||
+      !p->ideal_phase_s || !p->mm_start || !p->mm_rate || !p->mm_frozen || !p->mm_res ||
+      !p->mm_wsum || !stack)
+    goto oom;
+  if ((rc = fs_router_new(t, &p->router, err))) goto fail;
+  size_t n = 0, cap = 0, ni = 0, icap = 0;
+  for (int32_t f = 0; f < tr->n_flows; f++) {
+    const fs_ro_flow *fl = &tr->flows[f];
+    if (fl->src < 0 || fl->src >= t->n_hosts || fl->dst < 0 || fl->dst >= t->n_hosts) {
+      rc = fs_err_set(err, FS_EINVAL, "flow %d: host %d -> %d out of range (hosts: %d)", f,
+                      fl->src, fl->dst, t->n_hosts);
+      goto fail;
+    }
+    if ((rc = fs_route_spray(p->router, fl->src, fl->dst, &dag, err))) goto fail;
+    if (dag.n_paths > FS_RO_MAX_PATHS) {
+      rc = fs_err_set(err, FS_ERANGE,
+                      "flow %d (host %d -> %d) has %.0f equal-cost paths, more than the %d "
+                      "the optimiser keeps",
+                      f, fl->src, fl->dst, dag.n_paths, FS_RO_MAX_PATHS);
+      goto fail;
+    }
+    p->path_start[f] = (int64_t)n;
+    p->hops[f] = dag.hops;
+    if ((rc = enumerate(p, &dag, fl->src, fl->dst, 0, dag.hops, stack, &n, &cap))) goto oom;
+    p->n_paths[f] = (int32_t)((n - (size_t)p->path_start[f]) / (size_t)dag.hops);
+    if (p->n_paths[f] != (int32_t)dag.n_paths) {
+      rc = fs_err_set(err, FS_EINTERNAL, "flow %d: enumerated %d paths, expected %.0f", f,
+                      p->n_paths[f], dag.n_paths);
+      goto fail;
+    }
+    p->ideal_start[f] = (int32_t)ni;
+    const int32_t *p0 = p->links + p->path_start[f];
+    for (int32_t i = 0; i < dag.hops; i++) {
+      if (!is_edge_link(t, p0[i])) continue;
+      if (fs__grow(&p->ideal_links, &icap, ni + 1, sizeof(int32_t))) goto oom;
+      p->ideal_links[ni++] = p0[i];
+    }
+  }
+  p->path_start[F] = (int64_t)n;
+  p->ideal_start[F] = (int32_t)ni;
+  if (!p->ideal_links && !(p->ideal_links = malloc(sizeof(int32_t)))) goto oom;
+  if (!p->links && !(p->links = malloc(sizeof(int32_t)))) goto oom;
+  if (fs__ro_phase_times(p, NULL, 1, p->ideal_phase_s, NULL)) goto oom;
+  for (int32_t f = 0; f < tr->n_flows; f++) {
+    double s = p->ideal_phase_s[tr->flows[f].phase];
+    p->demand_bps[f] = s > 0 ? tr->flows[f].bytes * 8 / s : 0;
+  }
+  fs_route_free(&dag);
+  free(stack);
+  *out = p;
+  return 0;
+oom:
+  rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+fail:
+  fs_route_free(&dag);
+  free(stack);
+  fs_ro_problem_free(p);
+  return rc;
+}
+
+int32_t fs_ro_n_flows(const fs_ro_problem *p) { return p->n_flows; }
+int32_t fs_ro_n_paths(const fs_ro_problem *p, int32_t flow) { return p->n_paths[flow]; }
+double fs_ro_demand_bps(const fs_ro_problem *p, int32_t flow) { return p->demand_bps[flow]; }
+
+const int32_t *fs_ro_path(const fs_ro_problem *p, int32_t flow, int32_t k, int32_t *hops) {
+  *hops = p->hops[flow];
+  return p->links + p->path_start[flow] + (int64_t)k * p->hops[flow];
+}
+
+int fs_ro_route(fs_ro_problem *p, const int32_t *choice, int32_t flow, fs_route *out,
+                fs_err *err) {
+  const fs_ro_flow *f = &p->tr->flows[flow];
+  if (choice[flow] == FS_RO_SPLIT) return fs_route_spray(p->router, f->src, f->dst, out, err);
+  int32_t h;
+  const int32_t *pl = fs_ro_path(p, flow, choice[flow], &h);
+  int32_t *nodes = fs__malloc((size_t)h + 1, sizeof(*nodes));
+  if (!nodes) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  nodes[0] = p->t->links[pl[0]].from;
+  for (int32_t i = 0; i < h; i++) nodes[i + 1] = p->t->links[pl[i]].to;
+  int rc = fs_route_explicit(p->router, nodes, h + 1, out, err);
+  free(nodes);
+  return rc;
+}
+
+/* ---- kinds --------------------------------------------------------------- */
+
+const char *fs_ro_kind_name(fs_ro_kind k) {
+  switch (k) {
+#define XX(name, str, desc) \
+  case FS_RO_##name:        \
+    return str;
+    FS_RO_KIND_MAP(XX)
+#undef XX
+    case FS_RO_N_KINDS: break;
+  }
+  return "?";
+}
+
+int fs_ro_kind_parse(const char *name, fs_ro_kind *out) {
+  for (int k = 0; k < FS_RO_N_KINDS; k++)
+    if (strcmp(name, fs_ro_kind_name((fs_ro_kind)k)) == 0) {
+      *out = (fs_ro_kind)k;
+      return 0;
+    }
+  return FS_EINVAL;
+}
+
+/* ---- baselines ----------------------------------------------------------- */
+
+static int route_ecmp(fs_ro_problem *p, uint64_t seed, int32_t *choice, fs_err *err) {
+  fs_route r;
+  fs_route_init(&r);
+  int rc = 0;
+  for (int32_t f = 0; f < p->n_flows && !rc; f++) {
+    const fs_ro_flow *fl = &p->tr->flows[f];
+    /* one connection per peer pair, as fs_route_cache keys it */
+    uint64_t key = fs__mix64(((uint64_t)(uint32_t)fl->src << 32 | (uint32_t)fl->dst) + 1);
+    if ((rc = fs_route_ecmp(p->router, fl->src, fl->dst, seed, key, &r, err))) break;
+    choice[f] = -2;
+    for (int32_t c = 0; c < p->n_paths[f] && choice[f] < 0; c++) {
+      int32_t h;
+      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      if (h == r.n && memcmp(pl, r.links, (size_t)h * sizeof(int32_t)) == 0) choice[f] = c;
+    }
+    if (choice[f] < 0)
+      rc = fs_err_set(err, FS_EINTERNAL, "flow %d: ECMP path is not a candidate", f);
+  }
+  fs_route_free(&r);
+  return rc;
+}
+
+/* ---- greedy -------------------------------------------------------------- */
+
+/* The flows on one link in one set (a handful: a ring flow per host). */
+typedef struct on_list {
+  int32_t *v;
+  int32_t n, cap;
+} on_list;
+
+typedef struct greedy {
+  fs_ro_problem *p;
+  double *load;    /* n_sets x n_links, demand / capacity */
+  on_list *on;     /* n_sets x n_links: flows routed over the link */
+  int32_t *choice; /* current path of each placed flow */
+  uint8_t *in_chain;
+  int64_t budget;  /* search steps left for this improvement */
+  int oom;
+} greedy;
+
+static size_t at(const greedy *g, int32_t k, int32_t l) {
+  return (size_t)k * (size_t)g->p->t->n_links + (size_t)l;
+}
+
+static double *load_at(greedy *g, int32_t k) {
+  return g->load + at(g, k, 0);
+}
+
+/* Adds (sign > 0) or removes flow f on path c, in every set it runs in. */
+static void apply(greedy *g, int32_t f, int32_t c, double sign) {
+  fs_ro_problem *p = g->p;
+  int32_t h;
+  const int32_t *pl = fs_ro_path(p, f, c, &h);
+  for (int32_t k = 0; k < p->n_sets; k++) {
+    if (!fs__ro_in_set(p, f, k)) continue;
+    for (int32_t i = 0; i < h; i++) {
+      size_t x = at(g, k, pl[i]);
+      g->load[x] += sign * p->demand_bps[f] / p->t->links[pl[i]].capacity_bps;
+      on_list *o = &g->on[x];
+      if (sign > 0) {
+        if (o->n == o->cap) {
+          int32_t nc = o->cap ? 2 * o->cap : 4;
+          int32_t *nv = realloc(o->v, (size_t)nc * sizeof(*nv));
+          if (!nv) {
+            g->oom = 1;
+            continue;
+          }
+          o->v = nv;
+          o->cap = nc;
+        }
+        o->v[o->n++] = f;
+      } else {
+        for (int32_t m = 0; m < o->n; m++)
+          if (o->v[m] == f) {
+            o->v[m] = o->v[--o->n];
+            break;
+          }
+      }
+    }
+  }
+}
+
+/* The max load on path c if flow f (not placed) were added; *sum gets the
+ * sum of those loads (a tie-breaker that prefers emptier paths). */
+static double path_cost(greedy *g, int32_t f, int32_t c, double *sum) {
+  fs_ro_problem *p = g->p;
+  int32_t h;
+  const int32_t *pl = fs_ro_path(p, f, c, &h);
+  double mx = 0, s = 0;
+  for (int32_t k = 0; k < p->n_sets; k++) {
+    if (!fs__ro_in_set(p, f, k)) continue;
+    const double *ld = load_at(g, k);
+    for (int32_t i = 0; i < h; i++) {
+      double v = ld[pl[i]] + p->demand_bps[f] / p->t->links[pl[i]].capacity_bps;
+      if (v > mx) mx = v;
+      s += v;
+    }
+  }
+  *sum = s;
+  return mx;
+}
+
+/* The best path for f (not placed): least max load, then least summed
+ * load, then lowest index. */
+static int32_t best_path(greedy *g, int32_t f) {
+  int32_t best = 0;
+  double bm = INFINITY, bs = INFINITY;
+  for (int32_t c = 0; c < g->p->n_paths[f]; c++) {
+    double s, m = path_cost(g, f, c, &s);
+    if (m < bm - 1e-12 || (m <= bm + 1e-12 && s < bs - 1e-12)) {
+      best = c;
+      bm = m;
+      bs = s;
+    }
+  }
+  return best;
+}
+
+static double max_load(greedy *g, int32_t *arg_k, int32_t *arg_l) {
+  double mx = 0;
+  size_t L = (size_t)g->p->t->n_links;
+  *arg_k = 0;
+  *arg_l = -1;
+  for (int32_t k = 0; k < g->p->n_sets; k++) {
+    const double *ld = load_at(g, k);
+    for (size_t l = 0; l < L; l++)
+      if (ld[l] > mx + 1e-12) {
+        mx = ld[l];
+        *arg_k = k;
+        *arg_l = (int32_t)l;
+      }
+  }
+  return mx;
+}
+
+enum { CHAIN_MAX = 256, EJECT_MAX = 64 };
+
+/* Places flow x (removed from its path `avoid`) so that no link reaches z:
+ * on a path where it fits, else on a path where exactly one link would
+ * reach z, ejecting one flow y from that link (not already moved by this
+ * chain) and placing y the same way, depth first. In a 2-tier Clos with
+ * unit demands this finds the Kempe chains of bipartite edge colouring,
+ * which single moves cannot make. On failure everything is as on entry.
+ * Every link a chain loads ends below z, so a successful chain lowers
+ * (max load, links at it) and the improvement loop ends. */
+static int place(greedy *g, int32_t x, int32_t avoid, double z, int depth) {
+  fs_ro_problem *p = g->p;
+  const fs_topo *t = p->t;
+  double lo = z - 1e-9, dx = p->demand_bps[x];
+  if (--g->budget < 0) return 0;
+  for (int32_t c = 0; c < p->n_paths[x]; c++) {
+    double s;
+    if (c != avoid && path_cost(g, x, c, &s) < lo) {
+      apply(g, x, c, +1);
+      g->choice[x] = c;
+      return 1;
+    }
+  }
+  if (depth >= CHAIN_MAX) return 0;
+  for (int32_t c = 0; c < p->n_paths[x]; c++) {
+    if (c == avoid) continue;
+    int32_t h, bk = -1, bl = -1, blocked = 0;
+    const int32_t *pl = fs_ro_path(p, x, c, &h);
+    for (int32_t k = 0; k < p->n_sets && blocked < 2; k++) {
+      if (!fs__ro_in_set(p, x, k)) continue;
+      for (int32_t i = 0; i < h && blocked < 2; i++)
+        if (load_at(g, k)[pl[i]] + dx / t->links[pl[i]].capacity_bps >= lo) {
+          blocked++;
+          bk = k;
+          bl = pl[i];
+        }
+    }
+    if (blocked != 1) continue;
+    const on_list *o = &g->on[at(g, bk, bl)];
+    int32_t cand[EJECT_MAX], nc = 0;
+    for (int32_t m = 0; m < o->n && nc < EJECT_MAX; m++) cand[nc++] = o->v[m];
+    for (int32_t m = 0; m < nc; m++) {
+      int32_t y = cand[m], yc = g->choice[y];
+      if (g->in_chain[y] || p->n_paths[y] < 2) continue;
+      double cap = t->links[bl].capacity_bps;
+      if (load_at(g, bk)[bl] - p->demand_bps[y] / cap + dx / cap >= lo) continue;
+      apply(g, y, yc, -1);
+      apply(g, x, c, +1);
+      g->choice[x] = c;
+      g->in_chain[y] = 1;
+      if (place(g, y, yc, z, depth + 1)) {
+        g->in_chain[y] = 0;
+        return 1;
+      }
+      g->in_chain[y] = 0;
+      apply(g, x, c, -1);
+      apply(g, y, yc, +1);
+      g->choice[y] = yc;
+      if (g->budget < 0) return 0;
+    }
+  }
+  return 0;
+}
+
+/* One improving chain from a flow on a most loaded link. Returns 1 if
+ * something moved. */
+static int improve_once(greedy *g, int64_t *moves) {
+  fs_ro_problem *p = g->p;
+  int32_t zk, zl;
+  double z = max_load(g, &zk, &zl);
+  if (zl < 0 || z <= 1 + 1e-9) return 0; /* every flow can get its demand */
+  const on_list *o = &g->on[at(g, zk, zl)];
+  int32_t cand[EJECT_MAX], nc = 0;
+  for (int32_t m = 0; m < o->n && nc < EJECT_MAX; m++) cand[nc++] = o->v[m];
+  g->budget = 20000;
+  for (int32_t m = 0; m < nc; m++) {
+    int32_t f = cand[m], cur = g->choice[f];
+    if (p->n_paths[f] < 2) continue;
+    apply(g, f, cur, -1);
+    g->in_chain[f] = 1;
+    int ok = place(g, f, cur, z, 0);
+    g->in_chain[f] = 0;
+    if (ok) {
+      ++*moves;
+      return 1;
+    }
+    apply(g, f, cur, +1);
+    g->choice[f] = cur;
+  }
+  return 0;
+}
+
+typedef struct by_size {
+  double bytes;
+  int32_t flow;
+} by_size;
+
+/* Largest first, then by flow id: a total order, so the result does not
+ * depend on qsort's algorithm. */
+static int cmp_bytes_desc(const void *a, const void *b) {
+  const by_size *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  return (x->flow > y->flow) - (x->flow < y->flow);
+}
+
+static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_err *err) {
+  size_t KL = (size_t)p->n_sets * (size_t)p->t->n_links;
+  greedy g = {p, NULL, NULL, choice, NULL, 0, 0};
+  by_size *order = fs__malloc((size_t)p->n_flows + 1, sizeof(*order));
+  g.load = fs__calloc(KL + 1, sizeof(double));
+  g.on = fs__calloc(KL + 1, sizeof(on_list));
+  g.in_chain = fs__calloc((size_t)p->n_flows + 1, 1);
+  int rc = 0;
+  if (!order || !g.load || !g.on || !g.in_chain) goto oom;
+  int32_t n = 0;
+  for (int32_t f = 0; f < p->n_flows; f++) {
+    if (p->n_paths[f] == 1) {
+      choice[f] = 0;
+      apply(&g, f, 0, +1);
+    } else {
+      order[n].bytes = p->tr->flows[f].bytes;
+      order[n++].flow = f;
+    }
+  }
+  qsort(order, (size_t)n, sizeof(*order), cmp_bytes_desc);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t f = order[i].flow;
+    choice[f] = best_path(&g, f);
+    apply(&g, f, choice[f], +1);
+  }
+  int64_t moves = 0;
+  while (!g.oom && improve_once(&g, &moves)) {
+  }
+  if (g.oom) goto oom;
+  if (st) {
+    int32_t zk, zl;
+    st->moves = moves;
+    st->objective = max_load(&g, &zk, &zl);
+  }
+  goto out;
+oom:
+  rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+out:
+  if (g.on)
+    for (size_t i = 0; i < KL; i++) free(g.on[i].v);
+  free(g.on);
+  free(g.load);
+  free(g.in_chain);
+  free(order);
+  return rc;
+}
+
+int fs_ro_optimize(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_stats *stats,
+                   fs_err *err) {
+  fs_ro_stats st;
+  memset(&st, 0, sizeof(st));
+  double t0 = now_s();
+  int rc = 0;
+  switch (o->kind) {
+    case FS_RO_EXACT: rc = fs__ro_exact(p, o, choice, &st, err); break;
+    case FS_RO_GREEDY: rc = route_greedy(p, choice, &st, err); break;
+    case FS_RO_ECMP: rc = route_ecmp(p, o->seed, choice, err); break;
+    case FS_RO_SPRAY:
+      for (int32_t f = 0; f < p->n_flows; f++) choice[f] = p->n_paths[f] > 1 ? FS_RO_SPLIT : 0;
+      break;
+    case FS_RO_RANDOM: {
+      fs__rng rng;
+      fs__rng_seed(&rng, o->seed);
+      for (int32_t f = 0; f < p->n_flows; f++)
+        choice[f] = (int32_t)fs__rng_below(&rng, (uint64_t)p->n_paths[f]);
+      break;
+    }
+    default: rc = fs_err_set(err, FS_EINVAL, "unknown optimiser %d", (int)o->kind);
+  }
+  st.time_s = now_s() - t0;
+  if (stats) *stats = st;
+  return rc;
+}

@@ -109,8 +109,9 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
     goto done;
   }
   int32_t hosts = 0;
-  for (int32_t i = 0; i < n; i++) {
-    const cJSON *v = cJSON_GetArrayItem(nodes, i);
+  /* Walk the children: cJSON_GetArrayItem is O(i), O(n^2) over a list. */
+  const cJSON *v = nodes->child;
+  for (int32_t i = 0; i < n; i++, v = v->next) {
     char pi[512], pk[512];
     fs__json_path_idx(pi, sizeof(pi), p, (size_t)i);
     static const char *const nkeys[] = {"id", "kind", "tier", "index", "group", "inc", NULL};
@@ -186,8 +187,8 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
       if (id < 0) goto oom;
       b.t->nodes[id].caps = nv[i].caps;
     }
-  for (int32_t i = 0; i < m; i++) {
-    const cJSON *v = cJSON_GetArrayItem(links, i);
+  v = links->child;
+  for (int32_t i = 0; i < m; i++, v = v->next) {
     char pi[512], pk[512];
     fs__json_path_idx(pi, sizeof(pi), pl, (size_t)i);
     static const char *const lkeys[] = {"a", "b", "gbps", "bps", "latency_ns", NULL};
@@ -236,9 +237,9 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
   }
   fs_topo *t = b.t;
   t->gpus_per_node = (int32_t)G;
-  for (int32_t v = n - 1; v >= 0; v--) {
-    if (t->nodes[v].kind == FS_NODE_NIC) t->nic0 = v;
-    if (t->nodes[v].kind == FS_NODE_SCALEUP) t->scaleup0 = v;
+  for (int32_t x = n - 1; x >= 0; x--) {
+    if (t->nodes[x].kind == FS_NODE_NIC) t->nic0 = x;
+    if (t->nodes[x].kind == FS_NODE_SCALEUP) t->scaleup0 = x;
   }
   snprintf(t->spec, sizeof(t->spec), "file");
   /* "family" labels the graph (names, cost classes); the builders' closed

@@ -154,9 +154,13 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
  * G = gpus_per_node GPUs in scalable units (SUs) of servers_per_su; GPU i of
  * every server of an SU hangs (through its NIC) off rail switch i of the
  * SU, and every rail switch has one cable to each of `spines` spines
- * (links_per_spine parallel cables). Leaves: su * G + rail. */
+ * (links_per_spine parallel cables). Leaves: su * G + rail. Radix > 0
+ * bounds every switch's ports (more hosts than ports is an error). */
 typedef struct fs_railopt_params {
   int32_t servers, servers_per_su, spines, links_per_spine;
+  int32_t radix; /* ports per switch, 0 = unbounded: a rail switch needs
+                    servers_per_su + spines * links_per_spine, a spine
+                    rail switches * links_per_spine */
   double host_gbps, fabric_gbps;
   int64_t latency_ns;
 } fs_railopt_params;

@@ -144,11 +144,11 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   int rc;
   *known = 1;
   if (strcmp(type, "railopt") == 0) {
-    static const char *const keys[] = {"type", "servers", "servers_per_su", "spines",
+    static const char *const keys[] = {"type", "servers", "servers_per_su", "spines", "radix",
                                        "oversubscription", "links_per_spine", "host_gbps",
                                        "fabric_gbps", "latency_ns", "inc", "cost",
                                        SERVER_KEYS, NULL};
-    int64_t servers, spu, spines, lps, lat, g;
+    int64_t servers, spu, spines, lps, lat, g, radix;
     double hg, fg, over;
     fs_server_params sv;
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
@@ -173,11 +173,21 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         cJSON_GetObjectItemCaseSensitive(obj, "oversubscription"))
       return fail_key(c, obj, path, "oversubscription",
                       "give either spines or oversubscription, not both");
-    if ((rc = fs__json_int(c, obj, path, "spines", 0, def, 1, 1 << 22, &spines))) return rc;
+    if ((rc = fs__json_int(c, obj, path, "spines", 0, def, 1, 1 << 22, &spines)) ||
+        (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)))
+      return rc;
+    if (radix > 0 && spu + spines * lps > radix)
+      return fail_key(c, obj, path, "radix",
+                      "is too small: a rail switch needs servers_per_su + spines * "
+                      "links_per_spine ports (more hosts than ports)");
+    if (radix > 0 && servers / spu * g * lps > radix)
+      return fail_key(c, obj, path, "radix",
+                      "is too small: a spine needs one port per rail switch and "
+                      "links_per_spine");
     if (servers * g > (1 << 22))
       return fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
     fs_railopt_params p = {(int32_t)servers, (int32_t)spu, (int32_t)spines, (int32_t)lps,
-                           hg, fg, lat};
+                           (int32_t)radix, hg, fg, lat};
     return fs_topo_railopt(&p, &sv, out, inner);
   }
   if (strcmp(type, "railonly") == 0) {

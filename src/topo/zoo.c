@@ -46,6 +46,17 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
   if (gpus > MAX_NODES) return bad_int(F, "servers * gpus_per_node", "<= 4194304", gpus, err);
   if ((rc = fs__check_servers(F, &sv, gpus, "the GPUs", "", &sv, err))) return rc;
   int64_t sus = p->servers / spu, leaves = sus * G;
+  if (p->radix < 0) return bad_int(F, "radix", ">= 0 (0: unbounded)", p->radix, err);
+  if (p->radix > 0 && (int64_t)spu + (int64_t)p->spines * lps > p->radix)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: a rail switch needs servers_per_su + spines * links_per_spine = "
+                      "%lld ports, more than radix %d",
+                      F, (long long)spu + (long long)p->spines * lps, p->radix);
+  if (p->radix > 0 && leaves * lps > p->radix)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: a spine needs (servers / servers_per_su) * gpus_per_node * "
+                      "links_per_spine = %lld ports, more than radix %d",
+                      F, (long long)(leaves * lps), p->radix);
   int64_t nodes = gpus + leaves + p->spines + fs__server_nodes(&sv, gpus);
   int64_t cables = gpus + leaves * p->spines * lps + fs__server_cables(&sv, gpus);
   if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
@@ -69,9 +80,9 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
         TRY(fs__tb_cable(&b, (int32_t)(leaf0 + l), spine0 + s, p->fabric_gbps * 1e9,
                          p->latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec),
-           "railopt:servers=%d,servers_per_su=%d,spines=%d,links_per_spine=%d,"
+           "railopt:servers=%d,servers_per_su=%d,spines=%d,links_per_spine=%d,radix=%d,"
            "host_gbps=%g,fabric_gbps=%g,latency_ns=%lld",
-           p->servers, spu, p->spines, lps, p->host_gbps, p->fabric_gbps,
+           p->servers, spu, p->spines, lps, p->radix, p->host_gbps, p->fabric_gbps,
            (long long)p->latency_ns);
   if (G == 1) append_spec(b.t, ",gpus_per_node=%g", 1);
   TRY(fs__add_servers_after(&b, &sv, (int32_t)gpus));

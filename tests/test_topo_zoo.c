@@ -734,3 +734,32 @@ TEST(test_topo_zoo_dragonfly_minimal_and_valiant) {
     fs_topo_free(t);
   }
 }
+
+TEST(test_topo_zoo_railonly_scaleup_first) {
+  fs_topo *t = spec("railonly:servers=3,gpus_per_node=4");
+  if (!t) return;
+  fs_err err = {0, ""};
+  fs_router *r = NULL;
+  CHECK_OK(fs_router_new(t, &r, &err), &err);
+  fs_route route;
+  fs_route_init(&route);
+  int32_t nodes[16], G = 4;
+  for (int32_t a = 0; r && a < t->n_hosts; a++)
+    for (int32_t b = 0; b < t->n_hosts; b++) {
+      if (a == b) continue;
+      if (fs_route_railonly(r, a, b, &route, &err)) {
+        test_fail(__FILE__, __LINE__, "%d->%d: %s", a, b, err.msg);
+        continue;
+      }
+      CHECK_EQ_INT(route.hops, fs_route_dist(r, a, b));
+      int32_t k = fs_route_nodes(t, &route, nodes);
+      int cross = a % G != b % G;
+      /* the second node is the source's scale-up switch exactly when the
+       * rails differ; no other scale-up switch is used */
+      CHECK((nodes[1] == t->scaleup0 + a / G) == cross);
+      for (int32_t j = 2; j < k; j++) CHECK(t->nodes[nodes[j]].kind != FS_NODE_SCALEUP);
+    }
+  fs_route_free(&route);
+  fs_router_free(r);
+  fs_topo_free(t);
+}

@@ -104,4 +104,12 @@ int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out,
 int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
                        uint64_t seed, uint64_t key, fs_route *out, fs_err *err);
 
+/* Rail-only, scale-up domain first: inside a server over NVLink; along a
+ * rail GPU-NIC-rail-NIC-GPU; between rails first over NVLink to the
+ * source server's NIC on the destination's rail (the PXN cable), then along
+ * that rail (5 hops, as short as ECMP's, which may also cross at the
+ * destination's server instead). */
+int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out,
+                      fs_err *err);
+
 #endif

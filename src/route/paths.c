@@ -679,3 +679,24 @@ int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant, uint
   w[n++] = dst;
   return fs_route_explicit(r, w, n, out, err);
 }
+
+int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "railonly", src, dst, err);
+  if (rc) return rc;
+  int32_t G = t->gpus_per_node, w[6], n = 0;
+  if (G < 2 || t->nic0 < 0 || t->scaleup0 < 0)
+    return fs_err_set(err, FS_EINVAL, "railonly routing needs GPU servers");
+  w[n++] = src;
+  if (src / G == dst / G) {
+    w[n++] = t->scaleup0 + src / G;
+  } else {
+    /* Scale-up first: over NVLink to the server's NIC on dst's rail. */
+    if (src % G != dst % G) w[n++] = t->scaleup0 + src / G;
+    w[n++] = t->nic0 + (src / G) * G + dst % G;
+    w[n++] = t->n_hosts + dst % G;
+    w[n++] = t->nic0 + dst;
+  }
+  w[n++] = dst;
+  return fs_route_explicit(r, w, n, out, err);
+}

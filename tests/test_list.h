@@ -13,3 +13,4 @@
 #include "list_report.h"
 #include "list_train.h"
 #include "list_cli.h"
+#include "list_routeopt.h"

@@ -1,0 +1,13 @@
+/* tests of the routing optimiser (routeopt.h), run in this order */
+X(test_routeopt_metric_by_hand)
+X(test_routeopt_ring_phases)
+X(test_routeopt_exact_equals_brute_force)
+X(test_routeopt_greedy_reaches_nonblocking_on_permutation)
+X(test_routeopt_ecmp_collisions_balls_into_bins)
+X(test_routeopt_greedy_not_worse_than_ecmp_median)
+X(test_routeopt_spray_is_ideal_on_clos)
+X(test_routeopt_jobs_file_placement)
+X(test_routeopt_jobs_file_errors)
+X(test_routeopt_exact_refuses_large)
+X(test_routeopt_routes_for_engine)
+X(test_routeopt_cli)

@@ -1,0 +1,593 @@
+/* Tests of the routing optimiser: the metric against hand computations,
+ * the exact MILP against a brute force over every assignment, greedy on
+ * permutations of a 2-tier Clos (non-blocking optimum), ECMP collisions
+ * against the balls-into-bins expectation, greedy against ECMP's median,
+ * the jobs file and the CLI. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/routeopt.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+#include "test.h"
+
+static fs_topo *leafspine(int32_t leaves, int32_t spines, int32_t hpl, double host_gbps,
+                          double fabric_gbps) {
+  fs_leafspine_params lp = {leaves, spines, hpl, host_gbps, fabric_gbps, 1, 1000};
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
+  return t;
+}
+
+static void add_flows_job(fs_ro_traffic *tr, const char *name, const int32_t *pairs, int32_t n,
+                          double bytes) {
+  fs_ro_flow fl[64];
+  for (int32_t i = 0; i < n; i++) {
+    fl[i].src = pairs[2 * i];
+    fl[i].dst = pairs[2 * i + 1];
+    fl[i].bytes = bytes;
+    fl[i].phase = 0;
+  }
+  fs_err err = {0, ""};
+  CHECK_OK(fs_ro_traffic_add_phase_job(tr, name, fl, n, 1, &err), &err);
+}
+
+/* Two jobs on 2 leaves x 1 spine x 3 hosts, all links 100 Gb/s. Job A:
+ * h0 -> h3 and h1 -> h4 share leaf0's only uplink (50 Gb/s each); job B:
+ * h2 -> h1 stays in leaf 0 (100 Gb/s). 1 GB flows: ideal 80 ms each. */
+TEST(test_routeopt_metric_by_hand) {
+  fs_topo *t = leafspine(2, 1, 3, 100, 100);
+  fs_ro_traffic tr;
+  fs_ro_traffic_init(&tr);
+  int32_t a[] = {0, 3, 1, 4}, b[] = {2, 1};
+  add_flows_job(&tr, "A", a, 2, 1e9);
+  add_flows_job(&tr, "B", b, 1, 1e9);
+  fs_ro_problem *p = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  if (!p) goto out;
+  int32_t choice[3] = {0, 0, 0};
+  fs_ro_metric m;
+  double js[2], ji[2];
+  CHECK_OK(fs_ro_evaluate(p, choice, &m, js, ji, &err), &err);
+  CHECK_REL(ji[0], 0.08, 1e-12, "s");
+  CHECK_REL(ji[1], 0.08, 1e-12, "s");
+  CHECK_REL(js[0], 0.16, 1e-12, "s");
+  CHECK_REL(js[1], 0.08, 1e-12, "s");
+  CHECK_REL(fs_ro_demand_bps(p, 0), 100e9, 1e-12, "bit/s");
+  CHECK_REL(m.min_job_tput, 0.5, 1e-12, "");
+  CHECK_REL(m.min_flow_tput, 0.5, 1e-12, "");
+  /* achieved 2 GB / 0.16 s + 1 GB / 0.08 s over ideal 2 GB / 0.08 + 1 GB / 0.08 */
+  CHECK_REL(m.efficiency, 2.0 / 3.0, 1e-12, "");
+  /* Jain of (0.5, 1): 1.5^2 / (2 * 1.25) */
+  CHECK_REL(m.jain, 0.9, 1e-12, "");
+  CHECK_REL(m.max_link_load, 2.0, 1e-12, "");
+  CHECK_REL(m.max_link_util, 1.0, 1e-12, "");
+  CHECK_REL(m.worst_slowdown, 2.0, 1e-12, "");
+  CHECK_REL(m.mean_slowdown, 1.5, 1e-12, "");
+  /* the comparison: a better routing compares greater, equal equal */
+  fs_ro_metric better = m;
+  better.min_job_tput = 0.6;
+  CHECK(fs_ro_metric_cmp(&better, &m) > 0);
+  CHECK(fs_ro_metric_cmp(&m, &better) < 0);
+  CHECK(fs_ro_metric_cmp(&m, &m) == 0);
+  /* a choice out of range is refused */
+  choice[0] = 1;
+  CHECK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err) == FS_EINVAL);
+out:
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+/* A 4-rank ring all-reduce of 1 GB on a star of 100 Gb/s hosts: 2(p-1) = 6
+ * steps of 250 MB at 100 Gb/s = 6 x 20 ms; all-gather half the steps. */
+TEST(test_routeopt_ring_phases) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(8, 100, 1000, &t, &err), &err);
+  fs_ro_traffic tr;
+  fs_ro_traffic_init(&tr);
+  int32_t h1[] = {0, 1, 2, 3}, h2[] = {4, 5, 6, 7};
+  CHECK_OK(fs_ro_traffic_add_ring(&tr, "ar", "allreduce", h1, 4, 1e9, &err), &err);
+  CHECK_OK(fs_ro_traffic_add_ring(&tr, "ag", "allgather", h2, 4, 1e9, &err), &err);
+  CHECK_EQ_INT(tr.n_flows, 8);
+  CHECK_EQ_INT(tr.phases[0].repeat, 6);
+  CHECK_EQ_INT(tr.phases[1].repeat, 3);
+  CHECK_EQ_INT(tr.flows[3].src, 3);
+  CHECK_EQ_INT(tr.flows[3].dst, 0);
+  CHECK_REL(tr.flows[3].bytes, 0.25e9, 1e-12, "B");
+  CHECK(fs_ro_traffic_add_ring(&tr, "x", "broadcast", h1, 4, 1e9, &err) == FS_EINVAL);
+  int32_t dup[] = {0, 0};
+  CHECK(fs_ro_traffic_add_ring(&tr, "x", "allreduce", dup, 2, 1e9, &err) == FS_EINVAL);
+  CHECK_EQ_INT(tr.n_jobs, 2);
+  fs_ro_problem *p = NULL;
+  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  if (p) {
+    int32_t choice[8] = {0};
+    fs_ro_metric m;
+    double js[2], ji[2];
+    CHECK_OK(fs_ro_evaluate(p, choice, &m, js, ji, &err), &err);
+    CHECK_REL(js[0], 0.12, 1e-12, "s");
+    CHECK_REL(ji[0], 0.12, 1e-12, "s");
+    CHECK_REL(js[1], 0.06, 1e-12, "s");
+    CHECK_REL(m.efficiency, 1, 1e-12, "");
+  }
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+/* Every assignment of the flows to their paths, as an odometer. */
+static int next_assignment(const fs_ro_problem *p, int32_t *choice) {
+  for (int32_t f = 0; f < fs_ro_n_flows(p); f++) {
+    if (++choice[f] < fs_ro_n_paths(p, f)) return 1;
+    choice[f] = 0;
+  }
+  return 0;
+}
+
+static uint64_t lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return *s >> 33;
+}
+
+/* Tiny leaf-spines with a handful of flows (distinct sources and
+ * destinations, so every demand is the host rate): the MILP's max link
+ * load is the least over every assignment, and its min flow throughput
+ * the greatest. The oracle must see a spread (some assignment worse than
+ * the optimum), or the comparison would prove nothing. */
+TEST(test_routeopt_exact_equals_brute_force) {
+  int spread_seen = 0;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    int32_t spines = seed % 2 ? 2 : 3;
+    fs_topo *t = leafspine(3, spines, 3, 100, seed % 3 == 0 ? 50 : 100);
+    uint64_t s = seed;
+    int32_t perm[9];
+    for (int32_t i = 0; i < 9; i++) perm[i] = i;
+    for (int32_t i = 8; i > 0; i--) {
+      int32_t k = (int32_t)(lcg(&s) % (uint64_t)(i + 1)), x = perm[i];
+      perm[i] = perm[k];
+      perm[k] = x;
+    }
+    int32_t pairs[12], n = 0;
+    for (int32_t i = 0; i < 9 && n < 6; i++)
+      if (perm[i] / 3 != i / 3) {
+        pairs[2 * n] = i;
+        pairs[2 * n + 1] = perm[i];
+        n++;
+      }
+    fs_ro_traffic tr;
+    fs_ro_traffic_init(&tr);
+    add_flows_job(&tr, "a", pairs, n / 2, 1e9);
+    add_flows_job(&tr, "b", pairs + 2 * (n / 2), n - n / 2, 1e9);
+    fs_ro_problem *p = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+    if (!p) {
+      fs_ro_traffic_free(&tr);
+      fs_topo_free(t);
+      continue;
+    }
+    int32_t choice[6] = {0}, best[6];
+    double best_load = INFINITY, best_tput = 0, worst_load = 0;
+    do {
+      fs_ro_metric m;
+      CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+      if (m.max_link_load < best_load) best_load = m.max_link_load;
+      if (m.min_flow_tput > best_tput) best_tput = m.min_flow_tput;
+      if (m.max_link_load > worst_load) worst_load = m.max_link_load;
+    } while (next_assignment(p, choice));
+    if (worst_load > best_load + 1e-9) spread_seen++;
+    fs_ro_opts o = {FS_RO_EXACT, 0, 0, 0};
+    fs_ro_stats st;
+    CHECK_OK(fs_ro_optimize(p, &o, best, &st, &err), &err);
+    fs_ro_metric m;
+    CHECK_OK(fs_ro_evaluate(p, best, &m, NULL, NULL, &err), &err);
+    CHECK_REL(m.max_link_load, best_load, 1e-9, "");
+    CHECK_REL(st.objective, best_load, 1e-9, "");
+    CHECK_REL(m.min_flow_tput, best_tput, 1e-9, "");
+    /* greedy, whatever it reaches, is an assignment: never past the optimum */
+    o.kind = FS_RO_GREEDY;
+    CHECK_OK(fs_ro_optimize(p, &o, choice, &st, &err), &err);
+    CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+    CHECK(m.max_link_load >= best_load - 1e-9);
+    fs_ro_problem_free(p);
+    fs_ro_traffic_free(&tr);
+    fs_topo_free(t);
+  }
+  CHECK(spread_seen >= 4);
+}
+
+/* Random permutations of every host of a leaf-spine with as many spines as
+ * hosts per leaf (non-blocking): greedy reaches max link load 1, every job
+ * at its ideal time (Koenig: the leaf-to-leaf multigraph has degree <= the
+ * spine count, so a routing without collisions exists). */
+TEST(test_routeopt_greedy_reaches_nonblocking_on_permutation) {
+  static const int32_t shapes[][3] = {{8, 4, 4}, {16, 8, 8}, {6, 6, 6}};
+  for (int sh = 0; sh < 3; sh++) {
+    int32_t L = shapes[sh][0], S = shapes[sh][1], H = shapes[sh][2], n = L * H;
+    fs_topo *t = leafspine(L, S, H, 400, 400);
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      uint64_t s = seed * 7919 + (uint64_t)sh;
+      int32_t *perm = malloc((size_t)n * sizeof(*perm));
+      int32_t *pairs = malloc((size_t)n * 2 * sizeof(*pairs));
+      for (int32_t i = 0; i < n; i++) perm[i] = i;
+      for (int32_t i = n - 1; i > 0; i--) {
+        int32_t k = (int32_t)(lcg(&s) % (uint64_t)(i + 1)), x = perm[i];
+        perm[i] = perm[k];
+        perm[k] = x;
+      }
+      fs_ro_traffic tr;
+      fs_ro_traffic_init(&tr);
+      int32_t m = 0;
+      for (int32_t i = 0; i < n; i++)
+        if (perm[i] != i) {
+          pairs[2 * m] = i;
+          pairs[2 * m + 1] = perm[i];
+          m++;
+        }
+      /* four jobs of a quarter of the flows each, all concurrent */
+      fs_err err = {0, ""};
+      for (int j = 0; j < 4; j++) {
+        int32_t lo = m * j / 4, hi = m * (j + 1) / 4;
+        fs_ro_flow *fl = malloc((size_t)(hi - lo + 1) * sizeof(*fl));
+        for (int32_t i = lo; i < hi; i++)
+          fl[i - lo] = (fs_ro_flow){pairs[2 * i], pairs[2 * i + 1], 1e8, 0};
+        if (hi > lo) CHECK_OK(fs_ro_traffic_add_phase_job(&tr, "j", fl, hi - lo, 1, &err), &err);
+        free(fl);
+      }
+      fs_ro_problem *p = NULL;
+      CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+      int32_t *choice = malloc((size_t)tr.n_flows * sizeof(*choice));
+      fs_ro_opts o = {FS_RO_GREEDY, 0, 0, 0};
+      fs_ro_stats st;
+      fs_ro_metric met;
+      if (p) {
+        CHECK_OK(fs_ro_optimize(p, &o, choice, &st, &err), &err);
+        CHECK_OK(fs_ro_evaluate(p, choice, &met, NULL, NULL, &err), &err);
+        CHECK_REL(met.max_link_load, 1.0, 1e-9, "");
+        CHECK_REL(met.min_job_tput, 1.0, 1e-9, "");
+        CHECK_REL(met.efficiency, 1.0, 1e-9, "");
+      }
+      free(choice);
+      fs_ro_problem_free(p);
+      fs_ro_traffic_free(&tr);
+      free(perm);
+      free(pairs);
+    }
+    fs_topo_free(t);
+  }
+}
+
+/* Leaf-spine of L leaves, S spines, S hosts per leaf; host (a, i) sends to
+ * (a + 1, i). Each leaf hashes its S flows over its S uplinks (host and
+ * spine hops have one choice), like S balls into S bins: the expected
+ * share of empty uplinks is (1 - 1/S)^S and of flows sharing their uplink
+ * 1 - (1 - 1/S)^(S-1). Over 100 seeds (6400 bins) both measured shares
+ * must be within 0.03 of those (several standard deviations). */
+TEST(test_routeopt_ecmp_collisions_balls_into_bins) {
+  const int32_t L = 8, S = 8;
+  fs_topo *t = leafspine(L, S, S, 100, 100);
+  fs_ro_traffic tr;
+  fs_ro_traffic_init(&tr);
+  int32_t pairs[128];
+  for (int32_t a = 0; a < L; a++)
+    for (int32_t i = 0; i < S; i++) {
+      pairs[2 * (a * S + i)] = a * S + i;
+      pairs[2 * (a * S + i) + 1] = ((a + 1) % L) * S + i;
+    }
+  add_flows_job(&tr, "perm", pairs, 64, 1e9);
+  fs_ro_problem *p = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  if (!p) goto out;
+  int32_t *cnt = calloc((size_t)t->n_links, sizeof(*cnt));
+  int64_t empty = 0, bins = 0, shared = 0, balls = 0;
+  int32_t choice[64];
+  for (uint64_t seed = 1; seed <= 100; seed++) {
+    fs_ro_opts o = {FS_RO_ECMP, seed, 0, 0};
+    CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+    memset(cnt, 0, (size_t)t->n_links * sizeof(*cnt));
+    for (int32_t f = 0; f < 64; f++) {
+      int32_t h;
+      const int32_t *pl = fs_ro_path(p, f, choice[f], &h);
+      for (int32_t i = 0; i < h; i++) cnt[pl[i]]++;
+    }
+    for (int32_t l = 0; l < t->n_links; l++) {
+      const fs_link *lk = &t->links[l];
+      if (t->nodes[lk->from].tier != 1 || t->nodes[lk->to].tier != 2) continue; /* uplinks */
+      bins++;
+      empty += cnt[l] == 0;
+    }
+    for (int32_t f = 0; f < 64; f++) {
+      int32_t h;
+      const int32_t *pl = fs_ro_path(p, f, choice[f], &h);
+      balls++;
+      shared += cnt[pl[1]] > 1; /* pl[1]: leaf -> spine */
+    }
+  }
+  CHECK_EQ_INT(bins, 100 * L * S);
+  double q = 1.0 - 1.0 / S;
+  double want_empty = pow(q, S), want_shared = 1 - pow(q, S - 1);
+  double got_empty = (double)empty / (double)bins, got_shared = (double)shared / (double)balls;
+  if (fabs(got_empty - want_empty) > 0.03)
+    test_fail(__FILE__, __LINE__, "empty uplinks: expected %.4f, got %.4f", want_empty, got_empty);
+  if (fabs(got_shared - want_shared) > 0.03)
+    test_fail(__FILE__, __LINE__, "flows sharing an uplink: expected %.4f, got %.4f", want_shared,
+              got_shared);
+  free(cnt);
+out:
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+static fs_ro_problem *jobs_problem(const fs_topo *t, fs_ro_traffic *tr, const char *text) {
+  fs_err err = {0, ""};
+  fs_ro_problem *p = NULL;
+  fs_ro_traffic_init(tr);
+  CHECK_OK(fs_ro_traffic_from_json(text, "jobs.json", t, tr, &err), &err);
+  CHECK_OK(fs_ro_problem_new(t, tr, &p, &err), &err);
+  return p;
+}
+
+static int cmp_metric(const void *a, const void *b) {
+  return fs_ro_metric_cmp((const fs_ro_metric *)a, (const fs_ro_metric *)b);
+}
+
+/* Seeded multi-job instances (random placement, 1:1 and 2:1 leaf-spines):
+ * greedy's metric is never worse than ECMP's median over 21 seeds, nor its
+ * max link load higher. */
+TEST(test_routeopt_greedy_not_worse_than_ecmp_median) {
+  static const char *const specs[][2] = {
+      {"16 8 8 1", "{\"seed\": 3, \"jobs\": [{\"placement\": \"random\", \"size\": 32, "
+                   "\"bytes\": 1e9}, {\"placement\": \"random\", \"size\": 48, \"bytes\": 2e9}, "
+                   "{\"placement\": \"random\", \"size\": 40, \"bytes\": 5e8}]}"},
+      {"8 4 8 1", "{\"seed\": 5, \"jobs\": [{\"placement\": \"random\", \"size\": 30, "
+                  "\"bytes\": 1e9}, {\"placement\": \"packed\", \"size\": 20, \"bytes\": 1e9}]}"},
+      {"12 6 6 1", "{\"seed\": 9, \"jobs\": [{\"placement\": \"random\", \"size\": 70, "
+                   "\"collective\": \"allgather\", \"bytes\": 1e9}]}"},
+  };
+  for (int i = 0; i < 3; i++) {
+    int32_t L, S, H, x;
+    sscanf(specs[i][0], "%d %d %d %d", &L, &S, &H, &x);
+    fs_topo *t = leafspine(L, S, H, 400, i == 1 ? 400 * 8.0 / 4 / 2 : 400);
+    fs_ro_traffic tr;
+    fs_ro_problem *p = jobs_problem(t, &tr, specs[i][1]);
+    if (p) {
+      fs_err err = {0, ""};
+      int32_t *choice = malloc((size_t)tr.n_flows * sizeof(*choice));
+      fs_ro_metric ecmp[21], g;
+      for (int s = 0; s < 21; s++) {
+        fs_ro_opts o = {FS_RO_ECMP, (uint64_t)s + 1, 0, 0};
+        CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+        CHECK_OK(fs_ro_evaluate(p, choice, &ecmp[s], NULL, NULL, &err), &err);
+      }
+      qsort(ecmp, 21, sizeof(ecmp[0]), cmp_metric);
+      fs_ro_opts o = {FS_RO_GREEDY, 0, 0, 0};
+      CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_ro_evaluate(p, choice, &g, NULL, NULL, &err), &err);
+      if (fs_ro_metric_cmp(&g, &ecmp[10]) < 0)
+        test_fail(__FILE__, __LINE__, "instance %d: greedy min job tput %.4f < ECMP median %.4f", i,
+                  g.min_job_tput, ecmp[10].min_job_tput);
+      CHECK(g.max_link_load <= ecmp[10].max_link_load + 1e-9);
+      free(choice);
+    }
+    fs_ro_problem_free(p);
+    fs_ro_traffic_free(&tr);
+    fs_topo_free(t);
+  }
+}
+
+/* Ideal spraying on a non-blocking leaf-spine reaches the ideal fabric. */
+TEST(test_routeopt_spray_is_ideal_on_clos) {
+  fs_topo *t = leafspine(8, 4, 4, 100, 100);
+  fs_ro_traffic tr;
+  fs_ro_problem *p = jobs_problem(
+      t, &tr, "{\"jobs\": [{\"placement\": \"random\", \"size\": 32, \"bytes\": 1e9}]}");
+  if (p) {
+    fs_err err = {0, ""};
+    int32_t choice[32];
+    fs_ro_opts o = {FS_RO_SPRAY, 0, 0, 0};
+    fs_ro_metric m;
+    CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+    CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+    CHECK_REL(m.min_job_tput, 1, 1e-9, "");
+    CHECK(m.max_link_load <= 1 + 1e-9);
+  }
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+TEST(test_routeopt_jobs_file_placement) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_from_spec("leafspine:leaves=4,spines=2,hosts_per_leaf=4,gpus_per_node=2", &t,
+                             &err),
+           &err);
+  if (!t) return;
+  fs_ro_traffic tr;
+  fs_ro_traffic_init(&tr);
+  CHECK_OK(fs_ro_traffic_from_json(
+               "{\"seed\": 7, \"jobs\": [{\"name\": \"x\", \"ranks\": [5, 9, 2]},"
+               " {\"placement\": \"packed\", \"size\": 3, \"bytes\": 1e6},"
+               " {\"placement\": \"rail\", \"size\": 4, \"bytes\": 1e6},"
+               " {\"placement\": \"random\", \"size\": 4, \"bytes\": 1e6}]}",
+               "jobs.json", t, &tr, &err) == FS_EINVAL ? 0 : 1,
+           &err);
+  /* "bytes" is required: the first job lacks it */
+  CHECK(strstr(err.msg, "$.jobs[0]") != NULL);
+  fs_ro_traffic_init(&tr);
+  CHECK_OK(fs_ro_traffic_from_json(
+               "{\"seed\": 7, \"jobs\": [{\"name\": \"x\", \"ranks\": [5, 9, 2], \"bytes\": 3e6},"
+               " {\"placement\": \"packed\", \"size\": 3, \"bytes\": 1e6},"
+               " {\"placement\": \"rail\", \"size\": 4, \"bytes\": 1e6},"
+               " {\"placement\": \"random\", \"size\": 4, \"bytes\": 1e6}]}",
+               "jobs.json", t, &tr, &err),
+           &err);
+  CHECK_EQ_INT(tr.n_jobs, 4);
+  if (tr.n_jobs == 4) {
+    const int32_t *rh = tr.rank_hosts;
+    CHECK_EQ_INT(rh[tr.jobs[0].first_rank + 1], 9);
+    /* packed: the lowest free hosts */
+    CHECK_EQ_INT(rh[tr.jobs[1].first_rank + 0], 0);
+    CHECK_EQ_INT(rh[tr.jobs[1].first_rank + 1], 1);
+    CHECK_EQ_INT(rh[tr.jobs[1].first_rank + 2], 3);
+    /* rail (2 GPUs per server): even GPUs first, skipping used ones */
+    CHECK_EQ_INT(rh[tr.jobs[2].first_rank + 0], 4);
+    CHECK_EQ_INT(rh[tr.jobs[2].first_rank + 1], 6);
+    CHECK_EQ_INT(rh[tr.jobs[2].first_rank + 2], 8);
+    CHECK_EQ_INT(rh[tr.jobs[2].first_rank + 3], 10);
+    /* random: distinct, unused */
+    uint8_t used[16] = {0};
+    for (int32_t i = 0; i < tr.n_rank_hosts; i++) {
+      CHECK(rh[i] >= 0 && rh[i] < 16);
+      if (rh[i] >= 0 && rh[i] < 16) {
+        CHECK(!used[rh[i]]);
+        used[rh[i]] = 1;
+      }
+    }
+    CHECK_EQ_INT(tr.phases[0].repeat, 4);
+    CHECK_REL(tr.flows[0].bytes, 1e6, 1e-12, "B");
+  }
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+TEST(test_routeopt_jobs_file_errors) {
+  fs_topo *t = leafspine(2, 2, 4, 100, 100);
+  static const char *const bad[][2] = {
+      {"{\"jobs\": []}", "$.jobs"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 1, \"colour\": 1}]}", "colour"},
+      {"{\"jobs\": [{\"size\": 9, \"bytes\": 1}]}", "$.jobs[0].size"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 1}, {\"ranks\": [7, 3], \"bytes\": 1}]}",
+       "$.jobs[1].ranks[1]"},
+      {"{\"jobs\": [{\"ranks\": [1, 8], \"bytes\": 1}]}", "$.jobs[0].ranks[1]"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 1, \"collective\": \"alltoall\"}]}",
+       "$.jobs[0].collective"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 1, \"algo\": \"tree\"}]}", "$.jobs[0].algo"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 1, \"placement\": \"spread\"}]}",
+       "$.jobs[0].placement"},
+      {"{\"jobs\": [{\"size\": 4, \"bytes\": 0}]}", "$.jobs[0].bytes"},
+      {"{\"jobs\": [{\"bytes\": 1}]}", "$.jobs[0]"},
+      {"{\"jobs\": [{\"ranks\": [1, 2], \"size\": 2, \"bytes\": 1}]}", "either"},
+      {"{\"jobs\": [{\"size\": 2, \"bytes\": 1}], ", "jobs.json"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    fs_ro_traffic tr;
+    fs_ro_traffic_init(&tr);
+    fs_err err = {0, ""};
+    int rc = fs_ro_traffic_from_json(bad[i][0], "jobs.json", t, &tr, &err);
+    if (rc != FS_EINVAL || !strstr(err.msg, bad[i][1]))
+      test_fail(__FILE__, __LINE__, "case %zu: expected FS_EINVAL naming '%s', got %d: %s", i,
+                bad[i][1], rc, err.msg);
+    CHECK_EQ_INT(tr.n_jobs, 0);
+    fs_ro_traffic_free(&tr);
+  }
+  fs_topo_free(t);
+}
+
+TEST(test_routeopt_exact_refuses_large) {
+  fs_topo *t = leafspine(8, 8, 8, 100, 100);
+  fs_ro_traffic tr;
+  fs_ro_problem *p = jobs_problem(
+      t, &tr, "{\"jobs\": [{\"placement\": \"random\", \"size\": 64, \"bytes\": 1e9}]}");
+  if (p) {
+    fs_err err = {0, ""};
+    int32_t choice[64];
+    fs_ro_opts o = {FS_RO_EXACT, 0, 0, 100};
+    CHECK_EQ_INT(fs_ro_optimize(p, &o, choice, NULL, &err), FS_ERANGE);
+    CHECK(strstr(err.msg, "exceed the limit of 100") != NULL);
+    fs_ro_kind k;
+    CHECK_EQ_INT(fs_ro_kind_parse("greedy", &k), 0);
+    CHECK_EQ_INT(k, FS_RO_GREEDY);
+    CHECK_EQ_INT(fs_ro_kind_parse("ospf", &k), FS_EINVAL);
+  }
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+/* The routes the optimiser hands to the engine reproduce its metric: one
+ * phase of the greedy routing simulated as flows takes the metric's phase
+ * time (all flows equal, so the max-min rates never change mid-phase). */
+TEST(test_routeopt_routes_for_engine) {
+  fs_topo *t = leafspine(4, 2, 4, 100, 100);
+  fs_ro_traffic tr;
+  fs_ro_problem *p = jobs_problem(
+      t, &tr,
+      "{\"seed\": 2, \"jobs\": [{\"placement\": \"random\", \"size\": 8, \"bytes\": 8e8},"
+      " {\"placement\": \"random\", \"size\": 8, \"bytes\": 8e8}]}");
+  if (p) {
+    fs_err err = {0, ""};
+    int32_t choice[16];
+    double js[2];
+    fs_ro_metric m;
+    for (int kind = FS_RO_GREEDY; kind <= FS_RO_SPRAY; kind++) {
+      fs_ro_opts o = {(fs_ro_kind)kind, 3, 0, 0};
+      CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_ro_evaluate(p, choice, &m, js, NULL, &err), &err);
+      fs_sim *sim = NULL;
+      CHECK_OK(fs_sim_new(t, &sim, &err), &err);
+      if (!sim) continue;
+      int64_t lat = 0;
+      for (int32_t f = 0; f < tr.n_flows; f++) {
+        fs_route r;
+        fs_route_init(&r);
+        CHECK_OK(fs_ro_route(p, choice, f, &r, &err), &err);
+        if (r.latency_ns > lat) lat = r.latency_ns;
+        CHECK(fs_sim_add_flow(sim, tr.flows[f].src, tr.flows[f].dst, tr.flows[f].bytes, 0, &r,
+                              &err) >= 0);
+        fs_route_free(&r);
+      }
+      CHECK_OK(fs_sim_run(sim, NULL, &err), &err);
+      double phase = fmax(js[0] / tr.phases[0].repeat, js[1] / tr.phases[1].repeat);
+      CHECK_REL(fs_sim_makespan_s(sim) - (double)lat * 1e-9, phase, 1e-6, "s");
+      fs_sim_free(sim);
+    }
+  }
+  fs_ro_problem_free(p);
+  fs_ro_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+TEST(test_routeopt_cli) {
+  char out[16384];
+  const char *topo = "--topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,"
+                     "fabric_gbps=400";
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --seeds 5 --format json",
+           topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  CHECK(strstr(out, "\"optimizer\": \"exact\"") != NULL);
+  CHECK(strstr(out, "\"optimizer\": \"ecmp-median\"") != NULL);
+  CHECK(strstr(out, "\"min_job_throughput\": 1,") != NULL); /* exact, greedy, spray */
+  snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --optimizer greedy", topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  CHECK(strstr(out, "min job throughput") != NULL);
+  CHECK(strstr(out, "dp-a allreduce ms") != NULL);
+  /* bad input: exit 2 with one line naming the problem */
+  snprintf(cmd, sizeof(cmd), "route %s", topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+  CHECK(strstr(out, "--jobs is required") != NULL);
+  snprintf(cmd, sizeof(cmd), "route --jobs /nonexistent/jobs.json %s", topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+  snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --optimizer ospf", topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+  CHECK(strstr(out, "ospf") != NULL);
+  CHECK_EQ_INT(test_run_cli("route --jobs examples/jobs-4dp.json --topo star:hosts=8", "2>&1",
+                            out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "$.jobs[0].size") != NULL);
+  /* exact alone on an instance above its limit: a clear error, exit 2 */
+  CHECK_EQ_INT(test_run_cli("route --jobs examples/jobs-clos64.json --topo "
+                            "leafspine:leaves=64,spines=32,hosts_per_leaf=32 --optimizer exact",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "use greedy") != NULL);
+}

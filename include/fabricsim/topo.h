@@ -150,6 +150,35 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
                             const fs_server_params *sv, fs_topo **out,
                             fs_err *err);
 
+/* General two- or three-tier folded Clos with oversubscription per tier
+ * (family "clos"; a k-ary fat-tree is tiers 3, pods k, and k/2 for
+ * edges_per_pod, hosts_per_edge, edge_uplinks and agg_uplinks).
+ * Three tiers: `pods` pods of edges_per_pod edge switches (hosts_per_edge
+ * hosts each) and edge_uplinks aggregation switches; every edge switch has
+ * one cable to every aggregation switch of its pod; aggregation switch a of
+ * every pod has one cable to each of the agg_uplinks core switches of plane
+ * a (core a * agg_uplinks + j), so cores = edge_uplinks * agg_uplinks, each
+ * of radix `pods`. Two tiers: one pod, no cores; the aggregation switches
+ * are the spines (agg_uplinks 0, agg_gbps unused). Oversubscription:
+ * edge tier hosts_per_edge * host_gbps : edge_uplinks * edge_gbps, and
+ * aggregation tier edges_per_pod * edge_gbps : agg_uplinks * agg_gbps.
+ * radix > 0 bounds every switch's ports. Numbering as fs_topo_fattree. */
+typedef struct fs_clos_params {
+  int32_t tiers;           /* 2 or 3 */
+  int32_t pods;            /* >= 1; 1 with two tiers */
+  int32_t edges_per_pod;   /* edge (leaf) switches per pod */
+  int32_t hosts_per_edge;
+  int32_t edge_uplinks;    /* = aggregation switches per pod (spines) */
+  int32_t agg_uplinks;     /* three tiers: core switches per plane */
+  int32_t radix;           /* ports per switch, 0 = unbounded */
+  double host_gbps;        /* host (or NIC) <-> edge */
+  double edge_gbps;        /* edge <-> aggregation (spine) */
+  double agg_gbps;         /* aggregation <-> core */
+  int64_t latency_ns;
+} fs_clos_params;
+int fs_topo_clos(const fs_clos_params *p, const fs_server_params *sv, fs_topo **out,
+                 fs_err *err);
+
 /* Rail-optimized multi-plane fabric (NVIDIA DGX SuperPOD style): servers of
  * G = gpus_per_node GPUs in scalable units (SUs) of servers_per_su; GPU i of
  * every server of an SU hangs (through its NIC) off rail switch i of the
@@ -274,8 +303,9 @@ int fs_topo_stats_compute(const fs_topo *t, fs_topo_stats *st, fs_err *err);
 
 /* The bisection (bit/s, across the documented host order) that the
  * family's closed form predicts, or a negative value for families without
- * one (docs/model.md): fat-tree k^3/8 * link, leaf-spine, torus cut across
- * dims[0] (even), ring 2 links (1 for n = 2). */
+ * one (docs/model.md): fat-tree k^3/8 * link, Clos (even pods, or one pod
+ * of even edges_per_pod), torus cut across dims[0] (even), ring 2 links (1
+ * for n = 2). */
 double fs_topo_bisection_formula(const fs_topo *t);
 
 /* ---- cost and power ---- */

@@ -22,6 +22,8 @@ static void help(FILE *f) {
           "SPEC is a JSON file or an inline form, e.g.\n"
           "  fattree:k=8,gbps=100\n"
           "  leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400\n"
+          "  clos:pods=8,edges_per_pod=4,hosts_per_edge=16,edge_oversubscription=2\n"
+          "  clos:tiers=2,edges_per_pod=8,hosts_per_edge=32,edge_uplinks=8,edge_gbps=400\n"
           "  star:hosts=16,gbps=100\n"
           "  railopt:servers=64,gpus_per_node=8,servers_per_su=32\n"
           "  railonly:servers=32,gpus_per_node=8\n"

@@ -1,4 +1,5 @@
-/* Builders of the topology families: star, leaf-spine, k-ary fat-tree, each
+/* Builders of the topology families: star, leaf-spine, k-ary fat-tree and
+ * the general two- or three-tier Clos (oversubscription per tier), each
  * with plain hosts or with GPU servers (gpus_per_node G > 1).
  * Each validates its parameters (naming the bad one), then lays out hosts
  * first in the documented order, then switches tier by tier, then (G > 1)
@@ -288,4 +289,115 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
 oom:
   fs__tb_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building fattree");
+}
+
+/* ---- general Clos ------------------------------------------------------------ */
+
+static int clos_bad(const char *name, const char *rule, int64_t v, fs_err *err) {
+  return fs_err_set(err, FS_EINVAL, "clos: %s must be %s, got %lld", name, rule, (long long)v);
+}
+
+int fs_topo_clos(const fs_clos_params *p, const fs_server_params *svp, fs_topo **out,
+                 fs_err *err) {
+  const char *F = "clos";
+  int rc;
+  int three = p->tiers == 3;
+  if (p->tiers != 2 && p->tiers != 3) return clos_bad("tiers", "2 or 3", p->tiers, err);
+  if ((rc = fs__check_common(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
+      (rc = fs__check_gbps(F, p->edge_gbps, "edge_gbps", err)) ||
+      (three && (rc = fs__check_gbps(F, p->agg_gbps, "agg_gbps", err))))
+    return rc;
+  if (p->pods < 1 || p->pods > MAX_NODES || (!three && p->pods != 1))
+    return clos_bad("pods", three ? ">= 1" : "1 with tiers 2", p->pods, err);
+  if (p->edges_per_pod < 1 || p->edges_per_pod > MAX_NODES)
+    return clos_bad("edges_per_pod", ">= 1", p->edges_per_pod, err);
+  if (p->hosts_per_edge < 1 || p->hosts_per_edge > MAX_NODES)
+    return clos_bad("hosts_per_edge", ">= 1", p->hosts_per_edge, err);
+  if (p->edge_uplinks < 1 || p->edge_uplinks > MAX_NODES)
+    return clos_bad("edge_uplinks", ">= 1", p->edge_uplinks, err);
+  if (three ? p->agg_uplinks < 1 || p->agg_uplinks > MAX_NODES : p->agg_uplinks != 0)
+    return clos_bad("agg_uplinks", three ? ">= 1" : "0 with tiers 2", p->agg_uplinks, err);
+  if (p->radix < 0) return clos_bad("radix", ">= 0 (0: unbounded)", p->radix, err);
+  int64_t P = p->pods, E = p->edges_per_pod, hpe = p->hosts_per_edge, U1 = p->edge_uplinks;
+  int64_t U2 = three ? p->agg_uplinks : 0;
+  /* Ports: edge hpe + U1; aggregation (spine) E + U2; core P. */
+  if (p->radix > 0 && hpe + U1 > p->radix)
+    return fs_err_set(err, FS_EINVAL,
+                      "clos: an edge switch needs hosts_per_edge + edge_uplinks = %lld ports, "
+                      "more than radix %d",
+                      (long long)(hpe + U1), p->radix);
+  if (p->radix > 0 && E + U2 > p->radix)
+    return fs_err_set(err, FS_EINVAL,
+                      "clos: %s needs edges_per_pod%s = %lld ports, more than radix %d",
+                      three ? "an aggregation switch" : "a spine",
+                      three ? " + agg_uplinks" : "", (long long)(E + U2), p->radix);
+  if (p->radix > 0 && three && P > p->radix)
+    return fs_err_set(err, FS_EINVAL,
+                      "clos: a core switch needs one port per pod (%lld), more than radix %d",
+                      (long long)P, p->radix);
+  if ((double)P * (double)E * (double)hpe > MAX_NODES || (double)P * (double)U1 > MAX_NODES ||
+      (double)U1 * (double)U2 > MAX_NODES || (double)P * (double)E * (double)U1 > MAX_CABLES)
+    return fs_err_set(err, FS_EINVAL,
+                      "clos: too large (limits %d nodes, %d cables)", MAX_NODES, MAX_CABLES);
+  int64_t hosts = P * E * hpe, edges = P * E, aggs = P * U1, cores = U1 * U2;
+  if (hosts > MAX_NODES) return clos_bad("pods * edges_per_pod * hosts_per_edge", "<= 4194304",
+                                         hosts, err);
+  fs_server_params sv;
+  if ((rc = fs__check_servers(F, svp, hpe, "hosts_per_edge", "; a server's NICs sit on one edge",
+                              &sv, err)))
+    return rc;
+  int64_t nodes = hosts + edges + aggs + cores + fs__server_nodes(&sv, hosts);
+  int64_t cables = hosts + edges * U1 + aggs * U2 + fs__server_cables(&sv, hosts);
+  if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
+  fs__topo_builder b;
+  if ((rc = fs__tb_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
+  /* Two tiers: no pods to name, so every group is -1 (names leaf/spine). */
+  for (int64_t i = 0; i < hosts; i++)
+    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, (int32_t)i, three ? (int32_t)(i / (E * hpe)) : -1));
+  int64_t edge0 = hosts, agg0 = edge0 + edges, core0 = agg0 + aggs;
+  for (int64_t q = 0; q < P; q++)
+    for (int64_t e = 0; e < E; e++)
+      TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, (int32_t)(three ? e : q * E + e),
+                      three ? (int32_t)q : -1));
+  for (int64_t q = 0; q < P; q++)
+    for (int64_t a = 0; a < U1; a++)
+      TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, (int32_t)a, three ? (int32_t)q : -1));
+  for (int64_t c = 0; c < cores; c++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 3, (int32_t)c, -1));
+  TRY(fs__add_servers_before(&b, &sv, (int32_t)hosts));
+  for (int64_t i = 0; i < hosts; i++)
+    TRY(fs__tb_cable(&b, fs__port(&b, (int32_t)i), (int32_t)(edge0 + i / hpe),
+                     p->host_gbps * 1e9, p->latency_ns));
+  for (int64_t q = 0; q < P; q++)
+    for (int64_t e = 0; e < E; e++)
+      for (int64_t a = 0; a < U1; a++)
+        TRY(fs__tb_cable(&b, (int32_t)(edge0 + q * E + e), (int32_t)(agg0 + q * U1 + a),
+                         p->edge_gbps * 1e9, p->latency_ns));
+  /* Core switch c = a*U2 + j attaches to aggregation switch a of every pod. */
+  for (int64_t q = 0; q < P; q++)
+    for (int64_t a = 0; a < U1; a++)
+      for (int64_t j = 0; j < U2; j++)
+        TRY(fs__tb_cable(&b, (int32_t)(agg0 + q * U1 + a), (int32_t)(core0 + a * U2 + j),
+                         p->agg_gbps * 1e9, p->latency_ns));
+  fs_topo *t = b.t;
+  /* For the closed-form bisection (fs_topo_bisection_formula). */
+  t->n_dims = 6;
+  t->dims[0] = p->tiers, t->dims[1] = p->pods, t->dims[2] = p->edges_per_pod;
+  t->dims[3] = p->hosts_per_edge, t->dims[4] = p->edge_uplinks, t->dims[5] = p->agg_uplinks;
+  if (three)
+    snprintf(t->spec, sizeof(t->spec),
+             "clos:tiers=3,pods=%d,edges_per_pod=%d,hosts_per_edge=%d,edge_uplinks=%d,"
+             "agg_uplinks=%d,radix=%d,host_gbps=%g,edge_gbps=%g,agg_gbps=%g,latency_ns=%lld",
+             p->pods, p->edges_per_pod, p->hosts_per_edge, p->edge_uplinks, p->agg_uplinks,
+             p->radix, p->host_gbps, p->edge_gbps, p->agg_gbps, (long long)p->latency_ns);
+  else
+    snprintf(t->spec, sizeof(t->spec),
+             "clos:tiers=2,edges_per_pod=%d,hosts_per_edge=%d,edge_uplinks=%d,radix=%d,"
+             "host_gbps=%g,edge_gbps=%g,latency_ns=%lld",
+             p->edges_per_pod, p->hosts_per_edge, p->edge_uplinks, p->radix, p->host_gbps,
+             p->edge_gbps, (long long)p->latency_ns);
+  TRY(fs__add_servers_after(&b, &sv, (int32_t)hosts));
+  return fs__tb_finish(&b, out, err);
+oom:
+  fs__tb_abort(&b);
+  return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }

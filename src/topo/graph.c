@@ -123,8 +123,12 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "scaleup%d", v->index);
     return;
   }
-  int fattree = strcmp(t->family, "fattree") == 0;
-  int leafspine = strcmp(t->family, "leafspine") == 0;
+  /* A Clos of three tiers names its switches as the fat-tree does; one of
+   * two tiers (every group -1) as the leaf-spine. */
+  int clos = strcmp(t->family, "clos") == 0;
+  int fattree = strcmp(t->family, "fattree") == 0 || (clos && v->group >= 0) ||
+                (clos && v->tier == 3);
+  int leafspine = strcmp(t->family, "leafspine") == 0 || clos;
   if (fattree && v->tier == 1)
     snprintf(buf, (size_t)n, "edge%d.%d", v->group, v->index);
   else if (fattree && v->tier == 2)

@@ -139,10 +139,97 @@ static int get_dims(const fs__jctx *c, const cJSON *obj, const char *path,
   return fs__json_fail(c, p, v, "must be a number, a string like \"4x4x4\" or an array");
 }
 
+/* ceil(down / (over * up)), at least 1: the fewest up-links that keep a
+ * tier's oversubscription at or below `over`. */
+static int64_t uplinks_for(double down, double over, double up) {
+  double need = down / (over * up);
+  if (need > (double)(1 << 23)) return 1 << 23; /* then rejected as too many */
+  int64_t n = (int64_t)need;
+  if ((double)n < need - 1e-9) n++;
+  return n < 1 ? 1 : n;
+}
+
+/* The general Clos (docs/formats.md): tiers 2 or 3; a tier's up-links are
+ * given as a count or as an oversubscription (not both); keys of the core
+ * tier only with three tiers. */
+static int clos_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
+                          fs_topo **out, fs_err *inner) {
+  static const char *const keys[] = {"type", "tiers", "pods", "edges_per_pod", "hosts_per_edge",
+                                     "edge_uplinks", "agg_uplinks", "edge_oversubscription",
+                                     "agg_oversubscription", "radix", "host_gbps", "edge_gbps",
+                                     "agg_gbps", "latency_ns", "inc", "cost", SERVER_KEYS, NULL};
+  static const char *const core_keys[] = {"pods", "agg_uplinks", "agg_oversubscription",
+                                          "agg_gbps"};
+  int64_t tiers, pods, epp, hpe, u1, u2 = 0, radix, lat;
+  double hg, eg, ag = 0, o1, o2;
+  fs_server_params sv;
+  int rc;
+  if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
+      (rc = fs__json_int(c, obj, path, "tiers", 0, 3, 2, 3, &tiers)))
+    return rc;
+  for (size_t i = 0; tiers == 2 && i < sizeof(core_keys) / sizeof(core_keys[0]); i++)
+    if (cJSON_GetObjectItemCaseSensitive(obj, core_keys[i]))
+      return fail_key(c, obj, path, core_keys[i],
+                      "applies only to tiers 3 (a two-tier Clos is one pod, no core)");
+  static const char *const pairs[][2] = {{"edge_uplinks", "edge_oversubscription"},
+                                         {"agg_uplinks", "agg_oversubscription"}};
+  for (int i = 0; i < 2; i++)
+    if (cJSON_GetObjectItemCaseSensitive(obj, pairs[i][0]) &&
+        cJSON_GetObjectItemCaseSensitive(obj, pairs[i][1]))
+      return fail_key(c, obj, path, pairs[i][1], i ? "give either agg_uplinks or "
+                                                     "agg_oversubscription, not both"
+                                                   : "give either edge_uplinks or "
+                                                     "edge_oversubscription, not both");
+  if ((rc = fs__json_int(c, obj, path, "pods", tiers == 3, 1, 1, 1 << 22, &pods)) ||
+      (rc = fs__json_int(c, obj, path, "edges_per_pod", 1, 0, 1, 1 << 22, &epp)) ||
+      (rc = fs__json_int(c, obj, path, "hosts_per_edge", 1, 0, 1, 1 << 22, &hpe)) ||
+      (rc = fs__json_num(c, obj, path, "host_gbps", 0, DEFAULT_GBPS, 1e-9, 1e7, &hg)) ||
+      (rc = fs__json_num(c, obj, path, "edge_gbps", 0, hg, 1e-9, 1e7, &eg)) ||
+      (tiers == 3 && (rc = fs__json_num(c, obj, path, "agg_gbps", 0, eg, 1e-9, 1e7, &ag))) ||
+      (rc = fs__json_num(c, obj, path, "edge_oversubscription", 0, 1, 1e-6, 1e6, &o1)) ||
+      (rc = fs__json_int(c, obj, path, "edge_uplinks", 0,
+                         uplinks_for((double)hpe * hg, o1, eg), 1, 1 << 22, &u1)) ||
+      (tiers == 3 &&
+       ((rc = fs__json_num(c, obj, path, "agg_oversubscription", 0, 1, 1e-6, 1e6, &o2)) ||
+        (rc = fs__json_int(c, obj, path, "agg_uplinks", 0,
+                           uplinks_for((double)epp * eg, o2, ag), 1, 1 << 22, &u2)))) ||
+      (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)) ||
+      (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)) ||
+      (rc = servers_divide(c, obj, path, &sv, hpe, "hosts_per_edge",
+                           "so a server's NICs sit on one edge switch")))
+    return rc;
+  if (u1 > (1 << 22))
+    return fail_key(c, obj, path, "edge_oversubscription", "asks for more than 4194304 up-links");
+  if (u2 > (1 << 22))
+    return fail_key(c, obj, path, "agg_oversubscription", "asks for more than 4194304 up-links");
+  if (radix > 0 && hpe + u1 > radix)
+    return fail_key(c, obj, path, "radix",
+                    "is too small: an edge switch needs hosts_per_edge + edge_uplinks ports "
+                    "(more hosts than ports)");
+  if (radix > 0 && epp + u2 > radix)
+    return fail_key(c, obj, path, "radix",
+                    tiers == 3 ? "is too small: an aggregation switch needs edges_per_pod + "
+                                 "agg_uplinks ports"
+                               : "is too small: a spine needs one port per edge switch");
+  if (radix > 0 && tiers == 3 && pods > radix)
+    return fail_key(c, obj, path, "radix",
+                    "is too small: a core switch needs one port per pod");
+  if ((double)pods * (double)epp * (double)hpe > (double)(1 << 22))
+    return fail_key(c, obj, path, "hosts_per_edge",
+                    "times edges_per_pod and pods must be <= 4194304");
+  if ((double)u1 * (double)u2 > (double)(1 << 22))
+    return fail_key(c, obj, path, "agg_uplinks",
+                    "times edge_uplinks (the core switches) must be <= 4194304");
+  fs_clos_params p = {(int32_t)tiers, (int32_t)pods, (int32_t)epp, (int32_t)hpe, (int32_t)u1,
+                      (int32_t)u2, (int32_t)radix, hg, eg, ag, lat};
+  return fs_topo_clos(&p, &sv, out, inner);
+}
+
 static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
                          const char *type, fs_topo **out, fs_err *inner, int *known) {
   int rc;
   *known = 1;
+  if (strcmp(type, "clos") == 0) return clos_from_json(c, obj, path, out, inner);
   if (strcmp(type, "railopt") == 0) {
     static const char *const keys[] = {"type", "servers", "servers_per_su", "spines", "radix",
                                        "oversubscription", "links_per_spine", "host_gbps",
@@ -346,7 +433,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     char p[512];
     fs__json_path_key(p, sizeof(p), path, "type");
     return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "type"),
-                         "unknown topology type (expected star, leafspine, fattree, railopt, "
+                         "unknown topology type (expected star, leafspine, fattree, clos, railopt, "
                          "railonly, torus, ring, fullmesh, dragonfly or file)");
   }
   if (rc) return builder_fail(c, path, rc, &inner);

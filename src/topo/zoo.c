@@ -314,6 +314,26 @@ double fs_topo_bisection_formula(const fs_topo *t) {
     while ((k + 2) * (k + 2) * (k + 2) / 4 <= t->n_hosts) k += 2;
     return k * k * k / 8 * t->links[0].capacity_bps;
   }
+  if (strcmp(t->family, "clos") == 0 && t->n_dims == 6) {
+    /* Cables: hosts, then edge-aggregation, then aggregation-core. Each
+     * half's pods send through their own host, edge up-link and
+     * aggregation up-link cables, whichever total is least; with one pod
+     * the cut splits its edge switches and aggregation is no bottleneck. */
+    int64_t tiers = t->dims[0], P = t->dims[1], E = t->dims[2], hpe = t->dims[3];
+    int64_t U1 = t->dims[4], U2 = t->dims[5], n = t->n_hosts;
+    double host = t->links[0].capacity_bps, edge = t->links[2 * n].capacity_bps;
+    if (tiers == 3 && P > 1) {
+      if (P % 2) return -1;
+      double agg = t->links[2 * (n + P * E * U1)].capacity_bps;
+      double m = (double)(E * hpe) * host;
+      if ((double)(E * U1) * edge < m) m = (double)(E * U1) * edge;
+      if ((double)(U1 * U2) * agg < m) m = (double)(U1 * U2) * agg;
+      return (double)(P / 2) * m;
+    }
+    if (E % 2) return -1;
+    double m = (double)hpe * host < (double)U1 * edge ? (double)hpe * host : (double)U1 * edge;
+    return (double)(E / 2) * m;
+  }
   int ring = strcmp(t->family, "ring") == 0, torus = strcmp(t->family, "torus") == 0;
   if (!ring && !torus) return -1;
   int32_t k0 = t->dims[0];

@@ -29,6 +29,7 @@ static void help(FILE *f) {
           "  --seeds N          ECMP seeds to sample: worst, median, best (default 20)\n"
           "  --seed S           first ECMP seed and the random routing's seed (default 1)\n"
           "  --time-limit S     exact: seconds before giving up (default 60)\n"
+          "  --exact-max-vars N exact: most binary variables to attempt (default 20000)\n"
           "  --format F         table (default) or json\n");
 }
 
@@ -66,9 +67,9 @@ static int cmp_ecmp(const void *a, const void *b) {
   return (x->seed > y->seed) - (x->seed < y->seed);
 }
 
-static int run_one(fs_ro_problem *p, fs_ro_kind kind, uint64_t seed, double tl, int32_t *choice,
-                   fs_ro_metric *m, double *job_s, double *time_s, fs_err *err) {
-  fs_ro_opts o = {kind, seed, tl, 0};
+static int run_one(fs_ro_problem *p, fs_ro_kind kind, uint64_t seed, double tl, long max_vars,
+                   int32_t *choice, fs_ro_metric *m, double *job_s, double *time_s, fs_err *err) {
+  fs_ro_opts o = {kind, seed, tl, (int32_t)max_vars};
   fs_ro_stats st;
   int rc = fs_ro_optimize(p, &o, choice, &st, err);
   if (rc) return rc;
@@ -135,7 +136,7 @@ static void print_table(const fs_ro_traffic *tr, const fs_topo *t, const column 
   }
   printf("\n");
   for (int c = 0; c < nc; c++)
-    if (!cols[c].ok) printf("# %s: %s\n", cols[c].name, cols[c].note);
+    if (!cols[c].ok) printf("# %s\n", cols[c].note);
 }
 
 static void jnum(const char *key, double v, int comma) {
@@ -193,7 +194,7 @@ static void print_json(const fs_ro_traffic *tr, const fs_topo *t, const column *
 
 int fs__cli_route(int argc, char **argv) {
   const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
-  long seeds = 20, seed = 1;
+  long seeds = 20, seed = 1, max_vars = FS_RO_EXACT_MAX_VARS;
   double tl = 60;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -213,6 +214,10 @@ int fs__cli_route(int argc, char **argv) {
     } else if (strcmp(a, "--seed") == 0) {
       if (parse_long(v, 0, 2147483647L, &seed))
         return fs__cli_usage("route", "--seed must be a non-negative integer, got '%s'", v);
+    } else if (strcmp(a, "--exact-max-vars") == 0) {
+      if (parse_long(v, 1, 100000000L, &max_vars))
+        return fs__cli_usage("route", "--exact-max-vars must be an integer in [1, 1e8], got '%s'",
+                             v);
     } else if (strcmp(a, "--time-limit") == 0) {
       char *end;
       errno = 0;
@@ -289,8 +294,8 @@ int fs__cli_route(int argc, char **argv) {
     if (k == FS_RO_ECMP) {
       for (long s = 0; s < seeds; s++) {
         runs[s].seed = (uint64_t)(seed + s);
-        if (run_one(p, k, runs[s].seed, tl, choice, &runs[s].m, runs[s].job_s, &runs[s].time_s,
-                    &err))
+        if (run_one(p, k, runs[s].seed, tl, max_vars, choice, &runs[s].m, runs[s].job_s,
+                    &runs[s].time_s, &err))
           goto fail;
       }
       qsort(runs, (size_t)seeds, sizeof(*runs), cmp_ecmp);
@@ -310,7 +315,8 @@ int fs__cli_route(int argc, char **argv) {
     column *col = &cols[nc++];
     snprintf(col->name, sizeof(col->name), "%s", fs_ro_kind_name(k));
     col->seed = (uint64_t)seed;
-    int rc = run_one(p, k, (uint64_t)seed, tl, choice, &col->m, col->job_s, &col->opt_time_s, &err);
+    int rc = run_one(p, k, (uint64_t)seed, tl, max_vars, choice, &col->m, col->job_s,
+                     &col->opt_time_s, &err);
     if (rc == FS_ERANGE && k == FS_RO_EXACT && n_want > 1) {
       snprintf(col->note, sizeof(col->note), "%s", err.msg);
       continue;

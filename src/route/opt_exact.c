@@ -81,8 +81,27 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
         for (int32_t i = 0; i < h; i++)
           fixed[(size_t)k * L + pl[i]] += p->demand_bps[f] / t->links[pl[i]].capacity_bps;
   }
+  /* Z is at least every fixed load and, for each flow with a choice, its
+   * own load on the best of its paths: bounds that let branch and bound
+   * stop at the root when the greedy incumbent meets them */
   double zlo = 0;
   for (size_t i = 0; i < KL; i++) zlo = fmax(zlo, fixed[i]);
+  for (int32_t f = 0; f < p->n_flows; f++) {
+    if (p->n_paths[f] < 2) continue;
+    double alone = INFINITY;
+    for (int32_t c = 0; c < p->n_paths[f]; c++) {
+      int32_t h;
+      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      double mx = 0;
+      for (int32_t i = 0; i < h; i++) {
+        double own = p->demand_bps[f] / t->links[pl[i]].capacity_bps;
+        for (int32_t k = 0; k < K; k++)
+          if (fs__ro_in_set(p, f, k)) mx = fmax(mx, fixed[(size_t)k * L + pl[i]] + own);
+      }
+      alone = fmin(alone, mx);
+    }
+    zlo = fmax(zlo, alone);
+  }
 
   lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MIN);
@@ -141,9 +160,20 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
   for (int32_t f = 0; f < p->n_flows; f++)
     if (col0[f] >= 0) hx[col0[f] + greedy[f]] = 1;
   heur h = {hx, 0};
+  /* The LP relaxation first, without the MIP presolver: a heuristic
+   * solution handed to the callback must be in the original columns, which
+   * presolving would renumber. */
+  glp_smcp sparm;
+  glp_init_smcp(&sparm);
+  sparm.msg_lev = GLP_MSG_OFF;
+  sparm.presolve = GLP_ON;
+  if (glp_simplex(lp, &sparm) != 0 || glp_get_status(lp) != GLP_OPT) {
+    rc = fs_err_set(err, FS_EINTERNAL, "exact: the LP relaxation did not solve");
+    goto fail;
+  }
   glp_iocp parm;
   glp_init_iocp(&parm);
-  parm.presolve = GLP_ON;
+  parm.presolve = GLP_OFF;
   parm.msg_lev = GLP_MSG_OFF;
   double lim = o->time_limit_s > 0 ? o->time_limit_s : 60;
   parm.tm_lim = (int)fmin(lim * 1000, 2e9);

@@ -64,7 +64,8 @@ int fs_ro_traffic_add_ring(fs_ro_traffic *tr, const char *name, const char *coll
     return fs_err_set(err, FS_EINVAL,
                       "job %s: collective '%s' (expected allreduce, allgather, reducescatter)",
                       name, collective);
-  if (p < 2) return fs_err_set(err, FS_EINVAL, "job %s: a ring needs 2 or more ranks, got %d", name, p);
+  if (p < 2)
+    return fs_err_set(err, FS_EINVAL, "job %s: a ring needs 2 or more ranks, got %d", name, p);
   if (!(bytes > 0)) return fs_err_set(err, FS_EINVAL, "job %s: bytes must be > 0", name);
   for (int32_t i = 0; i < p; i++)
     for (int32_t k = 0; k < i; k++)

@@ -250,6 +250,8 @@ typedef struct greedy {
   int32_t *choice; /* current path of each placed flow */
   uint8_t *in_chain;
   int64_t budget;  /* search steps left for this improvement */
+  double lb;       /* no routing has a lower max load (fixed loads, and
+                      each flow alone on its best path) */
   int oom;
 } greedy;
 
@@ -418,7 +420,8 @@ static int improve_once(greedy *g, int64_t *moves) {
   fs_ro_problem *p = g->p;
   int32_t zk, zl;
   double z = max_load(g, &zk, &zl);
-  if (zl < 0 || z <= 1 + 1e-9) return 0; /* every flow can get its demand */
+  /* at most 1: every flow can get its demand; at lb: optimal */
+  if (zl < 0 || z <= fmax(1, g->lb) + 1e-9) return 0;
   const on_list *o = &g->on[at(g, zk, zl)];
   int32_t cand[EJECT_MAX], nc = 0;
   for (int32_t m = 0; m < o->n && nc < EJECT_MAX; m++) cand[nc++] = o->v[m];
@@ -455,7 +458,7 @@ static int cmp_bytes_desc(const void *a, const void *b) {
 
 static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_err *err) {
   size_t KL = (size_t)p->n_sets * (size_t)p->t->n_links;
-  greedy g = {p, NULL, NULL, choice, NULL, 0, 0};
+  greedy g = {p, NULL, NULL, choice, NULL, 0, 0, 0};
   by_size *order = fs__malloc((size_t)p->n_flows + 1, sizeof(*order));
   g.load = fs__calloc(KL + 1, sizeof(double));
   g.on = fs__calloc(KL + 1, sizeof(on_list));
@@ -471,6 +474,16 @@ static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_e
       order[n].bytes = p->tr->flows[f].bytes;
       order[n++].flow = f;
     }
+  }
+  for (int32_t i = 0; i < n; i++) {
+    double alone = INFINITY, s;
+    for (int32_t c = 0; c < p->n_paths[order[i].flow]; c++)
+      alone = fmin(alone, path_cost(&g, order[i].flow, c, &s));
+    g.lb = fmax(g.lb, alone);
+  }
+  {
+    int32_t zk, zl;
+    g.lb = fmax(g.lb, max_load(&g, &zk, &zl));
   }
   qsort(order, (size_t)n, sizeof(*order), cmp_bytes_desc);
   for (int32_t i = 0; i < n; i++) {

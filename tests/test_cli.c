@@ -206,6 +206,8 @@ static const bad_case bad_cases[] = {
     {"key-newline.json", {"$.flows[0].x\\ny: unknown key"}},
     {"id-newline.json", {"$.tasks[0].id: duplicate id \"a\\nb\"", "$.flows[0]"}},
     {"cycle-newline-ids.json", {"$.flows[0].after: dependency cycle: b -> x\\ny -> b"}},
+    {"routing-mode-misfit.json",
+     {"$.routing.mode: dor routing needs a torus or ring topology, not leafspine:", "got \"dor\""}},
 };
 
 TEST(test_cli_sim_bad_inputs_exit_2_with_one_precise_line) {

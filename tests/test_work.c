@@ -940,8 +940,12 @@ static const bad_case bad_cases[] = {
     {{"topology.leaves=3", "parallelism.dp=2"},
      "job.json: $.placement: rail alignment needs the topology's 3 leaves of 4 hosts to form "
      "groups of gpus_per_node (4) leaves; use \"packed\", got \"rail_aligned\""},
-    {{"routing.mode=\"explicit\""}, "job.json: $.routing.mode: must be shortest, ecmp or "
-                                    "spray, got \"explicit\""},
+    {{"routing.mode=\"explicit\""}, "job.json: $.routing.mode: must be shortest, ecmp, spray, "
+                                    "dor, minimal, valiant or railonly, got \"explicit\""},
+    {{"routing.mode=\"dor\""},
+     "job.json: $.routing.mode: dor routing needs a torus or ring topology, not "
+     "leafspine:leaves=4,spines=2,hosts_per_leaf=4,host_gbps=100,fabric_gbps=100,"
+     "links_per_spine=1,latency_ns=1000, got \"dor\""},
     {{"routing.seed=-1"}, "job.json: $.routing.seed: must be >= 0, got -1"},
     {{"description=3"}, "job.json: $.description: must be a string, got 3"},
     {{"hardware.hbm_gib=0.1"}, "job.json: $.hardware.hbm_gib: stage 0 needs 0.162888 GiB per GPU "

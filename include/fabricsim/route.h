@@ -1,5 +1,6 @@
-/* Routing: which links a flow uses. All modes route over equal-cost shortest
- * paths (hop count); hosts never forward traffic. A route is a set of links
+/* Routing: which links a flow uses. shortest, ecmp and spray route over
+ * equal-cost shortest paths (hop count), the family modes (dor, minimal,
+ * valiant, railonly) along their family's rule; hosts never forward traffic. A route is a set of links
  * with the fraction of the flow each carries: 1.0 on every link of a single
  * path, or the even split of ideal packet spraying over all shortest paths.
  *
@@ -19,12 +20,26 @@ typedef enum fs_route_mode {
   FS_ROUTE_SHORTEST = 0, /* one deterministic path: lowest link id per hop */
   FS_ROUTE_ECMP,         /* per-flow, per-hop seeded hash over next hops */
   FS_ROUTE_SPRAY,        /* even split over all shortest paths */
-  FS_ROUTE_EXPLICIT      /* the path given with the flow */
+  FS_ROUTE_EXPLICIT,     /* the path given with the flow */
+  /* Family routings (single paths; only on their family, see
+   * fs_route_mode_check): */
+  FS_ROUTE_DOR,          /* torus, ring: dimension order (fs_route_torus_dor) */
+  FS_ROUTE_MINIMAL,      /* dragonfly minimal (fs_route_dragonfly) */
+  FS_ROUTE_VALIANT,      /* dragonfly Valiant, seeded like ECMP */
+  FS_ROUTE_RAILONLY      /* rail-only, scale-up first (fs_route_railonly) */
 } fs_route_mode;
 
-/* "shortest", "ecmp", "spray", "explicit". Returns 0 or FS_EINVAL. */
+/* "shortest", "ecmp", "spray", "explicit", "dor", "minimal", "valiant",
+ * "railonly". Returns 0 or FS_EINVAL (*out untouched). */
 int fs_route_mode_parse(const char *name, fs_route_mode *out);
 const char *fs_route_mode_name(fs_route_mode mode);
+
+/* 0 if `mode` can route on t: the first four on any topology, dor on a
+ * torus or ring, minimal and valiant on a dragonfly, railonly on a rail-only
+ * fabric (built by its family, not imported from a file). Otherwise
+ * FS_EINVAL with err saying which topology the mode needs and what t is;
+ * callers prefix the JSON path or option. */
+int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err);
 
 typedef struct fs_route {
   int32_t *links;   /* link ids; for a single path, in path order */
@@ -61,6 +76,11 @@ int fs_route_ecmp(fs_router *r, int32_t src, int32_t dst, uint64_t seed,
                   uint64_t key, fs_route *out, fs_err *err);
 int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
                    fs_err *err);
+/* Routes src -> dst with `mode` (any but explicit, which fails with
+ * FS_EINVAL): seed and key as fs_route_ecmp (ECMP and Valiant use them).
+ * Errors as the function of that mode. */
+int fs_route_by_mode(fs_router *r, fs_route_mode mode, int32_t src, int32_t dst, uint64_t seed,
+                     uint64_t key, fs_route *out, fs_err *err);
 /* nodes[0..n) must be a walk along existing links (the lowest-id link is
  * used between two nodes joined by several cables). Need not be shortest. */
 int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
@@ -74,8 +94,10 @@ int32_t fs_route_nodes(const fs_topo *t, const fs_route *route, int32_t *nodes);
 /* ---- routes cached per pair (one connection per peer) ---- */
 typedef struct fs_route_cache fs_route_cache;
 
-/* Routes with `mode` (shortest, ecmp or spray; key salts the ECMP hash so
- * two caches can spread differently). The router must outlive the cache. */
+/* Routes with `mode` (any but explicit; key salts the ECMP and Valiant
+ * hash so two caches can spread differently). The router must outlive the
+ * cache; a family mode must fit its topology (fs_route_mode_check), else
+ * every get fails. */
 int fs_route_cache_new(fs_router *r, fs_route_mode mode, uint64_t seed, uint64_t key,
                        fs_route_cache **out, fs_err *err);
 /* The route from src to dst, computed on first use; valid until the cache
@@ -100,7 +122,8 @@ int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out,
  * hops, one picked by hash of (seed, key). Valiant (valiant = 1): minimally
  * to a random intermediate group (from (seed, key); neither end's group),
  * then minimally to the destination; minimal inside a group or with only
- * two groups. */
+ * two groups. Two GPUs of one server take the scale-up path, as in every
+ * mode. */
 int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
                        uint64_t seed, uint64_t key, fs_route *out, fs_err *err);
 

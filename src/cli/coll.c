@@ -37,8 +37,9 @@ static void help(FILE *f) {
           "  --root R           root rank (broadcast, reduce, sendrecv)\n"
           "  --node-size G      ranks per scale-up node (hier)\n"
           "  --gamma S          reduction cost, seconds per byte (default 0)\n"
-          "  --routing M        ecmp (default), spray, shortest\n"
-          "  --seed N           ECMP seed (default 1)\n"
+          "  --routing M        ecmp (default), spray, shortest; dor (torus, ring),\n"
+          "                     minimal, valiant (dragonfly), railonly (rail-only)\n"
+          "  --seed N           ECMP (and Valiant) seed (default 1)\n"
           "  --format F         table (default), json, csv\n");
 }
 
@@ -225,7 +226,10 @@ int fs__cli_coll(int argc, char **argv) {
   if (ranks && ranks_file) return fs__cli_usage("coll", "give --ranks or --ranks-file, not both");
   fs_route_mode mode;
   if (fs_route_mode_parse(routing, &mode) || mode == FS_ROUTE_EXPLICIT)
-    return fs__cli_usage("coll", "--routing must be ecmp, spray or shortest, got '%s'", routing);
+    return fs__cli_usage("coll",
+                         "--routing must be ecmp, spray, shortest, dor, minimal, valiant or "
+                         "railonly, got '%s'",
+                         routing);
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
           : strcmp(format, "csv") == 0 ? 2 : -1;
   if (fmt < 0) return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
@@ -265,6 +269,10 @@ int fs__cli_coll(int argc, char **argv) {
   int32_t *hosts = NULL;
   int status = 0;
   int rc = fs_topo_from_spec(topo_s, &t, &err);
+  if (!rc && fs_route_mode_check(mode, t, &err)) {
+    status = fs__cli_usage("coll", "--routing %s: %s", routing, err.msg);
+    goto out;
+  }
   if (!rc && ranks_file) rc = load_ranks(ranks_file, &hosts, &ranks, &err);
   if (!rc && !ranks_file) {
     if (ranks > t->n_hosts) {

@@ -25,7 +25,9 @@ static void help(FILE *f) {
           "  --trace FILE        also write a Perfetto / Chrome trace (ui.perfetto.dev)\n"
           "  --summary           print a human summary on stdout (with --out, the\n"
           "                      results still go to FILE)\n"
-          "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit\n"
+          "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit,\n"
+          "                      dor (torus, ring), minimal|valiant (dragonfly),\n"
+          "                      railonly (rail-only)\n"
           "  --seed N            override the ECMP hash seed\n"
           "  --help              this text\n");
 }
@@ -125,7 +127,9 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
   fs_route_mode mode = FS_ROUTE_ECMP;
   if (routing && fs_route_mode_parse(routing, &mode))
-    return fs__cli_usage("sim", "--routing must be shortest, ecmp, spray or explicit, got '%s'",
+    return fs__cli_usage("sim",
+                         "--routing must be shortest, ecmp, spray, explicit, dor, minimal, "
+                         "valiant or railonly, got '%s'",
                          routing);
   unsigned long long seed_v = 0;
   if (seed) {
@@ -142,6 +146,10 @@ int fs__cli_sim(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &ps.t0);
   int rc = fs_scenario_load(in, &sc, &err);
   if (rc) return fs__cli_fail(&err);
+  if (routing && fs_route_mode_check(mode, sc->topo, &err)) {
+    fs_scenario_free(sc);
+    return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
+  }
   if (routing) sc->mode = mode;
   if (seed) sc->seed = seed_v;
   fs_sim_opts opts = {0};

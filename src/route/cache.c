@@ -80,11 +80,7 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
   fs_route *r = &c->routes[c->len];
   fs_route_init(r);
   int rc;
-  switch (c->mode) {
-    case FS_ROUTE_SPRAY: rc = fs_route_spray(c->router, src, dst, r, err); break;
-    case FS_ROUTE_SHORTEST: rc = fs_route_shortest(c->router, src, dst, r, err); break;
-    default: rc = fs_route_ecmp(c->router, src, dst, c->seed, fs__mix64(c->key ^ key), r, err);
-  }
+  rc = fs_route_by_mode(c->router, c->mode, src, dst, c->seed, fs__mix64(c->key ^ key), r, err);
   if (rc) {
     fs_route_free(r);
     return rc;

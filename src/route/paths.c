@@ -52,9 +52,12 @@ struct fs_router {
   size_t dag_cap;
 };
 
+static const char *const mode_names[] = {"shortest", "ecmp",    "spray",   "explicit",
+                                         "dor",      "minimal", "valiant", "railonly"};
+
 int fs_route_mode_parse(const char *name, fs_route_mode *out) {
-  static const char *const names[] = {"shortest", "ecmp", "spray", "explicit"};
-  for (int i = 0; i < 4; i++)
+  const char *const *names = mode_names;
+  for (int i = 0; i < (int)(sizeof(mode_names) / sizeof(mode_names[0])); i++)
     if (strcmp(name, names[i]) == 0) {
       *out = (fs_route_mode)i;
       return 0;
@@ -68,8 +71,62 @@ const char *fs_route_mode_name(fs_route_mode mode) {
     case FS_ROUTE_ECMP: return "ecmp";
     case FS_ROUTE_SPRAY: return "spray";
     case FS_ROUTE_EXPLICIT: return "explicit";
+    case FS_ROUTE_DOR: return "dor";
+    case FS_ROUTE_MINIMAL: return "minimal";
+    case FS_ROUTE_VALIANT: return "valiant";
+    case FS_ROUTE_RAILONLY: return "railonly";
   }
   return "?";
+}
+
+/* Built by `family`'s builder (a file import keeps the label, not the
+ * layout the family routings read). */
+static int is_family(const fs_topo *t, const char *family) {
+  return strcmp(t->family, family) == 0 && strncmp(t->spec, family, strlen(family)) == 0 &&
+         t->spec[strlen(family)] == ':';
+}
+
+int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err) {
+  const char *need = NULL;
+  int ok = 1;
+  switch (mode) {
+    case FS_ROUTE_SHORTEST:
+    case FS_ROUTE_ECMP:
+    case FS_ROUTE_SPRAY:
+    case FS_ROUTE_EXPLICIT: break;
+    case FS_ROUTE_DOR:
+      need = "a torus or ring";
+      ok = is_family(t, "torus") || is_family(t, "ring");
+      break;
+    case FS_ROUTE_MINIMAL:
+    case FS_ROUTE_VALIANT:
+      need = "a dragonfly";
+      ok = is_family(t, "dragonfly");
+      break;
+    case FS_ROUTE_RAILONLY:
+      need = "a railonly";
+      ok = is_family(t, "railonly");
+      break;
+  }
+  if (ok) return 0;
+  return fs_err_set(err, FS_EINVAL, "%s routing needs %s topology, not %s",
+                    fs_route_mode_name(mode), need, t->spec[0] ? t->spec : t->family);
+}
+
+int fs_route_by_mode(fs_router *r, fs_route_mode mode, int32_t src, int32_t dst, uint64_t seed,
+                     uint64_t key, fs_route *out, fs_err *err) {
+  switch (mode) {
+    case FS_ROUTE_SHORTEST: return fs_route_shortest(r, src, dst, out, err);
+    case FS_ROUTE_ECMP: return fs_route_ecmp(r, src, dst, seed, key, out, err);
+    case FS_ROUTE_SPRAY: return fs_route_spray(r, src, dst, out, err);
+    case FS_ROUTE_DOR: return fs_route_torus_dor(r, src, dst, out, err);
+    case FS_ROUTE_MINIMAL: return fs_route_dragonfly(r, src, dst, 0, seed, key, out, err);
+    case FS_ROUTE_VALIANT: return fs_route_dragonfly(r, src, dst, 1, seed, key, out, err);
+    case FS_ROUTE_RAILONLY: return fs_route_railonly(r, src, dst, out, err);
+    case FS_ROUTE_EXPLICIT: break;
+  }
+  return fs_err_set(err, FS_EINVAL, "routing mode %s needs a path per flow",
+                    fs_route_mode_name(mode));
 }
 
 void fs_route_init(fs_route *r) { memset(r, 0, sizeof(*r)); }
@@ -640,6 +697,11 @@ int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant, uint
   const fs_topo *t = r->t;
   int rc = check_hosts(t, "dragonfly", src, dst, err);
   if (rc) return rc;
+  int32_t G = t->gpus_per_node;
+  if (G > 1 && t->scaleup0 >= 0 && src / G == dst / G) {
+    int32_t s[3] = {src, t->scaleup0 + src / G, dst};
+    return fs_route_explicit(r, s, 3, out, err);
+  }
   int32_t rs = host_switch(t, src), rd = host_switch(t, dst);
   if (rs < 0 || rd < 0) return fs_err_set(err, FS_EINVAL, "dragonfly: host without a router");
   int32_t gs = t->nodes[rs].group, gd = t->nodes[rd].group, groups = 0;

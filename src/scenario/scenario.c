@@ -51,7 +51,12 @@ static int parse_routing(const fs__jctx *c, fs_scenario *sc, const cJSON *root) 
     return rc;
   if (fs_route_mode_parse(mode, &sc->mode))
     return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(r, "mode"),
-                         "unknown routing mode (expected shortest, ecmp, spray or explicit)");
+                         "unknown routing mode (expected shortest, ecmp, spray, explicit, "
+                         "dor, minimal, valiant or railonly)");
+  fs_err inner = {0, ""};
+  if (fs_route_mode_check(sc->mode, sc->topo, &inner))
+    return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(r, "mode"), "%s",
+                         inner.msg);
   sc->seed = (uint64_t)seed;
   return 0;
 }
@@ -334,13 +339,9 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
       rc = fs_route_explicit(sc->router, f->path, f->path_len, &route, &inner);
     else if (sc->mode == FS_ROUTE_EXPLICIT)
       rc = fs_err_set(&inner, FS_EINVAL, "required when routing mode is explicit");
-    else if (sc->mode == FS_ROUTE_SPRAY)
-      rc = fs_route_spray(sc->router, f->src, f->dst, &route, &inner);
-    else if (sc->mode == FS_ROUTE_SHORTEST)
-      rc = fs_route_shortest(sc->router, f->src, f->dst, &route, &inner);
     else
-      rc = fs_route_ecmp(sc->router, f->src, f->dst, sc->seed, fs__hash_str(f->id), &route,
-                         &inner);
+      rc = fs_route_by_mode(sc->router, sc->mode, f->src, f->dst, sc->seed,
+                            fs__hash_str(f->id), &route, &inner);
     if (rc) {
       rc = fs_err_set(err, rc, "%s: $.flows[%d]%s: %s", sc->file, i,
                       f->path || sc->mode == FS_ROUTE_EXPLICIT ? ".path" : "", inner.msg);

@@ -358,7 +358,11 @@ static int check_topology(const fs_job *j, fs_err *err) {
   }
   if (j->mode == FS_ROUTE_EXPLICIT)
     return fail_s(j, err, "$.routing.mode", "explicit",
-                  "must be shortest, ecmp or spray (a job has no explicit paths)");
+                  "must be shortest, ecmp, spray or a routing of the topology's family "
+                  "(a job has no explicit paths)");
+  fs_err inner = {0, ""};
+  if (fs_route_mode_check(j->mode, t, &inner))
+    return fail_s(j, err, "$.routing.mode", fs_route_mode_name(j->mode), "%s", inner.msg);
   return fs_job_place(j, NULL, err);
 }
 
@@ -573,7 +577,7 @@ static int parse_routing(const fs__jctx *c, const cJSON *root, fs_job *job) {
     return rc;
   if (fs_route_mode_parse(mode, &job->mode) || job->mode == FS_ROUTE_EXPLICIT)
     return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(o, "mode"),
-                         "must be shortest, ecmp or spray");
+                         "must be shortest, ecmp, spray, dor, minimal, valiant or railonly");
   job->seed = (uint64_t)seed;
   return 0;
 }

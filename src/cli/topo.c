@@ -192,29 +192,15 @@ static void print_text(const fs_topo *t, const fs_topo_stats *s, const extra *e,
   if (c->fiber_m > 0) printf("  %-18s %.0f m, $%.0f\n", "fiber", c->fiber_m, c->fiber_usd);
 }
 
-/* family and spec come from the builders, but escape anyway: the report must
- * stay valid JSON whatever a future family writes there. */
-static void print_json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      printf("\\%c", ch);
-    else if (ch < 0x20)
-      printf("\\u%04x", ch);
-    else
-      putchar(ch);
-  }
-  putchar('"');
-}
-
 static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e,
                        const fs_topo_cost *c) {
   char a[32];
+  /* family and spec come from the builders, but escape anyway: the report
+   * must stay valid JSON whatever a future family writes there. */
   printf("{\"family\": ");
-  print_json_str(t->family);
+  fs__fput_json_str(stdout, t->family);
   printf(", \"spec\": ");
-  print_json_str(t->spec);
+  fs__fput_json_str(stdout, t->spec);
   printf(", \"nodes\": %d, \"hosts\": %d, \"switches\": %d", s->nodes, s->hosts,
          s->switches);
   fs__fmt_num(a, s->scaleup_bps / 1e9);

@@ -2,8 +2,9 @@
  * railonly): names round trip; each mode fits only its family; the route
  * cache (what collectives and training use) dispatches to the family
  * functions; a scenario on a torus with "dor" reports the dimension-order
- * paths worked out by hand; coll runs on a dragonfly with valiant; a mode
- * that does not fit the topology exits 2 naming the option. */
+ * paths worked out by hand; coll runs on a dragonfly with valiant, coll and
+ * train on a rail-only fabric with railonly; a mode that does not fit the
+ * topology exits 2 naming the option. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -178,6 +179,10 @@ TEST(test_route_modes_coll_and_misfits) {
                     "2>&1", out, sizeof(out));
   if (st != 0 || !strstr(out, "\"routing\":\"railonly\""))
     test_fail(__FILE__, __LINE__, "coll railonly: exit %d:\n%s", st, out);
+  /* a training job routed scale-up first on its rail-only fabric */
+  st = test_run_cli("train tests/data/train-railonly.json", "2>&1", out, sizeof(out));
+  if (st != 0 || !strstr(out, "(railonly routing)"))
+    test_fail(__FILE__, __LINE__, "train railonly: exit %d:\n%s", st, out);
   static const struct {
     const char *args, *want[3];
   } bad[] = {

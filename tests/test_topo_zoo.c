@@ -267,6 +267,11 @@ TEST(test_topo_zoo_distances_match_bfs_on_random_sizes) {
     snprintf(s, sizeof(s), "dragonfly:a=%d,p=%d,h=%d,g=%d", a, p, h,
              2 + (int)(lcg(&seed) % (uint64_t)(a * h)));
     check_against_oracle(s);
+    snprintf(s, sizeof(s), "clos:tiers=%d,%sedges_per_pod=%d,hosts_per_edge=%d,edge_uplinks=%d%s",
+             2 + rep % 2, rep % 2 ? "pods=3," : "", 1 + (int)(lcg(&seed) % 4),
+             2 + (int)(lcg(&seed) % 3), 1 + (int)(lcg(&seed) % 3),
+             rep % 2 ? ",agg_uplinks=2" : "");
+    check_against_oracle(s);
   }
   check_against_oracle("dragonfly:p=2,gpus_per_node=2");
   check_against_oracle("railopt:servers=8,gpus_per_node=4,servers_per_su=4,spines=2");
@@ -418,6 +423,8 @@ TEST(test_topo_zoo_export_import_round_trip) {
       "fattree:k=4,gpus_per_node=4,inc=top", "railopt:servers=4,gpus_per_node=4,spines=2",
       "railonly:servers=3,gpus_per_node=2",  "torus:dims=3x2x4",
       "dragonfly:p=1,global_gbps=33.3",      "leafspine:leaves=3,spines=2,hosts_per_leaf=2",
+      "clos:pods=2,edges_per_pod=2,hosts_per_edge=4,edge_uplinks=1,agg_gbps=400,gpus_per_node=2",
+      "clos:tiers=2,edges_per_pod=3,hosts_per_edge=2,edge_uplinks=2",
   };
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
     fs_topo *t = spec(specs[i]);

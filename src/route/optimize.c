@@ -252,6 +252,9 @@ typedef struct greedy {
   int64_t budget;  /* search steps left for this improvement */
   double lb;       /* no routing has a lower max load (fixed loads, and
                       each flow alone on its best path) */
+  int32_t *stack;  /* flows a chain still has to place */
+  int32_t *was;    /* per flow: the path a chain took it off */
+  int32_t *marked, n_marked; /* flows with in_chain set */
   int oom;
 } greedy;
 
@@ -350,65 +353,130 @@ static double max_load(greedy *g, int32_t *arg_k, int32_t *arg_l) {
   return mx;
 }
 
-enum { CHAIN_MAX = 256, EJECT_MAX = 64 };
+enum { CHAIN_MAX = 256, EJECT_MAX = 64, BLOCK_MAX = 2 };
 
-/* Places flow x (removed from its path `avoid`) so that no link reaches z:
- * on a path where it fits, else on a path where exactly one link would
- * reach z, ejecting one flow y from that link (not already moved by this
- * chain) and placing y the same way, depth first. In a 2-tier Clos with
- * unit demands this finds the Kempe chains of bipartite edge colouring,
- * which single moves cannot make. On failure everything is as on entry.
- * Every link a chain loads ends below z, so a successful chain lowers
- * (max load, links at it) and the improvement loop ends. */
-static int place(greedy *g, int32_t x, int32_t avoid, double z, int depth) {
+/* Marks y as moved by the current chain (undone by unmark_all). */
+static void mark(greedy *g, int32_t y) {
+  g->in_chain[y] = 1;
+  g->marked[g->n_marked++] = y;
+}
+
+static void unmark_all(greedy *g) {
+  while (g->n_marked > 0) g->in_chain[g->marked[--g->n_marked]] = 0;
+}
+
+/* The (set, link) pairs of path c that adding flow x would bring to lo or
+ * above, at most BLOCK_MAX + 1 of them; returns their count. */
+static int32_t blocked_on(greedy *g, int32_t x, int32_t c, double lo, int32_t *bk, int32_t *bl) {
   fs_ro_problem *p = g->p;
-  const fs_topo *t = p->t;
-  double lo = z - 1e-9, dx = p->demand_bps[x];
-  if (--g->budget < 0) return 0;
-  for (int32_t c = 0; c < p->n_paths[x]; c++) {
-    double s;
-    if (c != avoid && path_cost(g, x, c, &s) < lo) {
-      apply(g, x, c, +1);
-      g->choice[x] = c;
-      return 1;
+  int32_t h, n = 0;
+  const int32_t *pl = fs_ro_path(p, x, c, &h);
+  for (int32_t k = 0; k < p->n_sets; k++) {
+    if (!fs__ro_in_set(p, x, k)) continue;
+    for (int32_t i = 0; i < h && n <= BLOCK_MAX; i++)
+      if (load_at(g, k)[pl[i]] + p->demand_bps[x] / p->t->links[pl[i]].capacity_bps >= lo) {
+        bk[n] = k;
+        bl[n++] = pl[i];
+      }
+  }
+  return n;
+}
+
+/* Whether y may be ejected: movable and not yet moved by this chain. */
+static int ejectable(const greedy *g, int32_t y) {
+  return !g->in_chain[y] && g->p->n_paths[y] > 1;
+}
+
+static int place_all(greedy *g, int32_t n, double z, int depth);
+
+/* Tries x (top of the pending stack, n entries) on path c after ejecting
+ * y1 and y2 (-1: none; y2 != y1), then places the rest. On failure
+ * everything is as on entry. */
+static int try_path(greedy *g, int32_t n, int32_t x, int32_t c, int32_t y1, int32_t y2, double z,
+                    int depth) {
+  double lo = z - 1e-9, s;
+  int32_t c1 = y1 >= 0 ? g->choice[y1] : -1, c2 = y2 >= 0 ? g->choice[y2] : -1;
+  if (y1 >= 0) apply(g, y1, c1, -1);
+  if (y2 >= 0) apply(g, y2, c2, -1);
+  int ok = 0;
+  if (path_cost(g, x, c, &s) < lo) {
+    apply(g, x, c, +1);
+    g->choice[x] = c;
+    int32_t m = n - 1;
+    int32_t saved = g->stack[m];
+    if (y1 >= 0) {
+      mark(g, y1);
+      g->was[y1] = c1;
+      g->stack[m++] = y1;
+    }
+    if (y2 >= 0) {
+      mark(g, y2);
+      g->was[y2] = c2;
+      g->stack[m++] = y2;
+    }
+    ok = place_all(g, m, z, depth + (y1 >= 0));
+    if (!ok) {
+      g->stack[n - 1] = saved;
+      if (n < m) g->stack[n] = -1;
+      apply(g, x, c, -1);
     }
   }
-  if (depth >= CHAIN_MAX) return 0;
-  for (int32_t c = 0; c < p->n_paths[x]; c++) {
-    if (c == avoid) continue;
-    int32_t h, bk = -1, bl = -1, blocked = 0;
-    const int32_t *pl = fs_ro_path(p, x, c, &h);
-    for (int32_t k = 0; k < p->n_sets && blocked < 2; k++) {
-      if (!fs__ro_in_set(p, x, k)) continue;
-      for (int32_t i = 0; i < h && blocked < 2; i++)
-        if (load_at(g, k)[pl[i]] + dx / t->links[pl[i]].capacity_bps >= lo) {
-          blocked++;
-          bk = k;
-          bl = pl[i];
-        }
+  if (!ok) {
+    if (y2 >= 0) {
+      apply(g, y2, c2, +1);
+      g->choice[y2] = c2;
     }
-    if (blocked != 1) continue;
-    const on_list *o = &g->on[at(g, bk, bl)];
-    int32_t cand[EJECT_MAX], nc = 0;
-    for (int32_t m = 0; m < o->n && nc < EJECT_MAX; m++) cand[nc++] = o->v[m];
-    for (int32_t m = 0; m < nc; m++) {
-      int32_t y = cand[m], yc = g->choice[y];
-      if (g->in_chain[y] || p->n_paths[y] < 2) continue;
-      double cap = t->links[bl].capacity_bps;
-      if (load_at(g, bk)[bl] - p->demand_bps[y] / cap + dx / cap >= lo) continue;
-      apply(g, y, yc, -1);
-      apply(g, x, c, +1);
-      g->choice[x] = c;
-      g->in_chain[y] = 1;
-      if (place(g, y, yc, z, depth + 1)) {
-        g->in_chain[y] = 0;
-        return 1;
+    if (y1 >= 0) {
+      apply(g, y1, c1, +1);
+      g->choice[y1] = c1;
+    }
+  }
+  return ok;
+}
+
+/* Places every flow of the pending stack (n entries; each was removed from
+ * the path g->was[x]) so that no link reaches z: the top flow takes a path
+ * where it fits, else a path where one or two links would reach z, ejecting
+ * one flow from each (not already moved by this chain) onto the stack,
+ * depth first. In a 2-tier Clos with unit demands this finds the Kempe
+ * chains of bipartite edge colouring, which single moves cannot make; the
+ * two-link case covers the up and down halves of a 3-tier path. Every link
+ * a chain loads ends below z, so a successful chain lowers (max load, links
+ * at it) and the improvement loop ends. */
+static int place_all(greedy *g, int32_t n, double z, int depth) {
+  if (n == 0) return 1;
+  if (--g->budget < 0) return 0;
+  fs_ro_problem *p = g->p;
+  int32_t x = g->stack[n - 1], avoid = g->was[x];
+  double lo = z - 1e-9;
+  for (int32_t pass = 0; pass <= BLOCK_MAX; pass++) {
+    if (pass > 0 && depth >= CHAIN_MAX) return 0;
+    for (int32_t c = 0; c < p->n_paths[x]; c++) {
+      int32_t bk[BLOCK_MAX + 1], bl[BLOCK_MAX + 1];
+      if (c == avoid || blocked_on(g, x, c, lo, bk, bl) != pass) continue;
+      if (pass == 0) {
+        if (try_path(g, n, x, c, -1, -1, z, depth)) return 1;
+        continue;
       }
-      g->in_chain[y] = 0;
-      apply(g, x, c, -1);
-      apply(g, y, yc, +1);
-      g->choice[y] = yc;
-      if (g->budget < 0) return 0;
+      const on_list *o1 = &g->on[at(g, bk[0], bl[0])];
+      int32_t cand[EJECT_MAX], nc = 0;
+      for (int32_t m = 0; m < o1->n && nc < EJECT_MAX; m++) cand[nc++] = o1->v[m];
+      for (int32_t m = 0; m < nc; m++) {
+        int32_t y1 = cand[m];
+        if (y1 == x || !ejectable(g, y1)) continue;
+        if (try_path(g, n, x, c, y1, -1, z, depth)) return 1;
+        if (g->budget < 0) return 0;
+        if (pass < 2) continue;
+        const on_list *o2 = &g->on[at(g, bk[1], bl[1])];
+        int32_t cand2[EJECT_MAX], nc2 = 0;
+        for (int32_t q = 0; q < o2->n && nc2 < EJECT_MAX; q++) cand2[nc2++] = o2->v[q];
+        for (int32_t q = 0; q < nc2; q++) {
+          int32_t y2 = cand2[q];
+          if (y2 == x || y2 == y1 || !ejectable(g, y2)) continue;
+          if (try_path(g, n, x, c, y1, y2, z, depth)) return 1;
+          if (g->budget < 0) return 0;
+        }
+      }
     }
   }
   return 0;
@@ -430,15 +498,18 @@ static int improve_once(greedy *g, int64_t *moves) {
     int32_t f = cand[m], cur = g->choice[f];
     if (p->n_paths[f] < 2) continue;
     apply(g, f, cur, -1);
-    g->in_chain[f] = 1;
-    int ok = place(g, f, cur, z, 0);
-    g->in_chain[f] = 0;
+    mark(g, f);
+    g->was[f] = cur;
+    g->stack[0] = f;
+    int ok = place_all(g, 1, z, 0);
+    unmark_all(g);
     if (ok) {
       ++*moves;
       return 1;
     }
     apply(g, f, cur, +1);
     g->choice[f] = cur;
+    if (g->budget < 0) break;
   }
   return 0;
 }
@@ -458,13 +529,16 @@ static int cmp_bytes_desc(const void *a, const void *b) {
 
 static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_err *err) {
   size_t KL = (size_t)p->n_sets * (size_t)p->t->n_links;
-  greedy g = {p, NULL, NULL, choice, NULL, 0, 0, 0};
+  greedy g = {p, NULL, NULL, choice, NULL, 0, 0, NULL, NULL, NULL, 0, 0};
   by_size *order = fs__malloc((size_t)p->n_flows + 1, sizeof(*order));
   g.load = fs__calloc(KL + 1, sizeof(double));
   g.on = fs__calloc(KL + 1, sizeof(on_list));
   g.in_chain = fs__calloc((size_t)p->n_flows + 1, 1);
+  g.stack = fs__malloc((size_t)p->n_flows + CHAIN_MAX * BLOCK_MAX + 2, sizeof(int32_t));
+  g.was = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
+  g.marked = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
   int rc = 0;
-  if (!order || !g.load || !g.on || !g.in_chain) goto oom;
+  if (!order || !g.load || !g.on || !g.in_chain || !g.stack || !g.was || !g.marked) goto oom;
   int32_t n = 0;
   for (int32_t f = 0; f < p->n_flows; f++) {
     if (p->n_paths[f] == 1) {
@@ -509,6 +583,9 @@ out:
   free(g.on);
   free(g.load);
   free(g.in_chain);
+  free(g.stack);
+  free(g.was);
+  free(g.marked);
   free(order);
   return rc;
 }

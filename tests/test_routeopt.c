@@ -22,9 +22,9 @@ static fs_topo *leafspine(int32_t leaves, int32_t spines, int32_t hpl, double ho
   return t;
 }
 
-static void add_flows_job(fs_ro_traffic *tr, const char *name, const int32_t *pairs, int32_t n,
-                          double bytes) {
-  fs_ro_flow fl[64];
+static void add_flows_job(fs_routeopt_traffic *tr, const char *name, const int32_t *pairs,
+                          int32_t n, double bytes) {
+  fs_routeopt_flow fl[64];
   for (int32_t i = 0; i < n; i++) {
     fl[i].src = pairs[2 * i];
     fl[i].dst = pairs[2 * i + 1];
@@ -32,7 +32,7 @@ static void add_flows_job(fs_ro_traffic *tr, const char *name, const int32_t *pa
     fl[i].phase = 0;
   }
   fs_err err = {0, ""};
-  CHECK_OK(fs_ro_traffic_add_phase_job(tr, name, fl, n, 1, &err), &err);
+  CHECK_OK(fs_routeopt_traffic_add_phase_job(tr, name, fl, n, 1, &err), &err);
 }
 
 /* Two jobs on 2 leaves x 1 spine x 3 hosts, all links 100 Gb/s. Job A:
@@ -40,24 +40,24 @@ static void add_flows_job(fs_ro_traffic *tr, const char *name, const int32_t *pa
  * h2 -> h1 stays in leaf 0 (100 Gb/s). 1 GB flows: ideal 80 ms each. */
 TEST(test_routeopt_metric_by_hand) {
   fs_topo *t = leafspine(2, 1, 3, 100, 100);
-  fs_ro_traffic tr;
-  fs_ro_traffic_init(&tr);
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
   int32_t a[] = {0, 3, 1, 4}, b[] = {2, 1};
   add_flows_job(&tr, "A", a, 2, 1e9);
   add_flows_job(&tr, "B", b, 1, 1e9);
-  fs_ro_problem *p = NULL;
+  fs_routeopt_problem *p = NULL;
   fs_err err = {0, ""};
-  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
   if (!p) goto out;
   int32_t choice[3] = {0, 0, 0};
-  fs_ro_metric m;
+  fs_routeopt_metric m;
   double js[2], ji[2];
-  CHECK_OK(fs_ro_evaluate(p, choice, &m, js, ji, &err), &err);
+  CHECK_OK(fs_routeopt_evaluate(p, choice, &m, js, ji, &err), &err);
   CHECK_REL(ji[0], 0.08, 1e-12, "s");
   CHECK_REL(ji[1], 0.08, 1e-12, "s");
   CHECK_REL(js[0], 0.16, 1e-12, "s");
   CHECK_REL(js[1], 0.08, 1e-12, "s");
-  CHECK_REL(fs_ro_demand_bps(p, 0), 100e9, 1e-12, "bit/s");
+  CHECK_REL(fs_routeopt_demand_bps(p, 0), 100e9, 1e-12, "bit/s");
   CHECK_REL(m.min_job_tput, 0.5, 1e-12, "");
   CHECK_REL(m.min_flow_tput, 0.5, 1e-12, "");
   /* achieved 2 GB / 0.16 s + 1 GB / 0.08 s over ideal 2 GB / 0.08 + 1 GB / 0.08 */
@@ -69,17 +69,17 @@ TEST(test_routeopt_metric_by_hand) {
   CHECK_REL(m.worst_slowdown, 2.0, 1e-12, "");
   CHECK_REL(m.mean_slowdown, 1.5, 1e-12, "");
   /* the comparison: a better routing compares greater, equal equal */
-  fs_ro_metric better = m;
+  fs_routeopt_metric better = m;
   better.min_job_tput = 0.6;
-  CHECK(fs_ro_metric_cmp(&better, &m) > 0);
-  CHECK(fs_ro_metric_cmp(&m, &better) < 0);
-  CHECK(fs_ro_metric_cmp(&m, &m) == 0);
+  CHECK(fs_routeopt_metric_cmp(&better, &m) > 0);
+  CHECK(fs_routeopt_metric_cmp(&m, &better) < 0);
+  CHECK(fs_routeopt_metric_cmp(&m, &m) == 0);
   /* a choice out of range is refused */
   choice[0] = 1;
-  CHECK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err) == FS_EINVAL);
+  CHECK(fs_routeopt_evaluate(p, choice, &m, NULL, NULL, &err) == FS_EINVAL);
 out:
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
@@ -89,42 +89,42 @@ TEST(test_routeopt_ring_phases) {
   fs_topo *t = NULL;
   fs_err err = {0, ""};
   CHECK_OK(fs_topo_star(8, 100, 1000, &t, &err), &err);
-  fs_ro_traffic tr;
-  fs_ro_traffic_init(&tr);
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
   int32_t h1[] = {0, 1, 2, 3}, h2[] = {4, 5, 6, 7};
-  CHECK_OK(fs_ro_traffic_add_ring(&tr, "ar", "allreduce", h1, 4, 1e9, &err), &err);
-  CHECK_OK(fs_ro_traffic_add_ring(&tr, "ag", "allgather", h2, 4, 1e9, &err), &err);
+  CHECK_OK(fs_routeopt_traffic_add_ring(&tr, "ar", "allreduce", h1, 4, 1e9, &err), &err);
+  CHECK_OK(fs_routeopt_traffic_add_ring(&tr, "ag", "allgather", h2, 4, 1e9, &err), &err);
   CHECK_EQ_INT(tr.n_flows, 8);
   CHECK_EQ_INT(tr.phases[0].repeat, 6);
   CHECK_EQ_INT(tr.phases[1].repeat, 3);
   CHECK_EQ_INT(tr.flows[3].src, 3);
   CHECK_EQ_INT(tr.flows[3].dst, 0);
   CHECK_REL(tr.flows[3].bytes, 0.25e9, 1e-12, "B");
-  CHECK(fs_ro_traffic_add_ring(&tr, "x", "broadcast", h1, 4, 1e9, &err) == FS_EINVAL);
+  CHECK(fs_routeopt_traffic_add_ring(&tr, "x", "broadcast", h1, 4, 1e9, &err) == FS_EINVAL);
   int32_t dup[] = {0, 0};
-  CHECK(fs_ro_traffic_add_ring(&tr, "x", "allreduce", dup, 2, 1e9, &err) == FS_EINVAL);
+  CHECK(fs_routeopt_traffic_add_ring(&tr, "x", "allreduce", dup, 2, 1e9, &err) == FS_EINVAL);
   CHECK_EQ_INT(tr.n_jobs, 2);
-  fs_ro_problem *p = NULL;
-  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  fs_routeopt_problem *p = NULL;
+  CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
   if (p) {
     int32_t choice[8] = {0};
-    fs_ro_metric m;
+    fs_routeopt_metric m;
     double js[2], ji[2];
-    CHECK_OK(fs_ro_evaluate(p, choice, &m, js, ji, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(p, choice, &m, js, ji, &err), &err);
     CHECK_REL(js[0], 0.12, 1e-12, "s");
     CHECK_REL(ji[0], 0.12, 1e-12, "s");
     CHECK_REL(js[1], 0.06, 1e-12, "s");
     CHECK_REL(m.efficiency, 1, 1e-12, "");
   }
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
 /* Every assignment of the flows to their paths, as an odometer. */
-static int next_assignment(const fs_ro_problem *p, int32_t *choice) {
-  for (int32_t f = 0; f < fs_ro_n_flows(p); f++) {
-    if (++choice[f] < fs_ro_n_paths(p, f)) return 1;
+static int next_assignment(const fs_routeopt_problem *p, int32_t *choice) {
+  for (int32_t f = 0; f < fs_routeopt_n_flows(p); f++) {
+    if (++choice[f] < fs_routeopt_n_paths(p, f)) return 1;
     choice[f] = 0;
   }
   return 0;
@@ -160,44 +160,44 @@ TEST(test_routeopt_exact_equals_brute_force) {
         pairs[2 * n + 1] = perm[i];
         n++;
       }
-    fs_ro_traffic tr;
-    fs_ro_traffic_init(&tr);
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
     add_flows_job(&tr, "a", pairs, n / 2, 1e9);
     add_flows_job(&tr, "b", pairs + 2 * (n / 2), n - n / 2, 1e9);
-    fs_ro_problem *p = NULL;
+    fs_routeopt_problem *p = NULL;
     fs_err err = {0, ""};
-    CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+    CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
     if (!p) {
-      fs_ro_traffic_free(&tr);
+      fs_routeopt_traffic_free(&tr);
       fs_topo_free(t);
       continue;
     }
     int32_t choice[6] = {0}, best[6];
     double best_load = INFINITY, best_tput = 0, worst_load = 0;
     do {
-      fs_ro_metric m;
-      CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+      fs_routeopt_metric m;
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &m, NULL, NULL, &err), &err);
       if (m.max_link_load < best_load) best_load = m.max_link_load;
       if (m.min_flow_tput > best_tput) best_tput = m.min_flow_tput;
       if (m.max_link_load > worst_load) worst_load = m.max_link_load;
     } while (next_assignment(p, choice));
     if (worst_load > best_load + 1e-9) spread_seen++;
-    fs_ro_opts o = {FS_RO_EXACT, 0, 0, 0};
-    fs_ro_stats st;
-    CHECK_OK(fs_ro_optimize(p, &o, best, &st, &err), &err);
-    fs_ro_metric m;
-    CHECK_OK(fs_ro_evaluate(p, best, &m, NULL, NULL, &err), &err);
+    fs_routeopt_opts o = {FS_ROUTEOPT_EXACT, 0, 0, 0};
+    fs_routeopt_stats st;
+    CHECK_OK(fs_routeopt_optimize(p, &o, best, &st, &err), &err);
+    fs_routeopt_metric m;
+    CHECK_OK(fs_routeopt_evaluate(p, best, &m, NULL, NULL, &err), &err);
     CHECK_REL(m.max_link_load, best_load, 1e-9, "");
     CHECK_REL(st.objective, best_load, 1e-9, "");
     CHECK_REL(m.min_flow_tput, best_tput, 1e-9, "");
     /* greedy, whatever it reaches, is an assignment: never past the optimum */
-    o.kind = FS_RO_GREEDY;
-    CHECK_OK(fs_ro_optimize(p, &o, choice, &st, &err), &err);
-    CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+    o.kind = FS_ROUTEOPT_GREEDY;
+    CHECK_OK(fs_routeopt_optimize(p, &o, choice, &st, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(p, choice, &m, NULL, NULL, &err), &err);
     CHECK(m.max_link_load >= best_load - 1e-9);
     if (m.max_link_load > best_load + 1e-9) greedy_short++;
-    fs_ro_problem_free(p);
-    fs_ro_traffic_free(&tr);
+    fs_routeopt_problem_free(p);
+    fs_routeopt_traffic_free(&tr);
     fs_topo_free(t);
   }
   CHECK(spread_seen >= 4);
@@ -224,8 +224,8 @@ TEST(test_routeopt_greedy_reaches_nonblocking_on_permutation) {
         perm[i] = perm[k];
         perm[k] = x;
       }
-      fs_ro_traffic tr;
-      fs_ro_traffic_init(&tr);
+      fs_routeopt_traffic tr;
+      fs_routeopt_traffic_init(&tr);
       int32_t m = 0;
       for (int32_t i = 0; i < n; i++)
         if (perm[i] != i) {
@@ -237,28 +237,29 @@ TEST(test_routeopt_greedy_reaches_nonblocking_on_permutation) {
       fs_err err = {0, ""};
       for (int j = 0; j < 4; j++) {
         int32_t lo = m * j / 4, hi = m * (j + 1) / 4;
-        fs_ro_flow *fl = malloc((size_t)(hi - lo + 1) * sizeof(*fl));
+        fs_routeopt_flow *fl = malloc((size_t)(hi - lo + 1) * sizeof(*fl));
         for (int32_t i = lo; i < hi; i++)
-          fl[i - lo] = (fs_ro_flow){pairs[2 * i], pairs[2 * i + 1], 1e8, 0};
-        if (hi > lo) CHECK_OK(fs_ro_traffic_add_phase_job(&tr, "j", fl, hi - lo, 1, &err), &err);
+          fl[i - lo] = (fs_routeopt_flow){pairs[2 * i], pairs[2 * i + 1], 1e8, 0};
+        if (hi > lo)
+          CHECK_OK(fs_routeopt_traffic_add_phase_job(&tr, "j", fl, hi - lo, 1, &err), &err);
         free(fl);
       }
-      fs_ro_problem *p = NULL;
-      CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+      fs_routeopt_problem *p = NULL;
+      CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
       int32_t *choice = malloc((size_t)tr.n_flows * sizeof(*choice));
-      fs_ro_opts o = {FS_RO_GREEDY, 0, 0, 0};
-      fs_ro_stats st;
-      fs_ro_metric met;
+      fs_routeopt_opts o = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
+      fs_routeopt_stats st;
+      fs_routeopt_metric met;
       if (p) {
-        CHECK_OK(fs_ro_optimize(p, &o, choice, &st, &err), &err);
-        CHECK_OK(fs_ro_evaluate(p, choice, &met, NULL, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_optimize(p, &o, choice, &st, &err), &err);
+        CHECK_OK(fs_routeopt_evaluate(p, choice, &met, NULL, NULL, &err), &err);
         CHECK_REL(met.max_link_load, 1.0, 1e-9, "");
         CHECK_REL(met.min_job_tput, 1.0, 1e-9, "");
         CHECK_REL(met.efficiency, 1.0, 1e-9, "");
       }
       free(choice);
-      fs_ro_problem_free(p);
-      fs_ro_traffic_free(&tr);
+      fs_routeopt_problem_free(p);
+      fs_routeopt_traffic_free(&tr);
       free(perm);
       free(pairs);
     }
@@ -275,8 +276,8 @@ TEST(test_routeopt_greedy_reaches_nonblocking_on_permutation) {
 TEST(test_routeopt_ecmp_collisions_balls_into_bins) {
   const int32_t L = 8, S = 8;
   fs_topo *t = leafspine(L, S, S, 100, 100);
-  fs_ro_traffic tr;
-  fs_ro_traffic_init(&tr);
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
   int32_t pairs[128];
   for (int32_t a = 0; a < L; a++)
     for (int32_t i = 0; i < S; i++) {
@@ -284,20 +285,20 @@ TEST(test_routeopt_ecmp_collisions_balls_into_bins) {
       pairs[2 * (a * S + i) + 1] = ((a + 1) % L) * S + i;
     }
   add_flows_job(&tr, "perm", pairs, 64, 1e9);
-  fs_ro_problem *p = NULL;
+  fs_routeopt_problem *p = NULL;
   fs_err err = {0, ""};
-  CHECK_OK(fs_ro_problem_new(t, &tr, &p, &err), &err);
+  CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
   if (!p) goto out;
   int32_t *cnt = calloc((size_t)t->n_links, sizeof(*cnt));
   int64_t empty = 0, bins = 0, shared = 0, balls = 0;
   int32_t choice[64];
   for (uint64_t seed = 1; seed <= 100; seed++) {
-    fs_ro_opts o = {FS_RO_ECMP, seed, 0, 0};
-    CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
+    fs_routeopt_opts o = {FS_ROUTEOPT_ECMP, seed, 0, 0};
+    CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
     memset(cnt, 0, (size_t)t->n_links * sizeof(*cnt));
     for (int32_t f = 0; f < 64; f++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, choice[f], &h);
+      const int32_t *pl = fs_routeopt_path(p, f, choice[f], &h);
       for (int32_t i = 0; i < h; i++) cnt[pl[i]]++;
     }
     for (int32_t l = 0; l < t->n_links; l++) {
@@ -308,7 +309,7 @@ TEST(test_routeopt_ecmp_collisions_balls_into_bins) {
     }
     for (int32_t f = 0; f < 64; f++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, choice[f], &h);
+      const int32_t *pl = fs_routeopt_path(p, f, choice[f], &h);
       balls++;
       shared += cnt[pl[1]] > 1; /* pl[1]: leaf -> spine */
     }
@@ -324,22 +325,23 @@ TEST(test_routeopt_ecmp_collisions_balls_into_bins) {
               got_shared);
   free(cnt);
 out:
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
-static fs_ro_problem *jobs_problem(const fs_topo *t, fs_ro_traffic *tr, const char *text) {
+static fs_routeopt_problem *jobs_problem(const fs_topo *t, fs_routeopt_traffic *tr,
+                                         const char *text) {
   fs_err err = {0, ""};
-  fs_ro_problem *p = NULL;
-  fs_ro_traffic_init(tr);
-  CHECK_OK(fs_ro_traffic_from_json(text, "jobs.json", t, tr, &err), &err);
-  CHECK_OK(fs_ro_problem_new(t, tr, &p, &err), &err);
+  fs_routeopt_problem *p = NULL;
+  fs_routeopt_traffic_init(tr);
+  CHECK_OK(fs_routeopt_traffic_from_json(text, "jobs.json", t, tr, &err), &err);
+  CHECK_OK(fs_routeopt_problem_new(t, tr, &p, &err), &err);
   return p;
 }
 
 static int cmp_metric(const void *a, const void *b) {
-  return fs_ro_metric_cmp((const fs_ro_metric *)a, (const fs_ro_metric *)b);
+  return fs_routeopt_metric_cmp((const fs_routeopt_metric *)a, (const fs_routeopt_metric *)b);
 }
 
 /* Seeded multi-job instances (random placement, 1:1 and 2:1 leaf-spines):
@@ -359,29 +361,29 @@ TEST(test_routeopt_greedy_not_worse_than_ecmp_median) {
     int32_t L, S, H, x;
     sscanf(specs[i][0], "%d %d %d %d", &L, &S, &H, &x);
     fs_topo *t = leafspine(L, S, H, 400, i == 1 ? 400 * 8.0 / 4 / 2 : 400);
-    fs_ro_traffic tr;
-    fs_ro_problem *p = jobs_problem(t, &tr, specs[i][1]);
+    fs_routeopt_traffic tr;
+    fs_routeopt_problem *p = jobs_problem(t, &tr, specs[i][1]);
     if (p) {
       fs_err err = {0, ""};
       int32_t *choice = malloc((size_t)tr.n_flows * sizeof(*choice));
-      fs_ro_metric ecmp[21], g;
+      fs_routeopt_metric ecmp[21], g;
       for (int s = 0; s < 21; s++) {
-        fs_ro_opts o = {FS_RO_ECMP, (uint64_t)s + 1, 0, 0};
-        CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
-        CHECK_OK(fs_ro_evaluate(p, choice, &ecmp[s], NULL, NULL, &err), &err);
+        fs_routeopt_opts o = {FS_ROUTEOPT_ECMP, (uint64_t)s + 1, 0, 0};
+        CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_evaluate(p, choice, &ecmp[s], NULL, NULL, &err), &err);
       }
       qsort(ecmp, 21, sizeof(ecmp[0]), cmp_metric);
-      fs_ro_opts o = {FS_RO_GREEDY, 0, 0, 0};
-      CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
-      CHECK_OK(fs_ro_evaluate(p, choice, &g, NULL, NULL, &err), &err);
-      if (fs_ro_metric_cmp(&g, &ecmp[10]) < 0)
+      fs_routeopt_opts o = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
+      CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &g, NULL, NULL, &err), &err);
+      if (fs_routeopt_metric_cmp(&g, &ecmp[10]) < 0)
         test_fail(__FILE__, __LINE__, "instance %d: greedy min job tput %.4f < ECMP median %.4f", i,
                   g.min_job_tput, ecmp[10].min_job_tput);
       CHECK(g.max_link_load <= ecmp[10].max_link_load + 1e-9);
       free(choice);
     }
-    fs_ro_problem_free(p);
-    fs_ro_traffic_free(&tr);
+    fs_routeopt_problem_free(p);
+    fs_routeopt_traffic_free(&tr);
     fs_topo_free(t);
   }
 }
@@ -408,22 +410,22 @@ TEST(test_routeopt_greedy_matches_exact) {
                       "%s{\"placement\": \"random\", \"size\": %d, \"bytes\": %g}", j ? "," : "",
                       size + (j * 3 + inst) % 5, 1e8 * (1 + (j * 7 + inst) % 4));
       snprintf(text + o, sizeof(text) - (size_t)o, "]}");
-      fs_ro_traffic tr;
-      fs_ro_problem *p = jobs_problem(t, &tr, text);
+      fs_routeopt_traffic tr;
+      fs_routeopt_problem *p = jobs_problem(t, &tr, text);
       if (p) {
         int32_t *c = malloc((size_t)tr.n_flows * sizeof(*c));
-        fs_ro_opts og = {FS_RO_GREEDY, 0, 0, 0}, oe = {FS_RO_EXACT, 0, 60, 0};
-        fs_ro_metric mg, me;
-        CHECK_OK(fs_ro_optimize(p, &og, c, NULL, &err), &err);
-        CHECK_OK(fs_ro_evaluate(p, c, &mg, NULL, NULL, &err), &err);
-        CHECK_OK(fs_ro_optimize(p, &oe, c, NULL, &err), &err);
-        CHECK_OK(fs_ro_evaluate(p, c, &me, NULL, NULL, &err), &err);
+        fs_routeopt_opts og = {FS_ROUTEOPT_GREEDY, 0, 0, 0}, oe = {FS_ROUTEOPT_EXACT, 0, 60, 0};
+        fs_routeopt_metric mg, me;
+        CHECK_OK(fs_routeopt_optimize(p, &og, c, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_evaluate(p, c, &mg, NULL, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_optimize(p, &oe, c, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_evaluate(p, c, &me, NULL, NULL, &err), &err);
         CHECK_REL(mg.max_link_load, me.max_link_load, 1e-9, "");
         CHECK_REL(mg.min_job_tput, me.min_job_tput, 1e-9, "");
         free(c);
       }
-      fs_ro_problem_free(p);
-      fs_ro_traffic_free(&tr);
+      fs_routeopt_problem_free(p);
+      fs_routeopt_traffic_free(&tr);
     }
     fs_topo_free(t);
   }
@@ -432,21 +434,21 @@ TEST(test_routeopt_greedy_matches_exact) {
 /* Ideal spraying on a non-blocking leaf-spine reaches the ideal fabric. */
 TEST(test_routeopt_spray_is_ideal_on_clos) {
   fs_topo *t = leafspine(8, 4, 4, 100, 100);
-  fs_ro_traffic tr;
-  fs_ro_problem *p = jobs_problem(
+  fs_routeopt_traffic tr;
+  fs_routeopt_problem *p = jobs_problem(
       t, &tr, "{\"jobs\": [{\"placement\": \"random\", \"size\": 32, \"bytes\": 1e9}]}");
   if (p) {
     fs_err err = {0, ""};
     int32_t choice[32];
-    fs_ro_opts o = {FS_RO_SPRAY, 0, 0, 0};
-    fs_ro_metric m;
-    CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
-    CHECK_OK(fs_ro_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+    fs_routeopt_opts o = {FS_ROUTEOPT_SPRAY, 0, 0, 0};
+    fs_routeopt_metric m;
+    CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(p, choice, &m, NULL, NULL, &err), &err);
     CHECK_REL(m.min_job_tput, 1, 1e-9, "");
     CHECK(m.max_link_load <= 1 + 1e-9);
   }
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
@@ -457,19 +459,19 @@ TEST(test_routeopt_jobs_file_placement) {
                              &err),
            &err);
   if (!t) return;
-  fs_ro_traffic tr;
-  fs_ro_traffic_init(&tr);
-  CHECK_OK(fs_ro_traffic_from_json(
-               "{\"seed\": 7, \"jobs\": [{\"name\": \"x\", \"ranks\": [5, 9, 2]},"
-               " {\"placement\": \"packed\", \"size\": 3, \"bytes\": 1e6},"
-               " {\"placement\": \"rail\", \"size\": 4, \"bytes\": 1e6},"
-               " {\"placement\": \"random\", \"size\": 4, \"bytes\": 1e6}]}",
-               "jobs.json", t, &tr, &err) == FS_EINVAL ? 0 : 1,
-           &err);
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
+  int rc = fs_routeopt_traffic_from_json(
+      "{\"seed\": 7, \"jobs\": [{\"name\": \"x\", \"ranks\": [5, 9, 2]},"
+      " {\"placement\": \"packed\", \"size\": 3, \"bytes\": 1e6},"
+      " {\"placement\": \"rail\", \"size\": 4, \"bytes\": 1e6},"
+      " {\"placement\": \"random\", \"size\": 4, \"bytes\": 1e6}]}",
+      "jobs.json", t, &tr, &err);
+  CHECK_EQ_INT(rc, FS_EINVAL);
   /* "bytes" is required: the first job lacks it */
   CHECK(strstr(err.msg, "$.jobs[0]") != NULL);
-  fs_ro_traffic_init(&tr);
-  CHECK_OK(fs_ro_traffic_from_json(
+  fs_routeopt_traffic_init(&tr);
+  CHECK_OK(fs_routeopt_traffic_from_json(
                "{\"seed\": 7, \"jobs\": [{\"name\": \"x\", \"ranks\": [5, 9, 2], \"bytes\": 3e6},"
                " {\"placement\": \"packed\", \"size\": 3, \"bytes\": 1e6},"
                " {\"placement\": \"rail\", \"size\": 4, \"bytes\": 1e6},"
@@ -501,7 +503,7 @@ TEST(test_routeopt_jobs_file_placement) {
     CHECK_EQ_INT(tr.phases[0].repeat, 4);
     CHECK_REL(tr.flows[0].bytes, 1e6, 1e-12, "B");
   }
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
@@ -525,37 +527,37 @@ TEST(test_routeopt_jobs_file_errors) {
       {"{\"jobs\": [{\"size\": 2, \"bytes\": 1}], ", "jobs.json"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    fs_ro_traffic tr;
-    fs_ro_traffic_init(&tr);
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
     fs_err err = {0, ""};
-    int rc = fs_ro_traffic_from_json(bad[i][0], "jobs.json", t, &tr, &err);
+    int rc = fs_routeopt_traffic_from_json(bad[i][0], "jobs.json", t, &tr, &err);
     if (rc != FS_EINVAL || !strstr(err.msg, bad[i][1]))
       test_fail(__FILE__, __LINE__, "case %zu: expected FS_EINVAL naming '%s', got %d: %s", i,
                 bad[i][1], rc, err.msg);
     CHECK_EQ_INT(tr.n_jobs, 0);
-    fs_ro_traffic_free(&tr);
+    fs_routeopt_traffic_free(&tr);
   }
   fs_topo_free(t);
 }
 
 TEST(test_routeopt_exact_refuses_large) {
   fs_topo *t = leafspine(8, 8, 8, 100, 100);
-  fs_ro_traffic tr;
-  fs_ro_problem *p = jobs_problem(
+  fs_routeopt_traffic tr;
+  fs_routeopt_problem *p = jobs_problem(
       t, &tr, "{\"jobs\": [{\"placement\": \"random\", \"size\": 64, \"bytes\": 1e9}]}");
   if (p) {
     fs_err err = {0, ""};
     int32_t choice[64];
-    fs_ro_opts o = {FS_RO_EXACT, 0, 0, 100};
-    CHECK_EQ_INT(fs_ro_optimize(p, &o, choice, NULL, &err), FS_ERANGE);
+    fs_routeopt_opts o = {FS_ROUTEOPT_EXACT, 0, 0, 100};
+    CHECK_EQ_INT(fs_routeopt_optimize(p, &o, choice, NULL, &err), FS_ERANGE);
     CHECK(strstr(err.msg, "exceed the limit of 100") != NULL);
-    fs_ro_kind k;
-    CHECK_EQ_INT(fs_ro_kind_parse("greedy", &k), 0);
-    CHECK_EQ_INT(k, FS_RO_GREEDY);
-    CHECK_EQ_INT(fs_ro_kind_parse("ospf", &k), FS_EINVAL);
+    fs_routeopt_kind k;
+    CHECK_EQ_INT(fs_routeopt_kind_parse("greedy", &k), 0);
+    CHECK_EQ_INT(k, FS_ROUTEOPT_GREEDY);
+    CHECK_EQ_INT(fs_routeopt_kind_parse("ospf", &k), FS_EINVAL);
   }
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 
@@ -564,8 +566,8 @@ TEST(test_routeopt_exact_refuses_large) {
  * time (all flows equal, so the max-min rates never change mid-phase). */
 TEST(test_routeopt_routes_for_engine) {
   fs_topo *t = leafspine(4, 2, 4, 100, 100);
-  fs_ro_traffic tr;
-  fs_ro_problem *p = jobs_problem(
+  fs_routeopt_traffic tr;
+  fs_routeopt_problem *p = jobs_problem(
       t, &tr,
       "{\"seed\": 2, \"jobs\": [{\"placement\": \"random\", \"size\": 8, \"bytes\": 8e8},"
       " {\"placement\": \"random\", \"size\": 8, \"bytes\": 8e8}]}");
@@ -573,11 +575,11 @@ TEST(test_routeopt_routes_for_engine) {
     fs_err err = {0, ""};
     int32_t choice[16];
     double js[2];
-    fs_ro_metric m;
-    for (int kind = FS_RO_GREEDY; kind <= FS_RO_SPRAY; kind++) {
-      fs_ro_opts o = {(fs_ro_kind)kind, 3, 0, 0};
-      CHECK_OK(fs_ro_optimize(p, &o, choice, NULL, &err), &err);
-      CHECK_OK(fs_ro_evaluate(p, choice, &m, js, NULL, &err), &err);
+    fs_routeopt_metric m;
+    for (int kind = FS_ROUTEOPT_GREEDY; kind <= FS_ROUTEOPT_SPRAY; kind++) {
+      fs_routeopt_opts o = {(fs_routeopt_kind)kind, 3, 0, 0};
+      CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &m, js, NULL, &err), &err);
       fs_sim *sim = NULL;
       CHECK_OK(fs_sim_new(t, &sim, &err), &err);
       if (!sim) continue;
@@ -585,7 +587,7 @@ TEST(test_routeopt_routes_for_engine) {
       for (int32_t f = 0; f < tr.n_flows; f++) {
         fs_route r;
         fs_route_init(&r);
-        CHECK_OK(fs_ro_route(p, choice, f, &r, &err), &err);
+        CHECK_OK(fs_routeopt_route(p, choice, f, &r, &err), &err);
         if (r.latency_ns > lat) lat = r.latency_ns;
         CHECK(fs_sim_add_flow(sim, tr.flows[f].src, tr.flows[f].dst, tr.flows[f].bytes, 0, &r,
                               &err) >= 0);
@@ -597,8 +599,8 @@ TEST(test_routeopt_routes_for_engine) {
       fs_sim_free(sim);
     }
   }
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
 }
 

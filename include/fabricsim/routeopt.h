@@ -31,51 +31,52 @@
 #include "fabricsim/topo.h"
 
 /* ---- traffic ------------------------------------------------------------ */
-typedef struct fs_ro_flow {
+typedef struct fs_routeopt_flow {
   int32_t src, dst; /* host node ids */
   double bytes;
-  int32_t phase;    /* index into fs_ro_traffic.phases */
-} fs_ro_flow;
+  int32_t phase;    /* index into fs_routeopt_traffic.phases */
+} fs_routeopt_flow;
 
-typedef struct fs_ro_phase {
+typedef struct fs_routeopt_phase {
   int32_t job;
   int32_t first_flow, n_flows;
   int32_t repeat; /* consecutive runs of the same flows (>= 1) */
-} fs_ro_phase;
+} fs_routeopt_phase;
 
-typedef struct fs_ro_job {
+typedef struct fs_routeopt_job {
   char name[64];
   int32_t first_phase, n_phases;
-  int32_t first_rank, n_ranks; /* into fs_ro_traffic.rank_hosts */
+  int32_t first_rank, n_ranks; /* into fs_routeopt_traffic.rank_hosts */
   double bytes;                /* collective size (nccl-tests convention) */
   char collective[16];         /* "allreduce", "allgather", "reducescatter", "custom" */
-} fs_ro_job;
+} fs_routeopt_job;
 
-typedef struct fs_ro_traffic {
-  fs_ro_job *jobs;
-  fs_ro_phase *phases;
-  fs_ro_flow *flows;
+typedef struct fs_routeopt_traffic {
+  fs_routeopt_job *jobs;
+  fs_routeopt_phase *phases;
+  fs_routeopt_flow *flows;
   int32_t *rank_hosts;
   int32_t n_jobs, n_phases, n_flows, n_rank_hosts;
   size_t cap_jobs, cap_phases, cap_flows, cap_ranks;
-} fs_ro_traffic;
+} fs_routeopt_traffic;
 
 /* Empty traffic: all zero. */
-void fs_ro_traffic_init(fs_ro_traffic *tr);
-void fs_ro_traffic_free(fs_ro_traffic *tr); /* leaves it empty */
+void fs_routeopt_traffic_init(fs_routeopt_traffic *tr);
+void fs_routeopt_traffic_free(fs_routeopt_traffic *tr); /* leaves it empty */
 
 /* Appends a job of ring steps over hosts[0..p) (p >= 2, distinct hosts):
  * collective "allreduce" (one phase of p flows r -> r+1 mod p of bytes/p,
  * repeat 2(p-1)), "allgather" or "reducescatter" (the same, repeat p-1).
  * Returns 0, FS_EINVAL (bad name or p) or FS_ENOMEM; tr is unchanged on
  * failure. */
-int fs_ro_traffic_add_ring(fs_ro_traffic *tr, const char *name, const char *collective,
-                           const int32_t *hosts, int32_t p, double bytes, fs_err *err);
+int fs_routeopt_traffic_add_ring(fs_routeopt_traffic *tr, const char *name, const char *collective,
+                                 const int32_t *hosts, int32_t p, double bytes, fs_err *err);
 
 /* Appends a job with one phase of explicit flows (src, dst, bytes triples in
  * flows[0..n)), repeated `repeat` times. Errors as above. */
-int fs_ro_traffic_add_phase_job(fs_ro_traffic *tr, const char *name, const fs_ro_flow *flows,
-                                int32_t n, int32_t repeat, fs_err *err);
+int fs_routeopt_traffic_add_phase_job(fs_routeopt_traffic *tr, const char *name,
+                                      const fs_routeopt_flow *flows, int32_t n, int32_t repeat,
+                                      fs_err *err);
 
 /* Reads a jobs file (docs/model-route.md):
  *   {"seed": 1, "jobs": [{"name": "a", "ranks": [0, 1, ...] | "placement":
@@ -84,44 +85,45 @@ int fs_ro_traffic_add_phase_job(fs_ro_traffic *tr, const char *name, const fs_ro
  * placing ranks on the hosts of t not taken by earlier jobs. Errors name the
  * file, the JSON path and the value (FS_EINVAL); *tr must be empty and is
  * left empty on failure. */
-int fs_ro_traffic_from_json(const char *text, const char *file, const fs_topo *t,
-                            fs_ro_traffic *tr, fs_err *err);
-int fs_ro_traffic_from_file(const char *path, const fs_topo *t, fs_ro_traffic *tr,
-                            fs_err *err);
+int fs_routeopt_traffic_from_json(const char *text, const char *file, const fs_topo *t,
+                                  fs_routeopt_traffic *tr, fs_err *err);
+int fs_routeopt_traffic_from_file(const char *path, const fs_topo *t, fs_routeopt_traffic *tr,
+                                  fs_err *err);
 
 /* ---- problem: traffic + candidate paths on a topology ------------------- */
-typedef struct fs_ro_problem fs_ro_problem;
+typedef struct fs_routeopt_problem fs_routeopt_problem;
 
 /* Most equal-cost paths kept per flow; a pair with more is refused. */
-#define FS_RO_MAX_PATHS 4096
+#define FS_ROUTEOPT_MAX_PATHS 4096
 
 /* Enumerates every flow's equal-cost shortest paths and the ideal (host
  * links only) rates. t and tr must outlive the problem. Fails with FS_EINVAL
  * (a flow with no path, src == dst, host out of range), FS_ERANGE (more than
- * FS_RO_MAX_PATHS paths) or FS_ENOMEM. */
-int fs_ro_problem_new(const fs_topo *t, const fs_ro_traffic *tr, fs_ro_problem **out,
-                      fs_err *err);
-void fs_ro_problem_free(fs_ro_problem *p); /* NULL is a no-op */
+ * FS_ROUTEOPT_MAX_PATHS paths) or FS_ENOMEM. */
+int fs_routeopt_problem_new(const fs_topo *t, const fs_routeopt_traffic *tr,
+                            fs_routeopt_problem **out, fs_err *err);
+void fs_routeopt_problem_free(fs_routeopt_problem *p); /* NULL is a no-op */
 
-int32_t fs_ro_n_flows(const fs_ro_problem *p);
-int32_t fs_ro_n_paths(const fs_ro_problem *p, int32_t flow);
+int32_t fs_routeopt_n_flows(const fs_routeopt_problem *p);
+int32_t fs_routeopt_n_paths(const fs_routeopt_problem *p, int32_t flow);
 /* The links of candidate path k of a flow, in path order; *hops gets their
  * count. */
-const int32_t *fs_ro_path(const fs_ro_problem *p, int32_t flow, int32_t k, int32_t *hops);
+const int32_t *fs_routeopt_path(const fs_routeopt_problem *p, int32_t flow, int32_t k,
+                                int32_t *hops);
 /* The rate (bit/s) a flow needs to finish with its phase on the ideal
  * fabric: bytes * 8 / ideal phase time. The optimisers' demand. */
-double fs_ro_demand_bps(const fs_ro_problem *p, int32_t flow);
+double fs_routeopt_demand_bps(const fs_routeopt_problem *p, int32_t flow);
 
-/* A routing: choice[f] = candidate path index of flow f, or FS_RO_SPLIT for
+/* A routing: choice[f] = candidate path index of flow f, or FS_ROUTEOPT_SPLIT for
  * an even split over all of its candidates (ideal packet spraying). */
-#define FS_RO_SPLIT (-1)
+#define FS_ROUTEOPT_SPLIT (-1)
 
 /* The flow's route for the engine (fs_sim_add_flow). 0 or FS_ENOMEM. */
-int fs_ro_route(fs_ro_problem *p, const int32_t *choice, int32_t flow, fs_route *out,
-                fs_err *err);
+int fs_routeopt_route(fs_routeopt_problem *p, const int32_t *choice, int32_t flow, fs_route *out,
+                      fs_err *err);
 
 /* ---- metric ------------------------------------------------------------- */
-typedef struct fs_ro_metric {
+typedef struct fs_routeopt_metric {
   /* the two-level max-min objective (normalised: ideal = 1) */
   double min_job_tput;  /* min over jobs of ideal time / time */
   double min_flow_tput; /* min over flows and sets of rate / demand */
@@ -130,60 +132,60 @@ typedef struct fs_ro_metric {
   double max_link_util; /* max over links of carried rate / capacity */
   double max_link_load; /* max over links of demand routed / capacity */
   double worst_slowdown, mean_slowdown;
-} fs_ro_metric;
+} fs_routeopt_metric;
 
 /* Evaluates a routing. job_time_s and job_ideal_s (n_jobs entries each, or
  * NULL) get each job's time for all its phases under the routing and on the
  * ideal fabric. 0 or FS_ENOMEM / FS_EINVAL (a choice out of range). */
-int fs_ro_evaluate(fs_ro_problem *p, const int32_t *choice, fs_ro_metric *m,
-                   double *job_time_s, double *job_ideal_s, fs_err *err);
+int fs_routeopt_evaluate(fs_routeopt_problem *p, const int32_t *choice, fs_routeopt_metric *m,
+                         double *job_time_s, double *job_ideal_s, fs_err *err);
 
 /* Lexicographic two-level comparison: > 0 if a is better than b, < 0 if
  * worse, 0 if equal to rel 1e-9 (min job throughput, then min flow
  * throughput, then efficiency). */
-int fs_ro_metric_cmp(const fs_ro_metric *a, const fs_ro_metric *b);
+int fs_routeopt_metric_cmp(const fs_routeopt_metric *a, const fs_routeopt_metric *b);
 
 /* ---- optimisers --------------------------------------------------------- */
-#define FS_RO_KIND_MAP(XX)                                              \
-  XX(EXACT, "exact", "MILP over all equal-cost paths (GLPK)")           \
+#define FS_ROUTEOPT_KIND_MAP(XX)                                         \
+  XX(EXACT, "exact", "MILP over all equal-cost paths (GLPK)")            \
   XX(GREEDY, "greedy", "largest flows first, then moves off bottleneck") \
-  XX(ECMP, "ecmp", "per-flow per-hop seeded hash")                      \
-  XX(SPRAY, "spray", "even split over all equal-cost paths")            \
+  XX(ECMP, "ecmp", "per-flow per-hop seeded hash")                       \
+  XX(SPRAY, "spray", "even split over all equal-cost paths")             \
   XX(RANDOM, "random", "a uniformly random candidate per flow")
 
-typedef enum fs_ro_kind {
-#define XX(name, str, desc) FS_RO_##name,
-  FS_RO_KIND_MAP(XX)
+typedef enum fs_routeopt_kind {
+#define XX(name, str, desc) FS_ROUTEOPT_##name,
+  FS_ROUTEOPT_KIND_MAP(XX)
 #undef XX
-  FS_RO_N_KINDS
-} fs_ro_kind;
+  FS_ROUTEOPT_N_KINDS
+} fs_routeopt_kind;
 
-const char *fs_ro_kind_name(fs_ro_kind k);
-int fs_ro_kind_parse(const char *name, fs_ro_kind *out); /* 0 or FS_EINVAL */
+const char *fs_routeopt_kind_name(fs_routeopt_kind k);
+int fs_routeopt_kind_parse(const char *name, fs_routeopt_kind *out); /* 0 or FS_EINVAL */
 
 /* The exact MILP refuses instances with more binary variables (flows x
  * candidates, counting only flows with a choice) than this. */
-#define FS_RO_EXACT_MAX_VARS 20000
+#define FS_ROUTEOPT_EXACT_MAX_VARS 20000
 
-typedef struct fs_ro_opts {
-  fs_ro_kind kind;
+typedef struct fs_routeopt_opts {
+  fs_routeopt_kind kind;
   uint64_t seed;       /* ECMP and random */
   double time_limit_s; /* exact: 0 = 60 s */
-  int32_t max_vars;    /* exact: 0 = FS_RO_EXACT_MAX_VARS */
-} fs_ro_opts;
+  int32_t max_vars;    /* exact: 0 = FS_ROUTEOPT_EXACT_MAX_VARS */
+} fs_routeopt_opts;
 
-typedef struct fs_ro_stats {
-  double time_s;        /* wall time of the optimisation */
-  int64_t moves;        /* greedy: improving moves made */
-  int32_t vars, rows;   /* exact: MILP size */
-  double objective;     /* exact and greedy: max link load reached */
-} fs_ro_stats;
+typedef struct fs_routeopt_stats {
+  double time_s;      /* wall time of the optimisation */
+  int64_t moves;      /* greedy: improving moves made */
+  int32_t vars, rows; /* exact: MILP size */
+  double objective;   /* exact and greedy: max link load reached */
+} fs_routeopt_stats;
 
 /* Fills choice[0..n_flows) with the optimiser's routing. Fails with
  * FS_ERANGE (exact: instance too large or not solved within the time
  * limit, with a message saying which) or FS_ENOMEM; choice is then
  * unspecified. stats may be NULL. */
-int fs_ro_optimize(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_stats *stats,
-                   fs_err *err);
+int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
+                         fs_routeopt_stats *stats, fs_err *err);
 
 #endif

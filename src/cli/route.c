@@ -47,14 +47,14 @@ typedef struct column {
   char name[24];
   int ok;             /* 0: not run (note says why) */
   char note[512];
-  fs_ro_metric m;
-  double *job_s;      /* n_jobs */
+  fs_routeopt_metric m;
+  double *job_s; /* n_jobs */
   double opt_time_s;
   uint64_t seed;
 } column;
 
 typedef struct ecmp_run {
-  fs_ro_metric m;
+  fs_routeopt_metric m;
   double *job_s;
   double time_s;
   uint64_t seed;
@@ -62,19 +62,20 @@ typedef struct ecmp_run {
 
 static int cmp_ecmp(const void *a, const void *b) {
   const ecmp_run *x = a, *y = b;
-  int c = fs_ro_metric_cmp(&x->m, &y->m);
+  int c = fs_routeopt_metric_cmp(&x->m, &y->m);
   if (c) return c; /* worse first */
   return (x->seed > y->seed) - (x->seed < y->seed);
 }
 
-static int run_one(fs_ro_problem *p, fs_ro_kind kind, uint64_t seed, double tl, long max_vars,
-                   int32_t *choice, fs_ro_metric *m, double *job_s, double *time_s, fs_err *err) {
-  fs_ro_opts o = {kind, seed, tl, (int32_t)max_vars};
-  fs_ro_stats st;
-  int rc = fs_ro_optimize(p, &o, choice, &st, err);
+static int run_one(fs_routeopt_problem *p, fs_routeopt_kind kind, uint64_t seed, double tl,
+                   long max_vars, int32_t *choice, fs_routeopt_metric *m, double *job_s,
+                   double *time_s, fs_err *err) {
+  fs_routeopt_opts o = {kind, seed, tl, (int32_t)max_vars};
+  fs_routeopt_stats st;
+  int rc = fs_routeopt_optimize(p, &o, choice, &st, err);
   if (rc) return rc;
   *time_s = st.time_s;
-  return fs_ro_evaluate(p, choice, m, job_s, NULL, err);
+  return fs_routeopt_evaluate(p, choice, m, job_s, NULL, err);
 }
 
 static void num(char *buf, double v, int ms) {
@@ -84,7 +85,7 @@ static void num(char *buf, double v, int ms) {
     snprintf(buf, 32, ms ? "%.4g" : "%.4f", v);
 }
 
-static void print_table(const fs_ro_traffic *tr, const fs_topo *t, const column *cols, int nc,
+static void print_table(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
                         const double *ideal_s, int32_t seeds) {
   printf("# fabricsim route: %d jobs, %d flows on %s\n", tr->n_jobs, tr->n_flows, t->spec);
   printf("# throughputs are fractions of the non-blocking fabric's (ideal)");
@@ -102,7 +103,7 @@ static void print_table(const fs_ro_traffic *tr, const fs_topo *t, const column 
     num(b, ideal_v[r], 0);
     printf("%-26s %11s", rows[r], b);
     for (int c = 0; c < nc; c++) {
-      const fs_ro_metric *m = &cols[c].m;
+      const fs_routeopt_metric *m = &cols[c].m;
       double v = !cols[c].ok ? NAN
                  : r == 0    ? m->min_job_tput
                  : r == 1    ? m->min_flow_tput
@@ -145,13 +146,13 @@ static void jnum(const char *key, double v, int comma) {
   printf("\"%s\": %s%s", key, b, comma ? ", " : "");
 }
 
-static void print_json(const fs_ro_traffic *tr, const fs_topo *t, const column *cols, int nc,
+static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
                        const double *ideal_s, int32_t seeds) {
   printf("{\"topo\": ");
   fs__fput_json_str(stdout, t->spec);
   printf(", \"flows\": %d, \"ecmp_seeds\": %d,\n \"jobs\": [", tr->n_flows, seeds);
   for (int32_t j = 0; j < tr->n_jobs; j++) {
-    const fs_ro_job *job = &tr->jobs[j];
+    const fs_routeopt_job *job = &tr->jobs[j];
     printf("%s\n  {\"name\": ", j ? "," : "");
     fs__fput_json_str(stdout, job->name);
     printf(", \"collective\": \"%s\", \"ranks\": %d, ", job->collective, job->n_ranks);
@@ -171,7 +172,7 @@ static void print_json(const fs_ro_traffic *tr, const fs_topo *t, const column *
     }
     if (strncmp(col->name, "ecmp", 4) == 0 || strcmp(col->name, "random") == 0)
       printf("\"seed\": %llu, ", (unsigned long long)col->seed);
-    const fs_ro_metric *m = &col->m;
+    const fs_routeopt_metric *m = &col->m;
     jnum("min_job_throughput", m->min_job_tput, 1);
     jnum("min_flow_throughput", m->min_flow_tput, 1);
     jnum("efficiency", m->efficiency, 1);
@@ -194,7 +195,7 @@ static void print_json(const fs_ro_traffic *tr, const fs_topo *t, const column *
 
 int fs__cli_route(int argc, char **argv) {
   const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
-  long seeds = 20, seed = 1, max_vars = FS_RO_EXACT_MAX_VARS;
+  long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS;
   double tl = 60;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -232,7 +233,7 @@ int fs__cli_route(int argc, char **argv) {
   if (!spec) return fs__cli_usage("route", "--topo is required");
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
-  int want[FS_RO_N_KINDS] = {0};
+  int want[FS_ROUTEOPT_N_KINDS] = {0};
   int n_want = 0;
   {
     char buf[256];
@@ -241,10 +242,10 @@ int fs__cli_route(int argc, char **argv) {
     for (char *tok = buf, *next; tok; tok = next) {
       next = strchr(tok, ',');
       if (next) *next++ = '\0';
-      fs_ro_kind k;
+      fs_routeopt_kind k;
       if (strcmp(tok, "all") == 0) {
-        for (int x = 0; x < FS_RO_N_KINDS; x++) want[x] = 1;
-      } else if (fs_ro_kind_parse(tok, &k) == 0) {
+        for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) want[x] = 1;
+      } else if (fs_routeopt_kind_parse(tok, &k) == 0) {
         want[k] = 1;
       } else {
         return fs__cli_usage("route",
@@ -253,45 +254,46 @@ int fs__cli_route(int argc, char **argv) {
                              tok);
       }
     }
-    for (int x = 0; x < FS_RO_N_KINDS; x++) n_want += want[x];
+    for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) n_want += want[x];
   }
   fs_err err = {0, ""};
   fs_topo *t = NULL;
-  fs_ro_traffic tr;
-  fs_ro_traffic_init(&tr);
-  fs_ro_problem *p = NULL;
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
+  fs_routeopt_problem *p = NULL;
   int32_t *choice = NULL;
   double *ideal_s = NULL;
-  column cols[FS_RO_N_KINDS + 2];
+  column cols[FS_ROUTEOPT_N_KINDS + 2];
   int nc = 0, status = 0;
   ecmp_run *runs = NULL;
   memset(cols, 0, sizeof(cols));
-  if (fs_topo_from_spec(spec, &t, &err) || fs_ro_traffic_from_file(jobs, t, &tr, &err) ||
-      fs_ro_problem_new(t, &tr, &p, &err)) {
+  if (fs_topo_from_spec(spec, &t, &err) || fs_routeopt_traffic_from_file(jobs, t, &tr, &err) ||
+      fs_routeopt_problem_new(t, &tr, &p, &err)) {
     status = fs__cli_fail(&err);
     goto out;
   }
   choice = fs__malloc((size_t)tr.n_flows + 1, sizeof(*choice));
   ideal_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(*ideal_s));
-  for (int c = 0; c < FS_RO_N_KINDS + 2; c++)
+  for (int c = 0; c < FS_ROUTEOPT_N_KINDS + 2; c++)
     cols[c].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double));
   runs = fs__calloc((size_t)seeds, sizeof(*runs));
   if (!choice || !ideal_s || !runs) goto oom;
-  for (int c = 0; c < FS_RO_N_KINDS + 2; c++)
+  for (int c = 0; c < FS_ROUTEOPT_N_KINDS + 2; c++)
     if (!cols[c].job_s) goto oom;
   for (long s = 0; s < seeds; s++)
     if (!(runs[s].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double)))) goto oom;
   {
-    fs_ro_metric m;
-    for (int32_t f = 0; f < tr.n_flows; f++) choice[f] = fs_ro_n_paths(p, f) > 1 ? FS_RO_SPLIT : 0;
-    if (fs_ro_evaluate(p, choice, &m, NULL, ideal_s, &err)) goto fail;
+    fs_routeopt_metric m;
+    for (int32_t f = 0; f < tr.n_flows; f++)
+      choice[f] = fs_routeopt_n_paths(p, f) > 1 ? FS_ROUTEOPT_SPLIT : 0;
+    if (fs_routeopt_evaluate(p, choice, &m, NULL, ideal_s, &err)) goto fail;
   }
-  static const fs_ro_kind order[] = {FS_RO_EXACT, FS_RO_GREEDY, FS_RO_ECMP, FS_RO_SPRAY,
-                                     FS_RO_RANDOM};
-  for (int oi = 0; oi < FS_RO_N_KINDS; oi++) {
-    fs_ro_kind k = order[oi];
+  static const fs_routeopt_kind order[] = {FS_ROUTEOPT_EXACT, FS_ROUTEOPT_GREEDY, FS_ROUTEOPT_ECMP,
+                                           FS_ROUTEOPT_SPRAY, FS_ROUTEOPT_RANDOM};
+  for (int oi = 0; oi < FS_ROUTEOPT_N_KINDS; oi++) {
+    fs_routeopt_kind k = order[oi];
     if (!want[k]) continue;
-    if (k == FS_RO_ECMP) {
+    if (k == FS_ROUTEOPT_ECMP) {
       for (long s = 0; s < seeds; s++) {
         runs[s].seed = (uint64_t)(seed + s);
         if (run_one(p, k, runs[s].seed, tl, max_vars, choice, &runs[s].m, runs[s].job_s,
@@ -313,11 +315,11 @@ int fs__cli_route(int argc, char **argv) {
       continue;
     }
     column *col = &cols[nc++];
-    snprintf(col->name, sizeof(col->name), "%s", fs_ro_kind_name(k));
+    snprintf(col->name, sizeof(col->name), "%s", fs_routeopt_kind_name(k));
     col->seed = (uint64_t)seed;
     int rc = run_one(p, k, (uint64_t)seed, tl, max_vars, choice, &col->m, col->job_s,
                      &col->opt_time_s, &err);
-    if (rc == FS_ERANGE && k == FS_RO_EXACT && n_want > 1) {
+    if (rc == FS_ERANGE && k == FS_ROUTEOPT_EXACT && n_want > 1) {
       snprintf(col->note, sizeof(col->note), "%s", err.msg);
       continue;
     }
@@ -325,9 +327,9 @@ int fs__cli_route(int argc, char **argv) {
     col->ok = 1;
   }
   if (fmt == 0)
-    print_table(&tr, t, cols, nc, ideal_s, want[FS_RO_ECMP] ? (int32_t)seeds : 0);
+    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0);
   else
-    print_json(&tr, t, cols, nc, ideal_s, want[FS_RO_ECMP] ? (int32_t)seeds : 0);
+    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0);
   goto out;
 oom:
   fs_err_set(&err, FS_ENOMEM, "out of memory");
@@ -337,11 +339,11 @@ out:
   if (runs)
     for (long s = 0; s < seeds; s++) free(runs[s].job_s);
   free(runs);
-  for (int c = 0; c < FS_RO_N_KINDS + 2; c++) free(cols[c].job_s);
+  for (int c = 0; c < FS_ROUTEOPT_N_KINDS + 2; c++) free(cols[c].job_s);
   free(choice);
   free(ideal_s);
-  fs_ro_problem_free(p);
-  fs_ro_traffic_free(&tr);
+  fs_routeopt_problem_free(p);
+  fs_routeopt_traffic_free(&tr);
   fs_topo_free(t);
   return status;
 }

@@ -20,7 +20,7 @@
  *
  * Size: the binaries (sum over flows with a choice of their paths), one
  * row per flow and per (set, link) a choice touches. Instances above
- * opts->max_vars (FS_RO_EXACT_MAX_VARS) are refused; a solve that does not
+ * opts->max_vars (FS_ROUTEOPT_EXACT_MAX_VARS) are refused; a solve that does not
  * prove optimality within the time limit fails. */
 #include <glpk.h>
 #include <math.h>
@@ -51,14 +51,14 @@ static int is_multiple(double x, double u) {
 
 /* Whether every row term (a coefficient d_f / c_l of a choice, or the
  * constant load of a link that has a row) is a whole multiple of u. */
-static int all_multiples(const fs_ro_problem *p, const double *fixed, const int32_t *row_of,
+static int all_multiples(const fs_routeopt_problem *p, const double *fixed, const int32_t *row_of,
                          const uint8_t *common, size_t kl, double u) {
   const fs_topo *t = p->t;
   for (int32_t f = 0; f < p->n_flows; f++) {
     if (p->n_paths[f] < 2) continue;
     for (int32_t c = 0; c < p->n_paths[f]; c++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++)
         if (!common[p->path_start[f] + (int64_t)c * h + i] &&
             !is_multiple(p->demand_bps[f] / t->links[pl[i]].capacity_bps, u))
@@ -72,7 +72,7 @@ static int all_multiples(const fs_ro_problem *p, const double *fixed, const int3
 
 /* A unit u that every row term is a whole multiple of: the smallest
  * coefficient divided by q = 1 .. 64, or 0 if there is none. */
-static double unit_of(const fs_ro_problem *p, const double *fixed, const int32_t *row_of,
+static double unit_of(const fs_routeopt_problem *p, const double *fixed, const int32_t *row_of,
                       const uint8_t *common, size_t kl) {
   const fs_topo *t = p->t;
   double umin = INFINITY;
@@ -80,7 +80,7 @@ static double unit_of(const fs_ro_problem *p, const double *fixed, const int32_t
     if (p->n_paths[f] < 2 || p->demand_bps[f] <= 0) continue;
     for (int32_t c = 0; c < p->n_paths[f]; c++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++)
         if (!common[p->path_start[f] + (int64_t)c * h + i])
           umin = fmin(umin, p->demand_bps[f] / t->links[pl[i]].capacity_bps);
@@ -98,8 +98,8 @@ static int grow3(int **ia, int **ja, double **ar, size_t *caps, size_t need) {
          fs__grow(ar, &caps[2], need, sizeof(double));
 }
 
-int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_stats *st,
-                 fs_err *err) {
+int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
+                       fs_routeopt_stats *st, fs_err *err) {
   const fs_topo *t = p->t;
   int32_t K = p->n_sets, L = t->n_links;
   int64_t vars = 0;
@@ -109,7 +109,7 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
       vars += p->n_paths[f];
       n_choice++;
     }
-  int64_t max_vars = o->max_vars > 0 ? o->max_vars : FS_RO_EXACT_MAX_VARS;
+  int64_t max_vars = o->max_vars > 0 ? o->max_vars : FS_ROUTEOPT_EXACT_MAX_VARS;
   if (vars > max_vars)
     return fs_err_set(err, FS_ERANGE,
                       "exact: %lld binary variables (%d flows with a choice of path) exceed the "
@@ -134,23 +134,23 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
    * path (its host links): loads no choice changes. */
   for (int32_t f = 0; f < p->n_flows; f++) {
     int32_t h;
-    const int32_t *p0 = fs_ro_path(p, f, 0, &h);
+    const int32_t *p0 = fs_routeopt_path(p, f, 0, &h);
     for (int32_t i = 0; i < h; i++) {
       int all = 1;
       for (int32_t c = 1; c < p->n_paths[f] && all; c++) {
-        const int32_t *pc = fs_ro_path(p, f, c, &h);
+        const int32_t *pc = fs_routeopt_path(p, f, c, &h);
         int in = 0;
         for (int32_t j = 0; j < h && !in; j++) in = pc[j] == p0[i];
         all = in;
       }
       if (!all) continue;
       for (int32_t c = 0; c < p->n_paths[f]; c++) {
-        const int32_t *pc = fs_ro_path(p, f, c, &h);
+        const int32_t *pc = fs_routeopt_path(p, f, c, &h);
         for (int32_t j = 0; j < h; j++)
           if (pc[j] == p0[i]) common[p->path_start[f] + (int64_t)c * h + j] = 1;
       }
       for (int32_t k = 0; k < K; k++)
-        if (fs__ro_in_set(p, f, k))
+        if (fs__routeopt_in_set(p, f, k))
           fixed[(size_t)k * L + p0[i]] += p->demand_bps[f] / t->links[p0[i]].capacity_bps;
     }
   }
@@ -160,11 +160,11 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
     if (p->n_paths[f] < 2) continue;
     for (int32_t c = 0; c < p->n_paths[f]; c++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++) {
         if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
         for (int32_t k = 0; k < K; k++)
-          if (fs__ro_in_set(p, f, k) && row_of[(size_t)k * L + pl[i]] < 0)
+          if (fs__routeopt_in_set(p, f, k) && row_of[(size_t)k * L + pl[i]] < 0)
             row_of[(size_t)k * L + pl[i]] = n_rows_links++;
       }
     }
@@ -179,13 +179,13 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
     double alone = INFINITY;
     for (int32_t c = 0; c < p->n_paths[f]; c++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       double mx = 0;
       for (int32_t i = 0; i < h; i++) {
         if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
         double own = p->demand_bps[f] / t->links[pl[i]].capacity_bps;
         for (int32_t k = 0; k < K; k++)
-          if (fs__ro_in_set(p, f, k)) mx = fmax(mx, fixed[(size_t)k * L + pl[i]] + own);
+          if (fs__routeopt_in_set(p, f, k)) mx = fmax(mx, fixed[(size_t)k * L + pl[i]] + own);
       }
       alone = fmin(alone, mx);
     }
@@ -244,11 +244,11 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
       ja[ne] = col;
       ar[ne] = 1;
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++) {
         if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
         for (int32_t k = 0; k < K; k++) {
-          if (!fs__ro_in_set(p, f, k)) continue;
+          if (!fs__routeopt_in_set(p, f, k)) continue;
           if (grow3(&ia, &ja, &ar, caps, ne + 2)) goto oom;
           ia[++ne] = row0 + row_of[(size_t)k * L + pl[i]];
           ja[ne] = col;
@@ -259,9 +259,9 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
   }
   glp_load_matrix(lp, (int)ne, ia, ja, ar);
 
-  fs_ro_opts go = {FS_RO_GREEDY, 0, 0, 0};
-  fs_ro_stats gst;
-  if ((rc = fs_ro_optimize(p, &go, greedy, &gst, err))) goto fail;
+  fs_routeopt_opts go = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
+  fs_routeopt_stats gst;
+  if ((rc = fs_routeopt_optimize(p, &go, greedy, &gst, err))) goto fail;
   {
     double wmax = 0;
     memcpy(rowload, fixed, KL * sizeof(double));
@@ -269,11 +269,11 @@ int fs__ro_exact(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_s
       if (col0[f] < 0) continue;
       hx[col0[f] + greedy[f]] = 1;
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, greedy[f], &h);
+      const int32_t *pl = fs_routeopt_path(p, f, greedy[f], &h);
       for (int32_t i = 0; i < h; i++)
         if (!common[p->path_start[f] + (int64_t)greedy[f] * h + i])
           for (int32_t k = 0; k < K; k++)
-            if (fs__ro_in_set(p, f, k))
+            if (fs__routeopt_in_set(p, f, k))
               rowload[(size_t)k * L + pl[i]] += p->demand_bps[f] / t->links[pl[i]].capacity_bps;
     }
     for (size_t kl = 0; kl < KL; kl++)

@@ -17,8 +17,9 @@
 #include "../base/base.h"
 #include "opt_internal.h"
 
-void fs__ro_maxmin(const fs_topo *t, int32_t n, const int32_t *start, const int32_t *link,
-                   const double *w, double *rate, double *res, double *wsum, uint8_t *frozen) {
+void fs__routeopt_maxmin(const fs_topo *t, int32_t n, const int32_t *start, const int32_t *link,
+                         const double *w, double *rate, double *res, double *wsum,
+                         uint8_t *frozen) {
   int32_t left = 0;
   for (int32_t f = 0; f < n; f++) {
     rate[f] = 0;
@@ -72,21 +73,14 @@ void fs__ro_maxmin(const fs_topo *t, int32_t n, const int32_t *start, const int3
   }
 }
 
-int fs__ro_in_set(const fs_ro_problem *p, int32_t f, int32_t k) {
-  const fs_ro_traffic *tr = p->tr;
-  int32_t ph = tr->flows[f].phase;
-  const fs_ro_job *j = &tr->jobs[tr->phases[ph].job];
-  return k % j->n_phases == ph - j->first_phase;
-}
-
 /* Sets a phase appears in: k = i, i + n_j, ... < K. */
-static int32_t sets_of_phase(const fs_ro_problem *p, int32_t ph) {
-  const fs_ro_job *j = &p->tr->jobs[p->tr->phases[ph].job];
+static int32_t sets_of_phase(const fs_routeopt_problem *p, int32_t ph) {
+  const fs_routeopt_job *j = &p->tr->jobs[p->tr->phases[ph].job];
   int32_t i = ph - j->first_phase;
   return (p->n_sets - i + j->n_phases - 1) / j->n_phases;
 }
 
-static int mm_reserve(fs_ro_problem *p, size_t entries) {
+static int mm_reserve(fs_routeopt_problem *p, size_t entries) {
   if (entries <= p->mm_cap) return 0;
   size_t cap = p->mm_cap ? p->mm_cap : 1024;
   while (cap < entries) cap *= 2;
@@ -102,13 +96,13 @@ static int mm_reserve(fs_ro_problem *p, size_t entries) {
 
 /* Rates of the flows of set k: fl[0..n) get the flows, p->mm_rate their
  * rates. ideal: route over the edge links only; else by choice. */
-static int rate_set(fs_ro_problem *p, const int32_t *choice, int ideal, int32_t k, int32_t *fl,
-                    int32_t *n_out, double *acc) {
+static int rate_set(fs_routeopt_problem *p, const int32_t *choice, int ideal, int32_t k,
+                    int32_t *fl, int32_t *n_out, double *acc) {
   int32_t n = 0;
   size_t ne = 0;
   p->mm_start[0] = 0;
   for (int32_t f = 0; f < p->n_flows; f++) {
-    if (!fs__ro_in_set(p, f, k)) continue;
+    if (!fs__routeopt_in_set(p, f, k)) continue;
     fl[n] = f;
     if (ideal) {
       int32_t m = p->ideal_start[f + 1] - p->ideal_start[f];
@@ -119,7 +113,7 @@ static int rate_set(fs_ro_problem *p, const int32_t *choice, int ideal, int32_t 
       }
     } else if (choice[f] >= 0 || p->n_paths[f] == 1) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, choice[f] >= 0 ? choice[f] : 0, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, choice[f] >= 0 ? choice[f] : 0, &h);
       if (mm_reserve(p, ne + (size_t)h)) return FS_ENOMEM;
       for (int32_t i = 0; i < h; i++) {
         p->mm_link[ne] = pl[i];
@@ -131,7 +125,7 @@ static int rate_set(fs_ro_problem *p, const int32_t *choice, int ideal, int32_t 
       int32_t np = p->n_paths[f], h = p->hops[f];
       size_t first = ne;
       for (int32_t c = 0; c < np; c++) {
-        const int32_t *pl = fs_ro_path(p, f, c, &h);
+        const int32_t *pl = fs_routeopt_path(p, f, c, &h);
         for (int32_t i = 0; i < h; i++) {
           int32_t l = pl[i];
           if (acc[l] == 0) {
@@ -148,15 +142,15 @@ static int rate_set(fs_ro_problem *p, const int32_t *choice, int ideal, int32_t 
     }
     p->mm_start[++n] = (int32_t)ne;
   }
-  fs__ro_maxmin(p->t, n, p->mm_start, p->mm_link, p->mm_w, p->mm_rate, p->mm_res, p->mm_wsum,
-                p->mm_frozen);
+  fs__routeopt_maxmin(p->t, n, p->mm_start, p->mm_link, p->mm_w, p->mm_rate, p->mm_res, p->mm_wsum,
+                      p->mm_frozen);
   *n_out = n;
   return 0;
 }
 
-int fs__ro_phase_times(fs_ro_problem *p, const int32_t *choice, int ideal, double *phase_s,
-                       fs_ro_metric *m) {
-  const fs_ro_traffic *tr = p->tr;
+int fs__routeopt_phase_times(fs_routeopt_problem *p, const int32_t *choice, int ideal,
+                             double *phase_s, fs_routeopt_metric *m) {
+  const fs_routeopt_traffic *tr = p->tr;
   size_t nl = (size_t)p->t->n_links;
   int32_t *fl = fs__malloc((size_t)p->n_flows + 1, sizeof(*fl));
   double *acc = fs__calloc(nl + 1, sizeof(*acc));
@@ -178,7 +172,7 @@ int fs__ro_phase_times(fs_ro_problem *p, const int32_t *choice, int ideal, doubl
     if ((rc = rate_set(p, choice, ideal, k, fl, &n, acc))) goto out;
     for (int32_t i = 0; i < tr->n_phases; i++) ph_max[i] = 0;
     for (int32_t i = 0; i < n; i++) {
-      const fs_ro_flow *f = &tr->flows[fl[i]];
+      const fs_routeopt_flow *f = &tr->flows[fl[i]];
       double r = p->mm_rate[i];
       double s = f->bytes <= 0 ? 0 : r > 0 ? f->bytes * 8 / r : INFINITY;
       if (s > ph_max[f->phase]) ph_max[f->phase] = s;
@@ -208,18 +202,18 @@ out:
   return rc;
 }
 
-int fs_ro_evaluate(fs_ro_problem *p, const int32_t *choice, fs_ro_metric *m,
-                   double *job_time_s, double *job_ideal_s, fs_err *err) {
-  const fs_ro_traffic *tr = p->tr;
+int fs_routeopt_evaluate(fs_routeopt_problem *p, const int32_t *choice, fs_routeopt_metric *m,
+                         double *job_time_s, double *job_ideal_s, fs_err *err) {
+  const fs_routeopt_traffic *tr = p->tr;
   for (int32_t f = 0; f < p->n_flows; f++)
-    if (choice[f] < FS_RO_SPLIT || choice[f] >= p->n_paths[f])
-      return fs_err_set(err, FS_EINVAL, "flow %d: path %d out of range (it has %d)", f,
-                        choice[f], p->n_paths[f]);
+    if (choice[f] < FS_ROUTEOPT_SPLIT || choice[f] >= p->n_paths[f])
+      return fs_err_set(err, FS_EINVAL, "flow %d: path %d out of range (it has %d)", f, choice[f],
+                        p->n_paths[f]);
   double *ph = fs__malloc((size_t)tr->n_phases + 1, sizeof(*ph));
   if (!ph) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  fs_ro_metric mm;
+  fs_routeopt_metric mm;
   memset(&mm, 0, sizeof(mm));
-  if (fs__ro_phase_times(p, choice, 0, ph, &mm)) {
+  if (fs__routeopt_phase_times(p, choice, 0, ph, &mm)) {
     free(ph);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
@@ -227,10 +221,10 @@ int fs_ro_evaluate(fs_ro_problem *p, const int32_t *choice, fs_ro_metric *m,
   mm.min_job_tput = INFINITY;
   mm.worst_slowdown = 0;
   for (int32_t j = 0; j < tr->n_jobs; j++) {
-    const fs_ro_job *job = &tr->jobs[j];
+    const fs_routeopt_job *job = &tr->jobs[j];
     double tj = 0, ij = 0, wj = 0;
     for (int32_t i = job->first_phase; i < job->first_phase + job->n_phases; i++) {
-      const fs_ro_phase *phs = &tr->phases[i];
+      const fs_routeopt_phase *phs = &tr->phases[i];
       tj += phs->repeat * ph[i];
       ij += phs->repeat * p->ideal_phase_s[i];
       for (int32_t f = phs->first_flow; f < phs->first_flow + phs->n_flows; f++)
@@ -263,7 +257,7 @@ static int cmp_rel(double a, double b) {
   return a > b ? 1 : -1;
 }
 
-int fs_ro_metric_cmp(const fs_ro_metric *a, const fs_ro_metric *b) {
+int fs_routeopt_metric_cmp(const fs_routeopt_metric *a, const fs_routeopt_metric *b) {
   int c = cmp_rel(a->min_job_tput, b->min_job_tput);
   if (!c) c = cmp_rel(a->min_flow_tput, b->min_flow_tput);
   if (!c) c = cmp_rel(a->efficiency, b->efficiency);

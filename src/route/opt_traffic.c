@@ -10,9 +10,9 @@
 #include "../base/json.h"
 #include "opt_internal.h"
 
-void fs_ro_traffic_init(fs_ro_traffic *tr) { memset(tr, 0, sizeof(*tr)); }
+void fs_routeopt_traffic_init(fs_routeopt_traffic *tr) { memset(tr, 0, sizeof(*tr)); }
 
-void fs_ro_traffic_free(fs_ro_traffic *tr) {
+void fs_routeopt_traffic_free(fs_routeopt_traffic *tr) {
   free(tr->jobs);
   free(tr->phases);
   free(tr->flows);
@@ -21,19 +21,20 @@ void fs_ro_traffic_free(fs_ro_traffic *tr) {
 }
 
 /* Room for one more job, phase, n flows and p ranks; nothing is appended. */
-static int reserve(fs_ro_traffic *tr, int32_t n, int32_t p) {
-  if (fs__grow(&tr->jobs, &tr->cap_jobs, (size_t)tr->n_jobs + 1, sizeof(fs_ro_job)) ||
-      fs__grow(&tr->phases, &tr->cap_phases, (size_t)tr->n_phases + 1, sizeof(fs_ro_phase)) ||
-      fs__grow(&tr->flows, &tr->cap_flows, (size_t)tr->n_flows + (size_t)n, sizeof(fs_ro_flow)) ||
+static int reserve(fs_routeopt_traffic *tr, int32_t n, int32_t p) {
+  if (fs__grow(&tr->jobs, &tr->cap_jobs, (size_t)tr->n_jobs + 1, sizeof(fs_routeopt_job)) ||
+      fs__grow(&tr->phases, &tr->cap_phases, (size_t)tr->n_phases + 1, sizeof(fs_routeopt_phase)) ||
+      fs__grow(&tr->flows, &tr->cap_flows, (size_t)tr->n_flows + (size_t)n,
+               sizeof(fs_routeopt_flow)) ||
       fs__grow(&tr->rank_hosts, &tr->cap_ranks, (size_t)tr->n_rank_hosts + (size_t)p,
                sizeof(int32_t)))
     return FS_ENOMEM;
   return 0;
 }
 
-static void push_job(fs_ro_traffic *tr, const char *name, const char *coll, const int32_t *hosts,
-                     int32_t p, double bytes, int32_t repeat) {
-  fs_ro_job *j = &tr->jobs[tr->n_jobs];
+static void push_job(fs_routeopt_traffic *tr, const char *name, const char *coll,
+                     const int32_t *hosts, int32_t p, double bytes, int32_t repeat) {
+  fs_routeopt_job *j = &tr->jobs[tr->n_jobs];
   memset(j, 0, sizeof(*j));
   snprintf(j->name, sizeof(j->name), "%s", name);
   snprintf(j->collective, sizeof(j->collective), "%s", coll);
@@ -44,7 +45,7 @@ static void push_job(fs_ro_traffic *tr, const char *name, const char *coll, cons
   j->bytes = bytes;
   if (p > 0) memcpy(tr->rank_hosts + tr->n_rank_hosts, hosts, (size_t)p * sizeof(int32_t));
   tr->n_rank_hosts += p;
-  fs_ro_phase *ph = &tr->phases[tr->n_phases];
+  fs_routeopt_phase *ph = &tr->phases[tr->n_phases];
   ph->job = tr->n_jobs;
   ph->first_flow = tr->n_flows;
   ph->n_flows = 0;
@@ -53,8 +54,8 @@ static void push_job(fs_ro_traffic *tr, const char *name, const char *coll, cons
   tr->n_phases++;
 }
 
-int fs_ro_traffic_add_ring(fs_ro_traffic *tr, const char *name, const char *collective,
-                           const int32_t *hosts, int32_t p, double bytes, fs_err *err) {
+int fs_routeopt_traffic_add_ring(fs_routeopt_traffic *tr, const char *name, const char *collective,
+                                 const int32_t *hosts, int32_t p, double bytes, fs_err *err) {
   int32_t repeat;
   if (strcmp(collective, "allreduce") == 0)
     repeat = 2 * (p - 1);
@@ -74,9 +75,9 @@ int fs_ro_traffic_add_ring(fs_ro_traffic *tr, const char *name, const char *coll
                           i, hosts[i]);
   if (reserve(tr, p, p)) return fs_err_set(err, FS_ENOMEM, "out of memory");
   push_job(tr, name, collective, hosts, p, bytes, repeat);
-  fs_ro_phase *ph = &tr->phases[tr->n_phases - 1];
+  fs_routeopt_phase *ph = &tr->phases[tr->n_phases - 1];
   for (int32_t r = 0; r < p; r++) {
-    fs_ro_flow *f = &tr->flows[tr->n_flows++];
+    fs_routeopt_flow *f = &tr->flows[tr->n_flows++];
     f->src = hosts[r];
     f->dst = hosts[(r + 1) % p];
     f->bytes = bytes / p;
@@ -86,8 +87,9 @@ int fs_ro_traffic_add_ring(fs_ro_traffic *tr, const char *name, const char *coll
   return 0;
 }
 
-int fs_ro_traffic_add_phase_job(fs_ro_traffic *tr, const char *name, const fs_ro_flow *flows,
-                                int32_t n, int32_t repeat, fs_err *err) {
+int fs_routeopt_traffic_add_phase_job(fs_routeopt_traffic *tr, const char *name,
+                                      const fs_routeopt_flow *flows, int32_t n, int32_t repeat,
+                                      fs_err *err) {
   if (n < 1 || repeat < 1)
     return fs_err_set(err, FS_EINVAL, "job %s: needs >= 1 flow and repeat >= 1", name);
   double total = 0;
@@ -98,9 +100,9 @@ int fs_ro_traffic_add_phase_job(fs_ro_traffic *tr, const char *name, const fs_ro
   }
   if (reserve(tr, n, 0)) return fs_err_set(err, FS_ENOMEM, "out of memory");
   push_job(tr, name, "custom", NULL, 0, total, repeat);
-  fs_ro_phase *ph = &tr->phases[tr->n_phases - 1];
+  fs_routeopt_phase *ph = &tr->phases[tr->n_phases - 1];
   for (int32_t i = 0; i < n; i++) {
-    fs_ro_flow *f = &tr->flows[tr->n_flows++];
+    fs_routeopt_flow *f = &tr->flows[tr->n_flows++];
     *f = flows[i];
     f->phase = tr->n_phases - 1;
     ph->n_flows++;
@@ -151,9 +153,9 @@ static int place(const fs_topo *t, const char *policy, int32_t p, uint64_t seed,
 }
 
 static int parse_job(const fs__jctx *c, const cJSON *jo, const char *path, int32_t idx,
-                     const fs_topo *t, uint64_t seed, uint8_t *used, fs_ro_traffic *tr) {
-  static const char *const keys[] = {"name", "ranks", "placement", "size", "collective", "algo",
-                                     "bytes", NULL};
+                     const fs_topo *t, uint64_t seed, uint8_t *used, fs_routeopt_traffic *tr) {
+  static const char *const keys[] = {"name",       "ranks", "placement", "size",
+                                     "collective", "algo",  "bytes",     NULL};
   int rc = fs__json_expect_object(c, jo, path, keys);
   if (rc) return rc;
   const char *name, *coll, *algo, *policy;
@@ -231,14 +233,14 @@ static int parse_job(const fs__jctx *c, const cJSON *jo, const char *path, int32
       goto out;
     }
   }
-  rc = fs_ro_traffic_add_ring(tr, name, coll, hosts, p, bytes, c->err);
+  rc = fs_routeopt_traffic_add_ring(tr, name, coll, hosts, p, bytes, c->err);
 out:
   free(hosts);
   return rc;
 }
 
-int fs_ro_traffic_from_json(const char *text, const char *file, const fs_topo *t,
-                            fs_ro_traffic *tr, fs_err *err) {
+int fs_routeopt_traffic_from_json(const char *text, const char *file, const fs_topo *t,
+                                  fs_routeopt_traffic *tr, fs_err *err) {
   fs__jctx c = {file, err};
   cJSON *root = NULL;
   int rc = fs__json_parse(&c, text, strlen(text), &root);
@@ -268,17 +270,17 @@ int fs_ro_traffic_from_json(const char *text, const char *file, const fs_topo *t
 out:
   free(used);
   cJSON_Delete(root);
-  if (rc) fs_ro_traffic_free(tr);
+  if (rc) fs_routeopt_traffic_free(tr);
   return rc;
 }
 
-int fs_ro_traffic_from_file(const char *path, const fs_topo *t, fs_ro_traffic *tr,
-                            fs_err *err) {
+int fs_routeopt_traffic_from_file(const char *path, const fs_topo *t, fs_routeopt_traffic *tr,
+                                  fs_err *err) {
   char *text;
   size_t len;
   int rc = fs__read_file(path, &text, &len, err);
   if (rc) return rc;
-  rc = fs_ro_traffic_from_json(text, path, t, tr, err);
+  rc = fs_routeopt_traffic_from_json(text, path, t, tr, err);
   free(text);
   return rc;
 }

@@ -1,6 +1,6 @@
 /* Routing optimisation for training traffic: the problem (every flow's
  * equal-cost shortest paths, its demand), the optimisers behind
- * fs_ro_optimize and the baselines (docs/model-route.md).
+ * fs_routeopt_optimize and the baselines (docs/model-route.md).
  *
  * Candidates come from the spraying DAG of fs_route_spray: a depth-first walk
  * over its links, in link order, lists every shortest path once. Memory is
@@ -30,7 +30,7 @@ static double now_s(void) {
 
 /* ---- problem --------------------------------------------------------------- */
 
-void fs_ro_problem_free(fs_ro_problem *p) {
+void fs_routeopt_problem_free(fs_routeopt_problem *p) {
   if (!p) return;
   fs_router_free(p->router);
   free(p->n_paths);
@@ -53,7 +53,7 @@ void fs_ro_problem_free(fs_ro_problem *p) {
 
 /* Appends every path of the DAG `dag` from v (depth d of hops) to p->links;
  * stack holds the links so far. */
-static int enumerate(fs_ro_problem *p, const fs_route *dag, int32_t v, int32_t dst, int32_t d,
+static int enumerate(fs_routeopt_problem *p, const fs_route *dag, int32_t v, int32_t dst, int32_t d,
                      int32_t hops, int32_t *stack, size_t *n, size_t *cap) {
   if (d == hops) {
     if (v != dst) return 0;
@@ -77,9 +77,9 @@ static int is_edge_link(const fs_topo *t, int32_t l) {
          t->nodes[t->links[l].to].kind != FS_NODE_SWITCH;
 }
 
-int fs_ro_problem_new(const fs_topo *t, const fs_ro_traffic *tr, fs_ro_problem **out,
-                      fs_err *err) {
-  fs_ro_problem *p = calloc(1, sizeof(*p));
+int fs_routeopt_problem_new(const fs_topo *t, const fs_routeopt_traffic *tr,
+                            fs_routeopt_problem **out, fs_err *err) {
+  fs_routeopt_problem *p = calloc(1, sizeof(*p));
   fs_route dag;
   fs_route_init(&dag);
   int32_t *stack = NULL;
@@ -111,18 +111,18 @@ int fs_ro_problem_new(const fs_topo *t, const fs_ro_traffic *tr, fs_ro_problem *
   if ((rc = fs_router_new(t, &p->router, err))) goto fail;
   size_t n = 0, cap = 0, ni = 0, icap = 0;
   for (int32_t f = 0; f < tr->n_flows; f++) {
-    const fs_ro_flow *fl = &tr->flows[f];
+    const fs_routeopt_flow *fl = &tr->flows[f];
     if (fl->src < 0 || fl->src >= t->n_hosts || fl->dst < 0 || fl->dst >= t->n_hosts) {
-      rc = fs_err_set(err, FS_EINVAL, "flow %d: host %d -> %d out of range (hosts: %d)", f,
-                      fl->src, fl->dst, t->n_hosts);
+      rc = fs_err_set(err, FS_EINVAL, "flow %d: host %d -> %d out of range (hosts: %d)", f, fl->src,
+                      fl->dst, t->n_hosts);
       goto fail;
     }
     if ((rc = fs_route_spray(p->router, fl->src, fl->dst, &dag, err))) goto fail;
-    if (dag.n_paths > FS_RO_MAX_PATHS) {
+    if (dag.n_paths > FS_ROUTEOPT_MAX_PATHS) {
       rc = fs_err_set(err, FS_ERANGE,
                       "flow %d (host %d -> %d) has %.0f equal-cost paths, more than the %d "
                       "the optimiser keeps",
-                      f, fl->src, fl->dst, dag.n_paths, FS_RO_MAX_PATHS);
+                      f, fl->src, fl->dst, dag.n_paths, FS_ROUTEOPT_MAX_PATHS);
       goto fail;
     }
     p->path_start[f] = (int64_t)n;
@@ -146,7 +146,7 @@ int fs_ro_problem_new(const fs_topo *t, const fs_ro_traffic *tr, fs_ro_problem *
   p->ideal_start[F] = (int32_t)ni;
   if (!p->ideal_links && !(p->ideal_links = malloc(sizeof(int32_t)))) goto oom;
   if (!p->links && !(p->links = malloc(sizeof(int32_t)))) goto oom;
-  if (fs__ro_phase_times(p, NULL, 1, p->ideal_phase_s, NULL)) goto oom;
+  if (fs__routeopt_phase_times(p, NULL, 1, p->ideal_phase_s, NULL)) goto oom;
   for (int32_t f = 0; f < tr->n_flows; f++) {
     double s = p->ideal_phase_s[tr->flows[f].phase];
     p->demand_bps[f] = s > 0 ? tr->flows[f].bytes * 8 / s : 0;
@@ -160,25 +160,28 @@ oom:
 fail:
   fs_route_free(&dag);
   free(stack);
-  fs_ro_problem_free(p);
+  fs_routeopt_problem_free(p);
   return rc;
 }
 
-int32_t fs_ro_n_flows(const fs_ro_problem *p) { return p->n_flows; }
-int32_t fs_ro_n_paths(const fs_ro_problem *p, int32_t flow) { return p->n_paths[flow]; }
-double fs_ro_demand_bps(const fs_ro_problem *p, int32_t flow) { return p->demand_bps[flow]; }
+int32_t fs_routeopt_n_flows(const fs_routeopt_problem *p) { return p->n_flows; }
+int32_t fs_routeopt_n_paths(const fs_routeopt_problem *p, int32_t flow) { return p->n_paths[flow]; }
+double fs_routeopt_demand_bps(const fs_routeopt_problem *p, int32_t flow) {
+  return p->demand_bps[flow];
+}
 
-const int32_t *fs_ro_path(const fs_ro_problem *p, int32_t flow, int32_t k, int32_t *hops) {
+const int32_t *fs_routeopt_path(const fs_routeopt_problem *p, int32_t flow, int32_t k,
+                                int32_t *hops) {
   *hops = p->hops[flow];
   return p->links + p->path_start[flow] + (int64_t)k * p->hops[flow];
 }
 
-int fs_ro_route(fs_ro_problem *p, const int32_t *choice, int32_t flow, fs_route *out,
-                fs_err *err) {
-  const fs_ro_flow *f = &p->tr->flows[flow];
-  if (choice[flow] == FS_RO_SPLIT) return fs_route_spray(p->router, f->src, f->dst, out, err);
+int fs_routeopt_route(fs_routeopt_problem *p, const int32_t *choice, int32_t flow, fs_route *out,
+                      fs_err *err) {
+  const fs_routeopt_flow *f = &p->tr->flows[flow];
+  if (choice[flow] == FS_ROUTEOPT_SPLIT) return fs_route_spray(p->router, f->src, f->dst, out, err);
   int32_t h;
-  const int32_t *pl = fs_ro_path(p, flow, choice[flow], &h);
+  const int32_t *pl = fs_routeopt_path(p, flow, choice[flow], &h);
   int32_t *nodes = fs__malloc((size_t)h + 1, sizeof(*nodes));
   if (!nodes) return fs_err_set(err, FS_ENOMEM, "out of memory");
   nodes[0] = p->t->links[pl[0]].from;
@@ -190,22 +193,23 @@ int fs_ro_route(fs_ro_problem *p, const int32_t *choice, int32_t flow, fs_route 
 
 /* ---- kinds --------------------------------------------------------------- */
 
-const char *fs_ro_kind_name(fs_ro_kind k) {
+const char *fs_routeopt_kind_name(fs_routeopt_kind k) {
   switch (k) {
 #define XX(name, str, desc) \
-  case FS_RO_##name:        \
+  case FS_ROUTEOPT_##name:  \
     return str;
-    FS_RO_KIND_MAP(XX)
+    FS_ROUTEOPT_KIND_MAP(XX)
 #undef XX
-    case FS_RO_N_KINDS: break;
+    case FS_ROUTEOPT_N_KINDS:
+      break;
   }
   return "?";
 }
 
-int fs_ro_kind_parse(const char *name, fs_ro_kind *out) {
-  for (int k = 0; k < FS_RO_N_KINDS; k++)
-    if (strcmp(name, fs_ro_kind_name((fs_ro_kind)k)) == 0) {
-      *out = (fs_ro_kind)k;
+int fs_routeopt_kind_parse(const char *name, fs_routeopt_kind *out) {
+  for (int k = 0; k < FS_ROUTEOPT_N_KINDS; k++)
+    if (strcmp(name, fs_routeopt_kind_name((fs_routeopt_kind)k)) == 0) {
+      *out = (fs_routeopt_kind)k;
       return 0;
     }
   return FS_EINVAL;
@@ -213,19 +217,19 @@ int fs_ro_kind_parse(const char *name, fs_ro_kind *out) {
 
 /* ---- baselines ----------------------------------------------------------- */
 
-static int route_ecmp(fs_ro_problem *p, uint64_t seed, int32_t *choice, fs_err *err) {
+static int route_ecmp(fs_routeopt_problem *p, uint64_t seed, int32_t *choice, fs_err *err) {
   fs_route r;
   fs_route_init(&r);
   int rc = 0;
   for (int32_t f = 0; f < p->n_flows && !rc; f++) {
-    const fs_ro_flow *fl = &p->tr->flows[f];
+    const fs_routeopt_flow *fl = &p->tr->flows[f];
     /* one connection per peer pair, as fs_route_cache keys it */
     uint64_t key = fs__mix64(((uint64_t)(uint32_t)fl->src << 32 | (uint32_t)fl->dst) + 1);
     if ((rc = fs_route_ecmp(p->router, fl->src, fl->dst, seed, key, &r, err))) break;
     choice[f] = -2;
     for (int32_t c = 0; c < p->n_paths[f] && choice[f] < 0; c++) {
       int32_t h;
-      const int32_t *pl = fs_ro_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       if (h == r.n && memcmp(pl, r.links, (size_t)h * sizeof(int32_t)) == 0) choice[f] = c;
     }
     if (choice[f] < 0)
@@ -244,7 +248,7 @@ typedef struct on_list {
 } on_list;
 
 typedef struct greedy {
-  fs_ro_problem *p;
+  fs_routeopt_problem *p;
   double *load;    /* n_sets x n_links, demand / capacity */
   on_list *on;     /* n_sets x n_links: flows routed over the link */
   int32_t *choice; /* current path of each placed flow */
@@ -255,6 +259,9 @@ typedef struct greedy {
   int32_t *stack;  /* flows a chain still has to place */
   int32_t *was;    /* per flow: the path a chain took it off */
   int32_t *marked, n_marked; /* flows with in_chain set */
+  uint8_t *blk;      /* FRAMES x max_paths: blocked counts per nested call */
+  int32_t frame;      /* place_all calls in progress */
+  int32_t max_paths;
   int oom;
 } greedy;
 
@@ -268,11 +275,11 @@ static double *load_at(greedy *g, int32_t k) {
 
 /* Adds (sign > 0) or removes flow f on path c, in every set it runs in. */
 static void apply(greedy *g, int32_t f, int32_t c, double sign) {
-  fs_ro_problem *p = g->p;
+  fs_routeopt_problem *p = g->p;
   int32_t h;
-  const int32_t *pl = fs_ro_path(p, f, c, &h);
+  const int32_t *pl = fs_routeopt_path(p, f, c, &h);
   for (int32_t k = 0; k < p->n_sets; k++) {
-    if (!fs__ro_in_set(p, f, k)) continue;
+    if (!fs__routeopt_in_set(p, f, k)) continue;
     for (int32_t i = 0; i < h; i++) {
       size_t x = at(g, k, pl[i]);
       g->load[x] += sign * p->demand_bps[f] / p->t->links[pl[i]].capacity_bps;
@@ -303,12 +310,12 @@ static void apply(greedy *g, int32_t f, int32_t c, double sign) {
 /* The max load on path c if flow f (not placed) were added; *sum gets the
  * sum of those loads (a tie-breaker that prefers emptier paths). */
 static double path_cost(greedy *g, int32_t f, int32_t c, double *sum) {
-  fs_ro_problem *p = g->p;
+  fs_routeopt_problem *p = g->p;
   int32_t h;
-  const int32_t *pl = fs_ro_path(p, f, c, &h);
+  const int32_t *pl = fs_routeopt_path(p, f, c, &h);
   double mx = 0, s = 0;
   for (int32_t k = 0; k < p->n_sets; k++) {
-    if (!fs__ro_in_set(p, f, k)) continue;
+    if (!fs__routeopt_in_set(p, f, k)) continue;
     const double *ld = load_at(g, k);
     for (int32_t i = 0; i < h; i++) {
       double v = ld[pl[i]] + p->demand_bps[f] / p->t->links[pl[i]].capacity_bps;
@@ -354,6 +361,9 @@ static double max_load(greedy *g, int32_t *arg_k, int32_t *arg_l) {
 }
 
 enum { CHAIN_MAX = 256, EJECT_MAX = 64, BLOCK_MAX = 2 };
+/* Nested place_all calls at most: each ejects (depth + 1, at most
+ * CHAIN_MAX) or places one pending flow (at most BLOCK_MAX per ejection). */
+enum { FRAMES = CHAIN_MAX * (BLOCK_MAX + 1) + 2 };
 
 /* Marks y as moved by the current chain (undone by unmark_all). */
 static void mark(greedy *g, int32_t y) {
@@ -368,11 +378,11 @@ static void unmark_all(greedy *g) {
 /* The (set, link) pairs of path c that adding flow x would bring to lo or
  * above, at most BLOCK_MAX + 1 of them; returns their count. */
 static int32_t blocked_on(greedy *g, int32_t x, int32_t c, double lo, int32_t *bk, int32_t *bl) {
-  fs_ro_problem *p = g->p;
+  fs_routeopt_problem *p = g->p;
   int32_t h, n = 0;
-  const int32_t *pl = fs_ro_path(p, x, c, &h);
+  const int32_t *pl = fs_routeopt_path(p, x, c, &h);
   for (int32_t k = 0; k < p->n_sets; k++) {
-    if (!fs__ro_in_set(p, x, k)) continue;
+    if (!fs__routeopt_in_set(p, x, k)) continue;
     for (int32_t i = 0; i < h && n <= BLOCK_MAX; i++)
       if (load_at(g, k)[pl[i]] + p->demand_bps[x] / p->t->links[pl[i]].capacity_bps >= lo) {
         bk[n] = k;
@@ -388,6 +398,8 @@ static int ejectable(const greedy *g, int32_t y) {
 }
 
 static int place_all(greedy *g, int32_t n, double z, int depth);
+static int place_pass(greedy *g, int32_t n, int32_t x, int32_t pass, const uint8_t *nb,
+                      double z, int depth);
 
 /* Tries x (top of the pending stack, n entries) on path c after ejecting
  * y1 and y2 (-1: none; y2 != y1), then places the rest. On failure
@@ -446,36 +458,55 @@ static int try_path(greedy *g, int32_t n, int32_t x, int32_t c, int32_t y1, int3
 static int place_all(greedy *g, int32_t n, double z, int depth) {
   if (n == 0) return 1;
   if (--g->budget < 0) return 0;
-  fs_ro_problem *p = g->p;
+  fs_routeopt_problem *p = g->p;
   int32_t x = g->stack[n - 1], avoid = g->was[x];
   double lo = z - 1e-9;
-  for (int32_t pass = 0; pass <= BLOCK_MAX; pass++) {
-    if (pass > 0 && depth >= CHAIN_MAX) return 0;
-    for (int32_t c = 0; c < p->n_paths[x]; c++) {
-      int32_t bk[BLOCK_MAX + 1], bl[BLOCK_MAX + 1];
-      if (c == avoid || blocked_on(g, x, c, lo, bk, bl) != pass) continue;
-      if (pass == 0) {
-        if (try_path(g, n, x, c, -1, -1, z, depth)) return 1;
-        continue;
-      }
-      const on_list *o1 = &g->on[at(g, bk[0], bl[0])];
-      int32_t cand[EJECT_MAX], nc = 0;
-      for (int32_t m = 0; m < o1->n && nc < EJECT_MAX; m++) cand[nc++] = o1->v[m];
-      for (int32_t m = 0; m < nc; m++) {
-        int32_t y1 = cand[m];
-        if (y1 == x || !ejectable(g, y1)) continue;
-        if (try_path(g, n, x, c, y1, -1, z, depth)) return 1;
+  /* blocked-link counts of x's paths, once: this call's row of g->blk */
+  if (g->frame >= FRAMES) return 0;
+  uint8_t *nb = g->blk + (size_t)g->frame++ * (size_t)g->max_paths;
+  int ok = 0;
+  for (int32_t c = 0; c < p->n_paths[x]; c++) {
+    int32_t bk[BLOCK_MAX + 1], bl[BLOCK_MAX + 1];
+    nb[c] = c == avoid ? BLOCK_MAX + 1 : (uint8_t)blocked_on(g, x, c, lo, bk, bl);
+  }
+  for (int32_t pass = 0; pass <= BLOCK_MAX && !ok; pass++) {
+    if (pass > 0 && depth >= CHAIN_MAX) break;
+    ok = place_pass(g, n, x, pass, nb, z, depth);
+  }
+  g->frame--;
+  return ok;
+}
+
+/* The paths of x with `pass` blocked links (nb: counts per path), tried in
+ * index order; see place_all. */
+static int place_pass(greedy *g, int32_t n, int32_t x, int32_t pass, const uint8_t *nb,
+                      double z, int depth) {
+  fs_routeopt_problem *p = g->p;
+  double lo = z - 1e-9;
+  for (int32_t c = 0; c < p->n_paths[x]; c++) {
+    int32_t bk[BLOCK_MAX + 1], bl[BLOCK_MAX + 1];
+    if (nb[c] != pass || blocked_on(g, x, c, lo, bk, bl) != pass) continue;
+    if (pass == 0) {
+      if (try_path(g, n, x, c, -1, -1, z, depth)) return 1;
+      continue;
+    }
+    const on_list *o1 = &g->on[at(g, bk[0], bl[0])];
+    int32_t cand[EJECT_MAX], nc = 0;
+    for (int32_t m = 0; m < o1->n && nc < EJECT_MAX; m++) cand[nc++] = o1->v[m];
+    for (int32_t m = 0; m < nc; m++) {
+      int32_t y1 = cand[m];
+      if (y1 == x || !ejectable(g, y1)) continue;
+      if (try_path(g, n, x, c, y1, -1, z, depth)) return 1;
+      if (g->budget < 0) return 0;
+      if (pass < 2) continue;
+      const on_list *o2 = &g->on[at(g, bk[1], bl[1])];
+      int32_t cand2[EJECT_MAX], nc2 = 0;
+      for (int32_t q = 0; q < o2->n && nc2 < EJECT_MAX; q++) cand2[nc2++] = o2->v[q];
+      for (int32_t q = 0; q < nc2; q++) {
+        int32_t y2 = cand2[q];
+        if (y2 == x || y2 == y1 || !ejectable(g, y2)) continue;
+        if (try_path(g, n, x, c, y1, y2, z, depth)) return 1;
         if (g->budget < 0) return 0;
-        if (pass < 2) continue;
-        const on_list *o2 = &g->on[at(g, bk[1], bl[1])];
-        int32_t cand2[EJECT_MAX], nc2 = 0;
-        for (int32_t q = 0; q < o2->n && nc2 < EJECT_MAX; q++) cand2[nc2++] = o2->v[q];
-        for (int32_t q = 0; q < nc2; q++) {
-          int32_t y2 = cand2[q];
-          if (y2 == x || y2 == y1 || !ejectable(g, y2)) continue;
-          if (try_path(g, n, x, c, y1, y2, z, depth)) return 1;
-          if (g->budget < 0) return 0;
-        }
       }
     }
   }
@@ -485,7 +516,7 @@ static int place_all(greedy *g, int32_t n, double z, int depth) {
 /* One improving chain from a flow on a most loaded link. Returns 1 if
  * something moved. */
 static int improve_once(greedy *g, int64_t *moves) {
-  fs_ro_problem *p = g->p;
+  fs_routeopt_problem *p = g->p;
   int32_t zk, zl;
   double z = max_load(g, &zk, &zl);
   /* at most 1: every flow can get its demand; at lb: optimal */
@@ -527,9 +558,12 @@ static int cmp_bytes_desc(const void *a, const void *b) {
   return (x->flow > y->flow) - (x->flow < y->flow);
 }
 
-static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_err *err) {
+static int route_greedy(fs_routeopt_problem *p, int32_t *choice, fs_routeopt_stats *st,
+                        fs_err *err) {
   size_t KL = (size_t)p->n_sets * (size_t)p->t->n_links;
-  greedy g = {p, NULL, NULL, choice, NULL, 0, 0, NULL, NULL, NULL, 0, 0};
+  greedy g = {p, NULL, NULL, choice, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, 0, 1, 0};
+  for (int32_t f = 0; f < p->n_flows; f++)
+    if (p->n_paths[f] > g.max_paths) g.max_paths = p->n_paths[f];
   by_size *order = fs__malloc((size_t)p->n_flows + 1, sizeof(*order));
   g.load = fs__calloc(KL + 1, sizeof(double));
   g.on = fs__calloc(KL + 1, sizeof(on_list));
@@ -537,8 +571,10 @@ static int route_greedy(fs_ro_problem *p, int32_t *choice, fs_ro_stats *st, fs_e
   g.stack = fs__malloc((size_t)p->n_flows + CHAIN_MAX * BLOCK_MAX + 2, sizeof(int32_t));
   g.was = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
   g.marked = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
+  g.blk = fs__malloc((size_t)FRAMES * (size_t)g.max_paths, 1);
   int rc = 0;
-  if (!order || !g.load || !g.on || !g.in_chain || !g.stack || !g.was || !g.marked) goto oom;
+  if (!order || !g.load || !g.on || !g.in_chain || !g.stack || !g.was || !g.marked || !g.blk)
+    goto oom;
   int32_t n = 0;
   for (int32_t f = 0; f < p->n_flows; f++) {
     if (p->n_paths[f] == 1) {
@@ -586,24 +622,26 @@ out:
   free(g.stack);
   free(g.was);
   free(g.marked);
+  free(g.blk);
   free(order);
   return rc;
 }
 
-int fs_ro_optimize(fs_ro_problem *p, const fs_ro_opts *o, int32_t *choice, fs_ro_stats *stats,
-                   fs_err *err) {
-  fs_ro_stats st;
+int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
+                         fs_routeopt_stats *stats, fs_err *err) {
+  fs_routeopt_stats st;
   memset(&st, 0, sizeof(st));
   double t0 = now_s();
   int rc = 0;
   switch (o->kind) {
-    case FS_RO_EXACT: rc = fs__ro_exact(p, o, choice, &st, err); break;
-    case FS_RO_GREEDY: rc = route_greedy(p, choice, &st, err); break;
-    case FS_RO_ECMP: rc = route_ecmp(p, o->seed, choice, err); break;
-    case FS_RO_SPRAY:
-      for (int32_t f = 0; f < p->n_flows; f++) choice[f] = p->n_paths[f] > 1 ? FS_RO_SPLIT : 0;
+    case FS_ROUTEOPT_EXACT: rc = fs__routeopt_exact(p, o, choice, &st, err); break;
+    case FS_ROUTEOPT_GREEDY: rc = route_greedy(p, choice, &st, err); break;
+    case FS_ROUTEOPT_ECMP: rc = route_ecmp(p, o->seed, choice, err); break;
+    case FS_ROUTEOPT_SPRAY:
+      for (int32_t f = 0; f < p->n_flows; f++)
+        choice[f] = p->n_paths[f] > 1 ? FS_ROUTEOPT_SPLIT : 0;
       break;
-    case FS_RO_RANDOM: {
+    case FS_ROUTEOPT_RANDOM: {
       fs__rng rng;
       fs__rng_seed(&rng, o->seed);
       for (int32_t f = 0; f < p->n_flows; f++)

@@ -615,6 +615,15 @@ TEST(test_routeopt_cli) {
   CHECK(strstr(out, "\"optimizer\": \"exact\"") != NULL);
   CHECK(strstr(out, "\"optimizer\": \"ecmp-median\"") != NULL);
   CHECK(strstr(out, "\"min_job_throughput\": 1,") != NULL); /* exact, greedy, spray */
+  /* same input, same output, byte for byte (the wall times only with --timing) */
+  char again[16384];
+  CHECK(strstr(out, "optimizer_time_s") == NULL);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", again, sizeof(again)), 0);
+  CHECK(strcmp(out, again) == 0);
+  snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --optimizer greedy --timing "
+           "--format json", topo);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  CHECK(strstr(out, "\"optimizer_time_s\": ") != NULL);
   snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --optimizer greedy", topo);
   CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
   CHECK(strstr(out, "min job throughput") != NULL);

@@ -18,8 +18,8 @@ static void help(FILE *f) {
           "Routes the jobs' collective traffic with each optimiser and prints the\n"
           "metric of docs/model-route.md side by side: the two-level max-min objective\n"
           "(min job and flow throughput, 1 = as on a non-blocking fabric), efficiency,\n"
-          "Jain's fairness, max link load and utilisation, slowdowns, each job's\n"
-          "collective time and the optimiser's own time.\n"
+          "Jain's fairness, max link load and utilisation, slowdowns and each job's\n"
+          "collective time.\n"
           "\n"
           "  --jobs FILE        jobs file (docs/model-route.md)\n"
           "  --topo SPEC        topology (e.g. leafspine:leaves=8,...) or JSON file\n"
@@ -30,6 +30,8 @@ static void help(FILE *f) {
           "  --seed S           first ECMP seed and the random routing's seed (default 1)\n"
           "  --time-limit S     exact: seconds before giving up (default 60)\n"
           "  --exact-max-vars N exact: most binary variables to attempt (default 20000)\n"
+          "  --timing           also print each optimiser's wall time (the only\n"
+          "                     output that varies between identical runs)\n"
           "  --format F         table (default) or json\n");
 }
 
@@ -86,7 +88,7 @@ static void num(char *buf, double v, int ms) {
 }
 
 static void print_table(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                        const double *ideal_s, int32_t seeds) {
+                        const double *ideal_s, int32_t seeds, int timing) {
   printf("# fabricsim route: %d jobs, %d flows on %s\n", tr->n_jobs, tr->n_flows, t->spec);
   printf("# throughputs are fractions of the non-blocking fabric's (ideal)");
   if (seeds > 0) printf("; ECMP sampled over %d seeds", seeds);
@@ -129,13 +131,15 @@ static void print_table(const fs_routeopt_traffic *tr, const fs_topo *t, const c
     }
     printf("\n");
   }
-  printf("%-26s %11s", "optimiser time ms", "-");
-  for (int c = 0; c < nc; c++) {
-    char b[32];
-    num(b, cols[c].ok ? cols[c].opt_time_s * 1e3 : NAN, 1);
-    printf(" %11s", b);
+  if (timing) {
+    printf("%-26s %11s", "optimiser time ms", "-");
+    for (int c = 0; c < nc; c++) {
+      char b[32];
+      num(b, cols[c].ok ? cols[c].opt_time_s * 1e3 : NAN, 1);
+      printf(" %11s", b);
+    }
+    printf("\n");
   }
-  printf("\n");
   for (int c = 0; c < nc; c++)
     if (!cols[c].ok) printf("# %s\n", cols[c].note);
 }
@@ -147,7 +151,7 @@ static void jnum(const char *key, double v, int comma) {
 }
 
 static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                       const double *ideal_s, int32_t seeds) {
+                       const double *ideal_s, int32_t seeds, int timing) {
   printf("{\"topo\": ");
   fs__fput_json_str(stdout, t->spec);
   printf(", \"flows\": %d, \"ecmp_seeds\": %d,\n \"jobs\": [", tr->n_flows, seeds);
@@ -181,7 +185,7 @@ static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const co
     jnum("max_link_util", m->max_link_util, 1);
     jnum("worst_slowdown", m->worst_slowdown, 1);
     jnum("mean_slowdown", m->mean_slowdown, 1);
-    jnum("optimizer_time_s", col->opt_time_s, 1);
+    if (timing) jnum("optimizer_time_s", col->opt_time_s, 1);
     printf("\"job_time_s\": [");
     for (int32_t j = 0; j < tr->n_jobs; j++) {
       char b[32];
@@ -197,11 +201,16 @@ int fs__cli_route(int argc, char **argv) {
   const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
   long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS;
   double tl = 60;
+  int timing = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       help(stdout);
       return 0;
+    }
+    if (strcmp(a, "--timing") == 0) {
+      timing = 1;
+      continue;
     }
     if (i + 1 >= argc) return fs__cli_usage("route", "unknown option or missing value: '%s'", a);
     const char *v = argv[++i];
@@ -327,9 +336,9 @@ int fs__cli_route(int argc, char **argv) {
     col->ok = 1;
   }
   if (fmt == 0)
-    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0);
+    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing);
   else
-    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0);
+    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing);
   goto out;
 oom:
   fs_err_set(&err, FS_ENOMEM, "out of memory");

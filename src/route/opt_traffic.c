@@ -220,6 +220,9 @@ static int parse_job(const fs__jctx *c, const cJSON *jo, const char *path, int32
       return fs__json_fail(c, sub, pl, "must be packed, random or rail");
     }
     p = (int32_t)size;
+    if (p > t->n_hosts)
+      return fs__json_fail(c, sub, cJSON_GetObjectItemCaseSensitive(jo, "size"),
+                           "more ranks than hosts (%d in %s)", t->n_hosts, t->spec);
     hosts = fs__malloc((size_t)p, sizeof(*hosts));
     if (!hosts) return fs_err_set(c->err, FS_ENOMEM, "out of memory");
     rc = place(t, policy, p, fs__mix64(seed ^ (uint64_t)idx), used, hosts);

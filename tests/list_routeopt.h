@@ -1,6 +1,7 @@
 /* tests of the routing optimiser (routeopt.h), run in this order */
 X(test_routeopt_metric_by_hand)
 X(test_routeopt_ring_phases)
+X(test_routeopt_multi_phase_sets)
 X(test_routeopt_exact_equals_brute_force)
 X(test_routeopt_greedy_reaches_nonblocking_on_permutation)
 X(test_routeopt_ecmp_collisions_balls_into_bins)

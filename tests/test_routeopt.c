@@ -83,6 +83,54 @@ out:
   fs_topo_free(t);
 }
 
+/* Jobs of several phases run in lockstep sets. 2 leaves x S spines x 3
+ * hosts, 100 Gb/s, 1 GB flows. Job A: phase 0 h0 -> h3 (across), phase 1
+ * h0 -> h1 (inside leaf 0); job B: one phase h2 -> h4 (across). Set 0 = A0
+ * + B, set 1 = A1 + B. With one spine A0 and B share the uplink in set 0
+ * (160 ms each) and B runs alone in set 1 (80 ms): A takes 160 + 80 ms
+ * (ideal 160), B the mean of its two sets, 120 ms (ideal 80). With two
+ * spines greedy separates A0 and B: everything ideal. */
+TEST(test_routeopt_multi_phase_sets) {
+  for (int32_t spines = 1; spines <= 2; spines++) {
+    fs_topo *t = leafspine(2, spines, 3, 100, 100);
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
+    fs_err err = {0, ""};
+    fs_routeopt_flow a0 = {0, 3, 1e9, 0}, a1 = {0, 1, 1e9, 0}, b = {2, 4, 1e9, 0};
+    CHECK_OK(fs_routeopt_traffic_add_phase_job(&tr, "A", &a0, 1, 1, &err), &err);
+    CHECK_OK(fs_routeopt_traffic_add_phase(&tr, &a1, 1, 1, &err), &err);
+    CHECK_OK(fs_routeopt_traffic_add_phase_job(&tr, "B", &b, 1, 1, &err), &err);
+    CHECK_EQ_INT(tr.jobs[0].n_phases, 2);
+    CHECK_EQ_INT(tr.flows[1].phase, 1);
+    fs_routeopt_problem *p = NULL;
+    CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
+    if (p) {
+      int32_t choice[3] = {0, 0, 0};
+      fs_routeopt_metric m;
+      double js[2], ji[2];
+      if (spines == 2) {
+        fs_routeopt_opts o = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
+        CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+      }
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &m, js, ji, &err), &err);
+      CHECK_REL(ji[0], 0.16, 1e-12, "s");
+      CHECK_REL(ji[1], 0.08, 1e-12, "s");
+      CHECK_REL(js[0], spines == 1 ? 0.24 : 0.16, 1e-12, "s");
+      CHECK_REL(js[1], spines == 1 ? 0.12 : 0.08, 1e-12, "s");
+      CHECK_REL(m.max_link_load, spines == 1 ? 2.0 : 1.0, 1e-12, "");
+      CHECK_REL(m.min_job_tput, spines == 1 ? 2.0 / 3.0 : 1.0, 1e-12, "");
+      CHECK_REL(m.min_flow_tput, spines == 1 ? 0.5 : 1.0, 1e-12, "");
+    }
+    /* a phase goes only to a job of explicit flows */
+    int32_t ring[] = {0, 5};
+    CHECK_OK(fs_routeopt_traffic_add_ring(&tr, "r", "allreduce", ring, 2, 1e9, &err), &err);
+    CHECK_EQ_INT(fs_routeopt_traffic_add_phase(&tr, &a1, 1, 1, &err), FS_EINVAL);
+    fs_routeopt_problem_free(p);
+    fs_routeopt_traffic_free(&tr);
+    fs_topo_free(t);
+  }
+}
+
 /* A 4-rank ring all-reduce of 1 GB on a star of 100 Gb/s hosts: 2(p-1) = 6
  * steps of 250 MB at 100 Gb/s = 6 x 20 ms; all-gather half the steps. */
 TEST(test_routeopt_ring_phases) {

@@ -78,6 +78,14 @@ int fs_routeopt_traffic_add_phase_job(fs_routeopt_traffic *tr, const char *name,
                                       const fs_routeopt_flow *flows, int32_t n, int32_t repeat,
                                       fs_err *err);
 
+/* Appends one more phase (flows[0..n), repeated `repeat` times) to the last
+ * job added, which must have been added by fs_routeopt_traffic_add_phase_job
+ * (a job of several phase patterns, e.g. a pipeline's sends then a
+ * data-parallel all-reduce). Errors as above, and FS_EINVAL if there is no
+ * such job. */
+int fs_routeopt_traffic_add_phase(fs_routeopt_traffic *tr, const fs_routeopt_flow *flows,
+                                  int32_t n, int32_t repeat, fs_err *err);
+
 /* Reads a jobs file (docs/model-route.md):
  *   {"seed": 1, "jobs": [{"name": "a", "ranks": [0, 1, ...] | "placement":
  *    "packed|random|rail", "size": P, "collective": "allreduce", "algo":

@@ -110,6 +110,38 @@ int fs_routeopt_traffic_add_phase_job(fs_routeopt_traffic *tr, const char *name,
   return 0;
 }
 
+int fs_routeopt_traffic_add_phase(fs_routeopt_traffic *tr, const fs_routeopt_flow *flows,
+                                  int32_t n, int32_t repeat, fs_err *err) {
+  if (tr->n_jobs == 0 || strcmp(tr->jobs[tr->n_jobs - 1].collective, "custom") != 0)
+    return fs_err_set(err, FS_EINVAL, "a phase can only be added to a job of explicit flows");
+  fs_routeopt_job *j = &tr->jobs[tr->n_jobs - 1];
+  if (n < 1 || repeat < 1)
+    return fs_err_set(err, FS_EINVAL, "job %s: needs >= 1 flow and repeat >= 1", j->name);
+  double total = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (flows[i].src == flows[i].dst || !(flows[i].bytes >= 0))
+      return fs_err_set(err, FS_EINVAL, "job %s: flow %d: src == dst or bytes < 0", j->name, i);
+    total += flows[i].bytes;
+  }
+  /* phases of a job are consecutive: its job is the last, so is its phase */
+  if (reserve(tr, n, 0)) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  j = &tr->jobs[tr->n_jobs - 1];
+  fs_routeopt_phase *ph = &tr->phases[tr->n_phases];
+  ph->job = tr->n_jobs - 1;
+  ph->first_flow = tr->n_flows;
+  ph->n_flows = n;
+  ph->repeat = repeat;
+  for (int32_t i = 0; i < n; i++) {
+    fs_routeopt_flow *f = &tr->flows[tr->n_flows++];
+    *f = flows[i];
+    f->phase = tr->n_phases;
+  }
+  tr->n_phases++;
+  j->n_phases++;
+  j->bytes += total;
+  return 0;
+}
+
 /* ---- jobs file ------------------------------------------------------------ */
 
 /* Picks p free hosts by policy into out and marks them used; -1 if fewer

@@ -1,6 +1,6 @@
-/* libFuzzer target for the scenario, topology and training-job parsers
- * (`make fuzz`). Each input is parsed as a scenario, as a topology and as a
- * job; small scenarios and jobs that load are also simulated, so routing,
+/* libFuzzer target for the scenario, topology, training-job and
+ * routing-jobs parsers (`make fuzz`). Each input is parsed as a scenario, as
+ * a topology, as a job and as a routing jobs file (on a fixed fat-tree); small scenarios and jobs that load are also simulated, so routing,
  * the collectives and the engine see odd but valid inputs too. Besides ASan/UBSan findings, it aborts when the library breaks
  * its own error contract: a failure must be an input error (or out of
  * memory) with a message naming the input. Build with -DFUZZ_ONE_LINE to
@@ -17,6 +17,7 @@
 #include "fabricsim/scenario.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "fabricsim/routeopt.h"
 #include "fabricsim/train.h"
 
 /* Simulating is only worth it (and fast enough) on small scenarios. */
@@ -155,6 +156,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fs_train_free(tr);
     }
     fs_job_free(job);
+  }
+
+  /* As a routing jobs file on a fixed small fat-tree. */
+  fs_topo *ft = NULL;
+  fs_err ferr = {0, ""};
+  if (fs_topo_fattree(4, 100, 1000, &ft, &ferr) == 0) {
+    fs_routeopt_traffic traffic;
+    fs_routeopt_traffic_init(&traffic);
+    fs_err rerr = {0, ""};
+    rc = fs_routeopt_traffic_from_json(text, "fuzz", ft, &traffic, &rerr);
+    check_err(rc, &rerr, "fs_routeopt_traffic_from_json");
+    fs_routeopt_traffic_free(&traffic);
+    fs_topo_free(ft);
   }
 
   free(text);

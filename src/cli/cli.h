@@ -4,13 +4,29 @@
 #ifndef FABRICSIM_CLI_H
 #define FABRICSIM_CLI_H
 
+#include <time.h>
+
 #include "fabricsim/err.h"
+#include "fabricsim/sim.h"
 
 int fs__cli_topo(int argc, char **argv);
 int fs__cli_sim(int argc, char **argv);
 int fs__cli_coll(int argc, char **argv);
 int fs__cli_train(int argc, char **argv);
 int fs__cli_route(int argc, char **argv);
+
+/* The progress line of long runs (progress.c): start it, pass
+ * fs__cli_progress_hook with the state as fs_sim_opts.progress, end it. */
+typedef struct fs__cli_progress {
+  const char *cmd;
+  struct timespec t0;
+  double last;
+  int tty, printed;
+} fs__cli_progress;
+void fs__cli_progress_start(fs__cli_progress *p, const char *cmd);
+void fs__cli_progress_hook(void *ctx, const fs_sim_progress *sp);
+void fs__cli_progress_end(fs__cli_progress *p);
+double fs__cli_progress_elapsed(const fs__cli_progress *p); /* seconds since start */
 
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);

@@ -32,31 +32,6 @@ static void help(FILE *f) {
           "  --help              this text\n");
 }
 
-typedef struct progress_state {
-  struct timespec t0;
-  double last_print;
-  int tty, printed;
-} progress_state;
-
-static double elapsed(const struct timespec *t0) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
-/* A progress line on stderr once a run has taken more than a second:
- * rewritten in place on a terminal, every 10 s otherwise. */
-static void on_progress(void *ctx, const fs_sim_progress *p) {
-  progress_state *ps = ctx;
-  double e = elapsed(&ps->t0);
-  if (e < 1.0 || e - ps->last_print < (ps->tty ? 0.2 : 10.0)) return;
-  ps->last_print = e;
-  ps->printed = 1;
-  fprintf(stderr, "%sfabricsim sim: %.1f s, simulated %.6g us, %lld/%lld items done, %llu events%s",
-          ps->tty ? "\r" : "", e, p->now_s * 1e6, (long long)p->items_done,
-          (long long)p->items_total, (unsigned long long)p->events, ps->tty ? "   " : "\n");
-}
-
 /* kind: 0 JSON results, 1 CSV, 2 trace. */
 static int write_results(const fs_scenario *sc, const char *out, int kind) {
   FILE *f = stdout;
@@ -142,8 +117,8 @@ int fs__cli_sim(int argc, char **argv) {
 
   fs_err err = {0, ""};
   fs_scenario *sc = NULL;
-  progress_state ps = {{0, 0}, 0, isatty(2), 0};
-  clock_gettime(CLOCK_MONOTONIC, &ps.t0);
+  fs__cli_progress ps;
+  fs__cli_progress_start(&ps, "sim");
   int rc = fs_scenario_load(in, &sc, &err);
   if (rc) return fs__cli_fail(&err);
   if (routing && fs_route_mode_check(mode, sc->topo, &err)) {
@@ -153,10 +128,10 @@ int fs__cli_sim(int argc, char **argv) {
   if (routing) sc->mode = mode;
   if (seed) sc->seed = seed_v;
   fs_sim_opts opts = {0};
-  opts.progress = on_progress;
+  opts.progress = fs__cli_progress_hook;
   opts.progress_ctx = &ps;
   rc = fs_scenario_run(sc, &opts, &err);
-  if (ps.printed && ps.tty) fputc('\n', stderr);
+  fs__cli_progress_end(&ps);
   if (rc) {
     fs_scenario_free(sc);
     return fs__cli_fail(&err);
@@ -167,7 +142,7 @@ int fs__cli_sim(int argc, char **argv) {
     status = write_results(sc, out, strcmp(format, "csv") == 0);
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
-    printf("wall time:       %.3f s\n", elapsed(&ps.t0));
+    printf("wall time:       %.3f s\n", fs__cli_progress_elapsed(&ps));
   }
   fs_scenario_free(sc);
   return status;

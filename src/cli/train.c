@@ -24,29 +24,6 @@ static void help(FILE *f) {
           "                      (default 4)\n");
 }
 
-typedef struct progress {
-  struct timespec t0;
-  double last;
-  int tty, printed;
-} progress;
-
-static double since(const struct timespec *t0) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
-static void on_progress(void *ctx, const fs_sim_progress *p) {
-  progress *pr = ctx;
-  double e = since(&pr->t0);
-  if (e < 1.0 || e - pr->last < (pr->tty ? 0.2 : 10.0)) return;
-  pr->last = e;
-  pr->printed = 1;
-  fprintf(stderr, "%sfabricsim train: %.1f s, simulated %.3f ms, %lld/%lld items done%s",
-          pr->tty ? "\r" : "", e, p->now_s * 1e3, (long long)p->items_done,
-          (long long)p->items_total, pr->tty ? "   " : "\n");
-}
-
 int fs__cli_train(int argc, char **argv) {
   const char *in = NULL, *format = "text", *trace = NULL;
   fs_train_opts opts = {0, 0, NULL};
@@ -78,10 +55,10 @@ int fs__cli_train(int argc, char **argv) {
   if (!in) return fs__cli_usage("train", "missing JOB.json");
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("train", "--format must be text or json, got '%s'", format);
-  progress pr = {{0, 0}, 0, isatty(2), 0};
-  clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+  fs__cli_progress pr;
+  fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};
-  so.progress = on_progress;
+  so.progress = fs__cli_progress_hook;
   so.progress_ctx = &pr;
   opts.sim = &so;
   fs_err err = {0, ""};
@@ -92,7 +69,7 @@ int fs__cli_train(int argc, char **argv) {
   int rc = fs_job_load(in, &job, &err);
   if (!rc) rc = fs_train_new(job, &opts, &tr, &err);
   if (!rc) rc = fs_train_run(tr, &res, &err);
-  if (pr.printed && pr.tty) fputc('\n', stderr);
+  fs__cli_progress_end(&pr);
   if (rc) {
     status = fs__cli_fail(&err);
     goto out;
@@ -113,7 +90,7 @@ int fs__cli_train(int argc, char **argv) {
   rc = strcmp(format, "json") == 0 ? fs_train_print_json(stdout, job, &res)
                                    : fs_train_print_summary(stdout, job, &res);
   if (rc) status = 1;
-  if (strcmp(format, "text") == 0) printf("wall time:          %.3f s\n", since(&pr.t0));
+  if (strcmp(format, "text") == 0) printf("wall time:          %.3f s\n", fs__cli_progress_elapsed(&pr));
 out:
   fs_train_free(tr);
   fs_job_free(job);

@@ -67,6 +67,23 @@ int fs__strmap_put(fs__strmap *m, const char *key, int32_t val, int32_t *old);
 /* Returns the value or -1 if absent. */
 int32_t fs__strmap_get(const fs__strmap *m, const char *key);
 
+/* ---- uint64 -> int32 map ---------------------------------------------------
+ * Open addressing on mixed keys; any key value. Only looked up, never
+ * iterated, so hash order never reaches output. */
+typedef struct fs__u64map {
+  uint64_t *keys;
+  int32_t *vals;
+  uint8_t *used;
+  size_t cap, len;
+} fs__u64map;
+
+void fs__u64map_init(fs__u64map *m);
+void fs__u64map_free(fs__u64map *m);
+/* Inserts or overwrites key -> val. Returns 0 or FS_ENOMEM (map unchanged). */
+int fs__u64map_put(fs__u64map *m, uint64_t key, int32_t val);
+/* 1 and *val if present, else 0. */
+int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val);
+
 /* ---- event heap --------------------------------------------------------------
  * Min-heap on (t, seq). seq is assigned at push and increases monotonically,
  * so equal times pop in push order: deterministic, never address order. */

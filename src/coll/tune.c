@@ -2,26 +2,18 @@
  * op on the real topology and keep the fastest, caching the answer per
  * (op, size bucket, group). NCCL's tuner predicts from a cost model; here
  * the engine is the model, so contention on the actual fabric counts. The
- * cache is a small open-addressing table keyed by a hash of the group; it is
- * only looked up, never iterated. */
+ * cache maps a hash of everything the choice depends on to the algorithm. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-typedef struct tune_entry {
-  uint64_t key;
-  int32_t used;
-  fs_coll_algo algo;
-} tune_entry;
-
 struct fs_coll_tuner {
   const fs_topo *t;
   fs_route_mode mode;
   uint64_t seed;
-  tune_entry *table;
-  size_t cap, len;
+  fs__u64map cache; /* tune_key -> algorithm */
 };
 
 int fs_coll_tuner_new(const fs_topo *t, fs_route_mode mode, uint64_t seed,
@@ -31,13 +23,14 @@ int fs_coll_tuner_new(const fs_topo *t, fs_route_mode mode, uint64_t seed,
   tu->t = t;
   tu->mode = mode;
   tu->seed = seed;
+  fs__u64map_init(&tu->cache);
   *out = tu;
   return 0;
 }
 
 void fs_coll_tuner_free(fs_coll_tuner *tu) {
   if (!tu) return;
-  free(tu->table);
+  fs__u64map_free(&tu->cache);
   free(tu);
 }
 
@@ -52,51 +45,23 @@ static uint64_t tune_key(const fs_coll_params *prm, const fs_coll_group *g) {
   return fs__mix64(h ^ (uint64_t)llround(prm->gamma_s_per_byte * 1e15));
 }
 
-static tune_entry *slot(fs_coll_tuner *tu, uint64_t key) {
-  size_t i = key & (tu->cap - 1);
-  while (tu->table[i].used && tu->table[i].key != key) i = (i + 1) & (tu->cap - 1);
-  return &tu->table[i];
-}
-
-static int remember(fs_coll_tuner *tu, uint64_t key, fs_coll_algo algo) {
-  if ((tu->len + 1) * 2 > tu->cap) {
-    size_t ncap = tu->cap ? tu->cap * 2 : 64;
-    tune_entry *old = tu->table;
-    size_t ocap = tu->cap;
-    tu->table = calloc(ncap, sizeof(*tu->table));
-    if (!tu->table) {
-      tu->table = old;
-      return FS_ENOMEM;
-    }
-    tu->cap = ncap;
-    for (size_t i = 0; i < ocap; i++)
-      if (old[i].used) *slot(tu, old[i].key) = old[i];
-    free(old);
-  }
-  tune_entry *e = slot(tu, key);
-  if (!e->used) tu->len++;
-  *e = (tune_entry){key, 1, algo};
-  return 0;
-}
-
 int fs_coll_tuner_choose(fs_coll_tuner *tu, const fs_coll_params *prm,
                          const fs_coll_group *g, fs_coll_algo *out, int *cached,
                          fs_err *err) {
   uint64_t key = tune_key(prm, g);
-  if (tu->cap) {
-    tune_entry *e = slot(tu, key);
-    if (e->used) {
-      *out = e->algo;
-      if (cached) *cached = 1;
-      return 0;
-    }
+  int32_t known;
+  if (fs__u64map_get(&tu->cache, key, &known)) {
+    *out = (fs_coll_algo)known;
+    if (cached) *cached = 1;
+    return 0;
   }
   fs_coll_params q = *prm;
   q.algo = FS_ALGO_AUTO;
   fs_coll_result r;
   int rc = fs_coll_run(tu->t, tu->mode, tu->seed, &q, g, &r, err);
   if (rc) return rc;
-  if (remember(tu, key, r.algo)) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (fs__u64map_put(&tu->cache, key, (int32_t)r.algo))
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
   *out = r.algo;
   if (cached) *cached = 0;
   return 0;

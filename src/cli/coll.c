@@ -141,23 +141,23 @@ static fs_coll_cost cost_of(const fs_topo *t, fs_router *r, const fs_coll_group 
 
 /* The table's header, printed with the first row so that a failing run
  * prints only its error. */
-static void print_header(int fmt, const fs_coll_params *prm, int32_t ranks, const fs_topo *t,
+static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t ranks, const fs_topo *t,
                          const char *routing, const fs_coll_cost *c) {
   if (fmt == 0) {
-    printf("# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm->op), ranks,
+    fprintf(out, "# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm->op), ranks,
            t->spec, routing);
-    printf("# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
+    fprintf(out, "# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
            c->alpha_s * 1e6, c->beta_s_per_byte * 1e9,
            prm->algo == FS_ALGO_AUTO ? "; algo: fastest simulated, * = from cache" : "");
-    printf("#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
+    fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
            "algbw", "busbw", "model(us)", "algo");
-    printf("#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
+    fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
            "");
   } else if (fmt == 1) {
-    printf("{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
+    fprintf(out, "{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
            fs_coll_op_name(prm->op), ranks, t->spec, routing);
   } else {
-    printf("size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
+    fprintf(out, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
   }
 }
 
@@ -297,6 +297,10 @@ int fs__cli_coll(int argc, char **argv) {
     goto out;
   }
   fs_coll_cost cost = cost_of(t, router, &g, prm.gamma_s_per_byte);
+  char *json_buf = NULL;
+  size_t json_len = 0;
+  FILE *json_buf_file = fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
+  FILE *out = json_buf_file ? json_buf_file : stdout;
   for (size_t i = 0; i < z.n; i++) {
     fs_coll_params q = prm;
     q.bytes = z.v[i];
@@ -306,29 +310,35 @@ int fs__cli_coll(int argc, char **argv) {
       break;
     fs_coll_result res;
     if ((rc = fs_coll_run(t, mode, seed, &q, &g, &res, &err))) break;
-    if (i == 0) print_header(fmt, &prm, ranks, t, routing, &cost);
+    if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
     double model = fs_coll_model_time(&q, ranks, &cost);
     char mod[32];
     fs__fmt_num(mod, model * 1e6);
     if (fmt == 0)
-      printf("%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s\n", q.bytes, floor(q.bytes / 4),
+      fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s\n", q.bytes, floor(q.bytes / 4),
              "float", res.time_s * 1e6, algbw, busbw, model * 1e6, fs_coll_algo_name(res.algo),
              cached ? "*" : "");
     else if (fmt == 1)
-      printf("%s\n{\"size_bytes\":%.0f,\"time_us\":%.6f,\"algbw_GBps\":%.6f,\"busbw_GBps\":%.6f,"
+      fprintf(out, "%s\n{\"size_bytes\":%.0f,\"time_us\":%.6f,\"algbw_GBps\":%.6f,\"busbw_GBps\":%.6f,"
              "\"model_us\":%s,\"algo\":\"%s\",\"cached\":%s,\"chunks\":%d,\"flows\":%lld}",
              i ? "," : "", q.bytes, res.time_s * 1e6, algbw, busbw, mod,
              fs_coll_algo_name(res.algo), cached ? "true" : "false", res.chunks,
              (long long)res.flows);
     else
-      printf("%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld\n", q.bytes, floor(q.bytes / 4),
+      fprintf(out, "%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld\n", q.bytes, floor(q.bytes / 4),
              res.time_s * 1e6, algbw, busbw, mod, fs_coll_algo_name(res.algo), res.chunks,
              (long long)res.flows);
-    fflush(stdout);
+    fflush(out);
   }
-  if (fmt == 1 && !rc) printf("]}\n");
+  if (fmt == 1 && !rc) fprintf(out, "]}\n");
+  if (json_buf_file) {
+    /* JSON is only whole or nothing: printed once the sweep succeeded. */
+    fclose(json_buf_file);
+    if (!rc) fputs(json_buf, stdout);
+    free(json_buf);
+  }
   if (rc) status = fs__cli_fail(&err);
 out:
   fs_coll_tuner_free(tuner);

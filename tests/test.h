@@ -28,6 +28,15 @@ int test_run_cli(const char *args, const char *redir, char *out, size_t n);
       test_fail(__FILE__, __LINE__, "%s: expected %lld, got %lld", #got, w_, g_); \
   } while (0)
 
+/* CHECK_EQ_INT with a context string (e.g. the spec under test). */
+#define CHECK_EQ_CTX(got, want, ctx)                                                   \
+  do {                                                                                 \
+    long long g_ = (long long)(got), w_ = (long long)(want);                           \
+    if (g_ != w_)                                                                      \
+      test_fail(__FILE__, __LINE__, "%s: %s: expected %lld, got %lld", (ctx), #got, w_, \
+                g_);                                                                   \
+  } while (0)
+
 /* |got - want| <= rel * max(|want|, tiny). Prints both with units. */
 #define CHECK_REL(got, want, rel, unit)                                      \
   do {                                                                       \

@@ -13,14 +13,7 @@
 #include "fabricsim/route.h"
 #include "fabricsim/topo.h"
 #include "test.h"
-
-static fs_topo *spec(const char *s) {
-  fs_topo *t = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_topo_from_spec(s, &t, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "%s: %s", s, err.msg);
-  return rc ? NULL : t;
-}
+#include "topo_oracle.h"
 
 TEST(test_route_modes_parse_and_name) {
   static const char *const names[] = {"shortest", "ecmp",    "spray",   "explicit",
@@ -50,7 +43,7 @@ TEST(test_route_modes_fit_their_family_only) {
       {"clos:pods=2,edges_per_pod=2,hosts_per_edge=2", {1, 1, 1, 1, 0, 0, 0, 0}},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    fs_topo *t = spec(cases[i].spec);
+    fs_topo *t = oracle_spec(cases[i].spec);
     if (!t) continue;
     for (int m = 0; m < 8; m++) {
       fs_err err = {0, ""};
@@ -70,7 +63,7 @@ TEST(test_route_modes_fit_their_family_only) {
 
 /* Every pair of hosts through the cache against the family function. */
 static void check_cache(const char *s, fs_route_mode mode) {
-  fs_topo *t = spec(s);
+  fs_topo *t = oracle_spec(s);
   if (!t) return;
   fs_err err = {0, ""};
   fs_router *r = NULL;
@@ -134,7 +127,7 @@ TEST(test_route_modes_cache_dispatches_to_the_family) {
   check_cache("dragonfly:p=2", FS_ROUTE_VALIANT);
   check_cache("dragonfly:p=1,gpus_per_node=1", FS_ROUTE_VALIANT);
   /* GPU servers on a dragonfly: two GPUs of a server meet over NVLink */
-  fs_topo *t = spec("dragonfly:p=2,gpus_per_node=2");
+  fs_topo *t = oracle_spec("dragonfly:p=2,gpus_per_node=2");
   fs_router *r = NULL;
   fs_err err = {0, ""};
   fs_route rt;

@@ -10,15 +10,9 @@
 #include "../src/topo/internal.h"
 #include "fabricsim/topo.h"
 #include "test.h"
+#include "topo_oracle.h"
 
 /* CHECK_EQ_INT with the topology named, for checks inside loops. */
-#define CHECK_EQ_CTX(got, want, ctx)                                             \
-  do {                                                                           \
-    long long g_ = (long long)(got), w_ = (long long)(want);                     \
-    if (g_ != w_)                                                                \
-      test_fail(__FILE__, __LINE__, "%s: %s: expected %lld, got %lld", (ctx), #got, \
-                w_, g_);                                                         \
-  } while (0)
 
 static fs_topo *from_spec(const char *spec) {
   fs_topo *t = NULL;
@@ -44,80 +38,17 @@ static fs_topo *leafspine(int leaves, int spines, int hpl, double host_gbps,
   return t;
 }
 
-static fs_topo_stats stats_of(const fs_topo *t) {
-  fs_topo_stats st;
-  memset(&st, 0, sizeof(st));
-  fs_err err = {0, ""};
-  CHECK_OK(fs_topo_stats_compute(t, &st, &err), &err);
-  return st;
-}
-
-/* ---- oracles -------------------------------------------------------------- */
-
-/* All-pairs BFS from every host, nothing shared with metrics.c. */
-static void naive_hops(const fs_topo *t, int *diameter, double *avg) {
-  int n = t->n_nodes, H = t->n_hosts;
-  int *dist = malloc(sizeof(int) * (size_t)n), *q = malloc(sizeof(int) * (size_t)n);
-  long long sum = 0;
-  int diam = 0;
-  for (int s = 0; s < H; s++) {
-    for (int v = 0; v < n; v++) dist[v] = -1;
-    int head = 0, tail = 0;
-    dist[s] = 0;
-    q[tail++] = s;
-    while (head < tail) {
-      int u = q[head++];
-      for (int l = 0; l < t->n_links; l++) /* deliberately the slow way */
-        if (t->links[l].from == u && dist[t->links[l].to] < 0) {
-          dist[t->links[l].to] = dist[u] + 1;
-          q[tail++] = t->links[l].to;
-        }
-    }
-    for (int h = 0; h < H; h++) {
-      if (h == s) continue;
-      sum += dist[h];
-      if (dist[h] > diam) diam = dist[h];
-    }
-  }
-  free(dist);
-  free(q);
-  *diameter = diam;
-  *avg = (double)sum / ((double)H * (H - 1));
-}
-
-/* Max-flow = min-cut: hosts [0,H/2) sit on the source side, [H/2,H) on the
- * sink side, and every subset of the other nodes joins the source side. */
-static double brute_min_cut(const fs_topo *t) {
-  int H = t->n_hosts, others = t->n_nodes - H;
-  if (others > 20) {
-    test_fail(__FILE__, __LINE__, "brute_min_cut: %d switches is too many", others);
-    return -1;
-  }
-  char *src = malloc((size_t)t->n_nodes);
-  double best = HUGE_VAL;
-  for (long mask = 0; mask < (1L << others); mask++) {
-    for (int v = 0; v < t->n_nodes; v++)
-      src[v] = v < H ? (v < H / 2) : (char)((mask >> (v - H)) & 1);
-    double cut = 0;
-    for (int l = 0; l < t->n_links; l++)
-      if (src[t->links[l].from] && !src[t->links[l].to]) cut += t->links[l].capacity_bps;
-    if (cut < best) best = cut;
-  }
-  free(src);
-  return best;
-}
-
 static void check_against_oracles(const fs_topo *t, int with_cut) {
-  fs_topo_stats st = stats_of(t);
+  fs_topo_stats st = oracle_stats_of(t);
   int diam;
   double avg;
-  naive_hops(t, &diam, &avg);
+  oracle_hops(t, 1, &diam, &avg);
   CHECK_EQ_CTX(st.diameter_hops, diam, t->spec);
   if (!(fabs(st.avg_hops - avg) <= 1e-12 * avg))
     test_fail(__FILE__, __LINE__, "%s: avg_hops expected %.17g, got %.17g", t->spec,
               avg, st.avg_hops);
   if (with_cut) {
-    double cut = brute_min_cut(t);
+    double cut = oracle_min_cut(t);
     if (!(fabs(st.bisection_bps - cut) <= 1e-9 * cut))
       test_fail(__FILE__, __LINE__, "%s: bisection expected %.17g bps, got %.17g bps",
                 t->spec, cut, st.bisection_bps);
@@ -169,7 +100,7 @@ TEST(test_topo_fattree_counts_match_formulas) {
     CHECK_EQ_CTX(t->n_hosts, hosts, t->spec);
     CHECK_EQ_CTX(t->n_nodes, hosts + switches, t->spec);
     CHECK_EQ_CTX(t->n_links, 2 * cables, t->spec);
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_EQ_CTX(st.nodes, hosts + switches, t->spec);
     CHECK_EQ_CTX(st.hosts, hosts, t->spec);
     CHECK_EQ_CTX(st.switches, switches, t->spec);
@@ -197,7 +128,7 @@ TEST(test_topo_leafspine_counts_match_formulas) {
     fs_topo *t = leafspine(L, S, hpl, 400, 100, lps);
     if (!t) continue;
     int hosts = L * hpl, cables = hosts + L * S * lps;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_EQ_CTX(st.hosts, hosts, t->spec);
     CHECK_EQ_CTX(st.switches, L + S, t->spec);
     CHECK_EQ_CTX(st.nodes, hosts + L + S, t->spec);
@@ -218,7 +149,7 @@ TEST(test_topo_star_counts) {
     fs_err err = {0, ""};
     CHECK_OK(fs_topo_star(n, 25, 0, &t, &err), &err);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_EQ_CTX(st.hosts, n, t->spec);
     CHECK_EQ_CTX(st.switches, 1, t->spec);
     CHECK_EQ_CTX(st.cables, n, t->spec);
@@ -271,28 +202,28 @@ TEST(test_topo_bisection_matches_formulas) {
   for (int k = 2; k <= 16; k += 2) {
     fs_topo *t = fattree(k, 100);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_REL(st.bisection_bps, k * k * k / 8 * 100e9, 1e-12, "bps");
     fs_topo_free(t);
   }
   fs_topo *t = leafspine(4, 2, 8, 100, 100, 1); /* min(16*100, 2*2*100) */
   if (t) {
-    CHECK_REL(stats_of(t).bisection_bps, 400e9, 1e-12, "bps");
+    CHECK_REL(oracle_stats_of(t).bisection_bps, 400e9, 1e-12, "bps");
     fs_topo_free(t);
   }
   t = leafspine(4, 4, 2, 100, 100, 1); /* non-blocking: hosts/2 * host link */
   if (t) {
-    CHECK_REL(stats_of(t).bisection_bps, 400e9, 1e-12, "bps");
+    CHECK_REL(oracle_stats_of(t).bisection_bps, 400e9, 1e-12, "bps");
     fs_topo_free(t);
   }
   t = leafspine(8, 3, 16, 25, 100, 2); /* min(64*25, 4*3*2*100) = 1600 */
   if (t) {
-    CHECK_REL(stats_of(t).bisection_bps, 1600e9, 1e-12, "bps");
+    CHECK_REL(oracle_stats_of(t).bisection_bps, 1600e9, 1e-12, "bps");
     fs_topo_free(t);
   }
   t = leafspine(8, 3, 16, 100, 50, 2); /* min(6400, 4*3*2*50) = 1200 */
   if (t) {
-    CHECK_REL(stats_of(t).bisection_bps, 1200e9, 1e-12, "bps");
+    CHECK_REL(oracle_stats_of(t).bisection_bps, 1200e9, 1e-12, "bps");
     fs_topo_free(t);
   }
   for (int n = 2; n <= 9; n++) {
@@ -300,7 +231,7 @@ TEST(test_topo_bisection_matches_formulas) {
     t = NULL;
     CHECK_OK(fs_topo_star(n, 40, 0, &t, &err), &err);
     if (!t) continue;
-    CHECK_REL(stats_of(t).bisection_bps, (n / 2) * 40e9, 1e-12, "bps");
+    CHECK_REL(oracle_stats_of(t).bisection_bps, (n / 2) * 40e9, 1e-12, "bps");
     fs_topo_free(t);
   }
 }
@@ -309,7 +240,7 @@ TEST(test_topo_hops_match_closed_forms) {
   for (int k = 2; k <= 16; k += 2) {
     fs_topo *t = fattree(k, 100);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     /* From one host: k/2-1 hosts 2 hops away (same edge), k^2/4-k/2 at 4
      * (same pod), n-k^2/4 at 6 (other pods). */
     double n = k * k * k / 4.0;
@@ -321,7 +252,7 @@ TEST(test_topo_hops_match_closed_forms) {
   }
   fs_topo *t = leafspine(6, 2, 5, 100, 100, 1);
   if (t) {
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_EQ_INT(st.diameter_hops, 4);
     CHECK_REL(st.avg_hops, (2.0 * 4 + 4.0 * 25) / 29, 1e-12, "hops");
     fs_topo_free(t);
@@ -330,7 +261,7 @@ TEST(test_topo_hops_match_closed_forms) {
   t = NULL;
   CHECK_OK(fs_topo_star(7, 100, 0, &t, &err), &err);
   if (t) {
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_EQ_INT(st.diameter_hops, 2);
     CHECK_REL(st.avg_hops, 2.0, 1e-12, "hops");
     fs_topo_free(t);
@@ -343,10 +274,10 @@ TEST(test_topo_hops_match_closed_forms) {
 TEST(test_topo_oracles_agree_with_hand_worked_case) {
   fs_topo *t = leafspine(3, 2, 2, 100, 100, 1);
   if (!t) return;
-  CHECK_REL(brute_min_cut(t), 300e9, 1e-12, "bps");
+  CHECK_REL(oracle_min_cut(t), 300e9, 1e-12, "bps");
   int diam;
   double avg;
-  naive_hops(t, &diam, &avg);
+  oracle_hops(t, 1, &diam, &avg);
   CHECK_EQ_INT(diam, 4);
   CHECK_REL(avg, (2.0 * 1 + 4.0 * 4) / 5, 1e-12, "hops");
   check_against_oracles(t, 1);
@@ -447,7 +378,7 @@ TEST(test_topo_stats_on_asymmetric_links) {
   t->links[8].to = 1; /* B->A becomes B->1 */
   int diam;
   double avg;
-  naive_hops(t, &diam, &avg);
+  oracle_hops(t, 1, &diam, &avg);
   /* pairs: 0->1 3, 0->2 3, 1->0 2, 1->2 3, 2->0 3 (2,B,A,0), 2->1 2 */
   CHECK_EQ_INT(diam, 3);
   CHECK_REL(avg, 16.0 / 6, 1e-12, "hops");
@@ -473,7 +404,7 @@ TEST(test_topo_stats_long_line) {
     test_fail(__FILE__, __LINE__, "builder: %s", err.msg);
     return;
   }
-  fs_topo_stats st = stats_of(t);
+  fs_topo_stats st = oracle_stats_of(t);
   CHECK_EQ_INT(st.diameter_hops, N + 1);
   CHECK_REL(st.avg_hops, N + 1.0, 1e-12, "hops");
   CHECK_REL(st.bisection_bps, 7e9, 1e-12, "bps");
@@ -506,7 +437,7 @@ TEST(test_topo_stats_disconnected_and_tiny) {
   t = NULL;
   CHECK_OK(fs_topo_star(1, 100, 0, &t, &err), &err);
   if (t) {
-    st = stats_of(t);
+    st = oracle_stats_of(t);
     CHECK_EQ_INT(st.hosts, 1);
     CHECK_EQ_INT(st.diameter_hops, 0);
     CHECK(st.bisection_bps == 0);

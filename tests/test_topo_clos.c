@@ -11,22 +11,7 @@
 #include "fabricsim/route.h"
 #include "fabricsim/topo.h"
 #include "test.h"
-
-#define CHECK_EQ_CTX(got, want, ctx)                                                   \
-  do {                                                                                 \
-    long long g_ = (long long)(got), w_ = (long long)(want);                           \
-    if (g_ != w_)                                                                      \
-      test_fail(__FILE__, __LINE__, "%s: %s: expected %lld, got %lld", (ctx), #got, w_, \
-                g_);                                                                   \
-  } while (0)
-
-static fs_topo *spec(const char *s) {
-  fs_topo *t = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_topo_from_spec(s, &t, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "%s: %s", s, err.msg);
-  return rc ? NULL : t;
-}
+#include "topo_oracle.h"
 
 static int32_t count_switches(const fs_topo *t, int32_t tier) {
   int32_t n = 0;
@@ -71,7 +56,7 @@ TEST(test_topo_clos_counts_match_formulas) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     const clos_case *c = &cases[i];
     clos_spec(s, sizeof(s), c);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     int P = c->P, E = c->E, hpe = c->hpe, U1 = c->U1, U2 = c->tiers == 3 ? c->U2 : 0;
     CHECK_EQ_CTX(t->n_hosts, P * E * hpe, s);
@@ -94,7 +79,7 @@ TEST(test_topo_clos_counts_match_formulas) {
              k / 2, k / 2);
     char f[64];
     snprintf(f, sizeof(f), "fattree:k=%d,gbps=400", k);
-    fs_topo *a = spec(s), *b = spec(f);
+    fs_topo *a = oracle_spec(s), *b = oracle_spec(f);
     if (a && b) {
       int same = a->n_nodes == b->n_nodes && a->n_links == b->n_links;
       for (int32_t v = 0; same && v < a->n_nodes; v++)
@@ -113,7 +98,7 @@ TEST(test_topo_clos_counts_match_formulas) {
     fs_topo_free(b);
   }
   /* names: three tiers as the fat-tree, two as the leaf-spine */
-  fs_topo *t = spec("clos:tiers=2,edges_per_pod=2,hosts_per_edge=2,edge_uplinks=3");
+  fs_topo *t = oracle_spec("clos:tiers=2,edges_per_pod=2,hosts_per_edge=2,edge_uplinks=3");
   if (t) {
     char n[32];
     fs_topo_node_name(t, 5, n, sizeof(n));
@@ -151,7 +136,7 @@ TEST(test_topo_clos_bisection_matches_formula) {
       {"clos:pods=1,edges_per_pod=4,hosts_per_edge=3,edge_uplinks=2,agg_uplinks=3", 400},
   };
   for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++) {
-    fs_topo *t = spec(bs[i].spec);
+    fs_topo *t = oracle_spec(bs[i].spec);
     if (!t) continue;
     fs_topo_stats st;
     fs_err err = {0, ""};
@@ -167,7 +152,7 @@ TEST(test_topo_clos_bisection_matches_formula) {
       "clos:tiers=2,edges_per_pod=5,hosts_per_edge=2,edge_uplinks=2",
       "clos:pods=2,edges_per_pod=2,hosts_per_edge=4,gpus_per_node=4"};
   for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
-    fs_topo *t = spec(none[i]);
+    fs_topo *t = oracle_spec(none[i]);
     if (t) CHECK(fs_topo_bisection_formula(t) < 0);
     fs_topo_free(t);
   }
@@ -198,7 +183,7 @@ TEST(test_topo_clos_path_counts_match_dfs) {
       if (servers && c->hpe < 2) continue;
       if (servers) snprintf(full, sizeof(full), "%s,gpus_per_node=%d", s, c->hpe);
       else snprintf(full, sizeof(full), "%s", s);
-      fs_topo *t = spec(full);
+      fs_topo *t = oracle_spec(full);
       if (!t) continue;
       fs_router *r = NULL;
       fs_err err = {0, ""};
@@ -246,7 +231,7 @@ TEST(test_topo_clos_spec_round_trip_and_errors) {
       test_fail(__FILE__, __LINE__, "%s: %s", specs[i], err.msg);
       continue;
     }
-    fs_topo *u = spec(t->spec);
+    fs_topo *u = oracle_spec(t->spec);
     if (u) {
       if (strcmp(u->spec, t->spec) != 0)
         test_fail(__FILE__, __LINE__, "%s: respec gives %s", t->spec, u->spec);
@@ -264,7 +249,7 @@ TEST(test_topo_clos_spec_round_trip_and_errors) {
   }
   /* agg_oversubscription 3 over 3 edges of one 100G up-link each: 1 core
    * up-link per aggregation switch */
-  fs_topo *t = spec("clos:pods=2,edges_per_pod=3,hosts_per_edge=2,agg_oversubscription=3");
+  fs_topo *t = oracle_spec("clos:pods=2,edges_per_pod=3,hosts_per_edge=2,agg_oversubscription=3");
   if (t) CHECK(strstr(t->spec, "edge_uplinks=2,agg_uplinks=1,") != NULL);
   fs_topo_free(t);
   static const struct {

@@ -15,14 +15,7 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 #include "test.h"
-
-#define CHECK_EQ_CTX(got, want, ctx)                                             \
-  do {                                                                           \
-    long long g_ = (long long)(got), w_ = (long long)(want);                     \
-    if (g_ != w_)                                                                \
-      test_fail(__FILE__, __LINE__, "%s: %s: expected %lld, got %lld", (ctx), #got, \
-                w_, g_);                                                         \
-  } while (0)
+#include "topo_oracle.h"
 
 enum { STAR, LEAFSPINE, FATTREE };
 
@@ -56,87 +49,6 @@ static fs_topo *from_spec(const char *spec) {
   int rc = fs_topo_from_spec(spec, &t, &err);
   if (rc) test_fail(__FILE__, __LINE__, "%s: rc %d: %s", spec, rc, err.msg);
   return t;
-}
-
-static fs_topo_stats stats_of(const fs_topo *t) {
-  fs_topo_stats st;
-  memset(&st, 0, sizeof(st));
-  fs_err err = {0, ""};
-  CHECK_OK(fs_topo_stats_compute(t, &st, &err), &err);
-  return st;
-}
-
-/* ---- oracles -------------------------------------------------------------- */
-
-/* dist[] from src by BFS that expands no host but src: routing's rule. */
-static void bfs_nohost(const fs_topo *t, int32_t src, int32_t *dist, int32_t *q) {
-  for (int32_t v = 0; v < t->n_nodes; v++) dist[v] = -1;
-  int32_t head = 0, tail = 0;
-  dist[src] = 0;
-  q[tail++] = src;
-  while (head < tail) {
-    int32_t u = q[head++];
-    if (u != src && t->nodes[u].kind == FS_NODE_HOST) continue;
-    for (int32_t l = 0; l < t->n_links; l++) /* deliberately the slow way */
-      if (t->links[l].from == u && dist[t->links[l].to] < 0) {
-        dist[t->links[l].to] = dist[u] + 1;
-        q[tail++] = t->links[l].to;
-      }
-  }
-}
-
-static void naive_hops(const fs_topo *t, int *diameter, double *avg) {
-  int32_t *dist = malloc(sizeof(int32_t) * (size_t)t->n_nodes);
-  int32_t *q = malloc(sizeof(int32_t) * (size_t)t->n_nodes);
-  long long sum = 0;
-  int diam = 0, H = t->n_hosts;
-  for (int32_t s = 0; s < H; s++) {
-    bfs_nohost(t, s, dist, q);
-    for (int32_t h = 0; h < H; h++) {
-      if (h == s) continue;
-      sum += dist[h];
-      if (dist[h] > diam) diam = dist[h];
-    }
-  }
-  free(dist);
-  free(q);
-  *diameter = diam;
-  *avg = (double)sum / ((double)H * (H - 1));
-}
-
-/* Min cut with hosts [0,H/2) on the source side, by brute force over the
- * other nodes (few of them). */
-static double brute_min_cut(const fs_topo *t) {
-  int H = t->n_hosts, others = t->n_nodes - H;
-  if (others > 20) {
-    test_fail(__FILE__, __LINE__, "brute_min_cut: %d non-hosts is too many", others);
-    return -1;
-  }
-  char *src = malloc((size_t)t->n_nodes);
-  double best = HUGE_VAL;
-  for (long mask = 0; mask < (1L << others); mask++) {
-    for (int v = 0; v < t->n_nodes; v++)
-      src[v] = v < H ? (v < H / 2) : (char)((mask >> (v - H)) & 1);
-    double cut = 0;
-    for (int l = 0; l < t->n_links; l++)
-      if (src[t->links[l].from] && !src[t->links[l].to]) cut += t->links[l].capacity_bps;
-    if (cut < best) best = cut;
-  }
-  free(src);
-  return best;
-}
-
-/* Shortest-path count by exhaustive DFS, forwarding only through non-hosts. */
-static double dfs_count(const fs_topo *t, int32_t v, int32_t dst, int hops) {
-  if (v == dst) return hops == 0;
-  if (hops == 0) return 0;
-  double n = 0;
-  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
-    int32_t w = t->links[t->out_links[i]].to;
-    if (w != dst && t->nodes[w].kind == FS_NODE_HOST) continue;
-    n += dfs_count(t, w, dst, hops - 1);
-  }
-  return n;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -204,7 +116,7 @@ TEST(test_topo_servers_counts_match_formulas) {
       CHECK_EQ_CTX(t->nic0, N + S, ctx);
       CHECK_EQ_CTX(t->scaleup0, N + S + N, ctx);
       CHECK(links_ok(t));
-      fs_topo_stats st = stats_of(t);
+      fs_topo_stats st = oracle_stats_of(t);
       CHECK_EQ_CTX(st.hosts, N, ctx);
       CHECK_EQ_CTX(st.switches, S, ctx);
       CHECK_EQ_CTX(st.nics, N, ctx);
@@ -346,7 +258,7 @@ TEST(test_topo_servers_spray) {
   CHECK_OK(fs_route_spray(r, src, dst, &s, &err), &err);
   CHECK_EQ_INT(s.hops, 8);
   CHECK_REL(s.n_paths, 4, 0, "paths");
-  CHECK_REL(s.n_paths, dfs_count(t, src, dst, 8), 0, "paths");
+  CHECK_REL(s.n_paths, oracle_path_count(t, src, dst, 8), 0, "paths");
   double *net = calloc((size_t)t->n_nodes, sizeof(double));
   int via_scaleup = 0;
   for (int32_t i = 0; i < s.n; i++) {
@@ -417,7 +329,7 @@ TEST(test_topo_servers_hops_match_closed_forms) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_topo *t = from_spec(cases[i].spec);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     double n = cases[i].n2 + cases[i].n4 + cases[i].n6 + cases[i].n8;
     CHECK_EQ_CTX(n, t->n_hosts - 1, cases[i].spec);
     double avg = (2 * cases[i].n2 + 4 * cases[i].n4 + 6 * cases[i].n6 + 8 * cases[i].n8) / n;
@@ -449,16 +361,16 @@ TEST(test_topo_servers_stats_match_oracles) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_topo *t = from_spec(cases[i].spec);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     int diam;
     double avg;
-    naive_hops(t, &diam, &avg);
+    oracle_hops(t, 0, &diam, &avg);
     CHECK_EQ_CTX(st.diameter_hops, diam, cases[i].spec);
     if (!(fabs(st.avg_hops - avg) <= 1e-12 * avg))
       test_fail(__FILE__, __LINE__, "%s: avg_hops expected %.17g, got %.17g", cases[i].spec,
                 avg, st.avg_hops);
     if (cases[i].with_cut) {
-      double cut = brute_min_cut(t);
+      double cut = oracle_min_cut(t);
       if (!(fabs(st.bisection_bps - cut) <= 1e-9 * cut))
         test_fail(__FILE__, __LINE__, "%s: bisection expected %.17g bps, got %.17g bps",
                   cases[i].spec, cut, st.bisection_bps);
@@ -493,7 +405,7 @@ TEST(test_topo_servers_bisection) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_topo *t = from_spec(cases[i].spec);
     if (!t) continue;
-    fs_topo_stats st = stats_of(t);
+    fs_topo_stats st = oracle_stats_of(t);
     CHECK_REL(st.bisection_bps, cases[i].bisection_gbps * 1e9, 1e-12, "bps");
     CHECK_REL(st.full_bisection_bps, cases[i].full_gbps * 1e9, 1e-12, "bps");
     fs_topo_free(t);
@@ -692,7 +604,7 @@ TEST(test_topo_servers_router_matches_bfs_on_random_graphs) {
     int32_t *dist = malloc(sizeof(int32_t) * (size_t)n);
     int32_t *q = malloc(sizeof(int32_t) * (size_t)n);
     for (int32_t v = 0; v < n; v++) {
-      bfs_nohost(t, v, dist, q);
+      oracle_bfs(t, v, 0, dist, q);
       for (int32_t d = 0; d < n; d++) {
         if (fs_route_dist(r, v, d) != dist[d]) {
           if (bad_dist++ < 5)
@@ -701,7 +613,7 @@ TEST(test_topo_servers_router_matches_bfs_on_random_graphs) {
           continue;
         }
         if (v != d && dist[d] > 0 && v < H &&
-            fs_route_count_paths(r, v, d) != dfs_count(t, v, d, dist[d]))
+            fs_route_count_paths(r, v, d) != oracle_path_count(t, v, d, dist[d]))
           bad_count++;
       }
     }
@@ -730,7 +642,7 @@ TEST(test_topo_servers_hops_match_oracle_on_random_graphs) {
     int32_t *q = malloc(sizeof(int32_t) * (size_t)t->n_nodes);
     int connected = 1;
     for (int32_t a = 0; a < H && connected; a++) {
-      bfs_nohost(t, a, dist, q);
+      oracle_bfs(t, a, 0, dist, q);
       for (int32_t b = 0; b < H; b++) connected &= dist[b] >= 0;
     }
     free(dist);
@@ -747,7 +659,7 @@ TEST(test_topo_servers_hops_match_oracle_on_random_graphs) {
     } else {
       int diam;
       double avg;
-      naive_hops(t, &diam, &avg);
+      oracle_hops(t, 0, &diam, &avg);
       if (st.diameter_hops != diam || !(fabs(st.avg_hops - avg) <= 1e-12 * avg))
         test_fail(__FILE__, __LINE__, "trial %d: diameter %d avg %.17g, oracle %d %.17g",
                   trial, st.diameter_hops, st.avg_hops, diam, avg);

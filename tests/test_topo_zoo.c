@@ -16,22 +16,7 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 #include "test.h"
-
-#define CHECK_EQ_CTX(got, want, ctx)                                                   \
-  do {                                                                                 \
-    long long g_ = (long long)(got), w_ = (long long)(want);                           \
-    if (g_ != w_)                                                                      \
-      test_fail(__FILE__, __LINE__, "%s: %s: expected %lld, got %lld", (ctx), #got, w_, \
-                g_);                                                                   \
-  } while (0)
-
-static fs_topo *spec(const char *s) {
-  fs_topo *t = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_topo_from_spec(s, &t, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "%s: %s", s, err.msg);
-  return rc ? NULL : t;
-}
+#include "topo_oracle.h"
 
 static int32_t count_kind(const fs_topo *t, fs_node_kind k, int32_t tier) {
   int32_t n = 0;
@@ -45,7 +30,7 @@ TEST(test_topo_zoo_counts_match_formulas) {
   /* fat-tree: 5k^2/4 switches, k^3/4 hosts */
   for (int k = 2; k <= 12; k += 2) {
     snprintf(s, sizeof(s), "fattree:k=%d", k);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     CHECK_EQ_CTX(count_kind(t, FS_NODE_SWITCH, -1), 5 * k * k / 4, s);
     CHECK_EQ_CTX(t->n_hosts, k * k * k / 4, s);
@@ -57,7 +42,7 @@ TEST(test_topo_zoo_counts_match_formulas) {
     int S = ro[i][0], G = ro[i][1], u = ro[i][2], sp = ro[i][3];
     snprintf(s, sizeof(s), "railopt:servers=%d,gpus_per_node=%d,servers_per_su=%d,spines=%d", S,
              G, u, sp);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     int gpus = S * G, leaves = S / u * G, server = G > 1;
     CHECK_EQ_CTX(t->n_hosts, gpus, s);
@@ -80,7 +65,7 @@ TEST(test_topo_zoo_counts_match_formulas) {
   /* railonly: G rail switches, PXN cables one per GPU */
   for (int S = 1; S <= 9; S += 4) {
     snprintf(s, sizeof(s), "railonly:servers=%d,gpus_per_node=4", S);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     CHECK_EQ_CTX(count_kind(t, FS_NODE_SWITCH, -1), 4, s);
     CHECK_EQ_CTX(count_kind(t, FS_NODE_SWITCH, 2), 0, s);
@@ -100,7 +85,7 @@ TEST(test_topo_zoo_counts_match_formulas) {
       snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%d", d ? "x" : "", tor[i][1 + d]);
     }
     for (int d = 0; d < nd; d++) cab += tor[i][1 + d] == 2 ? n / 2 : n;
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     CHECK_EQ_CTX(t->n_hosts, n, s);
     CHECK_EQ_CTX(count_kind(t, FS_NODE_SWITCH, 1), n, s);
@@ -112,18 +97,18 @@ TEST(test_topo_zoo_counts_match_formulas) {
   }
   for (int n = 2; n <= 9; n += 7) {
     snprintf(s, sizeof(s), "ring:n=%d", n);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (t) CHECK_EQ_CTX(t->n_links / 2, n + (n == 2 ? 1 : n), s);
     fs_topo_free(t);
     snprintf(s, sizeof(s), "fullmesh:n=%d", n);
-    t = spec(s);
+    t = oracle_spec(s);
     if (t) CHECK_EQ_CTX(t->n_links / 2, n + n * (n - 1) / 2, s);
     fs_topo_free(t);
   }
   /* dragonfly: balanced a = 2p = 2h, g = a*h + 1, one global cable a pair */
   for (int p = 1; p <= 4; p++) {
     snprintf(s, sizeof(s), "dragonfly:p=%d", p);
-    fs_topo *t = spec(s);
+    fs_topo *t = oracle_spec(s);
     if (!t) continue;
     int a = 2 * p, h = p, g = a * h + 1;
     CHECK_EQ_CTX(count_kind(t, FS_NODE_SWITCH, 1), a * g, s);
@@ -143,7 +128,7 @@ TEST(test_topo_zoo_bisection_matches_formulas) {
       "torus:dims=8x8x8",    "ring:n=8",             "ring:n=2",
       "ring:n=16,gbps=50",   "torus:dims=4x4,host_gbps=10"};
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-    fs_topo *t = spec(specs[i]);
+    fs_topo *t = oracle_spec(specs[i]);
     if (!t) continue;
     fs_topo_stats st;
     fs_err err = {0, ""};
@@ -154,34 +139,15 @@ TEST(test_topo_zoo_bisection_matches_formulas) {
     fs_topo_free(t);
   }
   /* hand values: torus 4x4x4 100G: 2 * 64/4 * 100G; ring 8: 2 links */
-  fs_topo *t = spec("torus:dims=4x4x4,gbps=100");
+  fs_topo *t = oracle_spec("torus:dims=4x4x4,gbps=100");
   if (t) CHECK_REL(fs_topo_bisection_formula(t), 3200e9, 0, "bps");
   fs_topo_free(t);
-  t = spec("ring:n=8,gbps=100");
+  t = oracle_spec("ring:n=8,gbps=100");
   if (t) CHECK_REL(fs_topo_bisection_formula(t), 200e9, 0, "bps");
   fs_topo_free(t);
-  t = spec("dragonfly:p=2");
+  t = oracle_spec("dragonfly:p=2");
   if (t) CHECK(fs_topo_bisection_formula(t) < 0);
   fs_topo_free(t);
-}
-
-/* dist[] from src never expanding a host other than src. */
-static void bfs_nohost(const fs_topo *t, int32_t src, int32_t *dist, int32_t *q) {
-  for (int32_t v = 0; v < t->n_nodes; v++) dist[v] = -1;
-  int32_t head = 0, tail = 0;
-  dist[src] = 0;
-  q[tail++] = src;
-  while (head < tail) {
-    int32_t u = q[head++];
-    if (u != src && u < t->n_hosts) continue;
-    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
-      int32_t w = t->links[t->out_links[i]].to;
-      if (dist[w] < 0) {
-        dist[w] = dist[u] + 1;
-        q[tail++] = w;
-      }
-    }
-  }
 }
 
 static uint64_t lcg(uint64_t *s) {
@@ -191,7 +157,7 @@ static uint64_t lcg(uint64_t *s) {
 
 /* Distances of the router, stats, and ECMP routes against the oracle. */
 static void check_against_oracle(const char *s) {
-  fs_topo *t = spec(s);
+  fs_topo *t = oracle_spec(s);
   if (!t) return;
   fs_err err = {0, ""};
   fs_router *r = NULL;
@@ -207,7 +173,7 @@ static void check_against_oracle(const char *s) {
   int32_t diam = 0, bad = 0;
   uint64_t seed = 7;
   for (int32_t a = 0; r && a < t->n_hosts; a++) {
-    bfs_nohost(t, a, dist, q);
+    oracle_bfs(t, a, 0, dist, q);
     for (int32_t b = 0; b < t->n_hosts; b++) {
       if (b == a) continue;
       sum += dist[b];
@@ -312,7 +278,7 @@ static fs_sim *run_coll(const fs_topo *t, fs_coll_op op, const int32_t *hosts, i
 }
 
 TEST(test_topo_zoo_railonly_collectives) {
-  fs_topo *t = spec("railonly:servers=6,gpus_per_node=4");
+  fs_topo *t = oracle_spec("railonly:servers=6,gpus_per_node=4");
   if (!t) return;
   CHECK_EQ_INT(count_kind(t, FS_NODE_SWITCH, 2), 0); /* no spine at all */
   const int32_t G = 4, S = 6;
@@ -392,9 +358,9 @@ TEST(test_topo_zoo_spec_round_trip) {
       "dragonfly:p=2,gpus_per_node=2,inc=all",
   };
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-    fs_topo *t = spec(specs[i]);
+    fs_topo *t = oracle_spec(specs[i]);
     if (!t) continue;
-    fs_topo *u = spec(t->spec);
+    fs_topo *u = oracle_spec(t->spec);
     if (u) {
       if (strcmp(u->spec, t->spec) != 0)
         test_fail(__FILE__, __LINE__, "%s: respec gives %s", t->spec, u->spec);
@@ -427,7 +393,7 @@ TEST(test_topo_zoo_export_import_round_trip) {
       "clos:tiers=2,edges_per_pod=3,hosts_per_edge=2,edge_uplinks=2",
   };
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-    fs_topo *t = spec(specs[i]);
+    fs_topo *t = oracle_spec(specs[i]);
     if (!t) continue;
     char *json = export_text(t, "json");
     fs_topo *u = NULL;
@@ -450,7 +416,7 @@ TEST(test_topo_zoo_export_import_round_trip) {
     free(gml);
     fs_topo_free(t);
   }
-  fs_topo *t = spec("ring:n=3");
+  fs_topo *t = oracle_spec("ring:n=3");
   fs_err err = {0, ""};
   if (t) CHECK(fs_topo_export(t, "svg", stdout, &err) == FS_EINVAL);
   fs_topo_free(t);
@@ -550,7 +516,7 @@ TEST(test_topo_zoo_cost_table) {
   /* leafspine 2 leaves x 2 spines, 2 hosts per leaf, all 400G, defaults:
    * 4 host cables (DAC, 3 m): 4 NICs + 4 switch ports + 4 DAC;
    * 4 leaf-spine cables (30 m, SR): 8 switch ports + 8 SR + 120 m fiber. */
-  fs_topo *t = spec("leafspine:leaves=2,spines=2,hosts_per_leaf=2,host_gbps=400");
+  fs_topo *t = oracle_spec("leafspine:leaves=2,spines=2,hosts_per_leaf=2,host_gbps=400");
   if (!t) return;
   fs_topo_cost c;
   fs_topo_cost_compute(t, &c);
@@ -583,7 +549,7 @@ TEST(test_topo_zoo_cost_table) {
   CHECK_REL(c.fiber_m, 2000, 0, "m");
   fs_topo_free(t);
   /* Direct families: no switch ports; GPU-server internals uncounted. */
-  t = spec("torus:dims=4x4");
+  t = oracle_spec("torus:dims=4x4");
   if (t) {
     fs_topo_cost_compute(t, &c);
     CHECK_EQ_INT(c.part[FS_PART_SWITCH_PORT].count, 0);
@@ -627,7 +593,7 @@ TEST(test_topo_zoo_torus_dimension_order) {
   static const char *const specs[] = {"torus:dims=4x3x2", "torus:dims=5x6", "ring:n=7",
                                       "ring:n=2", "torus:dims=3x3x3"};
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-    fs_topo *t = spec(specs[i]);
+    fs_topo *t = oracle_spec(specs[i]);
     if (!t) continue;
     fs_err err = {0, ""};
     fs_router *r = NULL;
@@ -667,7 +633,7 @@ TEST(test_topo_zoo_torus_dimension_order) {
     fs_router_free(r);
     fs_topo_free(t);
   }
-  fs_topo *t = spec("fattree:k=4");
+  fs_topo *t = oracle_spec("fattree:k=4");
   fs_router *r = NULL;
   fs_err err = {0, ""};
   fs_route route;
@@ -685,7 +651,7 @@ TEST(test_topo_zoo_dragonfly_minimal_and_valiant) {
   static const char *const specs[] = {"dragonfly:p=2", "dragonfly:a=4,p=2,h=2,g=5",
                                       "dragonfly:p=2,gpus_per_node=2", "dragonfly:a=2,p=1,h=1,g=2"};
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-    fs_topo *t = spec(specs[i]);
+    fs_topo *t = oracle_spec(specs[i]);
     if (!t) continue;
     fs_err err = {0, ""};
     fs_router *r = NULL;
@@ -743,7 +709,7 @@ TEST(test_topo_zoo_dragonfly_minimal_and_valiant) {
 }
 
 TEST(test_topo_zoo_railonly_scaleup_first) {
-  fs_topo *t = spec("railonly:servers=3,gpus_per_node=4");
+  fs_topo *t = oracle_spec("railonly:servers=3,gpus_per_node=4");
   if (!t) return;
   fs_err err = {0, ""};
   fs_router *r = NULL;

@@ -14,3 +14,7 @@
 #include "list_train.h"
 #include "list_cli.h"
 #include "list_routeopt.h"
+#include "list_ocs.h"
+#include "list_topoopt.h"
+#include "list_tpu.h"
+#include "list_wan.h"

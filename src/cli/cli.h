@@ -14,6 +14,12 @@ int fs__cli_sim(int argc, char **argv);
 int fs__cli_coll(int argc, char **argv);
 int fs__cli_train(int argc, char **argv);
 int fs__cli_route(int argc, char **argv);
+/* `fabricsim ocs SUB`: ocs.c dispatches to one file per subcommand. */
+int fs__cli_ocs(int argc, char **argv);
+int fs__cli_ocs_topo(int argc, char **argv);     /* ocs_topo.c */
+int fs__cli_ocs_schedule(int argc, char **argv); /* ocs_schedule.c */
+int fs__cli_ocs_tpu(int argc, char **argv);      /* ocs_tpu.c */
+int fs__cli_wan(int argc, char **argv);          /* wan.c */
 
 /* The progress line of long runs (progress.c): start it, pass
  * fs__cli_progress_hook with the state as fs_sim_opts.progress, end it. */

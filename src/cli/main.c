@@ -34,6 +34,11 @@ static void usage(FILE *f) {
           "  coll --op OP ...       one collective over a sweep of sizes (nccl-tests\n"
           "                         style), its algorithm chosen or given\n"
           "  route --jobs F ...     compare routing optimisers on training traffic\n"
+          "  ocs SUB ...            optical circuit switching: topology optimisation\n"
+          "                         (topo), circuit schedules (schedule), TPU-v4\n"
+          "                         style cube slices (tpu)\n"
+          "  wan SUB ...            optical networks between data centres: lightpath\n"
+          "                         provisioning (provision), cross-site training (train)\n"
           "  version                print the version\n"
           "\n"
           "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
@@ -51,6 +56,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "coll") == 0) return fs__cli_coll(argc - 2, argv + 2);
   if (strcmp(cmd, "train") == 0) return fs__cli_train(argc - 2, argv + 2);
   if (strcmp(cmd, "route") == 0) return fs__cli_route(argc - 2, argv + 2);
+  if (strcmp(cmd, "ocs") == 0) return fs__cli_ocs(argc - 2, argv + 2);
+  if (strcmp(cmd, "wan") == 0) return fs__cli_wan(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

@@ -1,0 +1,8 @@
+/* Placeholder until the subcommand lands (being written now). */
+#include "cli.h"
+
+int fs__cli_ocs_schedule(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return fs__cli_usage("ocs schedule", "not built yet");
+}

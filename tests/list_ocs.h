@@ -1,1 +1,11 @@
-/* Tests of the ocs module. */
+/* Tests of the ocs module (ocs.h), run in this order. */
+X(test_ocs_switch_refuses_two_circuits)
+X(test_ocs_stuffing_equal_line_sums)
+X(test_ocs_bvn_reproduces_matrix)
+X(test_ocs_schedules_on_random_matrices)
+X(test_ocs_total_time_includes_every_delay)
+X(test_ocs_dark_only_changed_circuits)
+X(test_ocs_static_closed_forms)
+X(test_ocs_patterns_row_sums)
+X(test_ocs_matrix_parser_errors)
+X(test_ocs_cli_schedule)

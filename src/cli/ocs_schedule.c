@@ -1,8 +1,286 @@
-/* Placeholder until the subcommand lands (being written now). */
+/* fabricsim ocs schedule: a traffic job (one or more matrices) scheduled on
+ * OCS circuits by BvN, Solstice and a static configuration, timed with the
+ * reconfiguration delay (docs/model-ocs.md), and optionally swept over the
+ * delay from 1 ns to 100 ms. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/ocs.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim ocs schedule --matrix FILE.json [options]\n"
+          "\n"
+          "Decomposes each traffic matrix of the job into circuit configurations and\n"
+          "times them on OCS circuits, paying the reconfiguration delay per slot;\n"
+          "compares with one static configuration (multi-hop) and the lower bound\n"
+          "max(row sum, column sum) / (degree * rate). docs/model-ocs.md.\n"
+          "\n"
+          "  --matrix FILE     traffic: {\"nodes\": N, \"matrix\": [[bytes...]...]}, or\n"
+          "                    {\"nodes\": N, \"pattern\": P, \"bytes\": B, \"seed\": S} with P one\n"
+          "                    of alltoall ring pipeline permutation random skewed, or\n"
+          "                    {\"nodes\": N, \"phases\": [{...}, ...]} run one after another\n"
+          "  --gbps R          circuit rate in Gb/s (default 100)\n"
+          "  --delay T         reconfiguration delay with unit ns, us, ms or s (default 10ms)\n"
+          "  --delay-ns D      the same in nanoseconds\n"
+          "  --degree D        optical ports per node = parallel OCSes (default 1)\n"
+          "  --all-stop        a reconfiguring OCS darkens every circuit, not only the\n"
+          "                    changed ones (Solstice's model)\n"
+          "  --algo A          bvn, solstice, static or all (default all)\n"
+          "  --sweep           the delay sweep 1 ns .. 100 ms (half decades)\n"
+          "  --format F        table (default) or json\n");
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_delay(const char *s, double *out_s) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v) || v < 0) return -1;
+  double unit;
+  if (strcmp(end, "ns") == 0) unit = 1e-9;
+  else if (strcmp(end, "us") == 0) unit = 1e-6;
+  else if (strcmp(end, "ms") == 0) unit = 1e-3;
+  else if (strcmp(end, "s") == 0) unit = 1;
+  else return -1;
+  if (v * unit > 3600) return -1;
+  *out_s = v * unit;
+  return 0;
+}
+
+static void fmt_time(char *buf, size_t n, double s) {
+  if (!isfinite(s)) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%.6g", s * 1e3);
+}
+
+static void fmt_delay(char *buf, size_t n, double s) {
+  if (s == 0) snprintf(buf, n, "0");
+  else if (s < 1e-6) snprintf(buf, n, "%.3g ns", s * 1e9);
+  else if (s < 1e-3) snprintf(buf, n, "%.3g us", s * 1e6);
+  else if (s < 1) snprintf(buf, n, "%.3g ms", s * 1e3);
+  else snprintf(buf, n, "%.3g s", s);
+}
+
+static void jnum(const char *key, double v, int comma) {
+  char b[32];
+  fs__fmt_num(b, v);
+  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
+}
+
+#define N_SWEEP 17
 
 int fs__cli_ocs_schedule(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return fs__cli_usage("ocs schedule", "not built yet");
+  const char *file = NULL, *format = "table", *algo = "all";
+  fs_ocs_params p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0};
+  int sweep = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--sweep") == 0) {
+      sweep = 1;
+      continue;
+    }
+    if (strcmp(a, "--all-stop") == 0) {
+      p.all_stop = 1;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return fs__cli_usage("ocs schedule", "unknown option or missing value: '%s'", a);
+    const char *v = argv[++i];
+    if (strcmp(a, "--matrix") == 0) file = v;
+    else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--algo") == 0) algo = v;
+    else if (strcmp(a, "--gbps") == 0) {
+      if (parse_double(v, 1e-6, 1e6, &p.gbps))
+        return fs__cli_usage("ocs schedule", "--gbps must be a rate in [1e-6, 1e6] Gb/s, got '%s'",
+                             v);
+    } else if (strcmp(a, "--delay") == 0) {
+      if (parse_delay(v, &p.delay_s))
+        return fs__cli_usage("ocs schedule",
+                             "--delay must be a time >= 0 with unit ns, us, ms or s (at most "
+                             "1 h), got '%s'",
+                             v);
+    } else if (strcmp(a, "--delay-ns") == 0) {
+      double ns;
+      if (parse_double(v, 0, 3.6e12, &ns))
+        return fs__cli_usage("ocs schedule", "--delay-ns must be nanoseconds in [0, 3.6e12], got '%s'",
+                             v);
+      p.delay_s = ns * 1e-9;
+    } else if (strcmp(a, "--degree") == 0) {
+      double dg;
+      if (parse_double(v, 1, 64, &dg) || dg != floor(dg))
+        return fs__cli_usage("ocs schedule", "--degree must be an integer in [1, 64], got '%s'", v);
+      p.degree = (int32_t)dg;
+    } else {
+      return fs__cli_usage("ocs schedule", "unknown option '%s'", a);
+    }
+  }
+  if (!file) return fs__cli_usage("ocs schedule", "--matrix is required");
+  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
+  if (fmt < 0)
+    return fs__cli_usage("ocs schedule", "--format must be table or json, got '%s'", format);
+  int want[FS_OCS_N_ALGOS] = {0};
+  fs_ocs_algo one;
+  if (strcmp(algo, "all") == 0) {
+    for (int a = 0; a < FS_OCS_N_ALGOS; a++) want[a] = 1;
+  } else if (fs_ocs_algo_parse(algo, &one) == 0) {
+    want[one] = 1;
+  } else {
+    return fs__cli_usage("ocs schedule",
+                         "--algo must be bvn, solstice, static or all, got '%s'", algo);
+  }
+  fs_err err = {0, ""};
+  fs_ocs_traffic tr;
+  if (fs_ocs_matrix_from_file(file, &tr, &err)) return fs__cli_fail(&err);
+  int status = 0;
+  fs__cli_progress prog;
+  fs__cli_progress_start(&prog, "ocs schedule");
+  if (!sweep) {
+    fs_ocs_result res[FS_OCS_N_ALGOS];
+    for (int a = 0; a < FS_OCS_N_ALGOS; a++)
+      if (want[a] && fs_ocs_run(&p, (fs_ocs_algo)a, &tr, &res[a], &err)) goto fail;
+    char dl[32];
+    fmt_delay(dl, sizeof(dl), p.delay_s);
+    if (fmt == 0) {
+      printf("# fabricsim ocs schedule: %s, %d nodes, %d phase%s, %g Gb/s circuits, degree %d,\n"
+             "# reconfiguration delay %s (%s dark); times in ms\n",
+             file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree, dl,
+             p.all_stop ? "all circuits" : "changed circuits");
+      printf("%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n", "algo", "completion", "schedule",
+             "reconfigs", "reconfig", "lower_bound", "vs_bound", "util", "vs_static");
+      for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+        if (!want[a]) continue;
+        const fs_ocs_result *r = &res[a];
+        char c1[32], c2[32], c3[32], c4[32], vs[32];
+        fmt_time(c1, sizeof(c1), r->completion_s);
+        fmt_time(c2, sizeof(c2), r->schedule_s);
+        fmt_time(c3, sizeof(c3), r->reconfig_s);
+        fmt_time(c4, sizeof(c4), r->lower_bound_s);
+        if (want[FS_OCS_STATIC] && r->completion_s > 0)
+          snprintf(vs, sizeof(vs), "%.3fx", res[FS_OCS_STATIC].completion_s / r->completion_s);
+        else
+          snprintf(vs, sizeof(vs), "-");
+        printf("%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s\n", fs_ocs_algo_name((fs_ocs_algo)a),
+               c1, c2, r->n_reconfig, c3, c4,
+               r->lower_bound_s > 0 ? r->completion_s / r->lower_bound_s : 1.0, r->util, vs);
+      }
+      printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
+    } else {
+      printf("{\"matrix\": ");
+      fs__fput_json_str(stdout, file);
+      printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
+      jnum("gbps", p.gbps, 1);
+      jnum("delay_s", p.delay_s, 1);
+      printf("\"degree\": %d, \"all_stop\": %s,\n \"results\": [", p.degree,
+             p.all_stop ? "true" : "false");
+      int first = 1;
+      for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+        if (!want[a]) continue;
+        const fs_ocs_result *r = &res[a];
+        printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", fs_ocs_algo_name((fs_ocs_algo)a));
+        first = 0;
+        jnum("completion_s", r->completion_s, 1);
+        jnum("schedule_s", r->schedule_s, 1);
+        printf("\"reconfigurations\": %d, ", r->n_reconfig);
+        jnum("reconfig_s", r->reconfig_s, 1);
+        jnum("lower_bound_s", r->lower_bound_s, 1);
+        jnum("util", r->util, 1);
+        jnum("delivered_bytes", r->delivered_bytes, 1);
+        jnum("undelivered_bytes", r->undelivered_bytes, 0);
+        printf("}");
+      }
+      printf("]}\n");
+    }
+    goto out;
+  }
+  {
+    /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
+    double delays[N_SWEEP];
+    fs_ocs_result res[N_SWEEP][FS_OCS_N_ALGOS];
+    for (int k = 0; k < N_SWEEP; k++) {
+      delays[k] = 1e-9 * pow(10.0, k / 2.0);
+      fs_ocs_params q = p;
+      q.delay_s = delays[k];
+      for (int a = 0; a < FS_OCS_N_ALGOS; a++)
+        if (want[a] && fs_ocs_run(&q, (fs_ocs_algo)a, &tr, &res[k][a], &err)) goto fail;
+    }
+    if (fmt == 0) {
+      printf("# fabricsim ocs schedule --sweep: %s, %d nodes, %d phase%s, %g Gb/s, degree %d,\n"
+             "# %s dark; job completion time in ms (configurations in brackets)\n",
+             file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree,
+             p.all_stop ? "all circuits" : "changed circuits");
+      printf("%-10s", "delay");
+      for (int a = 0; a < FS_OCS_N_ALGOS; a++)
+        if (want[a]) printf(" %22s", fs_ocs_algo_name((fs_ocs_algo)a));
+      printf(" %12s %9s\n", "lower_bound", "best");
+      for (int k = 0; k < N_SWEEP; k++) {
+        char dl[32];
+        fmt_delay(dl, sizeof(dl), delays[k]);
+        printf("%-10s", dl);
+        int best = -1;
+        double lb = 0;
+        for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+          if (!want[a]) continue;
+          const fs_ocs_result *r = &res[k][a];
+          char c[32], cell[48];
+          fmt_time(c, sizeof(c), r->completion_s);
+          snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
+          printf(" %22s", cell);
+          if (best < 0 || r->completion_s < res[k][best].completion_s) best = a;
+          lb = r->lower_bound_s;
+        }
+        char c[32];
+        fmt_time(c, sizeof(c), lb);
+        printf(" %12s %9s\n", c, fs_ocs_algo_name((fs_ocs_algo)best));
+      }
+    } else {
+      printf("{\"matrix\": ");
+      fs__fput_json_str(stdout, file);
+      printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
+      jnum("gbps", p.gbps, 1);
+      printf("\"degree\": %d, \"all_stop\": %s,\n \"sweep\": [", p.degree,
+             p.all_stop ? "true" : "false");
+      for (int k = 0; k < N_SWEEP; k++) {
+        printf("%s\n  {", k ? "," : "");
+        jnum("delay_s", delays[k], 1);
+        printf("\"results\": [");
+        int first = 1;
+        for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+          if (!want[a]) continue;
+          const fs_ocs_result *r = &res[k][a];
+          printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", fs_ocs_algo_name((fs_ocs_algo)a));
+          first = 0;
+          jnum("completion_s", r->completion_s, 1);
+          printf("\"reconfigurations\": %d, ", r->n_reconfig);
+          jnum("lower_bound_s", r->lower_bound_s, 0);
+          printf("}");
+        }
+        printf("]}");
+      }
+      printf("]}\n");
+    }
+  }
+  goto out;
+fail:
+  status = fs__cli_fail(&err);
+out:
+  fs__cli_progress_end(&prog);
+  fs_ocs_traffic_free(&tr);
+  return status;
 }

@@ -1,0 +1,329 @@
+/* Circuit schedules over time (ocs.h): slots from a decomposition (LPT over
+ * d parallel OCSes), their execution on a traffic matrix with per-circuit time
+ * lines, the static multi-hop configuration, and whole jobs of phases.
+ * Execution walks the union of slot boundaries: O(boundaries * (d*n + pairs
+ * touched)); static routing is O(n^2 * hops) on a circulant graph. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "fabricsim/ocs.h"
+
+static const char *const algo_names[FS_OCS_N_ALGOS] = {"bvn", "solstice", "static"};
+
+const char *fs_ocs_algo_name(fs_ocs_algo a) {
+  return a >= 0 && a < FS_OCS_N_ALGOS ? algo_names[a] : "?";
+}
+
+int fs_ocs_algo_parse(const char *s, fs_ocs_algo *out) {
+  for (int a = 0; a < FS_OCS_N_ALGOS; a++)
+    if (strcmp(s, algo_names[a]) == 0) {
+      *out = (fs_ocs_algo)a;
+      return 0;
+    }
+  return -1;
+}
+
+static int check_params(const fs_ocs_params *p, fs_err *err) {
+  if (!(p->gbps > 0) || !isfinite(p->gbps))
+    return fs_err_set(err, FS_EINVAL, "ocs: circuit rate must be > 0 Gb/s, got %g", p->gbps);
+  if (!(p->delay_s >= 0) || !isfinite(p->delay_s))
+    return fs_err_set(err, FS_EINVAL, "ocs: reconfiguration delay must be >= 0 s, got %g",
+                      p->delay_s);
+  if (p->degree < 1 || p->degree > 64)
+    return fs_err_set(err, FS_EINVAL, "ocs: degree must be in [1, 64], got %d", p->degree);
+  return 0;
+}
+
+/* bytes per second of one circuit */
+static double rate_Bps(const fs_ocs_params *p) { return p->gbps * 1e9 / 8.0; }
+
+void fs_ocs_schedule_free(fs_ocs_schedule *s) {
+  if (!s) return;
+  for (int32_t k = 0; k < s->n_slots; k++) free(s->slots[k].dst);
+  free(s->slots);
+  memset(s, 0, sizeof(*s));
+}
+
+int fs_ocs_schedule_add(fs_ocs_schedule *s, int32_t ocs, double duration_s, const int32_t *dst,
+                        fs_err *err) {
+  if (ocs < 0 || ocs >= s->n_ocs)
+    return fs_err_set(err, FS_EINVAL, "schedule: OCS %d out of range [0, %d)", ocs, s->n_ocs);
+  if (!(duration_s >= 0) || !isfinite(duration_s))
+    return fs_err_set(err, FS_EINVAL, "schedule: slot duration must be >= 0 s, got %g",
+                      duration_s);
+  if (fs__grow(&s->slots, &s->cap, (size_t)s->n_slots + 1, sizeof(*s->slots)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t *d = fs__malloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*d));
+  if (!d) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  memcpy(d, dst, (size_t)s->n * sizeof(*d));
+  s->slots[s->n_slots].ocs = ocs;
+  s->slots[s->n_slots].duration_s = duration_s;
+  s->slots[s->n_slots].dst = d;
+  s->n_slots++;
+  return 0;
+}
+
+typedef struct lpt_item {
+  int64_t w;
+  int32_t k;
+} lpt_item;
+
+static int cmp_lpt(const void *a, const void *b) {
+  const lpt_item *x = a, *y = b;
+  if (x->w != y->w) return x->w < y->w ? 1 : -1; /* longest first */
+  return (x->k > y->k) - (x->k < y->k);
+}
+
+int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
+                                fs_ocs_schedule *out, fs_err *err) {
+  memset(out, 0, sizeof(*out));
+  int rc = check_params(p, err);
+  if (rc) return rc;
+  int32_t n = d->n;
+  out->n = n;
+  out->n_ocs = p->degree;
+  /* Merge runs of permutations that are equal once self circuits are
+   * dropped: one slot, the summed weight (no pointless reconfiguration). */
+  int32_t *dst = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*dst));
+  int32_t *prev = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*prev));
+  lpt_item *items = fs__malloc((size_t)d->n_perm + 1, sizeof(*items));
+  int32_t *starts = fs__malloc((size_t)d->n_perm + 1, sizeof(*starts));
+  double *load = fs__calloc((size_t)p->degree, sizeof(*load));
+  int32_t n_items = 0;
+  if (!dst || !prev || !items || !starts || !load) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int32_t k = 0; k < d->n_perm; k++) {
+    const int32_t *pk = d->perm + (size_t)k * n;
+    for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+    if (n_items > 0 && memcmp(dst, prev, (size_t)n * sizeof(*dst)) == 0) {
+      items[n_items - 1].w += d->weight[k];
+      continue;
+    }
+    memcpy(prev, dst, (size_t)n * sizeof(*dst));
+    items[n_items].w = d->weight[k];
+    items[n_items].k = k;
+    starts[n_items] = k;
+    n_items++;
+  }
+  if (p->degree > 1) qsort(items, (size_t)n_items, sizeof(*items), cmp_lpt);
+  for (int32_t x = 0; x < n_items; x++) {
+    const int32_t *pk = d->perm + (size_t)items[x].k * n;
+    for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+    int32_t o = 0;
+    for (int32_t q = 1; q < p->degree; q++)
+      if (load[q] < load[o]) o = q;
+    double dur = (double)items[x].w / rate_Bps(p);
+    load[o] += p->delay_s + dur;
+    if ((rc = fs_ocs_schedule_add(out, o, dur, dst, err))) goto out;
+  }
+out:
+  free(dst);
+  free(prev);
+  free(items);
+  free(starts);
+  free(load);
+  if (rc) fs_ocs_schedule_free(out);
+  return rc;
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct segbuf {
+  fs_ocs_seg *v;
+  size_t len, cap;
+} segbuf;
+
+static int seg_push(segbuf *b, const fs_ocs_seg *s) {
+  if (fs__grow(&b->v, &b->cap, b->len + 1, sizeof(*b->v))) return FS_ENOMEM;
+  b->v[b->len++] = *s;
+  return 0;
+}
+
+static double line_bound(int32_t n, const int64_t *m, double *total) {
+  int64_t L = 0, sum = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int64_t r = 0, c = 0;
+    for (int32_t j = 0; j < n; j++) {
+      r += m[(size_t)i * n + j];
+      c += m[(size_t)j * n + i];
+    }
+    sum += r;
+    if (r > L) L = r;
+    if (c > L) L = c;
+  }
+  *total = (double)sum;
+  return (double)L;
+}
+
+int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
+                   fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs, fs_err *err) {
+  int rc = check_params(p, err);
+  if (rc) return rc;
+  if (s->n_ocs != p->degree)
+    return fs_err_set(err, FS_EINVAL, "schedule has %d OCSes but the degree is %d", s->n_ocs,
+                      p->degree);
+  int32_t n = s->n, d = s->n_ocs;
+  for (int32_t k = 0; k < s->n_slots; k++) {
+    if (s->slots[k].ocs < 0 || s->slots[k].ocs >= d)
+      return fs_err_set(err, FS_EINVAL, "schedule: slot %d: OCS %d out of range [0, %d)", k,
+                        s->slots[k].ocs, d);
+    fs_err e2 = {0, ""};
+    if ((rc = fs_ocs_config_check(n, s->slots[k].dst, &e2)))
+      return fs_err_set(err, rc, "schedule: slot %d (OCS %d): %s", k, s->slots[k].ocs, e2.msg);
+  }
+  size_t nn = (size_t)n * (size_t)n, ns = (size_t)s->n_slots;
+  double *t_start = fs__malloc(ns + 1, sizeof(double));
+  double *t_live = fs__malloc(ns + 1, sizeof(double));
+  double *t_end = fs__malloc(ns + 1, sizeof(double));
+  int32_t *prev_slot = fs__malloc(ns + 1, sizeof(int32_t));
+  double *times = fs__malloc(3 * ns + 1, sizeof(double));
+  double *clock = fs__calloc((size_t)d, sizeof(double));
+  int32_t *last = fs__malloc((size_t)d, sizeof(int32_t));
+  int32_t *cur = fs__malloc((size_t)d, sizeof(int32_t));
+  double *rem = fs__malloc(nn, sizeof(double));
+  double *carry = fs__calloc(nn, sizeof(double));
+  int32_t *cnt = fs__calloc(nn, sizeof(int32_t));
+  int32_t *touched = fs__malloc(nn, sizeof(int32_t));
+  double *slot_delay = fs__calloc((size_t)d, sizeof(double));
+  segbuf sb = {NULL, 0, 0};
+  if (!t_start || !t_live || !t_end || !prev_slot || !times || !clock || !last || !cur || !rem || !carry ||
+      !cnt || !touched || !slot_delay) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int32_t o = 0; o < d; o++) last[o] = cur[o] = -1;
+  size_t nt = 0;
+  for (size_t k = 0; k < ns; k++) {
+    int32_t o = s->slots[k].ocs;
+    prev_slot[k] = last[o];
+    last[o] = (int32_t)k;
+    t_start[k] = clock[o];
+    t_live[k] = clock[o] + p->delay_s;
+    t_end[k] = t_live[k] + s->slots[k].duration_s;
+    clock[o] = t_end[k];
+    slot_delay[o] += p->delay_s;
+    times[nt++] = t_start[k];
+    times[nt++] = t_live[k];
+    times[nt++] = t_end[k];
+  }
+  qsort(times, nt, sizeof(double), cmp_double);
+  double total = 0;
+  double L = line_bound(n, m, &total);
+  for (size_t ij = 0; ij < nn; ij++) rem[ij] = (double)m[ij];
+  double finish = 0, R = rate_Bps(p);
+  /* next slot of each OCS to become current, in array order */
+  int32_t *next = last; /* reuse: rebuilt below as the first slot per OCS */
+  for (int32_t o = 0; o < d; o++) next[o] = -1;
+  for (size_t k = ns; k-- > 0;) next[s->slots[k].ocs] = (int32_t)k;
+  for (size_t x = 0; x + 1 < nt; x++) {
+    double a = times[x], b = times[x + 1];
+    if (!(b > a)) continue;
+    size_t n_touched = 0;
+    /* the current slot of each OCS: the one with t_start <= a < t_end */
+    for (int32_t o = 0; o < d; o++) {
+      while (next[o] >= 0 && t_start[next[o]] <= a) {
+        cur[o] = next[o];
+        int32_t k = next[o] + 1;
+        while (k < (int32_t)ns && s->slots[k].ocs != o) k++;
+        next[o] = k < (int32_t)ns ? k : -1;
+      }
+      int32_t k = cur[o];
+      if (k < 0 || !(a < t_end[k])) continue;
+      const int32_t *dst = s->slots[k].dst;
+      const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
+      for (int32_t i = 0; i < n; i++) {
+        int32_t j = dst[i];
+        if (j < 0) continue;
+        int changed = p->all_stop || !pd || pd[i] != j;
+        if (changed && a < t_live[k]) continue; /* dark */
+        size_t ij = (size_t)i * n + j;
+        if (cnt[ij]++ == 0) touched[n_touched++] = (int32_t)ij;
+      }
+    }
+    for (size_t t = 0; t < n_touched; t++) {
+      size_t ij = (size_t)touched[t];
+      carry[ij] = 0;
+      if (rem[ij] <= 0) continue;
+      double rate = R * cnt[ij], cap = rate * (b - a);
+      /* A slot sized for exactly w bytes carries w up to rounding: finish
+       * within 1e-9 of the pair's demand rather than leave dust behind
+       * (slot times are float sums, so the last sliver can be short). */
+      if (rem[ij] <= cap + 1e-9 * ((double)m[ij] + cap)) {
+        double f = a + rem[ij] / rate;
+        if (f > b) f = b;
+        if (f > finish) finish = f;
+        carry[ij] = rem[ij];
+        rem[ij] = 0;
+      } else {
+        carry[ij] = cap;
+        rem[ij] -= cap;
+      }
+    }
+    if (segs) {
+      for (int32_t o = 0; o < d; o++) {
+        int32_t k = cur[o];
+        if (k < 0 || !(a < t_end[k])) continue;
+        const int32_t *dst = s->slots[k].dst;
+        const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
+        for (int32_t i = 0; i < n; i++) {
+          int32_t j = dst[i];
+          if (j < 0) continue;
+          int changed = p->all_stop || !pd || pd[i] != j;
+          fs_ocs_seg sg = {o, k, i, j, changed && a < t_live[k], a, b, 0};
+          size_t ij = (size_t)i * n + j;
+          /* concurrent live circuits of one pair share its bytes evenly */
+          if (!sg.dark) sg.bytes = carry[ij] / cnt[ij];
+          if (seg_push(&sb, &sg)) {
+            rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+            goto out;
+          }
+        }
+      }
+    }
+    for (size_t t = 0; t < n_touched; t++) cnt[touched[t]] = 0;
+  }
+  double undelivered = 0;
+  for (size_t ij = 0; ij < nn; ij++) undelivered += rem[ij];
+  memset(res, 0, sizeof(*res));
+  int32_t last_o = 0;
+  for (int32_t o = 1; o < d; o++)
+    if (clock[o] > clock[last_o]) last_o = o;
+  res->schedule_s = clock[last_o];
+  res->reconfig_s = slot_delay[last_o];
+  res->n_reconfig = s->n_slots;
+  res->completion_s = undelivered > 0 ? INFINITY : finish;
+  res->lower_bound_s = L / (R * d);
+  res->delivered_bytes = total - undelivered;
+  res->undelivered_bytes = undelivered;
+  res->util = total > 0 && res->completion_s > 0 ? total / (R * n * d * res->completion_s) : 0;
+  if (segs) {
+    *segs = sb.v;
+    *n_segs = sb.len;
+    sb.v = NULL;
+  }
+out:
+  free(sb.v);
+  free(t_start);
+  free(t_live);
+  free(t_end);
+  free(prev_slot);
+  free(times);
+  free(clock);
+  free(last);
+  free(cur);
+  free(rem);
+  free(carry);
+  free(cnt);
+  free(touched);
+  free(slot_delay);
+  return rc;
+}

@@ -1,8 +1,482 @@
-/* Placeholder until the subcommand lands (being written now). */
+/* fabricsim ocs topo: TopoOpt-style direct-connect topology for a job
+ * (topoopt.h), its random and exact yardsticks, and one training iteration
+ * (train.h) on each of them and on electrical fabrics of similar cost,
+ * side by side with cost and power (docs/model-topoopt.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/topoopt.h"
+#include "fabricsim/train.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim ocs topo JOB.json --degree D [options]\n"
+          "\n"
+          "Chooses the circuits of a direct-connect optical fabric for the job (each\n"
+          "server D optical ports of B Gb/s through a patch panel or OCS): TotientPerms\n"
+          "rings for the data-parallel all-reduce, greedy matching for the rest, local\n"
+          "search; scores every topology by the time to carry the iteration's server\n"
+          "traffic matrix with optimal multipath routing, and simulates one training\n"
+          "iteration on each fabric, side by side with cost and power.\n"
+          "\n"
+          "  --degree D        optical ports per server (1..64), required\n"
+          "  --gbps B          per port (default: the job's nics_per_gpu x nic_gbps)\n"
+          "  --compare LIST    electrical fabrics of similar cost, comma-separated:\n"
+          "                    fattree leafspine job (the job file's own topology),\n"
+          "                    none (default fattree,leafspine,job)\n"
+          "  --switch KIND     patch (patch panel, default) or ocs: port price/power\n"
+          "  --exact           also the exact MILP optimum (<= 12 servers)\n"
+          "  --time-limit S    exact: seconds before giving up (default 60)\n"
+          "  --ar-rings R      rings per all-reduce group (default: best of 0..D)\n"
+          "  --ls-evals N      local-search evaluations (default by size, see docs)\n"
+          "  --seed S          local search and random baseline seed (default 1)\n"
+          "  --no-train        objective and cost only, no iteration simulation\n"
+          "  --export FILE     write the optimised fabric as a \"file\" topology JSON\n"
+          "  --format F        table (default) or json\n");
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+typedef struct row {
+  char name[24];
+  char desc[160];
+  int trained;
+  double iter_s, usd, watts, matrix_s;
+  char note[300];
+} row;
+
+/* One iteration of job on topology t (borrowed), with the placement and
+ * NIC speed t needs. */
+static int train_on(const fs_job *job, fs_topo *t, fs_placement place, double nic_gbps,
+                    fs__cli_progress *pr, double *iter_s, fs_err *err) {
+  fs_job j = *job;
+  j.topo = t;
+  j.placement = place;
+  j.hw.nic_gbps = nic_gbps / (double)j.hw.nics_per_gpu;
+  int rc = fs_job_validate(&j, err);
+  if (rc) return rc;
+  fs_sim_opts so = {0};
+  so.progress = fs__cli_progress_hook;
+  so.progress_ctx = pr;
+  fs_train_opts to = {0, 0, &so};
+  fs_train *tr = NULL;
+  fs_train_result res;
+  if ((rc = fs_train_new(&j, &to, &tr, err)) == 0) rc = fs_train_run(tr, &res, err);
+  fs_train_free(tr);
+  if (rc == 0) *iter_s = res.iter_s;
+  return rc;
+}
+
+static void set_note(row *r, const fs_err *e) {
+  snprintf(r->note, sizeof(r->note), "%s", e->msg[0] ? e->msg : fs_strerror(e->code));
+}
+
+static int direct_row(row *r, const char *name, const fs_topoopt_graph *g,
+                      const fs_topoopt_traffic *tr, const fs_job *job, double gbps,
+                      fs_topoopt_ocs_part ocs, const fs_cost_table *ct, int train,
+                      fs__cli_progress *pr, fs_topo **keep, fs_err *err) {
+  memset(r, 0, sizeof(*r));
+  snprintf(r->name, sizeof(r->name), "%s", name);
+  fs_topoopt_eval ev;
+  int rc = fs_topoopt_evaluate(tr, g, gbps, &ev, err);
+  if (rc) return rc;
+  r->matrix_s = ev.time_s;
+  fs_topo_cost c;
+  fs_topoopt_cost(g, gbps, ct, ocs, &c, NULL, NULL);
+  r->usd = c.usd;
+  r->watts = c.watts;
+  snprintf(r->desc, sizeof(r->desc), "%d servers, degree %d x %g Gb/s, %d circuits", g->n,
+           g->degree, gbps, fs_topoopt_graph_circuits(g));
+  r->iter_s = NAN;
+  fs_topo *t = NULL;
+  if ((rc = fs_topoopt_build_topo(g, job, gbps, 1000, &t, err))) return rc;
+  if (train) {
+    fs_err e = {0, ""};
+    double nic = (double)job->hw.nics_per_gpu * job->hw.nic_gbps;
+    if (train_on(job, t, FS_PLACE_PACKED, nic, pr, &r->iter_s, &e) == 0)
+      r->trained = 1;
+    else
+      set_note(r, &e);
+  }
+  if (keep)
+    *keep = t;
+  else
+    fs_topo_free(t);
+  return 0;
+}
+
+/* Electrical candidates: the most per-GPU bandwidth whose cost stays within
+ * budget (the cheapest, flagged, if none does). */
+static int electrical_row(row *r, const char *fam, const fs_job *job, int32_t servers,
+                          double budget, int train, fs__cli_progress *pr, fs_err *err) {
+  memset(r, 0, sizeof(*r));
+  snprintf(r->name, sizeof(r->name), "%s", fam);
+  r->matrix_s = NAN;
+  r->iter_s = NAN;
+  int64_t G = job->hw.gpus_per_node, gpus = (int64_t)servers * G;
+  double nic = (double)job->hw.nics_per_gpu * job->hw.nic_gbps;
+  fs_server_params sv = fs_server_defaults((int32_t)G);
+  if (G > 1) sv.nvlink_gbps = job->hw.nvlink_gbps;
+  fs_topo *best = NULL;
+  double best_bw = -1, best_usd = 0, best_host = 0;
+  char best_desc[160] = "";
+  int over = 0;
+  for (int si = 0; si < 6; si++) {
+    double host = nic / (double)(1 << si);
+    int32_t spl = 1, hpl = (int32_t)G, max_spines = 1;
+    if (strcmp(fam, "leafspine") == 0) {
+      /* Servers per leaf: the largest divisor of the servers with at most
+       * 32 GPUs on a leaf (a 64-port leaf at 1:1). */
+      for (int32_t k = 1; k <= servers; k++)
+        if (servers % k == 0 && k * G <= 32) spl = k;
+      hpl = (int32_t)(spl * G);
+      max_spines = hpl;
+    }
+    for (int32_t sp = max_spines; sp >= 1; sp--) {
+      fs_topo *t = NULL;
+      fs_err e = {0, ""};
+      int rc;
+      char desc[160];
+      double bw;
+      if (strcmp(fam, "fattree") == 0) {
+        int32_t k = 2;
+        while ((int64_t)k * k * k / 4 < gpus) k += 2;
+        rc = fs_topo_fattree_servers(k, host, 1000, &sv, &t, &e);
+        snprintf(desc, sizeof(desc), "k=%d, %g Gb/s per GPU", k, host);
+        bw = host;
+      } else {
+        fs_leafspine_params lp = {servers / spl, sp, hpl, host, host, 1, 1000};
+        rc = fs_topo_leafspine_servers(&lp, &sv, &t, &e);
+        snprintf(desc, sizeof(desc), "%d leaves x %d GPUs, %d spines, %g Gb/s (%.3g:1)",
+                 servers / spl, hpl, sp, host, (double)hpl / sp);
+        bw = fmin(host, sp * host / hpl);
+      }
+      if (rc) {
+        *err = e;
+        fs_topo_free(best);
+        return rc;
+      }
+      fs_topo_cost c;
+      fs_topo_cost_compute(t, &c);
+      int fits = c.usd <= budget;
+      int take = 0;
+      if (!best) take = 1;
+      else if (fits && (over || bw > best_bw || (bw == best_bw && c.usd < best_usd))) take = 1;
+      else if (!fits && over && c.usd < best_usd) take = 1;
+      if (take) {
+        fs_topo_free(best);
+        best = t;
+        best_bw = bw;
+        best_usd = c.usd;
+        best_host = host;
+        over = !fits;
+        r->usd = c.usd;
+        r->watts = c.watts;
+        snprintf(best_desc, sizeof(best_desc), "%s", desc);
+      } else {
+        fs_topo_free(t);
+      }
+    }
+  }
+  snprintf(r->desc, sizeof(r->desc), "%s%s", best_desc, over ? " [over budget]" : "");
+  if (train) {
+    fs_err e = {0, ""};
+    if (train_on(job, best, FS_PLACE_PACKED, best_host, pr, &r->iter_s, &e) == 0)
+      r->trained = 1;
+    else
+      set_note(r, &e);
+  }
+  fs_topo_free(best);
+  return 0;
+}
+
+static int job_row(row *r, const fs_job *job, int train, fs__cli_progress *pr) {
+  memset(r, 0, sizeof(*r));
+  snprintf(r->name, sizeof(r->name), "job");
+  snprintf(r->desc, sizeof(r->desc), "%s (the job file's, %s)", job->topo->family,
+           fs_placement_name(job->placement));
+  r->matrix_s = NAN;
+  r->iter_s = NAN;
+  fs_topo_cost c;
+  fs_topo_cost_compute(job->topo, &c);
+  r->usd = c.usd;
+  r->watts = c.watts;
+  if (train) {
+    fs_err e = {0, ""};
+    double nic = (double)job->hw.nics_per_gpu * job->hw.nic_gbps;
+    if (train_on(job, job->topo, job->placement, nic, pr, &r->iter_s, &e) == 0)
+      r->trained = 1;
+    else
+      set_note(r, &e);
+  }
+  return 0;
+}
+
+static void num(char *buf, double v) { fs__fmt_num(buf, v); }
+
+static void print_json(const char *file, const fs_topoopt_traffic *tr, const fs_topoopt_graph *g,
+                       double gbps, const char *sw, const row *rows, int nr) {
+  char b[32];
+  double ar = 0, mp = 0;
+  for (size_t i = 0; i < (size_t)tr->n * (size_t)tr->n; i++) ar += tr->ar[i], mp += tr->mp[i];
+  printf("{\"job\": ");
+  fs__fput_json_str(stdout, file);
+  printf(", \"servers\": %d, \"degree\": %d, ", g->n, g->degree);
+  num(b, gbps);
+  printf("\"gbps\": %s, \"switch\": \"%s\", ", b, sw);
+  num(b, ar);
+  printf("\"allreduce_bytes\": %s, ", b);
+  num(b, mp);
+  printf("\"mp_bytes\": %s, \"rings\": [", b);
+  for (int32_t i = 0; i < g->n_rings; i++)
+    printf("%s{\"group\": %d, \"stride\": %d}", i ? ", " : "", g->ring_group[i],
+           g->ring_stride[i]);
+  printf("], \"circuits\": [");
+  int first = 1;
+  for (int32_t u = 0; u < g->n; u++)
+    for (int32_t v = u + 1; v < g->n; v++)
+      if (g->mult[(size_t)u * g->n + v]) {
+        printf("%s[%d, %d, %d]", first ? "" : ", ", u, v, g->mult[(size_t)u * g->n + v]);
+        first = 0;
+      }
+  printf("], \"fabrics\": [");
+  double base = rows[0].iter_s;
+  for (int i = 0; i < nr; i++) {
+    const row *r = &rows[i];
+    printf("%s{\"fabric\": \"%s\", \"description\": ", i ? ", " : "", r->name);
+    fs__fput_json_str(stdout, r->desc);
+    num(b, r->trained ? r->iter_s : NAN);
+    printf(", \"iter_s\": %s", b);
+    num(b, r->trained && rows[0].trained ? r->iter_s / base : NAN);
+    printf(", \"vs_topoopt\": %s", b);
+    num(b, r->usd);
+    printf(", \"cost_usd\": %s", b);
+    num(b, r->watts);
+    printf(", \"power_w\": %s", b);
+    num(b, r->matrix_s);
+    printf(", \"matrix_s\": %s", b);
+    if (r->note[0]) {
+      printf(", \"note\": ");
+      fs__fput_json_str(stdout, r->note);
+    }
+    printf("}");
+  }
+  printf("]}\n");
+}
+
+static void print_table(const char *file, const fs_topoopt_traffic *tr,
+                        const fs_topoopt_graph *g, double gbps, const char *sw, const row *rows,
+                        int nr) {
+  double ar = 0, mp = 0;
+  for (size_t i = 0; i < (size_t)tr->n * (size_t)tr->n; i++) ar += tr->ar[i], mp += tr->mp[i];
+  printf("job:       %s\n", file);
+  printf("fabric:    %d servers, %d optical ports x %g Gb/s each, %s\n", g->n, g->degree, gbps,
+         sw);
+  printf("traffic:   %.6g GB all-reduce + %.6g GB model-parallel per iteration (%d ring "
+         "groups)\n",
+         ar / 1e9, mp / 1e9, tr->n_groups);
+  printf("rings:     ");
+  if (g->n_rings == 0) printf("none");
+  for (int32_t i = 0; i < g->n_rings; i++)
+    printf("%sgroup %d stride %d", i ? ", " : "", g->ring_group[i], g->ring_stride[i]);
+  printf("\n\n%-10s %12s %8s %12s %10s %12s  %s\n", "fabric", "iter_s", "ratio", "cost_usd",
+         "power_w", "matrix_s", "description");
+  for (int i = 0; i < nr; i++) {
+    const row *r = &rows[i];
+    char it[32] = "-", ra[32] = "-", mx[32] = "-";
+    if (r->trained) snprintf(it, sizeof(it), "%.6g", r->iter_s);
+    if (r->trained && rows[0].trained) snprintf(ra, sizeof(ra), "%.3f", r->iter_s / rows[0].iter_s);
+    if (!isnan(r->matrix_s)) snprintf(mx, sizeof(mx), "%.6g", r->matrix_s);
+    printf("%-10s %12s %8s %12.0f %10.0f %12s  %s\n", r->name, it, ra, r->usd, r->watts, mx,
+           r->desc);
+    if (r->note[0]) printf("%-10s note: %s\n", "", r->note);
+  }
+  printf("\nratio = iteration time / topoopt's; matrix_s = the objective (time to carry the\n"
+         "iteration's server matrix with optimal multipath routing); costs are estimates\n"
+         "(docs/model-topoopt.md).\n");
+}
 
 int fs__cli_ocs_topo(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return fs__cli_usage("ocs topo", "not built yet");
+  const char *cmd = "ocs topo", *file = NULL, *format = "table", *export = NULL;
+  const char *compare = "fattree,leafspine,job", *sw = "patch";
+  long degree = -1, ar_rings = -1, ls = -1, seed = 1;
+  double gbps = 0, tl = 60;
+  int exact = 0, train = 1;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int more = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    } else if (strcmp(a, "--exact") == 0) {
+      exact = 1;
+    } else if (strcmp(a, "--no-train") == 0) {
+      train = 0;
+    } else if (a[0] == '-' && a[1] == '-' && !more) {
+      return fs__cli_usage(cmd, "%s needs a value", a);
+    } else if (strcmp(a, "--degree") == 0) {
+      if (parse_long(argv[++i], 1, FS_TOPOOPT_MAX_DEGREE, &degree))
+        return fs__cli_usage(cmd, "--degree: must be an integer in [1, %d], got \"%s\"",
+                             FS_TOPOOPT_MAX_DEGREE, argv[i]);
+    } else if (strcmp(a, "--gbps") == 0) {
+      if (parse_num(argv[++i], 1e-3, 1e7, &gbps))
+        return fs__cli_usage(cmd, "--gbps: must be a number in [0.001, 1e7], got \"%s\"", argv[i]);
+    } else if (strcmp(a, "--compare") == 0) {
+      compare = argv[++i];
+    } else if (strcmp(a, "--switch") == 0) {
+      sw = argv[++i];
+      if (strcmp(sw, "patch") && strcmp(sw, "ocs"))
+        return fs__cli_usage(cmd, "--switch: must be patch or ocs, got \"%s\"", sw);
+    } else if (strcmp(a, "--time-limit") == 0) {
+      if (parse_num(argv[++i], 0.01, 1e6, &tl))
+        return fs__cli_usage(cmd, "--time-limit: must be seconds in [0.01, 1e6], got \"%s\"",
+                             argv[i]);
+    } else if (strcmp(a, "--ar-rings") == 0) {
+      if (parse_long(argv[++i], 0, FS_TOPOOPT_MAX_DEGREE, &ar_rings))
+        return fs__cli_usage(cmd, "--ar-rings: must be an integer in [0, %d], got \"%s\"",
+                             FS_TOPOOPT_MAX_DEGREE, argv[i]);
+    } else if (strcmp(a, "--ls-evals") == 0) {
+      if (parse_long(argv[++i], 0, 100000000, &ls))
+        return fs__cli_usage(cmd, "--ls-evals: must be an integer >= 0, got \"%s\"", argv[i]);
+    } else if (strcmp(a, "--seed") == 0) {
+      if (parse_long(argv[++i], 0, 2147483647L, &seed))
+        return fs__cli_usage(cmd, "--seed: must be an integer >= 0, got \"%s\"", argv[i]);
+    } else if (strcmp(a, "--export") == 0) {
+      export = argv[++i];
+    } else if (strcmp(a, "--format") == 0) {
+      format = argv[++i];
+      if (strcmp(format, "table") && strcmp(format, "json"))
+        return fs__cli_usage(cmd, "--format: must be table or json, got \"%s\"", format);
+    } else if (a[0] == '-') {
+      return fs__cli_usage(cmd, "unknown option \"%s\"", a);
+    } else if (file) {
+      return fs__cli_usage(cmd, "one job file only, got \"%s\" and \"%s\"", file, a);
+    } else {
+      file = a;
+    }
+  }
+  if (!file) return fs__cli_usage(cmd, "missing JOB.json");
+  if (degree < 0) return fs__cli_usage(cmd, "missing --degree");
+  int want_ft = 0, want_ls = 0, want_job = 0;
+  {
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", compare);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      if (strcmp(tok, "fattree") == 0) want_ft = 1;
+      else if (strcmp(tok, "leafspine") == 0) want_ls = 1;
+      else if (strcmp(tok, "job") == 0) want_job = 1;
+      else if (strcmp(tok, "none") != 0)
+        return fs__cli_usage(cmd, "--compare: unknown fabric \"%s\" (fattree, leafspine, job, "
+                             "none)", tok);
+    }
+  }
+  fs_err err = {0, ""};
+  fs_job *job = NULL;
+  fs_topoopt_traffic *tr = NULL;
+  fs_topoopt_graph *g = NULL, *rg = NULL, *xg = NULL;
+  fs_topo *opt_topo = NULL;
+  int rc, status = 0;
+  row rows[8];
+  int nr = 0;
+  fs__cli_progress pr;
+  fs__cli_progress_start(&pr, cmd);
+  if ((rc = fs_job_load(file, &job, &err))) goto fail;
+  if ((rc = fs_topoopt_traffic_from_job(job, &tr, &err))) goto fail;
+  if (gbps == 0) gbps = (double)job->hw.nics_per_gpu * job->hw.nic_gbps;
+  fs_topoopt_opts o;
+  fs_topoopt_opts_init(&o, (int32_t)degree, gbps);
+  o.seed = (uint64_t)seed;
+  o.ar_rings = (int32_t)ar_rings;
+  o.ls_evals = (int32_t)ls;
+  o.time_limit_s = tl;
+  fs_topoopt_ocs_part ocs =
+      fs_topoopt_ocs_defaults(strcmp(sw, "ocs") == 0 ? FS_TOPOOPT_OCS : FS_TOPOOPT_PATCH_PANEL);
+  fs_cost_table ct;
+  fs_cost_defaults(&ct);
+  if ((rc = fs_topoopt_optimize(tr, &o, &g, NULL, &err))) goto fail;
+  if ((rc = direct_row(&rows[nr++], "topoopt", g, tr, job, gbps, ocs, &ct, train, &pr,
+                       &opt_topo, &err)))
+    goto fail;
+  if ((rc = fs_topoopt_random(tr->n, (int32_t)degree, (uint64_t)seed, &rg, &err)) ||
+      (rc = direct_row(&rows[nr++], "random", rg, tr, job, gbps, ocs, &ct, train, &pr, NULL,
+                       &err)))
+    goto fail;
+  if (exact) {
+    fs_topoopt_eval xe;
+    fs_err e = {0, ""};
+    int xrc = fs_topoopt_exact(tr, &o, &xg, &xe, &e);
+    if (xrc == 0) {
+      if ((rc = direct_row(&rows[nr++], "exact", xg, tr, job, gbps, ocs, &ct, train, &pr, NULL,
+                           &err)))
+        goto fail;
+    } else if (xrc == FS_ERANGE) {
+      row *r = &rows[nr++];
+      memset(r, 0, sizeof(*r));
+      snprintf(r->name, sizeof(r->name), "exact");
+      snprintf(r->desc, sizeof(r->desc), "not run");
+      r->iter_s = r->matrix_s = NAN;
+      set_note(r, &e);
+    } else {
+      err = e;
+      rc = xrc;
+      goto fail;
+    }
+  }
+  double budget = rows[0].usd;
+  if (want_ft && (rc = electrical_row(&rows[nr++], "fattree", job, tr->n, budget, train, &pr,
+                                      &err)))
+    goto fail;
+  if (want_ls && (rc = electrical_row(&rows[nr++], "leafspine", job, tr->n, budget, train, &pr,
+                                      &err)))
+    goto fail;
+  if (want_job) job_row(&rows[nr++], job, train, &pr);
+  fs__cli_progress_end(&pr);
+  if (export) {
+    FILE *f = fopen(export, "w");
+    if (!f) {
+      fs_err_set(&err, FS_EIO, "%s: cannot write: %s", export, strerror(errno));
+      rc = FS_EIO;
+      goto fail;
+    }
+    rc = fs_topo_export(opt_topo, "json", f, &err);
+    if (fclose(f) != 0 && !rc) rc = fs_err_set(&err, FS_EIO, "%s: write failed", export);
+    if (rc) goto fail;
+  }
+  if (strcmp(format, "json") == 0)
+    print_json(file, tr, g, gbps, sw, rows, nr);
+  else
+    print_table(file, tr, g, gbps, sw, rows, nr);
+  goto out;
+fail:
+  fs__cli_progress_end(&pr);
+  status = fs__cli_fail(&err);
+out:
+  fs_topo_free(opt_topo);
+  fs_topoopt_graph_free(g);
+  fs_topoopt_graph_free(rg);
+  fs_topoopt_graph_free(xg);
+  fs_topoopt_traffic_free(tr);
+  fs_job_free(job);
+  return status;
 }

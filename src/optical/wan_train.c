@@ -1,0 +1,192 @@
+/* Cross-site data-parallel training over the optical WAN: builds the
+ * IP-layer topology the provisioned lightpaths give (each site a star of
+ * its GPUs, site switches joined by one cable per served ring pair) and
+ * simulates the hierarchical all-reduce (reduce-scatter in sites, ring
+ * all-reduce per rail across sites, all-gather in sites) with the fluid
+ * engine, beside its alpha-beta closed form. Cost: the engine's, on
+ * S g hosts and S(g + 1) cables; flows 2 S g (g - 1) + 2 g S (S - 1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+#include "../topo/internal.h"
+#include "fabricsim/coll.h"
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/wan.h"
+
+typedef struct pair_link {
+  int32_t a, b;     /* ring indexes */
+  double bps;       /* sum of provisioned rates */
+  double km;        /* longest lightpath path */
+} pair_link;
+
+static int32_t uf_find(int32_t *uf, int32_t x) {
+  while (uf[x] != x) x = uf[x] = uf[uf[x]];
+  return x;
+}
+
+/* Lowers one ring collective on every group; writes the done items. */
+static int lower_groups(fs_sim *sim, fs_router *router, fs_coll_op op, double bytes,
+                        int32_t n_groups, int32_t size, int32_t stride_group,
+                        int32_t stride_rank, const int32_t *after, int32_t n_after,
+                        int32_t *done, int64_t *flows, fs_err *err) {
+  int32_t *hosts = fs__malloc((size_t)size, sizeof(int32_t));
+  if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int rc = 0;
+  for (int32_t gi = 0; gi < n_groups && !rc; gi++) {
+    for (int32_t r = 0; r < size; r++) hosts[r] = gi * stride_group + r * stride_rank;
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.op = op;
+    prm.algo = FS_ALGO_RING;
+    prm.bytes = bytes;
+    prm.chunks = 1;
+    fs_coll_group g = {size, hosts};
+    fs_coll_lowering l;
+    memset(&l, 0, sizeof(l));
+    l.sim = sim;
+    l.router = router;
+    l.mode = FS_ROUTE_SHORTEST;
+    l.seed = 1;
+    l.key = (uint64_t)gi;
+    l.after = after;
+    l.n_after = n_after;
+    rc = fs_coll_lower(&prm, &g, &l, err);
+    done[gi] = l.done;
+    *flows += l.n_flows;
+  }
+  free(hosts);
+  return rc;
+}
+
+static double max_finish(const fs_sim *sim, const int32_t *done, int32_t n, double dflt) {
+  double t = dflt;
+  for (int32_t i = 0; i < n; i++) t = fmax(t, fs_sim_finish_s(sim, done[i]));
+  return t;
+}
+
+int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err) {
+  const fs_wan *w = p->w;
+  const fs_wan_job *job = &w->job;
+  memset(r, 0, sizeof(*r));
+  if (!job->present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to train");
+  int32_t ring_of[FS_WAN_MAX_SITES], S = 0, g = job->gpus_per_site;
+  for (int32_t s = 0; s < w->n_sites; s++) ring_of[s] = w->sites[s].gpus > 0 ? S++ : -1;
+  double n = bytes > 0 ? bytes : job->bytes;
+  r->sites = S;
+  r->gpus_per_site = g;
+  r->bytes = n;
+  r->connected = 1;
+  for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = 0;
+  r->total_s = r->model_total_s = NAN;
+  r->wan_alpha_s = r->wan_gbps_min = r->wan_km_max = NAN;
+
+  /* WAN cables: one per served job demand (a ring pair). */
+  pair_link *pl = fs__calloc((size_t)p->n_demands + 1, sizeof(*pl));
+  int32_t *uf = fs__malloc((size_t)S + 1, sizeof(int32_t));
+  int32_t *done = fs__malloc((size_t)(2 * S + g) + 1, sizeof(int32_t));
+  if (!pl || !uf || !done) {
+    free(pl), free(uf), free(done);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  int32_t npl = 0, pairs = 0;
+  for (int32_t i = 0; i < S; i++) uf[i] = i;
+  for (int32_t di = 0; di < p->n_demands; di++) {
+    const fs_wan_demand *d = &p->demands[di];
+    if (!d->job) continue;
+    pairs++;
+    if (p->status[di] != FS_WAN_OK) {
+      r->multihop++;
+      continue;
+    }
+    pair_link *x = &pl[npl++];
+    x->a = ring_of[d->src];
+    x->b = ring_of[d->dst];
+    for (int32_t j = p->lp_first[di]; j < p->lp_first[di] + p->lp_n[di]; j++) {
+      x->bps += p->lps[j].gbps * 1e9;
+      x->km = fmax(x->km, p->lps[j].path.km);
+    }
+    uf[uf_find(uf, x->a)] = uf_find(uf, x->b);
+  }
+  for (int32_t i = 1; i < S; i++)
+    if (uf_find(uf, i) != uf_find(uf, 0)) r->connected = 0;
+  if (!r->connected) {
+    for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = NAN;
+    free(pl), free(uf), free(done);
+    return 0;
+  }
+
+  /* Closed form (docs/model-wan.md): ring phases of one chunk, each step
+   * alpha + m beta; the WAN step of the slowest ring pair. */
+  double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
+  double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
+  double step = 0;
+  for (int32_t i = 0; i < npl; i++) {
+    double bw = fmin(gpu_Bps, pl[i].bps / 8 / g);
+    double alpha = a_site + pl[i].km * FS_WAN_US_PER_KM * 1e-6;
+    double st = alpha + n / ((double)g * S) / bw;
+    if (st > step) step = st;
+    r->wan_alpha_s = isnan(r->wan_alpha_s) ? alpha : fmax(r->wan_alpha_s, alpha);
+    r->wan_gbps_min = isnan(r->wan_gbps_min) ? pl[i].bps / 1e9 : fmin(r->wan_gbps_min, pl[i].bps / 1e9);
+    r->wan_km_max = isnan(r->wan_km_max) ? pl[i].km : fmax(r->wan_km_max, pl[i].km);
+  }
+  r->model_s[0] = r->model_s[2] = t_site;
+  r->model_s[1] = S > 1 ? (r->multihop ? NAN : 2.0 * (S - 1) * step) : 0;
+  r->model_total_s = r->model_s[0] + r->model_s[1] + r->model_s[2];
+
+  /* Topology: GPUs (ring index * g + local), then the site switches. */
+  fs__topo_builder b;
+  fs_topo *t = NULL;
+  fs_sim *sim = NULL;
+  fs_router *router = NULL;
+  int rc = fs__tb_init(&b, "wan", S * g + S, 2 * (S * g + npl), err);
+  if (rc) goto out;
+  for (int32_t h = 0; h < S * g && rc >= 0; h++) rc = fs__tb_node(&b, FS_NODE_HOST, 0, h, h / g);
+  for (int32_t s = 0; s < S && rc >= 0; s++) rc = fs__tb_node(&b, FS_NODE_SWITCH, 1, s, s);
+  for (int32_t h = 0; h < S * g && rc >= 0; h++)
+    rc = fs__tb_cable(&b, h, S * g + h / g, job->gpu_gbps * 1e9, job->site_latency_ns);
+  for (int32_t i = 0; i < npl && rc >= 0; i++)
+    rc = fs__tb_cable(&b, S * g + pl[i].a, S * g + pl[i].b, pl[i].bps,
+                      (int64_t)llround(pl[i].km * FS_WAN_US_PER_KM * 1e3));
+  if (rc < 0) {
+    fs__tb_abort(&b);
+    rc = fs_err_set(err, rc, "out of memory building the WAN topology");
+    goto out;
+  }
+  if ((rc = fs__tb_finish(&b, &t, err))) goto out;
+  snprintf(t->spec, sizeof(t->spec), "wan:sites=%d,gpus_per_site=%d", S, g);
+  if ((rc = fs_sim_new(t, &sim, err)) || (rc = fs_router_new(t, &router, err))) goto out;
+  int32_t *d1 = done, *d2 = done + S, *d3 = done + S + g;
+  int32_t n1 = 0, n2 = 0;
+  if (g > 1) {
+    if ((rc = lower_groups(sim, router, FS_COLL_REDUCESCATTER, n, S, g, g, 1, NULL, 0, d1,
+                           &r->flows, err)))
+      goto out;
+    n1 = S;
+  }
+  if (S > 1) {
+    if ((rc = lower_groups(sim, router, FS_COLL_ALLREDUCE, n / g, g, S, 1, g, d1, n1, d2,
+                           &r->flows, err)))
+      goto out;
+    n2 = g;
+  }
+  if (g > 1 && (rc = lower_groups(sim, router, FS_COLL_ALLGATHER, n, S, g, g, 1, n2 ? d2 : d1,
+                                  n2 ? n2 : n1, d3, &r->flows, err)))
+    goto out;
+  if ((rc = fs_sim_run(sim, NULL, err))) goto out;
+  double e1 = max_finish(sim, d1, n1, 0), e2 = max_finish(sim, d2, n2, e1);
+  double e3 = g > 1 ? max_finish(sim, d3, S, e2) : e2;
+  r->phase_s[0] = e1;
+  r->phase_s[1] = e2 - e1;
+  r->phase_s[2] = e3 - e2;
+  r->total_s = e3;
+  (void)pairs;
+out:
+  fs_router_free(router);
+  fs_sim_free(sim);
+  fs_topo_free(t);
+  free(pl), free(uf), free(done);
+  return rc;
+}

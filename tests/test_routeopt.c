@@ -11,6 +11,8 @@
 #include "fabricsim/routeopt.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "../src/route/opt_internal.h"
+#include "../src/topo/internal.h"
 #include "test.h"
 
 static fs_topo *leafspine(int32_t leaves, int32_t spines, int32_t hpl, double host_gbps,
@@ -698,4 +700,565 @@ TEST(test_routeopt_cli) {
                             "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "use greedy") != NULL);
+}
+
+/* ---- edge colouring ------------------------------------------------------ */
+
+/* Whether colour[] is a proper edge colouring with colours < k: no two
+ * edges at a vertex share one. */
+static int proper_colouring(int32_t nu, int32_t nv, int32_t ne, const int32_t *eu,
+                            const int32_t *ev, const int32_t *colour, int32_t k) {
+  uint8_t *seen = calloc((size_t)(nu + nv) * (size_t)k + 1, 1);
+  int ok = 1;
+  for (int32_t e = 0; e < ne && ok; e++) {
+    if (colour[e] < 0 || colour[e] >= k) {
+      ok = 0;
+      break;
+    }
+    size_t a = (size_t)eu[e] * (size_t)k + (size_t)colour[e];
+    size_t b = (size_t)(nu + ev[e]) * (size_t)k + (size_t)colour[e];
+    if (seen[a] || seen[b]) ok = 0;
+    seen[a] = seen[b] = 1;
+  }
+  free(seen);
+  return ok;
+}
+
+/* Random bipartite multigraphs (parallel edges, skewed degrees): the
+ * alternating-path colouring is proper and uses exactly Delta colours
+ * (Koenig: no fewer can do, and every colour appears at a vertex of degree
+ * Delta); fewer colours than Delta are refused. The checker itself must
+ * catch a colouring spoiled on purpose. */
+TEST(test_routeopt_bipartite_colouring_random) {
+  uint64_t s = 12345;
+  int32_t eu[200], ev[200], col[200], deg[40];
+  for (int inst = 0; inst < 300; inst++) {
+    int32_t nu = 1 + (int32_t)(lcg(&s) % 12), nv = 1 + (int32_t)(lcg(&s) % 12);
+    int32_t ne = 1 + (int32_t)(lcg(&s) % 200);
+    memset(deg, 0, sizeof(deg));
+    int32_t delta = 0;
+    for (int32_t e = 0; e < ne; e++) {
+      /* a quarter of the edges repeat the previous pair: multi-edges */
+      if (e > 0 && lcg(&s) % 4 == 0) {
+        eu[e] = eu[e - 1];
+        ev[e] = ev[e - 1];
+      } else {
+        eu[e] = (int32_t)(lcg(&s) % (uint64_t)nu);
+        /* skew: half the edges into vertex 0 of V */
+        ev[e] = lcg(&s) % 2 ? 0 : (int32_t)(lcg(&s) % (uint64_t)nv);
+      }
+      if (++deg[eu[e]] > delta) delta = deg[eu[e]];
+      if (++deg[20 + ev[e]] > delta) delta = deg[20 + ev[e]];
+    }
+    CHECK_EQ_INT(fs__routeopt_bipartite_colour(nu, nv, ne, eu, ev, delta, col), 0);
+    if (!proper_colouring(nu, nv, ne, eu, ev, col, delta)) {
+      test_fail(__FILE__, __LINE__, "instance %d: colouring not proper with %d colours", inst,
+                delta);
+      break;
+    }
+    uint8_t used[200] = {0};
+    int32_t n_used = 0;
+    for (int32_t e = 0; e < ne; e++)
+      if (!used[col[e]]) used[col[e]] = 1, n_used++;
+    CHECK_EQ_INT(n_used, delta);
+    if (delta > 1)
+      CHECK_EQ_INT(fs__routeopt_bipartite_colour(nu, nv, ne, eu, ev, delta - 1, col), FS_EINVAL);
+    if (inst == 0 && ne > 1) {
+      /* the checker sees two edges of a vertex given one colour */
+      int32_t e2 = -1;
+      for (int32_t e = 1; e < ne && e2 < 0; e++)
+        if (eu[e] == eu[0]) e2 = e;
+      CHECK_EQ_INT(fs__routeopt_bipartite_colour(nu, nv, ne, eu, ev, delta, col), 0);
+      if (e2 > 0) {
+        col[e2] = col[0];
+        CHECK(!proper_colouring(nu, nv, ne, eu, ev, col, delta));
+      }
+    }
+  }
+}
+
+/* A random permutation of the hosts as one job (links as pairs). */
+static void permutation_job(fs_routeopt_traffic *tr, int32_t n, uint64_t seed) {
+  uint64_t s = seed;
+  int32_t *perm = malloc((size_t)n * sizeof(*perm));
+  fs_routeopt_flow *fl = malloc((size_t)n * sizeof(*fl));
+  for (int32_t i = 0; i < n; i++) perm[i] = i;
+  for (int32_t i = n - 1; i > 0; i--) {
+    int32_t k = (int32_t)(lcg(&s) % (uint64_t)(i + 1)), x = perm[i];
+    perm[i] = perm[k];
+    perm[k] = x;
+  }
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (perm[i] != i) fl[m++] = (fs_routeopt_flow){i, perm[i], 1e8, 0};
+  fs_err err = {0, ""};
+  CHECK_OK(fs_routeopt_traffic_add_phase_job(tr, "perm", fl, m, 1, &err), &err);
+  free(perm);
+  free(fl);
+}
+
+/* Permutations on leaf-spines (one or two cables per leaf-spine pair, plain
+ * hosts or GPUs behind NICs): edgecolor reaches the non-blocking optimum,
+ * max link load 1 = ideal, like greedy, and the engine routes it gets are
+ * its candidates link for link (the right one of parallel cables). With
+ * fewer spine cables than hosts per leaf, the max load is the lower bound
+ * max over leaves of ceil(degree / cables): each leaf's flows must share
+ * its uplinks, and the split leaves (de Werra) meet that bound. */
+TEST(test_routeopt_edgecolor_nonblocking_permutation) {
+  static const char *const specs[] = {
+      "leafspine:leaves=8,spines=4,hosts_per_leaf=4",
+      "leafspine:leaves=6,spines=3,hosts_per_leaf=6,links_per_spine=2",
+      "leafspine:leaves=4,spines=4,hosts_per_leaf=4,gpus_per_node=2",
+      "railopt:servers=8,gpus_per_node=4,servers_per_su=4,spines=4",
+      "leafspine:leaves=6,spines=2,hosts_per_leaf=6",
+      "leafspine:leaves=5,spines=2,hosts_per_leaf=8,links_per_spine=2,fabric_gbps=400"};
+  for (int si = 0; si < 6; si++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_from_spec(specs[si], &t, &err), &err);
+    if (!t) continue;
+    CHECK_OK(fs_routeopt_edgecolor_check(t, &err), &err);
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+      fs_routeopt_traffic tr;
+      fs_routeopt_traffic_init(&tr);
+      permutation_job(&tr, t->n_hosts, seed * 31 + (uint64_t)si);
+      fs_routeopt_problem *p = NULL;
+      CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
+      if (!p) {
+        fs_routeopt_traffic_free(&tr);
+        continue;
+      }
+      int32_t *choice = malloc((size_t)tr.n_flows * sizeof(*choice));
+      fs_routeopt_opts o = {FS_ROUTEOPT_EDGECOLOR, 0, 0, 0};
+      fs_routeopt_metric me, mg;
+      CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &me, NULL, NULL, &err), &err);
+      for (int32_t f = 0; f < tr.n_flows; f++) {
+        fs_route r;
+        fs_route_init(&r);
+        int32_t h;
+        const int32_t *pl = fs_routeopt_path(p, f, choice[f], &h);
+        CHECK_OK(fs_routeopt_route(p, choice, f, &r, &err), &err);
+        CHECK(r.n == h && memcmp(r.links, pl, (size_t)h * sizeof(int32_t)) == 0);
+        fs_route_free(&r);
+      }
+      /* the lower bound: flows per leaf over its uplink cables (leaf of a
+       * host: the switch its first candidate path enters first) */
+      int32_t *up = calloc((size_t)t->n_nodes, sizeof(int32_t));
+      int32_t *down = calloc((size_t)t->n_nodes, sizeof(int32_t));
+      int32_t cables = 0, bound = 1;
+      for (int32_t f = 0; f < tr.n_flows; f++) {
+        int32_t h, a = -1, b = -1;
+        const int32_t *pl = fs_routeopt_path(p, f, 0, &h);
+        for (int32_t i = 0; i < h; i++) {
+          const fs_link *lk = &t->links[pl[i]];
+          if (t->nodes[lk->from].kind == FS_NODE_SWITCH && t->nodes[lk->to].kind == FS_NODE_SWITCH) {
+            if (a < 0) a = lk->from;
+            b = lk->to;
+          }
+        }
+        if (a < 0) continue;
+        if (!cables) {
+          for (int32_t i = t->out_start[a]; i < t->out_start[a + 1]; i++)
+            cables += t->nodes[t->links[t->out_links[i]].to].kind == FS_NODE_SWITCH;
+        }
+        up[a]++;
+        down[b]++;
+      }
+      for (int32_t v = 0; v < t->n_nodes && cables; v++) {
+        if ((up[v] + cables - 1) / cables > bound) bound = (up[v] + cables - 1) / cables;
+        if ((down[v] + cables - 1) / cables > bound) bound = (down[v] + cables - 1) / cables;
+      }
+      free(up);
+      free(down);
+      /* loads are flows x host rate / fabric rate */
+      double ratio = 1;
+      for (int32_t l = 0; l < t->n_links; l++)
+        if (t->nodes[t->links[l].from].kind == FS_NODE_SWITCH &&
+            t->nodes[t->links[l].to].kind == FS_NODE_SWITCH)
+          ratio = fs_routeopt_demand_bps(p, 0) / t->links[l].capacity_bps;
+      if (!(me.max_link_load <= fmax(1, bound * ratio) + 1e-9))
+        test_fail(__FILE__, __LINE__, "%s seed %d: edgecolor max load %.4f, bound %d x %.3f",
+                  specs[si], (int)seed, me.max_link_load, bound, ratio);
+      if (si < 4) {
+        CHECK_REL(me.max_link_load, 1.0, 1e-9, "");
+        CHECK_REL(me.min_job_tput, 1.0, 1e-9, "");
+      }
+      o.kind = FS_ROUTEOPT_GREEDY;
+      CHECK_OK(fs_routeopt_optimize(p, &o, choice, NULL, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, choice, &mg, NULL, NULL, &err), &err);
+      CHECK(me.max_link_load <= mg.max_link_load + 1e-9);
+      free(choice);
+      fs_routeopt_problem_free(p);
+      fs_routeopt_traffic_free(&tr);
+    }
+    fs_topo_free(t);
+  }
+}
+
+/* Topologies that are not a 2-tier Clos: edgecolor fails with FS_EINVAL
+ * naming the topology and why, and changes nothing. */
+TEST(test_routeopt_edgecolor_refuses_non_clos) {
+  static const char *const bad[][2] = {
+      {"torus:dims=3x3", "no spine"},
+      {"ring:n=6", "no spine"},
+      {"fattree:k=4", "more than two tiers"},
+      {"star:hosts=4", "no spine"},
+      {"dragonfly:p=1", "no spine"},
+      {"railonly:servers=3,gpus_per_node=2", "no spine"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_from_spec(bad[i][0], &t, &err), &err);
+    if (!t) continue;
+    int rc = fs_routeopt_edgecolor_check(t, &err);
+    if (rc != FS_EINVAL || !strstr(err.msg, "2-tier Clos") || !strstr(err.msg, bad[i][1]))
+      test_fail(__FILE__, __LINE__, "%s: expected FS_EINVAL naming '%s', got %d: %s", bad[i][0],
+                bad[i][1], rc, err.msg);
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
+    int32_t pairs[] = {0, 2, 1, 3};
+    add_flows_job(&tr, "x", pairs, 2, 1e9);
+    fs_routeopt_problem *p = NULL;
+    CHECK_OK(fs_routeopt_problem_new(t, &tr, &p, &err), &err);
+    if (p) {
+      int32_t choice[2] = {7, 7};
+      fs_routeopt_opts o = {FS_ROUTEOPT_EDGECOLOR, 0, 0, 0};
+      CHECK_EQ_INT(fs_routeopt_optimize(p, &o, choice, NULL, &err), FS_EINVAL);
+      CHECK(strstr(err.msg, t->family) != NULL);
+    }
+    fs_routeopt_problem_free(p);
+    fs_routeopt_traffic_free(&tr);
+    fs_topo_free(t);
+  }
+  /* hand-made near misses: 4 hosts on 2 leaves, 2 spines, and either a
+   * leaf-leaf cable or one leaf with a second cable to a spine */
+  for (int variant = 0; variant < 3; variant++) {
+    fs__topo_builder b;
+    fs_topo *tb = NULL;
+    fs_err e2 = {0, ""};
+    CHECK_OK(fs__tb_init(&b, "file", 8, 16, &e2), &e2);
+    for (int i = 0; i < 4; i++) fs__tb_node(&b, FS_NODE_HOST, 0, i, -1);
+    for (int i = 0; i < 2; i++) fs__tb_node(&b, FS_NODE_SWITCH, 1, i, i);
+    for (int i = 0; i < 2; i++) fs__tb_node(&b, FS_NODE_SWITCH, 2, i, -1);
+    for (int i = 0; i < 4; i++) fs__tb_cable(&b, i, 4 + i / 2, 1e11, 1000);
+    for (int l = 0; l < 2; l++)
+      for (int sp = 0; sp < 2; sp++) fs__tb_cable(&b, 4 + l, 6 + sp, 1e11, 1000);
+    if (variant == 1) fs__tb_cable(&b, 4, 5, 1e11, 1000);
+    if (variant == 2) fs__tb_cable(&b, 5, 7, 1e11, 1000);
+    CHECK_OK(fs__tb_finish(&b, &tb, &e2), &e2);
+    if (!tb) continue;
+    int rc = fs_routeopt_edgecolor_check(tb, &e2);
+    static const char *const want[] = {"", "leaves switch0 and switch1 are cabled together",
+                                       "leaf switch1 has 1 cables to spine switch0 but 2 to "
+                                       "spine switch1"};
+    if (variant == 0)
+      CHECK_OK(rc, &e2);
+    else if (rc != FS_EINVAL || !strstr(e2.msg, want[variant]))
+      test_fail(__FILE__, __LINE__, "variant %d: expected '%s', got %d: %s", variant,
+                want[variant], rc, e2.msg);
+    fs_topo_free(tb);
+  }
+  /* a 2-tier clos family qualifies */
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_from_spec("clos:tiers=2,edges_per_pod=3,hosts_per_edge=2,edge_uplinks=2", &t,
+                             &err),
+           &err);
+  if (t) CHECK_OK(fs_routeopt_edgecolor_check(t, &err), &err);
+  fs_topo_free(t);
+}
+
+/* ---- k-shortest candidates ---------------------------------------------- */
+
+/* Every simple path from host s to host d that forwards only through
+ * non-hosts, by depth-first search: its hop count appended to len[]. */
+static void all_simple(const fs_topo *t, int32_t v, int32_t d, int32_t depth, uint8_t *on,
+                       int32_t *len, int32_t *n, int32_t cap) {
+  if (v == d) {
+    if (*n < cap) len[(*n)++] = depth;
+    return;
+  }
+  if (depth > 0 && t->nodes[v].kind == FS_NODE_HOST) return;
+  on[v] = 1;
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+    int32_t w = t->links[t->out_links[i]].to;
+    if (!on[w]) all_simple(t, w, d, depth + 1, on, len, n, cap);
+  }
+  on[v] = 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Yen's paths against a brute-force enumeration of all simple paths on
+ * small graphs: each is a simple host-to-host walk over existing links that
+ * never forwards through a host, they are distinct, sorted by length, and
+ * their lengths are the shortest ones the enumeration finds (count
+ * max(K, equal-cost paths), or all of them if fewer). */
+TEST(test_routeopt_kshortest_vs_brute_force) {
+  static const char *const specs[] = {"ring:n=6", "torus:dims=3x3", "torus:dims=2x3",
+                                      "dragonfly:a=2,p=1,h=1,g=3", "fullmesh:n=4",
+                                      "leafspine:leaves=3,spines=2,hosts_per_leaf=2,"
+                                      "gpus_per_node=2"};
+  static const int32_t ks[] = {1, 2, 3, 5, 8, 20};
+  enum { CAP = 200000 };
+  int32_t *len = malloc(CAP * sizeof(*len));
+  for (int si = 0; si < 6; si++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_from_spec(specs[si], &t, &err), &err);
+    if (!t) continue;
+    /* flows: host 0 to every other host, and the last to the first ones */
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
+    fs_routeopt_flow fl[64];
+    int32_t nf = 0;
+    for (int32_t h = 1; h < t->n_hosts && nf < 60; h++) fl[nf++] = (fs_routeopt_flow){0, h, 1e6, 0};
+    fl[nf++] = (fs_routeopt_flow){t->n_hosts - 1, 1, 1e6, 0};
+    CHECK_OK(fs_routeopt_traffic_add_phase_job(&tr, "pairs", fl, nf, 1, &err), &err);
+    uint8_t *on = calloc((size_t)t->n_nodes, 1);
+    for (int ki = 0; ki < 6; ki++) {
+      fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_KSHORTEST, ks[ki]};
+      fs_routeopt_problem *p = NULL, *pe = NULL;
+      CHECK_OK(fs_routeopt_problem_new_opts(t, &tr, &po, &p, &err), &err);
+      CHECK_OK(fs_routeopt_problem_new(t, &tr, &pe, &err), &err);
+      if (!p || !pe) {
+        fs_routeopt_problem_free(p);
+        fs_routeopt_problem_free(pe);
+        continue;
+      }
+      for (int32_t f = 0; f < nf; f++) {
+        int32_t n = 0;
+        all_simple(t, fl[f].src, fl[f].dst, 0, on, len, &n, CAP);
+        CHECK(n < CAP);
+        qsort(len, (size_t)n, sizeof(*len), cmp_i32);
+        int32_t want = ks[ki] > fs_routeopt_n_paths(pe, f) ? ks[ki] : fs_routeopt_n_paths(pe, f);
+        if (want > n) want = n;
+        int32_t np = fs_routeopt_n_paths(p, f);
+        if (np != want) {
+          test_fail(__FILE__, __LINE__, "%s k=%d flow %d->%d: %d paths, expected %d", specs[si],
+                    ks[ki], fl[f].src, fl[f].dst, np, want);
+          continue;
+        }
+        for (int32_t c = 0; c < np; c++) {
+          int32_t h;
+          const int32_t *pl = fs_routeopt_path(p, f, c, &h);
+          CHECK_EQ_CTX(h, len[c], specs[si]);
+          /* a walk from src to dst, no node twice, no host inside */
+          int ok = t->links[pl[0]].from == fl[f].src && t->links[pl[h - 1]].to == fl[f].dst;
+          memset(on, 0, (size_t)t->n_nodes);
+          on[fl[f].src] = 1;
+          for (int32_t i = 0; i < h && ok; i++) {
+            int32_t w = t->links[pl[i]].to;
+            if (i > 0 && t->links[pl[i]].from != t->links[pl[i - 1]].to) ok = 0;
+            if (on[w] || (i + 1 < h && t->nodes[w].kind == FS_NODE_HOST)) ok = 0;
+            on[w] = 1;
+          }
+          memset(on, 0, (size_t)t->n_nodes);
+          if (!ok) test_fail(__FILE__, __LINE__, "%s: flow %d path %d is not a simple path",
+                             specs[si], f, c);
+          for (int32_t c2 = 0; c2 < c; c2++) {
+            int32_t h2;
+            const int32_t *p2 = fs_routeopt_path(p, f, c2, &h2);
+            CHECK(h2 <= h);
+            CHECK(!(h2 == h && memcmp(p2, pl, (size_t)h * sizeof(int32_t)) == 0));
+          }
+        }
+      }
+      fs_routeopt_problem_free(p);
+      fs_routeopt_problem_free(pe);
+    }
+    free(on);
+    fs_routeopt_traffic_free(&tr);
+    fs_topo_free(t);
+  }
+  free(len);
+  /* a K out of range is refused */
+  fs_topo *t = leafspine(2, 2, 2, 100, 100);
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
+  int32_t pairs[] = {0, 2};
+  add_flows_job(&tr, "x", pairs, 1, 1e9);
+  fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_KSHORTEST, 0};
+  fs_routeopt_problem *p = NULL;
+  fs_err err = {0, ""};
+  CHECK_EQ_INT(fs_routeopt_problem_new_opts(t, &tr, &po, &p, &err), FS_EINVAL);
+  CHECK(p == NULL);
+  po.k = FS_ROUTEOPT_MAX_K + 1;
+  CHECK_EQ_INT(fs_routeopt_problem_new_opts(t, &tr, &po, &p, &err), FS_EINVAL);
+  fs_routeopt_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+/* A ring of 8 where every chip sends to the one 3 ahead: one shortest path
+ * each, so every clockwise link carries 3 flows (max load 3) whatever the
+ * optimiser. With the 2 shortest paths each flow may also go the long way
+ * (5 hops); greedy must then do strictly better (a third of the flows
+ * counter-clockwise gives 15/8 per link, so 2 is reachable), and its
+ * routing stays an assignment (max load >= the split's lower bound). */
+TEST(test_routeopt_kshortest_ring_beats_ecmp) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_from_spec("ring:n=8,gbps=100,host_gbps=100", &t, &err), &err);
+  if (!t) return;
+  fs_routeopt_traffic tr;
+  fs_routeopt_traffic_init(&tr);
+  int32_t pairs[16];
+  for (int32_t i = 0; i < 8; i++) {
+    pairs[2 * i] = i;
+    pairs[2 * i + 1] = (i + 3) % 8;
+  }
+  add_flows_job(&tr, "shift3", pairs, 8, 1e9);
+  fs_routeopt_problem *pe = NULL, *pk = NULL;
+  fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_KSHORTEST, 2};
+  CHECK_OK(fs_routeopt_problem_new(t, &tr, &pe, &err), &err);
+  CHECK_OK(fs_routeopt_problem_new_opts(t, &tr, &po, &pk, &err), &err);
+  if (pe && pk) {
+    int32_t choice[8];
+    fs_routeopt_metric me, mk, ms;
+    fs_routeopt_opts o = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
+    CHECK_OK(fs_routeopt_optimize(pe, &o, choice, NULL, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(pe, choice, &me, NULL, NULL, &err), &err);
+    CHECK_REL(me.max_link_load, 3.0, 1e-9, "");
+    CHECK_EQ_INT(fs_routeopt_n_paths(pk, 0), 2);
+    CHECK_OK(fs_routeopt_optimize(pk, &o, choice, NULL, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(pk, choice, &mk, NULL, NULL, &err), &err);
+    if (!(mk.max_link_load < me.max_link_load - 1e-9))
+      test_fail(__FILE__, __LINE__, "greedy k=2 max load %.4f not below equal-cost %.4f",
+                mk.max_link_load, me.max_link_load);
+    CHECK_REL(mk.max_link_load, 2.0, 1e-9, "");
+    CHECK(mk.min_job_tput > me.min_job_tput + 1e-9);
+    /* spray over the two candidates: each link of a flow's two ways
+     * carries half of it, in the engine route as in the metric */
+    o.kind = FS_ROUTEOPT_SPRAY;
+    CHECK_OK(fs_routeopt_optimize(pk, &o, choice, NULL, &err), &err);
+    CHECK_OK(fs_routeopt_evaluate(pk, choice, &ms, NULL, NULL, &err), &err);
+    /* per direction: 8 flows x 3 hops / 2 cw, 8 x 5 / 2 ccw over 8 links */
+    CHECK_REL(ms.max_link_load, 2.5, 1e-9, "");
+    fs_route r;
+    fs_route_init(&r);
+    CHECK_OK(fs_routeopt_route(pk, choice, 0, &r, &err), &err);
+    CHECK_REL(r.n_paths, 2, 1e-12, "paths");
+    double wsum = 0;
+    int32_t n_half = 0;
+    for (int32_t i = 0; i < r.n; i++) {
+      wsum += r.weights[i];
+      n_half += fabs(r.weights[i] - 0.5) < 1e-12;
+    }
+    CHECK_EQ_INT(r.hops, 5 + 2);
+    /* two host links (weight 1), 3 + 5 ring links (weight 1/2) */
+    CHECK_EQ_INT(r.n, 10);
+    CHECK_EQ_INT(n_half, 8);
+    CHECK_REL(wsum, 2 + 8 * 0.5, 1e-12, "");
+    fs_route_free(&r);
+  }
+  fs_routeopt_problem_free(pe);
+  fs_routeopt_problem_free(pk);
+  fs_routeopt_traffic_free(&tr);
+  fs_topo_free(t);
+}
+
+/* Exact over k-shortest candidates equals the brute force over every
+ * assignment on a 3x3 torus (flows of unequal lengths of path). */
+TEST(test_routeopt_kshortest_exact_equals_brute_force) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_from_spec("torus:dims=3x3", &t, &err), &err);
+  if (!t) return;
+  int spread = 0;
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    uint64_t s = seed * 97;
+    int32_t pairs[10];
+    for (int32_t i = 0; i < 5; i++) {
+      pairs[2 * i] = (int32_t)(lcg(&s) % 9);
+      do pairs[2 * i + 1] = (int32_t)(lcg(&s) % 9);
+      while (pairs[2 * i + 1] == pairs[2 * i]);
+    }
+    fs_routeopt_traffic tr;
+    fs_routeopt_traffic_init(&tr);
+    add_flows_job(&tr, "a", pairs, 3, 1e9);
+    add_flows_job(&tr, "b", pairs + 6, 2, 5e8);
+    fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_KSHORTEST, 3};
+    fs_routeopt_problem *p = NULL;
+    CHECK_OK(fs_routeopt_problem_new_opts(t, &tr, &po, &p, &err), &err);
+    if (p) {
+      int32_t choice[5] = {0}, best[5];
+      double best_load = INFINITY, worst = 0;
+      do {
+        fs_routeopt_metric m;
+        CHECK_OK(fs_routeopt_evaluate(p, choice, &m, NULL, NULL, &err), &err);
+        best_load = fmin(best_load, m.max_link_load);
+        worst = fmax(worst, m.max_link_load);
+      } while (next_assignment(p, choice));
+      spread += worst > best_load + 1e-9;
+      fs_routeopt_opts o = {FS_ROUTEOPT_EXACT, 0, 0, 0};
+      fs_routeopt_stats st;
+      fs_routeopt_metric m;
+      CHECK_OK(fs_routeopt_optimize(p, &o, best, &st, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, best, &m, NULL, NULL, &err), &err);
+      CHECK_REL(m.max_link_load, best_load, 1e-9, "");
+      o.kind = FS_ROUTEOPT_GREEDY;
+      CHECK_OK(fs_routeopt_optimize(p, &o, best, &st, &err), &err);
+      CHECK_OK(fs_routeopt_evaluate(p, best, &m, NULL, NULL, &err), &err);
+      CHECK(m.max_link_load >= best_load - 1e-9);
+      for (int kind = FS_ROUTEOPT_ECMP; kind <= FS_ROUTEOPT_RANDOM; kind++) {
+        o.kind = (fs_routeopt_kind)kind;
+        o.seed = seed;
+        CHECK_OK(fs_routeopt_optimize(p, &o, best, NULL, &err), &err);
+        CHECK_OK(fs_routeopt_evaluate(p, best, &m, NULL, NULL, &err), &err);
+      }
+    }
+    fs_routeopt_problem_free(p);
+    fs_routeopt_traffic_free(&tr);
+  }
+  CHECK(spread >= 2);
+  fs_topo_free(t);
+}
+
+TEST(test_routeopt_cli_paths_and_edgecolor) {
+  char out[16384];
+  const char *ls = "--topo leafspine:leaves=8,spines=8,hosts_per_leaf=8";
+  char cmd[1024];
+  /* all on a leaf-spine: edgecolor is a column, non-blocking like greedy */
+  snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-4dp.json %s --seeds 3 --format json", ls);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  const char *ec = strstr(out, "\"optimizer\": \"edgecolor\"");
+  CHECK(ec != NULL);
+  if (ec) CHECK(strncmp(strstr(ec, "min_job_throughput") ? strstr(ec, "min_job_throughput") : "",
+                        "min_job_throughput\": 1,", 22) == 0);
+  CHECK(strstr(out, "\"paths\": \"ecmp\"") != NULL);
+  /* all on a ring: no edgecolor column; k-shortest candidates */
+  CHECK_EQ_INT(test_run_cli("route --jobs examples/jobs-ring.json --topo ring:n=8 --paths "
+                            "kshortest --k 2 --seeds 3 --format json",
+                            "2>&1", out, sizeof(out)),
+               0);
+  CHECK(strstr(out, "edgecolor") == NULL);
+  CHECK(strstr(out, "\"paths\": \"kshortest\", \"k\": 2") != NULL);
+  CHECK(strstr(out, "\"optimizer\": \"greedy\"") != NULL);
+  CHECK_EQ_INT(test_run_cli("route --jobs examples/jobs-ring.json --topo ring:n=8 --paths "
+                            "kshortest --k 2 --optimizer greedy",
+                            "2>&1", out, sizeof(out)),
+               0);
+  CHECK(strstr(out, "the 2 shortest loop-free paths") != NULL);
+  /* edgecolor by name on a torus: exit 2 saying why */
+  CHECK_EQ_INT(test_run_cli("route --jobs examples/jobs-ring.json --topo torus:dims=3x3 "
+                            "--optimizer edgecolor",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "2-tier Clos") != NULL);
+  static const char *const bad[][2] = {
+      {"--paths shortest", "--paths"}, {"--paths kshortest --k 0", "--k"},
+      {"--paths kshortest --k 65", "--k"}, {"--k 2", "--paths kshortest only"}};
+  for (int i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof(cmd), "route --jobs examples/jobs-ring.json --topo ring:n=8 %s",
+             bad[i][0]);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+    if (!strstr(out, bad[i][1]))
+      test_fail(__FILE__, __LINE__, "'%s': expected a message naming %s, got %s", bad[i][0],
+                bad[i][1], out);
+  }
 }

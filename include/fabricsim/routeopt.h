@@ -17,10 +17,12 @@
  * and the two-level max-min objective (min over jobs, then over flows).
  *
  * Optimisers choose one candidate path per flow among the equal-cost
- * shortest paths: exact (GLPK MILP minimising the max link load, i.e.
+ * shortest paths (or the K shortest loop-free paths, for fabrics with few
+ * equal-cost paths): exact (GLPK MILP minimising the max link load, i.e.
  * maximising the minimum normalised flow throughput), greedy (largest flows
- * first, then moves off the bottleneck), and the baselines ECMP, random and
- * spray. A problem is not safe for concurrent use. */
+ * first, then moves off the bottleneck), and the baselines ECMP, random,
+ * spray and, on a 2-tier Clos, bipartite edge colouring. A problem is not
+ * safe for concurrent use. */
 #ifndef FABRICSIM_ROUTEOPT_H
 #define FABRICSIM_ROUTEOPT_H
 
@@ -104,12 +106,42 @@ typedef struct fs_routeopt_problem fs_routeopt_problem;
 /* Most equal-cost paths kept per flow; a pair with more is refused. */
 #define FS_ROUTEOPT_MAX_PATHS 4096
 
+/* Which candidate paths a flow gets. */
+typedef enum fs_routeopt_paths {
+  FS_ROUTEOPT_PATHS_ECMP = 0,  /* all equal-cost shortest paths (default) */
+  FS_ROUTEOPT_PATHS_KSHORTEST  /* the K shortest loop-free paths by hop count
+                                  (Yen), and at least every equal-cost one */
+} fs_routeopt_paths;
+
+/* Most K of k-shortest candidates. */
+#define FS_ROUTEOPT_MAX_K 64
+
+typedef struct fs_routeopt_problem_opts {
+  fs_routeopt_paths paths;
+  int32_t k; /* k-shortest: K in [1, FS_ROUTEOPT_MAX_K] */
+} fs_routeopt_problem_opts;
+
+/* "ecmp" or "kshortest"; parse returns 0 or FS_EINVAL (*out untouched). */
+const char *fs_routeopt_paths_name(fs_routeopt_paths x);
+int fs_routeopt_paths_parse(const char *name, fs_routeopt_paths *out);
+
 /* Enumerates every flow's equal-cost shortest paths and the ideal (host
  * links only) rates. t and tr must outlive the problem. Fails with FS_EINVAL
  * (a flow with no path, src == dst, host out of range), FS_ERANGE (more than
- * FS_ROUTEOPT_MAX_PATHS paths) or FS_ENOMEM. */
+ * FS_ROUTEOPT_MAX_PATHS paths) or FS_ENOMEM; *out is then untouched. */
 int fs_routeopt_problem_new(const fs_topo *t, const fs_routeopt_traffic *tr,
                             fs_routeopt_problem **out, fs_err *err);
+
+/* The same with a choice of candidates (o == NULL: equal-cost, exactly as
+ * fs_routeopt_problem_new). K-shortest: a flow's candidates are its K
+ * shortest paths that never forward through a host nor repeat a node,
+ * sorted by (hops, link ids) -- but never fewer than its equal-cost shortest
+ * paths (then exactly those), so the ECMP baseline's path is always a
+ * candidate and k-shortest never offers less than equal-cost. Fails as
+ * above, and with FS_EINVAL for a K out of range or an unknown kind. */
+int fs_routeopt_problem_new_opts(const fs_topo *t, const fs_routeopt_traffic *tr,
+                                 const fs_routeopt_problem_opts *o, fs_routeopt_problem **out,
+                                 fs_err *err);
 void fs_routeopt_problem_free(fs_routeopt_problem *p); /* NULL is a no-op */
 
 int32_t fs_routeopt_n_flows(const fs_routeopt_problem *p);
@@ -155,11 +187,12 @@ int fs_routeopt_metric_cmp(const fs_routeopt_metric *a, const fs_routeopt_metric
 
 /* ---- optimisers --------------------------------------------------------- */
 #define FS_ROUTEOPT_KIND_MAP(XX)                                         \
-  XX(EXACT, "exact", "MILP over all equal-cost paths (GLPK)")            \
+  XX(EXACT, "exact", "MILP over all candidate paths (GLPK)")             \
   XX(GREEDY, "greedy", "largest flows first, then moves off bottleneck") \
   XX(ECMP, "ecmp", "per-flow per-hop seeded hash")                       \
-  XX(SPRAY, "spray", "even split over all equal-cost paths")             \
-  XX(RANDOM, "random", "a uniformly random candidate per flow")
+  XX(SPRAY, "spray", "even split over all candidate paths")              \
+  XX(RANDOM, "random", "a uniformly random candidate per flow")          \
+  XX(EDGECOLOR, "edgecolor", "bipartite edge colouring (2-tier Clos)")
 
 typedef enum fs_routeopt_kind {
 #define XX(name, str, desc) FS_ROUTEOPT_##name,
@@ -191,9 +224,18 @@ typedef struct fs_routeopt_stats {
 
 /* Fills choice[0..n_flows) with the optimiser's routing. Fails with
  * FS_ERANGE (exact: instance too large or not solved within the time
- * limit, with a message saying which) or FS_ENOMEM; choice is then
- * unspecified. stats may be NULL. */
+ * limit, with a message saying which), FS_EINVAL (edgecolor on a topology
+ * that is not a 2-tier Clos, see fs_routeopt_edgecolor_check) or
+ * FS_ENOMEM; choice is then unspecified. stats may be NULL. */
 int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
                          fs_routeopt_stats *stats, fs_err *err);
+
+/* 0 if t is a 2-tier Clos the edge-colouring baseline applies to: fabric
+ * switches are leaves (cabled to hosts or NICs) and spines (not), every
+ * switch-to-switch cable joins a leaf and a spine, and every leaf has the
+ * same number c >= 1 of cables to every spine (links_per_spine); hosts may
+ * be GPUs behind NICs and scale-up switches. Otherwise FS_EINVAL with a
+ * message saying what breaks the shape. */
+int fs_routeopt_edgecolor_check(const fs_topo *t, fs_err *err);
 
 #endif

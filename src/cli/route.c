@@ -1,6 +1,7 @@
 /* fabricsim route: the routing metric of a set of training jobs on a
- * topology under each optimiser (exact, greedy) and baseline (ECMP over
- * seeds, spray, random), side by side (docs/model-route.md). */
+ * topology under each optimiser (exact, greedy) and baseline (edge
+ * colouring on 2-tier Clos, ECMP over seeds, spray, random), side by side,
+ * over equal-cost or k-shortest candidate paths (docs/model-route.md). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +24,15 @@ static void help(FILE *f) {
           "\n"
           "  --jobs FILE        jobs file (docs/model-route.md)\n"
           "  --topo SPEC        topology (e.g. leafspine:leaves=8,...) or JSON file\n"
-          "  --optimizer LIST   comma-separated: exact greedy ecmp spray random, or all\n"
-          "                     (default all; exact is skipped with a note when the\n"
-          "                     instance is too large)\n"
+          "  --optimizer LIST   comma-separated: exact greedy edgecolor ecmp spray\n"
+          "                     random, or all (default all; exact is skipped with a\n"
+          "                     note when the instance is too large; all has edgecolor\n"
+          "                     only on a 2-tier Clos, the only fabric it applies to)\n"
+          "  --paths P          candidate paths: ecmp (all equal-cost shortest paths,\n"
+          "                     default) or kshortest (the K shortest loop-free paths,\n"
+          "                     at least the equal-cost ones; for torus, ring,\n"
+          "                     dragonfly, full mesh)\n"
+          "  --k K              kshortest: K in [1, 64] (default 4)\n"
           "  --seeds N          ECMP seeds to sample: worst, median, best (default 20)\n"
           "  --seed S           first ECMP seed and the random routing's seed (default 1)\n"
           "  --time-limit S     exact: seconds before giving up (default 60)\n"
@@ -88,8 +95,14 @@ static void num(char *buf, double v, int ms) {
 }
 
 static void print_table(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                        const double *ideal_s, int32_t seeds, int timing) {
+                        const double *ideal_s, int32_t seeds, int timing,
+                        const fs_routeopt_problem_opts *po) {
   printf("# fabricsim route: %d jobs, %d flows on %s\n", tr->n_jobs, tr->n_flows, t->spec);
+  if (po->paths == FS_ROUTEOPT_PATHS_KSHORTEST)
+    printf("# candidates: the %d shortest loop-free paths per flow (at least the equal-cost "
+           "ones)\n", po->k);
+  else
+    printf("# candidates: every equal-cost shortest path per flow\n");
   printf("# throughputs are fractions of the non-blocking fabric's (ideal)");
   if (seeds > 0) printf("; ECMP sampled over %d seeds", seeds);
   printf("\n");
@@ -151,10 +164,14 @@ static void jnum(const char *key, double v, int comma) {
 }
 
 static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                       const double *ideal_s, int32_t seeds, int timing) {
+                       const double *ideal_s, int32_t seeds, int timing,
+                       const fs_routeopt_problem_opts *po) {
   printf("{\"topo\": ");
   fs__fput_json_str(stdout, t->spec);
-  printf(", \"flows\": %d, \"ecmp_seeds\": %d,\n \"jobs\": [", tr->n_flows, seeds);
+  printf(", \"flows\": %d, \"ecmp_seeds\": %d, \"paths\": \"%s\"", tr->n_flows, seeds,
+         fs_routeopt_paths_name(po->paths));
+  if (po->paths == FS_ROUTEOPT_PATHS_KSHORTEST) printf(", \"k\": %d", po->k);
+  printf(",\n \"jobs\": [");
   for (int32_t j = 0; j < tr->n_jobs; j++) {
     const fs_routeopt_job *job = &tr->jobs[j];
     printf("%s\n  {\"name\": ", j ? "," : "");
@@ -199,9 +216,10 @@ static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const co
 
 int fs__cli_route(int argc, char **argv) {
   const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
-  long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS;
+  long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS, kpaths = 4;
   double tl = 60;
-  int timing = 0;
+  int timing = 0, k_given = 0;
+  fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_ECMP, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -218,6 +236,15 @@ int fs__cli_route(int argc, char **argv) {
     else if (strcmp(a, "--topo") == 0) spec = v;
     else if (strcmp(a, "--optimizer") == 0) opt = v;
     else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--paths") == 0) {
+      if (fs_routeopt_paths_parse(v, &po.paths))
+        return fs__cli_usage("route", "--paths must be ecmp or kshortest, got '%s'", v);
+    } else if (strcmp(a, "--k") == 0) {
+      k_given = 1;
+      if (parse_long(v, 1, FS_ROUTEOPT_MAX_K, &kpaths))
+        return fs__cli_usage("route", "--k must be an integer in [1, %d], got '%s'",
+                             FS_ROUTEOPT_MAX_K, v);
+    }
     else if (strcmp(a, "--seeds") == 0) {
       if (parse_long(v, 1, 100000, &seeds))
         return fs__cli_usage("route", "--seeds must be an integer in [1, 100000], got '%s'", v);
@@ -239,11 +266,14 @@ int fs__cli_route(int argc, char **argv) {
     }
   }
   if (!jobs) return fs__cli_usage("route", "--jobs is required");
+  if (k_given && po.paths != FS_ROUTEOPT_PATHS_KSHORTEST)
+    return fs__cli_usage("route", "--k applies to --paths kshortest only");
+  po.k = po.paths == FS_ROUTEOPT_PATHS_KSHORTEST ? (int32_t)kpaths : 0;
   if (!spec) return fs__cli_usage("route", "--topo is required");
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
   int want[FS_ROUTEOPT_N_KINDS] = {0};
-  int n_want = 0;
+  int n_want = 0, all = 0;
   {
     char buf[256];
     if (strlen(opt) >= sizeof(buf)) return fs__cli_usage("route", "--optimizer list too long");
@@ -254,16 +284,16 @@ int fs__cli_route(int argc, char **argv) {
       fs_routeopt_kind k;
       if (strcmp(tok, "all") == 0) {
         for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) want[x] = 1;
+        all = 1;
       } else if (fs_routeopt_kind_parse(tok, &k) == 0) {
         want[k] = 1;
       } else {
         return fs__cli_usage("route",
-                             "--optimizer: unknown '%s' (expected exact, greedy, ecmp, spray, "
-                             "random or all)",
+                             "--optimizer: unknown '%s' (expected exact, greedy, edgecolor, ecmp, "
+                             "spray, random or all)",
                              tok);
       }
     }
-    for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) n_want += want[x];
   }
   fs_err err = {0, ""};
   fs_topo *t = NULL;
@@ -276,8 +306,16 @@ int fs__cli_route(int argc, char **argv) {
   int nc = 0, status = 0;
   ecmp_run *runs = NULL;
   memset(cols, 0, sizeof(cols));
-  if (fs_topo_from_spec(spec, &t, &err) || fs_routeopt_traffic_from_file(jobs, t, &tr, &err) ||
-      fs_routeopt_problem_new(t, &tr, &p, &err)) {
+  if (fs_topo_from_spec(spec, &t, &err)) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  /* "all" has edgecolor only where it applies; asked by name, it fails */
+  if (all && fs_routeopt_edgecolor_check(t, NULL)) want[FS_ROUTEOPT_EDGECOLOR] = 0;
+  for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) n_want += want[x];
+  if ((want[FS_ROUTEOPT_EDGECOLOR] && fs_routeopt_edgecolor_check(t, &err)) ||
+      fs_routeopt_traffic_from_file(jobs, t, &tr, &err) ||
+      fs_routeopt_problem_new_opts(t, &tr, &po, &p, &err)) {
     status = fs__cli_fail(&err);
     goto out;
   }
@@ -297,8 +335,9 @@ int fs__cli_route(int argc, char **argv) {
       choice[f] = fs_routeopt_n_paths(p, f) > 1 ? FS_ROUTEOPT_SPLIT : 0;
     if (fs_routeopt_evaluate(p, choice, &m, NULL, ideal_s, &err)) goto fail;
   }
-  static const fs_routeopt_kind order[] = {FS_ROUTEOPT_EXACT, FS_ROUTEOPT_GREEDY, FS_ROUTEOPT_ECMP,
-                                           FS_ROUTEOPT_SPRAY, FS_ROUTEOPT_RANDOM};
+  static const fs_routeopt_kind order[FS_ROUTEOPT_N_KINDS] = {
+      FS_ROUTEOPT_EXACT, FS_ROUTEOPT_GREEDY, FS_ROUTEOPT_EDGECOLOR, FS_ROUTEOPT_ECMP,
+      FS_ROUTEOPT_SPRAY, FS_ROUTEOPT_RANDOM};
   for (int oi = 0; oi < FS_ROUTEOPT_N_KINDS; oi++) {
     fs_routeopt_kind k = order[oi];
     if (!want[k]) continue;
@@ -336,9 +375,11 @@ int fs__cli_route(int argc, char **argv) {
     col->ok = 1;
   }
   if (fmt == 0)
-    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing);
+    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
+                &po);
   else
-    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing);
+    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
+               &po);
   goto out;
 oom:
   fs_err_set(&err, FS_ENOMEM, "out of memory");

@@ -1,4 +1,4 @@
-/* The exact routing optimiser: a MILP over every flow's equal-cost paths,
+/* The exact routing optimiser: a MILP over every flow's candidate paths,
  * solved by GLPK's branch and bound (docs/model-route.md, "Exact").
  *
  *   minimise Z
@@ -60,7 +60,7 @@ static int all_multiples(const fs_routeopt_problem *p, const double *fixed, cons
       int32_t h;
       const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++)
-        if (!common[p->path_start[f] + (int64_t)c * h + i] &&
+        if (!common[fs__routeopt_path_off(p, f, c) + i] &&
             !is_multiple(p->demand_bps[f] / t->links[pl[i]].capacity_bps, u))
           return 0;
     }
@@ -82,7 +82,7 @@ static double unit_of(const fs_routeopt_problem *p, const double *fixed, const i
       int32_t h;
       const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++)
-        if (!common[p->path_start[f] + (int64_t)c * h + i])
+        if (!common[fs__routeopt_path_off(p, f, c) + i])
           umin = fmin(umin, p->demand_bps[f] / t->links[pl[i]].capacity_bps);
     }
   }
@@ -121,7 +121,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
   int32_t *row_of = fs__malloc(KL + 1, sizeof(int32_t));
   int32_t *col0 = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
   int32_t *greedy = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
-  uint8_t *common = fs__calloc((size_t)p->path_start[p->n_flows] + 1, 1);
+  uint8_t *common = fs__calloc((size_t)p->pstart[p->path0[p->n_flows]] + 1, 1);
   double *hx = fs__calloc((size_t)vars + 3, sizeof(double));
   int *ia = NULL, *ja = NULL;
   double *ar = NULL;
@@ -133,9 +133,9 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
   /* Constants: flows with one path, and the links a flow uses on every
    * path (its host links): loads no choice changes. */
   for (int32_t f = 0; f < p->n_flows; f++) {
-    int32_t h;
-    const int32_t *p0 = fs_routeopt_path(p, f, 0, &h);
-    for (int32_t i = 0; i < h; i++) {
+    int32_t h0, h;
+    const int32_t *p0 = fs_routeopt_path(p, f, 0, &h0);
+    for (int32_t i = 0; i < h0; i++) {
       int all = 1;
       for (int32_t c = 1; c < p->n_paths[f] && all; c++) {
         const int32_t *pc = fs_routeopt_path(p, f, c, &h);
@@ -147,7 +147,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
       for (int32_t c = 0; c < p->n_paths[f]; c++) {
         const int32_t *pc = fs_routeopt_path(p, f, c, &h);
         for (int32_t j = 0; j < h; j++)
-          if (pc[j] == p0[i]) common[p->path_start[f] + (int64_t)c * h + j] = 1;
+          if (pc[j] == p0[i]) common[fs__routeopt_path_off(p, f, c) + j] = 1;
       }
       for (int32_t k = 0; k < K; k++)
         if (fs__routeopt_in_set(p, f, k))
@@ -162,7 +162,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
       int32_t h;
       const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++) {
-        if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
+        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
         for (int32_t k = 0; k < K; k++)
           if (fs__routeopt_in_set(p, f, k) && row_of[(size_t)k * L + pl[i]] < 0)
             row_of[(size_t)k * L + pl[i]] = n_rows_links++;
@@ -182,7 +182,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
       const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       double mx = 0;
       for (int32_t i = 0; i < h; i++) {
-        if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
+        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
         double own = p->demand_bps[f] / t->links[pl[i]].capacity_bps;
         for (int32_t k = 0; k < K; k++)
           if (fs__routeopt_in_set(p, f, k)) mx = fmax(mx, fixed[(size_t)k * L + pl[i]] + own);
@@ -246,7 +246,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
       int32_t h;
       const int32_t *pl = fs_routeopt_path(p, f, c, &h);
       for (int32_t i = 0; i < h; i++) {
-        if (common[p->path_start[f] + (int64_t)c * h + i]) continue;
+        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
         for (int32_t k = 0; k < K; k++) {
           if (!fs__routeopt_in_set(p, f, k)) continue;
           if (grow3(&ia, &ja, &ar, caps, ne + 2)) goto oom;
@@ -271,7 +271,7 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
       int32_t h;
       const int32_t *pl = fs_routeopt_path(p, f, greedy[f], &h);
       for (int32_t i = 0; i < h; i++)
-        if (!common[p->path_start[f] + (int64_t)greedy[f] * h + i])
+        if (!common[fs__routeopt_path_off(p, f, greedy[f]) + i])
           for (int32_t k = 0; k < K; k++)
             if (fs__routeopt_in_set(p, f, k))
               rowload[(size_t)k * L + pl[i]] += p->demand_bps[f] / t->links[pl[i]].capacity_bps;

@@ -122,7 +122,7 @@ static int rate_set(fs_routeopt_problem *p, const int32_t *choice, int ideal, in
     } else {
       /* even split: each link carries the share of the paths through it;
        * acc (all zero on entry and on return) sums them */
-      int32_t np = p->n_paths[f], h = p->hops[f];
+      int32_t np = p->n_paths[f], h;
       size_t first = ne;
       for (int32_t c = 0; c < np; c++) {
         const int32_t *pl = fs_routeopt_path(p, f, c, &h);

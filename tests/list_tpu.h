@@ -1,1 +1,10 @@
 /* Tests of the tpu module. */
+X(test_tpu_shapes)
+X(test_tpu_slice_equals_torus)
+X(test_tpu_twisted_diameter)
+X(test_tpu_ocs_ports_and_reconfig)
+X(test_tpu_placement_invariants)
+X(test_tpu_only_ocs_fits_checkerboard)
+X(test_tpu_mix_invariants)
+X(test_tpu_cost_by_hand)
+X(test_tpu_cli)

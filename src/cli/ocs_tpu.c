@@ -1,8 +1,397 @@
-/* Placeholder until the subcommand lands (being written now). */
+/* fabricsim ocs tpu: a TPU v4 style slice of 4x4x4 cubes joined by OCS
+ * (docs/model-tpu.md): where it goes in the pod with and without OCS, its
+ * circuits and reconfiguration, its graph's diameter and bisection against
+ * the torus closed forms, a seeded job mix, and the optical share of cost
+ * and power. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/tpu.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: fabricsim ocs tpu --shape XxYxZ [options]\n"
+          "\n"
+          "Places a slice of XxYxZ TPU chips (multiples of 4: whole 4x4x4 cubes) in a\n"
+          "TPU v4 style pod, configures the 48 OCSes to make it a 3-D torus (or twisted\n"
+          "torus), checks the graph against the torus closed forms and prints the\n"
+          "optical share of the pod's cost and power (docs/model-tpu.md).\n"
+          "\n"
+          "  --shape XxYxZ      slice shape in chips, e.g. 8x8x16\n"
+          "  --twisted          twisted torus (k x k x 2k or k x 2k x 2k only)\n"
+          "  --cubes N          cubes in the pod (default 64; at most ports/2)\n"
+          "  --busy LIST        comma-separated cube ids already taken (e.g. 0,5,9)\n"
+          "  --busy-random K    K cubes taken, chosen with --seed\n"
+          "  --jobs-mix N       also admit N random slice requests (4x4x4 .. 8x8x16)\n"
+          "                     with and without OCS and print the success rates\n"
+          "  --seed S           seed of --busy-random and --jobs-mix (default 1)\n"
+          "  --ici-gbps G       ICI link rate per direction (default 400)\n"
+          "  --reconfig-ms T    OCS reconfiguration delay (default 10)\n"
+          "  --chip-usd X --chip-watts X --ocs-usd X --ocs-watts X\n"
+          "  --xcvr-usd X --xcvr-watts X\n"
+          "                     cost/power estimates (defaults in docs/model-tpu.md)\n"
+          "  --format F         table (default) or json\n");
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !(v >= lo) || !(v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+typedef struct result {
+  int32_t grid[3];
+  int placed_ocs, placed_static, have_slice;
+  int32_t need, free_cubes;
+  int32_t *static_cubes;
+  fs_tpu_slice slice;
+  fs_tpu_reconfig rec;
+  int64_t ports_used;
+  int have_stats;
+  fs_topo_stats st;
+  int32_t diam_measured, diam_torus;
+  double bis_measured_bps, bis_torus_bps;
+  int64_t bis_torus_links;
+  fs_tpu_cost cost;
+  int mix;
+  fs_tpu_mix_result mr;
+} result;
+
+static void print_cubes(const int32_t *c, int32_t n) {
+  for (int32_t i = 0; i < n; i++) printf("%s%d", i ? "," : "", c[i]);
+}
+
+static void jnum(const char *key, double v, int comma) {
+  char b[32];
+  fs__fmt_num(b, v);
+  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
+}
+
+static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twisted,
+                        const result *r) {
+  int32_t canon[3];
+  fs_tpu_shape_canon(shape, canon);
+  printf("# fabricsim ocs tpu: pod of %d cubes (%d chips), %d OCS x %d ports, ICI %g Gb/s\n",
+         p->cubes, p->cubes * FS_TPU_CUBE_CHIPS, FS_TPU_N_OCS, p->ocs_ports, p->ici_gbps);
+  printf("%-22s %dx%dx%d%s, %d cubes (built as %dx%dx%d)\n", "slice", shape[0], shape[1],
+         shape[2], twisted ? " twisted torus" : " torus", r->need, canon[0], canon[1], canon[2]);
+  printf("%-22s %d of %d\n", "free cubes", r->free_cubes, p->cubes);
+  printf("%-22s ", "placement with OCS");
+  if (r->placed_ocs) {
+    printf("fits: cubes ");
+    print_cubes(r->slice.cubes, r->slice.n_cubes);
+    printf("\n");
+  } else {
+    printf("does not fit (%d free cubes, needs %d)\n", r->free_cubes, r->need);
+  }
+  printf("%-22s ", "placement static");
+  if (r->placed_static) {
+    printf("fits: contiguous block of the %dx%dx%d cube torus: ", r->grid[0], r->grid[1],
+           r->grid[2]);
+    print_cubes(r->static_cubes, r->need);
+    printf("\n");
+  } else {
+    printf("does not fit: no free contiguous block in the %dx%dx%d cube torus\n", r->grid[0],
+           r->grid[1], r->grid[2]);
+  }
+  if (r->have_slice) {
+    printf("%-22s %lld (%d OCS x %d cubes), %lld ports in use, each in one circuit\n",
+           "OCS circuits", (long long)r->slice.circuits, FS_TPU_N_OCS, r->slice.n_cubes,
+           (long long)r->ports_used);
+    printf("%-22s %lld set up, %lld torn down, %d OCS touched, %.6g ms\n", "reconfiguration",
+           (long long)r->rec.set_up, (long long)r->rec.torn_down, r->rec.ocs_touched,
+           r->rec.time_s * 1e3);
+  }
+  if (r->have_stats) {
+    printf("%-22s %d (3-D torus closed form %d)\n", "diameter, ICI hops", r->diam_measured,
+           r->diam_torus);
+    printf("%-22s %.6g Tb/s measured, torus closed form %.6g Tb/s (%lld links)", "bisection",
+           r->bis_measured_bps / 1e12, r->bis_torus_bps / 1e12,
+           (long long)r->bis_torus_links);
+    if (twisted) printf(", x%.4g", r->bis_measured_bps / r->bis_torus_bps);
+    printf("\n");
+    printf("%-22s %.4f hops between chips\n", "mean distance", r->st.avg_hops - 2);
+  }
+  const fs_tpu_cost *c = &r->cost;
+  printf("%-22s %lld chips, %lld OCS, %lld transceivers, %lld fibers\n", "pod parts",
+         (long long)c->chips, (long long)c->ocs, (long long)c->transceivers,
+         (long long)c->fibers);
+  printf("%-22s %.4g M USD total: chips %.4g, OCS %.4g, transceivers %.4g, fiber %.4g\n",
+         "cost (estimates)", c->total_usd / 1e6, c->chips_usd / 1e6, c->ocs_usd / 1e6,
+         c->xcvr_usd / 1e6, c->fiber_usd / 1e6);
+  printf("%-22s %.4g kW total: chips %.4g, OCS %.4g, transceivers %.4g\n", "power (estimates)",
+         c->total_w / 1e3, c->chips_w / 1e3, c->ocs_w / 1e3, c->xcvr_w / 1e3);
+  printf("%-22s cost %.2f%% (OCS boxes alone %.2f%%), power %.2f%% (OCS alone %.2f%%); paper: "
+         "< 5%% and < 3%%\n",
+         "optical share", 100 * c->share_usd, 100 * c->ocs_share_usd, 100 * c->share_w,
+         100 * c->ocs_share_w);
+  printf("%-22s %.4g USD per transceiver for 5%% of cost, %.4g W for 3%% of power\n",
+         "break-even", c->xcvr_usd_at_5pct, c->xcvr_w_at_3pct);
+  if (r->mix) {
+    const fs_tpu_mix_result *m = &r->mr;
+    printf("%-22s %d jobs (%d cubes asked): with OCS %d fit (%.1f%%), %d cubes used; static %d "
+           "fit (%.1f%%), %d cubes used\n",
+           "job mix", m->jobs, m->cubes_asked, m->fit_ocs,
+           m->jobs ? 100.0 * m->fit_ocs / m->jobs : 0, m->cubes_ocs, m->fit_static,
+           m->jobs ? 100.0 * m->fit_static / m->jobs : 0, m->cubes_static);
+  }
+}
+
+static void print_json(const fs_tpu_params *p, const int32_t shape[3], int twisted,
+                       const result *r) {
+  int32_t canon[3];
+  fs_tpu_shape_canon(shape, canon);
+  printf("{\"pod\": {\"cubes\": %d, \"chips\": %d, \"ocs\": %d, \"ocs_ports\": %d, ", p->cubes,
+         p->cubes * FS_TPU_CUBE_CHIPS, FS_TPU_N_OCS, p->ocs_ports);
+  jnum("ici_gbps", p->ici_gbps, 1);
+  jnum("reconfig_s", p->reconfig_s, 0);
+  printf("},\n \"slice\": {\"shape\": [%d, %d, %d], \"built\": [%d, %d, %d], \"twisted\": %s, "
+         "\"cubes_needed\": %d, \"free_cubes\": %d",
+         shape[0], shape[1], shape[2], canon[0], canon[1], canon[2], twisted ? "true" : "false",
+         r->need, r->free_cubes);
+  printf(",\n  \"ocs_placement\": ");
+  if (r->placed_ocs) {
+    printf("{\"cubes\": [");
+    print_cubes(r->slice.cubes, r->slice.n_cubes);
+    printf("]}");
+  } else {
+    printf("null");
+  }
+  printf(",\n  \"static_placement\": ");
+  if (r->placed_static) {
+    printf("{\"grid\": [%d, %d, %d], \"cubes\": [", r->grid[0], r->grid[1], r->grid[2]);
+    print_cubes(r->static_cubes, r->need);
+    printf("]}");
+  } else {
+    printf("null");
+  }
+  if (r->have_slice)
+    printf(",\n  \"circuits\": %lld, \"ports_used\": %lld, \"reconfig\": {\"set_up\": %lld, "
+           "\"torn_down\": %lld, \"ocs_touched\": %d, ",
+           (long long)r->slice.circuits, (long long)r->ports_used, (long long)r->rec.set_up,
+           (long long)r->rec.torn_down, r->rec.ocs_touched);
+  if (r->have_slice) {
+    jnum("time_s", r->rec.time_s, 0);
+    printf("}");
+  }
+  if (r->have_stats) {
+    printf(",\n  \"diameter_hops\": %d, \"torus_diameter_hops\": %d, ", r->diam_measured,
+           r->diam_torus);
+    jnum("mean_hops", r->st.avg_hops - 2, 1);
+    jnum("bisection_bps", r->bis_measured_bps, 1);
+    jnum("torus_bisection_bps", r->bis_torus_bps, 1);
+    printf("\"torus_bisection_links\": %lld", (long long)r->bis_torus_links);
+  }
+  const fs_tpu_cost *c = &r->cost;
+  printf("},\n \"cost\": {\"chips\": %lld, \"ocs\": %lld, \"transceivers\": %lld, \"fibers\": "
+         "%lld, ",
+         (long long)c->chips, (long long)c->ocs, (long long)c->transceivers,
+         (long long)c->fibers);
+  jnum("chips_usd", c->chips_usd, 1);
+  jnum("ocs_usd", c->ocs_usd, 1);
+  jnum("transceivers_usd", c->xcvr_usd, 1);
+  jnum("fiber_usd", c->fiber_usd, 1);
+  jnum("total_usd", c->total_usd, 1);
+  jnum("chips_w", c->chips_w, 1);
+  jnum("ocs_w", c->ocs_w, 1);
+  jnum("transceivers_w", c->xcvr_w, 1);
+  jnum("total_w", c->total_w, 1);
+  jnum("optical_share_cost", c->share_usd, 1);
+  jnum("optical_share_power", c->share_w, 1);
+  jnum("ocs_share_cost", c->ocs_share_usd, 1);
+  jnum("ocs_share_power", c->ocs_share_w, 1);
+  jnum("transceiver_usd_at_5pct", c->xcvr_usd_at_5pct, 1);
+  jnum("transceiver_w_at_3pct", c->xcvr_w_at_3pct, 0);
+  printf("}");
+  if (r->mix) {
+    const fs_tpu_mix_result *m = &r->mr;
+    printf(",\n \"job_mix\": {\"jobs\": %d, \"cubes_asked\": %d, \"fit_ocs\": %d, "
+           "\"fit_static\": %d, \"cubes_ocs\": %d, \"cubes_static\": %d}",
+           m->jobs, m->cubes_asked, m->fit_ocs, m->fit_static, m->cubes_ocs, m->cubes_static);
+  }
+  printf("}\n");
+}
+
+/* Parses "3,7,12" into busy cubes of pod. */
+static int apply_busy(fs_tpu_pod *pod, const char *list, fs_err *err) {
+  const char *q = list;
+  if (!*q) return fs_err_set(err, FS_EINVAL, "--busy: empty list");
+  while (*q) {
+    char *end;
+    errno = 0;
+    if (*q < '0' || *q > '9') goto bad;
+    long v = strtol(q, &end, 10);
+    if (errno || v > 1000000) goto bad;
+    int rc = fs_tpu_pod_set_busy(pod, (int32_t)v, err);
+    if (rc) return rc;
+    q = end;
+    if (*q == ',') {
+      q++;
+      if (!*q) goto bad;
+    } else if (*q) {
+      goto bad;
+    }
+  }
+  return 0;
+bad:;
+  char buf[96];
+  return fs_err_set(err, FS_EINVAL, "--busy '%s': expected comma-separated cube ids",
+                    fs__escape(buf, sizeof(buf), list));
+}
 
 int fs__cli_ocs_tpu(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return fs__cli_usage("ocs tpu", "not built yet");
+  const char *C = "ocs tpu";
+  const char *shape_s = NULL, *busy = NULL, *format = "table";
+  long busy_random = -1, mix = -1, seed = 1;
+  int twisted = 0;
+  fs_tpu_params p;
+  fs_tpu_defaults(&p);
+  fs_tpu_cost_params cp;
+  fs_tpu_cost_defaults(&cp);
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      help(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--twisted") == 0) {
+      twisted = 1;
+      continue;
+    }
+    if (i + 1 >= argc) return fs__cli_usage(C, "unknown option or missing value: '%s'", a);
+    const char *v = argv[++i];
+    long l;
+    double *dst = NULL;
+    if (strcmp(a, "--shape") == 0) shape_s = v;
+    else if (strcmp(a, "--busy") == 0) busy = v;
+    else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--cubes") == 0) {
+      if (parse_long(v, 1, 50000, &l))
+        return fs__cli_usage(C, "--cubes must be a positive integer, got '%s'", v);
+      p.cubes = (int32_t)l;
+    } else if (strcmp(a, "--busy-random") == 0) {
+      if (parse_long(v, 0, 50000, &busy_random))
+        return fs__cli_usage(C, "--busy-random must be a non-negative integer, got '%s'", v);
+    } else if (strcmp(a, "--jobs-mix") == 0) {
+      if (parse_long(v, 0, 1000000, &mix))
+        return fs__cli_usage(C, "--jobs-mix must be an integer in [0, 1000000], got '%s'", v);
+    } else if (strcmp(a, "--seed") == 0) {
+      if (parse_long(v, 0, 2147483647L, &seed))
+        return fs__cli_usage(C, "--seed must be a non-negative integer, got '%s'", v);
+    } else if (strcmp(a, "--ici-gbps") == 0) {
+      if (parse_double(v, 1e-3, 1e7, &p.ici_gbps))
+        return fs__cli_usage(C, "--ici-gbps must be in (0, 1e7], got '%s'", v);
+    } else if (strcmp(a, "--reconfig-ms") == 0) {
+      double ms;
+      if (parse_double(v, 0, 1e9, &ms))
+        return fs__cli_usage(C, "--reconfig-ms must be in [0, 1e9], got '%s'", v);
+      p.reconfig_s = ms * 1e-3;
+    } else if (strcmp(a, "--chip-usd") == 0) dst = &cp.chip_usd;
+    else if (strcmp(a, "--chip-watts") == 0) dst = &cp.chip_watts;
+    else if (strcmp(a, "--ocs-usd") == 0) dst = &cp.ocs_usd;
+    else if (strcmp(a, "--ocs-watts") == 0) dst = &cp.ocs_watts;
+    else if (strcmp(a, "--xcvr-usd") == 0) dst = &cp.xcvr_usd;
+    else if (strcmp(a, "--xcvr-watts") == 0) dst = &cp.xcvr_watts;
+    else return fs__cli_usage(C, "unknown option '%s'", a);
+    if (dst && parse_double(v, 0, 1e12, dst))
+      return fs__cli_usage(C, "%s must be a number in [0, 1e12], got '%s'", a, v);
+  }
+  if (!shape_s) return fs__cli_usage(C, "--shape is required (e.g. --shape 8x8x16)");
+  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
+  if (fmt < 0) return fs__cli_usage(C, "--format must be table or json, got '%s'", format);
+  if (busy && busy_random >= 0)
+    return fs__cli_usage(C, "--busy and --busy-random are exclusive");
+  fs_err err = {0, ""};
+  int32_t shape[3];
+  if (fs_tpu_shape_parse(shape_s, shape, &err) || fs_tpu_shape_check(shape, twisted, &err))
+    return fs__cli_fail(&err);
+  fs_tpu_pod *pod = NULL;
+  int32_t *before = NULL, *cubes = NULL;
+  fs_topo *t = NULL;
+  result r;
+  memset(&r, 0, sizeof(r));
+  int status = 0;
+  if (fs_tpu_pod_new(&p, &pod, &err)) goto fail;
+  if (busy && apply_busy(pod, busy, &err)) goto fail;
+  if (busy_random >= 0 && fs_tpu_pod_busy_random(pod, (int32_t)busy_random, (uint64_t)seed, &err))
+    goto fail;
+  r.need = shape[0] / 4 * (shape[1] / 4) * (shape[2] / 4);
+  if (r.need > p.cubes) {
+    fs_err_set(&err, FS_EINVAL, "shape %dx%dx%d needs %d cubes, the pod has %d (--cubes)",
+               shape[0], shape[1], shape[2], r.need, p.cubes);
+    goto fail;
+  }
+  r.free_cubes = fs_tpu_pod_free_cubes(pod);
+  fs_tpu_static_grid(p.cubes, r.grid);
+  size_t np = (size_t)FS_TPU_N_OCS * (size_t)p.ocs_ports;
+  before = fs__malloc(np, sizeof(*before));
+  cubes = fs__malloc((size_t)r.need, sizeof(*cubes));
+  r.static_cubes = fs__malloc((size_t)r.need, sizeof(*r.static_cubes));
+  if (!before || !cubes || !r.static_cubes) {
+    fs_err_set(&err, FS_ENOMEM, "out of memory");
+    goto fail;
+  }
+  /* The mix runs on the pod as the user left it, before this slice. */
+  if (mix >= 0) {
+    if (fs_tpu_mix_run(pod, (int32_t)mix, (uint64_t)seed, &r.mr, &err)) goto fail;
+    r.mix = 1;
+  }
+  int32_t cd[3];
+  fs_tpu_shape_canon(shape, cd);
+  for (int d = 0; d < 3; d++) cd[d] /= 4;
+  r.placed_static = fs_tpu_place_static(pod, r.grid, cd, r.static_cubes);
+  r.placed_ocs = fs_tpu_place_ocs(pod, r.need, cubes);
+  if (r.placed_ocs) {
+    memcpy(before, pod->peer, np * sizeof(*before));
+    if (fs_tpu_slice_add(pod, shape, twisted, cubes, &r.slice, &err) ||
+        fs_tpu_pod_check(pod, &err))
+      goto fail;
+    r.have_slice = 1;
+    fs_tpu_reconfig_diff(&p, before, pod->peer, &r.rec);
+    for (size_t q = 0; q < np; q++) r.ports_used += pod->peer[q] >= 0;
+    fs__cli_progress pr;
+    fs__cli_progress_start(&pr, "ocs tpu");
+    if (fs_tpu_slice_topo(pod, &r.slice, &t, &err) || fs_topo_stats_compute(t, &r.st, &err))
+      goto fail;
+    if (fs__cli_progress_elapsed(&pr) > 1.0)
+      fprintf(stderr, "fabricsim ocs tpu: graph metrics of %d chips took %.1f s\n", t->n_hosts,
+              fs__cli_progress_elapsed(&pr));
+    r.have_stats = 1;
+    r.diam_measured = r.st.diameter_hops - 2; /* minus the two chip-router cables */
+    r.diam_torus = fs_tpu_torus_diameter(r.slice.dims);
+    r.bis_measured_bps = r.st.bisection_bps;
+    r.bis_torus_links = fs_tpu_torus_bisection_links(r.slice.dims);
+    r.bis_torus_bps = (double)r.bis_torus_links * p.ici_gbps * 1e9;
+  }
+  if (fs_tpu_cost_compute(&p, &cp, &r.cost, &err)) goto fail;
+  if (fmt == 0) print_table(&p, shape, twisted, &r);
+  else print_json(&p, shape, twisted, &r);
+  goto out;
+fail:
+  status = fs__cli_fail(&err);
+out:
+  fs_topo_free(t);
+  fs_tpu_slice_clear(&r.slice);
+  free(r.static_cubes);
+  free(cubes);
+  free(before);
+  fs_tpu_pod_free(pod);
+  return status;
 }

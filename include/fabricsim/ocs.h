@@ -233,6 +233,20 @@ int fs_ocs_static_strides(const fs_ocs_params *p, int32_t n, const int64_t *m, i
 int fs_ocs_static_eval(const fs_ocs_params *p, int32_t n, const int32_t *strides,
                        const int64_t *m, fs_ocs_result *res, fs_err *err);
 
+/* A job prepared once for many runs (a delay sweep): the decompositions of
+ * every phase (they do not depend on the rate or the delay) for the
+ * algorithms in the bit mask `algos` (1u << FS_OCS_BVN | ...) and the
+ * static strides for `degree`. Returns 0, FS_EINVAL or FS_ENOMEM; *out is
+ * NULL on failure. tr must outlive the plan. */
+typedef struct fs_ocs_plan fs_ocs_plan;
+int fs_ocs_plan_new(const fs_ocs_traffic *tr, int32_t degree, unsigned algos, fs_ocs_plan **out,
+                    fs_err *err);
+void fs_ocs_plan_free(fs_ocs_plan *pl); /* NULL is a no-op */
+/* fs_ocs_run on a plan: p->degree must be the plan's, algo in its mask
+ * (FS_EINVAL otherwise). */
+int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo algo,
+                    fs_ocs_result *res, fs_err *err);
+
 /* The whole job under one algorithm: for BVN and SOLSTICE each phase is
  * stuffed, decomposed and executed in turn (phase times add up); for STATIC
  * the strides are chosen on the sum of all phases once and each phase runs

@@ -151,10 +151,16 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   int status = 0;
   fs__cli_progress prog;
   fs__cli_progress_start(&prog, "ocs schedule");
+  unsigned mask = 0;
+  for (int a = 0; a < FS_OCS_N_ALGOS; a++)
+    if (want[a]) mask |= 1u << a;
+  /* decompositions once: they do not depend on the delay */
+  fs_ocs_plan *plan = NULL;
+  if (fs_ocs_plan_new(&tr, p.degree, mask, &plan, &err)) goto fail;
   if (!sweep) {
     fs_ocs_result res[FS_OCS_N_ALGOS];
     for (int a = 0; a < FS_OCS_N_ALGOS; a++)
-      if (want[a] && fs_ocs_run(&p, (fs_ocs_algo)a, &tr, &res[a], &err)) goto fail;
+      if (want[a] && fs_ocs_plan_run(plan, &p, (fs_ocs_algo)a, &res[a], &err)) goto fail;
     char dl[32];
     fmt_delay(dl, sizeof(dl), p.delay_s);
     if (fmt == 0) {
@@ -218,7 +224,9 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
       fs_ocs_params q = p;
       q.delay_s = delays[k];
       for (int a = 0; a < FS_OCS_N_ALGOS; a++)
-        if (want[a] && fs_ocs_run(&q, (fs_ocs_algo)a, &tr, &res[k][a], &err)) goto fail;
+        if (want[a] && fs_ocs_plan_run(plan, &q, (fs_ocs_algo)a, &res[k][a], &err)) goto fail;
+      fs_sim_progress sp = {0, k + 1, N_SWEEP, 0};
+      fs__cli_progress_hook(&prog, &sp);
     }
     if (fmt == 0) {
       printf("# fabricsim ocs schedule --sweep: %s, %d nodes, %d phase%s, %g Gb/s, degree %d,\n"
@@ -281,6 +289,7 @@ fail:
   status = fs__cli_fail(&err);
 out:
   fs__cli_progress_end(&prog);
+  fs_ocs_plan_free(plan);
   fs_ocs_traffic_free(&tr);
   return status;
 }

@@ -254,10 +254,11 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
       carry[ij] = 0;
       if (rem[ij] <= 0) continue;
       double rate = R * cnt[ij], cap = rate * (b - a);
-      /* A slot sized for exactly w bytes carries w up to rounding: finish
-       * within 1e-9 of the pair's demand rather than leave dust behind
-       * (slot times are float sums, so the last sliver can be short). */
-      if (rem[ij] <= cap + 1e-9 * ((double)m[ij] + cap)) {
+      /* A slot sized for exactly w bytes carries w up to rounding: slot
+       * times are float sums, so b - a can be short by a few ulps of b.
+       * Finish within 1e-12 of the clock (or 1e-9 of the demand) rather
+       * than leave dust behind. */
+      if (rem[ij] <= cap + rate * 1e-12 * b + 1e-9 * (double)m[ij]) {
         double f = a + rem[ij] / rate;
         if (f > b) f = b;
         if (f > finish) finish = f;

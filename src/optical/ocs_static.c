@@ -149,53 +149,121 @@ static void add_result(fs_ocs_result *acc, const fs_ocs_result *r) {
   acc->undelivered_bytes += r->undelivered_bytes;
 }
 
-int fs_ocs_run(const fs_ocs_params *p, fs_ocs_algo algo, const fs_ocs_traffic *tr,
-               fs_ocs_result *res, fs_err *err) {
+struct fs_ocs_plan {
+  const fs_ocs_traffic *tr;
+  int32_t degree;
+  unsigned algos;
+  fs_ocs_decomp *dc[2]; /* [algo][phase] for BVN, SOLSTICE */
+  int32_t *strides;     /* degree */
+};
+
+void fs_ocs_plan_free(fs_ocs_plan *pl) {
+  if (!pl) return;
+  for (int a = 0; a < 2; a++) {
+    if (!pl->dc[a]) continue;
+    for (int32_t k = 0; k < pl->tr->n_phases; k++) fs_ocs_decomp_free(&pl->dc[a][k]);
+    free(pl->dc[a]);
+  }
+  free(pl->strides);
+  free(pl);
+}
+
+int fs_ocs_plan_new(const fs_ocs_traffic *tr, int32_t degree, unsigned algos, fs_ocs_plan **out,
+                    fs_err *err) {
+  *out = NULL;
   int32_t n = tr->n;
+  if (n < 2 || n > FS_OCS_MAX_NODES || tr->n_phases < 1)
+    return fs_err_set(err, FS_EINVAL, "ocs: a job needs 2..%d nodes and a phase",
+                      FS_OCS_MAX_NODES);
+  if (degree < 1 || degree > 64)
+    return fs_err_set(err, FS_EINVAL, "ocs: degree must be in [1, 64], got %d", degree);
   size_t nn = (size_t)n * (size_t)n;
-  memset(res, 0, sizeof(*res));
-  if (algo < 0 || algo >= FS_OCS_N_ALGOS)
-    return fs_err_set(err, FS_EINVAL, "ocs: unknown algorithm %d", (int)algo);
+  fs_ocs_plan *pl = fs__calloc(1, sizeof(*pl));
   int64_t *buf = fs__calloc(nn, sizeof(*buf));
-  int32_t *strides = fs__malloc((size_t)p->degree + 1, sizeof(*strides));
-  if (!buf || !strides) {
+  if (!pl || !buf) {
+    free(pl);
     free(buf);
-    free(strides);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
+  pl->tr = tr;
+  pl->degree = degree;
+  pl->algos = algos;
+  int rc = 0;
+  for (int a = 0; a < 2 && !rc; a++) {
+    if (!(algos & (1u << a))) continue;
+    if (!(pl->dc[a] = fs__calloc((size_t)tr->n_phases, sizeof(fs_ocs_decomp)))) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      break;
+    }
+    for (int32_t k = 0; k < tr->n_phases && !rc; k++) {
+      fs_ocs_stuff(n, tr->phases[k].bytes, buf);
+      rc = fs_ocs_decompose((fs_ocs_algo)a, n, buf, &pl->dc[a][k], err);
+    }
+  }
+  if (!rc && (algos & (1u << FS_OCS_STATIC))) {
+    fs_ocs_params p = {1, 0, degree, 0};
+    memset(buf, 0, nn * sizeof(*buf));
+    for (int32_t k = 0; k < tr->n_phases; k++)
+      for (size_t x = 0; x < nn; x++) buf[x] += tr->phases[k].bytes[x];
+    if (!(pl->strides = fs__malloc((size_t)degree, sizeof(int32_t))))
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    else
+      rc = fs_ocs_static_strides(&p, n, buf, pl->strides, err);
+  }
+  free(buf);
+  if (rc) {
+    fs_ocs_plan_free(pl);
+    return rc;
+  }
+  *out = pl;
+  return 0;
+}
+
+int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo algo,
+                    fs_ocs_result *res, fs_err *err) {
+  memset(res, 0, sizeof(*res));
+  if (algo < 0 || algo >= FS_OCS_N_ALGOS || !(pl->algos & (1u << algo)))
+    return fs_err_set(err, FS_EINVAL, "ocs: algorithm %d not prepared in this plan", (int)algo);
+  if (p->degree != pl->degree)
+    return fs_err_set(err, FS_EINVAL, "ocs: plan made for degree %d, run with %d", pl->degree,
+                      p->degree);
+  const fs_ocs_traffic *tr = pl->tr;
   int rc = 0;
   fs_ocs_result r;
   if (algo == FS_OCS_STATIC) {
-    for (int32_t k = 0; k < tr->n_phases; k++)
-      for (size_t x = 0; x < nn; x++) buf[x] += tr->phases[k].bytes[x];
-    if ((rc = fs_ocs_static_strides(p, n, buf, strides, err))) goto out;
     fs_ocs_params q = *p;
-    for (int32_t k = 0; k < tr->n_phases && !rc; k++) {
-      /* configured once, before the first phase */
-      if ((rc = fs_ocs_static_eval(&q, n, strides, tr->phases[k].bytes, &r, err))) break;
+    for (int32_t k = 0; k < tr->n_phases; k++) {
+      /* configured once, before the first phase that has traffic */
+      if ((rc = fs_ocs_static_eval(&q, tr->n, pl->strides, tr->phases[k].bytes, &r, err)))
+        return rc;
       if (r.n_reconfig > 0) q.delay_s = 0;
       if (res->n_reconfig > 0) r.n_reconfig = 0;
       add_result(res, &r);
     }
   } else {
-    for (int32_t k = 0; k < tr->n_phases && !rc; k++) {
-      fs_ocs_decomp dc;
+    for (int32_t k = 0; k < tr->n_phases; k++) {
       fs_ocs_schedule sc;
-      fs_ocs_stuff(n, tr->phases[k].bytes, buf);
-      if ((rc = fs_ocs_decompose(algo, n, buf, &dc, err))) break;
-      rc = fs_ocs_schedule_from_decomp(p, &dc, &sc, err);
-      fs_ocs_decomp_free(&dc);
-      if (rc) break;
+      if ((rc = fs_ocs_schedule_from_decomp(p, &pl->dc[algo][k], &sc, err))) return rc;
       rc = fs_ocs_execute(p, &sc, tr->phases[k].bytes, &r, NULL, NULL, err);
       fs_ocs_schedule_free(&sc);
-      if (!rc) add_result(res, &r);
+      if (rc) return rc;
+      add_result(res, &r);
     }
   }
-  if (!rc && res->completion_s > 0)
-    res->util =
-        res->delivered_bytes / (p->gbps * 1e9 / 8.0 * n * p->degree * res->completion_s);
-out:
-  free(buf);
-  free(strides);
+  if (res->completion_s > 0 && isfinite(res->completion_s))
+    res->util = res->delivered_bytes / (p->gbps * 1e9 / 8.0 * tr->n * p->degree * res->completion_s);
+  return 0;
+}
+
+int fs_ocs_run(const fs_ocs_params *p, fs_ocs_algo algo, const fs_ocs_traffic *tr,
+               fs_ocs_result *res, fs_err *err) {
+  memset(res, 0, sizeof(*res));
+  if (algo < 0 || algo >= FS_OCS_N_ALGOS)
+    return fs_err_set(err, FS_EINVAL, "ocs: unknown algorithm %d", (int)algo);
+  fs_ocs_plan *pl;
+  int rc = fs_ocs_plan_new(tr, p->degree, 1u << algo, &pl, err);
+  if (rc) return rc;
+  rc = fs_ocs_plan_run(pl, p, algo, res, err);
+  fs_ocs_plan_free(pl);
   return rc;
 }

@@ -308,7 +308,7 @@ static int chaos_timer(void *ctx, fs_sim *s, double now, fs_err *err) {
     fs_sim_flow_ends(s, it, &src, &dst);
     rc = fs_route_ecmp(c->r, src, dst, fs__rng_next(&c->g), (uint64_t)it, &rt, err);
     double hold = fs__rng_below(&c->g, 2) ? 0 : 5e-5 * fs__rng_unit(&c->g);
-    if (!rc) rc = fs_sim_reroute(s, it, &rt, hold, err);
+    if (!rc && (rc = fs_sim_reroute(s, it, &rt, hold, err)) > 0) rc = 0;
   }
   fs_route_free(&rt);
   /* The next change, while work remains; a failed link is always restored

@@ -61,7 +61,8 @@ typedef struct ctl {
 static int do_reroute(void *ctx, fs_sim *s, double now, fs_err *err) {
   (void)now;
   ctl *c = ctx;
-  return fs_sim_reroute(s, c->item, &c->route, c->hold_s, err);
+  int rc = fs_sim_reroute(s, c->item, &c->route, c->hold_s, err);
+  return rc < 0 ? rc : 0;
 }
 
 static int do_fail(void *ctx, fs_sim *s, double now, fs_err *err) {

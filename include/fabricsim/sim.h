@@ -125,8 +125,9 @@ double fs_sim_link_capacity_bps(const fs_sim *s, int32_t link);
  * In flight: its bytes sent so far stay charged to the old links; it
  * carries nothing for hold_s (the reconfiguration: forwarding state being
  * rewritten) and then continues with its remaining bytes on the new route.
- * Already drained or finished: nothing changes (returns 0). Returns 0,
- * FS_EINVAL (not a flow, bad route or hold) or FS_ENOMEM. */
+ * Already drained or finished: nothing changes. Returns 1 if the flow was
+ * in flight (and so waits out the hold), 0 otherwise, or FS_EINVAL (not a
+ * flow, bad route or hold) or FS_ENOMEM. */
 int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s,
                    fs_err *err);
 

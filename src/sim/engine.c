@@ -719,10 +719,11 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
   fs__flow *f = &c->flows[fi];
   if (it->state == ST_DONE) return 0;
   if (it->state == ST_RUN && f->active_idx < 0 && !f->held) return 0; /* drained */
-  int rc = 0;
+  int rc = 0, moved = 0;
   if (it->state != ST_RUN) {
     rc = set_route(s, fi, route);
   } else {
+    moved = 1;
     if (f->active_idx >= 0) {
       settle(s, f);
       charge(s, f);
@@ -739,7 +740,7 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     }
   }
 fail:
-  return rc ? fs_err_set(err, rc, "out of memory re-routing flow %d", item) : 0;
+  return rc ? fs_err_set(err, rc, "out of memory re-routing flow %d", item) : moved;
 }
 
 int32_t fs_sim_n_started(const fs_sim *s) { return s->n_started; }

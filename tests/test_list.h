@@ -19,3 +19,4 @@
 #include "list_tpu.h"
 #include "list_wan.h"
 #include "list_netctl.h"
+#include "list_train_ctl.h"

@@ -18,3 +18,5 @@
 #include "list_topoopt.h"
 #include "list_tpu.h"
 #include "list_wan.h"
+#include "list_netctl.h"
+#include "list_train_ctl.h"

@@ -22,8 +22,9 @@ typedef struct alloc_view {
   const double *rate_bps;
 } alloc_view;
 
-/* Returns the number of violations; `load` is scratch of n_links doubles. */
-static int check_maxmin(const fs_topo *t, const alloc_view *a, double *load) {
+/* Returns the number of violations; `load` is scratch of n_links doubles;
+ * cap the capacity of each link (NULL: the topology's). */
+static int check_maxmin(const fs_topo *t, const double *cap, const alloc_view *a, double *load) {
   int bad = 0;
   memset(load, 0, (size_t)t->n_links * sizeof(double));
   double *maxr = calloc((size_t)t->n_links, sizeof(double));
@@ -34,12 +35,12 @@ static int check_maxmin(const fs_topo *t, const alloc_view *a, double *load) {
       if (a->rate_bps[i] > maxr[l]) maxr[l] = a->rate_bps[i];
     }
   for (int32_t l = 0; l < t->n_links; l++)
-    if (load[l] > t->links[l].capacity_bps * (1 + TOL)) bad++;
+    if (load[l] > (cap ? cap[l] : t->links[l].capacity_bps) * (1 + TOL)) bad++;
   for (int32_t i = 0; i < a->n; i++) {
     int has_bottleneck = 0;
     for (int32_t k = 0; k < a->nl[i]; k++) {
       int32_t l = a->links[i][k];
-      int saturated = load[l] >= t->links[l].capacity_bps * (1 - TOL);
+      int saturated = load[l] >= (cap ? cap[l] : t->links[l].capacity_bps) * (1 - TOL);
       if (saturated && a->rate_bps[i] >= maxr[l] * (1 - TOL)) has_bottleneck = 1;
     }
     if (!has_bottleneck) bad++;
@@ -58,12 +59,27 @@ typedef struct observer {
   double *load;
   int violations;
   int batches;
+  /* optional: bytes per link integrated from the rates, with the routes in
+   * force over each interval (copied, as a re-route replaces them) */
+  double *link_bytes;
+  int32_t *prev_links;
+  double *prev_w;
+  size_t prev_len, prev_cap;
 } observer;
 
 static void observe(void *ctx, const fs_sim *s, double now) {
   observer *o = ctx;
   for (int32_t i = 0; i < o->n_prev; i++)
     o->delivered[o->prev_items[i]] += o->prev_rate[i] / 8 * (now - o->prev_t);
+  if (o->link_bytes) {
+    size_t at = 0;
+    for (int32_t i = 0; i < o->n_prev; i++) {
+      int32_t nl = o->prev_links[at++];
+      for (int32_t k = 0; k < nl; k++, at++)
+        o->link_bytes[o->prev_links[at]] += o->prev_w[at] * o->prev_rate[i] / 8 * (now - o->prev_t);
+    }
+    o->prev_len = 0;
+  }
   int32_t n = fs_sim_n_active(s);
   alloc_view a = {n, malloc((size_t)n * sizeof(int32_t *) + 1),
                   malloc((size_t)n * sizeof(double *) + 1),
@@ -73,11 +89,27 @@ static void observe(void *ctx, const fs_sim *s, double now) {
     int32_t it = fs_sim_active_flow(s, i);
     fs_sim_flow_route(s, it, &a.links[i], &a.w[i], (int32_t *)&a.nl[i]);
     rate[i] = fs_sim_flow_rate_bps(s, it);
+    if (o->link_bytes) {
+      size_t need = o->prev_len + 1 + (size_t)a.nl[i];
+      if (need > o->prev_cap) {
+        o->prev_cap = need * 2;
+        o->prev_links = realloc(o->prev_links, o->prev_cap * sizeof(int32_t));
+        o->prev_w = realloc(o->prev_w, o->prev_cap * sizeof(double));
+      }
+      o->prev_links[o->prev_len++] = a.nl[i];
+      for (int32_t k = 0; k < a.nl[i]; k++, o->prev_len++) {
+        o->prev_links[o->prev_len] = a.links[i][k];
+        o->prev_w[o->prev_len] = a.w[i][k];
+      }
+    }
     o->prev_items[i] = it;
     o->prev_rate[i] = rate[i];
   }
   a.rate_bps = rate;
-  o->violations += check_maxmin(o->t, &a, o->load);
+  double *cap = malloc((size_t)o->t->n_links * sizeof(double));
+  for (int32_t l = 0; l < o->t->n_links; l++) cap[l] = fs_sim_link_capacity_bps(s, l);
+  o->violations += check_maxmin(o->t, cap, &a, o->load);
+  free(cap);
   o->n_prev = n;
   o->prev_t = now;
   o->batches++;
@@ -101,13 +133,13 @@ TEST(test_props_checker_catches_bad_allocations) {
   double fair[] = {50e9, 50e9}, unfair_slack[] = {25e9, 50e9}, over[] = {50e9, 100e9},
          unequal[] = {40e9, 60e9};
   alloc_view a = {2, links, w, nl, fair};
-  CHECK_EQ_INT(check_maxmin(t, &a, load), 0);
+  CHECK_EQ_INT(check_maxmin(t, NULL, &a, load), 0);
   a.rate_bps = unfair_slack; /* link not saturated: nobody is bottlenecked */
-  CHECK(check_maxmin(t, &a, load) > 0);
+  CHECK(check_maxmin(t, NULL, &a, load) > 0);
   a.rate_bps = over;
-  CHECK(check_maxmin(t, &a, load) > 0);
+  CHECK(check_maxmin(t, NULL, &a, load) > 0);
   a.rate_bps = unequal; /* saturated, but the 40 flow is not maximal on it */
-  CHECK(check_maxmin(t, &a, load) > 0);
+  CHECK(check_maxmin(t, NULL, &a, load) > 0);
   fs_topo_free(t);
 }
 
@@ -183,7 +215,7 @@ TEST(test_props_random_scenarios) {
     int32_t n = random_scenario(&g, t, r, s, mode, seed, seed % 4 ? 40 : 400);
     observer o = {t, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(int32_t)),
                   calloc((size_t)n, sizeof(double)), 0, 0,
-                  calloc((size_t)t->n_links, sizeof(double)), 0, 0};
+                  calloc((size_t)t->n_links, sizeof(double)), 0, 0, NULL, NULL, NULL, 0, 0};
     fs_sim_opts opts = {0};
     opts.observe = observe;
     opts.observe_ctx = &o;
@@ -236,4 +268,113 @@ TEST(test_props_deterministic) {
     free(times[0]);
     free(times[1]);
   }
+}
+
+/* ---- the same under a changing network ----------------------------------
+ * Timers at random instants lower, fail (0) or restore link capacities and
+ * re-route random flows (new ECMP draw, random hold). The allocation must
+ * stay max-min fair under the capacities in force, every flow must deliver
+ * exactly its bytes, and the links must carry exactly the bytes sent over
+ * them (sum over links = sum over flows of bytes x hops, as every re-route
+ * is a shortest path of the same length). */
+typedef struct chaos {
+  fs__rng g;
+  const fs_topo *t;
+  fs_router *r;
+  int32_t n_items;
+  int32_t failed; /* link set to 0, or -1 */
+  int fired;
+} chaos;
+
+static int chaos_timer(void *ctx, fs_sim *s, double now, fs_err *err) {
+  chaos *c = ctx;
+  c->fired++;
+  if (c->failed >= 0) { /* restore what the last timer failed */
+    int rc = fs_sim_set_link_capacity(s, c->failed, c->t->links[c->failed].capacity_bps, err);
+    if (rc) return rc;
+    c->failed = -1;
+  }
+  int32_t l = (int32_t)fs__rng_below(&c->g, (uint64_t)c->t->n_links);
+  double frac = fs__rng_below(&c->g, 4) == 0 ? 0 : 0.2 + 0.8 * fs__rng_unit(&c->g);
+  int rc = fs_sim_set_link_capacity(s, l, c->t->links[l].capacity_bps * frac, err);
+  if (rc) return rc;
+  if (frac == 0) c->failed = l;
+  fs_route rt;
+  fs_route_init(&rt);
+  for (int k = 0; k < 3 && !rc; k++) {
+    int32_t it = (int32_t)fs__rng_below(&c->g, (uint64_t)c->n_items);
+    if (fs_sim_item_kind(s, it) != FS_ITEM_FLOW) continue;
+    int32_t src, dst;
+    fs_sim_flow_ends(s, it, &src, &dst);
+    rc = fs_route_ecmp(c->r, src, dst, fs__rng_next(&c->g), (uint64_t)it, &rt, err);
+    double hold = fs__rng_below(&c->g, 2) ? 0 : 5e-5 * fs__rng_unit(&c->g);
+    if (!rc && (rc = fs_sim_reroute(s, it, &rt, hold, err)) > 0) rc = 0;
+  }
+  fs_route_free(&rt);
+  /* The next change, while work remains; a failed link is always restored
+   * by one, so nothing stalls for good. */
+  if (!rc && (!fs_sim_idle(s) || c->failed >= 0))
+    rc = fs_sim_add_timer(s, now + 1e-4 * fs__rng_unit(&c->g), chaos_timer, c, err);
+  return rc;
+}
+
+TEST(test_props_random_dynamics) {
+  int total_fired = 0;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    fs__rng g;
+    fs__rng_seed(&g, seed ^ 0xd1ce);
+    fs_topo *t = random_topo(&g);
+    CHECK(t != NULL);
+    if (!t) continue;
+    fs_router *r;
+    fs_sim *s;
+    fs_err err = {0, ""};
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    int32_t n = random_scenario(&g, t, r, s, FS_ROUTE_ECMP, seed, 60);
+    chaos c = {g, t, r, n, -1, 0};
+    CHECK_OK(fs_sim_add_timer(s, 1e-5, chaos_timer, &c, &err), &err);
+    observer o = {t, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(int32_t)),
+                  calloc((size_t)n, sizeof(double)), 0, 0,
+                  calloc((size_t)t->n_links, sizeof(double)), 0, 0,
+                  calloc((size_t)t->n_links, sizeof(double)), NULL, NULL, 0, 0};
+    fs_sim_opts opts = {0};
+    opts.observe = observe;
+    opts.observe_ctx = &o;
+    CHECK_OK(fs_sim_run(s, &opts, &err), &err);
+    total_fired += c.fired;
+    CHECK_EQ_INT(o.violations, 0);
+    double want = 0, got = 0;
+    for (int32_t i = 0; i < n; i++) {
+      CHECK(fs_sim_finish_s(s, i) >= fs_sim_start_s(s, i));
+      if (fs_sim_item_kind(s, i) != FS_ITEM_FLOW) continue;
+      CHECK_REL(o.delivered[i], fs_sim_flow_bytes(s, i), 1e-9, "bytes");
+      const int32_t *links;
+      const double *w;
+      int32_t nl;
+      fs_sim_flow_route(s, i, &links, &w, &nl);
+      double hops = 0;
+      for (int32_t k = 0; k < nl; k++) hops += w[k];
+      want += fs_sim_flow_bytes(s, i) * hops;
+    }
+    int bad_links = 0;
+    for (int32_t l = 0; l < t->n_links; l++) {
+      got += fs_sim_links(s)[l].bytes;
+      double d = fabs(fs_sim_links(s)[l].bytes - o.link_bytes[l]);
+      bad_links += d > 1e-9 * fmax(o.link_bytes[l], 1.0);
+    }
+    CHECK_REL(got, want, 1e-9, "link bytes");
+    CHECK_EQ_INT(bad_links, 0); /* each link carried what flowed over it */
+    free(o.link_bytes);
+    free(o.prev_links);
+    free(o.prev_w);
+    free(o.delivered);
+    free(o.prev_items);
+    free(o.prev_rate);
+    free(o.load);
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+  CHECK(total_fired > 100); /* the network did change, many times */
 }

@@ -816,7 +816,7 @@ static const bad_case bad_cases[] = {
                       "ffn, heads, kv_heads, seq_len, vocab, experts, top_k, moe_every, "
                       "dtype_bytes, gated, bias, position, tied_embeddings)"},
     {{"extra=1"}, "job.json: $.extra: unknown key (expected one of: description, model, "
-                  "training, parallelism, hardware, topology, placement, routing)"},
+                  "training, parallelism, hardware, topology, placement, routing, failures)"},
     {{"model"}, "job.json: $.model: required object is missing"},
     {{"model=[]"}, "job.json: $.model: must be an object, got []"},
     {{"model.hidden"}, "job.json: $.model.hidden: required integer is missing"},
@@ -941,7 +941,7 @@ static const bad_case bad_cases[] = {
      "job.json: $.placement: rail alignment needs the topology's 3 leaves of 4 hosts to form "
      "groups of gpus_per_node (4) leaves; use \"packed\", got \"rail_aligned\""},
     {{"routing.mode=\"explicit\""}, "job.json: $.routing.mode: must be shortest, ecmp, spray, "
-                                    "dor, minimal, valiant or railonly, got \"explicit\""},
+                                    "optimized, dor, minimal, valiant or railonly, got \"explicit\""},
     {{"routing.mode=\"dor\""},
      "job.json: $.routing.mode: dor routing needs a torus or ring topology, not "
      "leafspine:leaves=4,spines=2,hosts_per_leaf=4,host_gbps=100,fabric_gbps=100,"

@@ -99,6 +99,46 @@ typedef struct fs_sim_counters {
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 
+/* ---- control during a run: timers, failures, re-routing ----
+ *
+ * A timer calls fn(ctx, s, now, err) when the clock reaches at_s (or now,
+ * if at_s has passed), in the batch of that instant; the callback may change
+ * link capacities, re-route flows and add further timers. Returning a
+ * negative FS_E* code (with err set) aborts the run with that error. Timers
+ * are not items: they neither count as work nor keep a finished simulation
+ * alive, except that a pending timer runs even when nothing else is left. */
+typedef int (*fs_sim_timer_fn)(void *ctx, fs_sim *s, double now_s, fs_err *err);
+/* Before or during the run. 0, FS_EINVAL (no fn, at_s negative or not
+ * finite) or FS_ENOMEM. */
+int fs_sim_add_timer(fs_sim *s, double at_s, fs_sim_timer_fn fn, void *ctx, fs_err *err);
+/* 1 if nothing but timers is pending: no flow can drain, no task end, no
+ * start come (a periodic controller stops re-arming then). */
+int fs_sim_idle(const fs_sim *s);
+
+/* Sets a directed link's capacity from now on (0 = failed: its flows stall
+ * at rate 0 until re-routed). Only during a run. 0 or FS_EINVAL. */
+int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err);
+/* The capacity in force (the topology's before the run). */
+double fs_sim_link_capacity_bps(const fs_sim *s, int32_t link);
+
+/* Gives a flow a new route (copied). Not started yet: it will start on it.
+ * In flight: its bytes sent so far stay charged to the old links; it
+ * carries nothing for hold_s (the reconfiguration: forwarding state being
+ * rewritten) and then continues with its remaining bytes on the new route.
+ * Already drained or finished: nothing changes. Returns 1 if the flow was
+ * in flight (and so waits out the hold), 0 otherwise, or FS_EINVAL (not a
+ * flow, bad route or hold) or FS_ENOMEM. */
+int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s,
+                   fs_err *err);
+
+/* Flows (bytes > 0) in the order they started, so far; a controller reads
+ * the ones it has not seen yet. */
+int32_t fs_sim_n_started(const fs_sim *s);
+int32_t fs_sim_started_flow(const fs_sim *s, int32_t i); /* item id */
+void fs_sim_flow_ends(const fs_sim *s, int32_t item, int32_t *src, int32_t *dst);
+int fs_sim_item_finished(const fs_sim *s, int32_t item);
+double fs_sim_now_s(const fs_sim *s);
+
 /* ---- state accessors (for observers and after the run) ---- */
 int32_t fs_sim_n_active(const fs_sim *s);
 int32_t fs_sim_active_flow(const fs_sim *s, int32_t i); /* item id */

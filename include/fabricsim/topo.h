@@ -267,6 +267,16 @@ int fs_topo_mark_inc(fs_topo *t, const char *which);
 /* "host3", "leaf1", "spine0", "edge2.1", "agg0.3", "core5", "switch";
  * with G > 1: "gpu3", "nic3", "scaleup0". */
 void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n);
+/* The node named `name` (as fs_topo_node_name writes it), or -1. O(nodes). */
+int32_t fs_topo_node_find(const fs_topo *t, const char *name);
+
+/* A copy of t without the cables of which a direction is marked in
+ * down[0..n_links): same nodes and ids, same family and parameters (so
+ * names stay), links renumbered; link_map (n_links entries, may be NULL)
+ * gets the original id of each new link. For routing around failures:
+ * routes found on the copy map back through link_map. 0 or FS_ENOMEM. */
+int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
+                           int32_t *link_map, fs_err *err);
 
 /* ---- metrics ---- */
 typedef struct fs_topo_stats {

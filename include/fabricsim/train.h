@@ -53,6 +53,9 @@ typedef struct fs_train_result {
   fs_train_kind kind[FS_PAR_N];
   int64_t flows, tasks;
   fs_sim_counters counters;
+  fs_netctl_stats ctl; /* routing control, when the job has any */
+  double baseline_iter_s; /* then: the iteration without it (base routing,
+                             no failures, no re-optimisation); else 0 */
 } fs_train_result;
 
 typedef struct fs_train fs_train;

@@ -25,6 +25,7 @@
 #include "fabricsim/err.h"
 #include "fabricsim/pipeline.h"
 #include "fabricsim/route.h"
+#include "fabricsim/netctl.h"
 #include "fabricsim/topo.h"
 
 /* ---- the job ------------------------------------------------------------ */
@@ -90,6 +91,13 @@ typedef struct fs_job {
   fs_placement placement;
   fs_route_mode mode;   /* shortest, ecmp or spray */
   uint64_t seed;
+  /* Routing control (netctl.h): mode "optimized" re-optimises every
+   * reopt_interval_s (> 0) on top of `mode`; failures (owned) are routed
+   * around detect_s after they happen. */
+  double reopt_interval_s, reopt_reconfig_s, detect_s;
+  fs_routeopt_kind reopt_optimizer;
+  fs_netctl_failure *failures;
+  int32_t n_failures;
 } fs_job;
 
 /* Sets every documented default (dense model, 1F1B, ZeRO 0, 25 MiB buckets,

@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3 };
+enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3, EV_TIMER = 4, EV_REENTER = 5 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
 
@@ -29,6 +29,11 @@ typedef struct task {
   double duration_s;
 } task;
 
+typedef struct timer {
+  fs_sim_timer_fn fn;
+  void *ctx;
+} timer;
+
 struct fs_sim {
   fs__simcore core;
   fs__arena arena;
@@ -36,12 +41,17 @@ struct fs_sim {
   size_t n_items, items_cap;
   task *tasks;
   size_t n_tasks, tasks_cap;
-  size_t flows_cap, route_cap;
+  size_t flows_cap, route_cap, route_len;
   int32_t (*edges)[3]; /* before, after, kind (DEP_DONE or DEP_SENT) */
   size_t n_edges, edges_cap;
   int32_t *dep_start, *dep_list; /* dependents of item i, as after*2 + kind */
   int32_t *active_list; /* flows in flight */
   int32_t n_active;
+  int32_t *started;     /* flow items in the order they started */
+  int32_t n_started;
+  timer *timers;
+  size_t n_timers, timers_cap, timers_pending;
+  fs_err timer_err;     /* what a failing timer callback said */
   int32_t *cycle;
   int32_t cycle_len;
   fs__heap heap;
@@ -83,12 +93,27 @@ void fs_sim_free(fs_sim *s) {
   free(s->dep_start);
   free(s->dep_list);
   free(s->active_list);
+  free(s->started);
+  free(s->timers);
   free(s->cycle);
   free(s->link_stats);
   fs__heap_free(&s->heap);
   fs__maxmin_free(&s->mm);
   fs__arena_free(&s->arena);
   free(s);
+}
+
+/* Room for `need` route entries in the three parallel route arrays. */
+static int grow_routes(fs_sim *s, size_t need) {
+  fs__simcore *c = &s->core;
+  if (need > INT32_MAX) return FS_ENOMEM;
+  size_t cap1 = s->route_cap, cap2 = s->route_cap, cap3 = s->route_cap;
+  if (fs__grow(&c->route_links, &cap1, need, sizeof(int32_t)) ||
+      fs__grow(&c->route_pos, &cap2, need, sizeof(int32_t)) ||
+      fs__grow(&c->route_w, &cap3, need, sizeof(double)))
+    return FS_ENOMEM;
+  s->route_cap = cap1;
+  return 0;
 }
 
 static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
@@ -118,19 +143,15 @@ int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
         !(route->weights[k] > 0 && route->weights[k] <= 1 + 1e-12))
       return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
   size_t nflows = (size_t)c->n_flows;
-  size_t off = nflows ? (size_t)c->flows[nflows - 1].off + (size_t)c->flows[nflows - 1].n : 0;
-  size_t rcap = s->route_cap, rcap2 = s->route_cap, rcap3 = s->route_cap;
-  if (off + (size_t)route->n > INT32_MAX ||
-      fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)) ||
-      fs__grow(&c->route_links, &rcap, off + (size_t)route->n, sizeof(int32_t)) ||
-      fs__grow(&c->route_pos, &rcap2, off + (size_t)route->n, sizeof(int32_t)) ||
-      fs__grow(&c->route_w, &rcap3, off + (size_t)route->n, sizeof(double)))
+  size_t off = s->route_len;
+  if (grow_routes(s, off + (size_t)route->n) ||
+      fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
-  s->route_cap = rcap;
   int32_t id = new_item(s, FS_ITEM_FLOW, c->n_flows, start_ns, err);
   if (id < 0) return id;
   memcpy(c->route_links + off, route->links, (size_t)route->n * sizeof(int32_t));
   memcpy(c->route_w + off, route->weights, (size_t)route->n * sizeof(double));
+  s->route_len = off + (size_t)route->n;
   fs__flow *f = &c->flows[c->n_flows++];
   memset(f, 0, sizeof(*f));
   f->item = id;
@@ -291,8 +312,9 @@ static int mark_dirty(fs_sim *s, int32_t l) {
   return 0;
 }
 
-/* Puts a flow on its links; its rate is set by the batch's re-rating. */
-static int flow_enter(fs_sim *s, int32_t fi) {
+/* Puts a flow on its links with its bytes left unchanged; its rate is set
+ * by the batch's re-rating. */
+static int flow_link(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
   for (int32_t k = 0; k < f->n; k++) {
@@ -315,7 +337,6 @@ static int flow_enter(fs_sim *s, int32_t fi) {
     a->n++;
     if (mark_dirty(s, l)) return FS_ENOMEM;
   }
-  f->remaining = f->bytes;
   f->rate = 0;
   f->last_s = s->now;
   f->active_idx = s->n_active;
@@ -324,7 +345,14 @@ static int flow_enter(fs_sim *s, int32_t fi) {
   return 0;
 }
 
-static int flow_leave(fs_sim *s, int32_t fi) {
+static int flow_enter(fs_sim *s, int32_t fi) {
+  s->core.flows[fi].remaining = s->core.flows[fi].bytes;
+  s->started[s->n_started++] = s->core.flows[fi].item;
+  return flow_link(s, fi);
+}
+
+/* Takes a flow off its links and out of the active list. */
+static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
   for (int32_t k = 0; k < f->n; k++) {
@@ -346,9 +374,31 @@ static int flow_leave(fs_sim *s, int32_t fi) {
     c->flows[moved].active_idx = f->active_idx;
   }
   f->active_idx = -1;
-  f->remaining = 0;
   f->rate = 0;
   return 0;
+}
+
+static int flow_leave(fs_sim *s, int32_t fi) {
+  int rc = flow_unlink(s, fi);
+  s->core.flows[fi].remaining = 0;
+  return rc;
+}
+
+/* Bytes left now, at the current rate since last_s. */
+static void settle(fs_sim *s, fs__flow *f) {
+  f->remaining -= f->rate * (s->now - f->last_s);
+  if (f->remaining < 0) f->remaining = 0;
+  f->last_s = s->now;
+}
+
+/* Charges the bytes sent since the last charge to the flow's route. */
+static void charge(fs_sim *s, fs__flow *f) {
+  fs__simcore *c = &s->core;
+  double sent = f->bytes - f->remaining - f->accounted;
+  if (!(sent > 0)) return;
+  for (int32_t k = 0; k < f->n; k++)
+    s->link_stats[c->route_links[f->off + k]].bytes += sent * c->route_w[f->off + k];
+  f->accounted += sent;
 }
 
 static int release(fs_sim *s, int32_t id, int32_t kind);
@@ -400,7 +450,7 @@ static int item_finished(fs_sim *s, int32_t id) {
 }
 
 static int handle(fs_sim *s, const fs__event *e) {
-  sim_item *it = &s->items[e->item];
+  sim_item *it = e->type == EV_TIMER ? NULL : &s->items[e->item];
   switch (e->type) {
     case EV_START: {
       it->start_s = s->now;
@@ -422,6 +472,18 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_FLOW_DONE:
     case EV_TASK_DONE:
       return item_finished(s, e->item);
+    case EV_TIMER: {
+      s->timers_pending--;
+      const timer *tm = &s->timers[e->item];
+      int rc = tm->fn(tm->ctx, s, s->now, &s->timer_err);
+      return rc < 0 ? rc : 0;
+    }
+    case EV_REENTER: {
+      fs__flow *f = &s->core.flows[it->idx];
+      if (e->version != f->version || !f->held) return 1; /* superseded */
+      f->held = 0;
+      return flow_link(s, it->idx);
+    }
   }
   return FS_EINTERNAL;
 }
@@ -438,9 +500,7 @@ static int rerate(fs_sim *s) {
     fs__flow *f = &c->flows[fi];
     double r = s->mm.new_rate[fi];
     if (r == f->rate) continue;
-    f->remaining -= f->rate * (s->now - f->last_s);
-    if (f->remaining < 0) f->remaining = 0;
-    f->last_s = s->now;
+    settle(s, f);
     f->rate = r;
     f->version++;
     double t = r > 0 ? s->now + f->remaining / r : INFINITY;
@@ -458,7 +518,8 @@ static int setup(fs_sim *s, fs_err *err) {
   c->active = calloc(L ? L : 1, sizeof(*c->active));
   s->link_stats = calloc(L ? L : 1, sizeof(*s->link_stats));
   s->active_list = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
-  if (!c->cap_Bps || !c->active || !s->link_stats || !s->active_list ||
+  s->started = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
+  if (!c->cap_Bps || !c->active || !s->link_stats || !s->active_list || !s->started ||
       fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
@@ -500,14 +561,23 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
       opts->progress(opts->progress_ctx, &p);
     }
   }
-  if ((size_t)s->items_done != s->n_items)
+  if ((size_t)s->items_done != s->n_items) {
+    int32_t stalled = 0;
+    for (int32_t i = 0; i < s->n_active; i++)
+      stalled += !(s->core.flows[s->active_list[i]].rate > 0);
+    if (stalled)
+      return fs_err_set(err, FS_EINVAL,
+                        "simulation stalled at %.9g s: %d flows in flight get no bandwidth "
+                        "(a link on their route has no capacity, e.g. it failed and they "
+                        "were not re-routed); %lld of %zu items done",
+                        s->now, stalled, (long long)s->items_done, s->n_items);
     return fs_err_set(err, FS_EINTERNAL, "simulation stalled with %lld of %zu items done",
                       (long long)s->items_done, s->n_items);
+  }
   for (int32_t fi = 0; fi < s->core.n_flows; fi++) {
-    const fs__flow *f = &s->core.flows[fi];
-    for (int32_t k = 0; k < f->n; k++)
-      s->link_stats[s->core.route_links[f->off + k]].bytes +=
-          f->bytes * s->core.route_w[f->off + k];
+    fs__flow *f = &s->core.flows[fi];
+    f->remaining = 0;
+    charge(s, f);
   }
   if (opts->progress) {
     fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
@@ -515,6 +585,10 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   }
   return 0;
 fail:
+  if (s->timer_err.code == rc && s->timer_err.msg[0]) {
+    *err = s->timer_err;
+    return rc;
+  }
   return fs_err_set(err, rc, "simulation failed: %s", fs_strerror(rc));
 }
 
@@ -532,7 +606,8 @@ const fs_sim_link_stats *fs_sim_links(const fs_sim *s) { return s->link_stats; }
 fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
   fs_sim_counters c = s->counters;
   size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
-  size_t R = F ? (size_t)s->core.flows[F - 1].off + (size_t)s->core.flows[F - 1].n : 0;
+  size_t R = s->route_len;
+  (void)F;
   size_t bytes = s->items_cap * sizeof(sim_item) + s->flows_cap * sizeof(fs__flow) +
                  s->route_cap * (2 * sizeof(int32_t) + sizeof(double)) +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
@@ -559,3 +634,123 @@ void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
   *weights = s->core.route_w + f->off;
   *n = f->n;
 }
+
+/* ---- control during a run ---- */
+int fs_sim_add_timer(fs_sim *s, double at_s, fs_sim_timer_fn fn, void *ctx, fs_err *err) {
+  if (!fn || !(at_s >= 0) || !isfinite(at_s))
+    return fs_err_set(err, FS_EINVAL, "timer needs a callback and a finite time >= 0, got %g s",
+                      at_s);
+  if (at_s < s->now) at_s = s->now;
+  if (s->n_timers >= INT32_MAX ||
+      fs__grow(&s->timers, &s->timers_cap, s->n_timers + 1, sizeof(*s->timers)) ||
+      fs__heap_push(&s->heap, at_s, EV_TIMER, (int32_t)s->n_timers, 0))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding a timer");
+  s->timers[s->n_timers++] = (timer){fn, ctx};
+  s->timers_pending++;
+  return 0;
+}
+
+int fs_sim_idle(const fs_sim *s) { return s->heap.len == s->timers_pending; }
+
+static int need_running(const fs_sim *s, fs_err *err) {
+  if (!s->ran || !s->core.cap_Bps)
+    return fs_err_set(err, FS_EINVAL, "the network can only change during a run (from a timer)");
+  return 0;
+}
+
+int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
+  fs__simcore *c = &s->core;
+  int rc = need_running(s, err);
+  if (rc) return rc;
+  if (link < 0 || link >= c->t->n_links)
+    return fs_err_set(err, FS_EINVAL, "link %d out of range (topology has %d)", link,
+                      c->t->n_links);
+  if (!(bps >= 0) || !isfinite(bps))
+    return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
+  c->cap_Bps[link] = bps / 8.0;
+  /* Every flow on the link is re-rated from scratch: the incremental repair
+   * finds flows that can speed up, not flows now above a lowered capacity. */
+  fs__link_active *a = &c->active[link];
+  for (int32_t j = 0; j < a->n; j++) {
+    fs__flow *f = &c->flows[a->flow[j]];
+    settle(s, f);
+    f->rate = 0;
+    f->version++;
+  }
+  if (mark_dirty(s, link)) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  return 0;
+}
+
+double fs_sim_link_capacity_bps(const fs_sim *s, int32_t link) {
+  return s->core.cap_Bps ? s->core.cap_Bps[link] * 8.0 : s->core.t->links[link].capacity_bps;
+}
+
+/* Replaces the route slice of flow fi (not on any link now). */
+static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
+  fs__simcore *c = &s->core;
+  fs__flow *f = &c->flows[fi];
+  if (route->n > f->n) {
+    size_t off = s->route_len;
+    if (grow_routes(s, off + (size_t)route->n)) return FS_ENOMEM;
+    f->off = (int32_t)off;
+    s->route_len = off + (size_t)route->n;
+  }
+  memcpy(c->route_links + f->off, route->links, (size_t)route->n * sizeof(int32_t));
+  memcpy(c->route_w + f->off, route->weights, (size_t)route->n * sizeof(double));
+  f->n = route->n;
+  f->latency_s = (double)route->latency_ns * 1e-9;
+  return 0;
+}
+
+int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s, fs_err *err) {
+  fs__simcore *c = &s->core;
+  if (item < 0 || (size_t)item >= s->n_items || s->items[item].kind != FS_ITEM_FLOW)
+    return fs_err_set(err, FS_EINVAL, "item %d is not a flow", item);
+  if (!route || route->n < 1)
+    return fs_err_set(err, FS_EINVAL, "re-route of flow %d: empty route", item);
+  for (int32_t k = 0; k < route->n; k++)
+    if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
+        !(route->weights[k] > 0 && route->weights[k] <= 1 + 1e-12))
+      return fs_err_set(err, FS_EINVAL, "re-route of flow %d: bad route entry %d", item, k);
+  if (!(hold_s >= 0) || !isfinite(hold_s))
+    return fs_err_set(err, FS_EINVAL, "re-route hold must be finite and >= 0 s, got %g", hold_s);
+  sim_item *it = &s->items[item];
+  int32_t fi = it->idx;
+  fs__flow *f = &c->flows[fi];
+  if (it->state == ST_DONE) return 0;
+  if (it->state == ST_RUN && f->active_idx < 0 && !f->held) return 0; /* drained */
+  int rc = 0, moved = 0;
+  if (it->state != ST_RUN) {
+    rc = set_route(s, fi, route);
+  } else {
+    moved = 1;
+    if (f->active_idx >= 0) {
+      settle(s, f);
+      charge(s, f);
+      if ((rc = flow_unlink(s, fi))) goto fail;
+    }
+    f->version++; /* supersedes a pending drain or re-entry */
+    if ((rc = set_route(s, fi, route))) goto fail;
+    if (hold_s > 0) {
+      f->held = 1;
+      rc = fs__heap_push(&s->heap, s->now + hold_s, EV_REENTER, item, f->version);
+    } else {
+      f->held = 0;
+      rc = flow_link(s, fi);
+    }
+  }
+fail:
+  return rc ? fs_err_set(err, rc, "out of memory re-routing flow %d", item) : moved;
+}
+
+int32_t fs_sim_n_started(const fs_sim *s) { return s->n_started; }
+int32_t fs_sim_started_flow(const fs_sim *s, int32_t i) { return s->started[i]; }
+void fs_sim_flow_ends(const fs_sim *s, int32_t item, int32_t *src, int32_t *dst) {
+  const fs__flow *f = &s->core.flows[s->items[item].idx];
+  *src = f->src;
+  *dst = f->dst;
+}
+int fs_sim_item_finished(const fs_sim *s, int32_t item) {
+  return s->items[item].state == ST_DONE;
+}
+double fs_sim_now_s(const fs_sim *s) { return s->now; }

@@ -16,7 +16,9 @@ typedef struct fs__flow {
   int32_t off, n;     /* route slice */
   int32_t active_idx; /* index in the active list, -1 if not in flight */
   uint32_t version;   /* bumps when the drain prediction changes */
+  uint8_t held;       /* re-routed and waiting out its reconfiguration */
   double bytes, remaining, rate, last_s, latency_s;
+  double accounted;   /* bytes already charged to the links of earlier routes */
 } fs__flow;
 
 typedef struct fs__link_active {

@@ -184,7 +184,18 @@ static int is_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t l, doub
 static int has_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t g) {
   const fs__flow *fl = &core->flows[g];
   double x = cur_rate(core, m, g);
-  if (!(x > 0)) return 0;
+  if (!(x > 0)) {
+    /* Stalled on a link without capacity (failed): that link is its
+     * bottleneck, and it must not drag its neighbours into S forever. */
+    for (int32_t k = 0; k < fl->n; k++) {
+      int32_t l = core->route_links[fl->off + k];
+      if (!(core->cap_Bps[l] > 0)) {
+        m->bn[g] = l;
+        return 1;
+      }
+    }
+    return 0;
+  }
   if (m->bn[g] >= 0 && is_bottleneck(core, m, m->bn[g], x)) return 1;
   for (int32_t k = 0; k < fl->n; k++) {
     int32_t l = core->route_links[fl->off + k];

@@ -167,3 +167,48 @@ int fs_topo_mark_inc(fs_topo *t, const char *which) {
   }
   return 0;
 }
+
+int32_t fs_topo_node_find(const fs_topo *t, const char *name) {
+  char buf[64];
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    fs_topo_node_name(t, v, buf, (int)sizeof(buf));
+    if (strcmp(buf, name) == 0) return v;
+  }
+  return -1;
+}
+
+int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
+                           int32_t *link_map, fs_err *err) {
+  fs__topo_builder b;
+  int rc = fs__tb_init(&b, t->family, t->n_nodes, t->n_links, err);
+  if (rc) return rc;
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    const fs_node *n = &t->nodes[v];
+    if (fs__tb_node(&b, n->kind, n->tier, n->index, n->group) < 0) goto oom;
+    b.t->nodes[v].caps = n->caps;
+  }
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const fs_link *k = &t->links[l];
+    if (k->reverse < l || down[l] || down[k->reverse]) continue;
+    if (link_map) {
+      link_map[b.t->n_links] = l;
+      link_map[b.t->n_links + 1] = k->reverse;
+    }
+    if (fs__tb_cable(&b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0) goto oom;
+    /* asymmetric capacities survive too */
+    b.t->links[b.t->n_links - 1].capacity_bps = t->links[k->reverse].capacity_bps;
+    b.t->links[b.t->n_links - 1].latency_ns = t->links[k->reverse].latency_ns;
+  }
+  fs_topo *c = b.t;
+  snprintf(c->spec, sizeof(c->spec), "%s", t->spec);
+  c->gpus_per_node = t->gpus_per_node;
+  c->nic0 = t->nic0;
+  c->scaleup0 = t->scaleup0;
+  memcpy(c->dims, t->dims, sizeof(c->dims));
+  c->n_dims = t->n_dims;
+  c->cost = t->cost;
+  return fs__tb_finish(&b, out, err);
+oom:
+  fs__tb_abort(&b);
+  return fs_err_set(err, FS_ENOMEM, "out of memory copying the topology");
+}

@@ -78,6 +78,7 @@ void fs_job_init(fs_job *job, const char *file) {
 void fs_job_free(fs_job *job) {
   if (!job) return;
   fs_topo_free(job->topo);
+  free(job->failures);
   free(job);
 }
 
@@ -566,19 +567,91 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, fs_hardware *hw)
 }
 
 static int parse_routing(const fs__jctx *c, const cJSON *root, fs_job *job) {
-  static const char *const keys[] = {"mode", "seed", NULL};
+  static const char *const keys[] = {"mode",      "seed",        "base",      "interval_ms",
+                                     "optimizer", "reconfig_us", "detect_ms", NULL};
+  const char *P = "$.routing";
   const cJSON *o;
-  const char *mode;
+  const char *mode, *base, *opt;
   int64_t seed;
+  double interval_ms, reconfig_us, detect_ms;
   int rc;
   if ((rc = section(c, root, "routing", 0, keys, &o)) || !o) return rc;
-  if ((rc = fs__json_str(c, o, "$.routing", "mode", 0, "ecmp", &mode)) ||
-      (rc = fs__json_int(c, o, "$.routing", "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)))
+  if ((rc = fs__json_str(c, o, P, "mode", 0, "ecmp", &mode)) ||
+      (rc = fs__json_int(c, o, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
+      (rc = fs__json_str(c, o, P, "base", 0, "ecmp", &base)) ||
+      (rc = fs__json_num(c, o, P, "interval_ms", 0, 1, 1e-6, 1e9, &interval_ms)) ||
+      (rc = fs__json_str(c, o, P, "optimizer", 0, "greedy", &opt)) ||
+      (rc = fs__json_num(c, o, P, "reconfig_us", 0, 0, 0, 1e12, &reconfig_us)) ||
+      (rc = fs__json_num(c, o, P, "detect_ms", 0, 0, 0, 1e9, &detect_ms)))
     return rc;
-  if (fs_route_mode_parse(mode, &job->mode) || job->mode == FS_ROUTE_EXPLICIT)
+  int optimized = strcmp(mode, "optimized") == 0;
+  static const char *const opt_only[] = {"base", "interval_ms", "optimizer", "reconfig_us", NULL};
+  for (int i = 0; !optimized && opt_only[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, opt_only[i])) {
+      char path[64];
+      snprintf(path, sizeof(path), "%s.%s", P, opt_only[i]);
+      return fs__json_fail(c, path, cJSON_GetObjectItemCaseSensitive(o, opt_only[i]),
+                           "only applies with \"mode\": \"optimized\"");
+    }
+  if (optimized) {
+    if (fs_route_mode_parse(base, &job->mode) ||
+        (job->mode != FS_ROUTE_ECMP && job->mode != FS_ROUTE_SHORTEST && job->mode != FS_ROUTE_SPRAY))
+      return fs__json_fail(c, "$.routing.base", cJSON_GetObjectItemCaseSensitive(o, "base"),
+                           "must be ecmp, shortest or spray (the routing before the first "
+                           "re-optimisation)");
+    if (fs_routeopt_kind_parse(opt, &job->reopt_optimizer) ||
+        job->reopt_optimizer == FS_ROUTEOPT_EXACT)
+      return fs__json_fail(c, "$.routing.optimizer", cJSON_GetObjectItemCaseSensitive(o, "optimizer"),
+                           "must be greedy, ecmp, random or spray (exact is too slow to run "
+                           "inside a simulation)");
+    job->reopt_interval_s = interval_ms * 1e-3;
+    job->reopt_reconfig_s = reconfig_us * 1e-6;
+  } else if (fs_route_mode_parse(mode, &job->mode) || job->mode == FS_ROUTE_EXPLICIT) {
     return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(o, "mode"),
-                         "must be shortest, ecmp, spray, dor, minimal, valiant or railonly");
+                         "must be shortest, ecmp, spray, optimized, dor, minimal, valiant or "
+                         "railonly");
+  }
+  job->detect_s = detect_ms * 1e-3;
   job->seed = (uint64_t)seed;
+  return 0;
+}
+
+/* "failures": [{"at_ms": T, "cable": "leaf0-spine1"} | {"at_ms": T,
+ * "switch": "spine1"}, ...], names as `fabricsim topo` prints them. */
+static int parse_failures(const fs__jctx *c, const cJSON *root, fs_job *job) {
+  static const char *const keys[] = {"at_ms", "cable", "switch", NULL};
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "failures");
+  if (!arr) return 0;
+  if (!cJSON_IsArray(arr)) return fs__json_fail(c, "$.failures", arr, "must be an array");
+  const fs_topo *t = job->topo;
+  int rc;
+  char path[64];
+  size_t i = 0, cap = 0;
+  for (const cJSON *e = arr->child; e; e = e->next, i++) {
+    fs__json_path_idx(path, sizeof(path), "$.failures", i);
+    double at_ms;
+    const char *cable, *sw;
+    if ((rc = fs__json_expect_object(c, e, path, keys)) ||
+        (rc = fs__json_num(c, e, path, "at_ms", 1, 0, 0, 1e9, &at_ms)) ||
+        (rc = fs__json_str(c, e, path, "cable", 0, NULL, &cable)) ||
+        (rc = fs__json_str(c, e, path, "switch", 0, NULL, &sw)))
+      return rc;
+    if (!cable == !sw)
+      return fs__json_fail(c, path, e, "needs exactly one of \"cable\" and \"switch\"");
+    int32_t links[4096];
+    fs_err inner = {0, ""};
+    int32_t n = fs_netctl_parse_target(t, cable ? cable : sw, links, 4096, &inner);
+    if (n < 0) {
+      char p2[80];
+      snprintf(p2, sizeof(p2), "%s.%s", path, cable ? "cable" : "switch");
+      return fs__json_fail(c, p2, cJSON_GetObjectItemCaseSensitive(e, cable ? "cable" : "switch"),
+                           "%s", inner.msg);
+    }
+    if (fs__grow(&job->failures, &cap, (size_t)job->n_failures + (size_t)n, sizeof(*job->failures)))
+      return fs_err_set(c->err, FS_ENOMEM, "%s: out of memory", c->file);
+    for (int32_t k = 0; k < n; k++)
+      job->failures[job->n_failures++] = (fs_netctl_failure){at_ms * 1e-3, links[k]};
+  }
   return 0;
 }
 
@@ -595,7 +668,7 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
   fs_job_init(job, file);
   static const char *const keys[] = {"description", "model",     "training",
                                      "parallelism", "hardware",  "topology",
-                                     "placement",   "routing",   NULL};
+                                     "placement",   "routing",   "failures", NULL};
   const char *desc, *place;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
       (rc = fs__json_str(&c, root, "$", "description", 0, NULL, &desc)) ||
@@ -616,7 +689,7 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
                        "must be \"rail_aligned\" or \"packed\"");
     goto fail;
   }
-  if ((rc = parse_routing(&c, root, job))) goto fail;
+  if ((rc = parse_routing(&c, root, job)) || (rc = parse_failures(&c, root, job))) goto fail;
   /* Defaults from the topology: a NIC's speed from what a host sends into
    * the fabric; the server size and NVLink speed from its servers. */
   if (job->hw.nic_gbps == 0 && job->topo->n_hosts > 0)

@@ -53,6 +53,7 @@ struct fs_train {
   int fabric_free; /* pipeline and data-parallel traffic free (for the bubble) */
   int32_t p, d, t, v, m, V, n_ops;
   fs_sim *sim;
+  fs_netctl *ctl; /* failures and re-optimisation, if the job asks */
   fs_router *router;
   fs_route_cache *routes;
   fs_coll_tuner *tuner;
@@ -454,6 +455,19 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
       (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
       (rc = build(tr, err)))
     goto fail;
+  if (!fabric_free && !tr->opts.free_comm && (job->reopt_interval_s > 0 || job->n_failures > 0)) {
+    fs_netctl_opts co;
+    fs_netctl_opts_init(&co);
+    co.mode = job->mode;
+    co.seed = job->seed;
+    co.interval_s = job->reopt_interval_s;
+    co.optimizer = job->reopt_optimizer;
+    co.reconfig_s = job->reopt_reconfig_s;
+    co.failures = job->failures;
+    co.n_failures = job->n_failures;
+    co.detect_s = job->detect_s;
+    if ((rc = fs_netctl_new(tr->sim, &co, &tr->ctl, err))) goto fail;
+  }
   *out = tr;
   return 0;
 fail:
@@ -467,6 +481,7 @@ int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, f
 
 void fs_train_free(fs_train *tr) {
   if (!tr) return;
+  fs_netctl_free(tr->ctl);
   fs_coll_tuner_free(tr->tuner);
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
@@ -507,6 +522,7 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
   out->mfu = fs_work_mfu(job, T);
   out->counters = fs_sim_get_counters(tr->sim);
+  if (tr->ctl) fs_netctl_stats_get(tr->ctl, &out->ctl);
   int64_t flows = 0;
   for (int32_t i = 0; i < fs_sim_n_items(tr->sim); i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
@@ -543,6 +559,22 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fend);
   fs_train_free(free_tr);
   out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3);
+  /* With routing control: the same job without it (its base routing, no
+   * failures, no re-optimisation), so the report can say what it cost or
+   * bought. A shallow copy: it borrows the topology. */
+  if (tr->ctl) {
+    fs_job plain = *job;
+    plain.reopt_interval_s = 0;
+    plain.failures = NULL;
+    plain.n_failures = 0;
+    fs_train *btr = NULL;
+    if ((rc = train_new(&plain, &o, 0, &btr, err)) || (rc = fs_sim_run(btr->sim, NULL, err))) {
+      fs_train_free(btr);
+      return rc;
+    }
+    out->baseline_iter_s = fs_sim_makespan_s(btr->sim);
+    fs_train_free(btr);
+  }
   double idle = fmax(0, last_end - compute - tp - ep - z3);
   out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
   double dp_end = last_end;
@@ -618,7 +650,13 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
           (long long)job->par.tp, (long long)job->par.pp, fs_pipe_schedule_name(job->par.schedule),
           (long long)job->par.virtual_stages, (long long)job->par.dp, (long long)fs_job_gpus(job),
           (long long)fs_work_microbatches(job), (long long)job->train.micro_batch);
-  fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
+  if (job->reopt_interval_s > 0)
+    fprintf(f, "topology:           %s (optimized routing: %s every %g ms over %s, hold %g us)\n",
+            job->topo->spec, fs_routeopt_kind_name(job->reopt_optimizer),
+            job->reopt_interval_s * 1e3, fs_route_mode_name(job->mode),
+            job->reopt_reconfig_s * 1e6);
+  else
+    fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
   fprintf(f, "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
           "optimizer %.2f, activations %.2f)\n",
           mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
@@ -647,6 +685,20 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
             (long long)c->colls, c->bytes / 1e6, c->busy_s * 1e3, c->busy_s / c->colls * 1e6,
             k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
   }
+  if (job->reopt_interval_s > 0)
+    fprintf(f, "re-optimisation:    %d runs, %lld pairs moved, %lld flows re-routed (%lld in "
+            "flight, held)\n",
+            r->ctl.reopts, (long long)r->ctl.pairs_moved,
+            (long long)(r->ctl.flows_rerouted - r->ctl.failure_reroutes),
+            (long long)r->ctl.flows_held);
+  if (job->n_failures > 0)
+    fprintf(f, "failures:           %d cables failed, %lld flows re-routed around them after "
+            "%g ms\n",
+            r->ctl.cables_failed, (long long)r->ctl.failure_reroutes, job->detect_s * 1e3);
+  if (r->baseline_iter_s > 0)
+    fprintf(f, "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
+            "this run takes x%.3f of it\n",
+            r->baseline_iter_s * 1e3, fs_route_mode_name(job->mode), T / r->baseline_iter_s);
   fprintf(f, "engine:             %lld flows, %lld tasks, %llu events\n", (long long)r->flows,
           (long long)r->tasks, (unsigned long long)r->counters.events);
   return ferror(f) ? FS_EIO : 0;
@@ -683,7 +735,15 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
             k == FS_PAR_PP ? "sendrecv" : fs_coll_algo_name(ck->algo));
     first = 0;
   }
-  fprintf(f, "],\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
+  fprintf(f, "]");
+  if (job->reopt_interval_s > 0 || job->n_failures > 0)
+    fprintf(f, ",\"control\":{\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
+            "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"
+            "\"baseline_iteration_ns\":%s}",
+            r->ctl.reopts, (long long)r->ctl.pairs_moved, (long long)r->ctl.flows_rerouted,
+            (long long)r->ctl.flows_held, r->ctl.cables_failed,
+            (long long)r->ctl.failure_reroutes, (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
+  fprintf(f, ",\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
           (long long)r->tasks, (unsigned long long)r->counters.events);
   return ferror(f) ? FS_EIO : 0;
 }

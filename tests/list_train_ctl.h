@@ -1,0 +1,4 @@
+/* routing control inside fabricsim train */
+X(test_train_optimized_routing_beats_ecmp)
+X(test_train_failure_slowdown)
+X(test_train_control_bad_input)

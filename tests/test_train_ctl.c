@@ -1,0 +1,118 @@
+/* Routing control inside `fabricsim train`: "optimized" routing and
+ * failures on the bundled examples, and the job-file errors that go with
+ * them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/base/base.h"
+#include "fabricsim/train.h"
+#include "test.h"
+
+static int run_job(const char *path, fs_train_result *res, fs_err *err) {
+  fs_job *job = NULL;
+  fs_train *tr = NULL;
+  int rc = fs_job_load(path, &job, err);
+  if (!rc) rc = fs_train_new(job, NULL, &tr, err);
+  if (!rc) rc = fs_train_run(tr, res, err);
+  fs_train_free(tr);
+  fs_job_free(job);
+  return rc;
+}
+
+/* ECMP collides on the 2:1 fabric; re-optimising every millisecond must
+ * not be slower than plain ECMP, must have moved flows, and cannot beat
+ * ideal spraying by more than rounding (spray is the fluid optimum of a
+ * symmetric ring). */
+TEST(test_train_optimized_routing_beats_ecmp) {
+  fs_err err = {0, ""};
+  fs_train_result opt, spray;
+  CHECK_OK(run_job("examples/gpt-13b-optimized.json", &opt, &err), &err);
+  CHECK(opt.baseline_iter_s > 0);
+  CHECK(opt.iter_s <= opt.baseline_iter_s);
+  CHECK(opt.ctl.reopts > 0);
+  CHECK(opt.ctl.pairs_moved > 0);
+  CHECK(opt.ctl.flows_held <= opt.ctl.flows_rerouted);
+  /* the same job with spray routing, no control */
+  char *text = NULL;
+  size_t len = 0;
+  CHECK_OK(fs__read_file("examples/gpt-13b-optimized.json", &text, &len, &err), &err);
+  fs_job *job = NULL;
+  const char *from = "\"mode\": \"optimized\"";
+  char *m = text ? strstr(text, from) : NULL;
+  CHECK(m != NULL);
+  if (m) {
+    /* drop the optimized-only keys by ending the object after the mode */
+    char *end = strchr(m, '}');
+    size_t head = (size_t)(m - text);
+    char *j2 = malloc(len + 64);
+    snprintf(j2, len + 64, "%.*s\"mode\": \"spray\"%s", (int)head, text, end);
+    CHECK_OK(fs_job_parse(j2, strlen(j2), "spray", &job, &err), &err);
+    fs_train *tr = NULL;
+    CHECK_OK(fs_train_new(job, NULL, &tr, &err), &err);
+    CHECK_OK(fs_train_run(tr, &spray, &err), &err);
+    CHECK(opt.iter_s >= spray.iter_s * (1 - 1e-9));
+    CHECK(spray.iter_s < opt.baseline_iter_s); /* ECMP did collide */
+    fs_train_free(tr);
+    fs_job_free(job);
+    free(j2);
+  }
+  free(text);
+}
+
+/* A spine and a cable fail mid-iteration with spray routing: the run is
+ * slower than without failures, every cable of the spine counts, and the
+ * output is deterministic. */
+TEST(test_train_failure_slowdown) {
+  fs_err err = {0, ""};
+  fs_train_result a, b;
+  CHECK_OK(run_job("examples/gpt-13b-failure.json", &a, &err), &err);
+  CHECK_OK(run_job("examples/gpt-13b-failure.json", &b, &err), &err);
+  CHECK_EQ_INT(a.ctl.cables_failed, 8 + 1); /* spine0 has one cable per leaf */
+  CHECK(a.ctl.failure_reroutes > 0);
+  CHECK(a.iter_s > a.baseline_iter_s);
+  CHECK(a.iter_s == b.iter_s);
+  CHECK(a.ctl.failure_reroutes == b.ctl.failure_reroutes);
+}
+
+TEST(test_train_control_bad_input) {
+  static const struct {
+    const char *routing, *failures, *want;
+  } cases[] = {
+      {"{\"mode\": \"ecmp\", \"interval_ms\": 1}", NULL,
+       "$.routing.interval_ms: only applies with \"mode\": \"optimized\""},
+      {"{\"mode\": \"optimized\", \"base\": \"dor\"}", NULL, "$.routing.base: must be ecmp"},
+      {"{\"mode\": \"optimized\", \"optimizer\": \"exact\"}", NULL, "$.routing.optimizer"},
+      {"{\"mode\": \"optimized\", \"interval_ms\": 0}", NULL, "$.routing.interval_ms"},
+      {"{\"mode\": \"optimized\", \"reconfig_us\": -1}", NULL, "$.routing.reconfig_us"},
+      {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"switch\": \"spine9\"}]",
+       "$.failures[0].switch: no switch named 'spine9'"},
+      {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"cable\": \"leaf0-leaf1\"}]",
+       "$.failures[0].cable: no cable joins leaf0 and leaf1"},
+      {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"cable\": \"leaf0-spine0\", \"switch\": \"spine0\"}]",
+       "$.failures[0]: needs exactly one"},
+      {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": -1, \"switch\": \"spine0\"}]", "$.failures[0].at_ms"},
+      {"{\"mode\": \"ecmp\"}", "[{\"switch\": \"spine0\"}]", "$.failures[0].at_ms"},
+      {"{\"mode\": \"ecmp\"}", "{\"at_ms\": 1}", "$.failures: must be an array"},
+      {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"switch\": \"spine0\", \"when\": 2}]",
+       "$.failures[0]"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"model\": {\"layers\": 4, \"hidden\": 512, \"heads\": 8, \"seq_len\": 512, "
+             "\"vocab\": 1024}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1}, "
+             "\"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8}, \"hardware\": "
+             "{\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 1, \"nvlink_gbps\": 100}, \"topology\": "
+             "{\"type\": \"leafspine\", \"leaves\": 2, \"spines\": 2, \"hosts_per_leaf\": 4, "
+             "\"host_gbps\": 100, \"fabric_gbps\": 100}, \"routing\": %s%s%s}",
+             cases[i].routing, cases[i].failures ? ", \"failures\": " : "",
+             cases[i].failures ? cases[i].failures : "");
+    fs_job *job = NULL;
+    fs_err err = {0, ""};
+    int rc = fs_job_parse(text, strlen(text), "job.json", &job, &err);
+    CHECK_EQ_CTX(rc, FS_EINVAL, cases[i].want);
+    if (!strstr(err.msg, cases[i].want))
+      test_fail(__FILE__, __LINE__, "case %zu: want '%s' in '%s'", i, cases[i].want, err.msg);
+    fs_job_free(job);
+  }
+}

@@ -148,8 +148,11 @@ static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twis
          "< 5%% and < 3%%\n",
          "optical share", 100 * c->share_usd, 100 * c->ocs_share_usd, 100 * c->share_w,
          100 * c->ocs_share_w);
-  printf("%-22s %.4g USD per transceiver for 5%% of cost, %.4g W for 3%% of power\n",
-         "break-even", c->xcvr_usd_at_5pct, c->xcvr_w_at_3pct);
+  printf("%-22s ", "break-even");
+  if (c->xcvr_usd_at_5pct >= 0) printf("%.4g USD per transceiver for 5%% of cost", c->xcvr_usd_at_5pct);
+  else printf("none for 5%% of cost (OCS and fiber alone exceed it)");
+  if (c->xcvr_w_at_3pct >= 0) printf(", %.4g W for 3%% of power\n", c->xcvr_w_at_3pct);
+  else printf(", none for 3%% of power (OCS alone exceeds it)\n");
   if (r->mix) {
     const fs_tpu_mix_result *m = &r->mr;
     double steps = m->jobs > 0 ? (double)m->jobs : 1;

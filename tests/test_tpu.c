@@ -377,17 +377,53 @@ TEST(test_tpu_mix_invariants) {
   fs_tpu_pod *pod = new_pod(64);
   CHECK_OK(fs_tpu_pod_busy_random(pod, 6, 3, &err), &err);
   fs_tpu_mix_result a, b;
-  CHECK_OK(fs_tpu_mix_run(pod, 40, 5, &a, &err), &err);
-  CHECK_OK(fs_tpu_mix_run(pod, 40, 5, &b, &err), &err);
+  CHECK_OK(fs_tpu_mix_run(pod, 300, 5, &a, &err), &err);
+  CHECK_OK(fs_tpu_mix_run(pod, 300, 5, &b, &err), &err);
   CHECK(memcmp(&a, &b, sizeof(a)) == 0);
-  CHECK_EQ_INT(a.jobs, 40);
-  CHECK(a.cubes_ocs <= 58 && a.cubes_static <= 58);
-  CHECK(a.fit_static_when_ocs_fits <= a.fit_static);
-  CHECK(a.fit_ocs <= 40 && a.fit_static <= 40);
-  /* The first job always fits with OCS when 58 cubes are free (<= 16 asked). */
-  CHECK(a.fit_ocs >= 1);
+  CHECK_EQ_INT(a.jobs, 300);
+  CHECK_EQ_INT(a.free_cubes, 58);
+  CHECK_EQ_INT(a.mean_life, 9); /* round(58 * 5 / 31) */
+  /* Never more cubes held than free, on average. */
+  CHECK(a.cube_steps_ocs <= 58LL * 300 && a.cube_steps_static <= 58LL * 300);
+  CHECK(a.fit_both <= a.fit_static && a.fit_both <= a.fit_ocs);
+  CHECK(a.fit_ocs >= 1 && a.fit_ocs <= 300 && a.fit_static <= 300);
+  /* Every admission and every departure so far reconfigured the OCSes. */
+  CHECK(a.reconfigs >= a.fit_ocs && a.reconfigs <= 2 * a.fit_ocs);
   CHECK_EQ_INT(fs_tpu_pod_free_cubes(pod), 58); /* pod unchanged */
   CHECK(fs_tpu_mix_run(pod, -1, 5, &a, &err) == FS_EINVAL);
+  fs_tpu_pod_free(pod);
+}
+
+TEST(test_tpu_halving_cuts) {
+  /* Plain torus: 2 * n / D[d] links across each halving. Twisted 8x4x4
+   * (2k x k x k, k = 4): across dim 0 also every wrap of dims 1 and 2
+   * (16 + 16 * ... counted by hand below). */
+  fs_err err = {0, ""};
+  fs_tpu_pod *pod = new_pod(64);
+  static const int32_t sh[3] = {4, 8, 12};
+  fs_tpu_slice s;
+  fs_topo *t = slice_graph(pod, sh, 0, &s);
+  int64_t cut[3];
+  CHECK_OK(fs_tpu_halving_cuts(t, cut, &err), &err);
+  CHECK_EQ_INT(cut[0], 2 * 384 / 12);
+  CHECK_EQ_INT(cut[1], 2 * 384 / 8);
+  CHECK_EQ_INT(cut[2], 2 * 384 / 4);
+  fs_topo_free(t);
+  fs_tpu_slice_clear(&s);
+  static const int32_t tw[3] = {4, 4, 8};
+  t = slice_graph(pod, tw, 1, &s);
+  CHECK_OK(fs_tpu_halving_cuts(t, cut, &err), &err);
+  /* dim 0 (8 long): 2 * 16 plain cables + the 2 * 32 wraps of dims 1, 2,
+   * each shifted by 4 = half of dim 0, so all of them cross. */
+  CHECK_EQ_INT(cut[0], 32 + 64);
+  /* dims 1, 2 (4 long): 2 * 32 as in the plain torus (the shift is along
+   * dim 0 and does not change which half of dim 1 or 2 an end is in). */
+  CHECK_EQ_INT(cut[1], 64);
+  CHECK_EQ_INT(cut[2], 64);
+  fs_topo_stats st = oracle_stats_of(t);
+  CHECK_REL(st.bisection_bps, (double)cut[0] * 400e9, 1e-9, "bit/s");
+  fs_topo_free(t);
+  fs_tpu_slice_clear(&s);
   fs_tpu_pod_free(pod);
 }
 
@@ -459,6 +495,7 @@ TEST(test_tpu_cli) {
   CHECK(strstr(out, "twisted torus") != NULL);
   CHECK(strstr(out, "diameter, ICI hops     6 (3-D torus closed form 8)") != NULL);
   CHECK(strstr(out, "fits: cubes 3,4") != NULL);
+  CHECK(strstr(out, "axis-halving cuts      96 / 64 / 64 links") != NULL);
   char again[8192];
   CHECK_EQ_INT(test_run_cli("ocs tpu --shape 4x4x8 --twisted --busy 0,1,2 --jobs-mix 20",
                             "2>&1", again, sizeof(again)),

@@ -182,10 +182,12 @@ int fs_ocs_schedule_add(fs_ocs_schedule *s, int32_t ocs, double duration_s, cons
                         fs_err *err);
 
 /* Builds a schedule from a decomposition: each permutation (self circuits
- * dropped, identical permutations merged) becomes a slot of duration
- * weight*8/(gbps*1e9); with degree d > 1 slots go to the OCS with the least
- * total (delay + duration) so far, longest first (LPT). Returns 0, FS_EINVAL
- * (bad params) or FS_ENOMEM; *out empty on failure. */
+ * dropped, consecutive equal ones merged) becomes a slot of duration
+ * weight*8/(gbps*1e9). With degree d > 1 the slots are spread over the d
+ * OCSes either by McNaughton's wrap-around (runs of equal bytes, a slot cut
+ * at a run boundary runs on two OCSes) or by LPT (whole slots, longest
+ * first, to the least loaded OCS), whichever ends first counting delays.
+ * Returns 0, FS_EINVAL (bad params) or FS_ENOMEM; *out empty on failure. */
 int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
                                 fs_ocs_schedule *out, fs_err *err);
 

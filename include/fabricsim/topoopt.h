@@ -84,11 +84,14 @@ int32_t fs_topoopt_graph_circuits(const fs_topoopt_graph *g); /* sum over u < v 
  * alpha x (ar + mp) is routable as a multicommodity flow over the circuits
  * (each B Gb/s per direction, multi-hop through servers' forwarding), so
  * time_s = 1 / alpha is the shortest time to move the iteration's matrix.
- * time_s is INFINITY when some demand has no path, 0 with no traffic. */
+ * time_s is INFINITY when some demand has no path, 0 with no traffic.
+ * Optimisers compare (unserved_frac, time_s) lexicographically, so a
+ * disconnected candidate still ranks by how much it leaves unserved. */
 typedef struct fs_topoopt_eval {
   double time_s;
   double ideal_s;  /* lower bound: max over servers of bytes out or in / (d B) */
   double direct_frac; /* share of the demand whose endpoints share a circuit */
+  double unserved_frac; /* share with no path at all (time_s is then INFINITY) */
 } fs_topoopt_eval;
 /* Solves the LP with GLPK. Fails with FS_EINVAL on mismatched sizes or
  * gbps <= 0, FS_EINTERNAL if GLPK fails, FS_ENOMEM. */

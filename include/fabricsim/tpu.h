@@ -151,6 +151,14 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
 int32_t fs_tpu_torus_diameter(const int32_t dims[3]);
 int64_t fs_tpu_torus_bisection_links(const int32_t dims[3]);
 
+/* Router-to-router cables of a slice graph (fs_tpu_slice_topo, dims its
+ * t->dims) crossing the plane that halves each dimension d (coordinate <
+ * dims[d]/2 against the rest): links[d]. The least of the three is the
+ * axis-halving bisection, the torus's minimum bisection; a twisted torus's
+ * true minimum may be lower (other balanced cuts are not searched). Returns
+ * 0 or FS_EINVAL if t is not a 3-D slice graph. */
+int fs_tpu_halving_cuts(const fs_topo *t, int64_t links[3], fs_err *err);
+
 /* ---- reconfiguration ---- */
 
 typedef struct fs_tpu_reconfig {
@@ -200,18 +208,25 @@ int fs_tpu_cost_compute(const fs_tpu_params *p, const fs_tpu_cost_params *c, fs_
 
 typedef struct fs_tpu_mix_result {
   int32_t jobs;
-  int32_t fit_ocs, fit_static;       /* jobs placed */
-  int32_t cubes_asked;               /* sum over jobs */
-  int32_t cubes_ocs, cubes_static;   /* cubes in use at the end */
-  int32_t fit_static_when_ocs_fits;  /* jobs both placed */
+  int32_t fit_ocs, fit_static;      /* jobs admitted */
+  int32_t fit_both;                 /* admitted by both */
+  int64_t cubes_asked;              /* sum over jobs */
+  int64_t cube_steps_ocs, cube_steps_static; /* sum over steps of cubes held */
+  int32_t free_cubes;               /* of the pod at the start */
+  int32_t mean_life;                /* steps, derived for offered load 1 */
+  int64_t reconfigs;                /* OCS reconfigurations (admissions + departures) */
 } fs_tpu_mix_result;
 
-/* Draws `jobs` slice requests (uniformly among 4x4x4, 4x4x8, 4x8x8, 8x8x8,
- * 8x8x16) with the seeded rng and admits them in order, never releasing,
- * into two copies of pod: one placing with OCS (any free cubes), one static
- * (contiguous block on fs_tpu_static_grid). A job that does not fit is
- * rejected and the next one tried. The pod is not changed. Returns 0,
- * FS_EINVAL (jobs < 0) or FS_ENOMEM. */
+/* A loss system: one request per time step, shapes uniform among 4x4x4,
+ * 4x4x8, 4x8x8, 8x8x8, 8x8x16 (1 to 16 cubes, mean 6.2), each holding its
+ * cubes for a lifetime uniform in [1, 2L-1] steps with L = round(free cubes
+ * / 6.2), so the offered load is the pod's free capacity. Departures come
+ * first in a step, then the arrival is admitted or dropped, independently
+ * in two copies of pod: with OCS (any free cubes; configured with
+ * fs_tpu_slice_add and removed on departure) and static (contiguous block on
+ * fs_tpu_static_grid). Same arrivals and lifetimes in both (seeded). The pod
+ * is not changed. Returns 0, FS_EINVAL (jobs out of [0, 1e6], no free cube)
+ * or FS_ENOMEM. */
 int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mix_result *out,
                    fs_err *err);
 

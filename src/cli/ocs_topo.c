@@ -60,10 +60,10 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
 
 typedef struct row {
   char name[24];
-  char desc[160];
+  char desc[200];
   int trained;
   double iter_s, usd, watts, matrix_s;
-  char note[300];
+  char note[600];
 } row;
 
 /* One iteration of job on topology t (borrowed), with the placement and

@@ -27,8 +27,9 @@ static void help(FILE *f) {
           "  --cubes N          cubes in the pod (default 64; at most ports/2)\n"
           "  --busy LIST        comma-separated cube ids already taken (e.g. 0,5,9)\n"
           "  --busy-random K    K cubes taken, chosen with --seed\n"
-          "  --jobs-mix N       also admit N random slice requests (4x4x4 .. 8x8x16)\n"
-          "                     with and without OCS and print the success rates\n"
+          "  --jobs-mix N       also run N random slice requests (4x4x4 .. 8x8x16, one\n"
+          "                     per step, random lifetimes, offered load 1) with and\n"
+          "                     without OCS and print the admission rates\n"
           "  --seed S           seed of --busy-random and --jobs-mix (default 1)\n"
           "  --ici-gbps G       ICI link rate per direction (default 400)\n"
           "  --reconfig-ms T    OCS reconfiguration delay (default 10)\n"
@@ -69,6 +70,7 @@ typedef struct result {
   int32_t diam_measured, diam_torus;
   double bis_measured_bps, bis_torus_bps;
   int64_t bis_torus_links;
+  int64_t cuts[3], cut_min, plain_min; /* axis-halving cuts, links */
   fs_tpu_cost cost;
   int mix;
   fs_tpu_mix_result mr;
@@ -122,11 +124,15 @@ static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twis
   if (r->have_stats) {
     printf("%-22s %d (3-D torus closed form %d)\n", "diameter, ICI hops", r->diam_measured,
            r->diam_torus);
-    printf("%-22s %.6g Tb/s measured, torus closed form %.6g Tb/s (%lld links)", "bisection",
+    printf("%-22s %.6g Tb/s max-flow across dim 0, torus closed form %.6g Tb/s (%lld links)",
+           "bisection",
            r->bis_measured_bps / 1e12, r->bis_torus_bps / 1e12,
            (long long)r->bis_torus_links);
-    if (twisted) printf(", x%.4g", r->bis_measured_bps / r->bis_torus_bps);
     printf("\n");
+    printf("%-22s %lld / %lld / %lld links across dims 0/1/2: min %lld, torus %lld (x%.4g)\n",
+           "axis-halving cuts", (long long)r->cuts[0], (long long)r->cuts[1],
+           (long long)r->cuts[2], (long long)r->cut_min, (long long)r->plain_min,
+           (double)r->cut_min / (double)r->plain_min);
     printf("%-22s %.4f hops between chips\n", "mean distance", r->st.avg_hops - 2);
   }
   const fs_tpu_cost *c = &r->cost;
@@ -142,15 +148,22 @@ static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twis
          "< 5%% and < 3%%\n",
          "optical share", 100 * c->share_usd, 100 * c->ocs_share_usd, 100 * c->share_w,
          100 * c->ocs_share_w);
-  printf("%-22s %.4g USD per transceiver for 5%% of cost, %.4g W for 3%% of power\n",
-         "break-even", c->xcvr_usd_at_5pct, c->xcvr_w_at_3pct);
+  printf("%-22s ", "break-even");
+  if (c->xcvr_usd_at_5pct >= 0) printf("%.4g USD per transceiver for 5%% of cost", c->xcvr_usd_at_5pct);
+  else printf("none for 5%% of cost (OCS and fiber alone exceed it)");
+  if (c->xcvr_w_at_3pct >= 0) printf(", %.4g W for 3%% of power\n", c->xcvr_w_at_3pct);
+  else printf(", none for 3%% of power (OCS alone exceeds it)\n");
   if (r->mix) {
     const fs_tpu_mix_result *m = &r->mr;
-    printf("%-22s %d jobs (%d cubes asked): with OCS %d fit (%.1f%%), %d cubes used; static %d "
-           "fit (%.1f%%), %d cubes used\n",
-           "job mix", m->jobs, m->cubes_asked, m->fit_ocs,
-           m->jobs ? 100.0 * m->fit_ocs / m->jobs : 0, m->cubes_ocs, m->fit_static,
-           m->jobs ? 100.0 * m->fit_static / m->jobs : 0, m->cubes_static);
+    double steps = m->jobs > 0 ? (double)m->jobs : 1;
+    printf("%-22s %d requests, 1 per step, life 1..%d steps (load 1 on %d free cubes)\n",
+           "job mix", m->jobs, 2 * m->mean_life - 1, m->free_cubes);
+    printf("%-22s admitted %d (%.1f%%), mean cubes busy %.1f%%, %lld OCS reconfigurations\n",
+           "  with OCS", m->fit_ocs, 100.0 * m->fit_ocs / steps,
+           100.0 * (double)m->cube_steps_ocs / steps / m->free_cubes, (long long)m->reconfigs);
+    printf("%-22s admitted %d (%.1f%%), mean cubes busy %.1f%%\n", "  static", m->fit_static,
+           100.0 * m->fit_static / steps,
+           100.0 * (double)m->cube_steps_static / steps / m->free_cubes);
   }
 }
 
@@ -197,7 +210,10 @@ static void print_json(const fs_tpu_params *p, const int32_t shape[3], int twist
     jnum("mean_hops", r->st.avg_hops - 2, 1);
     jnum("bisection_bps", r->bis_measured_bps, 1);
     jnum("torus_bisection_bps", r->bis_torus_bps, 1);
-    printf("\"torus_bisection_links\": %lld", (long long)r->bis_torus_links);
+    printf("\"torus_bisection_links\": %lld, \"halving_cut_links\": [%lld, %lld, %lld], "
+           "\"halving_cut_min_links\": %lld",
+           (long long)r->bis_torus_links, (long long)r->cuts[0], (long long)r->cuts[1],
+           (long long)r->cuts[2], (long long)r->cut_min);
   }
   const fs_tpu_cost *c = &r->cost;
   printf("},\n \"cost\": {\"chips\": %lld, \"ocs\": %lld, \"transceivers\": %lld, \"fibers\": "
@@ -222,9 +238,13 @@ static void print_json(const fs_tpu_params *p, const int32_t shape[3], int twist
   printf("}");
   if (r->mix) {
     const fs_tpu_mix_result *m = &r->mr;
-    printf(",\n \"job_mix\": {\"jobs\": %d, \"cubes_asked\": %d, \"fit_ocs\": %d, "
-           "\"fit_static\": %d, \"cubes_ocs\": %d, \"cubes_static\": %d}",
-           m->jobs, m->cubes_asked, m->fit_ocs, m->fit_static, m->cubes_ocs, m->cubes_static);
+    printf(",\n \"job_mix\": {\"jobs\": %d, \"free_cubes\": %d, \"mean_life\": %d, "
+           "\"cubes_asked\": %lld, \"admitted_ocs\": %d, \"admitted_static\": %d, "
+           "\"admitted_both\": %d, \"cube_steps_ocs\": %lld, \"cube_steps_static\": %lld, "
+           "\"ocs_reconfigurations\": %lld}",
+           m->jobs, m->free_cubes, m->mean_life, (long long)m->cubes_asked, m->fit_ocs,
+           m->fit_static, m->fit_both, (long long)m->cube_steps_ocs,
+           (long long)m->cube_steps_static, (long long)m->reconfigs);
   }
   printf("}\n");
 }
@@ -349,7 +369,7 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     goto fail;
   }
   /* The mix runs on the pod as the user left it, before this slice. */
-  if (mix >= 0) {
+  if (mix >= 0 && r.free_cubes > 0) {
     if (fs_tpu_mix_run(pod, (int32_t)mix, (uint64_t)seed, &r.mr, &err)) goto fail;
     r.mix = 1;
   }
@@ -379,6 +399,10 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     r.bis_measured_bps = r.st.bisection_bps;
     r.bis_torus_links = fs_tpu_torus_bisection_links(r.slice.dims);
     r.bis_torus_bps = (double)r.bis_torus_links * p.ici_gbps * 1e9;
+    if (fs_tpu_halving_cuts(t, r.cuts, &err)) goto fail;
+    r.cut_min = r.cuts[0] < r.cuts[1] ? r.cuts[0] : r.cuts[1];
+    if (r.cuts[2] < r.cut_min) r.cut_min = r.cuts[2];
+    r.plain_min = r.bis_torus_links;
   }
   if (fs_tpu_cost_compute(&p, &cp, &r.cost, &err)) goto fail;
   if (fmt == 0) print_table(&p, shape, twisted, &r);

@@ -109,16 +109,85 @@ int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
     starts[n_items] = k;
     n_items++;
   }
-  if (p->degree > 1) qsort(items, (size_t)n_items, sizeof(*items), cmp_lpt);
-  for (int32_t x = 0; x < n_items; x++) {
-    const int32_t *pk = d->perm + (size_t)items[x].k * n;
-    for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
-    int32_t o = 0;
-    for (int32_t q = 1; q < p->degree; q++)
-      if (load[q] < load[o]) o = q;
-    double dur = (double)items[x].w / rate_Bps(p);
-    load[o] += p->delay_s + dur;
-    if ((rc = fs_ocs_schedule_add(out, o, dur, dst, err))) goto out;
+  {
+    /* Two ways to spread the slots over d OCSes; keep the one whose busiest
+     * OCS ends first. McNaughton's wrap-around (preemptive scheduling on
+     * identical machines): the sequence cut into d runs of T = ceil(sum/d)
+     * bytes, a slot split at a cut runs on two OCSes (legal: they are
+     * different ports), at most d - 1 extra delays. LPT: whole slots,
+     * longest first, to the least loaded OCS; fewer delays. */
+    int32_t dg = p->degree;
+    double R = rate_Bps(p), mc_make = 0, lpt_make = 0;
+    int64_t sum = 0;
+    for (int32_t x = 0; x < n_items; x++) sum += items[x].w;
+    int64_t T = (sum + dg - 1) / dg;
+    {
+      int32_t o = 0, pieces = 0;
+      int64_t fill = 0;
+      for (int32_t x = 0; x < n_items; x++)
+        for (int64_t w = items[x].w; w > 0;) {
+          int64_t take = w < T - fill ? w : T - fill;
+          pieces++;
+          fill += take;
+          w -= take;
+          if (fill == T && o < dg - 1) {
+            double e = pieces * p->delay_s + (double)fill / R;
+            if (e > mc_make) mc_make = e;
+            o++;
+            fill = 0;
+            pieces = 0;
+          }
+        }
+      double e = pieces * p->delay_s + (double)fill / R;
+      if (e > mc_make) mc_make = e;
+    }
+    lpt_item *sorted = fs__malloc((size_t)n_items + 1, sizeof(*sorted));
+    if (!sorted) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      goto out;
+    }
+    memcpy(sorted, items, (size_t)n_items * sizeof(*items));
+    qsort(sorted, (size_t)n_items, sizeof(*sorted), cmp_lpt);
+    for (int32_t x = 0; x < n_items; x++) {
+      int32_t o = 0;
+      for (int32_t q = 1; q < dg; q++)
+        if (load[q] < load[o]) o = q;
+      load[o] += p->delay_s + (double)sorted[x].w / R;
+    }
+    for (int32_t q = 0; q < dg; q++)
+      if (load[q] > lpt_make) lpt_make = load[q];
+    if (dg > 1 && lpt_make < mc_make) {
+      for (int32_t q = 0; q < dg; q++) load[q] = 0;
+      for (int32_t x = 0; x < n_items && !rc; x++) {
+        const int32_t *pk = d->perm + (size_t)sorted[x].k * n;
+        for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+        int32_t o = 0;
+        for (int32_t q = 1; q < dg; q++)
+          if (load[q] < load[o]) o = q;
+        double dur = (double)sorted[x].w / R;
+        load[o] += p->delay_s + dur;
+        rc = fs_ocs_schedule_add(out, o, dur, dst, err);
+      }
+    } else {
+      int32_t o = 0;
+      int64_t fill = 0;
+      for (int32_t x = 0; x < n_items && !rc; x++) {
+        const int32_t *pk = d->perm + (size_t)items[x].k * n;
+        for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+        for (int64_t w = items[x].w; w > 0 && !rc;) {
+          int64_t take = w < T - fill ? w : T - fill;
+          fill += take;
+          w -= take;
+          rc = fs_ocs_schedule_add(out, o, (double)take / R, dst, err);
+          if (fill == T && o < dg - 1) {
+            o++;
+            fill = 0;
+          }
+        }
+      }
+    }
+    free(sorted);
+    if (rc) goto out;
   }
 out:
   free(dst);

@@ -371,8 +371,29 @@ static void fill_spare(const fs_topoopt_traffic *t, fs_topoopt_graph *g, int32_t
         }
       }
     }
-    if (bu < 0) return;
-    add_circuit(g, deg, bu, bv, 1);
+    if (bu >= 0) {
+      add_circuit(g, deg, bu, bv, 1);
+      continue;
+    }
+    /* One server u left with >= 2 free ports: split the circuit a-b that
+     * carries the least traffic per circuit into a-u and u-b. */
+    int32_t u = -1;
+    for (int32_t x = 0; x < n && u < 0; x++)
+      if (deg[x] + 2 <= d) u = x;
+    if (u < 0) return;
+    int32_t sa = -1, sb = -1;
+    double sw = 0;
+    for (int32_t a = 0; a < n; a++)
+      for (int32_t c = a + 1; c < n; c++) {
+        int32_t m = g->mult[(size_t)a * n + c];
+        if (a == u || c == u || m == 0) continue;
+        double w = pair_w(t, a, c) / m;
+        if (sa < 0 || w < sw) sa = a, sb = c, sw = w;
+      }
+    if (sa < 0) return;
+    add_circuit(g, deg, sa, sb, -1);
+    add_circuit(g, deg, sa, u, 1);
+    add_circuit(g, deg, u, sb, 1);
   }
 }
 
@@ -429,7 +450,10 @@ static void construct(const fs_topoopt_traffic *t, int32_t r, fs_topoopt_graph *
   fill_spare(t, g, deg, par);
 }
 
+/* Lexicographic: less demand left without a path, then less time. */
 static int better(const fs_topoopt_eval *a, const fs_topoopt_eval *b) {
+  if (a->unserved_frac < b->unserved_frac - 1e-12) return 1;
+  if (a->unserved_frac > b->unserved_frac + 1e-12) return 0;
   return a->time_s < b->time_s * (1 - 1e-9);
 }
 
@@ -447,79 +471,125 @@ static void set_pair(fs_topoopt_graph *g, int32_t u, int32_t v, int32_t delta) {
   g->mult[(size_t)v * g->n + u] += delta;
 }
 
-/* First-improvement descent over circuit swaps (a-b, c-e) -> (a-c, b-e) or
- * (a-e, b-c), which keep every degree; pairs visited in a seeded order,
- * until a full pass finds nothing or the budget is spent. */
+/* Swap circuits i and j of the list: (a-b, c-e) -> (a-c, b-e) (variant 0)
+ * or (a-e, b-c); keeps every degree. Returns 0 if it would make a self
+ * circuit or change nothing. */
+static int swap(fs_topoopt_graph *g, const int32_t *eu, const int32_t *ev, int32_t i, int32_t j,
+                int variant, int undo) {
+  int32_t a = eu[i], b = ev[i], c = eu[j], e = ev[j];
+  int32_t q1 = variant ? e : c, q2 = variant ? c : e;
+  if (a == q1 || b == q2) return 0;
+  if ((a == c && b == e) || (a == e && b == c)) return 0;
+  int32_t s = undo ? -1 : 1;
+  set_pair(g, a, b, -s);
+  set_pair(g, c, e, -s);
+  set_pair(g, a, q1, s);
+  set_pair(g, b, q2, s);
+  return 1;
+}
+
+typedef struct ls_state {
+  const fs_topoopt_traffic *t;
+  const fs_topoopt_opts *o;
+  int32_t *eu, *ev;
+  int64_t *moves;
+  size_t moves_cap;
+  int32_t budget;
+  fs__rng rng;
+} ls_state;
+
+/* First-improvement descent over all swaps in a seeded order (a sample
+ * of `budget` when the neighbourhood is larger), until a full pass finds
+ * nothing or the budget is spent. */
+static int descend(ls_state *s, fs_topoopt_graph *g, fs_topoopt_eval *cur, fs_err *err) {
+  int improved = 1;
+  while (improved && s->budget > 0) {
+    improved = 0;
+    int32_t k = list_edges(g, s->eu, s->ev);
+    int64_t np = (int64_t)k * (k - 1);
+    if (np <= 0) return 0;
+    int64_t take = np < s->budget ? np : s->budget;
+    if (fs__grow(&s->moves, &s->moves_cap, (size_t)take, sizeof(int64_t)))
+      return fs_err_set(err, FS_ENOMEM, "out of memory");
+    if (take == np) {
+      for (int64_t i = 0; i < np; i++) s->moves[i] = i;
+      for (int64_t i = np - 1; i > 0; i--) {
+        int64_t j = (int64_t)fs__rng_below(&s->rng, (uint64_t)i + 1), x = s->moves[i];
+        s->moves[i] = s->moves[j];
+        s->moves[j] = x;
+      }
+    } else {
+      for (int64_t i = 0; i < take; i++)
+        s->moves[i] = (int64_t)fs__rng_below(&s->rng, (uint64_t)np);
+    }
+    for (int64_t m = 0; m < take && s->budget > 0 && !improved; m++) {
+      /* code -> (i, j, variant) with i < j */
+      int64_t code = s->moves[m] >> 1, pairs_left = code;
+      int variant = (int)(s->moves[m] & 1);
+      int32_t i = 0;
+      while (pairs_left >= k - 1 - i) pairs_left -= k - 1 - i, i++;
+      int32_t j = (int32_t)(i + 1 + pairs_left);
+      if (!swap(g, s->eu, s->ev, i, j, variant, 0)) continue;
+      fs_topoopt_eval e;
+      s->budget--;
+      int rc = fs_topoopt_evaluate(s->t, g, s->o->gbps, &e, err);
+      if (rc) return rc;
+      if (better(&e, cur)) {
+        *cur = e;
+        improved = 1;
+      } else {
+        swap(g, s->eu, s->ev, i, j, variant, 1);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Iterated local search: descend, keep the best graph, kick the best with
+ * two random swaps, descend again, until the budget is spent. */
 static int local_search(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
                         fs_topoopt_graph *g, fs_topoopt_eval *best, int32_t budget,
                         fs_err *err) {
+  size_t nn = (size_t)g->n * (size_t)g->n;
   int32_t E = g->n * g->degree / 2 + 1;
-  int32_t *eu = fs__malloc((size_t)E, sizeof(int32_t)), *ev = fs__malloc((size_t)E, sizeof(int32_t));
-  int64_t *pairs = NULL;
+  ls_state s = {t, o, NULL, NULL, NULL, 0, budget, {0}};
+  int32_t *keep = fs__malloc(nn, sizeof(int32_t));
+  s.eu = fs__malloc((size_t)E, sizeof(int32_t));
+  s.ev = fs__malloc((size_t)E, sizeof(int32_t));
   int rc = 0;
-  if (!eu || !ev) {
+  if (!keep || !s.eu || !s.ev) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
     goto out;
   }
-  fs__rng rng;
-  fs__rng_seed(&rng, o->seed);
-  int improved = 1;
-  while (improved && budget > 0) {
-    improved = 0;
-    int32_t k = list_edges(g, eu, ev);
-    int64_t np = (int64_t)k * (k - 1) / 2 * 2;
-    if (np <= 0) break;
-    /* A pass visits at most `budget` moves: sample that many when the
-     * neighbourhood is larger, else shuffle all of it. */
-    int64_t take = np < budget ? np : budget;
-    free(pairs);
-    pairs = fs__malloc((size_t)take, sizeof(int64_t));
-    if (!pairs) {
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto out;
-    }
-    if (take == np) {
-      for (int64_t i = 0; i < np; i++) pairs[i] = i;
-      for (int64_t i = np - 1; i > 0; i--) {
-        int64_t j = (int64_t)fs__rng_below(&rng, (uint64_t)i + 1), x = pairs[i];
-        pairs[i] = pairs[j];
-        pairs[j] = x;
-      }
+  fs__rng_seed(&s.rng, o->seed);
+  memcpy(keep, g->mult, nn * sizeof(int32_t));
+  fs_topoopt_eval cur = *best;
+  while (s.budget > 0) {
+    if ((rc = descend(&s, g, &cur, err))) goto out;
+    if (better(&cur, best)) {
+      *best = cur;
+      memcpy(keep, g->mult, nn * sizeof(int32_t));
     } else {
-      for (int64_t i = 0; i < take; i++) pairs[i] = (int64_t)fs__rng_below(&rng, (uint64_t)np);
+      memcpy(g->mult, keep, nn * sizeof(int32_t));
     }
-    for (int64_t pi = 0; pi < take && budget > 0 && !improved; pi++) {
-      int64_t code = pairs[pi], variant = code & 1, idx = code >> 1;
-      /* idx -> (i, j), i < j over k edges */
-      int32_t i = 0;
-      while (idx >= k - 1 - i) idx -= k - 1 - i, i++;
-      int32_t j = (int32_t)(i + 1 + idx);
-      int32_t a = eu[i], b = ev[i], c = eu[j], e = ev[j];
-      int32_t p1 = a, q1 = variant ? e : c, p2 = b, q2 = variant ? c : e;
-      if (p1 == q1 || p2 == q2) continue;
-      if ((p1 == a && q1 == b) || (p1 == b && q1 == a)) continue;
-      set_pair(g, a, b, -1);
-      set_pair(g, c, e, -1);
-      set_pair(g, p1, q1, 1);
-      set_pair(g, p2, q2, 1);
-      fs_topoopt_eval ev2;
-      budget--;
-      if ((rc = fs_topoopt_evaluate(t, g, o->gbps, &ev2, err))) goto out;
-      if (better(&ev2, best)) {
-        *best = ev2;
-        improved = 1;
-      } else {
-        set_pair(g, p1, q1, -1);
-        set_pair(g, p2, q2, -1);
-        set_pair(g, a, b, 1);
-        set_pair(g, c, e, 1);
-      }
+    if (s.budget <= 0) break;
+    int32_t k = list_edges(g, s.eu, s.ev);
+    if (k < 2) break;
+    for (int kick = 0; kick < 2; kick++) {
+      k = list_edges(g, s.eu, s.ev);
+      int32_t i = (int32_t)fs__rng_below(&s.rng, (uint64_t)k);
+      int32_t j = (int32_t)fs__rng_below(&s.rng, (uint64_t)k);
+      if (i != j) swap(g, s.eu, s.ev, i < j ? i : j, i < j ? j : i, (int)fs__rng_below(&s.rng, 2), 0);
     }
+    s.budget--;
+    if ((rc = fs_topoopt_evaluate(t, g, o->gbps, &cur, err))) goto out;
   }
+  memcpy(g->mult, keep, nn * sizeof(int32_t));
 out:
-  free(eu);
-  free(ev);
-  free(pairs);
+  free(keep);
+  free(s.eu);
+  free(s.ev);
+  free(s.moves);
   return rc;
 }
 
@@ -541,7 +611,7 @@ int fs_topoopt_optimize(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   /* Rings per group: the given count, or every count 0..d (a 2-server
    * group's ring takes one port, a larger one two) keeping the best. */
   int32_t r_lo = o->ar_rings >= 0 ? o->ar_rings : 0, r_hi = o->ar_rings >= 0 ? o->ar_rings : d;
-  fs_topoopt_eval best = {INFINITY, 0, 0};
+  fs_topoopt_eval best = {INFINITY, 0, 0, 1};
   int have = 0;
   for (int32_t r = r_lo; r <= r_hi; r++) {
     construct(t, r, cand, deg, order, par);

@@ -103,10 +103,20 @@ static int build_flow(glp_prob *lp, nz *z, const fs_topoopt_traffic *t, const in
   return 0;
 }
 
+static int32_t root(int32_t *p, int32_t x) {
+  while (p[x] != x) x = p[x] = p[p[x]];
+  return x;
+}
+
+/* comp: n scratch entries for the connected components. */
 static void finish_eval(const fs_topoopt_traffic *t, const fs_topoopt_graph *g, double gbps,
-                        double scale, double alpha, fs_topoopt_eval *out) {
+                        double scale, double alpha, int32_t *comp, fs_topoopt_eval *out) {
   int32_t n = t->n;
-  double total = 0, direct = 0, worst = 0;
+  double total = 0, direct = 0, worst = 0, cut = 0;
+  for (int32_t u = 0; u < n; u++) comp[u] = u;
+  for (int32_t u = 0; u < n; u++)
+    for (int32_t v = u + 1; v < n; v++)
+      if (g->mult[(size_t)u * n + v] > 0) comp[root(comp, u)] = root(comp, v);
   for (int32_t u = 0; u < n; u++) {
     double o = 0, in = 0;
     for (int32_t v = 0; v < n; v++) {
@@ -115,11 +125,13 @@ static void finish_eval(const fs_topoopt_traffic *t, const fs_topoopt_graph *g, 
       in += dem(t, v, u);
       total += dem(t, u, v);
       if (g->mult[(size_t)u * n + v] > 0) direct += dem(t, u, v);
+      if (root(comp, u) != root(comp, v)) cut += dem(t, u, v);
     }
     worst = fmax(worst, fmax(o, in));
   }
   out->ideal_s = worst * 8 / ((double)g->degree * gbps * 1e9);
   out->direct_frac = total > 0 ? direct / total : 1;
+  out->unserved_frac = total > 0 ? cut / total : 0;
   out->time_s = total <= 0 ? 0 : alpha > 1e-12 ? scale * 8 / (gbps * 1e9) / alpha : INFINITY;
 }
 
@@ -141,7 +153,7 @@ int fs_topoopt_evaluate(const fs_topoopt_traffic *t, const fs_topoopt_graph *g, 
   }
   double scale = scan(t, src, &ns);
   if (ns == 0 || scale <= 0) {
-    finish_eval(t, g, gbps, 1, 0, out);
+    finish_eval(t, g, gbps, 1, 0, src, out);
     goto out;
   }
   for (int32_t u = 0; u < n; u++)
@@ -175,7 +187,7 @@ int fs_topoopt_evaluate(const fs_topoopt_traffic *t, const fs_topoopt_graph *g, 
     }
     alpha = glp_get_obj_val(lp);
   }
-  finish_eval(t, g, gbps, scale, alpha, out);
+  finish_eval(t, g, gbps, scale, alpha, src, out);
 out:
   if (lp) glp_delete_prob(lp);
   nz_free(&z);
@@ -210,7 +222,7 @@ int fs_topoopt_exact(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   double scale = scan(t, src, &ns);
   if (ns == 0) {
     /* Nothing to carry: any configuration is optimal; keep it empty. */
-    finish_eval(t, g, o->gbps, 1, 0, ev);
+    finish_eval(t, g, o->gbps, 1, 0, src, ev);
     goto done;
   }
   int32_t k = 0, p = 0;

@@ -429,6 +429,22 @@ oom:
   return fs_err_set(err, FS_ENOMEM, "out of memory building a tpu slice");
 }
 
+int fs_tpu_halving_cuts(const fs_topo *t, int64_t links[3], fs_err *err) {
+  const int32_t *D = t->dims;
+  int32_t n = t->n_hosts;
+  if (t->n_dims != 3 || (int64_t)D[0] * D[1] * D[2] != n || t->n_nodes != 2 * n)
+    return fs_err_set(err, FS_EINVAL, "%s: not a 3-D tpu slice graph", t->spec);
+  links[0] = links[1] = links[2] = 0;
+  for (int32_t l = 0; l < t->n_links; l += 2) {
+    int32_t a = t->links[l].from - n, b = t->links[l].to - n;
+    if (a < 0 || b < 0) continue; /* chip to its router */
+    int32_t ga[3] = {a / (D[1] * D[2]), (a / D[2]) % D[1], a % D[2]};
+    int32_t gb[3] = {b / (D[1] * D[2]), (b / D[2]) % D[1], b % D[2]};
+    for (int d = 0; d < 3; d++) links[d] += (ga[d] < D[d] / 2) != (gb[d] < D[d] / 2);
+  }
+  return 0;
+}
+
 /* ---- reconfiguration ---- */
 
 void fs_tpu_reconfig_diff(const fs_tpu_params *p, const int32_t *old_peer,

@@ -69,25 +69,38 @@ int fs_tpu_place_static(const fs_tpu_pod *pod, const int32_t grid[3], const int3
   return ok;
 }
 
-/* The job mix: Cloud TPU v4 slice shapes of 1 to 16 cubes. */
+/* The job mix: Cloud TPU v4 slice shapes of 1 to 16 cubes (mean 6.2). */
 static const int32_t mix_shapes[5][3] = {
     {4, 4, 4}, {4, 4, 8}, {4, 8, 8}, {8, 8, 8}, {8, 8, 16}};
+
+typedef struct active {
+  int32_t job, end;
+  fs_tpu_slice s; /* OCS copy only */
+} active;
 
 int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mix_result *out,
                    fs_err *err) {
   if (jobs < 0 || jobs > 1000000)
     return fs_err_set(err, FS_EINVAL, "jobs-mix %d: must be in [0, 1000000]", jobs);
+  int32_t nfree = fs_tpu_pod_free_cubes(pod);
+  if (nfree < 1) return fs_err_set(err, FS_EINVAL, "jobs-mix: the pod has no free cube");
   memset(out, 0, sizeof(*out));
   out->jobs = jobs;
+  out->free_cubes = nfree;
+  /* Offered load 1: arrivals (1/step) x mean size (31/5 cubes) x mean life
+   * L = free cubes. */
+  int32_t L = (int32_t)(nfree * 5.0 / 31.0 + 0.5);
+  if (L < 1) L = 1;
+  out->mean_life = L;
   int32_t C = pod->p.cubes, grid[3];
   fs_tpu_static_grid(C, grid);
   fs_tpu_pod *ocs = NULL;
   int32_t *st = fs__malloc((size_t)C, sizeof(*st));
   int32_t *cubes = fs__malloc((size_t)C, sizeof(*cubes));
-  fs_tpu_slice *held = fs__calloc((size_t)C + 1, sizeof(*held));
-  int32_t n_held = 0;
+  active *ao = fs__calloc((size_t)C + 1, sizeof(*ao)), *as = fs__calloc((size_t)C + 1, sizeof(*as));
+  int32_t no = 0, ns = 0, held_o = 0, held_s = 0;
   int rc = 0;
-  if (!st || !cubes || !held) {
+  if (!st || !cubes || !ao || !as) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
     goto out;
   }
@@ -101,16 +114,42 @@ int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mi
   fs__rng r;
   fs__rng_seed(&r, seed);
   for (int32_t j = 0; j < jobs; j++) {
+    /* Departures due at step j, in admission order (lists stay ordered). */
+    int32_t k = 0;
+    for (int32_t i = 0; i < no; i++) {
+      if (ao[i].end <= j) {
+        held_o -= ao[i].s.n_cubes;
+        if ((rc = fs_tpu_slice_remove(ocs, &ao[i].s, err))) goto out;
+        fs_tpu_slice_clear(&ao[i].s);
+        out->reconfigs++;
+      } else {
+        ao[k++] = ao[i];
+      }
+    }
+    no = k;
+    k = 0;
+    for (int32_t i = 0; i < ns; i++) {
+      if (as[i].end <= j) {
+        for (int32_t c = 0; c < C; c++)
+          if (st[c] == as[i].job) st[c] = FS_TPU_FREE, held_s--;
+      } else {
+        as[k++] = as[i];
+      }
+    }
+    ns = k;
     const int32_t *shape = mix_shapes[fs__rng_below(&r, 5)];
+    int32_t life = 1 + (int32_t)fs__rng_below(&r, (uint64_t)(2 * L - 1));
     int32_t cd[3] = {shape[0] / 4, shape[1] / 4, shape[2] / 4}, n = cd[0] * cd[1] * cd[2];
     out->cubes_asked += n;
     int fit_o = 0;
     if (fs_tpu_place_ocs(ocs, n, cubes)) {
-      /* Configure it for real, so the circuits are exercised too. */
-      if ((rc = fs_tpu_slice_add(ocs, shape, 0, cubes, &held[n_held], err))) goto out;
-      n_held++;
+      if ((rc = fs_tpu_slice_add(ocs, shape, 0, cubes, &ao[no].s, err))) goto out;
+      ao[no].job = j;
+      ao[no].end = j + life;
+      no++;
+      held_o += n;
       out->fit_ocs++;
-      out->cubes_ocs += n;
+      out->reconfigs++;
       fit_o = 1;
     }
     int32_t c_canon[3];
@@ -118,15 +157,22 @@ int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mi
     for (int d = 0; d < 3; d++) c_canon[d] /= 4;
     if (place_static_state(st, grid, c_canon, cubes)) {
       for (int32_t a = 0; a < n; a++) st[cubes[a]] = j;
+      as[ns].job = j;
+      as[ns].end = j + life;
+      ns++;
+      held_s += n;
       out->fit_static++;
-      out->cubes_static += n;
-      out->fit_static_when_ocs_fits += fit_o;
+      out->fit_both += fit_o;
     }
+    out->cube_steps_ocs += held_o;
+    out->cube_steps_static += held_s;
   }
   rc = fs_tpu_pod_check(ocs, err);
 out:
-  for (int32_t i = 0; i < n_held; i++) fs_tpu_slice_clear(&held[i]);
-  free(held);
+  if (ao)
+    for (int32_t i = 0; i < no; i++) fs_tpu_slice_clear(&ao[i].s);
+  free(ao);
+  free(as);
   free(cubes);
   free(st);
   fs_tpu_pod_free(ocs);

@@ -91,12 +91,11 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
     free(pl), free(uf), free(done);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
-  int32_t npl = 0, pairs = 0;
+  int32_t npl = 0;
   for (int32_t i = 0; i < S; i++) uf[i] = i;
   for (int32_t di = 0; di < p->n_demands; di++) {
     const fs_wan_demand *d = &p->demands[di];
     if (!d->job) continue;
-    pairs++;
     if (p->status[di] != FS_WAN_OK) {
       r->multihop++;
       continue;
@@ -118,22 +117,56 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
     return 0;
   }
 
-  /* Closed form (docs/model-wan.md): ring phases of one chunk, each step
-   * alpha + m beta; the WAN step of the slowest ring pair. */
+  /* Closed form (docs/model-wan.md): ring phases of one chunk. Inside a
+   * site every step is a_s + (n/g) b_s. Across sites the ring of rail j
+   * sends m = n/(gS) per step from ring site r to r + 1 over that pair's
+   * cable, shared by the g rails: alpha_r = a_s + 5 us/km x km_r, beta_r =
+   * 1 / min(GPU link, C_r / g). A send starts once the data it forwards
+   * has arrived and the rank's previous send has drained (coll.h), so
+   * arrival A(t, r) = max(A(t-1, r-1), A(t-1, r) - alpha_r) + m beta_r +
+   * alpha_r; with equal pairs that is 2(S-1)(alpha + m beta). */
   double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
   double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
-  double step = 0;
+  double *al = fs__calloc((size_t)S + 1, sizeof(double)), *tx = fs__calloc((size_t)S + 1, sizeof(double));
+  double *arr = fs__calloc((size_t)S + 1, sizeof(double)), *nxt = fs__calloc((size_t)S + 1, sizeof(double));
+  if (!al || !tx || !arr || !nxt) {
+    free(al), free(tx), free(arr), free(nxt), free(pl), free(uf), free(done);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  double m = n / ((double)g * S);
+  int direct = 1;
+  for (int32_t s = 0; s < S && S > 1; s++) {
+    int32_t t1 = (s + 1) % S, x = -1;
+    for (int32_t i = 0; i < npl; i++)
+      if ((pl[i].a == s && pl[i].b == t1) || (pl[i].a == t1 && pl[i].b == s)) x = i;
+    if (x < 0) {
+      direct = 0;
+      continue;
+    }
+    al[s] = a_site + pl[x].km * FS_WAN_US_PER_KM * 1e-6;
+    tx[s] = m / fmin(gpu_Bps, pl[x].bps / 8 / g);
+  }
   for (int32_t i = 0; i < npl; i++) {
-    double bw = fmin(gpu_Bps, pl[i].bps / 8 / g);
     double alpha = a_site + pl[i].km * FS_WAN_US_PER_KM * 1e-6;
-    double st = alpha + n / ((double)g * S) / bw;
-    if (st > step) step = st;
     r->wan_alpha_s = isnan(r->wan_alpha_s) ? alpha : fmax(r->wan_alpha_s, alpha);
     r->wan_gbps_min = isnan(r->wan_gbps_min) ? pl[i].bps / 1e9 : fmin(r->wan_gbps_min, pl[i].bps / 1e9);
     r->wan_km_max = isnan(r->wan_km_max) ? pl[i].km : fmax(r->wan_km_max, pl[i].km);
   }
+  double t_wan = 0;
+  if (S > 1 && direct) {
+    for (int32_t s = 0; s < S; s++) arr[s] = tx[s] + al[s];
+    for (int32_t t = 1; t < 2 * (S - 1); t++) {
+      for (int32_t s = 0; s < S; s++)
+        nxt[s] = fmax(arr[(s + S - 1) % S], arr[s] - al[s]) + tx[s] + al[s];
+      double *tmp = arr;
+      arr = nxt;
+      nxt = tmp;
+    }
+    for (int32_t s = 0; s < S; s++) t_wan = fmax(t_wan, arr[s]);
+  }
+  free(al), free(tx), free(arr), free(nxt);
   r->model_s[0] = r->model_s[2] = t_site;
-  r->model_s[1] = S > 1 ? (r->multihop ? NAN : 2.0 * (S - 1) * step) : 0;
+  r->model_s[1] = S > 1 ? (direct ? t_wan : NAN) : 0;
   r->model_total_s = r->model_s[0] + r->model_s[1] + r->model_s[2];
 
   /* Topology: GPUs (ring index * g + local), then the site switches. */
@@ -182,7 +215,6 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
   r->phase_s[1] = e2 - e1;
   r->phase_s[2] = e3 - e2;
   r->total_s = e3;
-  (void)pairs;
 out:
   fs_router_free(router);
   fs_sim_free(sim);

@@ -1,11 +1,14 @@
 /* Routing optimisation for training traffic: the problem (every flow's
- * equal-cost shortest paths, its demand), the optimisers behind
- * fs_routeopt_optimize and the baselines (docs/model-route.md).
+ * candidate paths, its demand), the optimisers behind fs_routeopt_optimize
+ * and the baselines (docs/model-route.md; edge colouring in
+ * opt_edgecolor.c, the MILP in opt_exact.c).
  *
  * Candidates come from the spraying DAG of fs_route_spray: a depth-first walk
- * over its links, in link order, lists every shortest path once. Memory is
- * sum over flows of paths x hops (the 2048-host leaf-spine benchmark: 2048
- * flows x 32 paths x 4 hops = 1 MB).
+ * over its links, in link order, lists every shortest path once; with
+ * k-shortest candidates, a flow with fewer than K of those gets Yen's K
+ * shortest loop-free paths instead (opt_kpaths.c). Memory is sum over flows
+ * of paths x hops (the 2048-host leaf-spine benchmark: 2048 flows x 32
+ * paths x 4 hops = 1 MB), plus 8 bytes per path for its offset.
  *
  * Greedy works on the load proxy load(k, l) = sum of the demands routed over
  * link l in concurrent set k, over its capacity: a set whose max load is Z

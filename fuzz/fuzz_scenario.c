@@ -1,6 +1,7 @@
-/* libFuzzer target for the scenario, topology, training-job and
- * routing-jobs parsers (`make fuzz`). Each input is parsed as a scenario, as
- * a topology, as a job and as a routing jobs file (on a fixed fat-tree); small scenarios and jobs that load are also simulated, so routing,
+/* libFuzzer target for the scenario, topology, training-job, routing-jobs,
+ * OCS traffic and optical WAN parsers (`make fuzz`). Each input is parsed as
+ * a scenario, as a topology, as a job, as a routing jobs file (on a fixed
+ * fat-tree), as an OCS traffic file and as a WAN file; small scenarios and jobs that load are also simulated, so routing,
  * the collectives and the engine see odd but valid inputs too. Besides ASan/UBSan findings, it aborts when the library breaks
  * its own error contract: a failure must be an input error (or out of
  * memory) with a message naming the input. Build with -DFUZZ_ONE_LINE to
@@ -18,7 +19,9 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 #include "fabricsim/routeopt.h"
+#include "fabricsim/ocs.h"
 #include "fabricsim/train.h"
+#include "fabricsim/wan.h"
 
 /* Simulating is only worth it (and fast enough) on small scenarios. */
 enum { MAX_ITEMS = 64, MAX_NODES = 2000 };
@@ -170,6 +173,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fs_routeopt_traffic_free(&traffic);
     fs_topo_free(ft);
   }
+
+  /* As an OCS traffic file (fabricsim ocs schedule --matrix). */
+  fs_ocs_traffic otr = {0, 0, NULL};
+  fs_err oerr = {0, ""};
+  rc = fs_ocs_matrix_from_json(text, "fuzz", &otr, &oerr);
+  check_err(rc, &oerr, "fs_ocs_matrix_from_json");
+  fs_ocs_traffic_free(&otr);
+
+  /* As an optical WAN file (fabricsim wan). */
+  fs_wan *wan = NULL;
+  fs_err werr = {0, ""};
+  rc = fs_wan_from_json(text, "fuzz", &wan, &werr);
+  check_err(rc, &werr, "fs_wan_from_json");
+  fs_wan_free(wan);
 
   free(text);
   return 0;

@@ -459,7 +459,7 @@ TEST(test_wan_slice_is_dedicated) {
 static fs_wan_plan *prov_job(const fs_wan *w, fs_wan_algo algo, int32_t k) {
   fs_wan_demand d[256];
   int32_t n = w->n_demands;
-  memcpy(d, w->demands, (size_t)n * sizeof(*d));
+  if (n) memcpy(d, w->demands, (size_t)n * sizeof(*d));
   n += fs_wan_job_demands(w, d + n, 256 - n);
   return prov(w, d, n, algo, k);
 }

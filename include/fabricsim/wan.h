@@ -104,7 +104,7 @@ typedef struct fs_wan {
  * entries and returns the count (4). */
 int32_t fs_wan_default_mods(fs_wan_mod *mods, int32_t max);
 /* The default grids: fixed 80 x 50 GHz at 400 Gb/s; flex 320 x 12.5 GHz
- * with one guard slot. */
+ * with one guard slot. Cannot fail. */
 fs_wan_grid fs_wan_default_grid(fs_wan_grid_kind kind);
 
 /* Most efficient format whose reach >= km: its index in w->mods, or -1
@@ -112,7 +112,8 @@ fs_wan_grid fs_wan_default_grid(fs_wan_grid_kind kind);
 int32_t fs_wan_mod_for_km(const fs_wan *w, double km);
 /* Rate of one unit of spectrum with format m: fixed grid, a wavelength
  * carries grid.gbps * bits / bits of the most efficient format; flexgrid,
- * a slot carries slot_ghz * bits Gb/s (one symbol per second per Hz). */
+ * a slot carries slot_ghz * bits Gb/s (one symbol per second per Hz).
+ * Returns 0 for an index outside the table. */
 double fs_wan_unit_gbps(const fs_wan *w, int32_t m);
 
 /* Parses a WAN file (docs/model-wan.md) from NUL-terminated text; `file`
@@ -161,7 +162,8 @@ typedef enum fs_wan_algo {
   FS_WAN_FIRST_FIT = 0, /* lowest-index free unit / block */
   FS_WAN_MOST_USED = 1  /* the unit (block) in use on the most fibres */
 } fs_wan_algo;
-int fs_wan_algo_parse(const char *name, fs_wan_algo *out); /* "first-fit", "most-used" */
+/* "first-fit" or "most-used": 0, or FS_EINVAL with *out untouched. */
+int fs_wan_algo_parse(const char *name, fs_wan_algo *out);
 const char *fs_wan_algo_name(fs_wan_algo a);
 
 typedef enum fs_wan_status {

@@ -328,8 +328,8 @@ static void print_train_table(const fs_wan_train_result *r, const fs_wan_plan *p
   ms(a, r->total_s);
   ms(b, r->model_total_s);
   printf("%-26s %14s %14s\n", "total", a, b);
-  printf("WAN: %d ring demands, %d blocked (routed through other sites); slowest pair %g Gb/s, "
-         "%g km, alpha %.6g ms\n",
+  printf("WAN: %d ring demands (%d blocked: their traffic crosses other sites); slowest pair "
+         "%g Gb/s, %g km, alpha %.6g ms\n",
          nj, bj, r->wan_gbps_min, r->wan_km_max, r->wan_alpha_s * 1e3);
 }
 

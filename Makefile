@@ -59,6 +59,9 @@ demo: deps
 	@echo "== fabricsim sim examples/demo.json (leaf-spine, 2:1 oversubscribed, ECMP vs spray) =="
 	@$(BIN) sim examples/demo.json --summary
 	@$(BIN) sim examples/demo.json --summary --routing spray
+	@echo
+	@echo "== fabricsim train examples/gpt-13b-optimized.json (ring all-reduce on a 2:1 leaf-spine: routes re-optimised every 1 ms vs ECMP) =="
+	@$(BIN) train examples/gpt-13b-optimized.json
 
 test: $(BIN) $(TESTBIN)
 	$(TESTBIN) --cli $(BIN)

@@ -67,6 +67,16 @@ typedef struct observer {
   size_t prev_len, prev_cap;
 } observer;
 
+static void observer_free(observer *o) {
+  free(o->delivered);
+  free(o->prev_items);
+  free(o->prev_rate);
+  free(o->load);
+  free(o->link_bytes);
+  free(o->prev_links);
+  free(o->prev_w);
+}
+
 static void observe(void *ctx, const fs_sim *s, double now) {
   observer *o = ctx;
   for (int32_t i = 0; i < o->n_prev; i++)
@@ -229,10 +239,7 @@ TEST(test_props_random_scenarios) {
       if (fs_sim_item_kind(s, i) == FS_ITEM_FLOW)
         CHECK_REL(o.delivered[i], fs_sim_flow_bytes(s, i), 1e-9, "bytes");
     }
-    free(o.delivered);
-    free(o.prev_items);
-    free(o.prev_rate);
-    free(o.load);
+    observer_free(&o);
     fs_sim_free(s);
     fs_router_free(r);
     fs_topo_free(t);
@@ -365,13 +372,7 @@ TEST(test_props_random_dynamics) {
     }
     CHECK_REL(got, want, 1e-9, "link bytes");
     CHECK_EQ_INT(bad_links, 0); /* each link carried what flowed over it */
-    free(o.link_bytes);
-    free(o.prev_links);
-    free(o.prev_w);
-    free(o.delivered);
-    free(o.prev_items);
-    free(o.prev_rate);
-    free(o.load);
+    observer_free(&o);
     fs_sim_free(s);
     fs_router_free(r);
     fs_topo_free(t);

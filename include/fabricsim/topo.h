@@ -330,6 +330,13 @@ typedef struct fs_topo_cost {
   double fiber_m, fiber_usd;
   double usd, watts; /* totals */
 } fs_topo_cost;
+/* The price and power of one part for a link of `gbps`: the table's first
+ * row at or above it; past the last row, the last scaled by speed. */
+fs_cost_part fs_cost_price(const fs_cost_table *c, fs_cost_part_kind k, double gbps);
+/* Adds n parts of kind k at that speed to o->part[k] (totals are the
+ * caller's to sum). */
+void fs_cost_add(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, double gbps,
+                 int64_t n);
 /* Counts the parts of the scale-out network (GPUs, servers and their
  * scale-up domains excluded) and prices them with t->cost. Cannot fail. */
 void fs_topo_cost_compute(const fs_topo *t, fs_topo_cost *out);

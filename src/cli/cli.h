@@ -34,6 +34,11 @@ void fs__cli_progress_hook(void *ctx, const fs_sim_progress *sp);
 void fs__cli_progress_end(fs__cli_progress *p);
 double fs__cli_progress_elapsed(const fs__cli_progress *p); /* seconds since start */
 
+/* Option values (args.c): the whole string must be a number in [lo, hi]
+ * (doubles also finite). 0, or -1 with *out untouched. */
+int fs__cli_parse_long(const char *s, long lo, long hi, long *out);
+int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
+
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);
 /* Prints "fabricsim: CMD: MSG" (usage error) and returns 2. */

@@ -36,15 +36,6 @@ static void help(FILE *f) {
           "  --format F        table (default) or json\n");
 }
 
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 static int parse_delay(const char *s, double *out_s) {
   char *end;
   errno = 0;
@@ -107,7 +98,7 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     else if (strcmp(a, "--format") == 0) format = v;
     else if (strcmp(a, "--algo") == 0) algo = v;
     else if (strcmp(a, "--gbps") == 0) {
-      if (parse_double(v, 1e-6, 1e6, &p.gbps))
+      if (fs__cli_parse_double(v, 1e-6, 1e6, &p.gbps))
         return fs__cli_usage("ocs schedule", "--gbps must be a rate in [1e-6, 1e6] Gb/s, got '%s'",
                              v);
     } else if (strcmp(a, "--delay") == 0) {
@@ -118,13 +109,13 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
                              v);
     } else if (strcmp(a, "--delay-ns") == 0) {
       double ns;
-      if (parse_double(v, 0, 3.6e12, &ns))
+      if (fs__cli_parse_double(v, 0, 3.6e12, &ns))
         return fs__cli_usage("ocs schedule", "--delay-ns must be nanoseconds in [0, 3.6e12], got '%s'",
                              v);
       p.delay_s = ns * 1e-9;
     } else if (strcmp(a, "--degree") == 0) {
       double dg;
-      if (parse_double(v, 1, 64, &dg) || dg != floor(dg))
+      if (fs__cli_parse_double(v, 1, 64, &dg) || dg != floor(dg))
         return fs__cli_usage("ocs schedule", "--degree must be an integer in [1, 64], got '%s'", v);
       p.degree = (int32_t)dg;
     } else {

@@ -40,24 +40,6 @@ static void help(FILE *f) {
           "  --format F        table (default) or json\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_num(const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !(v >= lo && v <= hi)) return -1;
-  *out = v;
-  return 0;
-}
-
 typedef struct row {
   char name[24];
   char desc[200];
@@ -336,11 +318,11 @@ int fs__cli_ocs_topo(int argc, char **argv) {
     } else if (a[0] == '-' && a[1] == '-' && !more) {
       return fs__cli_usage(cmd, "%s needs a value", a);
     } else if (strcmp(a, "--degree") == 0) {
-      if (parse_long(argv[++i], 1, FS_TOPOOPT_MAX_DEGREE, &degree))
+      if (fs__cli_parse_long(argv[++i], 1, FS_TOPOOPT_MAX_DEGREE, &degree))
         return fs__cli_usage(cmd, "--degree: must be an integer in [1, %d], got \"%s\"",
                              FS_TOPOOPT_MAX_DEGREE, argv[i]);
     } else if (strcmp(a, "--gbps") == 0) {
-      if (parse_num(argv[++i], 1e-3, 1e7, &gbps))
+      if (fs__cli_parse_double(argv[++i], 1e-3, 1e7, &gbps))
         return fs__cli_usage(cmd, "--gbps: must be a number in [0.001, 1e7], got \"%s\"", argv[i]);
     } else if (strcmp(a, "--compare") == 0) {
       compare = argv[++i];
@@ -349,18 +331,18 @@ int fs__cli_ocs_topo(int argc, char **argv) {
       if (strcmp(sw, "patch") && strcmp(sw, "ocs"))
         return fs__cli_usage(cmd, "--switch: must be patch or ocs, got \"%s\"", sw);
     } else if (strcmp(a, "--time-limit") == 0) {
-      if (parse_num(argv[++i], 0.01, 1e6, &tl))
+      if (fs__cli_parse_double(argv[++i], 0.01, 1e6, &tl))
         return fs__cli_usage(cmd, "--time-limit: must be seconds in [0.01, 1e6], got \"%s\"",
                              argv[i]);
     } else if (strcmp(a, "--ar-rings") == 0) {
-      if (parse_long(argv[++i], 0, FS_TOPOOPT_MAX_DEGREE, &ar_rings))
+      if (fs__cli_parse_long(argv[++i], 0, FS_TOPOOPT_MAX_DEGREE, &ar_rings))
         return fs__cli_usage(cmd, "--ar-rings: must be an integer in [0, %d], got \"%s\"",
                              FS_TOPOOPT_MAX_DEGREE, argv[i]);
     } else if (strcmp(a, "--ls-evals") == 0) {
-      if (parse_long(argv[++i], 0, 100000000, &ls))
+      if (fs__cli_parse_long(argv[++i], 0, 100000000, &ls))
         return fs__cli_usage(cmd, "--ls-evals: must be an integer >= 0, got \"%s\"", argv[i]);
     } else if (strcmp(a, "--seed") == 0) {
-      if (parse_long(argv[++i], 0, 2147483647L, &seed))
+      if (fs__cli_parse_long(argv[++i], 0, 2147483647L, &seed))
         return fs__cli_usage(cmd, "--seed: must be an integer >= 0, got \"%s\"", argv[i]);
     } else if (strcmp(a, "--export") == 0) {
       export = argv[++i];

@@ -39,24 +39,6 @@ static void help(FILE *f) {
           "  --format F         table (default) or json\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !(v >= lo) || !(v <= hi)) return -1;
-  *out = v;
-  return 0;
-}
-
 typedef struct result {
   int32_t grid[3];
   int placed_ocs, placed_static, have_slice;
@@ -303,24 +285,24 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     else if (strcmp(a, "--busy") == 0) busy = v;
     else if (strcmp(a, "--format") == 0) format = v;
     else if (strcmp(a, "--cubes") == 0) {
-      if (parse_long(v, 1, 50000, &l))
+      if (fs__cli_parse_long(v, 1, 50000, &l))
         return fs__cli_usage(C, "--cubes must be a positive integer, got '%s'", v);
       p.cubes = (int32_t)l;
     } else if (strcmp(a, "--busy-random") == 0) {
-      if (parse_long(v, 0, 50000, &busy_random))
+      if (fs__cli_parse_long(v, 0, 50000, &busy_random))
         return fs__cli_usage(C, "--busy-random must be a non-negative integer, got '%s'", v);
     } else if (strcmp(a, "--jobs-mix") == 0) {
-      if (parse_long(v, 0, 1000000, &mix))
+      if (fs__cli_parse_long(v, 0, 1000000, &mix))
         return fs__cli_usage(C, "--jobs-mix must be an integer in [0, 1000000], got '%s'", v);
     } else if (strcmp(a, "--seed") == 0) {
-      if (parse_long(v, 0, 2147483647L, &seed))
+      if (fs__cli_parse_long(v, 0, 2147483647L, &seed))
         return fs__cli_usage(C, "--seed must be a non-negative integer, got '%s'", v);
     } else if (strcmp(a, "--ici-gbps") == 0) {
-      if (parse_double(v, 1e-3, 1e7, &p.ici_gbps))
+      if (fs__cli_parse_double(v, 1e-3, 1e7, &p.ici_gbps))
         return fs__cli_usage(C, "--ici-gbps must be in (0, 1e7], got '%s'", v);
     } else if (strcmp(a, "--reconfig-ms") == 0) {
       double ms;
-      if (parse_double(v, 0, 1e9, &ms))
+      if (fs__cli_parse_double(v, 0, 1e9, &ms))
         return fs__cli_usage(C, "--reconfig-ms must be in [0, 1e9], got '%s'", v);
       p.reconfig_s = ms * 1e-3;
     } else if (strcmp(a, "--chip-usd") == 0) dst = &cp.chip_usd;
@@ -330,7 +312,7 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     else if (strcmp(a, "--xcvr-usd") == 0) dst = &cp.xcvr_usd;
     else if (strcmp(a, "--xcvr-watts") == 0) dst = &cp.xcvr_watts;
     else return fs__cli_usage(C, "unknown option '%s'", a);
-    if (dst && parse_double(v, 0, 1e12, dst))
+    if (dst && fs__cli_parse_double(v, 0, 1e12, dst))
       return fs__cli_usage(C, "%s must be a number in [0, 1e12], got '%s'", a, v);
   }
   if (!shape_s) return fs__cli_usage(C, "--shape is required (e.g. --shape 8x8x16)");

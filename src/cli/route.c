@@ -42,15 +42,6 @@ static void help(FILE *f) {
           "  --format F         table (default) or json\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* One column of the output. */
 typedef struct column {
   char name[24];
@@ -241,18 +232,18 @@ int fs__cli_route(int argc, char **argv) {
         return fs__cli_usage("route", "--paths must be ecmp or kshortest, got '%s'", v);
     } else if (strcmp(a, "--k") == 0) {
       k_given = 1;
-      if (parse_long(v, 1, FS_ROUTEOPT_MAX_K, &kpaths))
+      if (fs__cli_parse_long(v, 1, FS_ROUTEOPT_MAX_K, &kpaths))
         return fs__cli_usage("route", "--k must be an integer in [1, %d], got '%s'",
                              FS_ROUTEOPT_MAX_K, v);
     }
     else if (strcmp(a, "--seeds") == 0) {
-      if (parse_long(v, 1, 100000, &seeds))
+      if (fs__cli_parse_long(v, 1, 100000, &seeds))
         return fs__cli_usage("route", "--seeds must be an integer in [1, 100000], got '%s'", v);
     } else if (strcmp(a, "--seed") == 0) {
-      if (parse_long(v, 0, 2147483647L, &seed))
+      if (fs__cli_parse_long(v, 0, 2147483647L, &seed))
         return fs__cli_usage("route", "--seed must be a non-negative integer, got '%s'", v);
     } else if (strcmp(a, "--exact-max-vars") == 0) {
-      if (parse_long(v, 1, 100000000L, &max_vars))
+      if (fs__cli_parse_long(v, 1, 100000000L, &max_vars))
         return fs__cli_usage("route", "--exact-max-vars must be an integer in [1, 1e8], got '%s'",
                              v);
     } else if (strcmp(a, "--time-limit") == 0) {

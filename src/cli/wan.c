@@ -36,24 +36,6 @@ static void help(FILE *f) {
           "  --format F      table (default) or json\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !(v >= lo) || !(v <= hi)) return -1;
-  *out = v;
-  return 0;
-}
-
 typedef struct opts {
   const char *sub, *file, *cut, *format;
   fs_wan_algo algo;
@@ -85,23 +67,23 @@ static int parse_opts(const char *sub, int argc, char **argv, opts *o) {
       if (fs_wan_algo_parse(v, &o->algo))
         return fs__cli_usage(cmd, "--algo must be first-fit or most-used, got '%s'", v);
     } else if (strcmp(a, "--k") == 0) {
-      if (parse_long(v, 1, FS_WAN_MAX_K, &o->k))
+      if (fs__cli_parse_long(v, 1, FS_WAN_MAX_K, &o->k))
         return fs__cli_usage(cmd, "--k must be an integer in [1, %d], got '%s'", FS_WAN_MAX_K, v);
     } else if (strcmp(a, "--cut") == 0) {
       o->cut = v;
     } else if (strcmp(a, "--format") == 0) {
       o->format = v;
     } else if (strcmp(a, "--bytes") == 0 && strcmp(sub, "train") == 0) {
-      if (parse_double(v, 1, 1e15, &o->bytes))
+      if (fs__cli_parse_double(v, 1, 1e15, &o->bytes))
         return fs__cli_usage(cmd, "--bytes must be a number in [1, 1e15], got '%s'", v);
     } else if (strcmp(a, "--random") == 0 && strcmp(sub, "provision") == 0) {
-      if (parse_long(v, 1, 1000000, &o->random))
+      if (fs__cli_parse_long(v, 1, 1000000, &o->random))
         return fs__cli_usage(cmd, "--random must be an integer in [1, 1000000], got '%s'", v);
     } else if (strcmp(a, "--gbps") == 0 && strcmp(sub, "provision") == 0) {
-      if (parse_double(v, 1e-3, 1e7, &o->gbps))
+      if (fs__cli_parse_double(v, 1e-3, 1e7, &o->gbps))
         return fs__cli_usage(cmd, "--gbps must be a number in [0.001, 1e7], got '%s'", v);
     } else if (strcmp(a, "--seed") == 0 && strcmp(sub, "provision") == 0) {
-      if (parse_long(v, 0, 2147483647L, &o->seed))
+      if (fs__cli_parse_long(v, 0, 2147483647L, &o->seed))
         return fs__cli_usage(cmd, "--seed must be a non-negative integer, got '%s'", v);
     } else {
       return fs__cli_usage(cmd, "unknown option '%s'", a);

@@ -734,22 +734,6 @@ fs_topoopt_ocs_part fs_topoopt_ocs_defaults(fs_topoopt_switch kind) {
   return (fs_topoopt_ocs_part){100, 0.1};
 }
 
-static fs_cost_part price(const fs_cost_table *c, fs_cost_part_kind k, double gbps) {
-  for (int32_t i = 0; i < c->n_speeds; i++)
-    if (c->gbps[i] >= gbps) return c->part[k][i];
-  fs_cost_part p = c->part[k][c->n_speeds - 1];
-  double f = gbps / c->gbps[c->n_speeds - 1];
-  return (fs_cost_part){p.usd * f, p.watts * f};
-}
-
-static void add_part(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, double gbps,
-                     int64_t n) {
-  fs_cost_part p = price(c, k, gbps);
-  o->part[k].count += n;
-  o->part[k].usd += p.usd * (double)n;
-  o->part[k].watts += p.watts * (double)n;
-}
-
 void fs_topoopt_cost(const fs_topoopt_graph *g, double gbps, const fs_cost_table *c,
                      fs_topoopt_ocs_part ocs, fs_topo_cost *o, double *ocs_usd,
                      double *ocs_watts) {
@@ -757,8 +741,8 @@ void fs_topoopt_cost(const fs_topoopt_graph *g, double gbps, const fs_cost_table
   int64_t ports = (int64_t)g->n * g->degree, circ = fs_topoopt_graph_circuits(g);
   /* Every port is bought: a NIC port, its transceiver and its OCS port. A
    * circuit's fiber runs server -> OCS -> server (2 x fabric_m). */
-  add_part(o, c, FS_PART_NIC, gbps, ports);
-  add_part(o, c, c->fabric_m <= c->sr_max_m ? FS_PART_XCVR_SR : FS_PART_XCVR_DR, gbps, ports);
+  fs_cost_add(o, c, FS_PART_NIC, gbps, ports);
+  fs_cost_add(o, c, c->fabric_m <= c->sr_max_m ? FS_PART_XCVR_SR : FS_PART_XCVR_DR, gbps, ports);
   o->fiber_m = 2 * c->fabric_m * (double)circ;
   o->fiber_usd = o->fiber_m * c->fiber_usd_per_m;
   double ou = ocs.usd_per_port * (double)ports, ow = ocs.watts_per_port * (double)ports;

@@ -47,7 +47,7 @@ void fs_cost_defaults(fs_cost_table *c) {
 
 /* The row for a link of `gbps`: the first at or above it; past the last,
  * the last scaled by speed. */
-static fs_cost_part price(const fs_cost_table *c, fs_cost_part_kind k, double gbps) {
+fs_cost_part fs_cost_price(const fs_cost_table *c, fs_cost_part_kind k, double gbps) {
   for (int32_t i = 0; i < c->n_speeds; i++)
     if (c->gbps[i] >= gbps) return c->part[k][i];
   fs_cost_part p = c->part[k][c->n_speeds - 1];
@@ -55,9 +55,9 @@ static fs_cost_part price(const fs_cost_table *c, fs_cost_part_kind k, double gb
   return (fs_cost_part){p.usd * f, p.watts * f};
 }
 
-static void add(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, double gbps,
-                int64_t n) {
-  fs_cost_part p = price(c, k, gbps);
+void fs_cost_add(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, double gbps,
+                 int64_t n) {
+  fs_cost_part p = fs_cost_price(c, k, gbps);
   o->part[k].count += n;
   o->part[k].usd += p.usd * (double)n;
   o->part[k].watts += p.watts * (double)n;
@@ -97,13 +97,13 @@ void fs_topo_cost_compute(const fs_topo *t, fs_topo_cost *o) {
     int ends[2] = {a_end, b_end};
     const fs_node *nd[2] = {a, b};
     for (int e = 0; e < 2; e++) {
-      if (ends[e]) add(o, c, FS_PART_NIC, gbps, 1);
-      else if (nd[e]->kind == FS_NODE_SWITCH && !direct) add(o, c, FS_PART_SWITCH_PORT, gbps, 1);
+      if (ends[e]) fs_cost_add(o, c, FS_PART_NIC, gbps, 1);
+      else if (nd[e]->kind == FS_NODE_SWITCH && !direct) fs_cost_add(o, c, FS_PART_SWITCH_PORT, gbps, 1);
     }
     if (m <= c->dac_max_m) {
-      add(o, c, FS_PART_DAC, gbps, 1);
+      fs_cost_add(o, c, FS_PART_DAC, gbps, 1);
     } else {
-      add(o, c, m <= c->sr_max_m ? FS_PART_XCVR_SR : FS_PART_XCVR_DR, gbps, 2);
+      fs_cost_add(o, c, m <= c->sr_max_m ? FS_PART_XCVR_SR : FS_PART_XCVR_DR, gbps, 2);
       o->fiber_m += m;
     }
   }

@@ -2,3 +2,5 @@
 X(test_train_optimized_routing_beats_ecmp)
 X(test_train_failure_slowdown)
 X(test_train_control_bad_input)
+X(test_train_cluster_spray_isolates_tenants)
+X(test_train_cluster_errors)

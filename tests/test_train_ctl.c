@@ -8,6 +8,14 @@
 #include "fabricsim/train.h"
 #include "test.h"
 
+static int run_loaded(const fs_job *job, fs_train_result *res, fs_err *err) {
+  fs_train *tr = NULL;
+  int rc = fs_train_new(job, NULL, &tr, err);
+  if (!rc) rc = fs_train_run(tr, res, err);
+  fs_train_free(tr);
+  return rc;
+}
+
 static int run_job(const char *path, fs_train_result *res, fs_err *err) {
   fs_job *job = NULL;
   fs_train *tr = NULL;
@@ -115,4 +123,94 @@ TEST(test_train_control_bad_input) {
       test_fail(__FILE__, __LINE__, "case %zu: want '%s' in '%s'", i, cases[i].want, err.msg);
     fs_job_free(job);
   }
+}
+
+/* ---- several jobs on one cluster ---- */
+static fs_job *load_with(const char *path, const char *routing, int spines, fs_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  fs_job *job = NULL;
+  if (fs__read_file(path, &text, &len, err)) return NULL;
+  /* rewrite the routing object and the spine count of the bundled file */
+  char *r = strstr(text, "\"routing\"");
+  char *s = strstr(text, "\"spines\": 4");
+  char *out = malloc(len + 256);
+  if (r && s && out) {
+    char *end = strchr(r, '}');
+    snprintf(out, len + 256, "%.*s\"spines\": %d%.*s\"routing\": %s%s", (int)(s - text), text,
+             spines, (int)(r - (s + 11)), s + 11, routing, end + 1);
+    fs_job_parse(out, strlen(out), path, &job, err);
+  }
+  free(out);
+  free(text);
+  return job;
+}
+
+/* With ideal spraying on a 2-tier Clos a leaf-spine link carries its
+ * leaf's traffic over the spines, so tenants on disjoint leaves never share
+ * a bottleneck: each runs exactly as alone, non-blocking or 2:1. A cluster
+ * of one job is the job alone. */
+TEST(test_train_cluster_spray_isolates_tenants) {
+  for (int spines = 4; spines <= 8; spines += 4) {
+    fs_err err = {0, ""};
+    fs_job *a = load_with("examples/tenant-a.json", "{\"mode\": \"spray\"}", spines, &err);
+    fs_job *b = load_with("examples/tenant-b.json", "{\"mode\": \"spray\"}", spines, &err);
+    CHECK(a && b);
+    if (!a || !b) {
+      fprintf(stderr, "  %s\n", err.msg);
+      fs_job_free(a);
+      fs_job_free(b);
+      return;
+    }
+    fs_train_result alone[2], both[2], one;
+    CHECK_OK(run_loaded(a, &alone[0], &err), &err);
+    CHECK_OK(run_loaded(b, &alone[1], &err), &err);
+    fs_job *jobs[2] = {a, b};
+    fs_cluster *c = NULL;
+    CHECK_OK(fs_cluster_new(jobs, 2, NULL, &c, &err), &err);
+    CHECK_OK(fs_cluster_run(c, both, &err), &err);
+    fs_cluster_free(c);
+    CHECK_EQ_INT(b->gpu_offset, 64);
+    CHECK_REL(both[0].iter_s, alone[0].iter_s, 1e-9, "s");
+    CHECK_REL(both[1].iter_s, alone[1].iter_s, 1e-9, "s");
+    CHECK(both[0].iter_s != both[1].iter_s); /* they are different jobs */
+    CHECK_OK(fs_cluster_new(jobs, 1, NULL, &c, &err), &err);
+    CHECK_OK(fs_cluster_run(c, &one, &err), &err);
+    fs_cluster_free(c);
+    CHECK(one.iter_s == alone[0].iter_s);
+    CHECK_EQ_INT(one.flows, alone[0].flows);
+    fs_job_free(a);
+    fs_job_free(b);
+  }
+}
+
+TEST(test_train_cluster_errors) {
+  fs_err err = {0, ""};
+  fs_job *a = load_with("examples/tenant-a.json", "{\"mode\": \"spray\"}", 4, &err);
+  fs_job *b = load_with("examples/tenant-b.json", "{\"mode\": \"spray\"}", 8, &err);
+  fs_job *c = load_with("examples/tenant-b.json", "{\"mode\": \"ecmp\"}", 4, &err);
+  CHECK(a && b && c);
+  fs_cluster *cl = NULL;
+  fs_job *ab[2] = {a, b}, *ac[2] = {a, c}, *aaa[3] = {a, a, a};
+  CHECK_EQ_INT(fs_cluster_new(ab, 2, NULL, &cl, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.topology: jobs sharing a cluster need the same topology") != NULL);
+  CHECK_EQ_INT(fs_cluster_new(ac, 2, NULL, &cl, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.routing") != NULL);
+  CHECK_EQ_INT(fs_cluster_new(aaa, 3, NULL, &cl, &err), FS_EINVAL); /* 192 GPUs > 128 hosts */
+  CHECK(strstr(err.msg, "more than the topology's 128 hosts") != NULL);
+  CHECK(cl == NULL);
+  fs_job_free(a);
+  fs_job_free(b);
+  fs_job_free(c);
+  /* the CLI: a report per job, JSON {"jobs": [...]}, no trace of several */
+  char out[1 << 16];
+  CHECK_EQ_INT(test_run_cli("train examples/tenant-a.json examples/tenant-b.json --format json",
+                            "2>/dev/null", out, sizeof(out)),
+               0);
+  CHECK(strncmp(out, "{\"jobs\":[{\"iteration_ns\":", 25) == 0);
+  CHECK(strstr(out, "},{\"iteration_ns\":") != NULL || strstr(out, "}\n,{\"iteration_ns\":") != NULL);
+  CHECK_EQ_INT(test_run_cli("train examples/tenant-a.json examples/tenant-b.json --trace t.json",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--trace takes one job file") != NULL);
 }

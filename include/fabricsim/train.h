@@ -63,8 +63,30 @@ typedef struct fs_train fs_train;
 /* Builds the iteration's DAG for job (which must outlive it). Returns 0 or
  * a negative code with err set. */
 int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err);
+/* Runs the iteration and fills *out (FS_EINVAL for a cluster's job). */
 int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err);
 void fs_train_free(fs_train *tr);
+
+/* ---- several jobs sharing one cluster (multi-tenant) ----
+ * The jobs run their iterations at the same time on the first job's
+ * topology (every job must give the same one, and the same server size,
+ * routing and failures, which are the cluster's), placed one after another
+ * in whole servers, each with its own placement policy inside its share
+ * (sets jobs[k]->gpu_offset). Their pipeline and data-parallel traffic
+ * contend in one simulation; routing control (mode "optimized",
+ * failures) sees all of it. Fails with FS_EINVAL naming the job file and
+ * what differs or does not fit, or FS_ENOMEM. The jobs must outlive the
+ * cluster. */
+typedef struct fs_cluster fs_cluster;
+int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs_cluster **out,
+                   fs_err *err);
+/* results[0..n): each job's iteration (its last item's end), breakdown and,
+ * with routing control, the cluster's control counts and each job's
+ * iteration in the same cluster without control. */
+int fs_cluster_run(fs_cluster *c, fs_train_result *results, fs_err *err);
+/* Job k's DAG (for its trace), valid until the cluster is freed. */
+const fs_train *fs_cluster_job(const fs_cluster *c, int32_t k);
+void fs_cluster_free(fs_cluster *c); /* NULL is a no-op */
 
 /* The summary a person reads (iteration time, throughput, breakdown, the
  * per-collective table). */

@@ -98,6 +98,9 @@ typedef struct fs_job {
   fs_routeopt_kind reopt_optimizer;
   fs_netctl_failure *failures;
   int32_t n_failures;
+  /* In a cluster of several jobs (train.h, fs_cluster_new): the job's GPU
+   * g is the cluster's GPU gpu_offset + g (whole servers); 0 alone. */
+  int64_t gpu_offset;
 } fs_job;
 
 /* Sets every documented default (dense model, 1F1B, ZeRO 0, 25 MiB buckets,

@@ -1,5 +1,7 @@
 /* fabricsim train: one training iteration of a job file, where its time
- * goes, and optionally a Perfetto trace of it. */
+ * goes, and optionally a Perfetto trace of it; with several job files,
+ * the jobs share one cluster (train.h, fs_cluster) and each gets its
+ * report. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,23 +11,62 @@
 #include "cli.h"
 #include "fabricsim/train.h"
 
+#define MAX_JOBS 64
+
 static void help(FILE *f) {
   fprintf(f,
-          "usage: fabricsim train JOB.json [options]\n"
+          "usage: fabricsim train JOB.json [JOB2.json ...] [options]\n"
           "\n"
           "Simulates one training iteration (docs/formats.md, docs/model-work.md)\n"
           "and prints iteration time, tokens/s, TFLOP/s per GPU, MFU, where the\n"
-          "time goes and the collectives.\n"
+          "time goes and the collectives. Several job files share one cluster:\n"
+          "the first job's topology, routing and failures (the others must give\n"
+          "the same), jobs placed one after another in whole servers, their\n"
+          "traffic contending; each job gets its report.\n"
           "\n"
           "  --format text|json  the summary's format (default text)\n"
-          "  --trace FILE        Perfetto / Chrome trace of the iteration\n"
+          "  --trace FILE        Perfetto / Chrome trace of the iteration (one job)\n"
           "  --free-comm         what-if: every communication takes no time\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
           "                      (default 4)\n");
 }
 
+static int write_trace(const char *trace, const fs_train *tr) {
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", trace, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  int wrc = f ? fs_train_write_trace(f, tr) : FS_EIO;
+  if (f && fclose(f) != 0) wrc = FS_EIO;
+  if (wrc || rename(tmp, trace) != 0) {
+    remove(tmp);
+    fprintf(stderr, "fabricsim: %s: cannot write the trace\n", trace);
+    return 2;
+  }
+  return 0;
+}
+
+/* Several jobs: a header per job, then its summary; JSON: {"jobs": [...]}. */
+static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, int json) {
+  int rc = 0;
+  if (json) printf("{\"jobs\":[");
+  for (int32_t k = 0; k < n && !rc; k++) {
+    if (json) {
+      if (k) printf(",");
+      rc = fs_train_print_json(stdout, jobs[k], &res[k]);
+      continue;
+    }
+    printf("%s== job %d of %d: %s (cluster GPUs %lld-%lld) ==\n", k ? "\n" : "", k + 1, n,
+           jobs[k]->file, (long long)jobs[k]->gpu_offset,
+           (long long)(jobs[k]->gpu_offset + fs_job_gpus(jobs[k]) - 1));
+    rc = fs_train_print_summary(stdout, jobs[k], &res[k]);
+  }
+  if (json) printf("]}\n");
+  return rc;
+}
+
 int fs__cli_train(int argc, char **argv) {
-  const char *in = NULL, *format = "text", *trace = NULL;
+  const char *in[MAX_JOBS], *format = "text", *trace = NULL;
+  int32_t n_in = 0;
   fs_train_opts opts = {0, 0, NULL};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -39,22 +80,24 @@ int fs__cli_train(int argc, char **argv) {
     } else if (strcmp(a, "--free-comm") == 0) {
       opts.free_comm = 1;
     } else if (strcmp(a, "--buckets") == 0 && i + 1 < argc) {
-      char *end;
-      long b = strtol(argv[++i], &end, 10);
-      if (*end || b < 1 || b > 1024)
+      long b;
+      if (fs__cli_parse_long(argv[++i], 1, 1024, &b))
         return fs__cli_usage("train", "--buckets must be in [1, 1024], got '%s'", argv[i]);
       opts.max_buckets = (int32_t)b;
     } else if (a[0] == '-' && a[1]) {
       return fs__cli_usage("train", "unknown option or missing value '%s'", a);
-    } else if (in) {
-      return fs__cli_usage("train", "one job file expected, got '%s' and '%s'", in, a);
+    } else if (n_in == MAX_JOBS) {
+      return fs__cli_usage("train", "at most %d job files, got more", MAX_JOBS);
     } else {
-      in = a;
+      in[n_in++] = a;
     }
   }
-  if (!in) return fs__cli_usage("train", "missing JOB.json");
+  if (!n_in) return fs__cli_usage("train", "missing JOB.json");
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("train", "--format must be text or json, got '%s'", format);
+  if (trace && n_in > 1)
+    return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
+  int json = strcmp(format, "json") == 0;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};
@@ -62,37 +105,35 @@ int fs__cli_train(int argc, char **argv) {
   so.progress_ctx = &pr;
   opts.sim = &so;
   fs_err err = {0, ""};
-  fs_job *job = NULL;
+  fs_job *jobs[MAX_JOBS] = {0};
   fs_train *tr = NULL;
-  fs_train_result res;
-  int status = 0;
-  int rc = fs_job_load(in, &job, &err);
-  if (!rc) rc = fs_train_new(job, &opts, &tr, &err);
-  if (!rc) rc = fs_train_run(tr, &res, &err);
+  fs_cluster *cl = NULL;
+  fs_train_result res[MAX_JOBS];
+  int status = 0, rc = 0;
+  for (int32_t k = 0; k < n_in && !rc; k++) rc = fs_job_load(in[k], &jobs[k], &err);
+  if (!rc && n_in == 1) {
+    rc = fs_train_new(jobs[0], &opts, &tr, &err);
+    if (!rc) rc = fs_train_run(tr, &res[0], &err);
+  } else if (!rc) {
+    rc = fs_cluster_new(jobs, n_in, &opts, &cl, &err);
+    if (!rc) rc = fs_cluster_run(cl, res, &err);
+  }
   fs__cli_progress_end(&pr);
   if (rc) {
     status = fs__cli_fail(&err);
     goto out;
   }
-  if (trace) {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", trace, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int wrc = f ? fs_train_write_trace(f, tr) : FS_EIO;
-    if (f && fclose(f) != 0) wrc = FS_EIO;
-    if (wrc || rename(tmp, trace) != 0) {
-      remove(tmp);
-      fprintf(stderr, "fabricsim: %s: cannot write the trace\n", trace);
-      status = 2;
-      goto out;
-    }
-  }
-  rc = strcmp(format, "json") == 0 ? fs_train_print_json(stdout, job, &res)
-                                   : fs_train_print_summary(stdout, job, &res);
+  if (trace && (status = write_trace(trace, tr))) goto out;
+  if (n_in > 1)
+    rc = print_cluster(jobs, n_in, res, json);
+  else
+    rc = json ? fs_train_print_json(stdout, jobs[0], &res[0])
+              : fs_train_print_summary(stdout, jobs[0], &res[0]);
   if (rc) status = 1;
-  if (strcmp(format, "text") == 0) printf("wall time:          %.3f s\n", fs__cli_progress_elapsed(&pr));
+  if (!json) printf("wall time:          %.3f s\n", fs__cli_progress_elapsed(&pr));
 out:
   fs_train_free(tr);
-  fs_job_free(job);
+  fs_cluster_free(cl);
+  for (int32_t k = 0; k < n_in; k++) fs_job_free(jobs[k]);
   return status;
 }

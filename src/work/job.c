@@ -14,6 +14,7 @@
 
 #include "../base/base.h"
 #include "../base/json.h"
+#include "../ctl/json.h"
 #include "../topo/internal.h"
 #include "fabricsim/work.h"
 #include "internal.h"
@@ -619,40 +620,8 @@ static int parse_routing(const fs__jctx *c, const cJSON *root, fs_job *job) {
 /* "failures": [{"at_ms": T, "cable": "leaf0-spine1"} | {"at_ms": T,
  * "switch": "spine1"}, ...], names as `fabricsim topo` prints them. */
 static int parse_failures(const fs__jctx *c, const cJSON *root, fs_job *job) {
-  static const char *const keys[] = {"at_ms", "cable", "switch", NULL};
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "failures");
-  if (!arr) return 0;
-  if (!cJSON_IsArray(arr)) return fs__json_fail(c, "$.failures", arr, "must be an array");
-  const fs_topo *t = job->topo;
-  int rc;
-  char path[64];
-  size_t i = 0, cap = 0;
-  for (const cJSON *e = arr->child; e; e = e->next, i++) {
-    fs__json_path_idx(path, sizeof(path), "$.failures", i);
-    double at_ms;
-    const char *cable, *sw;
-    if ((rc = fs__json_expect_object(c, e, path, keys)) ||
-        (rc = fs__json_num(c, e, path, "at_ms", 1, 0, 0, 1e9, &at_ms)) ||
-        (rc = fs__json_str(c, e, path, "cable", 0, NULL, &cable)) ||
-        (rc = fs__json_str(c, e, path, "switch", 0, NULL, &sw)))
-      return rc;
-    if (!cable == !sw)
-      return fs__json_fail(c, path, e, "needs exactly one of \"cable\" and \"switch\"");
-    int32_t links[4096];
-    fs_err inner = {0, ""};
-    int32_t n = fs_netctl_parse_target(t, cable ? cable : sw, links, 4096, &inner);
-    if (n < 0) {
-      char p2[80];
-      snprintf(p2, sizeof(p2), "%s.%s", path, cable ? "cable" : "switch");
-      return fs__json_fail(c, p2, cJSON_GetObjectItemCaseSensitive(e, cable ? "cable" : "switch"),
-                           "%s", inner.msg);
-    }
-    if (fs__grow(&job->failures, &cap, (size_t)job->n_failures + (size_t)n, sizeof(*job->failures)))
-      return fs_err_set(c->err, FS_ENOMEM, "%s: out of memory", c->file);
-    for (int32_t k = 0; k < n; k++)
-      job->failures[job->n_failures++] = (fs_netctl_failure){at_ms * 1e-3, links[k]};
-  }
-  return 0;
+  static const fs__ctl_time_key at = {"at_ms", 1e-3, 0, 1e9};
+  return fs__ctl_json_failures(c, root, job->topo, &at, &job->failures, &job->n_failures);
 }
 
 int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, fs_err *err) {

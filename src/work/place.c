@@ -101,9 +101,9 @@ static int rail_aligned(const fs_job *job, int32_t *host_of_gpu, fs_err *err) {
                         "rail alignment needs every leaf switch to serve the same number of "
                         "consecutive hosts; use \"packed\"");
   }
-  int64_t G = job->hw.gpus_per_node, gpus = fs_job_gpus(job);
+  int64_t G = job->hw.gpus_per_node, gpus = fs_job_gpus(job), off = job->gpu_offset;
   if (H == n) {
-    for (int64_t g = 0; host_of_gpu && g < gpus; g++) host_of_gpu[g] = (int32_t)g;
+    for (int64_t g = 0; host_of_gpu && g < gpus; g++) host_of_gpu[g] = (int32_t)(off + g);
     return 0;
   }
   if (n % (G * H)) {
@@ -115,7 +115,7 @@ static int rail_aligned(const fs_job *job, int32_t *host_of_gpu, fs_err *err) {
     return place_fail(job, err, what);
   }
   for (int64_t g = 0; host_of_gpu && g < gpus; g++) {
-    int64_t s = g / G, l = g % G, q = s / H, j = s % H;
+    int64_t s = (off + g) / G, l = (off + g) % G, q = s / H, j = s % H;
     host_of_gpu[g] = (int32_t)((q * G + l) * H + j);
   }
   return 0;
@@ -139,21 +139,25 @@ static int server_topology(const fs_job *job, int32_t *host_of_gpu, fs_err *err)
                    o, h, (long long)(h / G));
           return place_fail(job, err, what);
         }
-  for (int64_t g = 0; host_of_gpu && g < fs_job_gpus(job); g++) host_of_gpu[g] = (int32_t)g;
+  for (int64_t g = 0; host_of_gpu && g < fs_job_gpus(job); g++)
+    host_of_gpu[g] = (int32_t)(job->gpu_offset + g);
   return 0;
 }
 
 int fs_job_place(const fs_job *job, int32_t *host_of_gpu, fs_err *err) {
   if (!job->topo)
     return fs_err_set(err, FS_EINVAL, "%s: $.topology: a job needs one to be placed", job->file);
-  if (fs_job_gpus(job) > job->topo->n_hosts)
-    return fs_err_set(err, FS_EINVAL, "%s: $.parallelism.dp: %lld GPUs exceed the topology's %d hosts",
-                      job->file, (long long)fs_job_gpus(job), job->topo->n_hosts);
+  if (fs_job_gpus(job) + job->gpu_offset > job->topo->n_hosts)
+    return fs_err_set(err, FS_EINVAL, "%s: $.parallelism.dp: %lld GPUs%s exceed the topology's %d hosts",
+                      job->file, (long long)fs_job_gpus(job),
+                      job->gpu_offset ? " after the cluster's earlier jobs" : "",
+                      job->topo->n_hosts);
   double gbps;
   if (fs__work_server_gpus(job->topo, &gbps) > 1) return server_topology(job, host_of_gpu, err);
   if (job->placement == FS_PLACE_RAIL_ALIGNED) return rail_aligned(job, host_of_gpu, err);
   /* Packed: a server's GPUs are consecutive hosts, under one leaf when
    * gpus_per_node divides the hosts per leaf. */
-  for (int64_t g = 0; host_of_gpu && g < fs_job_gpus(job); g++) host_of_gpu[g] = (int32_t)g;
+  for (int64_t g = 0; host_of_gpu && g < fs_job_gpus(job); g++)
+    host_of_gpu[g] = (int32_t)(job->gpu_offset + g);
   return 0;
 }

@@ -53,7 +53,9 @@ struct fs_train {
   int fabric_free; /* pipeline and data-parallel traffic free (for the bubble) */
   int32_t p, d, t, v, m, V, n_ops;
   fs_sim *sim;
-  fs_netctl *ctl; /* failures and re-optimisation, if the job asks */
+  int own_sim;               /* 0: a cluster's shared simulation */
+  int32_t item_lo, item_hi;  /* this job's items in sim */
+  fs_netctl *ctl; /* failures and re-optimisation, if the job asks (alone) */
   fs_router *router;
   fs_route_cache *routes;
   fs_coll_tuner *tuner;
@@ -410,8 +412,9 @@ static int build(fs_train *tr, fs_err *err) {
   return rc;
 }
 
+/* shared: build into that simulation (a cluster's), else into a new one. */
 static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
-                     fs_train **out, fs_err *err) {
+                     fs_sim *shared, fs_train **out, fs_err *err) {
   fs_train *tr = calloc(1, sizeof(*tr));
   if (!tr) return fs_err_set(err, FS_ENOMEM, "out of memory");
   tr->job = job;
@@ -449,13 +452,17 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
       tr->op_index[idx3(tr, s, o->backward, o->mb, o->chunk)] = i;
     }
   }
-  if ((rc = fs_sim_new(job->topo, &tr->sim, err)) ||
+  tr->own_sim = !shared;
+  tr->sim = shared;
+  if ((!shared && (rc = fs_sim_new(job->topo, &tr->sim, err))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
-      (rc = build(tr, err)))
+      (tr->item_lo = fs_sim_n_items(tr->sim), rc = build(tr, err)))
     goto fail;
-  if (!fabric_free && !tr->opts.free_comm && (job->reopt_interval_s > 0 || job->n_failures > 0)) {
+  tr->item_hi = fs_sim_n_items(tr->sim);
+  if (!shared && !fabric_free && !tr->opts.free_comm &&
+      (job->reopt_interval_s > 0 || job->n_failures > 0)) {
     fs_netctl_opts co;
     fs_netctl_opts_init(&co);
     co.mode = job->mode;
@@ -476,7 +483,7 @@ fail:
 }
 
 int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err) {
-  return train_new(job, opts, 0, out, err);
+  return train_new(job, opts, 0, NULL, out, err);
 }
 
 void fs_train_free(fs_train *tr) {
@@ -485,7 +492,7 @@ void fs_train_free(fs_train *tr) {
   fs_coll_tuner_free(tr->tuner);
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
-  fs_sim_free(tr->sim);
+  if (tr->own_sim) fs_sim_free(tr->sim);
   free(tr->host_of_gpu);
   free(tr->order);
   free(tr->ops);
@@ -511,12 +518,12 @@ static void device_profile(const fs_train *tr, int32_t dev, double *compute, dou
   }
 }
 
-int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
+/* The results of one job after its simulation ran. */
+static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   const fs_job *job = tr->job;
-  memset(out, 0, sizeof(*out));
-  int rc = fs_sim_run(tr->sim, tr->opts.sim, err);
-  if (rc) return rc;
-  double T = fs_sim_makespan_s(tr->sim);
+  int rc;
+  double T = 0;
+  for (int32_t i = tr->item_lo; i < tr->item_hi; i++) T = fmax(T, fs_sim_finish_s(tr->sim, i));
   out->iter_s = T;
   out->tokens_per_s = (double)job->train.global_batch * job->model.seq_len / T;
   out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
@@ -524,10 +531,10 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   out->counters = fs_sim_get_counters(tr->sim);
   if (tr->ctl) fs_netctl_stats_get(tr->ctl, &out->ctl);
   int64_t flows = 0;
-  for (int32_t i = 0; i < fs_sim_n_items(tr->sim); i++)
+  for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
   out->flows = flows;
-  out->tasks = fs_sim_n_items(tr->sim) - flows;
+  out->tasks = tr->item_hi - tr->item_lo - flows;
   /* The device reported: dp rank 0 of the stage that finishes last. */
   int32_t best = 0;
   double best_end = -1;
@@ -550,7 +557,7 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   fs_train *free_tr = NULL;
   fs_train_opts o = tr->opts;
   o.sim = NULL;
-  if ((rc = train_new(job, &o, 1, &free_tr, err))) return rc;
+  if ((rc = train_new(job, &o, 1, NULL, &free_tr, err))) return rc;
   if ((rc = fs_sim_run(free_tr->sim, NULL, err))) {
     fs_train_free(free_tr);
     return rc;
@@ -568,7 +575,8 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
     plain.failures = NULL;
     plain.n_failures = 0;
     fs_train *btr = NULL;
-    if ((rc = train_new(&plain, &o, 0, &btr, err)) || (rc = fs_sim_run(btr->sim, NULL, err))) {
+    if ((rc = train_new(&plain, &o, 0, NULL, &btr, err)) ||
+        (rc = fs_sim_run(btr->sim, NULL, err))) {
       fs_train_free(btr);
       return rc;
     }
@@ -629,6 +637,159 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   out->kind[FS_PAR_TP].busy_s = tp;
   out->kind[FS_PAR_EP].busy_s = ep;
   return 0;
+}
+
+int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
+  memset(out, 0, sizeof(*out));
+  if (!tr->own_sim)
+    return fs_err_set(err, FS_EINVAL, "%s: part of a cluster: run the cluster", tr->job->file);
+  int rc = fs_sim_run(tr->sim, tr->opts.sim, err);
+  return rc ? rc : collect(tr, out, err);
+}
+
+/* ---- several jobs on one cluster ---- */
+struct fs_cluster {
+  fs_job **jobs;
+  int32_t n;
+  fs_train_opts opts;
+  fs_sim *sim;
+  fs_train **trs;
+  fs_netctl *ctl;
+};
+
+/* Builds the jobs into one simulation; with_ctl attaches the first job's
+ * routing control. */
+static int cluster_build(fs_cluster *c, int with_ctl, fs_err *err) {
+  const fs_job *j0 = c->jobs[0];
+  int rc = fs_sim_new(j0->topo, &c->sim, err);
+  for (int32_t k = 0; k < c->n && !rc; k++)
+    rc = train_new(c->jobs[k], &c->opts, 0, c->sim, &c->trs[k], err);
+  if (!rc && with_ctl && !c->opts.free_comm && (j0->reopt_interval_s > 0 || j0->n_failures > 0)) {
+    fs_netctl_opts co;
+    fs_netctl_opts_init(&co);
+    co.mode = j0->mode;
+    co.seed = j0->seed;
+    co.interval_s = j0->reopt_interval_s;
+    co.optimizer = j0->reopt_optimizer;
+    co.reconfig_s = j0->reopt_reconfig_s;
+    co.failures = j0->failures;
+    co.n_failures = j0->n_failures;
+    co.detect_s = j0->detect_s;
+    rc = fs_netctl_new(c->sim, &co, &c->ctl, err);
+  }
+  return rc;
+}
+
+static void cluster_clear(fs_cluster *c) {
+  fs_netctl_free(c->ctl);
+  c->ctl = NULL;
+  for (int32_t k = 0; k < c->n; k++) {
+    fs_train_free(c->trs[k]);
+    c->trs[k] = NULL;
+  }
+  fs_sim_free(c->sim);
+  c->sim = NULL;
+}
+
+static int same_routing(const fs_job *a, const fs_job *b) {
+  if (a->mode != b->mode || a->seed != b->seed || a->reopt_interval_s != b->reopt_interval_s ||
+      a->reopt_reconfig_s != b->reopt_reconfig_s || a->detect_s != b->detect_s ||
+      (a->reopt_interval_s > 0 && a->reopt_optimizer != b->reopt_optimizer) ||
+      a->n_failures != b->n_failures)
+    return 0;
+  for (int32_t i = 0; i < a->n_failures; i++)
+    if (a->failures[i].link != b->failures[i].link || a->failures[i].at_s != b->failures[i].at_s)
+      return 0;
+  return 1;
+}
+
+int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs_cluster **out,
+                   fs_err *err) {
+  if (n < 1) return fs_err_set(err, FS_EINVAL, "a cluster needs at least one job");
+  const fs_job *j0 = jobs[0];
+  int64_t G = j0->hw.gpus_per_node, next = 0;
+  for (int32_t k = 0; k < n; k++) {
+    const fs_job *j = jobs[k];
+    if (!j->topo || strcmp(j->topo->spec, j0->topo->spec) != 0)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.topology: jobs sharing a cluster need the same topology, and "
+                        "this one differs from %s's (%s)",
+                        j->file, j0->file, j0->topo->spec);
+    if (j->hw.gpus_per_node != G)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.hardware.gpus_per_node: must be %lld as in %s (one cluster, one "
+                        "server size), got %lld",
+                        j->file, (long long)G, j0->file, (long long)j->hw.gpus_per_node);
+    if (!same_routing(j, j0))
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.routing: the cluster's routing and failures are %s's; give every "
+                        "job the same \"routing\" and \"failures\"",
+                        j->file, j0->file);
+  }
+  /* Whole servers, one job after another. */
+  for (int32_t k = 0; k < n; k++) {
+    jobs[k]->gpu_offset = next;
+    next += (fs_job_gpus(jobs[k]) + G - 1) / G * G;
+    if (next > j0->topo->n_hosts)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: the jobs up to this one need %lld GPUs (in whole servers of %lld), "
+                        "more than the topology's %d hosts",
+                        jobs[k]->file, (long long)next, (long long)G, j0->topo->n_hosts);
+    int rc = fs_job_place(jobs[k], NULL, err);
+    if (rc) return rc;
+  }
+  fs_cluster *c = calloc(1, sizeof(*c));
+  fs_train **trs = calloc((size_t)n, sizeof(*trs));
+  if (!c || !trs) {
+    free(c);
+    free(trs);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  c->jobs = (fs_job **)jobs;
+  c->n = n;
+  c->trs = trs;
+  if (opts) c->opts = *opts;
+  int rc = cluster_build(c, 1, err);
+  if (rc) {
+    fs_cluster_free(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+int fs_cluster_run(fs_cluster *c, fs_train_result *results, fs_err *err) {
+  for (int32_t k = 0; k < c->n; k++) memset(&results[k], 0, sizeof(results[k]));
+  int rc = fs_sim_run(c->sim, c->opts.sim, err);
+  for (int32_t k = 0; k < c->n && !rc; k++) {
+    rc = collect(c->trs[k], &results[k], err);
+    if (!rc && c->ctl) fs_netctl_stats_get(c->ctl, &results[k].ctl);
+  }
+  if (rc || !c->ctl) return rc;
+  /* The same cluster without routing control, for the comparison. */
+  fs_cluster b = {c->jobs, c->n, c->opts, NULL, NULL, NULL};
+  b.opts.sim = NULL;
+  b.trs = calloc((size_t)c->n, sizeof(*b.trs));
+  if (!b.trs) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (!(rc = cluster_build(&b, 0, err)) && !(rc = fs_sim_run(b.sim, NULL, err)))
+    for (int32_t k = 0; k < c->n; k++) {
+      double T = 0;
+      for (int32_t i = b.trs[k]->item_lo; i < b.trs[k]->item_hi; i++)
+        T = fmax(T, fs_sim_finish_s(b.sim, i));
+      results[k].baseline_iter_s = T;
+    }
+  cluster_clear(&b);
+  free(b.trs);
+  return rc;
+}
+
+const fs_train *fs_cluster_job(const fs_cluster *c, int32_t k) { return c->trs[k]; }
+
+void fs_cluster_free(fs_cluster *c) {
+  if (!c) return;
+  cluster_clear(c);
+  free(c->trs);
+  free(c);
 }
 
 static const char *kind_label(int k) {

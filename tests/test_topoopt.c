@@ -299,13 +299,17 @@ TEST(test_topoopt_job_traffic_volumes) {
 TEST(test_topoopt_cli) {
   char out[16384], args[512];
   snprintf(args, sizeof(args),
-           "ocs topo examples/topoopt-moe.json --degree 4 --compare leafspine --format json "
+           "ocs topo examples/topoopt-moe.json --degree 4 --compare leafspine,railopt,railonly "
+           "--format json "
            "--ls-evals 20");
   int rc = test_run_cli(args, "2>/dev/null", out, sizeof(out));
   CHECK_EQ_INT(rc, 0);
   CHECK(strstr(out, "\"fabric\": \"topoopt\"") != NULL);
   CHECK(strstr(out, "\"fabric\": \"random\"") != NULL);
   CHECK(strstr(out, "\"fabric\": \"leafspine\"") != NULL);
+  CHECK(strstr(out, "\"fabric\": \"railopt\"") != NULL);
+  CHECK(strstr(out, "\"fabric\": \"railonly\"") != NULL);
+  CHECK(strstr(out, "over budget") == NULL); /* all three fit the optical fabric's cost */
   CHECK(strstr(out, "\"iter_s\": null") == NULL);
   /* Same input, same output. */
   char out2[16384];

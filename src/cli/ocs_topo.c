@@ -27,7 +27,8 @@ static void help(FILE *f) {
           "  --degree D        optical ports per server (1..64), required\n"
           "  --gbps B          per port (default: the job's nics_per_gpu x nic_gbps)\n"
           "  --compare LIST    electrical fabrics of similar cost, comma-separated:\n"
-          "                    fattree leafspine job (the job file's own topology),\n"
+          "                    fattree leafspine railopt railonly job (the job\n"
+          "                    file's own topology),\n"
           "                    none (default fattree,leafspine,job)\n"
           "  --switch KIND     patch (patch panel, default) or ocs: port price/power\n"
           "  --exact           also the exact MILP optimum (<= 12 servers)\n"
@@ -127,6 +128,12 @@ static int electrical_row(row *r, const char *fam, const fs_job *job, int32_t se
   for (int si = 0; si < 6; si++) {
     double host = nic / (double)(1 << si);
     int32_t spl = 1, hpl = (int32_t)G, max_spines = 1;
+    if (strcmp(fam, "railopt") == 0) {
+      /* One scalable unit up to 32 servers (SuperPOD), else units of 32
+       * when that divides; spines from non-blocking down to 1. */
+      spl = servers <= 32 || servers % 32 ? servers : 32;
+      max_spines = spl;
+    }
     if (strcmp(fam, "leafspine") == 0) {
       /* Servers per leaf: the largest divisor of the servers with at most
        * 32 GPUs on a leaf (a 64-port leaf at 1:1). */
@@ -141,7 +148,18 @@ static int electrical_row(row *r, const char *fam, const fs_job *job, int32_t se
       int rc;
       char desc[160];
       double bw;
-      if (strcmp(fam, "fattree") == 0) {
+      if (strcmp(fam, "railopt") == 0) {
+        fs_railopt_params rp = {servers, spl, sp, 1, 0, host, host, 1000};
+        rc = fs_topo_railopt(&rp, &sv, &t, &e);
+        snprintf(desc, sizeof(desc), "%d rails x %d servers per unit, %d spines, %g Gb/s (%.3g:1)",
+                 (int)G, spl, sp, host, (double)spl / sp);
+        bw = fmin(host, sp * host / spl);
+      } else if (strcmp(fam, "railonly") == 0) {
+        fs_railonly_params rp = {servers, 0, host, 1000};
+        rc = fs_topo_railonly(&rp, &sv, &t, &e);
+        snprintf(desc, sizeof(desc), "%d rails, no spines, %g Gb/s", (int)G, host);
+        bw = host;
+      } else if (strcmp(fam, "fattree") == 0) {
         int32_t k = 2;
         while ((int64_t)k * k * k / 4 < gpus) k += 2;
         rc = fs_topo_fattree_servers(k, host, 1000, &sv, &t, &e);
@@ -184,7 +202,9 @@ static int electrical_row(row *r, const char *fam, const fs_job *job, int32_t se
   snprintf(r->desc, sizeof(r->desc), "%s%s", best_desc, over ? " [over budget]" : "");
   if (train) {
     fs_err e = {0, ""};
-    if (train_on(job, best, FS_PLACE_PACKED, best_host, pr, &r->iter_s, &e) == 0)
+    int rail = strcmp(fam, "railopt") == 0 || strcmp(fam, "railonly") == 0;
+    if (train_on(job, best, rail ? FS_PLACE_RAIL_ALIGNED : FS_PLACE_PACKED, best_host, pr,
+                 &r->iter_s, &e) == 0)
       r->trained = 1;
     else
       set_note(r, &e);
@@ -360,17 +380,19 @@ int fs__cli_ocs_topo(int argc, char **argv) {
   }
   if (!file) return fs__cli_usage(cmd, "missing JOB.json");
   if (degree < 0) return fs__cli_usage(cmd, "missing --degree");
-  int want_ft = 0, want_ls = 0, want_job = 0;
+  int want_ft = 0, want_ls = 0, want_ro = 0, want_rn = 0, want_job = 0;
   {
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", compare);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       if (strcmp(tok, "fattree") == 0) want_ft = 1;
       else if (strcmp(tok, "leafspine") == 0) want_ls = 1;
+      else if (strcmp(tok, "railopt") == 0) want_ro = 1;
+      else if (strcmp(tok, "railonly") == 0) want_rn = 1;
       else if (strcmp(tok, "job") == 0) want_job = 1;
       else if (strcmp(tok, "none") != 0)
-        return fs__cli_usage(cmd, "--compare: unknown fabric \"%s\" (fattree, leafspine, job, "
-                             "none)", tok);
+        return fs__cli_usage(cmd, "--compare: unknown fabric \"%s\" (fattree, leafspine, "
+                             "railopt, railonly, job, none)", tok);
     }
   }
   fs_err err = {0, ""};
@@ -430,6 +452,12 @@ int fs__cli_ocs_topo(int argc, char **argv) {
                                       &err)))
     goto fail;
   if (want_ls && (rc = electrical_row(&rows[nr++], "leafspine", job, tr->n, budget, train, &pr,
+                                      &err)))
+    goto fail;
+  if (want_ro && (rc = electrical_row(&rows[nr++], "railopt", job, tr->n, budget, train, &pr,
+                                      &err)))
+    goto fail;
+  if (want_rn && (rc = electrical_row(&rows[nr++], "railonly", job, tr->n, budget, train, &pr,
                                       &err)))
     goto fail;
   if (want_job) job_row(&rows[nr++], job, train, &pr);

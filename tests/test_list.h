@@ -20,3 +20,4 @@
 #include "list_wan.h"
 #include "list_netctl.h"
 #include "list_train_ctl.h"
+#include "list_scenario_ctl.h"

@@ -2,7 +2,10 @@
  * object's keys are checked, ids must be unique across flows and tasks, and
  * every reference is resolved before anything runs, so a bad file fails
  * with one precise message and no output. Strings (ids) live in an arena
- * that is freed with the scenario. */
+ * that is freed with the scenario. Routing control (re-optimisation,
+ * failures) is netctl's; this file reads its keys and attaches it, then
+ * recounts the paths of the flows it moved (O(route size^2) per moved
+ * spread flow, O(route size) per other flow). */
 #include "fabricsim/scenario.h"
 
 #include <stdio.h>
@@ -11,6 +14,7 @@
 
 #include "../base/base.h"
 #include "../base/json.h"
+#include "../ctl/json.h"
 #include "../topo/internal.h"
 
 struct fs_scenario_mem {
@@ -24,6 +28,7 @@ void fs_scenario_free(fs_scenario *sc) {
   fs_router_free(sc->router);
   fs_topo_free(sc->topo);
   free(sc->deps);
+  free(sc->failures);
   if (sc->mem) {
     fs__strmap_free(&sc->mem->ids);
     fs__arena_free(&sc->mem->arena);
@@ -36,27 +41,72 @@ static int oom(const fs__jctx *c) {
   return fs_err_set(c->err, FS_ENOMEM, "%s: out of memory", c->file);
 }
 
+/* The routing before re-optimisation: one of the modes netctl can also
+ * route around failures with (a family mode's structure breaks when a
+ * cable fails). */
+static int base_mode_ok(fs_route_mode m) {
+  return m == FS_ROUTE_ECMP || m == FS_ROUTE_SHORTEST || m == FS_ROUTE_SPRAY;
+}
+
+/* "routing": {"mode", "seed", "detect_ns"} and, with mode "optimized",
+ * {"base", "interval_ns", "optimizer", "reconfig_ns"} (the job file's keys
+ * in the scenario's unit, whole nanoseconds). */
 static int parse_routing(const fs__jctx *c, fs_scenario *sc, const cJSON *root) {
   sc->mode = FS_ROUTE_ECMP;
   sc->seed = 1;
+  sc->interval_ns = 1000000; /* 1 ms, the job files' default */
+  sc->optimizer = FS_ROUTEOPT_GREEDY;
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "routing");
   if (!r) return 0;
-  static const char *const keys[] = {"mode", "seed", NULL};
-  int rc = fs__json_expect_object(c, r, "$.routing", keys);
+  static const char *const keys[] = {"mode",      "seed",        "base",      "interval_ns",
+                                     "optimizer", "reconfig_ns", "detect_ns", NULL};
+  const char *P = "$.routing";
+  int rc = fs__json_expect_object(c, r, P, keys);
   if (rc) return rc;
-  const char *mode;
+  const char *mode, *base, *opt;
   int64_t seed;
-  if ((rc = fs__json_str(c, r, "$.routing", "mode", 0, "ecmp", &mode)) ||
-      (rc = fs__json_int(c, r, "$.routing", "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)))
+  if ((rc = fs__json_str(c, r, P, "mode", 0, "ecmp", &mode)) ||
+      (rc = fs__json_int(c, r, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
+      (rc = fs__json_str(c, r, P, "base", 0, "ecmp", &base)) ||
+      (rc = fs__json_int(c, r, P, "interval_ns", 0, sc->interval_ns, 1, FS_JSON_INT_MAX,
+                         &sc->interval_ns)) ||
+      (rc = fs__json_str(c, r, P, "optimizer", 0, "greedy", &opt)) ||
+      (rc = fs__json_int(c, r, P, "reconfig_ns", 0, 0, 0, FS_JSON_INT_MAX, &sc->reconfig_ns)) ||
+      (rc = fs__json_int(c, r, P, "detect_ns", 0, 0, 0, FS_JSON_INT_MAX, &sc->detect_ns)))
     return rc;
-  if (fs_route_mode_parse(mode, &sc->mode))
-    return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(r, "mode"),
+  sc->optimized = strcmp(mode, "optimized") == 0;
+  static const char *const opt_only[] = {"base", "interval_ns", "optimizer", "reconfig_ns", NULL};
+  for (int i = 0; !sc->optimized && opt_only[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, opt_only[i]);
+    if (v) {
+      char p[64];
+      fs__json_path_key(p, sizeof(p), P, opt_only[i]);
+      return fs__json_fail(c, p, v, "only applies with \"mode\": \"optimized\"");
+    }
+  }
+  const char *mkey = sc->optimized ? "base" : "mode";
+  const cJSON *mval = cJSON_GetObjectItemCaseSensitive(r, mkey);
+  if (sc->optimized) {
+    if (fs_route_mode_parse(base, &sc->mode) || !base_mode_ok(sc->mode))
+      return fs__json_fail(c, "$.routing.base", mval,
+                           "must be ecmp, shortest or spray (the routing before the first "
+                           "re-optimisation)");
+    if (fs_routeopt_kind_parse(opt, &sc->optimizer) || sc->optimizer == FS_ROUTEOPT_EXACT)
+      return fs__json_fail(c, "$.routing.optimizer",
+                           cJSON_GetObjectItemCaseSensitive(r, "optimizer"),
+                           "must be greedy, ecmp, random, spray or edgecolor (exact is too "
+                           "slow to run inside a simulation)");
+  } else if (fs_route_mode_parse(mode, &sc->mode)) {
+    return fs__json_fail(c, "$.routing.mode", mval,
                          "unknown routing mode (expected shortest, ecmp, spray, explicit, "
-                         "dor, minimal, valiant or railonly)");
+                         "optimized, dor, minimal, valiant or railonly)");
+  }
   fs_err inner = {0, ""};
-  if (fs_route_mode_check(sc->mode, sc->topo, &inner))
-    return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(r, "mode"), "%s",
-                         inner.msg);
+  if (fs_route_mode_check(sc->mode, sc->topo, &inner)) {
+    char p[64];
+    fs__json_path_key(p, sizeof(p), P, mkey);
+    return fs__json_fail(c, p, mval, "%s", inner.msg);
+  }
   sc->seed = (uint64_t)seed;
   return 0;
 }
@@ -260,8 +310,10 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   snprintf(sc->file, sizeof(sc->file), "%s", file);
   fs__arena_init(&sc->mem->arena);
   fs__strmap_init(&sc->mem->ids);
-  static const char *const keys[] = {"topology", "routing", "flows", "tasks",
-                                     "description", NULL};
+  static const char *const keys[] = {"topology", "routing",     "flows",
+                                     "tasks",    "description", "failures", NULL};
+  /* Failure times are whole nanoseconds, like every scenario time. */
+  static const fs__ctl_time_key at = {"at_ns", 1e-9, 1, (double)FS_JSON_INT_MAX};
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
   const char *desc;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
@@ -274,6 +326,8 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   if ((rc = fs__topo_from_json(&c, topo, "$.topology", &sc->topo))) goto fail;
   if ((rc = fs_router_new(sc->topo, &sc->router, err))) goto fail;
   if ((rc = parse_routing(&c, sc, root))) goto fail;
+  if ((rc = fs__ctl_json_failures(&c, root, sc->topo, &at, &sc->failures, &sc->n_failures)))
+    goto fail;
   if ((rc = parse_items(&c, sc, root))) goto fail;
   if (sc->mode == FS_ROUTE_EXPLICIT)
     for (int32_t i = 0; i < sc->n_flows; i++)
@@ -325,6 +379,98 @@ static int cycle_error(const fs_scenario *sc, fs_err *err) {
                     first < sc->n_flows ? first : first - sc->n_flows, msg);
 }
 
+int fs_scenario_set_routing(fs_scenario *sc, const char *name, fs_err *err) {
+  if (strcmp(name, "optimized") == 0) {
+    if (!sc->optimized && !base_mode_ok(sc->mode)) sc->mode = FS_ROUTE_ECMP;
+    sc->optimized = 1;
+    return 0;
+  }
+  fs_route_mode m;
+  if (fs_route_mode_parse(name, &m))
+    return fs_err_set(err, FS_EINVAL,
+                      "unknown routing mode '%s' (expected shortest, ecmp, spray, explicit, "
+                      "optimized, dor, minimal, valiant or railonly)",
+                      name);
+  int rc = fs_route_mode_check(m, sc->topo, err);
+  if (rc) return rc;
+  sc->mode = m;
+  sc->optimized = 0;
+  return 0;
+}
+
+int fs_scenario_has_control(const fs_scenario *sc) {
+  return sc->optimized || sc->n_failures > 0;
+}
+
+/* FNV-1a over a route's links and weights: tells whether the controller
+ * changed it (a 64-bit collision would hide one move in ~10^19). */
+static uint64_t route_hash(const int32_t *links, const double *w, int32_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int32_t k = 0; k < n; k++) {
+    uint64_t bits;
+    memcpy(&bits, &w[k], sizeof(bits));
+    uint64_t v[2] = {(uint64_t)(uint32_t)links[k], bits};
+    for (int j = 0; j < 2; j++)
+      for (int b = 0; b < 64; b += 8) h = (h ^ ((v[j] >> b) & 0xff)) * 1099511628211ull;
+  }
+  return h;
+}
+
+static uint64_t flow_route_hash(const fs_sim *s, int32_t item) {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  fs_sim_flow_route(s, item, &links, &w, &n);
+  return route_hash(links, w, n);
+}
+
+/* Paths from src reaching link k of a route (the links of a spread route
+ * form a DAG of shortest or candidate paths); memo[k] < 0 until known. */
+static double paths_to(const fs_topo *t, const int32_t *links, int32_t n, int32_t src,
+                       int32_t k, double *memo) {
+  if (memo[k] >= 0) return memo[k];
+  memo[k] = 0; /* a cycle, which a route should not have, adds nothing */
+  int32_t from = t->links[links[k]].from;
+  double p = from == src ? 1 : 0;
+  for (int32_t j = 0; j < n; j++)
+    if (t->links[links[j]].to == from) p += paths_to(t, links, n, src, j, memo);
+  return memo[k] = p;
+}
+
+/* After a run with a controller: marks the flows it moved and recounts the
+ * paths of their final routes. */
+static int recount_moved(fs_scenario *sc, const uint64_t *first_hash, fs_err *err) {
+  double *memo = NULL;
+  size_t cap = 0;
+  for (int32_t i = 0; i < sc->n_flows; i++) {
+    fs_scenario_flow *f = &sc->flows[i];
+    const int32_t *links;
+    const double *w;
+    int32_t n;
+    fs_sim_flow_route(sc->sim, i, &links, &w, &n);
+    f->moved = route_hash(links, w, n) != first_hash[i];
+    if (!f->moved) continue;
+    int single = 1;
+    for (int32_t k = 0; k < n && single; k++) single = w[k] == 1.0;
+    if (single) {
+      f->n_paths = 1;
+      continue;
+    }
+    if (fs__grow(&memo, &cap, (size_t)n, sizeof(double))) {
+      free(memo);
+      return fs_err_set(err, FS_ENOMEM, "%s: out of memory counting paths", sc->file);
+    }
+    for (int32_t k = 0; k < n; k++) memo[k] = -1;
+    double np = 0;
+    for (int32_t k = 0; k < n; k++)
+      if (sc->topo->links[links[k]].to == f->dst)
+        np += paths_to(sc->topo, links, n, f->src, k, memo);
+    f->n_paths = np;
+  }
+  free(memo);
+  return 0;
+}
+
 int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
   fs_sim_free(sc->sim);
   sc->sim = NULL;
@@ -360,7 +506,41 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
   for (int32_t d = 0; d < sc->n_deps && !rc; d++)
     rc = fs_sim_add_dep(sc->sim, sc->deps[d][0], sc->deps[d][1], err);
   if (rc) return rc;
-  rc = fs_sim_run(sc->sim, opts, err);
-  if (rc == FS_ECYCLE) return cycle_error(sc, err);
+  sc->controlled = fs_scenario_has_control(sc);
+  memset(&sc->control, 0, sizeof(sc->control));
+  if (!sc->controlled) {
+    rc = fs_sim_run(sc->sim, opts, err);
+    return rc == FS_ECYCLE ? cycle_error(sc, err) : rc;
+  }
+  fs_netctl_opts co;
+  fs_netctl_opts_init(&co);
+  co.mode = sc->mode;
+  co.seed = sc->seed;
+  co.interval_s = sc->optimized ? (double)sc->interval_ns * 1e-9 : 0;
+  co.optimizer = sc->optimizer;
+  co.reconfig_s = (double)sc->reconfig_ns * 1e-9;
+  co.failures = sc->failures;
+  co.n_failures = sc->n_failures;
+  co.detect_s = (double)sc->detect_ns * 1e-9;
+  fs_netctl *ctl = NULL;
+  uint64_t *first_hash = fs__malloc((size_t)sc->n_flows + 1, sizeof(uint64_t));
+  if (!first_hash) return fs_err_set(err, FS_ENOMEM, "%s: out of memory", sc->file);
+  for (int32_t i = 0; i < sc->n_flows; i++) first_hash[i] = flow_route_hash(sc->sim, i);
+  if ((rc = fs_netctl_new(sc->sim, &co, &ctl, err))) {
+    fs_err e = *err;
+    fs_err_set(err, rc, "%s: routing control: %s", sc->file, e.msg);
+  } else if ((rc = fs_sim_run(sc->sim, opts, err))) {
+    if (rc == FS_ECYCLE) {
+      rc = cycle_error(sc, err);
+    } else if (rc != FS_ENOMEM) {
+      fs_err e = *err;
+      fs_err_set(err, rc, "%s: routing control: %s", sc->file, e.msg);
+    }
+  } else {
+    fs_netctl_stats_get(ctl, &sc->control);
+    rc = recount_moved(sc, first_hash, err);
+  }
+  fs_netctl_free(ctl);
+  free(first_hash);
   return rc;
 }

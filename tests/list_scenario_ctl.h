@@ -1,0 +1,7 @@
+/* routing control inside fabricsim sim scenarios */
+X(test_scenario_failure_closed_form)
+X(test_scenario_failure_cli)
+X(test_scenario_optimized_permutation)
+X(test_scenario_set_routing)
+X(test_scenario_ctl_bad_input)
+X(test_scenario_ctl_example_deterministic)

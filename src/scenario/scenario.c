@@ -494,6 +494,7 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
       break;
     }
     f->n_paths = route.n_paths;
+    f->moved = 0;
     int32_t id = fs_sim_add_flow(sc->sim, f->src, f->dst, f->bytes, f->start_ns, &route, err);
     if (id < 0) rc = id;
   }

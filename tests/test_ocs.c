@@ -179,7 +179,7 @@ TEST(test_ocs_schedules_on_random_matrices) {
       for (int32_t deg = 1; deg <= 3; deg++)
         for (int all_stop = 0; all_stop < 2; all_stop++) {
           double delay = (trial % 3 == 0) ? 0 : 1e-6 * (trial % 5 + 1);
-          fs_ocs_params p = {100, delay, deg, all_stop};
+          fs_ocs_params p = {100, delay, deg, all_stop, 0, 0, 0, 0};
           fs_ocs_decomp d;
           fs_ocs_schedule s;
           fs_ocs_result r;
@@ -236,8 +236,8 @@ TEST(test_ocs_total_time_includes_every_delay) {
     m[i * n + c1[i]] = 12500000 + 37500000; /* slots 1 and 3 */
     m[i * n + c2[i]] = 25000000;            /* slot 2 */
   }
-  fs_ocs_params p = {100, 0.5e-3, 1, 0};
-  fs_ocs_schedule s = {n, 1, 0, NULL, 0};
+  fs_ocs_params p = {100, 0.5e-3, 1, 0, 0, 0, 0, 0};
+  fs_ocs_schedule s = {n, 1, 0, NULL, 0, 0};
   fs_err err = {0, ""};
   CHECK_OK(fs_ocs_schedule_add(&s, 0, 1e-3, c1, &err), &err);
   CHECK_OK(fs_ocs_schedule_add(&s, 0, 2e-3, c2, &err), &err);
@@ -283,8 +283,8 @@ TEST(test_ocs_dark_only_changed_circuits) {
   int32_t a[2] = {1, -1}, b[2] = {1, 0};
   int64_t m[4] = {0, 18750000, 12500000, 0};
   for (int all_stop = 0; all_stop < 2; all_stop++) {
-    fs_ocs_params p = {100, 1e-3, 1, all_stop};
-    fs_ocs_schedule s = {2, 1, 0, NULL, 0};
+    fs_ocs_params p = {100, 1e-3, 1, all_stop, 0, 0, 0, 0};
+    fs_ocs_schedule s = {2, 1, 0, NULL, 0, 0};
     fs_err err = {0, ""};
     CHECK_OK(fs_ocs_schedule_add(&s, 0, 1e-3, a, &err), &err);
     CHECK_OK(fs_ocs_schedule_add(&s, 0, 1e-3, b, &err), &err);
@@ -323,7 +323,7 @@ TEST(test_ocs_static_closed_forms) {
   fs_ocs_traffic tr = {4, 0, NULL};
   CHECK_OK(fs_ocs_traffic_add_pattern(&tr, "ring", "ring", 125000000, 1, &err), &err);
   CHECK_OK(fs_ocs_traffic_add_pattern(&tr, "a2a", "alltoall", 3 * 12500000, 1, &err), &err);
-  fs_ocs_params p = {100, 2e-3, 1, 0};
+  fs_ocs_params p = {100, 2e-3, 1, 0, 0, 0, 0, 0};
   int32_t strides[1];
   CHECK_OK(fs_ocs_static_strides(&p, 4, tr.phases[0].bytes, strides, &err), &err);
   CHECK_EQ_INT(strides[0], 1);
@@ -466,5 +466,285 @@ TEST(test_ocs_cli_schedule) {
   remove(bad1);
   remove(bad2);
   remove(bad3);
+  remove(dir);
+}
+
+/* ---- hybrid: an EPS beside the circuits -------------------------------- */
+
+static fs_ocs_params hyb_params(double gbps, double delay, int32_t deg, double eps, double thr,
+                                int balance, int residual_only) {
+  fs_ocs_params p = {gbps, delay, deg, 0, eps, thr, balance, residual_only};
+  return p;
+}
+
+/* Conservation on random matrices: per pair, the bytes on the circuits' time
+ * line plus the bytes on the EPS equal the demand; no node sends or
+ * receives more on the EPS than its port allows over the EPS's busy time;
+ * dark circuits still carry nothing; everything is delivered. */
+TEST(test_ocs_hybrid_conserves_bytes) {
+  int eps_used = 0, dropped = 0;
+  for (int trial = 0; trial < 12; trial++) {
+    int32_t n = 3 + trial % 7;
+    int64_t *m = rand_matrix(n, 40 + trial * 5, 1 + ((int64_t)1 << (12 + trial % 20)), 9000 + trial);
+    int64_t *st = malloc((size_t)n * n * sizeof(*st));
+    double *eps = malloc((size_t)n * n * sizeof(*eps));
+    double *got = malloc((size_t)n * n * sizeof(*got));
+    fs_ocs_stuff(n, m, st);
+    double demand = 0;
+    for (int32_t ij = 0; ij < n * n; ij++) demand += (double)m[ij];
+    for (int a = 0; a < 2; a++)
+      for (int mode = 0; mode < 4; mode++) {
+        double delay = 1e-6 * (1 + trial % 4);
+        /* mode: 0 balance + spill, 1 balance + residual only, 2 a fixed
+         * threshold (5 delays), 3 no threshold (spill only) */
+        fs_ocs_params p = hyb_params(100, delay, 1 + (trial + mode) % 2, 10 + 30 * (mode % 2),
+                                     mode == 2 ? 5 * delay : 0, mode < 2, mode == 1);
+        fs_ocs_decomp d;
+        fs_ocs_schedule s;
+        fs_ocs_result r;
+        fs_err err = {0, ""};
+        CHECK_OK(fs_ocs_decompose(a ? FS_OCS_SOLSTICE : FS_OCS_BVN, n, st, &d, &err), &err);
+        CHECK_OK(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), &err);
+        fs_ocs_seg *segs = NULL;
+        size_t nseg = 0;
+        CHECK_OK(fs_ocs_execute_hybrid(&p, &s, m, &r, &segs, &nseg, eps, &err), &err);
+        CHECK(r.undelivered_bytes == 0 && isfinite(r.completion_s));
+        CHECK(r.completion_s >= r.lower_bound_s * (1 - 1e-12));
+        memset(got, 0, (size_t)n * n * sizeof(*got));
+        for (size_t x = 0; x < nseg; x++) {
+          if (segs[x].dark) CHECK(segs[x].bytes == 0);
+          got[segs[x].src * n + segs[x].dst] += segs[x].bytes;
+        }
+        double eps_sum = 0;
+        for (int32_t ij = 0; ij < n * n; ij++) {
+          eps_sum += eps[ij];
+          CHECK(eps[ij] >= 0);
+          if (fabs(got[ij] + eps[ij] - (double)m[ij]) > 1e-9 * (double)m[ij] + 1e-6)
+            test_fail(__FILE__, __LINE__, "trial %d pair %d: circuits %.17g + EPS %.17g != %lld",
+                      trial, ij, got[ij], eps[ij], (long long)m[ij]);
+        }
+        CHECK_REL(eps_sum, r.eps_bytes, 1e-12, "B");
+        CHECK_REL(r.circuit_bytes + r.eps_bytes, demand, 1e-12, "B");
+        double E = p.eps_gbps * 1e9 / 8;
+        for (int32_t i = 0; i < n; i++) {
+          double out = 0, in = 0;
+          for (int32_t j = 0; j < n; j++) {
+            out += eps[i * n + j];
+            in += eps[j * n + i];
+          }
+          CHECK(out <= E * r.eps_busy_s * (1 + 1e-9) + 1e-6);
+          CHECK(in <= E * r.eps_busy_s * (1 + 1e-9) + 1e-6);
+        }
+        eps_used += r.eps_bytes > 0;
+        dropped += s.n_to_eps > 0;
+        CHECK_EQ_INT(r.n_to_eps, s.n_to_eps);
+        free(segs);
+        fs_ocs_schedule_free(&s);
+        fs_ocs_decomp_free(&d);
+      }
+    free(m);
+    free(st);
+    free(eps);
+    free(got);
+  }
+  CHECK(eps_used > 0 && dropped > 0); /* not vacuous */
+}
+
+/* E = 0 is the pure model: every field as fs_ocs_execute gives it (the CLI
+ * test checks the output bytes), no EPS bytes; a threshold or balance
+ * without an EPS is refused, and so is the static configuration with one. */
+TEST(test_ocs_hybrid_off_is_pure) {
+  fs_ocs_traffic tr = {16, 0, NULL};
+  fs_err err = {0, ""};
+  CHECK_OK(fs_ocs_traffic_add_pattern(&tr, "sk", "skewed", 100000000, 3, &err), &err);
+  CHECK_OK(fs_ocs_traffic_add_pattern(&tr, "a2a", "alltoall", 30000000, 3, &err), &err);
+  for (int a = 0; a < 3; a++) {
+    fs_ocs_params p = hyb_params(100, 1e-4, 2, 0, 0, 0, 0);
+    fs_ocs_result r;
+    CHECK_OK(fs_ocs_run(&p, (fs_ocs_algo)a, &tr, &r, &err), &err);
+    CHECK(r.eps_bytes == 0 && r.eps_busy_s == 0 && r.n_to_eps == 0);
+    CHECK_REL(r.circuit_bytes, r.delivered_bytes, 1e-12, "B");
+  }
+  int64_t *st = malloc((size_t)16 * 16 * sizeof(*st));
+  fs_ocs_stuff(16, tr.phases[0].bytes, st);
+  fs_ocs_decomp d;
+  fs_ocs_schedule s;
+  fs_ocs_params p = hyb_params(100, 1e-4, 1, 0, 0, 0, 0);
+  CHECK_OK(fs_ocs_decompose(FS_OCS_BVN, 16, st, &d, &err), &err);
+  CHECK_OK(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), &err);
+  fs_ocs_result r1, r2;
+  CHECK_OK(fs_ocs_execute(&p, &s, tr.phases[0].bytes, &r1, NULL, NULL, &err), &err);
+  CHECK_OK(fs_ocs_execute_hybrid(&p, &s, tr.phases[0].bytes, &r2, NULL, NULL, NULL, &err), &err);
+  CHECK(memcmp(&r1, &r2, sizeof(r1)) == 0);
+  fs_ocs_schedule_free(&s);
+  p.eps_threshold_s = 1e-3;
+  CHECK_EQ_INT(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "needs an EPS") != NULL);
+  p.eps_threshold_s = 0;
+  p.eps_balance = 1;
+  CHECK_EQ_INT(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), FS_EINVAL);
+  p = hyb_params(100, 1e-4, 1, -1, 0, 0, 0);
+  CHECK_EQ_INT(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), FS_EINVAL);
+  p = hyb_params(100, 1e-4, 1, 10, 0, 0, 0);
+  CHECK_EQ_INT(fs_ocs_run(&p, FS_OCS_STATIC, &tr, &r1, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "static") != NULL);
+  fs_ocs_decomp_free(&d);
+  free(st);
+  fs_ocs_traffic_free(&tr);
+}
+
+/* By hand, 4 nodes, circuits R = 100 Gb/s (12.5e9 B/s), EPS E = 10 Gb/s
+ * (1.25e9 B/s), delay 1 ms. Elephants i -> i+1 of e = 125 MB (10 ms on a
+ * circuit), mice i -> i+2 and i -> i+3 of m bytes. Solstice: the elephant
+ * permutation (weight e), then the two mice permutations (weight m each).
+ *  (a) m = 5 MB, threshold 1 ms: both mice configurations (0.4 ms) go to the
+ *      EPS; each node's EPS port carries 2 mice at E/2: 2m/E = 8 ms; total
+ *      = max(delay + e/R, 2m/E) = max(11, 8) = 11 ms; EPS bytes 8 m = 40 MB;
+ *      spill changes nothing (the mice fill every port while the elephants
+ *      are dark). The balance rule picks the same cut: k = 2 gives
+ *      max(11, 8) = 11 < 13.8 (pure), 12.4 (k = 1), 108 (k = 3).
+ *  (b) m = 10 MB, balance: k = 1 (max(11 + 1.8, 8) = 12.8 against 14.6 pure
+ *      and max(11, 16) = 16 for k = 2): one mice permutation on the EPS at E
+ *      per port (8 ms). Residual only: the schedule ends at 12.8 ms. Spill:
+ *      from 8 ms (the excess done) to 12 ms (end of the kept mice slot's
+ *      delay) the EPS carries the waiting mice at E: 4 ms * 1.25e9 = 5 MB
+ *      each; the circuit the other 5 MB in 0.4 ms: 12.4 ms, EPS 40 + 20 MB.
+ *  (c) elephants only, no threshold: spill sends E * delay = 1.25 MB per
+ *      elephant while its circuit is dark: 1 + (125 - 1.25)/12.5 = 10.9 ms;
+ *      residual only: 11 ms, the pure schedule's time. */
+TEST(test_ocs_hybrid_closed_form) {
+  const int32_t n = 4;
+  fs_err err = {0, ""};
+  for (int c = 0; c < 3; c++) {
+    int64_t mb[16] = {0};
+    int64_t mice = c == 0 ? 5000000 : c == 1 ? 10000000 : 0;
+    for (int32_t i = 0; i < n; i++) {
+      mb[i * n + (i + 1) % n] = 125000000;
+      mb[i * n + (i + 2) % n] = mice;
+      mb[i * n + (i + 3) % n] = mice;
+    }
+    fs_ocs_traffic tr = {n, 1, NULL};
+    fs_ocs_phase ph = {"hand", mb};
+    tr.phases = &ph;
+    for (int ro = 0; ro < 2; ro++) {
+      fs_ocs_result r;
+      fs_ocs_params p = hyb_params(100, 1e-3, 1, 10, c == 0 && ro ? 1e-3 : 0, c < 2 && !(c == 0 && ro), ro);
+      CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &r, &err), &err);
+      double want = c == 0 ? 11e-3 : c == 1 ? (ro ? 12.8e-3 : 12.4e-3) : (ro ? 11e-3 : 10.9e-3);
+      CHECK_REL(r.completion_s, want, 1e-9, "s");
+      CHECK_EQ_INT(r.n_to_eps, c == 0 ? 2 : c == 1 ? 1 : 0);
+      double want_eps = c == 0 ? 40e6 : c == 1 ? (ro ? 40e6 : 40e6 + 4 * 5e6) : (ro ? 0 : 5e6);
+      CHECK_REL(r.eps_bytes, want_eps, 1e-9, "B");
+      CHECK_REL(r.circuit_bytes + r.eps_bytes, 4 * (125e6 + 2.0 * (double)mice), 1e-12, "B");
+    }
+    /* the pure schedule for comparison: 13.8, 14.6, 11 ms */
+    fs_ocs_result r;
+    fs_ocs_params p = hyb_params(100, 1e-3, 1, 0, 0, 0, 0);
+    CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &r, &err), &err);
+    CHECK_REL(r.completion_s, c == 0 ? 13.8e-3 : c == 1 ? 14.6e-3 : 11e-3, 1e-9, "s");
+  }
+}
+
+/* Adding an EPS to the same schedule never delays anything (it only adds
+ * rate to a pair; circuits are per pair): on random matrices the hybrid's
+ * completion is <= the pure one, strictly on some. And at a MEMS-class
+ * delay, on a matrix of many small entries, the balanced hybrid beats pure
+ * BvN (and Solstice) by far. */
+TEST(test_ocs_hybrid_never_slower_same_schedule) {
+  int strictly = 0;
+  for (int trial = 0; trial < 10; trial++) {
+    int32_t n = 3 + trial % 6;
+    int64_t *m = rand_matrix(n, 50 + trial * 5, 1000000 + trial, 7000 + trial);
+    int64_t *st = malloc((size_t)n * n * sizeof(*st));
+    fs_ocs_stuff(n, m, st);
+    for (int a = 0; a < 2; a++) {
+      fs_ocs_params p = hyb_params(100, 1e-5 * (1 + trial % 3), 1 + trial % 2, 0, 0, 0, 0);
+      fs_ocs_decomp d;
+      fs_ocs_schedule s;
+      fs_ocs_result pure, hy;
+      fs_err err = {0, ""};
+      CHECK_OK(fs_ocs_decompose(a ? FS_OCS_SOLSTICE : FS_OCS_BVN, n, st, &d, &err), &err);
+      CHECK_OK(fs_ocs_schedule_from_decomp(&p, &d, &s, &err), &err);
+      CHECK_OK(fs_ocs_execute(&p, &s, m, &pure, NULL, NULL, &err), &err);
+      for (int ro = 0; ro < 2; ro++)
+        for (int e = 0; e < 3; e++) {
+          fs_ocs_params q = p;
+          q.eps_gbps = e == 0 ? 1 : e == 1 ? 10 : 100;
+          q.eps_residual_only = ro;
+          CHECK_OK(fs_ocs_execute_hybrid(&q, &s, m, &hy, NULL, NULL, NULL, &err), &err);
+          if (hy.completion_s > pure.completion_s * (1 + 1e-12))
+            test_fail(__FILE__, __LINE__, "trial %d: hybrid %.17g s > pure %.17g s", trial,
+                      hy.completion_s, pure.completion_s);
+          strictly += hy.completion_s < pure.completion_s * (1 - 1e-9);
+        }
+      fs_ocs_schedule_free(&s);
+      fs_ocs_decomp_free(&d);
+    }
+    free(m);
+    free(st);
+  }
+  CHECK(strictly > 0);
+
+  fs_ocs_traffic tr = {16, 0, NULL};
+  fs_err err = {0, ""};
+  CHECK_OK(fs_ocs_traffic_add_pattern(&tr, "sk", "skewed", 100000000, 5, &err), &err);
+  fs_ocs_params p = hyb_params(100, 10e-3, 1, 0, 0, 0, 0);
+  fs_ocs_result bvn, sol, hb, hs;
+  CHECK_OK(fs_ocs_run(&p, FS_OCS_BVN, &tr, &bvn, &err), &err);
+  CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &sol, &err), &err);
+  p = hyb_params(100, 10e-3, 1, 10, 0, 1, 0);
+  CHECK_OK(fs_ocs_run(&p, FS_OCS_BVN, &tr, &hb, &err), &err);
+  CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &hs, &err), &err);
+  if (!(hb.completion_s < 0.5 * bvn.completion_s) || !(hs.completion_s < sol.completion_s))
+    test_fail(__FILE__, __LINE__, "bvn %g -> %g s, solstice %g -> %g s", bvn.completion_s,
+              hb.completion_s, sol.completion_s, hs.completion_s);
+  CHECK(hb.n_to_eps > 0 && hb.eps_bytes > 0);
+  fs_ocs_traffic_free(&tr);
+}
+
+TEST(test_ocs_hybrid_cli) {
+  char dir[] = "/tmp/fs-ocs-hyb-XXXXXX";
+  if (!mkdtemp(dir)) {
+    test_fail(__FILE__, __LINE__, "mkdtemp failed");
+    return;
+  }
+  char good[96], args[512], out[16384], out2[16384];
+  snprintf(good, sizeof(good), "%s/good.json", dir);
+  /* case (a) of test_ocs_hybrid_closed_form */
+  write_file(good, "{\"nodes\": 4, \"matrix\": [[0, 125000000, 5000000, 5000000], [5000000, 0, "
+                   "125000000, 5000000], [5000000, 5000000, 0, 125000000], [125000000, 5000000, "
+                   "5000000, 0]]}");
+  static const char *const bad[] = {"--eps-gbps -1", "--eps-gbps abc", "--eps-gbps 1e7",
+                                    "--eps-gbps 10 --eps-threshold 3furlongs",
+                                    "--eps-threshold 1ms", "--eps-residual-only"};
+  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    snprintf(args, sizeof(args), "ocs schedule --matrix %s %s", good, bad[k]);
+    int st = test_run_cli(args, "2>&1", out, sizeof(out));
+    if (st != 2 || !strstr(out, "--eps-"))
+      test_fail(__FILE__, __LINE__, "'%s': status %d, output %s", bad[k], st, out);
+  }
+  /* --eps-gbps 0 is byte for byte the pure output, table and sweep */
+  for (int k = 0; k < 2; k++) {
+    snprintf(args, sizeof(args), "ocs schedule --matrix %s --delay 1ms%s", good, k ? " --sweep" : "");
+    CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out, sizeof(out)), 0);
+    snprintf(args, sizeof(args), "ocs schedule --matrix %s --delay 1ms%s --eps-gbps 0", good,
+             k ? " --sweep" : "");
+    CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out2, sizeof(out2)), 0);
+    CHECK(strcmp(out, out2) == 0);
+    CHECK(strstr(out, "eps") == NULL);
+  }
+  snprintf(args, sizeof(args),
+           "ocs schedule --matrix %s --delay 1ms --eps-gbps 10 --algo solstice --format json", good);
+  CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out, sizeof(out)), 0);
+  CHECK(strstr(out, "{\"algo\": \"solstice\", \"completion_s\": 0.0138, ") != NULL);
+  CHECK(strstr(out, "{\"algo\": \"solstice+eps\", \"completion_s\": 0.011, ") != NULL);
+  CHECK(strstr(out, "\"eps_bytes\": 40000000, ") != NULL);
+  CHECK(strstr(out, "\"configurations_to_eps\": 2}") != NULL);
+  snprintf(args, sizeof(args), "ocs schedule --matrix %s --eps-gbps 10 --sweep", good);
+  CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out, sizeof(out)), 0);
+  CHECK(strstr(out, "bvn+eps") != NULL && strstr(out, "solstice+eps") != NULL);
+  CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out2, sizeof(out2)), 0);
+  CHECK(strcmp(out, out2) == 0);
+  remove(good);
   remove(dir);
 }

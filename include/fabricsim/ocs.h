@@ -158,6 +158,25 @@ typedef struct fs_ocs_params {
   int32_t degree; /* optical ports per node = parallel OCSes (>= 1) */
   int all_stop;   /* 1: every circuit of an OCS is dark while it reconfigures
                      (Solstice's model); 0: only changed circuits (default) */
+  /* Hybrid (c-Through / Helios; docs/model-ocs.md "Hybrid"): every node also
+   * has one port of eps_gbps on an electrical packet switch (EPS), a
+   * non-blocking switch shared max-min fairly by the pairs it carries.
+   * All zero = no EPS, the pure OCS model. */
+  double eps_gbps;        /* per-node EPS ingress and egress rate (0 = no EPS) */
+  double eps_threshold_s; /* a configuration whose circuits would be live for
+                             less than this (weight * 8 / gbps) is not
+                             scheduled: its traffic goes to the EPS. 0 keeps
+                             every configuration; > 0 needs eps_gbps > 0 */
+  int eps_balance;        /* 1: instead of eps_threshold_s, leave to the EPS the
+                             k smallest configurations, k minimising
+                             max(sum kept (delay + weight*8/gbps) / degree,
+                             sum left weight * 8 / eps_gbps) (Solstice's
+                             balance of circuit and packet time; k = 0 is
+                             the pure schedule). Needs eps_gbps > 0 */
+  int eps_residual_only;  /* 0 (default): the EPS carries every pair that has
+                             demand left and no live circuit at the moment
+                             (dark, waiting or unscheduled: spill); 1: only
+                             pairs with no circuit left in the schedule */
 } fs_ocs_params;
 
 /* One slot of a schedule: OCS `ocs` holds configuration dst for delay_s +
@@ -172,6 +191,8 @@ typedef struct fs_ocs_schedule {
   int32_t n, n_ocs, n_slots;
   fs_ocs_slot *slots; /* each OCS runs its slots in array order */
   size_t cap;
+  int32_t n_to_eps; /* configurations of the decomposition left to the EPS by
+                       eps_threshold_s (fs_ocs_schedule_from_decomp) */
 } fs_ocs_schedule;
 
 void fs_ocs_schedule_free(fs_ocs_schedule *s); /* leaves it empty */
@@ -183,7 +204,9 @@ int fs_ocs_schedule_add(fs_ocs_schedule *s, int32_t ocs, double duration_s, cons
 
 /* Builds a schedule from a decomposition: each permutation (self circuits
  * dropped, consecutive equal ones merged) becomes a slot of duration
- * weight*8/(gbps*1e9). With degree d > 1 the slots are spread over the d
+ * weight*8/(gbps*1e9); with p->eps_threshold_s > 0 the merged ones shorter
+ * than it (with p->eps_balance the k smallest, k by the balance rule) are
+ * left out (counted in out->n_to_eps) for the EPS to carry. With degree d > 1 the slots are spread over the d
  * OCSes either by McNaughton's wrap-around (runs of equal bytes, a slot cut
  * at a run boundary runs on two OCSes) or by LPT (whole slots, longest
  * first, to the least loaded OCS), whichever ends first counting delays.
@@ -200,6 +223,11 @@ typedef struct fs_ocs_result {
   double lower_bound_s; /* max(row sum, col sum) * 8 / (degree * gbps * 1e9) */
   double util;          /* demand bytes / (n * degree * rate * completion) */
   double delivered_bytes, undelivered_bytes;
+  /* hybrid (eps_gbps > 0; with no EPS circuit_bytes = delivered, the rest 0) */
+  double circuit_bytes; /* delivered on circuits */
+  double eps_bytes;     /* delivered on the EPS */
+  double eps_busy_s;    /* time the EPS carries something (summed over phases) */
+  int32_t n_to_eps;     /* configurations left to the EPS by the threshold */
 } fs_ocs_result;
 
 /* One piece of a circuit's time line (fs_ocs_execute's trace). */
@@ -220,6 +248,18 @@ typedef struct fs_ocs_seg {
  * FS_ENOMEM; *res unspecified on failure. */
 int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
                    fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs, fs_err *err);
+/* fs_ocs_execute, and with p->eps_gbps > 0 the EPS beside the circuits: in
+ * every interval between events, the pairs with demand left and no live
+ * circuit (with eps_residual_only: and no slot of theirs still to come) share
+ * the EPS by max-min fairness on per-node egress and ingress ports of
+ * eps_gbps; after the last slot the EPS carries what is left. If eps_pair is
+ * not NULL it receives (n*n doubles, caller's array) the bytes each pair sent
+ * on the EPS. Same failures as fs_ocs_execute; FS_EINVAL also for a
+ * negative or non-finite eps_gbps / eps_threshold_s or a threshold without
+ * an EPS. With eps_gbps == 0 the result is fs_ocs_execute's, bit for bit. */
+int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
+                          fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs,
+                          double *eps_pair, fs_err *err);
 
 /* Static: one configuration per OCS for the whole job: OCS k holds the stride
  * permutation i -> i + stride[k] mod n; strides are the d largest by direct
@@ -245,7 +285,8 @@ int fs_ocs_plan_new(const fs_ocs_traffic *tr, int32_t degree, unsigned algos, fs
                     fs_err *err);
 void fs_ocs_plan_free(fs_ocs_plan *pl); /* NULL is a no-op */
 /* fs_ocs_run on a plan: p->degree must be the plan's, algo in its mask
- * (FS_EINVAL otherwise). */
+ * (FS_EINVAL otherwise; also for STATIC with p->eps_gbps > 0: the static
+ * configuration has no hybrid mode). */
 int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo algo,
                     fs_ocs_result *res, fs_err *err);
 
@@ -253,7 +294,10 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
  * stuffed, decomposed and executed in turn (phase times add up); for STATIC
  * the strides are chosen on the sum of all phases once and each phase runs
  * on them, paying the delay once. res sums the phases (lower_bound_s too;
- * util over the whole job). Returns 0 or an error as above. */
+ * util over the whole job). With p->eps_gbps > 0 (BVN, SOLSTICE only) each
+ * phase runs hybrid (fs_ocs_execute_hybrid); lower_bound_s is then
+ * max line sum * 8 / (degree * gbps + eps_gbps) and util counts the EPS
+ * ports as capacity. Returns 0 or an error as above. */
 int fs_ocs_run(const fs_ocs_params *p, fs_ocs_algo algo, const fs_ocs_traffic *tr,
                fs_ocs_result *res, fs_err *err);
 

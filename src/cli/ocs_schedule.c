@@ -1,7 +1,8 @@
 /* fabricsim ocs schedule: a traffic job (one or more matrices) scheduled on
  * OCS circuits by BvN, Solstice and a static configuration, timed with the
- * reconfiguration delay (docs/model-ocs.md), and optionally swept over the
- * delay from 1 ns to 100 ms. */
+ * reconfiguration delay (docs/model-ocs.md), optionally with an electrical
+ * packet switch beside the circuits (hybrid rows bvn+eps, solstice+eps), and
+ * optionally swept over the delay from 1 ns to 100 ms. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,17 @@ static void help(FILE *f) {
           "  --all-stop        a reconfiguring OCS darkens every circuit, not only the\n"
           "                    changed ones (Solstice's model)\n"
           "  --algo A          bvn, solstice, static or all (default all)\n"
+          "  --eps-gbps E      hybrid: every node also has an electrical packet switch\n"
+          "                    port of E Gb/s (default 0 = none); adds the rows bvn+eps\n"
+          "                    and solstice+eps (c-Through / Helios style)\n"
+          "  --eps-threshold T which configurations go to the EPS instead: auto (default:\n"
+          "                    the smallest ones while that lowers max(circuit time, EPS\n"
+          "                    time), Solstice's balance), delay (those live for less\n"
+          "                    than the reconfiguration delay), a time with unit ns, us,\n"
+          "                    ms or s (those live for less), or 0 (none)\n"
+          "  --eps-residual-only  the EPS carries only pairs with no circuit left in the\n"
+          "                    schedule (default: also pairs whose circuit is dark or\n"
+          "                    not yet up)\n"
           "  --sweep           the delay sweep 1 ns .. 100 ms (half decades)\n"
           "  --format F        table (default) or json\n");
 }
@@ -72,11 +84,47 @@ static void jnum(const char *key, double v, int comma) {
 }
 
 #define N_SWEEP 17
+/* Rows: the pure algorithms, then the hybrid versions of bvn and solstice. */
+#define N_KINDS (FS_OCS_N_ALGOS + 2)
+
+static fs_ocs_algo kind_algo(int k) {
+  return k < FS_OCS_N_ALGOS ? (fs_ocs_algo)k : k == FS_OCS_N_ALGOS ? FS_OCS_BVN : FS_OCS_SOLSTICE;
+}
+
+static const char *kind_name(int k) {
+  return k < FS_OCS_N_ALGOS ? fs_ocs_algo_name((fs_ocs_algo)k)
+         : k == FS_OCS_N_ALGOS ? "bvn+eps"
+                               : "solstice+eps";
+}
+
+/* --eps-threshold: the balance rule, the delay, or a fixed time (0 = none). */
+enum { THR_AUTO, THR_DELAY, THR_FIXED };
+
+/* Runs row kind k at delay_s: pure kinds without the EPS, hybrid ones with
+ * it and the threshold rule. */
+static int run_kind(const fs_ocs_plan *plan, const fs_ocs_params *base, int k, double delay_s,
+                    double eps_gbps, double thr_s, int thr_mode, fs_ocs_result *res,
+                    fs_err *err) {
+  fs_ocs_params q = *base;
+  q.delay_s = delay_s;
+  if (k >= FS_OCS_N_ALGOS) {
+    q.eps_gbps = eps_gbps;
+    q.eps_balance = thr_mode == THR_AUTO;
+    q.eps_threshold_s = thr_mode == THR_DELAY ? delay_s : thr_mode == THR_FIXED ? thr_s : 0;
+  }
+  return fs_ocs_plan_run(plan, &q, kind_algo(k), res, err);
+}
+
+static void fmt_share(char *buf, size_t n, const fs_ocs_result *r) {
+  double tot = r->circuit_bytes + r->eps_bytes;
+  snprintf(buf, n, "%.1f%%", tot > 0 ? 100 * r->eps_bytes / tot : 0.0);
+}
 
 int fs__cli_ocs_schedule(int argc, char **argv) {
   const char *file = NULL, *format = "table", *algo = "all";
-  fs_ocs_params p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0};
-  int sweep = 0;
+  fs_ocs_params p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0};
+  int sweep = 0, thr_mode = THR_AUTO, thr_given = 0;
+  double eps_gbps = 0, thr_s = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -89,6 +137,10 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     }
     if (strcmp(a, "--all-stop") == 0) {
       p.all_stop = 1;
+      continue;
+    }
+    if (strcmp(a, "--eps-residual-only") == 0) {
+      p.eps_residual_only = 1;
       continue;
     }
     if (i + 1 >= argc)
@@ -113,6 +165,28 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
         return fs__cli_usage("ocs schedule", "--delay-ns must be nanoseconds in [0, 3.6e12], got '%s'",
                              v);
       p.delay_s = ns * 1e-9;
+    } else if (strcmp(a, "--eps-gbps") == 0) {
+      if (fs__cli_parse_double(v, 0, 1e6, &eps_gbps))
+        return fs__cli_usage("ocs schedule",
+                             "--eps-gbps must be a rate in [0, 1e6] Gb/s (0 = no EPS), got '%s'",
+                             v);
+    } else if (strcmp(a, "--eps-threshold") == 0) {
+      thr_given = 1;
+      if (strcmp(v, "auto") == 0) {
+        thr_mode = THR_AUTO;
+      } else if (strcmp(v, "delay") == 0) {
+        thr_mode = THR_DELAY;
+      } else if (strcmp(v, "0") == 0) {
+        thr_mode = THR_FIXED;
+        thr_s = 0;
+      } else if (parse_delay(v, &thr_s)) {
+        return fs__cli_usage("ocs schedule",
+                             "--eps-threshold must be auto, delay, 0 or a time >= 0 with unit "
+                             "ns, us, ms or s (at most 1 h), got '%s'",
+                             v);
+      } else {
+        thr_mode = THR_FIXED;
+      }
     } else if (strcmp(a, "--degree") == 0) {
       double dg;
       if (fs__cli_parse_double(v, 1, 64, &dg) || dg != floor(dg))
@@ -123,10 +197,14 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     }
   }
   if (!file) return fs__cli_usage("ocs schedule", "--matrix is required");
+  int hyb = eps_gbps > 0;
+  if (!hyb && (thr_given || p.eps_residual_only))
+    return fs__cli_usage("ocs schedule", "--eps-threshold and --eps-residual-only need "
+                                         "--eps-gbps > 0 (an EPS to carry the traffic)");
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0)
     return fs__cli_usage("ocs schedule", "--format must be table or json, got '%s'", format);
-  int want[FS_OCS_N_ALGOS] = {0};
+  int want[N_KINDS] = {0};
   fs_ocs_algo one;
   if (strcmp(algo, "all") == 0) {
     for (int a = 0; a < FS_OCS_N_ALGOS; a++) want[a] = 1;
@@ -135,6 +213,10 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   } else {
     return fs__cli_usage("ocs schedule",
                          "--algo must be bvn, solstice, static or all, got '%s'", algo);
+  }
+  if (hyb) {
+    want[FS_OCS_N_ALGOS] = want[FS_OCS_BVN];
+    want[FS_OCS_N_ALGOS + 1] = want[FS_OCS_SOLSTICE];
   }
   fs_err err = {0, ""};
   fs_ocs_traffic tr;
@@ -148,10 +230,16 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   /* decompositions once: they do not depend on the delay */
   fs_ocs_plan *plan = NULL;
   if (fs_ocs_plan_new(&tr, p.degree, mask, &plan, &err)) goto fail;
+  char thr_txt[48];
+  if (thr_mode == THR_AUTO) snprintf(thr_txt, sizeof(thr_txt), "auto (balance)");
+  else if (thr_mode == THR_DELAY) snprintf(thr_txt, sizeof(thr_txt), "= the delay");
+  else fmt_delay(thr_txt, sizeof(thr_txt), thr_s);
   if (!sweep) {
-    fs_ocs_result res[FS_OCS_N_ALGOS];
-    for (int a = 0; a < FS_OCS_N_ALGOS; a++)
-      if (want[a] && fs_ocs_plan_run(plan, &p, (fs_ocs_algo)a, &res[a], &err)) goto fail;
+    fs_ocs_result res[N_KINDS];
+    for (int a = 0; a < N_KINDS; a++)
+      if (want[a] &&
+          run_kind(plan, &p, a, p.delay_s, eps_gbps, thr_s, thr_mode, &res[a], &err))
+        goto fail;
     char dl[32];
     fmt_delay(dl, sizeof(dl), p.delay_s);
     if (fmt == 0) {
@@ -159,9 +247,17 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
              "# reconfiguration delay %s (%s dark); times in ms\n",
              file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree, dl,
              p.all_stop ? "all circuits" : "changed circuits");
-      printf("%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n", "algo", "completion", "schedule",
-             "reconfigs", "reconfig", "lower_bound", "vs_bound", "util", "vs_static");
-      for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+      if (hyb)
+        printf("# hybrid rows: EPS port of %g Gb/s per node beside the circuits, threshold %s, "
+               "%s\n",
+               eps_gbps, thr_txt,
+               p.eps_residual_only ? "EPS carries pairs with no circuit left"
+                                   : "EPS carries every pair without a live circuit");
+      printf(hyb ? "%-12s %13s %13s %9s %12s %12s %9s %7s %10s %9s %10s %6s\n"
+                 : "%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n",
+             "algo", "completion", "schedule", "reconfigs", "reconfig", "lower_bound",
+             "vs_bound", "util", "vs_static", "eps_share", "eps_busy", "to_eps");
+      for (int a = 0; a < N_KINDS; a++) {
         if (!want[a]) continue;
         const fs_ocs_result *r = &res[a];
         char c1[32], c2[32], c3[32], c4[32], vs[32];
@@ -173,24 +269,45 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
           snprintf(vs, sizeof(vs), "%.3fx", res[FS_OCS_STATIC].completion_s / r->completion_s);
         else
           snprintf(vs, sizeof(vs), "-");
-        printf("%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s\n", fs_ocs_algo_name((fs_ocs_algo)a),
-               c1, c2, r->n_reconfig, c3, c4,
+        printf(hyb ? "%-12s %13s %13s %9d %12s %12s %9.3f %7.3f %10s"
+                   : "%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s",
+               kind_name(a), c1, c2, r->n_reconfig, c3, c4,
                r->lower_bound_s > 0 ? r->completion_s / r->lower_bound_s : 1.0, r->util, vs);
+        if (hyb && a >= FS_OCS_N_ALGOS) {
+          char sh[32], eb[32];
+          fmt_share(sh, sizeof(sh), r);
+          fmt_time(eb, sizeof(eb), r->eps_busy_s);
+          printf(" %9s %10s %6d", sh, eb, r->n_to_eps);
+        } else if (hyb) {
+          printf(" %9s %10s %6s", "-", "-", "-");
+        }
+        printf("\n");
       }
       printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
+      if (hyb)
+        printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
+               "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "
+               "configurations left to the EPS\n");
     } else {
       printf("{\"matrix\": ");
       fs__fput_json_str(stdout, file);
       printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
       jnum("gbps", p.gbps, 1);
       jnum("delay_s", p.delay_s, 1);
-      printf("\"degree\": %d, \"all_stop\": %s,\n \"results\": [", p.degree,
-             p.all_stop ? "true" : "false");
+      printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
+      if (hyb) {
+        printf(" ");
+        jnum("eps_gbps", eps_gbps, 1);
+        if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
+        else jnum("eps_threshold_s", thr_mode == THR_DELAY ? p.delay_s : thr_s, 1);
+        printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
+      }
+      printf("\n \"results\": [");
       int first = 1;
-      for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+      for (int a = 0; a < N_KINDS; a++) {
         if (!want[a]) continue;
         const fs_ocs_result *r = &res[a];
-        printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", fs_ocs_algo_name((fs_ocs_algo)a));
+        printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", kind_name(a));
         first = 0;
         jnum("completion_s", r->completion_s, 1);
         jnum("schedule_s", r->schedule_s, 1);
@@ -199,7 +316,13 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
         jnum("lower_bound_s", r->lower_bound_s, 1);
         jnum("util", r->util, 1);
         jnum("delivered_bytes", r->delivered_bytes, 1);
-        jnum("undelivered_bytes", r->undelivered_bytes, 0);
+        jnum("undelivered_bytes", r->undelivered_bytes, a >= FS_OCS_N_ALGOS);
+        if (a >= FS_OCS_N_ALGOS) {
+          jnum("circuit_bytes", r->circuit_bytes, 1);
+          jnum("eps_bytes", r->eps_bytes, 1);
+          jnum("eps_busy_s", r->eps_busy_s, 1);
+          printf("\"configurations_to_eps\": %d", r->n_to_eps);
+        }
         printf("}");
       }
       printf("]}\n");
@@ -209,13 +332,13 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   {
     /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
     double delays[N_SWEEP];
-    fs_ocs_result res[N_SWEEP][FS_OCS_N_ALGOS];
+    fs_ocs_result res[N_SWEEP][N_KINDS];
     for (int k = 0; k < N_SWEEP; k++) {
       delays[k] = 1e-9 * pow(10.0, k / 2.0);
-      fs_ocs_params q = p;
-      q.delay_s = delays[k];
-      for (int a = 0; a < FS_OCS_N_ALGOS; a++)
-        if (want[a] && fs_ocs_plan_run(plan, &q, (fs_ocs_algo)a, &res[k][a], &err)) goto fail;
+      for (int a = 0; a < N_KINDS; a++)
+        if (want[a] &&
+            run_kind(plan, &p, a, delays[k], eps_gbps, thr_s, thr_mode, &res[k][a], &err))
+          goto fail;
       fs_sim_progress sp = {0, k + 1, N_SWEEP, 0};
       fs__cli_progress_hook(&prog, &sp);
     }
@@ -224,50 +347,73 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
              "# %s dark; job completion time in ms (configurations in brackets)\n",
              file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree,
              p.all_stop ? "all circuits" : "changed circuits");
+      if (hyb)
+        printf("# +eps: EPS port of %g Gb/s per node, threshold %s, %s; then the share of "
+               "bytes on the EPS\n",
+               eps_gbps, thr_txt, p.eps_residual_only ? "residual only" : "spill");
       printf("%-10s", "delay");
-      for (int a = 0; a < FS_OCS_N_ALGOS; a++)
-        if (want[a]) printf(" %22s", fs_ocs_algo_name((fs_ocs_algo)a));
-      printf(" %12s %9s\n", "lower_bound", "best");
+      for (int a = 0; a < N_KINDS; a++)
+        if (want[a]) printf(" %22s", kind_name(a));
+      printf(" %12s %*s\n", "lower_bound", hyb ? 12 : 9, "best");
       for (int k = 0; k < N_SWEEP; k++) {
         char dl[32];
         fmt_delay(dl, sizeof(dl), delays[k]);
         printf("%-10s", dl);
         int best = -1;
         double lb = 0;
-        for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+        for (int a = 0; a < N_KINDS; a++) {
           if (!want[a]) continue;
           const fs_ocs_result *r = &res[k][a];
-          char c[32], cell[48];
+          char c[32], cell[96];
           fmt_time(c, sizeof(c), r->completion_s);
-          snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
+          if (a >= FS_OCS_N_ALGOS) {
+            char sh[32];
+            fmt_share(sh, sizeof(sh), r);
+            snprintf(cell, sizeof(cell), "%s [%d] %s", c, r->n_reconfig, sh);
+          } else {
+            snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
+            lb = r->lower_bound_s; /* the pure OCS bound */
+          }
           printf(" %22s", cell);
           if (best < 0 || r->completion_s < res[k][best].completion_s) best = a;
-          lb = r->lower_bound_s;
         }
         char c[32];
         fmt_time(c, sizeof(c), lb);
-        printf(" %12s %9s\n", c, fs_ocs_algo_name((fs_ocs_algo)best));
+        printf(" %12s %*s\n", c, hyb ? 12 : 9, kind_name(best));
       }
     } else {
       printf("{\"matrix\": ");
       fs__fput_json_str(stdout, file);
       printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
       jnum("gbps", p.gbps, 1);
-      printf("\"degree\": %d, \"all_stop\": %s,\n \"sweep\": [", p.degree,
-             p.all_stop ? "true" : "false");
+      printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
+      if (hyb) {
+        printf(" ");
+        jnum("eps_gbps", eps_gbps, 1);
+        if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
+        else if (thr_mode == THR_DELAY) printf("\"eps_threshold\": \"delay\", ");
+        else jnum("eps_threshold_s", thr_s, 1);
+        printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
+      }
+      printf("\n \"sweep\": [");
       for (int k = 0; k < N_SWEEP; k++) {
         printf("%s\n  {", k ? "," : "");
         jnum("delay_s", delays[k], 1);
         printf("\"results\": [");
         int first = 1;
-        for (int a = 0; a < FS_OCS_N_ALGOS; a++) {
+        for (int a = 0; a < N_KINDS; a++) {
           if (!want[a]) continue;
           const fs_ocs_result *r = &res[k][a];
-          printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", fs_ocs_algo_name((fs_ocs_algo)a));
+          printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", kind_name(a));
           first = 0;
           jnum("completion_s", r->completion_s, 1);
           printf("\"reconfigurations\": %d, ", r->n_reconfig);
-          jnum("lower_bound_s", r->lower_bound_s, 0);
+          jnum("lower_bound_s", r->lower_bound_s, a >= FS_OCS_N_ALGOS);
+          if (a >= FS_OCS_N_ALGOS) {
+            jnum("eps_bytes", r->eps_bytes, 1);
+            jnum("eps_busy_s", r->eps_busy_s, 1);
+            printf("\"configurations_to_eps\": %d", r->n_to_eps);
+          }
           printf("}");
         }
         printf("]}");

@@ -33,6 +33,16 @@ static int check_params(const fs_ocs_params *p, fs_err *err) {
                       p->delay_s);
   if (p->degree < 1 || p->degree > 64)
     return fs_err_set(err, FS_EINVAL, "ocs: degree must be in [1, 64], got %d", p->degree);
+  if (!(p->eps_gbps >= 0) || !isfinite(p->eps_gbps))
+    return fs_err_set(err, FS_EINVAL, "ocs: EPS rate must be >= 0 Gb/s, got %g", p->eps_gbps);
+  if (!(p->eps_threshold_s >= 0) || !isfinite(p->eps_threshold_s))
+    return fs_err_set(err, FS_EINVAL, "ocs: EPS threshold must be >= 0 s, got %g",
+                      p->eps_threshold_s);
+  if ((p->eps_threshold_s > 0 || p->eps_balance) && p->eps_gbps == 0)
+    return fs_err_set(err, FS_EINVAL,
+                      "ocs: an EPS threshold (%g s) needs an EPS (eps_gbps > 0): without one "
+                      "the configurations it leaves out would never be carried",
+                      p->eps_threshold_s);
   return 0;
 }
 
@@ -108,6 +118,58 @@ int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
     items[n_items].k = k;
     starts[n_items] = k;
     n_items++;
+  }
+  if (p->eps_gbps > 0 && (p->eps_threshold_s > 0 || p->eps_balance)) {
+    /* Hybrid: a configuration live for less than the threshold is left to
+     * the EPS (Helios / Solstice: not worth a reconfiguration). Judged on
+     * the merged slot, before it is spread over the OCSes. With the balance
+     * rule the k smallest go, k minimising the larger of the circuit time
+     * (spread evenly over the d OCSes) and the EPS time of the stuffed
+     * residual (every line of a dropped permutation carries its weight, so
+     * its line sums are the dropped weights' sum: closed form L_e / E). */
+    double R = rate_Bps(p), E = p->eps_gbps * 1e9 / 8.0, cut = 0;
+    if (p->eps_balance) {
+      lpt_item *asc = fs__malloc((size_t)n_items + 1, sizeof(*asc));
+      if (!asc) {
+        rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+      }
+      double tc = 0;
+      for (int32_t x = 0; x < n_items; x++) {
+        asc[x] = items[x];
+        asc[x].k = x;
+        tc += p->delay_s + (double)items[x].w / R;
+      }
+      qsort(asc, (size_t)n_items, sizeof(*asc), cmp_lpt); /* longest first */
+      double best = tc / p->degree, le = 0;
+      int32_t best_k = 0;
+      for (int32_t k = 1; k <= n_items; k++) {
+        const lpt_item *it = &asc[n_items - k]; /* the k-th smallest */
+        tc -= p->delay_s + (double)it->w / R;
+        le += (double)it->w;
+        double est = fmax(tc / p->degree, le / E);
+        if (est < best) {
+          best = est;
+          best_k = k;
+        }
+      }
+      /* drop exactly the best_k smallest: mark them by weight -1 below */
+      for (int32_t k = 1; k <= best_k; k++) items[asc[n_items - k].k].w = -items[asc[n_items - k].k].w;
+      free(asc);
+    } else {
+      cut = p->eps_threshold_s;
+    }
+    int32_t kept = 0;
+    for (int32_t x = 0; x < n_items; x++) {
+      if (items[x].w < 0 || (double)items[x].w / R < cut) {
+        out->n_to_eps++;
+        continue;
+      }
+      items[kept] = items[x];
+      starts[kept] = starts[x];
+      kept++;
+    }
+    n_items = kept;
   }
   {
     /* Two ways to spread the slots over d OCSes; keep the one whose busiest
@@ -233,8 +295,163 @@ static double line_bound(int32_t n, const int64_t *m, double *total) {
   return (double)L;
 }
 
+
+/* ---- the EPS beside the circuits (hybrid) --------------------------------
+ * A non-blocking packet switch: node i's egress port and node j's ingress
+ * port, eps_gbps each; the pairs it carries share the ports by max-min
+ * fairness (water-filling: the port with the smallest fair share saturates
+ * first and fixes the rate of its flows). Rates change only when a flow
+ * ends or at a slot boundary (the set of pairs with a live circuit changes),
+ * so time advances in sub-epochs: O(n^2 + flows) per sub-epoch. */
+typedef struct eps_ctx {
+  int32_t n;
+  double rate;            /* bytes per second per port */
+  int residual_only;
+  double *rem;            /* shared with the execution */
+  const int64_t *m;
+  const int32_t *cnt;     /* live circuits per pair in the current interval */
+  const double *ccap;     /* bytes the schedule's circuits can carry per pair */
+  const double *circ;     /* bytes carried on circuits so far per pair */
+  double *go;             /* per flow: bytes to carry before its class changes */
+  int32_t *act;           /* pairs with demand left (compacted lazily) */
+  size_t n_act;
+  int32_t *fl;            /* flows of the sub-epoch (pair indices) */
+  double *fr;             /* their rates */
+  uint8_t *frozen;
+  int32_t *pstart, *plist, *pcount; /* port -> flows (CSR), 2n ports */
+  double *cap;
+  double *eps_pair;       /* optional per-pair EPS bytes */
+  double bytes, busy, finish;
+} eps_ctx;
+
+/* Water-filling of flows fl[lo..hi) on the ports' capacity left in cap[]
+ * (which it consumes). */
+static void eps_maxmin(eps_ctx *c, size_t lo, size_t hi) {
+  int32_t n = c->n, np = 2 * n;
+  /* port q < n: egress of node q; q >= n: ingress of node q - n */
+  for (int32_t q = 0; q < np; q++) c->pcount[q] = 0;
+  for (size_t f = lo; f < hi; f++) {
+    c->pcount[c->fl[f] / n]++;
+    c->pcount[n + c->fl[f] % n]++;
+  }
+  c->pstart[0] = 0;
+  for (int32_t q = 0; q < np; q++) {
+    c->pstart[q + 1] = c->pstart[q] + c->pcount[q];
+    c->pcount[q] = 0; /* cursor while filling; ends as the count again */
+  }
+  for (size_t f = lo; f < hi; f++) {
+    int32_t a = c->fl[f] / n, b = n + c->fl[f] % n;
+    c->plist[c->pstart[a] + c->pcount[a]++] = (int32_t)f;
+    c->plist[c->pstart[b] + c->pcount[b]++] = (int32_t)f;
+    c->frozen[f] = 0;
+  }
+  size_t left = hi - lo;
+  while (left > 0) {
+    int32_t best = -1;
+    double share = 0;
+    for (int32_t q = 0; q < np; q++) {
+      if (c->pcount[q] <= 0) continue;
+      double sh = c->cap[q] / c->pcount[q];
+      if (best < 0 || sh < share) {
+        best = q;
+        share = sh;
+      }
+    }
+    if (share < 0) share = 0;
+    for (int32_t x = c->pstart[best]; x < c->pstart[best + 1]; x++) {
+      int32_t f = c->plist[x];
+      if (c->frozen[f]) continue;
+      c->frozen[f] = 1;
+      c->fr[f] = share;
+      left--;
+      int32_t ij = c->fl[f];
+      int32_t other = best < n ? n + ij % n : ij / n;
+      c->cap[other] -= share;
+      c->pcount[other]--;
+    }
+    c->pcount[best] = 0;
+    c->cap[best] = 0;
+  }
+}
+
+/* Runs the EPS over [a, b) (b may be infinite: until no eligible demand is
+ * left). Two classes, strict priority: first the pairs whose demand left
+ * exceeds what their circuits can still carry (the excess: all of it for
+ * a pair the schedule leaves out), max-min fair on the full ports, whether
+ * or not a circuit of theirs is live; then, on the capacity they leave, the
+ * other pairs with demand left and no live circuit (dark or waiting: spill;
+ * not with residual_only). A class-1 flow leaves its class when its excess
+ * is carried; it ends a sub-epoch then. */
+static int eps_run(eps_ctx *c, double a, double b) {
+  double t = a;
+  while (t < b) {
+    size_t n1 = 0, k = 0;
+    for (size_t x = 0; x < c->n_act; x++) {
+      int32_t ij = c->act[x];
+      if (c->rem[ij] <= 0) continue;
+      c->act[k++] = ij;
+      double left = c->ccap[ij] - c->circ[ij];
+      double ex = c->rem[ij] - (left > 0 ? left : 0);
+      if (ex > 1e-9 * (double)c->m[ij]) {
+        c->go[n1] = ex;
+        c->fl[n1++] = ij;
+      }
+    }
+    c->n_act = k;
+    size_t nf = n1;
+    if (!c->residual_only)
+      for (size_t x = 0; x < c->n_act; x++) {
+        int32_t ij = c->act[x];
+        double left = c->ccap[ij] - c->circ[ij];
+        double ex = c->rem[ij] - (left > 0 ? left : 0);
+        if (c->cnt[ij] == 0 && !(ex > 1e-9 * (double)c->m[ij])) {
+          c->go[nf] = c->rem[ij];
+          c->fl[nf++] = ij;
+        }
+      }
+    if (nf == 0) break;
+    for (int32_t q = 0; q < 2 * c->n; q++) c->cap[q] = c->rate;
+    eps_maxmin(c, 0, n1);
+    if (nf > n1) eps_maxmin(c, n1, nf);
+    double dt = INFINITY;
+    for (size_t f = 0; f < nf; f++)
+      if (c->fr[f] > 0 && c->go[f] / c->fr[f] < dt) dt = c->go[f] / c->fr[f];
+    if (!isfinite(dt)) return FS_EINTERNAL; /* every EPS share zero: cannot happen with rate > 0 */
+    int last = t + dt >= b;
+    double step = last ? b - t : dt, tn = last ? b : t + dt;
+    for (size_t f = 0; f < nf; f++) {
+      int32_t ij = c->fl[f];
+      double r = c->fr[f], x = r * step, *rm = &c->rem[ij], tol = 1e-9 * (double)c->m[ij];
+      if (r <= 0) continue;
+      /* the flows that set dt reach their goal exactly at tn; others within
+       * rounding (1e-12 of the clock, 1e-9 of the demand: as for circuits) */
+      int reach = (!last && c->go[f] / r <= dt) || c->go[f] <= x + r * 1e-12 * tn + tol;
+      double carried = reach ? c->go[f] : x;
+      *rm -= carried;
+      if (*rm <= tol) {
+        carried += *rm;
+        double f_t = t + carried / r;
+        if (f_t > tn) f_t = tn;
+        if (f_t > c->finish) c->finish = f_t;
+        *rm = 0;
+      }
+      c->bytes += carried;
+      if (c->eps_pair) c->eps_pair[ij] += carried;
+    }
+    c->busy += step;
+    t = tn;
+  }
+  return 0;
+}
+
 int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
                    fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs, fs_err *err) {
+  return fs_ocs_execute_hybrid(p, s, m, res, segs, n_segs, NULL, err);
+}
+
+int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
+                          fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs,
+                          double *eps_pair, fs_err *err) {
   int rc = check_params(p, err);
   if (rc) return rc;
   if (s->n_ocs != p->degree)
@@ -264,10 +481,43 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
   int32_t *touched = fs__malloc(nn, sizeof(int32_t));
   double *slot_delay = fs__calloc((size_t)d, sizeof(double));
   segbuf sb = {NULL, 0, 0};
+  /* hybrid only: the EPS's working arrays */
+  int hybrid = p->eps_gbps > 0;
+  eps_ctx ec;
+  memset(&ec, 0, sizeof(ec));
+  double *ccap = NULL, *circ = NULL, *go = NULL, circuit_bytes = 0;
   if (!t_start || !t_live || !t_end || !prev_slot || !times || !clock || !last || !cur || !rem || !carry ||
       !cnt || !touched || !slot_delay) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
     goto out;
+  }
+  if (eps_pair) memset(eps_pair, 0, nn * sizeof(*eps_pair));
+  if (hybrid) {
+    ec.n = n;
+    ec.rate = p->eps_gbps * 1e9 / 8.0;
+    ec.residual_only = p->eps_residual_only;
+    ec.rem = rem;
+    ec.m = m;
+    ec.cnt = cnt;
+    ec.eps_pair = eps_pair;
+    ec.act = fs__malloc(nn, sizeof(int32_t));
+    ec.fl = fs__malloc(nn, sizeof(int32_t));
+    ec.fr = fs__malloc(nn, sizeof(double));
+    ec.frozen = fs__malloc(nn, 1);
+    ec.pstart = fs__malloc((size_t)2 * n + 1, sizeof(int32_t));
+    ec.pcount = fs__malloc((size_t)2 * n, sizeof(int32_t));
+    ec.plist = fs__malloc(2 * nn, sizeof(int32_t));
+    ec.cap = fs__malloc((size_t)2 * n, sizeof(double));
+    ec.ccap = ccap = fs__calloc(nn, sizeof(double));
+    ec.circ = circ = fs__calloc(nn, sizeof(double));
+    ec.go = go = fs__malloc(nn, sizeof(double));
+    if (!ec.act || !ec.fl || !ec.fr || !ec.frozen || !ec.pstart || !ec.pcount || !ec.plist ||
+        !ec.cap || !ccap || !circ || !go) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (size_t ij = 0; ij < nn; ij++)
+      if (m[ij] > 0) ec.act[ec.n_act++] = (int32_t)ij;
   }
   for (int32_t o = 0; o < d; o++) last[o] = cur[o] = -1;
   size_t nt = 0;
@@ -283,6 +533,18 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
     times[nt++] = t_start[k];
     times[nt++] = t_live[k];
     times[nt++] = t_end[k];
+    if (ccap) {
+      /* circuit capacity per pair: live time (the delay too for a circuit
+       * unchanged from the OCS's previous slot) times the rate */
+      const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
+      for (int32_t i = 0; i < n; i++) {
+        int32_t j = s->slots[k].dst[i];
+        if (j < 0) continue;
+        int changed = p->all_stop || !pd || pd[i] != j;
+        ccap[(size_t)i * n + j] +=
+            rate_Bps(p) * (s->slots[k].duration_s + (changed ? 0 : p->delay_s));
+      }
+    }
   }
   qsort(times, nt, sizeof(double), cmp_double);
   double total = 0;
@@ -337,6 +599,14 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
         carry[ij] = cap;
         rem[ij] -= cap;
       }
+      circuit_bytes += carry[ij];
+      if (circ) circ[ij] += carry[ij];
+    }
+    /* the EPS carries, over the same interval, the pairs without a live
+     * circuit (disjoint from the ones above) */
+    if (hybrid && (rc = eps_run(&ec, a, b))) {
+      rc = fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
+      goto out;
     }
     if (segs) {
       for (int32_t o = 0; o < d; o++) {
@@ -361,6 +631,12 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
     }
     for (size_t t = 0; t < n_touched; t++) cnt[touched[t]] = 0;
   }
+  /* after the last slot (or with no slot at all) the EPS carries the rest */
+  if (hybrid && (rc = eps_run(&ec, nt ? times[nt - 1] : 0, INFINITY))) {
+    rc = fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
+    goto out;
+  }
+  if (ec.finish > finish) finish = ec.finish;
   double undelivered = 0;
   for (size_t ij = 0; ij < nn; ij++) undelivered += rem[ij];
   memset(res, 0, sizeof(*res));
@@ -375,6 +651,16 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
   res->delivered_bytes = total - undelivered;
   res->undelivered_bytes = undelivered;
   res->util = total > 0 && res->completion_s > 0 ? total / (R * n * d * res->completion_s) : 0;
+  res->circuit_bytes = circuit_bytes;
+  res->eps_bytes = ec.bytes;
+  res->eps_busy_s = ec.busy;
+  res->n_to_eps = s->n_to_eps;
+  if (hybrid) {
+    /* a node sends and receives at most d circuits plus its EPS port */
+    double cap = R * d + ec.rate;
+    res->lower_bound_s = L / cap;
+    res->util = total > 0 && res->completion_s > 0 ? total / (cap * n * res->completion_s) : 0;
+  }
   if (segs) {
     *segs = sb.v;
     *n_segs = sb.len;
@@ -395,5 +681,16 @@ out:
   free(cnt);
   free(touched);
   free(slot_delay);
+  free(ec.act);
+  free(ec.fl);
+  free(ec.fr);
+  free(ec.frozen);
+  free(ec.pstart);
+  free(ec.pcount);
+  free(ec.plist);
+  free(ec.cap);
+  free(ccap);
+  free(circ);
+  free(go);
   return rc;
 }

@@ -130,6 +130,7 @@ int fs_ocs_static_eval(const fs_ocs_params *p, int32_t n, const int32_t *strides
   res->n_reconfig = total > 0 ? d : 0;
   res->lower_bound_s = (double)L / (R * d);
   res->delivered_bytes = total;
+  res->circuit_bytes = total;
   res->util = total > 0 ? total / (R * n * d * res->completion_s) : 0;
 out:
   free(via);
@@ -147,6 +148,10 @@ static void add_result(fs_ocs_result *acc, const fs_ocs_result *r) {
   acc->lower_bound_s += r->lower_bound_s;
   acc->delivered_bytes += r->delivered_bytes;
   acc->undelivered_bytes += r->undelivered_bytes;
+  acc->circuit_bytes += r->circuit_bytes;
+  acc->eps_bytes += r->eps_bytes;
+  acc->eps_busy_s += r->eps_busy_s;
+  acc->n_to_eps += r->n_to_eps;
 }
 
 struct fs_ocs_plan {
@@ -201,7 +206,7 @@ int fs_ocs_plan_new(const fs_ocs_traffic *tr, int32_t degree, unsigned algos, fs
     }
   }
   if (!rc && (algos & (1u << FS_OCS_STATIC))) {
-    fs_ocs_params p = {1, 0, degree, 0};
+    fs_ocs_params p = {1, 0, degree, 0, 0, 0, 0, 0};
     memset(buf, 0, nn * sizeof(*buf));
     for (int32_t k = 0; k < tr->n_phases; k++)
       for (size_t x = 0; x < nn; x++) buf[x] += tr->phases[k].bytes[x];
@@ -230,6 +235,11 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
   const fs_ocs_traffic *tr = pl->tr;
   int rc = 0;
   fs_ocs_result r;
+  if (algo == FS_OCS_STATIC && p->eps_gbps != 0)
+    return fs_err_set(err, FS_EINVAL,
+                      "ocs: the static configuration has no hybrid mode (EPS rate %g Gb/s); "
+                      "run it with eps_gbps = 0",
+                      p->eps_gbps);
   if (algo == FS_OCS_STATIC) {
     fs_ocs_params q = *p;
     for (int32_t k = 0; k < tr->n_phases; k++) {
@@ -244,14 +254,20 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
     for (int32_t k = 0; k < tr->n_phases; k++) {
       fs_ocs_schedule sc;
       if ((rc = fs_ocs_schedule_from_decomp(p, &pl->dc[algo][k], &sc, err))) return rc;
-      rc = fs_ocs_execute(p, &sc, tr->phases[k].bytes, &r, NULL, NULL, err);
+      rc = fs_ocs_execute_hybrid(p, &sc, tr->phases[k].bytes, &r, NULL, NULL, NULL, err);
       fs_ocs_schedule_free(&sc);
       if (rc) return rc;
       add_result(res, &r);
     }
   }
-  if (res->completion_s > 0 && isfinite(res->completion_s))
-    res->util = res->delivered_bytes / (p->gbps * 1e9 / 8.0 * tr->n * p->degree * res->completion_s);
+  if (res->completion_s > 0 && isfinite(res->completion_s)) {
+    if (p->eps_gbps > 0) /* the EPS ports count as capacity too */
+      res->util = res->delivered_bytes / ((p->gbps * p->degree + p->eps_gbps) * 1e9 / 8.0 * tr->n *
+                                          res->completion_s);
+    else
+      res->util =
+          res->delivered_bytes / (p->gbps * 1e9 / 8.0 * tr->n * p->degree * res->completion_s);
+  }
   return 0;
 }
 

@@ -42,6 +42,10 @@ typedef struct fs_netctl_opts {
   const fs_netctl_failure *failures;
   int32_t n_failures;
   double detect_s;
+  /* Per simulation item, or NULL: nonzero = a flow whose path was given
+   * (explicit): re-optimisation neither sees nor moves it; a failure on
+   * its path still re-routes it. Read during fs_netctl_new only. */
+  const uint8_t *pinned;
 } fs_netctl_opts;
 
 /* Defaults: ecmp, seed 1, no re-optimisation, greedy, no hold, no

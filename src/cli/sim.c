@@ -39,48 +39,6 @@ static void help(FILE *f) {
           "  --help              this text\n");
 }
 
-/* The "control" member of the JSON results: the settings and what the
- * controller did. Only deterministic counts (not the optimiser's wall
- * time), so two runs stay byte-identical. */
-static void put_control(FILE *f, const fs_scenario *sc) {
-  const fs_netctl_stats *c = &sc->control;
-  int64_t moved = 0;
-  for (int32_t i = 0; i < sc->n_flows; i++) moved += sc->flows[i].moved;
-  fprintf(f, "\"control\":{\"optimized\":%s", sc->optimized ? "true" : "false");
-  if (sc->optimized)
-    fprintf(f, ",\"base\":\"%s\",\"optimizer\":\"%s\",\"interval_ns\":%lld,\"reconfig_ns\":%lld",
-            fs_route_mode_name(sc->mode), fs_routeopt_kind_name(sc->optimizer),
-            (long long)sc->interval_ns, (long long)sc->reconfig_ns);
-  fprintf(f,
-          ",\"detect_ns\":%lld,\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
-          "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"
-          "\"flows_moved\":%lld}",
-          (long long)sc->detect_ns, c->reopts, (long long)c->pairs_moved,
-          (long long)c->flows_rerouted, (long long)c->flows_held, c->cables_failed,
-          (long long)c->failure_reroutes, (long long)moved);
-}
-
-/* The report's JSON with the control object added as a last member: the
- * report ends its top-level object with "}\n", which is cut and re-closed. */
-static int write_json_with_control(FILE *f, const fs_scenario *sc) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  if (!m) return FS_ENOMEM;
-  int rc = fs_report_sim_json(m, sc);
-  if (fclose(m) != 0 && !rc) rc = FS_EIO;
-  if (!rc && (len < 2 || buf[len - 2] != '}' || buf[len - 1] != '\n')) rc = FS_EIO;
-  if (!rc) {
-    fwrite(buf, 1, len - 2, f);
-    fputs(",\n", f);
-    put_control(f, sc);
-    fputs("}\n", f);
-    if (ferror(f)) rc = FS_EIO;
-  }
-  free(buf);
-  return rc;
-}
-
 /* kind: 0 JSON results, 1 CSV, 2 trace. */
 static int write_results(const fs_scenario *sc, const char *out, int kind) {
   FILE *f = stdout;
@@ -95,7 +53,6 @@ static int write_results(const fs_scenario *sc, const char *out, int kind) {
   }
   int rc = kind == 1         ? fs_report_sim_csv(f, sc)
            : kind == 2       ? fs_report_sim_trace(f, sc)
-           : sc->controlled ? write_json_with_control(f, sc)
                              : fs_report_sim_json(f, sc);
   if (out) {
     if (fclose(f) != 0) rc = FS_EIO;
@@ -110,21 +67,6 @@ static int write_results(const fs_scenario *sc, const char *out, int kind) {
     return 1;
   }
   return 0;
-}
-
-static void print_control_summary(const fs_scenario *sc) {
-  const fs_netctl_stats *c = &sc->control;
-  if (sc->optimized)
-    printf("re-optimising:   %s every %.6g us (reconfiguration %.6g us): %d runs, %lld pairs "
-           "moved, %lld flows re-routed (%lld in flight), optimiser %.3g ms max\n",
-           fs_routeopt_kind_name(sc->optimizer), (double)sc->interval_ns * 1e-3,
-           (double)sc->reconfig_ns * 1e-3, c->reopts, (long long)c->pairs_moved,
-           (long long)(c->flows_rerouted - c->failure_reroutes), (long long)c->flows_held,
-           c->opt_wall_max_s * 1e3);
-  if (sc->n_failures)
-    printf("failures:        %d cables failed, detected after %.6g us: %lld flows re-routed "
-           "around them\n",
-           c->cables_failed, (double)sc->detect_ns * 1e-3, (long long)c->failure_reroutes);
 }
 
 int fs__cli_sim(int argc, char **argv) {
@@ -206,7 +148,6 @@ int fs__cli_sim(int argc, char **argv) {
     status = write_results(sc, out, strcmp(format, "csv") == 0);
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
-    if (sc->controlled) print_control_summary(sc);
     printf("wall time:       %.3f s\n", fs__cli_progress_elapsed(&ps));
   }
   fs_scenario_free(sc);

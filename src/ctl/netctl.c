@@ -33,7 +33,8 @@ struct fs_netctl {
   int32_t n_pairs;
   int32_t *pair_src, *pair_dst;
   int32_t *pair_start, *pair_items; /* CSR */
-  int32_t *item_pair;               /* per item, -1 for tasks */
+  int32_t *item_pair;               /* per item, -1 for tasks and pinned flows */
+  int32_t *pinned, n_pinned;        /* pinned flows: only failures move them */
   /* window */
   int32_t seen_started;
   int32_t *live, n_live; /* started flows not finished at the last tick */
@@ -290,6 +291,10 @@ static int reroute_failed(void *ctx, fs_sim *s, double now, fs_err *err) {
       int32_t it = c->pair_items[k];
       if (!fs_sim_item_finished(c->sim, it) && uses_down(c, it)) rc = route_around(c, it, err);
     }
+  for (int32_t k = 0; k < c->n_pinned && !rc; k++) {
+    int32_t it = c->pinned[k];
+    if (!fs_sim_item_finished(c->sim, it) && uses_down(c, it)) rc = route_around(c, it, err);
+  }
   return rc;
 }
 
@@ -313,13 +318,18 @@ static int fail_now(void *ctx, fs_sim *s, double now, fs_err *err) {
 static int index_pairs(fs_netctl *c, fs_err *err) {
   int32_t n = fs_sim_n_items(c->sim);
   c->item_pair = fs__malloc((size_t)n, sizeof(int32_t));
+  c->pinned = fs__malloc((size_t)n + 1, sizeof(int32_t));
   int32_t *count = NULL;
   size_t cap = 0, cap2 = 0;
-  if (!c->item_pair) goto oom;
+  if (!c->item_pair || !c->pinned) goto oom;
   for (int32_t i = 0; i < n; i++) {
     c->item_pair[i] = -1;
     if (fs_sim_item_kind(c->sim, i) != FS_ITEM_FLOW) continue;
     int32_t src, dst, p;
+    if (c->o.pinned && c->o.pinned[i]) {
+      c->pinned[c->n_pinned++] = i;
+      continue;
+    }
     fs_sim_flow_ends(c->sim, i, &src, &dst);
     if (src >= c->t->n_hosts || dst >= c->t->n_hosts) continue; /* not host traffic */
     uint64_t key = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
@@ -396,6 +406,7 @@ int fs_netctl_new(fs_sim *s, const fs_netctl_opts *o, fs_netctl **out, fs_err *e
   }
   if (o->n_failures) memcpy(c->failures, o->failures, (size_t)o->n_failures * sizeof(*c->failures));
   c->o.failures = c->failures;
+  c->o.pinned = o->pinned; /* read by index_pairs only */
   if ((rc = index_pairs(c, err)) || (rc = fs_router_new(t, &c->router, err))) goto fail;
   for (int32_t i = 0; i < o->n_failures; i++) {
     c->fail_evs[i] = (fail_ev){c, i};
@@ -426,6 +437,7 @@ void fs_netctl_free(fs_netctl *c) {
   free(c->pair_start);
   free(c->pair_items);
   free(c->item_pair);
+  free(c->pinned);
   free(c->pair_bytes);
   free(c->pair_stamp);
   free(c->win_pairs);

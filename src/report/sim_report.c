@@ -33,6 +33,27 @@ static void put_path(FILE *f, const fs_scenario *sc, int32_t item, int csv) {
 
 static int finish(FILE *f) { return ferror(f) ? FS_EIO : 0; }
 
+/* The "control" member: the settings and what the controller did. Only
+ * deterministic counts (not the optimiser's wall time), so two runs stay
+ * byte-identical. */
+static void put_control(FILE *f, const fs_scenario *sc) {
+  const fs_netctl_stats *c = &sc->control;
+  int64_t moved = 0;
+  for (int32_t i = 0; i < sc->n_flows; i++) moved += sc->flows[i].moved;
+  fprintf(f, "\"control\":{\"optimized\":%s", sc->optimized ? "true" : "false");
+  if (sc->optimized)
+    fprintf(f, ",\"base\":\"%s\",\"optimizer\":\"%s\",\"interval_ns\":%lld,\"reconfig_ns\":%lld",
+            fs_route_mode_name(sc->mode), fs_routeopt_kind_name(sc->optimizer),
+            (long long)sc->interval_ns, (long long)sc->reconfig_ns);
+  fprintf(f,
+          ",\"detect_ns\":%lld,\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
+          "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"
+          "\"flows_moved\":%lld}",
+          (long long)sc->detect_ns, c->reopts, (long long)c->pairs_moved,
+          (long long)c->flows_rerouted, (long long)c->flows_held, c->cables_failed,
+          (long long)c->failure_reroutes, (long long)moved);
+}
+
 int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
   const fs_sim *s = sc->sim;
   const fs_topo *t = sc->topo;
@@ -42,8 +63,12 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
   put_num(f, makespan * 1e9);
   fprintf(f, ",\"topology\":");
   fs__fput_json_str(f, t->spec);
-  fprintf(f, ",\"routing\":{\"mode\":\"%s\",\"seed\":%llu}", fs_route_mode_name(sc->mode),
-          (unsigned long long)sc->seed);
+  if (sc->optimized)
+    fprintf(f, ",\"routing\":{\"mode\":\"optimized\",\"base\":\"%s\",\"seed\":%llu}",
+            fs_route_mode_name(sc->mode), (unsigned long long)sc->seed);
+  else
+    fprintf(f, ",\"routing\":{\"mode\":\"%s\",\"seed\":%llu}", fs_route_mode_name(sc->mode),
+            (unsigned long long)sc->seed);
   fprintf(f, ",\"events\":%llu,\"batches\":%llu", (unsigned long long)cnt.events,
           (unsigned long long)cnt.batches);
   fprintf(f, ",\n\"flows\":[");
@@ -97,7 +122,12 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
     fputc('}', f);
     first = 0;
   }
-  fprintf(f, "]}\n");
+  fprintf(f, "]");
+  if (sc->controlled) {
+    fprintf(f, ",\n");
+    put_control(f, sc);
+  }
+  fprintf(f, "}\n");
   return finish(f);
 }
 
@@ -186,8 +216,12 @@ int fs_report_sim_summary(FILE *f, const fs_scenario *sc) {
   fs_sim_counters c = fs_sim_get_counters(sc->sim);
   fprintf(f, "scenario:        %s\n", sc->file);
   fprintf(f, "topology:        %s\n", sc->topo->spec);
-  fprintf(f, "routing:         %s (seed %llu)\n", fs_route_mode_name(sc->mode),
-          (unsigned long long)sc->seed);
+  if (sc->optimized)
+    fprintf(f, "routing:         optimized over %s (seed %llu)\n", fs_route_mode_name(sc->mode),
+            (unsigned long long)sc->seed);
+  else
+    fprintf(f, "routing:         %s (seed %llu)\n", fs_route_mode_name(sc->mode),
+            (unsigned long long)sc->seed);
   fprintf(f, "flows, tasks:    %d, %d (%.6g MB moved)\n", m.flows, m.tasks, m.total_bytes / 1e6);
   fprintf(f, "makespan:        %.6g us\n", m.makespan_s * 1e6);
   fprintf(f, "flow completion: mean %.6g us, p50 %.6g us, p99 %.6g us, max %.6g us\n",
@@ -197,6 +231,18 @@ int fs_report_sim_summary(FILE *f, const fs_scenario *sc) {
   fprintf(f, "engine:          %llu events in %llu batches, %llu flow re-ratings\n",
           (unsigned long long)c.events, (unsigned long long)c.batches,
           (unsigned long long)c.flows_rerated);
+  const fs_netctl_stats *k = &sc->control;
+  if (sc->controlled && sc->optimized)
+    fprintf(f, "re-optimising:   %s every %.6g us (reconfiguration %.6g us): %d runs, %lld pairs "
+            "moved, %lld flows re-routed (%lld in flight), optimiser %.3g ms max\n",
+            fs_routeopt_kind_name(sc->optimizer), (double)sc->interval_ns * 1e-3,
+            (double)sc->reconfig_ns * 1e-3, k->reopts, (long long)k->pairs_moved,
+            (long long)(k->flows_rerouted - k->failure_reroutes), (long long)k->flows_held,
+            k->opt_wall_max_s * 1e3);
+  if (sc->controlled && sc->n_failures)
+    fprintf(f, "failures:        %d cables failed, detected after %.6g us: %lld flows re-routed "
+            "around them\n",
+            k->cables_failed, (double)sc->detect_ns * 1e-3, (long long)k->failure_reroutes);
   return finish(f);
 }
 

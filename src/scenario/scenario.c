@@ -525,7 +525,15 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
   co.detect_s = (double)sc->detect_ns * 1e-9;
   fs_netctl *ctl = NULL;
   uint64_t *first_hash = fs__malloc((size_t)sc->n_flows + 1, sizeof(uint64_t));
-  if (!first_hash) return fs_err_set(err, FS_ENOMEM, "%s: out of memory", sc->file);
+  /* Items are flows first: a flow with an explicit path is pinned. */
+  uint8_t *pinned = calloc((size_t)sc->n_flows + (size_t)sc->n_tasks + 1, 1);
+  if (!first_hash || !pinned) {
+    free(first_hash);
+    free(pinned);
+    return fs_err_set(err, FS_ENOMEM, "%s: out of memory", sc->file);
+  }
+  for (int32_t i = 0; i < sc->n_flows; i++) pinned[i] = sc->flows[i].path != NULL;
+  co.pinned = pinned;
   for (int32_t i = 0; i < sc->n_flows; i++) first_hash[i] = flow_route_hash(sc->sim, i);
   if ((rc = fs_netctl_new(sc->sim, &co, &ctl, err))) {
     fs_err e = *err;
@@ -543,5 +551,6 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
   }
   fs_netctl_free(ctl);
   free(first_hash);
+  free(pinned);
   return rc;
 }

@@ -597,12 +597,17 @@ TEST(test_ocs_hybrid_off_is_pure) {
  * (1.25e9 B/s), delay 1 ms. Elephants i -> i+1 of e = 125 MB (10 ms on a
  * circuit), mice i -> i+2 and i -> i+3 of m bytes. Solstice: the elephant
  * permutation (weight e), then the two mice permutations (weight m each).
- *  (a) m = 5 MB, threshold 1 ms: both mice configurations (0.4 ms) go to the
- *      EPS; each node's EPS port carries 2 mice at E/2: 2m/E = 8 ms; total
- *      = max(delay + e/R, 2m/E) = max(11, 8) = 11 ms; EPS bytes 8 m = 40 MB;
- *      spill changes nothing (the mice fill every port while the elephants
- *      are dark). The balance rule picks the same cut: k = 2 gives
- *      max(11, 8) = 11 < 13.8 (pure), 12.4 (k = 1), 108 (k = 3).
+ *  (a) m = 5 MB, threshold 1 ms, residual only: both mice configurations
+ *      (0.4 ms) go to the EPS; each node's EPS port carries 2 mice at E/2:
+ *      2m/E = 8 ms; total = max(delay + e/R, 2m/E) = max(11, 8) = 11 ms; EPS
+ *      bytes 8 m = 40 MB. The balance rule picks the same cut (k = 2:
+ *      max(11, 8) = 11 < 13.8 pure, 12.4 for k = 1, 108 for k = 3) but then
+ *      also runs the whole schedule with spill, which is faster: during the
+ *      first delay all 12 pairs share the EPS (E/3 each), then the mice get
+ *      E/2 while the elephants are on circuits: mice done at
+ *      1 + (5 - 1.25/3)/0.625 = 8.33 ms, before their own slots; elephants
+ *      at 1 + (125 - 1.25/3)/12.5 = 10.967 ms; no configuration cut; EPS
+ *      bytes 8 m + 4 * 1.25/3 MB.
  *  (b) m = 10 MB, balance: k = 1 (max(11 + 1.8, 8) = 12.8 against 14.6 pure
  *      and max(11, 16) = 16 for k = 2): one mice permutation on the EPS at E
  *      per port (8 ms). Residual only: the schedule ends at 12.8 ms. Spill:
@@ -630,10 +635,15 @@ TEST(test_ocs_hybrid_closed_form) {
       fs_ocs_result r;
       fs_ocs_params p = hyb_params(100, 1e-3, 1, 10, c == 0 && ro ? 1e-3 : 0, c < 2 && !(c == 0 && ro), ro);
       CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &r, &err), &err);
-      double want = c == 0 ? 11e-3 : c == 1 ? (ro ? 12.8e-3 : 12.4e-3) : (ro ? 11e-3 : 10.9e-3);
+      double spill0 = 1.25e6 / 3; /* E * delay / 3 */
+      double want = c == 0   ? (ro ? 11e-3 : 1e-3 + (125e6 - spill0) / 12.5e9)
+                    : c == 1 ? (ro ? 12.8e-3 : 12.4e-3)
+                             : (ro ? 11e-3 : 10.9e-3);
       CHECK_REL(r.completion_s, want, 1e-9, "s");
-      CHECK_EQ_INT(r.n_to_eps, c == 0 ? 2 : c == 1 ? 1 : 0);
-      double want_eps = c == 0 ? 40e6 : c == 1 ? (ro ? 40e6 : 40e6 + 4 * 5e6) : (ro ? 0 : 5e6);
+      CHECK_EQ_INT(r.n_to_eps, c == 0 ? (ro ? 2 : 0) : c == 1 ? 1 : 0);
+      double want_eps = c == 0   ? (ro ? 40e6 : 40e6 + 4 * spill0)
+                        : c == 1 ? (ro ? 40e6 : 40e6 + 4 * 5e6)
+                                 : (ro ? 0 : 5e6);
       CHECK_REL(r.eps_bytes, want_eps, 1e-9, "B");
       CHECK_REL(r.circuit_bytes + r.eps_bytes, 4 * (125e6 + 2.0 * (double)mice), 1e-12, "B");
     }
@@ -734,7 +744,9 @@ TEST(test_ocs_hybrid_cli) {
     CHECK(strstr(out, "eps") == NULL);
   }
   snprintf(args, sizeof(args),
-           "ocs schedule --matrix %s --delay 1ms --eps-gbps 10 --algo solstice --format json", good);
+           "ocs schedule --matrix %s --delay 1ms --eps-gbps 10 --eps-threshold 1ms "
+           "--eps-residual-only --algo solstice --format json",
+           good);
   CHECK_EQ_INT(test_run_cli(args, "2>/dev/null", out, sizeof(out)), 0);
   CHECK(strstr(out, "{\"algo\": \"solstice\", \"completion_s\": 0.0138, ") != NULL);
   CHECK(strstr(out, "{\"algo\": \"solstice+eps\", \"completion_s\": 0.011, ") != NULL);

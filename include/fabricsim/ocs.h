@@ -14,6 +14,9 @@
  *    per receiver, i -> j a permutation-matrix entry. A node with d optical
  *    ports attaches to d OCSes (d parallel permutations).
  *
+ * Hybrid (c-Through / Helios): optionally an electrical packet switch beside
+ * the circuits carries what they do not (fs_ocs_params.eps_*).
+ *
  * Traffic is integral bytes (int64), so stuffing and Birkhoff-von Neumann
  * decomposition are exact: the weighted matchings sum to the stuffed matrix
  * entry for entry, with no rounding. Time is double seconds. */
@@ -297,7 +300,9 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
  * util over the whole job). With p->eps_gbps > 0 (BVN, SOLSTICE only) each
  * phase runs hybrid (fs_ocs_execute_hybrid); lower_bound_s is then
  * max line sum * 8 / (degree * gbps + eps_gbps) and util counts the EPS
- * ports as capacity. Returns 0 or an error as above. */
+ * ports as capacity; with eps_balance each phase also runs its whole
+ * schedule (no cut, the EPS spilling only) and keeps the faster of the two,
+ * so it is never slower than the pure OCS. Returns 0 or an error as above. */
 int fs_ocs_run(const fs_ocs_params *p, fs_ocs_algo algo, const fs_ocs_traffic *tr,
                fs_ocs_result *res, fs_err *err);
 

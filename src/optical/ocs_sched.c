@@ -1,8 +1,9 @@
-/* Circuit schedules over time (ocs.h): slots from a decomposition (LPT over
- * d parallel OCSes), their execution on a traffic matrix with per-circuit time
- * lines, the static multi-hop configuration, and whole jobs of phases.
+/* Circuit schedules over time (ocs.h): slots from a decomposition (LPT or
+ * McNaughton over d parallel OCSes; hybrid: configurations cut for the EPS),
+ * their execution on a traffic matrix with per-circuit time lines, and the
+ * EPS beside the circuits (max-min fair fluid, excess then spill).
  * Execution walks the union of slot boundaries: O(boundaries * (d*n + pairs
- * touched)); static routing is O(n^2 * hops) on a circulant graph. */
+ * touched)); with an EPS, O(n^2 + flows) more per EPS sub-epoch. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

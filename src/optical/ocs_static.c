@@ -257,6 +257,21 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
       rc = fs_ocs_execute_hybrid(p, &sc, tr->phases[k].bytes, &r, NULL, NULL, NULL, err);
       fs_ocs_schedule_free(&sc);
       if (rc) return rc;
+      if (p->eps_balance && r.n_to_eps > 0) {
+        /* The balance rule estimates the EPS time by the closed form L_e / E;
+         * the max-min shared EPS can be slower. Also run the whole schedule
+         * (no cut, the EPS only spilling) and keep the phase's faster run:
+         * that one is never slower than the pure OCS. */
+        fs_ocs_params q = *p;
+        q.eps_balance = 0;
+        q.eps_threshold_s = 0;
+        fs_ocs_result r0;
+        if ((rc = fs_ocs_schedule_from_decomp(&q, &pl->dc[algo][k], &sc, err))) return rc;
+        rc = fs_ocs_execute_hybrid(&q, &sc, tr->phases[k].bytes, &r0, NULL, NULL, NULL, err);
+        fs_ocs_schedule_free(&sc);
+        if (rc) return rc;
+        if (r0.completion_s < r.completion_s) r = r0;
+      }
       add_result(res, &r);
     }
   }

@@ -359,3 +359,12 @@ void fs__fput_json_str(FILE *f, const char *s) {
   }
   fputc('"', f);
 }
+
+int32_t fs__gcd32(int32_t a, int32_t b) {
+  while (b) {
+    int32_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}

@@ -110,6 +110,9 @@ int fs__heap_pop(fs__heap *h, fs__event *out);
 const fs__event *fs__heap_top(const fs__heap *h);
 
 /* ---- misc ------------------------------------------------------------------ */
+/* Greatest common divisor of non-negative a and b (gcd(a, 0) = a). */
+int32_t fs__gcd32(int32_t a, int32_t b);
+
 /* Reads a whole file into a NUL-terminated buffer (caller frees). Fails with
  * FS_EIO naming the path, or FS_EINVAL if the file contains a NUL byte. */
 struct fs_err;

@@ -9,15 +9,6 @@
 #include "../base/base.h"
 #include "fabricsim/ocs.h"
 
-static int32_t gcd32(int32_t a, int32_t b) {
-  while (b) {
-    int32_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 int fs_ocs_static_strides(const fs_ocs_params *p, int32_t n, const int64_t *m, int32_t *strides,
                           fs_err *err) {
   if (p->degree < 1 || n < 2 || n > FS_OCS_MAX_NODES)
@@ -42,14 +33,14 @@ int fs_ocs_static_strides(const fs_ocs_params *p, int32_t n, const int64_t *m, i
       if (!taken[s] && (best < 0 || direct[s] > direct[best])) best = s;
     taken[best] = 1;
     strides[k] = best;
-    g = gcd32(g, best);
+    g = fs__gcd32(g, best);
   }
   if (g != 1) {
     /* Not strongly connected: swap the weakest for the best stride coprime
      * with n (stride 1 always is). */
     int32_t best = -1;
     for (int32_t s = 1; s < n; s++)
-      if (!taken[s] && gcd32(n, s) == 1 && (best < 0 || direct[s] > direct[best])) best = s;
+      if (!taken[s] && fs__gcd32(n, s) == 1 && (best < 0 || direct[s] > direct[best])) best = s;
     strides[k - 1] = best;
   }
   for (; k < d; k++) strides[k] = 1;

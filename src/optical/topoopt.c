@@ -279,19 +279,10 @@ static void add_circuit(fs_topoopt_graph *g, int32_t *deg, int32_t u, int32_t v,
 
 /* ---- TotientPerms ------------------------------------------------------------ */
 
-static int32_t gcd32(int32_t a, int32_t b) {
-  while (b) {
-    int32_t r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 int32_t fs_topoopt_totient_strides(int32_t m, int32_t r, int32_t *strides) {
   if (m < 2 || r < 1) return 0;
   int32_t half = m / 2, avail = 0;
-  for (int32_t k = 1; k <= half; k++) avail += gcd32(k, m) == 1;
+  for (int32_t k = 1; k <= half; k++) avail += fs__gcd32(k, m) == 1;
   if (r > avail) r = avail;
   int32_t got = 0;
   for (int32_t i = 0; i < r; i++) {
@@ -302,7 +293,7 @@ int32_t fs_topoopt_totient_strides(int32_t m, int32_t r, int32_t *strides) {
     int32_t best = -1;
     double bd = 0;
     for (int32_t k = 1; k <= half; k++) {
-      if (gcd32(k, m) != 1) continue;
+      if (fs__gcd32(k, m) != 1) continue;
       int used = 0;
       for (int32_t j = 0; j < got && !used; j++) used = strides[j] == k;
       if (used) continue;

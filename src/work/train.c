@@ -412,6 +412,19 @@ static int build(fs_train *tr, fs_err *err) {
   return rc;
 }
 
+/* The routing control a job asks for (routing "optimized", failures). */
+static void ctl_opts(const fs_job *job, fs_netctl_opts *co) {
+  fs_netctl_opts_init(co);
+  co->mode = job->mode;
+  co->seed = job->seed;
+  co->interval_s = job->reopt_interval_s;
+  co->optimizer = job->reopt_optimizer;
+  co->reconfig_s = job->reopt_reconfig_s;
+  co->failures = job->failures;
+  co->n_failures = job->n_failures;
+  co->detect_s = job->detect_s;
+}
+
 /* shared: build into that simulation (a cluster's), else into a new one. */
 static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
                      fs_sim *shared, fs_train **out, fs_err *err) {
@@ -464,15 +477,7 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   if (!shared && !fabric_free && !tr->opts.free_comm &&
       (job->reopt_interval_s > 0 || job->n_failures > 0)) {
     fs_netctl_opts co;
-    fs_netctl_opts_init(&co);
-    co.mode = job->mode;
-    co.seed = job->seed;
-    co.interval_s = job->reopt_interval_s;
-    co.optimizer = job->reopt_optimizer;
-    co.reconfig_s = job->reopt_reconfig_s;
-    co.failures = job->failures;
-    co.n_failures = job->n_failures;
-    co.detect_s = job->detect_s;
+    ctl_opts(job, &co);
     if ((rc = fs_netctl_new(tr->sim, &co, &tr->ctl, err))) goto fail;
   }
   *out = tr;
@@ -666,15 +671,7 @@ static int cluster_build(fs_cluster *c, int with_ctl, fs_err *err) {
     rc = train_new(c->jobs[k], &c->opts, 0, c->sim, &c->trs[k], err);
   if (!rc && with_ctl && !c->opts.free_comm && (j0->reopt_interval_s > 0 || j0->n_failures > 0)) {
     fs_netctl_opts co;
-    fs_netctl_opts_init(&co);
-    co.mode = j0->mode;
-    co.seed = j0->seed;
-    co.interval_s = j0->reopt_interval_s;
-    co.optimizer = j0->reopt_optimizer;
-    co.reconfig_s = j0->reopt_reconfig_s;
-    co.failures = j0->failures;
-    co.n_failures = j0->n_failures;
-    co.detect_s = j0->detect_s;
+    ctl_opts(j0, &co);
     rc = fs_netctl_new(c->sim, &co, &c->ctl, err);
   }
   return rc;

@@ -36,7 +36,7 @@ static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, do
 }
 
 static int run_job(const fs_job *job, int free_comm, fs_train_result *r) {
-  fs_train_opts o = {free_comm, 0, NULL};
+  fs_train_opts o = {.free_comm = free_comm};
   fs_train *tr = NULL;
   fs_err err = {0, ""};
   int rc = fs_train_new(job, &o, &tr, &err);

@@ -214,3 +214,62 @@ TEST(test_train_cluster_errors) {
                2);
   CHECK(strstr(out, "--trace takes one job file") != NULL);
 }
+
+/* ---- several iterations back to back ---- */
+static int run_iters(const fs_job *job, int32_t iters, fs_train_result *res, fs_err *err) {
+  fs_train_opts o = {.iterations = iters};
+  fs_train *tr = NULL;
+  int rc = fs_train_new(job, &o, &tr, err);
+  if (!rc) rc = fs_train_run(tr, res, err);
+  fs_train_free(tr);
+  return rc;
+}
+
+/* Without routing control an iteration does not depend on the one before
+ * (each device starts when its previous iteration and its stage's
+ * gradients are done, and the schedule repeats): every iteration takes the
+ * single iteration's time and the breakdown is the same. */
+TEST(test_train_iterations_repeat) {
+  fs_err err = {0, ""};
+  fs_job *job = NULL;
+  CHECK_OK(fs_job_load("examples/gpt-13b.json", &job, &err), &err);
+  if (!job) return;
+  fs_train_result one, three;
+  CHECK_OK(run_iters(job, 1, &one, &err), &err);
+  CHECK_OK(run_iters(job, 3, &three, &err), &err);
+  CHECK_EQ_INT(three.iterations, 3);
+  CHECK_REL(three.first_iter_s, one.iter_s, 1e-9, "s");
+  CHECK_REL(three.iter_s, one.iter_s, 1e-9, "s");
+  CHECK_REL(three.mean_iter_s, one.iter_s, 1e-9, "s");
+  CHECK_REL(three.compute_s, one.compute_s, 1e-9, "s");
+  CHECK_REL(three.bubble_s, one.bubble_s, 1e-9, "s");
+  for (int k = 0; k < FS_PAR_N; k++) {
+    CHECK_REL(three.kind[k].exposed_s + 1, one.kind[k].exposed_s + 1, 1e-9, "s");
+    CHECK_EQ_INT(three.kind[k].colls, one.kind[k].colls);
+  }
+  CHECK_EQ_INT(three.flows, 3 * one.flows);
+  fs_job_free(job);
+}
+
+/* The controller's routes hold for a pair's later flows too, so what it
+ * learnt in the first iteration routes the next ones from their start:
+ * with a 200 ms interval the first iteration pays for ECMP's collisions
+ * until the controller acts, the later ones run as fast as ideal spraying. */
+TEST(test_train_iterations_learn_routes) {
+  fs_err err = {0, ""};
+  fs_job *opt = load_with("examples/gpt-13b-optimized.json",
+                          "{\"mode\": \"optimized\", \"interval_ms\": 200, \"reconfig_us\": 10}", 4,
+                          &err);
+  fs_job *spray = load_with("examples/gpt-13b-optimized.json", "{\"mode\": \"spray\"}", 4, &err);
+  CHECK(opt && spray);
+  if (opt && spray) {
+    fs_train_result r, s;
+    CHECK_OK(run_iters(opt, 3, &r, &err), &err);
+    CHECK_OK(run_iters(spray, 1, &s, &err), &err);
+    CHECK(r.first_iter_s > r.iter_s * 1.05);
+    CHECK_REL(r.iter_s, s.iter_s, 1e-6, "s");
+    CHECK(r.baseline_iter_s > r.iter_s * 1.2); /* ECMP stays collided */
+  }
+  fs_job_free(opt);
+  fs_job_free(spray);
+}

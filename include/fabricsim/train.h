@@ -26,6 +26,8 @@
 typedef struct fs_train_opts {
   int free_comm;      /* every communication takes zero time (what-if) */
   int32_t max_buckets; /* DP collectives per model chunk at most (0: 4) */
+  int32_t iterations;  /* simulated back to back (0: 1); the report is the
+                          last one's (steady state) */
   const fs_sim_opts *sim; /* progress / observer hooks, optional */
 } fs_train_opts;
 
@@ -42,7 +44,9 @@ typedef struct fs_train_kind {
 } fs_train_kind;
 
 typedef struct fs_train_result {
-  double iter_s;
+  double iter_s;        /* the last simulated iteration */
+  int32_t iterations;   /* simulated back to back */
+  double first_iter_s, mean_iter_s;
   double tokens_per_s;
   double model_tflops_per_gpu;
   double mfu;

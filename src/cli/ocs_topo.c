@@ -62,7 +62,7 @@ static int train_on(const fs_job *job, fs_topo *t, fs_placement place, double ni
   fs_sim_opts so = {0};
   so.progress = fs__cli_progress_hook;
   so.progress_ctx = pr;
-  fs_train_opts to = {0, 0, &so};
+  fs_train_opts to = {.sim = &so};
   fs_train *tr = NULL;
   fs_train_result res;
   if ((rc = fs_train_new(&j, &to, &tr, err)) == 0) rc = fs_train_run(tr, &res, err);

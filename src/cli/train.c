@@ -28,7 +28,9 @@ static void help(FILE *f) {
           "  --trace FILE        Perfetto / Chrome trace of the iteration (one job)\n"
           "  --free-comm         what-if: every communication takes no time\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
-          "                      (default 4)\n");
+          "                      (default 4)\n"
+          "  --iterations N      simulate N iterations back to back (default 1); the\n"
+          "                      report is the last one's, with the first and mean\n");
 }
 
 static int write_trace(const char *trace, const fs_train *tr) {
@@ -67,7 +69,7 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 int fs__cli_train(int argc, char **argv) {
   const char *in[MAX_JOBS], *format = "text", *trace = NULL;
   int32_t n_in = 0;
-  fs_train_opts opts = {0, 0, NULL};
+  fs_train_opts opts = {0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -84,6 +86,11 @@ int fs__cli_train(int argc, char **argv) {
       if (fs__cli_parse_long(argv[++i], 1, 1024, &b))
         return fs__cli_usage("train", "--buckets must be in [1, 1024], got '%s'", argv[i]);
       opts.max_buckets = (int32_t)b;
+    } else if (strcmp(a, "--iterations") == 0 && i + 1 < argc) {
+      long n;
+      if (fs__cli_parse_long(argv[++i], 1, 1000, &n))
+        return fs__cli_usage("train", "--iterations must be in [1, 1000], got '%s'", argv[i]);
+      opts.iterations = (int32_t)n;
     } else if (a[0] == '-' && a[1]) {
       return fs__cli_usage("train", "unknown option or missing value '%s'", a);
     } else if (n_in == MAX_JOBS) {

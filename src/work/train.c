@@ -55,6 +55,10 @@ struct fs_train {
   fs_sim *sim;
   int own_sim;               /* 0: a cluster's shared simulation */
   int32_t item_lo, item_hi;  /* this job's items in sim */
+  int32_t iterations;        /* simulated back to back (opts.iterations) */
+  int32_t *gate;             /* per device: the item its current iteration
+                                waits for (the previous one's end), or -1 */
+  int32_t *iter_hi;          /* per iteration: its items end before this id */
   fs_netctl *ctl; /* failures and re-optimisation, if the job asks (alone) */
   fs_router *router;
   fs_route_cache *routes;
@@ -276,6 +280,7 @@ static int z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err) {
 }
 
 static int build(fs_train *tr, fs_err *err) {
+  /* (one iteration; tr->gate chains it after the previous one) */
   const fs_job *job = tr->job;
   int32_t p = tr->p, d = tr->d, v = tr->v, m = tr->m, V = tr->V, n = tr->n_ops;
   int rc;
@@ -291,7 +296,7 @@ static int build(fs_train *tr, fs_err *err) {
   for (int32_t s = 0; s < p; s++)
     for (int32_t r = 0; r < d; r++) {
       int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
-      int32_t prev = -1;
+      int32_t prev = tr->gate[dev];
       double z3_s = 0;
       if (!tr->opts.free_comm && !tr->fabric_free && (rc = z3_seconds(tr, s, &z3_s, err)))
         return rc;
@@ -412,6 +417,37 @@ static int build(fs_train *tr, fs_err *err) {
   return rc;
 }
 
+/* The iterations back to back: a device starts iteration k + 1 when it has
+ * finished its ops of iteration k and its stage's data-parallel
+ * collectives (the optimizer step needs the reduced gradients; its own
+ * time is not modelled). The breakdown then describes the last iteration;
+ * pipeline and data-parallel records of earlier ones are dropped. */
+static int build_iterations(fs_train *tr, fs_err *err) {
+  int32_t devs = tr->p * tr->d, n = tr->n_ops;
+  for (int32_t dev = 0; dev < devs; dev++) tr->gate[dev] = -1;
+  for (int32_t k = 0; k < tr->iterations; k++) {
+    int rc = build(tr, err);
+    if (rc) return rc;
+    if (k + 1 < tr->iterations) {
+      for (int32_t dev = 0; dev < devs; dev++) {
+        int32_t g = fs_sim_add_task_s(tr->sim, tr->host_of_gpu[gpu_of(tr, 0, dev % tr->d, dev / tr->d)],
+                                      0, 0, err);
+        if (g < 0) return g;
+        if ((rc = fs_sim_add_dep(tr->sim, tr->ops[(size_t)dev * n + n - 1].end, g, err)))
+          return rc;
+        for (size_t i = 0; i < tr->n_dp; i++)
+          if (tr->dp[i].stage == dev / tr->d &&
+              (rc = fs_sim_add_dep(tr->sim, tr->dp[i].done, g, err)))
+            return rc;
+        tr->gate[dev] = g;
+      }
+      tr->n_dp = tr->n_pp = 0;
+    }
+    tr->iter_hi[k] = fs_sim_n_items(tr->sim);
+  }
+  return 0;
+}
+
 /* The routing control a job asks for (routing "optimized", failures). */
 static void ctl_opts(const fs_job *job, fs_netctl_opts *co) {
   fs_netctl_opts_init(co);
@@ -451,7 +487,10 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   tr->order = fs__malloc((size_t)tr->p * n, sizeof(fs_pipe_op));
   tr->ops = fs__malloc(devs * n, sizeof(op_items));
   tr->op_index = fs__malloc((size_t)tr->p * 2 * tr->m * tr->v, sizeof(int32_t));
-  if (!tr->host_of_gpu || !tr->order || !tr->ops || !tr->op_index) {
+  tr->iterations = tr->opts.iterations > 0 ? tr->opts.iterations : 1;
+  tr->gate = fs__malloc(devs, sizeof(int32_t));
+  tr->iter_hi = fs__malloc((size_t)tr->iterations, sizeof(int32_t));
+  if (!tr->host_of_gpu || !tr->order || !tr->ops || !tr->op_index || !tr->gate || !tr->iter_hi) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory building the iteration");
     goto fail;
   }
@@ -471,7 +510,7 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
-      (tr->item_lo = fs_sim_n_items(tr->sim), rc = build(tr, err)))
+      (tr->item_lo = fs_sim_n_items(tr->sim), rc = build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);
   if (!shared && !fabric_free && !tr->opts.free_comm &&
@@ -502,33 +541,62 @@ void fs_train_free(fs_train *tr) {
   free(tr->order);
   free(tr->ops);
   free(tr->op_index);
+  free(tr->gate);
+  free(tr->iter_hi);
   free(tr->dp);
   free(tr->pp);
   free(tr->times);
   free(tr);
 }
 
-/* The device's compute, TP, EP and last-op end, after a run. */
+/* When the device's (last simulated) iteration could start: the end of
+ * its previous one, or 0. */
+static double dev_start(const fs_train *tr, int32_t dev) {
+  return tr->gate[dev] >= 0 ? fs_sim_finish_s(tr->sim, tr->gate[dev]) : 0;
+}
+
+/* The device's compute, TP, EP and (since its iteration's start) last-op
+ * end in its last simulated iteration, after a run. */
 static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp,
                            double *ep, double *z3, double *last_end) {
   *compute = *tp = *ep = *z3 = *last_end = 0;
+  double t0 = dev_start(tr, dev);
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
     if (it->z3 >= 0) *z3 += fs_sim_finish_s(tr->sim, it->z3) - fs_sim_start_s(tr->sim, it->z3);
     *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
     if (it->tp >= 0) *tp += fs_sim_finish_s(tr->sim, it->tp) - fs_sim_start_s(tr->sim, it->tp);
     if (it->ep >= 0) *ep += fs_sim_finish_s(tr->sim, it->ep) - fs_sim_start_s(tr->sim, it->ep);
-    double e = fs_sim_finish_s(tr->sim, it->end);
+    double e = fs_sim_finish_s(tr->sim, it->end) - t0;
     if (e > *last_end) *last_end = e;
   }
+}
+
+/* Each iteration ends with its last item; returns the last iteration's
+ * time (steady state when several run back to back) and the first's and
+ * the mean in *first, *mean (either may be NULL). */
+static double iteration_times(const fs_train *tr, double *first, double *mean) {
+  double prev_end = 0, T = 0, sum = 0;
+  int32_t lo = tr->item_lo;
+  for (int32_t k = 0; k < tr->iterations; k++) {
+    double end = prev_end;
+    for (int32_t i = lo; i < tr->iter_hi[k]; i++) end = fmax(end, fs_sim_finish_s(tr->sim, i));
+    T = end - prev_end;
+    sum += T;
+    if (k == 0 && first) *first = T;
+    prev_end = end;
+    lo = tr->iter_hi[k];
+  }
+  if (mean) *mean = sum / tr->iterations;
+  return T;
 }
 
 /* The results of one job after its simulation ran. */
 static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   const fs_job *job = tr->job;
   int rc;
-  double T = 0;
-  for (int32_t i = tr->item_lo; i < tr->item_hi; i++) T = fmax(T, fs_sim_finish_s(tr->sim, i));
+  out->iterations = tr->iterations;
+  double T = iteration_times(tr, &out->first_iter_s, &out->mean_iter_s);
   out->iter_s = T;
   out->tokens_per_s = (double)job->train.global_batch * job->model.seq_len / T;
   out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
@@ -546,8 +614,9 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   for (int32_t s = 0; s < tr->p; s++) {
     double c, tp, ep, z3, e;
     device_profile(tr, s * tr->d, &c, &tp, &ep, &z3, &e);
+    double t0 = dev_start(tr, s * tr->d);
     for (size_t i = 0; i < tr->n_dp; i++)
-      if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done));
+      if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done) - t0);
     if (e > best_end + 1e-12) best = s, best_end = e;
   }
   double compute, tp, ep, z3, last_end;
@@ -585,16 +654,16 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
       fs_train_free(btr);
       return rc;
     }
-    out->baseline_iter_s = fs_sim_makespan_s(btr->sim);
+    out->baseline_iter_s = iteration_times(btr, NULL, NULL);
     fs_train_free(btr);
   }
   double idle = fmax(0, last_end - compute - tp - ep - z3);
   out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
-  double dp_end = last_end;
+  double dp_end = last_end, t0 = dev_start(tr, best * tr->d);
   for (size_t i = 0; i < tr->n_dp; i++) {
     const dp_coll *c = &tr->dp[i];
     double st = fs_sim_start_s(tr->sim, c->first_item), fin = fs_sim_finish_s(tr->sim, c->done);
-    if (c->stage == best) dp_end = fmax(dp_end, fin);
+    if (c->stage == best) dp_end = fmax(dp_end, fin - t0);
     if (c->stage == best && c->tp_rank == 0) {
       out->kind[FS_PAR_DP].colls++;
       out->kind[FS_PAR_DP].bytes += c->bytes;
@@ -769,12 +838,7 @@ int fs_cluster_run(fs_cluster *c, fs_train_result *results, fs_err *err) {
   b.trs = calloc((size_t)c->n, sizeof(*b.trs));
   if (!b.trs) return fs_err_set(err, FS_ENOMEM, "out of memory");
   if (!(rc = cluster_build(&b, 0, err)) && !(rc = fs_sim_run(b.sim, NULL, err)))
-    for (int32_t k = 0; k < c->n; k++) {
-      double T = 0;
-      for (int32_t i = b.trs[k]->item_lo; i < b.trs[k]->item_hi; i++)
-        T = fmax(T, fs_sim_finish_s(b.sim, i));
-      results[k].baseline_iter_s = T;
-    }
+    for (int32_t k = 0; k < c->n; k++) results[k].baseline_iter_s = iteration_times(b.trs[k], NULL, NULL);
   cluster_clear(&b);
   free(b.trs);
   return rc;
@@ -820,7 +884,12 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
           mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
           mem.weight_bytes / 1073741824.0, mem.grad_bytes / 1073741824.0,
           mem.optim_bytes / 1073741824.0, mem.act_bytes / 1073741824.0);
-  fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
+  if (r->iterations > 1)
+    fprintf(f, "iteration time:     %.3f ms (the last of %d back to back; first %.3f ms, mean "
+            "%.3f ms)\n",
+            T * 1e3, r->iterations, r->first_iter_s * 1e3, r->mean_iter_s * 1e3);
+  else
+    fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
   fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
           r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
   fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
@@ -894,6 +963,12 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
     first = 0;
   }
   fprintf(f, "]");
+  if (r->iterations > 1) {
+    fs__fmt_num(a, r->first_iter_s * 1e9);
+    fs__fmt_num(b, r->mean_iter_s * 1e9);
+    fprintf(f, ",\"iterations\":%d,\"first_iteration_ns\":%s,\"mean_iteration_ns\":%s",
+            r->iterations, a, b);
+  }
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     fprintf(f, ",\"control\":{\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
             "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"

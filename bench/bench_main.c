@@ -5,7 +5,9 @@
  * Each case runs in a forked child so that its peak RSS (ru_maxrss is a
  * high-water mark of the whole process) is its own and not the largest of
  * the cases before it. `--no-fork` runs in-process, which is handier under
- * perf or callgrind. Arguments that are not options select cases by name. */
+ * perf or callgrind. `--digest` prints a hash of all simulated times, to check
+ * that an engine change is bit-identical. Arguments that are not options
+ * select cases by name. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,7 @@ typedef struct bench_result {
   fs_sim_counters ctr;
   double rss_mib;
   double makespan_s;
+  uint64_t digest; /* of every item's start and finish time, bit for bit */
 } bench_result;
 
 /* splitmix64 (Steele, Lea, Flood 2014): a local generator so the traffic
@@ -132,6 +135,22 @@ static double peak_rss_mib(void) {
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru)) return -1;
   return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+}
+
+static int show_digest; /* --digest: set once by main before any case runs */
+
+/* FNV-1a over the bit patterns of every item's start and finish time: two
+ * engines that agree bit for bit on every item print the same digest. */
+static uint64_t sim_digest(const fs_sim *sim) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  int32_t n = fs_sim_n_items(sim);
+  for (int32_t i = 0; i < n; i++) {
+    double t[2] = {fs_sim_start_s(sim, i), fs_sim_finish_s(sim, i)};
+    unsigned char b[sizeof(t)];
+    memcpy(b, t, sizeof(t));
+    for (size_t k = 0; k < sizeof(b); k++) h = (h ^ b[k]) * 0x100000001b3ull;
+  }
+  return h;
 }
 
 static int fail(const char *name, const char *step, const fs_err *err) {
@@ -299,6 +318,7 @@ static int run_case(const bench_case *c, bench_result *res) {
   res->run_s = t3 - t2;
   res->ctr = fs_sim_get_counters(sim);
   res->makespan_s = fs_sim_makespan_s(sim);
+  if (show_digest) res->digest = sim_digest(sim);
   res->rss_mib = peak_rss_mib();
   rc = 0;
 done:
@@ -328,6 +348,8 @@ static void print_result(const bench_case *c, const bench_result *r) {
          (unsigned long long)r->ctr.events, (unsigned long long)r->ctr.batches, eps,
          (unsigned long long)r->ctr.flows_rerated, r->rss_mib, r->makespan_s * 1e3,
          goal);
+  if (show_digest && c->pattern != PAT_TRAIN)
+    printf("     digest %016llx\n", (unsigned long long)r->digest);
   fflush(stdout);
 }
 
@@ -374,9 +396,13 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--no-fork") == 0) {
       fork_each = 0;
+    } else if (strcmp(argv[i], "--digest") == 0) {
+      show_digest = 1;
     } else if (strcmp(argv[i], "--list") == 0 || strcmp(argv[i], "-h") == 0 ||
                strcmp(argv[i], "--help") == 0) {
-      printf("usage: fabricsim-bench [--no-fork] [CASE...]\n");
+      printf("usage: fabricsim-bench [--no-fork] [--digest] [CASE...]\n"
+             "  --digest  also print a hash of every item's start and finish time\n"
+             "            (equal digests = bit-identical simulated times)\n");
       for (int k = 0; k < N_CASES; k++)
         printf("  %-4s %s%s\n", cases[k].name, cases[k].what,
                cases[k].extra ? " [only when named]" : "");

@@ -87,6 +87,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.route_w);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
+  free(s->core.is_dirty);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -304,12 +305,15 @@ int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max) {
   return s->cycle_len;
 }
 
-static int mark_dirty(fs_sim *s, int32_t l) {
+/* Each link enters the batch's dirty list once: a link touched by many
+ * arrivals or departures would otherwise be scanned once per touch (the
+ * first batch of a 65 k-flow all-to-all listed each host link ~255 times). */
+static void mark_dirty(fs_sim *s, int32_t l) {
   fs__simcore *c = &s->core;
-  if (fs__grow(&c->dirty_links, &c->dirty_cap, c->n_dirty + 1, sizeof(int32_t)))
-    return FS_ENOMEM;
-  c->dirty_links[c->n_dirty++] = l;
-  return 0;
+  if (!c->is_dirty[l]) {
+    c->is_dirty[l] = 1;
+    c->dirty_links[c->n_dirty++] = l;
+  }
 }
 
 /* Puts a flow on its links with its bytes left unchanged; its rate is set
@@ -335,7 +339,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     a->slot[a->n] = k;
     c->route_pos[f->off + k] = a->n;
     a->n++;
-    if (mark_dirty(s, l)) return FS_ENOMEM;
+    mark_dirty(s, l);
   }
   f->rate = 0;
   f->last_s = s->now;
@@ -366,7 +370,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       c->route_pos[c->flows[a->flow[pos]].off + a->slot[pos]] = pos;
     }
     if (a->n == 0) s->link_stats[l].busy_s += s->now - a->busy_since;
-    if (mark_dirty(s, l)) return FS_ENOMEM;
+    mark_dirty(s, l);
   }
   int32_t moved = s->active_list[--s->n_active];
   if (moved != fi) {
@@ -493,6 +497,7 @@ static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
+  for (size_t i = 0; i < c->n_dirty; i++) c->is_dirty[c->dirty_links[i]] = 0;
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
@@ -516,10 +521,12 @@ static int setup(fs_sim *s, fs_err *err) {
   size_t L = (size_t)t->n_links;
   c->cap_Bps = fs__malloc(L, sizeof(double));
   c->active = calloc(L ? L : 1, sizeof(*c->active));
+  c->dirty_links = fs__malloc(L ? L : 1, sizeof(int32_t));
+  c->is_dirty = calloc(L ? L : 1, 1);
   s->link_stats = calloc(L ? L : 1, sizeof(*s->link_stats));
   s->active_list = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
   s->started = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
-  if (!c->cap_Bps || !c->active || !s->link_stats || !s->active_list || !s->started ||
+  if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !s->link_stats || !s->active_list || !s->started ||
       fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
@@ -677,7 +684,7 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
     f->rate = 0;
     f->version++;
   }
-  if (mark_dirty(s, link)) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  mark_dirty(s, link);
   return 0;
 }
 

@@ -49,6 +49,8 @@ typedef struct fs__maxmin {
   uint32_t *fchk;       /* per flow: check stamp */
   uint32_t *lst;        /* per link: stats stamp */
   double *load, *maxr;  /* per link stats under current rates */
+  uint8_t *pvalid;      /* per link: load/maxr still equal the fixed rates' stats
+                         * (no flow on it changed rate or came or went since) */
   uint32_t round;
   size_t heap_len, heap_cap;
 } fs__maxmin;
@@ -61,8 +63,9 @@ typedef struct fs__simcore {
   double *route_w;
   double *cap_Bps;          /* per link */
   fs__link_active *active;  /* per link */
-  int32_t *dirty_links;
-  size_t n_dirty, dirty_cap;
+  int32_t *dirty_links;     /* links changed by this batch, each once */
+  uint8_t *is_dirty;        /* per link: in dirty_links */
+  size_t n_dirty;
 } fs__simcore;
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);

@@ -42,6 +42,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->lst = fs__calloc(L, sizeof(uint32_t));
   m->load = fs__malloc(L, sizeof(double));
   m->maxr = fs__malloc(L, sizeof(double));
+  m->pvalid = fs__calloc(L, sizeof(uint8_t));
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
   if (m->hpos) for (size_t i = 0; i < L; i++) m->hpos[i] = -1;
@@ -49,7 +50,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate ||
       !m->hpos || !m->heap || !m->bn || !m->fchk || !m->lst || !m->load ||
-      !m->maxr) {
+      !m->maxr || !m->pvalid) {
     fs__maxmin_free(m);
     return FS_ENOMEM;
   }
@@ -73,6 +74,7 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->lst);
   free(m->load);
   free(m->maxr);
+  free(m->pvalid);
   memset(m, 0, sizeof(*m));
 }
 
@@ -159,9 +161,16 @@ static double cur_rate(const fs__simcore *core, const fs__maxmin *m, int32_t f) 
   return m->flow_seen[f] == m->epoch ? m->new_rate[f] : core->flows[f].rate;
 }
 
+/* Load and fastest rate on link l, once per round. A link untouched by this
+ * re-rating (not dirty, no S flow on it) whose stats were computed while it
+ * was untouched keeps them across batches: its flows and their rates are
+ * the same, so the scan would give the same sums bit for bit. */
 static void link_stats(const fs__simcore *core, fs__maxmin *m, int32_t l) {
   if (m->lst[l] == m->round) return;
   m->lst[l] = m->round;
+  int untouched = m->link_seen[l] != m->epoch && !core->is_dirty[l];
+  if (untouched && m->pvalid[l]) return;
+  m->pvalid[l] = (uint8_t)untouched;
   const fs__link_active *a = &core->active[l];
   double load = 0, mx = 0;
   for (int32_t j = 0; j < a->n; j++) {
@@ -324,6 +333,7 @@ static int32_t check_link(fs__simcore *core, fs__maxmin *m, int32_t l) {
 }
 
 int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
+  for (size_t i = 0; i < core->n_dirty; i++) m->pvalid[core->dirty_links[i]] = 0;
   if (++m->epoch == 0) {
     memset(m->link_seen, 0, (size_t)core->t->n_links * sizeof(uint32_t));
     memset(m->flow_seen, 0, (size_t)core->n_flows * sizeof(uint32_t));
@@ -349,5 +359,7 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
     for (int32_t i = 0; i < nl; i++) added += check_link(core, m, m->comp_links[i]);
     if (!added) break;
   }
+  /* S's rates change now: stats of its links are stale from here on. */
+  for (int32_t i = 0; i < m->n_comp_links; i++) m->pvalid[m->comp_links[i]] = 0;
   return 0;
 }

@@ -1,7 +1,8 @@
 /* The event loop of the fluid engine: the DAG of flows and tasks, batches of
  * simultaneous events, and incremental re-rating (see sim.h).
  *
- * Events live in one heap ordered by (time, push sequence). A flow's drain
+ * Events are popped in (time, push sequence) order from a heap of runs of
+ * same-time events (one heap operation per run, not per event). A flow's drain
  * prediction carries the flow's version; when its rate changes the version
  * bumps and the old event is skipped as stale. Between batches rates are
  * constant, so a flow's bytes left are settled lazily: only when its rate is
@@ -15,6 +16,36 @@
 enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3, EV_TIMER = 4, EV_REENTER = 5 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
+
+/* Event queue (see "event queue" below). */
+typedef struct evrun {
+  double t;
+  uint64_t seq;  /* seq of the head */
+  int32_t first; /* head's index in pl */
+  int32_t n;     /* events left */
+} evrun;
+
+typedef struct evpl {
+  int32_t item;
+  uint32_t version;
+  int32_t type;
+} evpl;
+
+typedef struct evq {
+  evrun *heap;
+  size_t len, cap;
+  evrun open; /* newest run, n may be 0 */
+  evpl *pl;
+  size_t pl_len, pl_cap;
+  size_t count; /* events queued */
+  uint64_t next_seq;
+} evq;
+
+static void evq_free(evq *q) {
+  free(q->heap);
+  free(q->pl);
+  memset(q, 0, sizeof(*q));
+}
 
 typedef struct sim_item {
   uint8_t kind, state;
@@ -54,7 +85,7 @@ struct fs_sim {
   fs_err timer_err;     /* what a failing timer callback said */
   int32_t *cycle;
   int32_t cycle_len;
-  fs__heap heap;
+  evq heap;
   fs__maxmin mm;
   fs_sim_link_stats *link_stats;
   fs_sim_counters counters;
@@ -68,7 +99,6 @@ int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
   s->core.t = t;
   fs__arena_init(&s->arena);
-  fs__heap_init(&s->heap);
   *out = s;
   return 0;
 }
@@ -98,7 +128,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->timers);
   free(s->cycle);
   free(s->link_stats);
-  fs__heap_free(&s->heap);
+  evq_free(&s->heap);
   fs__maxmin_free(&s->mm);
   fs__arena_free(&s->arena);
   free(s);
@@ -305,6 +335,113 @@ int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max) {
   return s->cycle_len;
 }
 
+/* ---- event queue ----
+ * Events are ordered by (t, seq), seq = push order, unique: a total order.
+ * Consecutive pushes at the same t are kept as one run (a ring step drains
+ * its 1024 flows at one instant, their completions follow in runs of the
+ * same path latency), so the heap orders runs, not events. A run holds
+ * consecutive seqs, so no other event's key falls inside it: while its head
+ * is the minimum, the rest of it comes next, and taking the head never
+ * breaks the heap. Only the newest run (`open`, outside the heap) grows.
+ * Pops therefore come out in exactly the order of a plain heap on (t, seq).
+ * Payloads of a run are contiguous in `pl`; dead ones are squeezed out when
+ * `pl` fills up (amortised O(1) per push). Heap: 4-ary, O(log runs). */
+static inline int run_before(const evrun *a, const evrun *b) {
+  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
+}
+
+static int heap_insert(evq *q, evrun r) {
+  if (q->len == q->cap && fs__grow(&q->heap, &q->cap, q->len + 1, sizeof(*q->heap)))
+    return FS_ENOMEM;
+  size_t i = q->len++;
+  while (i > 0) {
+    size_t p = (i - 1) / 4;
+    if (!run_before(&r, &q->heap[p])) break;
+    q->heap[i] = q->heap[p];
+    i = p;
+  }
+  q->heap[i] = r;
+  return 0;
+}
+
+static void heap_remove_top(evq *q) {
+  size_t n = --q->len;
+  if (!n) return;
+  evrun last = q->heap[n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 4 * i + 1;
+    if (c >= n) break;
+    size_t best = c, end = c + 4 < n ? c + 4 : n;
+    for (size_t j = c + 1; j < end; j++) best = run_before(&q->heap[j], &q->heap[best]) ? j : best;
+    if (!run_before(&q->heap[best], &last)) break;
+    q->heap[i] = q->heap[best];
+    i = best;
+  }
+  q->heap[i] = last;
+}
+
+/* Copies the live payloads into a buffer with room for as many again, the
+ * open run last so that it can keep growing at the end. */
+static int pl_compact(evq *q) {
+  size_t cap = 2 * q->count + 64;
+  if (cap > INT32_MAX) return FS_ENOMEM;
+  evpl *pl = fs__malloc(cap, sizeof(*pl));
+  if (!pl) return FS_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < q->len; i++) {
+    evrun *r = &q->heap[i]; /* n > 0: exhausted runs leave the heap */
+    memcpy(pl + k, q->pl + r->first, (size_t)r->n * sizeof(*pl));
+    r->first = (int32_t)k;
+    k += (size_t)r->n;
+  }
+  if (q->open.n) memcpy(pl + k, q->pl + q->open.first, (size_t)q->open.n * sizeof(*pl));
+  q->open.first = (int32_t)k;
+  k += (size_t)q->open.n;
+  free(q->pl);
+  q->pl = pl;
+  q->pl_len = k;
+  q->pl_cap = cap;
+  return 0;
+}
+
+static int evq_push(evq *q, double t, int32_t type, int32_t item, uint32_t version) {
+  if (q->pl_len == q->pl_cap && pl_compact(q)) return FS_ENOMEM;
+  if (!(q->open.n > 0 && q->open.t == t)) {
+    if (q->open.n > 0 && heap_insert(q, q->open)) return FS_ENOMEM;
+    q->open = (evrun){t, q->next_seq, (int32_t)q->pl_len, 0};
+  }
+  q->pl[q->pl_len++] = (evpl){item, version, type};
+  q->open.n++;
+  q->next_seq++;
+  q->count++;
+  return 0;
+}
+
+/* The run holding the minimum event, or NULL when empty. */
+static inline evrun *evq_min(evq *q) {
+  if (q->open.n > 0 && (q->len == 0 || run_before(&q->open, &q->heap[0]))) return &q->open;
+  return q->len ? &q->heap[0] : NULL;
+}
+
+static int evq_pop(evq *q, fs__event *out) {
+  evrun *r = evq_min(q);
+  if (!r) return 0;
+  const evpl *p = &q->pl[r->first];
+  *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
+  r->seq++;
+  r->first++;
+  r->n--;
+  q->count--;
+  if (r->n == 0 && r != &q->open) heap_remove_top(q);
+  return 1;
+}
+
+static inline double evq_top_t(evq *q) {
+  const evrun *r = evq_min(q);
+  return r ? r->t : INFINITY;
+}
+
 /* Each link enters the batch's dirty list once: a link touched by many
  * arrivals or departures would otherwise be scanned once per touch (the
  * first batch of a 65 k-flow all-to-all listed each host link ~255 times). */
@@ -417,14 +554,14 @@ static int item_ready(fs_sim *s, int32_t id) {
     it->start_s = t0;
     it->state = ST_RUN;
     double dur = s->tasks[it->idx].duration_s;
-    return fs__heap_push(&s->heap, t0 + dur, EV_TASK_DONE, id, 0);
+    return evq_push(&s->heap, t0 + dur, EV_TASK_DONE, id, 0);
   }
-  if (t0 > s->now) return fs__heap_push(&s->heap, t0, EV_START, id, 0);
+  if (t0 > s->now) return evq_push(&s->heap, t0, EV_START, id, 0);
   it->start_s = s->now;
   it->state = ST_RUN;
   fs__flow *f = &s->core.flows[it->idx];
   if (f->bytes <= 0) {
-    int rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
+    int rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
     return rc ? rc : release(s, id, DEP_SENT);
   }
   return flow_enter(s, it->idx);
@@ -461,7 +598,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       it->state = ST_RUN;
       fs__flow *f = &s->core.flows[it->idx];
       if (f->bytes <= 0) {
-        int rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+        int rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
         return rc ? rc : release(s, e->item, DEP_SENT);
       }
       return flow_enter(s, it->idx);
@@ -470,7 +607,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       fs__flow *f = &s->core.flows[it->idx];
       if (e->version != f->version || f->active_idx < 0) return 1; /* stale */
       int rc = flow_leave(s, it->idx);
-      if (!rc) rc = fs__heap_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (!rc) rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
     case EV_FLOW_DONE:
@@ -509,7 +646,7 @@ static int rerate(fs_sim *s) {
     f->rate = r;
     f->version++;
     double t = r > 0 ? s->now + f->remaining / r : INFINITY;
-    if (isfinite(t) && fs__heap_push(&s->heap, t, EV_DRAIN, f->item, f->version))
+    if (isfinite(t) && evq_push(&s->heap, t, EV_DRAIN, f->item, f->version))
       return FS_ENOMEM;
   }
   return 0;
@@ -546,7 +683,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   if ((rc = rerate(s)) < 0) goto fail;
   if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
   fs__event e;
-  while (fs__heap_pop(&s->heap, &e)) {
+  while (evq_pop(&s->heap, &e)) {
     s->now = e.t;
     double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);
     uint64_t handled = 0;
@@ -554,9 +691,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
       rc = handle(s, &e);
       if (rc < 0) goto fail;
       if (rc == 0) handled++;
-      const fs__event *top = fs__heap_top(&s->heap);
-      if (!top || top->t > horizon) break;
-      fs__heap_pop(&s->heap, &e);
+      if (!(evq_top_t(&s->heap) <= horizon)) break;
+      evq_pop(&s->heap, &e);
     }
     if (!handled) continue; /* only stale drain predictions: nothing changed */
     s->counters.events += handled;
@@ -619,7 +755,7 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  s->route_cap * (2 * sizeof(int32_t) + sizeof(double)) +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
                  R * 2 * sizeof(int32_t) /* link active lists, at most */ +
-                 s->heap.cap * sizeof(fs__event) + s->n_edges * 4 * sizeof(int32_t);
+                 (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
   c.memory_bytes = bytes;
   return c;
 }
@@ -650,14 +786,14 @@ int fs_sim_add_timer(fs_sim *s, double at_s, fs_sim_timer_fn fn, void *ctx, fs_e
   if (at_s < s->now) at_s = s->now;
   if (s->n_timers >= INT32_MAX ||
       fs__grow(&s->timers, &s->timers_cap, s->n_timers + 1, sizeof(*s->timers)) ||
-      fs__heap_push(&s->heap, at_s, EV_TIMER, (int32_t)s->n_timers, 0))
+      evq_push(&s->heap, at_s, EV_TIMER, (int32_t)s->n_timers, 0))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding a timer");
   s->timers[s->n_timers++] = (timer){fn, ctx};
   s->timers_pending++;
   return 0;
 }
 
-int fs_sim_idle(const fs_sim *s) { return s->heap.len == s->timers_pending; }
+int fs_sim_idle(const fs_sim *s) { return s->heap.count == s->timers_pending; }
 
 static int need_running(const fs_sim *s, fs_err *err) {
   if (!s->ran || !s->core.cap_Bps)
@@ -740,7 +876,7 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     if ((rc = set_route(s, fi, route))) goto fail;
     if (hold_s > 0) {
       f->held = 1;
-      rc = fs__heap_push(&s->heap, s->now + hold_s, EV_REENTER, item, f->version);
+      rc = evq_push(&s->heap, s->now + hold_s, EV_REENTER, item, f->version);
     } else {
       f->held = 0;
       rc = flow_link(s, fi);

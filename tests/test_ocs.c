@@ -653,6 +653,26 @@ TEST(test_ocs_hybrid_closed_form) {
     CHECK_OK(fs_ocs_run(&p, FS_OCS_SOLSTICE, &tr, &r, &err), &err);
     CHECK_REL(r.completion_s, c == 0 ? 13.8e-3 : c == 1 ? 14.6e-3 : 11e-3, 1e-9, "s");
   }
+
+  /* (d) the EPS alone (a schedule with no slot), unequal max-min shares:
+   * 0 -> 1, 0 -> 2, 0 -> 3 of D = 1 MB share egress 0 at E/3; 1 -> 2 of
+   * 4D gets the E - E/3 that 0 -> 2 leaves on ingress 2, then all of it
+   * once the three end at 3D/E = 2.4 ms: (D + 4D)/E = 4 ms. Everything on
+   * the EPS, per pair exactly its demand. */
+  {
+    int64_t mb[16] = {0};
+    mb[0 * n + 1] = mb[0 * n + 2] = mb[0 * n + 3] = 1000000;
+    mb[1 * n + 2] = 4000000;
+    fs_ocs_schedule s = {n, 1, 0, NULL, 0, 0};
+    fs_ocs_params p = hyb_params(100, 1e-3, 1, 10, 0, 0, 0);
+    fs_ocs_result r;
+    double eps[16];
+    CHECK_OK(fs_ocs_execute_hybrid(&p, &s, mb, &r, NULL, NULL, eps, &err), &err);
+    CHECK_REL(r.completion_s, 5e6 / 1.25e9, 1e-12, "s");
+    CHECK_REL(r.eps_busy_s, 5e6 / 1.25e9, 1e-12, "s");
+    CHECK_REL(r.eps_bytes, 7e6, 1e-12, "B");
+    for (int32_t ij = 0; ij < 16; ij++) CHECK_REL(eps[ij], (double)mb[ij], 1e-12, "B");
+  }
 }
 
 /* Adding an EPS to the same schedule never delays anything (it only adds

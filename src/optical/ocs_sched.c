@@ -3,7 +3,8 @@
  * their execution on a traffic matrix with per-circuit time lines, and the
  * EPS beside the circuits (max-min fair fluid, excess then spill).
  * Execution walks the union of slot boundaries: O(boundaries * (d*n + pairs
- * touched)); with an EPS, O(n^2 + flows) more per EPS sub-epoch. */
+ * touched)); with an EPS, O(pairs with demand + flows + water-filling
+ * rounds * live ports) more per EPS sub-epoch (no O(n^2) port scan). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,75 +304,150 @@ static double line_bound(int32_t n, const int64_t *m, double *total) {
  * fairness (water-filling: the port with the smallest fair share saturates
  * first and fixes the rate of its flows). Rates change only when a flow
  * ends or at a slot boundary (the set of pairs with a live circuit changes),
- * so time advances in sub-epochs: O(n^2 + flows) per sub-epoch. */
+ * so time advances in sub-epochs. Each sub-epoch costs one pass over the
+ * pairs with demand left (a list kept in increasing pair order, so a pair's
+ * row comes without a division) and a water-filling whose port shares are
+ * cached (eps_maxmin). Every rate is the same double as with a full scan of
+ * the 2n ports per round: same shares, same ties (lowest port), same order
+ * of the updates, so results are bit for bit those of that simpler code. */
+/* One class of EPS flows in a sub-epoch (parallel arrays, pair order). */
+typedef struct eps_flows {
+  int32_t *pair;          /* pair index i * n + j */
+  int32_t *pa, *pb;       /* egress port i, ingress port n + j */
+  double *go;             /* bytes to carry before the flow leaves its class */
+  double *rate;           /* max-min rate */
+  double *ttg;            /* go / rate: time to the goal (rate > 0 only) */
+  size_t len;
+} eps_flows;
+
 typedef struct eps_ctx {
   int32_t n;
   double rate;            /* bytes per second per port */
   int residual_only;
   double *rem;            /* shared with the execution */
-  const int64_t *m;
+  const double *tol;      /* 1e-9 * demand per pair: "done" within rounding */
   const int32_t *cnt;     /* live circuits per pair in the current interval */
   const double *ccap;     /* bytes the schedule's circuits can carry per pair */
   const double *circ;     /* bytes carried on circuits so far per pair */
-  double *go;             /* per flow: bytes to carry before its class changes */
-  int32_t *act;           /* pairs with demand left (compacted lazily) */
+  int32_t *act;           /* pairs with demand left, increasing (compacted lazily) */
   size_t n_act;
-  int32_t *fl;            /* flows of the sub-epoch (pair indices) */
-  double *fr;             /* their rates */
+  eps_flows cls[2];       /* 0: excess, 1: spill */
   uint8_t *frozen;
   int32_t *pstart, *plist, *pcount; /* port -> flows (CSR), 2n ports */
   double *cap;
+  double *key;            /* cap / pcount per port while it has unfrozen flows */
+  int32_t *live;          /* ports with unfrozen flows, in index order */
   double *eps_pair;       /* optional per-pair EPS bytes */
   double bytes, busy, finish;
 } eps_ctx;
 
-/* Water-filling of flows fl[lo..hi) on the ports' capacity left in cap[]
- * (which it consumes). */
-static void eps_maxmin(eps_ctx *c, size_t lo, size_t hi) {
-  int32_t n = c->n, np = 2 * n;
+/* Water-filling of one class of flows on the ports' capacity left in cap[]
+ * (which it consumes). Each round saturates the port of smallest fair share
+ * cap / count (the lowest index on a tie) and freezes its unfrozen flows at
+ * that share. The shares are kept per port and recomputed only when a
+ * round changes them, and a round scans only the ports that still have
+ * unfrozen flows (kept in index order): O(flows + rounds * live ports).
+ * Same shares, same order of the updates as a plain scan of every port. */
+static void eps_maxmin(eps_ctx *c, eps_flows *fl) {
+  int32_t np = 2 * c->n, n = c->n;
+  int32_t *restrict pcount = c->pcount, *restrict pstart = c->pstart, *restrict plist = c->plist;
+  const int32_t *restrict fa = fl->pa, *restrict fb = fl->pb;
+  int32_t *restrict live = c->live;
+  double *restrict cap = c->cap, *restrict key = c->key, *restrict fr = fl->rate;
+  uint8_t *restrict frozen = c->frozen;
+  size_t nf = fl->len;
   /* port q < n: egress of node q; q >= n: ingress of node q - n */
-  for (int32_t q = 0; q < np; q++) c->pcount[q] = 0;
-  for (size_t f = lo; f < hi; f++) {
-    c->pcount[c->fl[f] / n]++;
-    c->pcount[n + c->fl[f] % n]++;
+  for (int32_t q = 0; q < np; q++) pcount[q] = 0;
+  for (size_t f = 0; f < nf; f++) {
+    pcount[fa[f]]++;
+    pcount[fb[f]]++;
   }
-  c->pstart[0] = 0;
+  int32_t n_live = 0;
+  pstart[0] = 0;
   for (int32_t q = 0; q < np; q++) {
-    c->pstart[q + 1] = c->pstart[q] + c->pcount[q];
-    c->pcount[q] = 0; /* cursor while filling; ends as the count again */
+    pstart[q + 1] = pstart[q] + pcount[q];
+    if (pcount[q] > 0) {
+      key[q] = cap[q] / pcount[q];
+      live[n_live++] = q;
+    }
+    pcount[q] = 0; /* cursor while filling; ends as the count again */
   }
-  for (size_t f = lo; f < hi; f++) {
-    int32_t a = c->fl[f] / n, b = n + c->fl[f] % n;
-    c->plist[c->pstart[a] + c->pcount[a]++] = (int32_t)f;
-    c->plist[c->pstart[b] + c->pcount[b]++] = (int32_t)f;
-    c->frozen[f] = 0;
+  for (size_t f = 0; f < nf; f++) {
+    int32_t a = fa[f], b = fb[f];
+    plist[pstart[a] + pcount[a]++] = (int32_t)f;
+    plist[pstart[b] + pcount[b]++] = (int32_t)f;
+    frozen[f] = 0;
   }
-  size_t left = hi - lo;
+  size_t left = nf;
   while (left > 0) {
-    int32_t best = -1;
+    /* the smallest share among the ports with unfrozen flows, dropping the
+     * others from the list as it goes */
+    int32_t best = -1, k = 0;
     double share = 0;
-    for (int32_t q = 0; q < np; q++) {
-      if (c->pcount[q] <= 0) continue;
-      double sh = c->cap[q] / c->pcount[q];
-      if (best < 0 || sh < share) {
+    for (int32_t x = 0; x < n_live; x++) {
+      int32_t q = live[x];
+      if (pcount[q] <= 0) continue;
+      live[k++] = q;
+      if (best < 0 || key[q] < share) {
         best = q;
-        share = sh;
+        share = key[q];
       }
     }
+    n_live = k;
     if (share < 0) share = 0;
-    for (int32_t x = c->pstart[best]; x < c->pstart[best + 1]; x++) {
-      int32_t f = c->plist[x];
-      if (c->frozen[f]) continue;
-      c->frozen[f] = 1;
-      c->fr[f] = share;
+    int other_in = best < n; /* the flows' other port: ingress if best is egress */
+    for (int32_t x = pstart[best]; x < pstart[best + 1]; x++) {
+      int32_t f = plist[x];
+      if (frozen[f]) continue;
+      frozen[f] = 1;
+      fr[f] = share;
       left--;
-      int32_t ij = c->fl[f];
-      int32_t other = best < n ? n + ij % n : ij / n;
-      c->cap[other] -= share;
-      c->pcount[other]--;
+      int32_t other = other_in ? fb[f] : fa[f];
+      cap[other] -= share;
+      if (--pcount[other] > 0) key[other] = cap[other] / pcount[other];
     }
-    c->pcount[best] = 0;
-    c->cap[best] = 0;
+    pcount[best] = 0;
+    cap[best] = 0;
+  }
+}
+
+/* The time to the first goal of a class (INFINITY if none); fills ttg. */
+static double eps_first_goal(eps_flows *fl) {
+  double dt = INFINITY;
+  const double *restrict go = fl->go, *restrict fr = fl->rate;
+  double *restrict ttg = fl->ttg;
+  for (size_t f = 0; f < fl->len; f++)
+    if (fr[f] > 0) {
+      ttg[f] = go[f] / fr[f];
+      if (ttg[f] < dt) dt = ttg[f];
+    }
+  return dt;
+}
+
+/* Moves a class's bytes over [t, tn) (step = tn - t; last: the sub-epoch
+ * ends at the interval's end rather than at the first goal dt). */
+static void eps_carry(eps_ctx *c, const eps_flows *fl, double t, double tn, double step,
+                      double dt, int last) {
+  double *restrict rem = c->rem;
+  const double *restrict tolp = c->tol;
+  for (size_t f = 0; f < fl->len; f++) {
+    int32_t ij = fl->pair[f];
+    double r = fl->rate[f], x = r * step, *rm = &rem[ij], tol = tolp[ij];
+    if (r <= 0) continue;
+    /* the flows that set dt reach their goal exactly at tn; others within
+     * rounding (1e-12 of the clock, 1e-9 of the demand: as for circuits) */
+    int reach = (!last && fl->ttg[f] <= dt) || fl->go[f] <= x + r * 1e-12 * tn + tol;
+    double carried = reach ? fl->go[f] : x;
+    *rm -= carried;
+    if (*rm <= tol) {
+      carried += *rm;
+      double f_t = t + carried / r;
+      if (f_t > tn) f_t = tn;
+      if (f_t > c->finish) c->finish = f_t;
+      *rm = 0;
+    }
+    c->bytes += carried;
+    if (c->eps_pair) c->eps_pair[ij] += carried;
   }
 }
 
@@ -385,60 +461,49 @@ static void eps_maxmin(eps_ctx *c, size_t lo, size_t hi) {
  * is carried; it ends a sub-epoch then. */
 static int eps_run(eps_ctx *c, double a, double b) {
   double t = a;
+  int32_t n = c->n;
+  const double *rem = c->rem; /* written by eps_carry: not restrict */
+  const double *restrict ccap = c->ccap, *restrict circ = c->circ, *restrict tol = c->tol;
+  const int32_t *restrict cnt = c->cnt;
+  int32_t *restrict act = c->act;
   while (t < b) {
-    size_t n1 = 0, k = 0;
+    /* one pass over the pairs with demand left (in pair order, so a pair's
+     * row follows without a division) sorts them into the two classes */
+    size_t k = 0;
+    int32_t i = 0, base = 0;
+    c->cls[0].len = c->cls[1].len = 0;
     for (size_t x = 0; x < c->n_act; x++) {
-      int32_t ij = c->act[x];
-      if (c->rem[ij] <= 0) continue;
-      c->act[k++] = ij;
-      double left = c->ccap[ij] - c->circ[ij];
-      double ex = c->rem[ij] - (left > 0 ? left : 0);
-      if (ex > 1e-9 * (double)c->m[ij]) {
-        c->go[n1] = ex;
-        c->fl[n1++] = ij;
+      int32_t ij = act[x];
+      double rm = rem[ij];
+      if (rm <= 0) continue;
+      act[k++] = ij;
+      double left = ccap[ij] - circ[ij];
+      double ex = rm - (left > 0 ? left : 0);
+      int excess = ex > tol[ij];
+      if (!excess && (c->residual_only || cnt[ij] != 0)) continue;
+      while (ij >= base + n) {
+        i++;
+        base += n;
       }
+      eps_flows *fl = &c->cls[excess ? 0 : 1];
+      size_t f = fl->len++;
+      fl->go[f] = excess ? ex : rm;
+      fl->pa[f] = i;
+      fl->pb[f] = n + ij - base;
+      fl->pair[f] = ij;
     }
     c->n_act = k;
-    size_t nf = n1;
-    if (!c->residual_only)
-      for (size_t x = 0; x < c->n_act; x++) {
-        int32_t ij = c->act[x];
-        double left = c->ccap[ij] - c->circ[ij];
-        double ex = c->rem[ij] - (left > 0 ? left : 0);
-        if (c->cnt[ij] == 0 && !(ex > 1e-9 * (double)c->m[ij])) {
-          c->go[nf] = c->rem[ij];
-          c->fl[nf++] = ij;
-        }
-      }
-    if (nf == 0) break;
-    for (int32_t q = 0; q < 2 * c->n; q++) c->cap[q] = c->rate;
-    eps_maxmin(c, 0, n1);
-    if (nf > n1) eps_maxmin(c, n1, nf);
-    double dt = INFINITY;
-    for (size_t f = 0; f < nf; f++)
-      if (c->fr[f] > 0 && c->go[f] / c->fr[f] < dt) dt = c->go[f] / c->fr[f];
+    if (c->cls[0].len + c->cls[1].len == 0) break;
+    for (int32_t q = 0; q < 2 * n; q++) c->cap[q] = c->rate;
+    eps_maxmin(c, &c->cls[0]);
+    if (c->cls[1].len > 0) eps_maxmin(c, &c->cls[1]);
+    double dt = eps_first_goal(&c->cls[0]), dt1 = eps_first_goal(&c->cls[1]);
+    if (dt1 < dt) dt = dt1;
     if (!isfinite(dt)) return FS_EINTERNAL; /* every EPS share zero: cannot happen with rate > 0 */
     int last = t + dt >= b;
     double step = last ? b - t : dt, tn = last ? b : t + dt;
-    for (size_t f = 0; f < nf; f++) {
-      int32_t ij = c->fl[f];
-      double r = c->fr[f], x = r * step, *rm = &c->rem[ij], tol = 1e-9 * (double)c->m[ij];
-      if (r <= 0) continue;
-      /* the flows that set dt reach their goal exactly at tn; others within
-       * rounding (1e-12 of the clock, 1e-9 of the demand: as for circuits) */
-      int reach = (!last && c->go[f] / r <= dt) || c->go[f] <= x + r * 1e-12 * tn + tol;
-      double carried = reach ? c->go[f] : x;
-      *rm -= carried;
-      if (*rm <= tol) {
-        carried += *rm;
-        double f_t = t + carried / r;
-        if (f_t > tn) f_t = tn;
-        if (f_t > c->finish) c->finish = f_t;
-        *rm = 0;
-      }
-      c->bytes += carried;
-      if (c->eps_pair) c->eps_pair[ij] += carried;
-    }
+    eps_carry(c, &c->cls[0], t, tn, step, dt, last);
+    eps_carry(c, &c->cls[1], t, tn, step, dt, last);
     c->busy += step;
     t = tn;
   }
@@ -486,7 +551,7 @@ int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, cons
   int hybrid = p->eps_gbps > 0;
   eps_ctx ec;
   memset(&ec, 0, sizeof(ec));
-  double *ccap = NULL, *circ = NULL, *go = NULL, circuit_bytes = 0;
+  double *ccap = NULL, *circ = NULL, *tolv = NULL, circuit_bytes = 0;
   if (!t_start || !t_live || !t_end || !prev_slot || !times || !clock || !last || !cur || !rem || !carry ||
       !cnt || !touched || !slot_delay) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -498,25 +563,36 @@ int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, cons
     ec.rate = p->eps_gbps * 1e9 / 8.0;
     ec.residual_only = p->eps_residual_only;
     ec.rem = rem;
-    ec.m = m;
     ec.cnt = cnt;
     ec.eps_pair = eps_pair;
     ec.act = fs__malloc(nn, sizeof(int32_t));
-    ec.fl = fs__malloc(nn, sizeof(int32_t));
-    ec.fr = fs__malloc(nn, sizeof(double));
+    ec.tol = tolv = fs__malloc(nn, sizeof(double));
+    int ok = ec.act && tolv;
+    for (int x = 0; x < 2; x++) {
+      eps_flows *fl = &ec.cls[x];
+      fl->pair = fs__malloc(nn, sizeof(int32_t));
+      fl->pa = fs__malloc(nn, sizeof(int32_t));
+      fl->pb = fs__malloc(nn, sizeof(int32_t));
+      fl->go = fs__malloc(nn, sizeof(double));
+      fl->rate = fs__malloc(nn, sizeof(double));
+      fl->ttg = fs__malloc(nn, sizeof(double));
+      ok = ok && fl->pair && fl->pa && fl->pb && fl->go && fl->rate && fl->ttg;
+    }
     ec.frozen = fs__malloc(nn, 1);
     ec.pstart = fs__malloc((size_t)2 * n + 1, sizeof(int32_t));
     ec.pcount = fs__malloc((size_t)2 * n, sizeof(int32_t));
     ec.plist = fs__malloc(2 * nn, sizeof(int32_t));
     ec.cap = fs__malloc((size_t)2 * n, sizeof(double));
+    ec.key = fs__malloc((size_t)2 * n, sizeof(double));
+    ec.live = fs__malloc((size_t)2 * n, sizeof(int32_t));
     ec.ccap = ccap = fs__calloc(nn, sizeof(double));
     ec.circ = circ = fs__calloc(nn, sizeof(double));
-    ec.go = go = fs__malloc(nn, sizeof(double));
-    if (!ec.act || !ec.fl || !ec.fr || !ec.frozen || !ec.pstart || !ec.pcount || !ec.plist ||
-        !ec.cap || !ccap || !circ || !go) {
+    if (!ok || !ec.frozen || !ec.pstart || !ec.pcount || !ec.plist || !ec.cap || !ec.key ||
+        !ec.live || !ccap || !circ) {
       rc = fs_err_set(err, FS_ENOMEM, "out of memory");
       goto out;
     }
+    for (size_t ij = 0; ij < nn; ij++) tolv[ij] = 1e-9 * (double)m[ij];
     for (size_t ij = 0; ij < nn; ij++)
       if (m[ij] > 0) ec.act[ec.n_act++] = (int32_t)ij;
   }
@@ -683,15 +759,23 @@ out:
   free(touched);
   free(slot_delay);
   free(ec.act);
-  free(ec.fl);
-  free(ec.fr);
+  free(tolv);
+  for (int x = 0; x < 2; x++) {
+    free(ec.cls[x].pair);
+    free(ec.cls[x].pa);
+    free(ec.cls[x].pb);
+    free(ec.cls[x].go);
+    free(ec.cls[x].rate);
+    free(ec.cls[x].ttg);
+  }
   free(ec.frozen);
   free(ec.pstart);
   free(ec.pcount);
   free(ec.plist);
   free(ec.cap);
+  free(ec.key);
+  free(ec.live);
   free(ccap);
   free(circ);
-  free(go);
   return rc;
 }

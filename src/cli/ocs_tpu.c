@@ -11,6 +11,7 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/coll.h"
 #include "fabricsim/tpu.h"
 
 static void help(FILE *f) {
@@ -36,6 +37,13 @@ static void help(FILE *f) {
           "  --chip-usd X --chip-watts X --ocs-usd X --ocs-watts X\n"
           "  --xcvr-usd X --xcvr-watts X\n"
           "                     cost/power estimates (defaults in docs/model-tpu.md)\n"
+          "  --coll OP          also run collective OP (allreduce, alltoall, allgather,\n"
+          "                     ...) over every chip of the slice on the fluid engine\n"
+          "  --bytes B          its size (nccl-tests convention; default 1e9)\n"
+          "  --algo A           its algorithm (default ring for reductions and\n"
+          "                     gathers, direct for all-to-all); routing: dimension\n"
+          "                     order on a torus, ECMP on a twisted one\n"
+          "  --routing M        override: ecmp, spray, shortest (or dor, plain only)\n"
           "  --format F         table (default) or json\n");
 }
 
@@ -56,6 +64,10 @@ typedef struct result {
   fs_tpu_cost cost;
   int mix;
   fs_tpu_mix_result mr;
+  int coll;          /* --coll given and run */
+  fs_coll_params cp;
+  fs_coll_result cr;
+  fs_route_mode mode;
 } result;
 
 static void print_cubes(const int32_t *c, int32_t n) {
@@ -116,6 +128,14 @@ static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twis
            (long long)r->cuts[2], (long long)r->cut_min, (long long)r->plain_min,
            (double)r->cut_min / (double)r->plain_min);
     printf("%-22s %.4f hops between chips\n", "mean distance", r->st.avg_hops - 2);
+    if (r->coll) {
+      double algbw = r->cp.bytes / r->cr.time_s / 1e9;
+      printf("%-22s %s %s of %.6g B over %d chips (%s routing): %.6g ms, algbw %.4g GB/s, "
+             "busbw %.4g GB/s\n",
+             "collective", fs_coll_op_name(r->cp.op), fs_coll_algo_name(r->cr.algo), r->cp.bytes,
+             r->st.hosts, fs_route_mode_name(r->mode), r->cr.time_s * 1e3, algbw,
+             algbw * fs_coll_busbw_factor(r->cp.op, r->st.hosts));
+    }
   }
   const fs_tpu_cost *c = &r->cost;
   printf("%-22s %lld chips, %lld OCS, %lld transceivers, %lld fibers\n", "pod parts",
@@ -196,6 +216,14 @@ static void print_json(const fs_tpu_params *p, const int32_t shape[3], int twist
            "\"halving_cut_min_links\": %lld",
            (long long)r->bis_torus_links, (long long)r->cuts[0], (long long)r->cuts[1],
            (long long)r->cuts[2], (long long)r->cut_min);
+    if (r->coll) {
+      printf(",\n  \"collective\": {\"op\": \"%s\", \"algo\": \"%s\", \"routing\": \"%s\", ",
+             fs_coll_op_name(r->cp.op), fs_coll_algo_name(r->cr.algo), fs_route_mode_name(r->mode));
+      jnum("bytes", r->cp.bytes, 1);
+      jnum("time_s", r->cr.time_s, 1);
+      jnum("busbw_factor", fs_coll_busbw_factor(r->cp.op, r->st.hosts), 0);
+      printf("}");
+    }
   }
   const fs_tpu_cost *c = &r->cost;
   printf("},\n \"cost\": {\"chips\": %lld, \"ocs\": %lld, \"transceivers\": %lld, \"fibers\": "
@@ -260,7 +288,10 @@ bad:;
 
 int fs__cli_ocs_tpu(int argc, char **argv) {
   const char *C = "ocs tpu";
-  const char *shape_s = NULL, *busy = NULL, *format = "table";
+  const char *shape_s = NULL, *busy = NULL, *format = "table", *coll = NULL, *algo = NULL;
+  const char *routing = NULL;
+  fs_route_mode want_mode = FS_ROUTE_EXPLICIT; /* none given */
+  double coll_bytes = 1e9;
   long busy_random = -1, mix = -1, seed = 1;
   int twisted = 0;
   fs_tpu_params p;
@@ -282,6 +313,13 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     long l;
     double *dst = NULL;
     if (strcmp(a, "--shape") == 0) shape_s = v;
+    else if (strcmp(a, "--coll") == 0) coll = v;
+    else if (strcmp(a, "--algo") == 0) algo = v;
+    else if (strcmp(a, "--routing") == 0) routing = v;
+    else if (strcmp(a, "--bytes") == 0) {
+      if (fs__cli_parse_double(v, 1, 1e15, &coll_bytes))
+        return fs__cli_usage(C, "--bytes must be in [1, 1e15], got '%s'", v);
+    }
     else if (strcmp(a, "--busy") == 0) busy = v;
     else if (strcmp(a, "--format") == 0) format = v;
     else if (strcmp(a, "--cubes") == 0) {
@@ -316,6 +354,22 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
       return fs__cli_usage(C, "%s must be a number in [0, 1e12], got '%s'", a, v);
   }
   if (!shape_s) return fs__cli_usage(C, "--shape is required (e.g. --shape 8x8x16)");
+  fs_coll_params coll_prm;
+  fs_coll_params_init(&coll_prm);
+  if (coll) {
+    if (fs_coll_op_parse(coll, &coll_prm.op))
+      return fs__cli_usage(C, "--coll: unknown collective '%s'", coll);
+    coll_prm.algo = coll_prm.op == FS_COLL_ALLTOALL ? FS_ALGO_DIRECT : FS_ALGO_RING;
+    if (algo && fs_coll_algo_parse(algo, &coll_prm.algo))
+      return fs__cli_usage(C, "--algo: unknown algorithm '%s'", algo);
+    coll_prm.bytes = coll_bytes;
+  } else if (algo || coll_bytes != 1e9 || routing) {
+    return fs__cli_usage(C, "--algo, --bytes and --routing need --coll");
+  }
+  if (routing && (fs_route_mode_parse(routing, &want_mode) ||
+                  (want_mode != FS_ROUTE_ECMP && want_mode != FS_ROUTE_SPRAY &&
+                   want_mode != FS_ROUTE_SHORTEST && want_mode != FS_ROUTE_DOR)))
+    return fs__cli_usage(C, "--routing must be ecmp, spray, shortest or dor, got '%s'", routing);
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0) return fs__cli_usage(C, "--format must be table or json, got '%s'", format);
   if (busy && busy_random >= 0)
@@ -329,6 +383,7 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
   fs_topo *t = NULL;
   result r;
   memset(&r, 0, sizeof(r));
+  r.cp = coll_prm;
   int status = 0;
   if (fs_tpu_pod_new(&p, &pod, &err)) goto fail;
   if (busy && apply_busy(pod, busy, &err)) goto fail;
@@ -385,6 +440,33 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     r.cut_min = r.cuts[0] < r.cuts[1] ? r.cuts[0] : r.cuts[1];
     if (r.cuts[2] < r.cut_min) r.cut_min = r.cuts[2];
     r.plain_min = r.bis_torus_links;
+    if (coll) {
+      /* Every chip, in chip order; dimension-order routing where the
+       * slice is a plain torus, ECMP over shortest paths when twisted. */
+      int32_t n = t->n_hosts;
+      int32_t *ids = malloc((size_t)n * sizeof(int32_t));
+      if (!ids) {
+        fs_err_set(&err, FS_ENOMEM, "out of memory");
+        goto fail;
+      }
+      for (int32_t i = 0; i < n; i++) ids[i] = i;
+      fs_coll_group g = {n, ids};
+      fs_err merr = {0, ""};
+      r.mode = fs_route_mode_check(FS_ROUTE_DOR, t, &merr) == 0 ? FS_ROUTE_DOR : FS_ROUTE_ECMP;
+      if (want_mode != FS_ROUTE_EXPLICIT) {
+        if (fs_route_mode_check(want_mode, t, &merr)) {
+          free(ids);
+          fs_err_set(&err, FS_EINVAL, "--routing: %s (a twisted slice is not a plain torus)",
+                     merr.msg);
+          goto fail;
+        }
+        r.mode = want_mode;
+      }
+      int crc = fs_coll_run(t, r.mode, (uint64_t)seed, &r.cp, &g, &r.cr, &err);
+      free(ids);
+      if (crc) goto fail;
+      r.coll = 1;
+    }
   }
   if (fs_tpu_cost_compute(&p, &cp, &r.cost, &err)) goto fail;
   if (fmt == 0) print_table(&p, shape, twisted, &r);

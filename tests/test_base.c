@@ -1,28 +1,9 @@
-/* Tests of the internal utilities: heap order, string map, RNG. */
+/* Tests of the internal utilities: string map, RNG. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/base/base.h"
 #include "test.h"
-
-TEST(test_heap_orders_by_time_then_push_order) {
-  fs__heap h;
-  fs__heap_init(&h);
-  fs__rng r;
-  fs__rng_seed(&r, 7);
-  /* Many equal times: they must come out in push order (seq). */
-  for (int i = 0; i < 1000; i++)
-    fs__heap_push(&h, (double)fs__rng_below(&r, 10), 0, i, 0);
-  fs__event prev = {-1, 0, -1, 0, 0}, e;
-  int n = 0;
-  while (fs__heap_pop(&h, &e)) {
-    CHECK(e.t > prev.t || (e.t == prev.t && e.seq > prev.seq));
-    prev = e;
-    n++;
-  }
-  CHECK_EQ_INT(n, 1000);
-  fs__heap_free(&h);
-}
 
 TEST(test_strmap_put_get_duplicate) {
   fs__strmap m;

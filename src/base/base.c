@@ -236,54 +236,6 @@ int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val) {
   return 1;
 }
 
-/* ---- heap ---- */
-void fs__heap_init(fs__heap *h) { memset(h, 0, sizeof(*h)); }
-void fs__heap_free(fs__heap *h) {
-  free(h->ev);
-  memset(h, 0, sizeof(*h));
-}
-
-static int ev_less(const fs__event *a, const fs__event *b) {
-  if (a->t != b->t) return a->t < b->t;
-  return a->seq < b->seq;
-}
-
-int fs__heap_push(fs__heap *h, double t, int32_t type, int32_t item,
-                  uint32_t version) {
-  if (fs__grow(&h->ev, &h->cap, h->len + 1, sizeof(*h->ev))) return FS_ENOMEM;
-  fs__event e = {t, h->next_seq++, item, version, type};
-  size_t i = h->len++;
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (!ev_less(&e, &h->ev[parent])) break;
-    h->ev[i] = h->ev[parent];
-    i = parent;
-  }
-  h->ev[i] = e;
-  return 0;
-}
-
-int fs__heap_pop(fs__heap *h, fs__event *out) {
-  if (!h->len) return 0;
-  *out = h->ev[0];
-  fs__event last = h->ev[--h->len];
-  size_t i = 0, n = h->len;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && ev_less(&h->ev[c + 1], &h->ev[c])) c++;
-    if (!ev_less(&h->ev[c], &last)) break;
-    h->ev[i] = h->ev[c];
-    i = c;
-  }
-  if (n) h->ev[i] = last;
-  return 1;
-}
-
-const fs__event *fs__heap_top(const fs__heap *h) {
-  return h->len ? &h->ev[0] : NULL;
-}
-
 /* ---- misc ---- */
 int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
   FILE *f = fopen(path, "rb");

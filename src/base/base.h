@@ -1,6 +1,6 @@
 /* Internal utilities shared by every module: growable arrays, a bump arena,
- * a seeded hash/RNG, a string->index map and a binary heap keyed on
- * (time, seq). None of it is public API; names are fs__ (cross-file internal). */
+ * a seeded hash/RNG, string->index and uint64->index maps. None of it is
+ * public API; names are fs__ (cross-file internal). */
 #ifndef FABRICSIM_BASE_H
 #define FABRICSIM_BASE_H
 
@@ -83,31 +83,6 @@ void fs__u64map_free(fs__u64map *m);
 int fs__u64map_put(fs__u64map *m, uint64_t key, int32_t val);
 /* 1 and *val if present, else 0. */
 int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val);
-
-/* ---- event heap --------------------------------------------------------------
- * Min-heap on (t, seq). seq is assigned at push and increases monotonically,
- * so equal times pop in push order: deterministic, never address order. */
-typedef struct fs__event {
-  double t;
-  uint64_t seq;
-  int32_t item;
-  uint32_t version;
-  int32_t type;
-} fs__event;
-
-typedef struct fs__heap {
-  fs__event *ev;
-  size_t len, cap;
-  uint64_t next_seq;
-} fs__heap;
-
-void fs__heap_init(fs__heap *h);
-void fs__heap_free(fs__heap *h);
-int fs__heap_push(fs__heap *h, double t, int32_t type, int32_t item,
-                  uint32_t version);
-/* Removes the minimum into *out; returns 0 when empty. */
-int fs__heap_pop(fs__heap *h, fs__event *out);
-const fs__event *fs__heap_top(const fs__heap *h);
 
 /* ---- misc ------------------------------------------------------------------ */
 /* Greatest common divisor of non-negative a and b (gcd(a, 0) = a). */

@@ -10,6 +10,16 @@
 #include "../base/base.h"
 #include "fabricsim/sim.h"
 
+/* An engine event: when, its push order (ties pop in push order), the item,
+ * the flow's version it was predicted for (stale if it changed), its type. */
+typedef struct fs__event {
+  double t;
+  uint64_t seq;
+  int32_t item;
+  uint32_t version;
+  int32_t type;
+} fs__event;
+
 typedef struct fs__flow {
   int32_t item;
   int32_t src, dst;

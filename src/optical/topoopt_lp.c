@@ -217,7 +217,7 @@ int fs_topoopt_exact(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   glp_prob *lp = NULL;
   if (!src || !au || !av || !pu || !pv) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-    goto fail;
+    goto done;
   }
   double scale = scan(t, src, &ns);
   if (ns == 0) {
@@ -272,11 +272,11 @@ int fs_topoopt_exact(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
                     "topoopt: exact: not proven optimal within %g s (%d servers, %d integer "
                     "and %d flow columns); raise the time limit or use the heuristic",
                     lim, n, P, ns * K);
-    goto fail;
+    goto done;
   }
   if (grc != 0) {
     rc = fs_err_set(err, FS_EINTERNAL, "topoopt: exact: GLPK glp_intopt failed (code %d)", grc);
-    goto fail;
+    goto done;
   }
   for (int32_t q = 0; q < P; q++) {
     int32_t x = (int32_t)lround(glp_mip_col_val(lp, xcol0 + q));
@@ -284,7 +284,10 @@ int fs_topoopt_exact(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   }
   /* Score the chosen circuits with the evaluator itself, so both
    * optimisers are compared by the very same function. */
-  if ((rc = fs_topoopt_evaluate(t, g, o->gbps, ev, err))) goto fail;
+  rc = fs_topoopt_evaluate(t, g, o->gbps, ev, err);
+  goto done;
+oom:
+  rc = fs_err_set(err, FS_ENOMEM, "out of memory");
 done:
   if (lp) glp_delete_prob(lp);
   nz_free(&z);
@@ -293,18 +296,10 @@ done:
   free(av);
   free(pu);
   free(pv);
+  if (rc) {
+    fs_topoopt_graph_free(g);
+    return rc;
+  }
   *out = g;
   return 0;
-oom:
-  rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-fail:
-  if (lp) glp_delete_prob(lp);
-  nz_free(&z);
-  free(src);
-  free(au);
-  free(av);
-  free(pu);
-  free(pv);
-  fs_topoopt_graph_free(g);
-  return rc;
 }

@@ -12,8 +12,24 @@
  * topology; data-parallel gradient reductions are real collectives
  * (coll.h) over each TP rank's data-parallel group, launched per model
  * chunk as its last backward ends (overlap on) or after the device's last
- * op (overlap off). So pipeline and data-parallel traffic contend on the
- * fabric; TP and EP times are contention-free estimates (docs/model.md). */
+ * op (overlap off).
+ *
+ * Communication modes (fs_train_comm, docs/model-alltraffic.md):
+ *   all (default): every kind of traffic is in the one simulation. TP
+ *     collectives are lowered into flows over the device's GPUs (NVLink
+ *     inside a server, the fabric when a TP group spans servers), EP
+ *     all-to-alls and ZeRO-3 gathers into flows over their groups; so TP
+ *     contends with pipeline sends on NVLink, EP with DP on rails and
+ *     spines. One exact shortcut: a TP group whose links no other flow of
+ *     the simulation can use (its GPUs' scale-up links, when no other kind
+ *     has a pair of GPUs inside one server) runs its collectives as tasks of
+ *     the time simulated alone on those same links, which max-min makes
+ *     identical. A topology without scale-up links keeps TP on an NVLink
+ *     star, timed alone, and says so (tp is then not congestion-aware).
+ *   isolated: TP and EP collectives and ZeRO-3 gathers timed alone per
+ *     distinct collective (cached) and pasted in as tasks; only pipeline and
+ *     data-parallel traffic contend (the model before the all-traffic one,
+ *     kept for comparison). */
 #ifndef FABRICSIM_TRAIN_H
 #define FABRICSIM_TRAIN_H
 
@@ -23,8 +39,18 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/work.h"
 
+typedef enum fs_train_comm {
+  FS_COMM_ALL = 0,  /* every kind of traffic in the one simulation */
+  FS_COMM_ISOLATED  /* TP, EP, ZeRO-3 timed alone (for comparison) */
+} fs_train_comm;
+const char *fs_train_comm_name(fs_train_comm c); /* "all", "isolated" */
+int fs_train_comm_parse(const char *name, fs_train_comm *out); /* 0 or FS_EINVAL */
+
 typedef struct fs_train_opts {
   int free_comm;      /* every communication takes zero time (what-if) */
+  fs_train_comm comm; /* FS_COMM_ALL unless set */
+  int no_compare;     /* comm all: skip the second, isolated run that the
+                         report compares against */
   int32_t max_buckets; /* DP collectives per model chunk at most (0: 4) */
   int32_t iterations;  /* simulated back to back (0: 1); the report is the
                           last one's (steady state) */
@@ -60,7 +86,22 @@ typedef struct fs_train_result {
   fs_netctl_stats ctl; /* routing control, when the job has any */
   double baseline_iter_s; /* then: the iteration without it (base routing,
                              no failures, no re-optimisation); else 0 */
+  fs_train_comm comm;
+  /* Kinds whose contention the simulation models (bit 1u << FS_TRAIN_*). */
+  uint32_t congestion_aware;
+  int tp_private;          /* TP ran by the exact private-links shortcut */
+  double isolated_iter_s;  /* comm all: the same job with comm isolated
+                              (0 if not run: no_compare, or comm isolated) */
+  int64_t flows_represented; /* flows the expanded model has: the simulated
+                                ones plus those a shortcut stands for */
+  double wall_s;           /* building and running the main simulation */
+  int64_t peak_rss_bytes;  /* the process's peak resident set after it */
 } fs_train_result;
+
+/* Traffic kinds of fs_train_result.congestion_aware, in report order. */
+enum { FS_TRAIN_TP = 0, FS_TRAIN_SP, FS_TRAIN_CP, FS_TRAIN_EP, FS_TRAIN_PP, FS_TRAIN_DP,
+       FS_TRAIN_KINDS };
+const char *fs_train_kind_name(int k); /* "tp", "sp", "cp", "ep", "pp", "dp" */
 
 typedef struct fs_train fs_train;
 

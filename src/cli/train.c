@@ -27,6 +27,11 @@ static void help(FILE *f) {
           "  --format text|json  the summary's format (default text)\n"
           "  --trace FILE        Perfetto / Chrome trace of the iteration (one job)\n"
           "  --free-comm         what-if: every communication takes no time\n"
+          "  --comm all|isolated all (default): every kind of traffic (TP, SP, EP,\n"
+          "                      ZeRO-3, PP, DP) contends in one simulation;\n"
+          "                      isolated: TP, EP and ZeRO-3 timed alone, only PP and\n"
+          "                      DP contend (the report of 'all' also gives this)\n"
+          "  --no-compare        with --comm all, skip the isolated run it reports\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
           "                      (default 4)\n"
           "  --iterations N      simulate N iterations back to back (default 1); the\n"
@@ -81,6 +86,11 @@ int fs__cli_train(int argc, char **argv) {
       trace = argv[++i];
     } else if (strcmp(a, "--free-comm") == 0) {
       opts.free_comm = 1;
+    } else if (strcmp(a, "--comm") == 0 && i + 1 < argc) {
+      if (fs_train_comm_parse(argv[++i], &opts.comm))
+        return fs__cli_usage("train", "--comm must be all or isolated, got '%s'", argv[i]);
+    } else if (strcmp(a, "--no-compare") == 0) {
+      opts.no_compare = 1;
     } else if (strcmp(a, "--buckets") == 0 && i + 1 < argc) {
       long b;
       if (fs__cli_parse_long(argv[++i], 1, 1024, &b))

@@ -10,6 +10,12 @@
  * contend with pipeline traffic), per model chunk, in up to max_buckets
  * buckets run one after another, per TP rank (rail).
  *
+ * With comm "all" (train.h) the TP collectives are flows too, lowered after
+ * the op's compute, unless the exact private-links shortcut applies; EP
+ * all-to-alls and ZeRO-3 gathers couple the devices of their group, so a
+ * device's op gets a zero-time gate task that waits for the group's
+ * collective, lowered once every device of the group has built that op.
+ *
  * Sizes: GPT-3 175B on 1024 GPUs is 128 devices x 384 ops, ~0.4 M pipeline
  * flows and ~0.25 M data-parallel flows. */
 #include "fabricsim/train.h"
@@ -18,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "../base/base.h"
 #include "fabricsim/trace.h"
@@ -27,7 +35,14 @@
 typedef struct op_items {
   int32_t z3;                   /* ZeRO-3 parameter gather before the compute, or -1 */
   int32_t compute, tp, ep, end; /* items; tp/ep -1 if none; end = last of them */
+  /* The item whose end starts the z3 / tp / ep part (-1: the device's
+   * start); equal to the part's own item when that is a task timed alone
+   * (its span is then its own start to finish). */
+  int32_t z3_from, tp_from, ep_from;
 } op_items;
+
+/* How an op's TP communication is simulated. */
+enum { TP_NONE = 0, TP_STAR, TP_PRIVATE, TP_FLOWS };
 
 typedef struct dp_coll {
   int32_t stage, tp_rank, first_item, done;
@@ -41,10 +56,13 @@ typedef struct pp_flow {
 
 typedef struct cached_time {
   fs_coll_op op;
+  fs_coll_algo algo_asked;
   double bytes;
-  int32_t group_key; /* which group: 0 TP star, 1 + gpu of EP/DP group base */
+  int32_t group_key; /* which group: 0 TP star, 1 + gpu of EP/DP group base,
+                        -(1 + i) TP group with scale-up signature i */
   double time_s;
   fs_coll_algo algo;
+  int64_t flows;
 } cached_time;
 
 struct fs_train {
@@ -75,7 +93,15 @@ struct fs_train {
   size_t n_times, times_cap;
   double tp_fwd_s, tp_bwd_s; /* per op of a chunk */
   fs_coll_algo last_algo;    /* the algorithm coll_time last measured */
+  int64_t last_flows;        /* and its flow count */
   fs_train_kind kinds[FS_PAR_N];
+  int tp_mode;               /* TP_* */
+  double *tp_dev_f, *tp_dev_b; /* TP_PRIVATE: per device, TP seconds per op */
+  int64_t *tp_dev_nf, *tp_dev_nb; /* and the flows each stands for */
+  double *sigs;              /* TP_PRIVATE: distinct scale-up link signatures */
+  size_t n_sigs, sigs_cap;
+  int64_t represented;       /* flows a shortcut stands for (not simulated) */
+  double build_wall_s;
 };
 
 static int32_t gpu_of(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
@@ -92,15 +118,17 @@ static int32_t host(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
 static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
                      const int32_t *hosts, int32_t p, int32_t group_key, double *out,
                      fs_err *err) {
+  tr->last_flows = 0;
   if (p < 2 || bytes <= 0 || tr->opts.free_comm) {
     *out = 0;
     return 0;
   }
   for (size_t i = 0; i < tr->n_times; i++) {
     const cached_time *c = &tr->times[i];
-    if (c->op == op && c->bytes == bytes && c->group_key == group_key) {
+    if (c->op == op && c->bytes == bytes && c->group_key == group_key && c->algo_asked == algo) {
       *out = c->time_s;
       tr->last_algo = c->algo;
+      tr->last_flows = c->flows;
       return 0;
     }
   }
@@ -128,31 +156,46 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
   if (rc) return rc;
   if (fs__grow(&tr->times, &tr->times_cap, tr->n_times + 1, sizeof(*tr->times)))
     return fs_err_set(err, FS_ENOMEM, "out of memory");
-  tr->times[tr->n_times++] = (cached_time){op, bytes, group_key, res.time_s, res.algo};
+  tr->times[tr->n_times++] =
+      (cached_time){op, algo, bytes, group_key, res.time_s, res.algo, res.flows};
   tr->last_algo = res.algo;
+  tr->last_flows = res.flows;
   *out = res.time_s;
   return 0;
 }
 
 /* TP seconds per op of one chunk in a pass: its collectives times their
  * measured time (docs/model-work.md counts them). */
-static int tp_seconds(fs_train *tr, fs_work_pass pass, double *out, fs_err *err) {
+/* TP seconds per op of one chunk in a pass on the group `hosts` (NULL: an
+ * NVLink star), each collective simulated alone (cached under key), and the
+ * flows those simulations had (*flows, what the op's TP stands for). */
+static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, int32_t key,
+                         double *out, int64_t *flows_out, fs_err *err) {
   const fs_job *job = tr->job;
   int n = fs_work_tp_colls_per_layer(job, pass);
   double layers = (double)job->model.layers / tr->V, bytes = fs_work_tp_bytes(job), t1, t2;
   fs_coll_algo a = job->par.algo[FS_PAR_TP];
   int rc;
+  int64_t flows;
   if (job->par.sequence_parallel) {
-    if ((rc = coll_time(tr, FS_COLL_ALLGATHER, a, bytes, NULL, tr->t, 0, &t1, err)) ||
-        (rc = coll_time(tr, FS_COLL_REDUCESCATTER, a, bytes, NULL, tr->t, 0, &t2, err)))
+    if ((rc = coll_time(tr, FS_COLL_ALLGATHER, a, bytes, hosts, tr->t, key, &t1, err))) return rc;
+    flows = tr->last_flows;
+    if ((rc = coll_time(tr, FS_COLL_REDUCESCATTER, a, bytes, hosts, tr->t, key, &t2, err)))
       return rc;
     *out = layers * n / 2.0 * (t1 + t2);
+    *flows_out = (int64_t)(layers * n / 2.0) * (flows + tr->last_flows);
   } else {
-    if ((rc = coll_time(tr, FS_COLL_ALLREDUCE, a, bytes, NULL, tr->t, 0, &t1, err))) return rc;
+    if ((rc = coll_time(tr, FS_COLL_ALLREDUCE, a, bytes, hosts, tr->t, key, &t1, err))) return rc;
     *out = layers * n * t1;
+    *flows_out = (int64_t)(layers * n) * tr->last_flows;
   }
-  if (tr->t > 1) tr->kinds[FS_PAR_TP].algo = tr->last_algo;
+  if (tr->t > 1 && n > 0) tr->kinds[FS_PAR_TP].algo = tr->last_algo;
   return 0;
+}
+
+static int tp_seconds(fs_train *tr, fs_work_pass pass, double *out, fs_err *err) {
+  int64_t flows;
+  return tp_seconds_on(tr, pass, NULL, 0, out, &flows, err);
 }
 
 /* EP seconds per op of virtual stage vs (pass): dispatch and combine
@@ -279,66 +322,369 @@ static int z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err) {
   return rc;
 }
 
+/* 1 if no flow of the simulation other than a device's own TP collectives
+ * can cross its TP GPUs' scale-up links (so those collectives, alone on
+ * their links, take exactly the time they take simulated alone there):
+ * every TP group inside one server of a topology that models servers,
+ * and no other kind of traffic between two GPUs of one server (GPUs never
+ * forward, so only such pairs use a GPU's scale-up links), and no failure
+ * of a scale-up cable. Conservative: any pipeline neighbour pair, any two
+ * members of a data-parallel group (which holds the EP and ZeRO groups). */
+static int tp_private_ok(const fs_train *tr) {
+  const fs_topo *t = tr->job->topo;
+  int32_t G = t->gpus_per_node;
+  if (G < 2 || t->scaleup0 < 0) return 0;
+  for (int32_t i = 0; i < tr->job->n_failures; i++) {
+    const fs_link *l = &t->links[tr->job->failures[i].link];
+    if (t->nodes[l->from].kind == FS_NODE_SCALEUP || t->nodes[l->to].kind == FS_NODE_SCALEUP)
+      return 0;
+  }
+  /* stamp[server] = the last (stage, rail) group that had a member there */
+  int32_t servers = t->n_hosts / G, ok = 1;
+  int64_t *stamp = fs__malloc((size_t)servers, sizeof(int64_t));
+  if (!stamp) return 0;
+  for (int32_t k = 0; k < servers; k++) stamp[k] = -1;
+  for (int32_t s = 0; s < tr->p && ok; s++)
+    for (int32_t j = 0; j < tr->t && ok; j++)
+      for (int32_t r = 0; r < tr->d && ok; r++) {
+        int32_t h = host(tr, j, r, s), sv = h / G;
+        int64_t group = (int64_t)s * tr->t + j;
+        if (sv != host(tr, 0, r, s) / G) ok = 0; /* TP spans servers */
+        if (tr->p > 1 && sv == host(tr, j, r, (s + 1) % tr->p) / G) ok = 0;
+        if (stamp[sv] == group) ok = 0; /* two DP members in one server */
+        stamp[sv] = group;
+      }
+  free(stamp);
+  return ok;
+}
+
+/* Index of device (s, r)'s TP scale-up signature (per rank: capacity and
+ * latency of its GPU's link up to the server's switch and back) in tr->sigs,
+ * adding it if new: groups with equal signatures are isomorphic sub-networks
+ * and so take equal times alone. */
+static int tp_signature(fs_train *tr, int32_t s, int32_t r, int32_t *idx, fs_err *err) {
+  const fs_topo *t = tr->job->topo;
+  size_t w = (size_t)4 * tr->t;
+  double sig[4 * 256];
+  if (tr->t > 256) return fs_err_set(err, FS_EINVAL, "tp > 256 is not supported");
+  for (int32_t j = 0; j < tr->t; j++) {
+    int32_t h = host(tr, j, r, s), sw = t->scaleup0 + h / t->gpus_per_node;
+    double *e = sig + 4 * j;
+    e[0] = e[1] = e[2] = e[3] = -1;
+    for (int32_t k = t->out_start[h]; k < t->out_start[h + 1]; k++) {
+      const fs_link *l = &t->links[t->out_links[k]];
+      if (l->to != sw) continue;
+      e[0] = l->capacity_bps;
+      e[1] = (double)l->latency_ns;
+      e[2] = t->links[l->reverse].capacity_bps;
+      e[3] = (double)t->links[l->reverse].latency_ns;
+      break;
+    }
+  }
+  for (size_t i = 0; i < tr->n_sigs; i++)
+    if (!memcmp(tr->sigs + i * w, sig, w * sizeof(double))) {
+      *idx = (int32_t)i;
+      return 0;
+    }
+  if (fs__grow(&tr->sigs, &tr->sigs_cap, (tr->n_sigs + 1) * w, sizeof(double)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  memcpy(tr->sigs + tr->n_sigs * w, sig, w * sizeof(double));
+  *idx = (int32_t)tr->n_sigs++;
+  return 0;
+}
+
+/* Decides how TP is simulated and, for the shortcut, times each device's
+ * TP alone on its own scale-up links. Once per train (not per iteration). */
+static int tp_setup(fs_train *tr, fs_err *err) {
+  int rc;
+  if (tr->t < 2 || tr->opts.free_comm) {
+    tr->tp_mode = TP_NONE;
+    return 0;
+  }
+  const fs_topo *t = tr->job->topo;
+  if (tr->opts.comm == FS_COMM_ISOLATED || tr->fabric_free ||
+      (t->gpus_per_node < 2 && tr->job->hw.gpus_per_node > 1)) {
+    tr->tp_mode = TP_STAR;
+    return 0;
+  }
+  if (!tp_private_ok(tr)) {
+    tr->tp_mode = TP_FLOWS;
+    return 0;
+  }
+  tr->tp_mode = TP_PRIVATE;
+  size_t devs = (size_t)tr->p * tr->d;
+  tr->tp_dev_f = fs__malloc(devs, sizeof(double));
+  tr->tp_dev_b = fs__malloc(devs, sizeof(double));
+  tr->tp_dev_nf = fs__malloc(devs, sizeof(int64_t));
+  tr->tp_dev_nb = fs__malloc(devs, sizeof(int64_t));
+  int32_t *hosts = fs__malloc((size_t)tr->t, sizeof(int32_t));
+  if (!tr->tp_dev_f || !tr->tp_dev_b || !tr->tp_dev_nf || !tr->tp_dev_nb || !hosts) {
+    free(hosts);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  rc = 0;
+  for (int32_t s = 0; s < tr->p && !rc; s++)
+    for (int32_t r = 0; r < tr->d && !rc; r++) {
+      size_t dev = (size_t)s * tr->d + r;
+      int32_t sig;
+      double f, b, rec;
+      int64_t nf, nb, nr;
+      for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
+      if ((rc = tp_signature(tr, s, r, &sig, err)) ||
+          (rc = tp_seconds_on(tr, FS_PASS_FWD, hosts, -1 - sig, &f, &nf, err)) ||
+          (rc = tp_seconds_on(tr, FS_PASS_BWD, hosts, -1 - sig, &b, &nb, err)) ||
+          (rc = tp_seconds_on(tr, FS_PASS_RECOMPUTE, hosts, -1 - sig, &rec, &nr, err)))
+        break;
+      tr->tp_dev_f[dev] = f;
+      tr->tp_dev_b[dev] = b + rec;
+      tr->tp_dev_nf[dev] = nf;
+      tr->tp_dev_nb[dev] = nb + nr;
+    }
+  free(hosts);
+  return rc;
+}
+
+/* Lowers `count` collectives (op, bytes each) one after another over
+ * `hosts`, the first after the items `after`; *done is the last one's done
+ * task, *flows adds their flows. algo AUTO asks the tuner. */
+static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
+                      const int32_t *hosts, int32_t n, const int32_t *after, int32_t n_after,
+                      int32_t count, uint64_t key, int32_t *first, int32_t *done,
+                      fs_err *err) {
+  const fs_job *job = tr->job;
+  fs_coll_group g = {n, hosts};
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.op = op;
+  prm.bytes = bytes;
+  prm.algo = algo;
+  int rc;
+  if (prm.algo == FS_ALGO_AUTO &&
+      (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
+    return rc;
+  tr->last_algo = prm.algo;
+  int32_t prev = -1;
+  *first = -1;
+  for (int32_t c = 0; c < count; c++) {
+    fs_coll_lowering l;
+    memset(&l, 0, sizeof(l));
+    l.sim = tr->sim;
+    l.router = tr->router;
+    l.mode = job->mode;
+    l.seed = job->seed;
+    l.key = key;
+    l.after = prev >= 0 ? &prev : after;
+    l.n_after = prev >= 0 ? 1 : n_after;
+    if ((rc = fs_coll_lower(&prm, &g, &l, err))) return rc;
+    if (*first < 0) *first = l.first_item;
+    prev = l.done;
+  }
+  *done = prev;
+  return 0;
+}
+
+/* comm all: the op's TP collectives as flows over the device's GPUs, one
+ * after another after `after`; *end is the last one's done task (or after,
+ * if there are none). */
+static int tp_flows(fs_train *tr, int32_t s, int32_t r, fs_work_pass pass, int32_t after,
+                    int32_t *end, fs_err *err) {
+  const fs_job *job = tr->job;
+  int n = fs_work_tp_colls_per_layer(job, pass);
+  int64_t layers = job->model.layers / tr->V;
+  int32_t hosts[256], first, prev = after;
+  for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
+  double bytes = fs_work_tp_bytes(job);
+  uint64_t key = 0x7000000000ull + (uint64_t)(s * tr->d + r);
+  int rc;
+  for (int64_t L = 0; L < layers * n; L++) {
+    if (job->par.sequence_parallel) {
+      fs_coll_op op = L % 2 == 0 ? FS_COLL_ALLGATHER : FS_COLL_REDUCESCATTER;
+      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key,
+                      &first, &prev, err);
+    } else {
+      rc = coll_chain(tr, FS_COLL_ALLREDUCE, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev,
+                      1, 1, key, &first, &prev, err);
+    }
+    if (rc) return rc;
+    tr->kinds[FS_PAR_TP].algo = tr->last_algo;
+  }
+  *end = prev;
+  return 0;
+}
+
+static int32_t add_gate(fs_train *tr, int32_t dev_host, int32_t after, fs_err *err) {
+  int32_t g = fs_sim_add_task_s(tr->sim, dev_host, 0, 0, err);
+  if (g >= 0 && after >= 0) {
+    int rc = fs_sim_add_dep(tr->sim, after, g, err);
+    if (rc) return rc;
+  }
+  return g;
+}
+
+/* comm all: the collectives that couple devices, for op i of stage s, once
+ * every device of the stage has built it: per MoE layer the dispatch and
+ * combine all-to-alls of each EP group, per TP rank (rail); before the
+ * compute, the ZeRO-3 gathers of the whole data-parallel group, per rail.
+ * Each device's gate waits for its group's collectives on every rail. */
+static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
+  const fs_job *job = tr->job;
+  const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
+  int32_t d = tr->d, n = tr->n_ops;
+  int32_t *hosts = fs__malloc((size_t)d, sizeof(int32_t));
+  int32_t *after = fs__malloc((size_t)d, sizeof(int32_t));
+  if (!hosts || !after) {
+    free(hosts);
+    free(after);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  int rc = 0;
+  op_items *first = &tr->ops[(size_t)(s * d) * n + i];
+  if (first->z3 >= 0 && first->z3_from != first->z3) {
+    fs_work_shard sh;
+    fs_work_stage_params(job, s, &sh);
+    double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
+    int gathers = o->backward && job->par.recompute ? 2 : 1;
+    for (int32_t r = 0; r < d; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].z3_from;
+    int32_t n_after = 0;
+    for (int32_t r = 0; r < d; r++)
+      if (after[r] >= 0) after[n_after++] = after[r];
+    for (int32_t j = 0; j < tr->t && !rc; j++) {
+      int32_t f, done;
+      for (int32_t r = 0; r < d; r++) hosts[r] = host(tr, j, r, s);
+      rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, d, after,
+                      n_after, gathers, 0x5300000000ull + (uint64_t)(s * 131 + j), &f, &done, err);
+      for (int32_t r = 0; r < d && !rc; r++)
+        rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + r) * n + i].z3, err);
+    }
+  }
+  if (!rc && first->ep >= 0 && first->ep_from != first->ep) {
+    int32_t ep = (int32_t)job->par.ep, vs = o->chunk * tr->p + s;
+    int64_t per = job->model.layers / tr->V;
+    int64_t moe = fs_work_moe_layers(&job->model, vs * per, per);
+    int passes = o->backward ? (job->par.recompute ? 2 : 1) : 1;
+    for (int32_t base = 0; base < d && !rc; base += ep) {
+      for (int32_t e = 0; e < ep; e++)
+        after[e] = tr->ops[(size_t)(s * d + base + e) * n + i].ep_from;
+      for (int32_t j = 0; j < tr->t && !rc; j++) {
+        int32_t f, done;
+        for (int32_t e = 0; e < ep; e++) hosts[e] = host(tr, j, base + e, s);
+        rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
+                        hosts, ep, after, ep, (int32_t)(moe * 2 * passes),
+                        0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), &f, &done, err);
+        tr->kinds[FS_PAR_EP].algo = tr->last_algo;
+        for (int32_t e = 0; e < ep && !rc; e++)
+          rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + base + e) * n + i].ep, err);
+      }
+    }
+  }
+  free(hosts);
+  free(after);
+  return rc;
+}
+
 static int build(fs_train *tr, fs_err *err) {
   /* (one iteration; tr->gate chains it after the previous one) */
   const fs_job *job = tr->job;
   int32_t p = tr->p, d = tr->d, v = tr->v, m = tr->m, V = tr->V, n = tr->n_ops;
+  int all = tr->opts.comm == FS_COMM_ALL && !tr->fabric_free && !tr->opts.free_comm;
   int rc;
-  /* Per-op durations: compute by chunk and pass; TP the same for all. */
+  /* Per-op durations: compute by chunk and pass; TP (timed alone on a
+   * star) the same for all. */
   double tp_f = 0, tp_b = 0, tp_r = 0;
-  if ((rc = tp_seconds(tr, FS_PASS_FWD, &tp_f, err)) ||
-      (rc = tp_seconds(tr, FS_PASS_BWD, &tp_b, err)) ||
-      (rc = tp_seconds(tr, FS_PASS_RECOMPUTE, &tp_r, err)))
+  if (tr->tp_mode == TP_STAR &&
+      ((rc = tp_seconds(tr, FS_PASS_FWD, &tp_f, err)) ||
+       (rc = tp_seconds(tr, FS_PASS_BWD, &tp_b, err)) ||
+       (rc = tp_seconds(tr, FS_PASS_RECOMPUTE, &tp_r, err))))
     return rc;
   tr->tp_fwd_s = tp_f;
   tr->tp_bwd_s = tp_b + tp_r;
+  int need_groups = 0;
   /* Ops, device by device, in schedule order. */
   for (int32_t s = 0; s < p; s++)
     for (int32_t r = 0; r < d; r++) {
       int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
       int32_t prev = tr->gate[dev];
       double z3_s = 0;
-      if (!tr->opts.free_comm && !tr->fabric_free && (rc = z3_seconds(tr, s, &z3_s, err)))
+      if (!all && !tr->opts.free_comm && !tr->fabric_free && (rc = z3_seconds(tr, s, &z3_s, err)))
         return rc;
+      int z3_flows = all && job->par.zero >= 3 && d > 1;
       for (int32_t i = 0; i < n; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         int32_t vs = o->chunk * p + s;
         double flops = o->backward ? fs_work_chunk_flops(job, vs, FS_PASS_BWD) +
                                          fs_work_chunk_flops(job, vs, FS_PASS_RECOMPUTE)
                                    : fs_work_chunk_flops(job, vs, FS_PASS_FWD);
-        double tp_s = tr->opts.free_comm ? 0 : o->backward ? tr->tp_bwd_s : tr->tp_fwd_s, ep_s;
-        if ((rc = ep_seconds(tr, vs, r, o->backward, &ep_s, err))) return rc;
+        double tp_s = 0, ep_s = 0;
+        if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s : tr->tp_fwd_s;
+        if (tr->tp_mode == TP_PRIVATE) {
+          tp_s = o->backward ? tr->tp_dev_b[dev] : tr->tp_dev_f[dev];
+          tr->represented += o->backward ? tr->tp_dev_nb[dev] : tr->tp_dev_nf[dev];
+        }
+        int ep_flows = 0;
+        if (all) {
+          int64_t per = job->model.layers / tr->V;
+          ep_flows = job->par.ep >= 2 && fs_work_moe_layers(&job->model, vs * per, per) > 0;
+        } else if ((rc = ep_seconds(tr, vs, r, o->backward, &ep_s, err))) {
+          return rc;
+        }
         op_items *it = &tr->ops[(size_t)dev * n + i];
         /* ZeRO-3: gather the weights first (twice before a backward with
          * recomputation: for the recomputed forward and the backward). */
-        it->z3 = -1;
+        it->z3 = it->z3_from = -1;
         if (z3_s > 0) {
           int gathers = o->backward && job->par.recompute ? 2 : 1;
           it->z3 = add_task(tr, dev_host, gathers * z3_s, err);
           if (it->z3 < 0) return it->z3;
           if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->z3, err))) return rc;
+          it->z3_from = it->z3;
           prev = it->z3;
+        } else if (z3_flows) {
+          it->z3_from = prev;
+          it->z3 = add_gate(tr, dev_host, prev, err);
+          if (it->z3 < 0) return it->z3;
+          prev = it->z3;
+          need_groups = 1;
         }
         it->compute = add_task(tr, dev_host, fs_work_compute_s(job, flops), err);
         if (it->compute < 0) return it->compute;
         if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
         it->end = it->compute;
-        it->tp = it->ep = -1;
+        it->tp = it->ep = it->tp_from = it->ep_from = -1;
         if (tp_s > 0) {
           it->tp = add_task(tr, dev_host, tp_s, err);
           if (it->tp < 0) return it->tp;
           if ((rc = fs_sim_add_dep(tr->sim, it->end, it->tp, err))) return rc;
+          it->tp_from = it->tp;
           it->end = it->tp;
+        } else if (tr->tp_mode == TP_FLOWS) {
+          fs_work_pass pass = o->backward ? FS_PASS_BWD : FS_PASS_FWD;
+          int32_t e = it->end;
+          if ((rc = tp_flows(tr, s, r, pass, e, &e, err))) return rc;
+          if (o->backward && (rc = tp_flows(tr, s, r, FS_PASS_RECOMPUTE, e, &e, err))) return rc;
+          if (e != it->end) {
+            it->tp_from = it->end;
+            it->tp = it->end = e;
+          }
         }
         if (ep_s > 0) {
           it->ep = add_task(tr, dev_host, ep_s, err);
           if (it->ep < 0) return it->ep;
           if ((rc = fs_sim_add_dep(tr->sim, it->end, it->ep, err))) return rc;
+          it->ep_from = it->ep;
           it->end = it->ep;
+        } else if (ep_flows) {
+          it->ep_from = it->end;
+          it->ep = add_gate(tr, dev_host, it->end, err);
+          if (it->ep < 0) return it->ep;
+          it->end = it->ep;
+          need_groups = 1;
         }
         prev = it->end;
       }
     }
+  for (int32_t s = 0; s < p && need_groups; s++)
+    for (int32_t i = 0; i < n; i++)
+      if ((rc = group_colls(tr, s, i, err))) return rc;
   /* Cross-device dependencies: activations forward, gradients backward. */
   int32_t *flows = malloc((size_t)tr->t * sizeof(int32_t));
   if (!flows) return fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -461,6 +807,12 @@ static void ctl_opts(const fs_job *job, fs_netctl_opts *co) {
   co->detect_s = job->detect_s;
 }
 
+static double wall_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
 /* shared: build into that simulation (a cluster's), else into a new one. */
 static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
                      fs_sim *shared, fs_train **out, fs_err *err) {
@@ -506,13 +858,17 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   }
   tr->own_sim = !shared;
   tr->sim = shared;
+  struct timespec w0;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
   if ((!shared && (rc = fs_sim_new(job->topo, &tr->sim, err))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
+      (rc = tp_setup(tr, err)) ||
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);
+  tr->build_wall_s = wall_since(&w0);
   if (!shared && !fabric_free && !tr->opts.free_comm &&
       (job->reopt_interval_s > 0 || job->n_failures > 0)) {
     fs_netctl_opts co;
@@ -546,6 +902,11 @@ void fs_train_free(fs_train *tr) {
   free(tr->dp);
   free(tr->pp);
   free(tr->times);
+  free(tr->tp_dev_f);
+  free(tr->tp_dev_b);
+  free(tr->tp_dev_nf);
+  free(tr->tp_dev_nb);
+  free(tr->sigs);
   free(tr);
 }
 
@@ -557,16 +918,24 @@ static double dev_start(const fs_train *tr, int32_t dev) {
 
 /* The device's compute, TP, EP and (since its iteration's start) last-op
  * end in its last simulated iteration, after a run. */
+/* How long part `item` of an op took: a task timed alone (from == item)
+ * from its start, else from the end of `from` (-1: the device's start t0). */
+static double part_s(const fs_train *tr, int32_t item, int32_t from, double t0) {
+  if (item < 0) return 0;
+  if (from == item) return fs_sim_finish_s(tr->sim, item) - fs_sim_start_s(tr->sim, item);
+  return fs_sim_finish_s(tr->sim, item) - (from >= 0 ? fs_sim_finish_s(tr->sim, from) : t0);
+}
+
 static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp,
                            double *ep, double *z3, double *last_end) {
   *compute = *tp = *ep = *z3 = *last_end = 0;
   double t0 = dev_start(tr, dev);
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
-    if (it->z3 >= 0) *z3 += fs_sim_finish_s(tr->sim, it->z3) - fs_sim_start_s(tr->sim, it->z3);
+    *z3 += part_s(tr, it->z3, it->z3_from, t0);
     *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
-    if (it->tp >= 0) *tp += fs_sim_finish_s(tr->sim, it->tp) - fs_sim_start_s(tr->sim, it->tp);
-    if (it->ep >= 0) *ep += fs_sim_finish_s(tr->sim, it->ep) - fs_sim_start_s(tr->sim, it->ep);
+    *tp += part_s(tr, it->tp, it->tp_from, t0);
+    *ep += part_s(tr, it->ep, it->ep_from, t0);
     double e = fs_sim_finish_s(tr->sim, it->end) - t0;
     if (e > *last_end) *last_end = e;
   }
@@ -591,10 +960,53 @@ static double iteration_times(const fs_train *tr, double *first, double *mean) {
   return T;
 }
 
+const char *fs_train_comm_name(fs_train_comm c) {
+  return c == FS_COMM_ISOLATED ? "isolated" : "all";
+}
+
+int fs_train_comm_parse(const char *name, fs_train_comm *out) {
+  if (!strcmp(name, "all")) *out = FS_COMM_ALL;
+  else if (!strcmp(name, "isolated")) *out = FS_COMM_ISOLATED;
+  else return FS_EINVAL;
+  return 0;
+}
+
+const char *fs_train_kind_name(int k) {
+  static const char *const names[FS_TRAIN_KINDS] = {"tp", "sp", "cp", "ep", "pp", "dp"};
+  return k >= 0 && k < FS_TRAIN_KINDS ? names[k] : "?";
+}
+
+/* Which kinds of traffic the job has and whose contention its simulation
+ * modelled: pipeline and data-parallel always (as flows); TP (and SP, its
+ * sequence-parallel form) when lowered or on private links; EP and ZeRO-3
+ * gathers when lowered (comm all). */
+static uint32_t congestion_kinds(const fs_train *tr) {
+  const fs_job *job = tr->job;
+  uint32_t k = 0;
+  if (tr->opts.free_comm) return 0;
+  if (tr->tp_mode == TP_FLOWS || tr->tp_mode == TP_PRIVATE)
+    k |= 1u << (job->par.sequence_parallel ? FS_TRAIN_SP : FS_TRAIN_TP);
+  if (tr->opts.comm == FS_COMM_ALL && job->par.ep >= 2 && job->model.experts > 1)
+    k |= 1u << FS_TRAIN_EP;
+  if (tr->p > 1) k |= 1u << FS_TRAIN_PP;
+  if (tr->d > 1) k |= 1u << FS_TRAIN_DP;
+  return k;
+}
+
+static int64_t peak_rss_bytes(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (int64_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+}
+
 /* The results of one job after its simulation ran. */
 static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   const fs_job *job = tr->job;
   int rc;
+  out->comm = tr->opts.comm;
+  out->congestion_aware = congestion_kinds(tr);
+  out->tp_private = tr->tp_mode == TP_PRIVATE;
+  out->peak_rss_bytes = peak_rss_bytes();
   out->iterations = tr->iterations;
   double T = iteration_times(tr, &out->first_iter_s, &out->mean_iter_s);
   out->iter_s = T;
@@ -607,6 +1019,7 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
   out->flows = flows;
+  out->flows_represented = flows + tr->represented;
   out->tasks = tr->item_hi - tr->item_lo - flows;
   /* The device reported: dp rank 0 of the stage that finishes last. */
   int32_t best = 0;
@@ -656,6 +1069,20 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     }
     out->baseline_iter_s = iteration_times(btr, NULL, NULL);
     fs_train_free(btr);
+  }
+  /* comm all: the same job with TP, EP and ZeRO-3 timed alone, so the
+   * report says what the contention among all the traffic costs. */
+  if (tr->own_sim && tr->opts.comm == FS_COMM_ALL && !tr->opts.no_compare && !tr->opts.free_comm) {
+    fs_train_opts io = o;
+    io.comm = FS_COMM_ISOLATED;
+    fs_train *itr = NULL;
+    if ((rc = train_new(job, &io, 0, NULL, &itr, err)) ||
+        (rc = fs_sim_run(itr->sim, NULL, err))) {
+      fs_train_free(itr);
+      return rc;
+    }
+    out->isolated_iter_s = iteration_times(itr, NULL, NULL);
+    fs_train_free(itr);
   }
   double idle = fmax(0, last_end - compute - tp - ep - z3);
   out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
@@ -717,8 +1144,14 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   memset(out, 0, sizeof(*out));
   if (!tr->own_sim)
     return fs_err_set(err, FS_EINVAL, "%s: part of a cluster: run the cluster", tr->job->file);
+  struct timespec w0;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
   int rc = fs_sim_run(tr->sim, tr->opts.sim, err);
-  return rc ? rc : collect(tr, out, err);
+  double run_s = wall_since(&w0);
+  if (rc) return rc;
+  rc = collect(tr, out, err);
+  out->wall_s = tr->build_wall_s + run_s;
+  return rc;
 }
 
 /* ---- several jobs on one cluster ---- */
@@ -926,8 +1359,24 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
     fprintf(f, "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
             "this run takes x%.3f of it\n",
             r->baseline_iter_s * 1e3, fs_route_mode_name(job->mode), T / r->baseline_iter_s);
-  fprintf(f, "engine:             %lld flows, %lld tasks, %llu events\n", (long long)r->flows,
-          (long long)r->tasks, (unsigned long long)r->counters.events);
+  fprintf(f, "communication:      %s (congestion-aware:", r->comm == FS_COMM_ALL
+          ? "all traffic in one simulation" : "isolated: TP, EP and ZeRO-3 timed alone");
+  int any = 0;
+  for (int k = 0; k < FS_TRAIN_KINDS; k++)
+    if (r->congestion_aware & (1u << k)) {
+      fprintf(f, " %s", fs_train_kind_name(k));
+      any = 1;
+    }
+  fprintf(f, "%s%s)\n", any ? "" : " none",
+          r->tp_private ? "; TP alone on its private NVLink links, exact" : "");
+  if (r->isolated_iter_s > 0)
+    fprintf(f, "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
+            "x%.3f of it\n",
+            r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
+  fprintf(f, "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
+          "events, %.3f s, peak RSS %.1f MiB\n",
+          (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
+          (unsigned long long)r->counters.events, r->wall_s, r->peak_rss_bytes / 1048576.0);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -976,6 +1425,21 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
             r->ctl.reopts, (long long)r->ctl.pairs_moved, (long long)r->ctl.flows_rerouted,
             (long long)r->ctl.flows_held, r->ctl.cables_failed,
             (long long)r->ctl.failure_reroutes, (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
+  fprintf(f, ",\"comm\":\"%s\",\"congestion_aware\":[", fs_train_comm_name(r->comm));
+  first = 1;
+  for (int k = 0; k < FS_TRAIN_KINDS; k++)
+    if (r->congestion_aware & (1u << k)) {
+      fprintf(f, "%s\"%s\"", first ? "" : ",", fs_train_kind_name(k));
+      first = 0;
+    }
+  fprintf(f, "],\"tp_private_links\":%s", r->tp_private ? "true" : "false");
+  if (r->isolated_iter_s > 0)
+    fprintf(f, ",\"isolated_iteration_ns\":%s", (fs__fmt_num(a, r->isolated_iter_s * 1e9), a));
+  fs__fmt_num(a, r->wall_s);
+  fprintf(f, ",\"engine\":{\"flows_simulated\":%lld,\"flows_represented\":%lld,\"events\":%llu,"
+          "\"wall_s\":%s,\"peak_rss_bytes\":%lld}",
+          (long long)r->flows, (long long)r->flows_represented,
+          (unsigned long long)r->counters.events, a, (long long)r->peak_rss_bytes);
   fprintf(f, ",\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
           (long long)r->tasks, (unsigned long long)r->counters.events);
   return ferror(f) ? FS_EIO : 0;
@@ -1077,12 +1541,14 @@ int fs_train_write_trace(FILE *f, const fs_train *tr) {
       fs_trace_slice(&t, s, 1, name, o->backward ? "backward" : "forward", st,
                      fs_sim_finish_s(tr->sim, it->compute) - st);
       if (it->tp >= 0) {
-        st = fs_sim_start_s(tr->sim, it->tp);
-        fs_trace_slice(&t, s, 2, "TP", "tp", st, fs_sim_finish_s(tr->sim, it->tp) - st);
+        double len = part_s(tr, it->tp, it->tp_from, 0);
+        st = fs_sim_finish_s(tr->sim, it->tp) - len;
+        fs_trace_slice(&t, s, 2, "TP", "tp", st, len);
       }
       if (it->ep >= 0) {
-        st = fs_sim_start_s(tr->sim, it->ep);
-        fs_trace_slice(&t, s, 2, "EP all-to-all", "ep", st, fs_sim_finish_s(tr->sim, it->ep) - st);
+        double len = part_s(tr, it->ep, it->ep_from, 0);
+        st = fs_sim_finish_s(tr->sim, it->ep) - len;
+        fs_trace_slice(&t, s, 2, "EP all-to-all", "ep", st, len);
       }
     }
   }

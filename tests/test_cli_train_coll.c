@@ -14,12 +14,14 @@ static int one_line(const char *s) {
   return nl && nl[1] == '\0' && strncmp(s, "fabricsim", 9) == 0;
 }
 
-/* Blanks the value of "key": (digits) in s: the engine's measured wall time
- * and peak RSS are the only fields that vary between runs. */
+/* Sets the number after "key": in s to 0 (padded with spaces, still JSON):
+ * the engine's measured wall time and peak RSS are the only fields that
+ * vary between runs. */
 static void blank_measured(char *s, const char *key) {
   char *p = strstr(s, key);
   if (!p) return;
-  for (p += strlen(key); *p && *p != ',' && *p != '}'; p++) *p = '_';
+  p += strlen(key);
+  for (char *q = p; *q && *q != ',' && *q != '}'; q++) *q = q == p ? '0' : ' ';
 }
 
 TEST(test_cli_train_json_and_determinism) {

@@ -110,6 +110,11 @@ typedef struct fs_coll_lowering {
   const int32_t *after;    /* items the collective waits for */
   int32_t n_after;
   fs_coll_tracker *track;  /* optional (NULL) */
+  /* Optional (NULL: one of its own per lowering, salted by key): a route
+   * cache to share across lowerings, for routing modes whose routes do not
+   * depend on the key (shortest, spray), where every lowering would
+   * otherwise recompute the same routes. */
+  fs_route_cache *routes;
   /* out */
   int32_t done;            /* a task that finishes when every rank is done */
   int32_t first_item, n_items;

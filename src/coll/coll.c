@@ -447,8 +447,10 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
   cb.p = g->p;
   cb.chunks = resolve_chunks(prm, g->p);
   cb.channels = prm->channels > 0 ? prm->channels : 1;
-  rc = fs_route_cache_new(l->router, l->mode, l->seed, l->key, &cb.routes, err);
-  if (rc) return rc;
+  if (l->routes)
+    cb.routes = l->routes;
+  else if ((rc = fs_route_cache_new(l->router, l->mode, l->seed, l->key, &cb.routes, err)))
+    return rc;
   l->n_flows = 0;
   l->first_item = fs_sim_n_items(l->sim);
   /* The start: waits for l->after; everything first depends on it. */
@@ -478,7 +480,7 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
     }
   }
   l->n_items = fs_sim_n_items(l->sim) - l->first_item;
-  fs_route_cache_free(cb.routes);
+  if (cb.routes != l->routes) fs_route_cache_free(cb.routes);
   free(cb.scratch);
   free(cb.has_dependent);
   return rc;

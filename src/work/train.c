@@ -113,6 +113,13 @@ static int32_t host(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
   return tr->host_of_gpu[gpu_of(tr, tp, dp, pp)];
 }
 
+/* The job's route cache when routes do not depend on the collective's key
+ * (the same routes, computed once for all collectives), else NULL. */
+static fs_route_cache *shared_routes(const fs_train *tr) {
+  return tr->job->mode == FS_ROUTE_SPRAY || tr->job->mode == FS_ROUTE_SHORTEST ? tr->routes
+                                                                                 : NULL;
+}
+
 /* Time of one collective run alone, cached by (op, bytes, group). hosts
  * NULL: the TP group, a switch at NVLink speed. */
 static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
@@ -287,6 +294,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         l.mode = job->mode;
         l.seed = job->seed;
         l.key = (uint64_t)(s * 131 + j);
+        l.routes = shared_routes(tr);
         int32_t deps_prev[1] = {prev};
         l.after = prev >= 0 ? deps_prev : after;
         l.n_after = prev >= 0 ? 1 : n_after;
@@ -473,6 +481,7 @@ static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byt
     l.mode = job->mode;
     l.seed = job->seed;
     l.key = key;
+    l.routes = shared_routes(tr);
     l.after = prev >= 0 ? &prev : after;
     l.n_after = prev >= 0 ? 1 : n_after;
     if ((rc = fs_coll_lower(&prm, &g, &l, err))) return rc;

@@ -151,6 +151,16 @@ TEST(test_coll_nccl_shape_of_servers) {
   CHECK_EQ_INT(s.nodes, 8);
   CHECK_EQ_INT(s.nvlink, 0);
   CHECK_REL(s.inter_gbps, 100, 1e-12, "Gb/s");
+  /* One rank: NCCL's ring/Simple at no cost, whatever the op. */
+  g.p = 1;
+  fs_coll_params one = params(FS_COLL_ALLREDUCE, 4096);
+  fs_coll_algo a = FS_ALGO_AUTO;
+  fs_coll_proto p = FS_PROTO_N;
+  double est = -1;
+  CHECK_OK(fs_coll_nccl_choose(t, &one, &g, &a, &p, &est, &err), &err);
+  CHECK_EQ_INT(a, FS_ALGO_RING);
+  CHECK_EQ_INT(p, FS_PROTO_SIMPLE);
+  CHECK(est == 0);
   fs_topo_free(t);
 }
 

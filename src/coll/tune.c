@@ -280,6 +280,15 @@ static int nccl_pick(const fs_coll_nccl_shape *s, const fs_coll_params *prm, fs_
     if (est_s) *est_s = fs_coll_nccl_time(s, prm, FS_ALGO_DIRECT, pr);
     return 0;
   }
+  if (s->ranks == 1) { /* NCCL: one rank costs nothing, as ring/Simple */
+    q.algo = FS_ALGO_RING;
+    int rc = fs_coll_params_check(&q, 1, err);
+    if (rc) return rc;
+    *algo = FS_ALGO_RING;
+    if (proto) *proto = FS_PROTO_SIMPLE;
+    if (est_s) *est_s = 0;
+    return 0;
+  }
   double best = INFINITY;
   fs_coll_algo ba = FS_ALGO_AUTO;
   fs_coll_proto bp = FS_PROTO_SIMPLE;

@@ -191,6 +191,8 @@ TEST(test_coll_ring_oversubscription_factor) {
   CHECK(ratio > 1.99 && ratio < 2.0);
 }
 
+/* The simulating policy (FS_TUNE_SIM, the default before the NCCL model):
+ * its pick is the fastest simulated algorithm, cached per size bucket. */
 TEST(test_coll_tuner_picks_fastest_and_caches) {
   fs_topo *t = NULL;
   fs_err err = {0, ""};
@@ -198,7 +200,8 @@ TEST(test_coll_tuner_picks_fastest_and_caches) {
   int32_t hosts[8] = {0, 5, 10, 15, 2, 7, 8, 13};
   fs_coll_group g = {8, hosts};
   fs_coll_tuner *tu;
-  CHECK_OK(fs_coll_tuner_new(t, FS_ROUTE_ECMP, 3, &tu, &err), &err);
+  CHECK_OK(fs_coll_tuner_new2(t, FS_ROUTE_ECMP, 3, FS_TUNE_SIM, &tu, &err), &err);
+  CHECK_EQ_INT(fs_coll_tuner_policy(tu), FS_TUNE_SIM);
   for (int op = 0; op < FS_COLL_N_OPS; op++) {
     fs_coll_params prm;
     fs_coll_params_init(&prm);

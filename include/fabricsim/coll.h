@@ -44,7 +44,7 @@ typedef enum fs_coll_op {
 } fs_coll_op;
 
 #define FS_COLL_ALGO_MAP(XX)                                                   \
-  XX(AUTO, "auto", "fastest under the engine on this topology")               \
+  XX(AUTO, "auto", "chosen by the tuner (NCCL model or simulation)")            \
   XX(RING, "ring", "NCCL-style ring(s), pipelined in chunks")                   \
   XX(TREE, "tree", "NCCL double binary tree, pipelined")                       \
   XX(RD, "rd", "recursive doubling")                                           \
@@ -141,19 +141,100 @@ int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed,
                 const fs_coll_params *prm, const fs_coll_group *g,
                 fs_coll_result *out, fs_err *err);
 
-/* ---- automatic choice (like NCCL's tuner, but measured) ---- */
+/* ---- automatic choice ----
+ * Two policies (docs/model-coll-tune.md):
+ *  FS_TUNE_NCCL (the default) follows NCCL's own selection: a per
+ *   (algorithm, protocol) latency + bytes / bandwidth cost model with
+ *   NCCL's constants, over the algorithms NCCL runs (ring and double binary
+ *   tree for all-reduce, ring for the rest, point-to-point `direct` for
+ *   all-to-all and send/recv). Nothing is simulated.
+ *  FS_TUNE_SIM simulates every algorithm implementing the op on the real
+ *   topology and keeps the fastest (fs_coll_run with AUTO). */
+typedef enum fs_coll_tune_policy {
+  FS_TUNE_NCCL = 0,
+  FS_TUNE_SIM,
+  FS_TUNE_N
+} fs_coll_tune_policy;
+
+const char *fs_coll_tune_policy_name(fs_coll_tune_policy policy); /* "nccl", "sim" */
+int fs_coll_tune_policy_parse(const char *name, fs_coll_tune_policy *out); /* 0 or FS_EINVAL */
+
+/* NCCL's protocols. The engine moves bytes at the wire rate, so a protocol
+ * only steers the choice (its efficiency and latency are in the NCCL
+ * model's estimate, not in the simulated flows). */
+#define FS_COLL_PROTO_MAP(XX)                                            \
+  XX(LL, "ll", "8-byte lines: 4 data bytes + 4 flag bytes, lowest latency") \
+  XX(LL128, "ll128", "128-byte lines carrying 120 data bytes")             \
+  XX(SIMPLE, "simple", "plain copies with fences, full bandwidth")
+
+typedef enum fs_coll_proto {
+#define XX(name, str, desc) FS_PROTO_##name,
+  FS_COLL_PROTO_MAP(XX)
+#undef XX
+  FS_PROTO_N
+} fs_coll_proto;
+
+const char *fs_coll_proto_name(fs_coll_proto proto);
+int fs_coll_proto_parse(const char *name, fs_coll_proto *out); /* 0 or FS_EINVAL */
+
+/* What NCCL's model reads of a group on a topology. A server is the
+ * gpus_per_node consecutive GPUs of one scale-up switch (plain hosts: each
+ * host is its own server). */
+typedef struct fs_coll_nccl_shape {
+  int32_t ranks;     /* p */
+  int32_t nodes;     /* distinct servers among the group's hosts */
+  int32_t nvlink;    /* 1: GPUs of a server meet at a scale-up switch */
+  double intra_gbps; /* slowest rank's link to its scale-up switch (0 if none) */
+  double inter_gbps; /* slowest rank's way out of its server: min(PCIe, NIC) */
+} fs_coll_nccl_shape;
+
+/* Fills *out for group g on t. Fails with FS_EINVAL (a rank outside the
+ * hosts, a host without links, p < 1) and leaves *out unchanged. O(p log p
+ * + the ranks' and their NICs' degrees). */
+int fs_coll_nccl_shape_of(const fs_topo *t, const fs_coll_group *g, fs_coll_nccl_shape *out,
+                          fs_err *err);
+
+/* NCCL's estimated time in seconds of prm (prm->algo ignored) run with
+ * (algo, proto) on a group of that shape; prm->channels (0 = 1) is NCCL's
+ * channel count where the model uses it. NAN when NCCL has no such
+ * combination for the op (e.g. tree all-gather) or the shape is unusable. */
+double fs_coll_nccl_time(const fs_coll_nccl_shape *s, const fs_coll_params *prm,
+                         fs_coll_algo algo, fs_coll_proto proto);
+
+/* NCCL's choice for prm (prm->algo ignored) on group g of topology t,
+ * without simulating: the (algorithm, protocol) of least estimated time
+ * (ties as NCCL: tree before ring, LL before LL128 before Simple).
+ * all-to-all and send/recv are point to point (`direct`, protocol by
+ * NCCL's P2P LL threshold). proto and est_s may be NULL. Fails with
+ * FS_EINVAL on bad params or group (outputs untouched). */
+int fs_coll_nccl_choose(const fs_topo *t, const fs_coll_params *prm, const fs_coll_group *g,
+                        fs_coll_algo *algo, fs_coll_proto *proto, double *est_s,
+                        fs_err *err);
+
 typedef struct fs_coll_tuner fs_coll_tuner;
 
-/* A tuner for one topology and routing; it caches its choices per
- * (op, size bucket = floor(log2 bytes), group). t must outlive it. */
+/* A tuner for one topology and routing, with a policy. t must outlive it.
+ * FS_TUNE_SIM caches its choices per (op, size bucket = floor(log2 bytes),
+ * group, params); FS_TUNE_NCCL caches each group's shape and evaluates the
+ * model for each size (it is a few dozen flops). Fails with FS_EINVAL on an
+ * unknown policy, FS_ENOMEM; *out untouched on failure. */
+int fs_coll_tuner_new2(const fs_topo *t, fs_route_mode mode, uint64_t seed,
+                       fs_coll_tune_policy policy, fs_coll_tuner **out, fs_err *err);
+/* fs_coll_tuner_new2 with FS_TUNE_NCCL. */
 int fs_coll_tuner_new(const fs_topo *t, fs_route_mode mode, uint64_t seed,
                       fs_coll_tuner **out, fs_err *err);
-void fs_coll_tuner_free(fs_coll_tuner *tu);
+void fs_coll_tuner_free(fs_coll_tuner *tu); /* NULL: no-op */
+fs_coll_tune_policy fs_coll_tuner_policy(const fs_coll_tuner *tu);
 
-/* Picks the algorithm that the engine finds fastest for prm (its algo is
- * ignored) on group g, simulating every algorithm that supports the op the
- * first time a (op, bucket, group) is seen. *cached says whether the
- * answer came from the cache. */
+/* Picks the algorithm for prm (its algo is ignored) on group g under the
+ * tuner's policy, and the protocol (FS_TUNE_SIM: FS_PROTO_SIMPLE, the wire
+ * rate the engine moves bytes at). *cached (may be NULL) says whether the
+ * answer (SIM) or the group's shape (NCCL) came from the cache. proto may
+ * be NULL. On failure the outputs are untouched and nothing is cached. */
+int fs_coll_tuner_choose2(fs_coll_tuner *tu, const fs_coll_params *prm,
+                          const fs_coll_group *g, fs_coll_algo *algo, fs_coll_proto *proto,
+                          int *cached, fs_err *err);
+/* fs_coll_tuner_choose2 without the protocol. */
 int fs_coll_tuner_choose(fs_coll_tuner *tu, const fs_coll_params *prm,
                          const fs_coll_group *g, fs_coll_algo *out, int *cached,
                          fs_err *err);

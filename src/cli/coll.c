@@ -23,9 +23,12 @@ static void help(FILE *f) {
           "\n"
           "  --op OP            allreduce allgather reducescatter broadcast reduce\n"
           "                     alltoall sendrecv\n"
-          "  --algo A           auto (default: fastest under the engine, cached per\n"
-          "                     size bucket), ring tree rd rhd binomial bruck\n"
-          "                     pairwise direct hier inc\n"
+          "  --algo A           auto (default: chosen by --tune), ring tree rd rhd\n"
+          "                     binomial bruck pairwise direct hier inc\n"
+          "  --tune P           how auto chooses: nccl (default: NCCL's cost model,\n"
+          "                     nothing simulated; also picks the protocol) or sim\n"
+          "                     (simulate every algorithm, keep the fastest, cached\n"
+          "                     per size bucket)\n"
           "  --ranks N          ranks on hosts 0..N-1 (or --ranks-file)\n"
           "  --ranks-file F     JSON array of host ids, one per rank\n"
           "  --topo SPEC        topology (e.g. fattree:k=8,gbps=100) or JSON file\n"
@@ -142,28 +145,32 @@ static fs_coll_cost cost_of(const fs_topo *t, fs_router *r, const fs_coll_group 
 /* The table's header, printed with the first row so that a failing run
  * prints only its error. */
 static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t ranks, const fs_topo *t,
-                         const char *routing, const fs_coll_cost *c) {
+                         const char *routing, const fs_coll_cost *c, fs_coll_tune_policy tune) {
   if (fmt == 0) {
     fprintf(out, "# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm->op), ranks,
            t->spec, routing);
     fprintf(out, "# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
            c->alpha_s * 1e6, c->beta_s_per_byte * 1e9,
-           prm->algo == FS_ALGO_AUTO ? "; algo: fastest simulated, * = from cache" : "");
+           prm->algo != FS_ALGO_AUTO ? ""
+           : tune == FS_TUNE_SIM ? "; algo: fastest simulated (--tune sim), * = from cache"
+                                 : "; algo/proto: NCCL's cost model (--tune nccl)");
     fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
-           "algbw", "busbw", "model(us)", "algo");
+           "algbw", "busbw", "model(us)", prm->algo == FS_ALGO_AUTO && tune == FS_TUNE_NCCL ? "algo/proto" : "algo");
     fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
            "");
   } else if (fmt == 1) {
     fprintf(out, "{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
            fs_coll_op_name(prm->op), ranks, t->spec, routing);
   } else {
-    fprintf(out, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows\n");
+    fprintf(out, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows,"
+           "proto\n");
   }
 }
 
 int fs__cli_coll(int argc, char **argv) {
   const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
+  const char *tune_s = "nccl";
   int32_t ranks = 0;
   fs_coll_params prm;
   fs_coll_params_init(&prm);
@@ -180,6 +187,7 @@ int fs__cli_coll(int argc, char **argv) {
     char *end;
     if (strcmp(a, "--op") == 0) op_s = v;
     else if (strcmp(a, "--algo") == 0) algo_s = v;
+    else if (strcmp(a, "--tune") == 0) tune_s = v;
     else if (strcmp(a, "--topo") == 0) topo_s = v;
     else if (strcmp(a, "--ranks-file") == 0) ranks_file = v;
     else if (strcmp(a, "--format") == 0) format = v;
@@ -221,6 +229,9 @@ int fs__cli_coll(int argc, char **argv) {
   if (fs_coll_algo_parse(algo_s, &prm.algo))
     return fs__cli_usage("coll", "unknown --algo '%s' (auto, ring, tree, rd, rhd, binomial, "
                          "bruck, pairwise, direct, hier, inc)", algo_s);
+  fs_coll_tune_policy tune;
+  if (fs_coll_tune_policy_parse(tune_s, &tune))
+    return fs__cli_usage("coll", "--tune must be nccl or sim, got '%s'", tune_s);
   if (!topo_s) return fs__cli_usage("coll", "--topo is required");
   if (!ranks && !ranks_file) return fs__cli_usage("coll", "--ranks or --ranks-file is required");
   if (ranks && ranks_file) return fs__cli_usage("coll", "give --ranks or --ranks-file, not both");
@@ -291,7 +302,7 @@ int fs__cli_coll(int argc, char **argv) {
     rc = fs_coll_params_check(&q, ranks, &err);
   }
   if (!rc) rc = fs_router_new(t, &router, &err);
-  if (!rc) rc = fs_coll_tuner_new(t, mode, seed, &tuner, &err);
+  if (!rc) rc = fs_coll_tuner_new2(t, mode, seed, tune, &tuner, &err);
   if (rc) {
     status = fs__cli_fail(&err);
     goto out;
@@ -304,32 +315,39 @@ int fs__cli_coll(int argc, char **argv) {
   for (size_t i = 0; i < z.n; i++) {
     fs_coll_params q = prm;
     q.bytes = z.v[i];
-    int cached = 0;
-    if (prm.algo == FS_ALGO_AUTO &&
-        (rc = fs_coll_tuner_choose(tuner, &q, &g, &q.algo, &cached, &err)))
+    int cached = 0, tuned = prm.algo == FS_ALGO_AUTO;
+    fs_coll_proto proto = FS_PROTO_SIMPLE;
+    if (tuned && (rc = fs_coll_tuner_choose2(tuner, &q, &g, &q.algo, &proto, &cached, &err)))
       break;
+    /* The NCCL model's protocol (it steers the choice; the engine moves
+     * bytes at the wire rate whatever it is); none for a named algorithm
+     * or a simulated choice. */
+    int show_proto = tuned && tune == FS_TUNE_NCCL;
+    const char *proto_s = show_proto ? fs_coll_proto_name(proto) : "";
+    if (tune == FS_TUNE_NCCL) cached = 0; /* only the group's shape was cached */
     fs_coll_result res;
     if ((rc = fs_coll_run(t, mode, seed, &q, &g, &res, &err))) break;
-    if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost);
+    if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost, tune);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
     double model = fs_coll_model_time(&q, ranks, &cost);
     char mod[32];
     fs__fmt_num(mod, model * 1e6);
     if (fmt == 0)
-      fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s\n", q.bytes, floor(q.bytes / 4),
-             "float", res.time_s * 1e6, algbw, busbw, model * 1e6, fs_coll_algo_name(res.algo),
-             cached ? "*" : "");
+      fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s%s%s\n", q.bytes,
+             floor(q.bytes / 4), "float", res.time_s * 1e6, algbw, busbw, model * 1e6,
+             fs_coll_algo_name(res.algo), show_proto ? "/" : "", proto_s, cached ? "*" : "");
     else if (fmt == 1)
       fprintf(out, "%s\n{\"size_bytes\":%.0f,\"time_us\":%.6f,\"algbw_GBps\":%.6f,\"busbw_GBps\":%.6f,"
-             "\"model_us\":%s,\"algo\":\"%s\",\"cached\":%s,\"chunks\":%d,\"flows\":%lld}",
+             "\"model_us\":%s,\"algo\":\"%s\",\"proto\":%s%s%s,\"cached\":%s,\"chunks\":%d,"
+             "\"flows\":%lld}",
              i ? "," : "", q.bytes, res.time_s * 1e6, algbw, busbw, mod,
-             fs_coll_algo_name(res.algo), cached ? "true" : "false", res.chunks,
-             (long long)res.flows);
+             fs_coll_algo_name(res.algo), show_proto ? "\"" : "", show_proto ? proto_s : "null",
+             show_proto ? "\"" : "", cached ? "true" : "false", res.chunks, (long long)res.flows);
     else
-      fprintf(out, "%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld\n", q.bytes, floor(q.bytes / 4),
+      fprintf(out, "%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld,%s\n", q.bytes, floor(q.bytes / 4),
              res.time_s * 1e6, algbw, busbw, mod, fs_coll_algo_name(res.algo), res.chunks,
-             (long long)res.flows);
+             (long long)res.flows, proto_s);
     fflush(out);
   }
   if (fmt == 1 && !rc) fprintf(out, "]}\n");

@@ -850,9 +850,11 @@ static const bad_case bad_cases[] = {
     {{"parallelism.tp=3"}, "job.json: $.parallelism.tp: must divide heads (8), got 3"},
     {{"model.kv_heads=1"}, "job.json: $.parallelism.tp: must divide kv_heads (1), got 2"},
     {{"model.ffn=1023"}, "job.json: $.parallelism.tp: must divide ffn (1023), got 2"},
-    {{"parallelism.tp=8"}, "job.json: $.parallelism.tp: must divide gpus_per_node (4): "
-                           "tensor parallelism stays inside a node, got 8"},
-    {{"parallelism.pp=3"}, "job.json: $.parallelism.pp: must divide layers (8), got 3"},
+    {{"parallelism.tp=4", "hardware.gpus_per_node=6"},
+     "job.json: $.parallelism.tp: must divide gpus_per_node (6) or be a multiple of it: a "
+     "tensor-parallel group is part of a server or whole servers, got 4"},
+    {{"parallelism.pp=9"}, "job.json: $.parallelism.pp: must be at most layers (8): every "
+                           "stage holds a layer, got 9"},
     {{"parallelism.schedule=\"zigzag\""}, "job.json: $.parallelism.schedule: must be "
                                           "\"1f1b\", \"interleaved\" or \"gpipe\", got "
                                           "\"zigzag\""},
@@ -860,9 +862,9 @@ static const bad_case bad_cases[] = {
                                                "be >= 2 with the interleaved schedule, got 1"},
     {{"parallelism.virtual_stages=2"}, "job.json: $.parallelism.virtual_stages: must be 1 "
                                        "unless schedule is \"interleaved\", got 2"},
-    {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=3"},
-     "job.json: $.parallelism.virtual_stages: pp x virtual_stages (2 x 3) must divide layers "
-     "(8), got 3"},
+    {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=5"},
+     "job.json: $.parallelism.virtual_stages: pp x virtual_stages (2 x 5) must be at most "
+     "layers (8): every model chunk holds a layer, got 5"},
     {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=2",
       "training.global_batch=24"},
      "job.json: $.training.global_batch: the interleaved schedule needs the micro-batches per "
@@ -888,7 +890,7 @@ static const bad_case bad_cases[] = {
     {{"parallelism.grad_bucket_bytes=0"}, "job.json: $.parallelism.grad_bucket_bytes: must be "
                                           "in [1, 1e+15], got 0"},
     {{"parallelism.algorithms.xx=\"ring\""}, "job.json: $.parallelism.algorithms.xx: unknown "
-                                             "key (expected one of: tp, dp, pp, ep)"},
+                                             "key (expected one of: tp, dp, pp, ep, cp)"},
     {{"parallelism.algorithms.dp=\"nope\""}, "job.json: $.parallelism.algorithms.dp: unknown "
                                              "collective algorithm (see fabricsim coll --help), "
                                              "got \"nope\""},

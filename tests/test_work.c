@@ -1371,6 +1371,32 @@ TEST(test_work_examples) {
     fs_job_free(j);
   }
   j = NULL;
+  CHECK_OK(fs_job_load("examples/llama3-405b-16k.json", &j, &err), &err);
+  if (j) {
+    /* 126 (2 h^2 + 2 h 1024 + 3 h f + 2 h) + 2 V h + h, h 16384, f 53248,
+     * V 128256 (untied, RMSNorm, rotary): 405,853,388,800 ("405B"). */
+    CHECK_EQ_INT(fs_work_params(&j->model), 405853388800LL);
+    CHECK_EQ_INT(fs_job_gpus(j), 16384);
+    CHECK_EQ_INT(j->topo->n_hosts, 16384);
+    CHECK_EQ_INT(j->par.cp, 1);
+    CHECK_EQ_INT(fs_work_microbatches(j), 16);
+    /* 32 chunks of 126 layers: 3, 4 x 30, 3 (one fewer on the first and
+     * last stage, as Llama 3). */
+    for (int64_t c = 0; c < 32; c++)
+      CHECK_EQ_INT(fs_work_chunk_layers(j, c, NULL), c == 0 || c == 31 ? 3 : 4);
+    fs_work_shard sh;
+    fs_work_stage_params(j, 0, &sh);
+    CHECK_EQ_INT(sh.layers, 7);
+    fs_work_stage_params(j, 15, &sh);
+    CHECK_EQ_INT(sh.layers, 7);
+    fs_work_stage_params(j, 1, &sh);
+    CHECK_EQ_INT(sh.layers, 8);
+    fs_work_mem mem;
+    fs_work_memory_peak(j, &mem);
+    CHECK(mem.total_bytes < 80 * GIB);
+    fs_job_free(j);
+  }
+  j = NULL;
   CHECK_OK(fs_job_load("examples/gpt3-175b.json", &j, &err), &err);
   if (j) {
     CHECK_EQ_INT(fs_work_params(&j->model), 174615846912LL);

@@ -856,7 +856,7 @@ void fs_cluster_free(fs_cluster *c) {
 static const char *kind_label(int k) {
   static const char *const names[FS_PAR_N] = {"tensor parallel (TP)", "data parallel (DP)",
                                               "pipeline (PP)", "expert parallel (EP)",
-                                              "context parallel (CP)"};
+                                              "ring attention (CP)"};
   return names[k];
 }
 

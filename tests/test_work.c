@@ -537,6 +537,274 @@ TEST(test_work_coords_round_trip) {
   }
 }
 
+/* With cp: gpu = tp + t (cp + c (dp + d pp)), Megatron-Core's order; with
+ * cp = 1 exactly the older tp + t (dp + d pp). */
+TEST(test_work_coords_round_trip_cp) {
+  fs_job j;
+  small_job(&j);
+  j.par.ep = 2;
+  fs_rank_coords rc;
+  for (int32_t g = 0; g < 16; g++) {
+    fs_job_coords(&j, g, &rc);
+    CHECK_EQ_INT(rc.cp, 0);
+    CHECK_EQ_INT(g, rc.tp + 2 * (rc.dp + 4 * rc.pp));
+  }
+  j.par.cp = 2;
+  CHECK_EQ_INT(fs_job_gpus(&j), 32);
+  /* 27 = 1 + 2 (1 + 2 (2 + 4 * 1)): tp 1, cp 1, dp 2, pp 1; ep 0, edp 1 */
+  fs_job_coords(&j, 27, &rc);
+  CHECK_EQ_INT(rc.tp, 1);
+  CHECK_EQ_INT(rc.cp, 1);
+  CHECK_EQ_INT(rc.dp, 2);
+  CHECK_EQ_INT(rc.pp, 1);
+  CHECK_EQ_INT(rc.ep, 0);
+  CHECK_EQ_INT(rc.edp, 1);
+  int seen[32] = {0};
+  for (int32_t g = 0; g < 32; g++) {
+    fs_job_coords(&j, g, &rc);
+    CHECK_EQ_INT(fs_job_gpu_of(&j, &rc), g);
+    CHECK_EQ_INT(g, rc.tp + 2 * (rc.cp + 2 * (rc.dp + 4 * rc.pp)));
+    seen[rc.tp + 2 * rc.cp + 4 * rc.dp + 16 * rc.pp]++;
+  }
+  for (int i = 0; i < 32; i++) CHECK_EQ_INT(seen[i], 1);
+  /* A positional initialiser of the five older fields means cp rank 0. */
+  fs_rank_coords old = {1, 2, 1, 0, 1, 0};
+  CHECK_EQ_INT(fs_job_gpu_of(&j, &old), 1 + 2 * (0 + 2 * (2 + 4 * 1)));
+}
+
+/* ---- context parallelism ---- */
+
+/* Per-GPU FLOPs divide by cp (the s^2 term too, load-balanced), the job's
+ * FLOPs do not; the micro-batches per iteration stay B / (b d). */
+TEST(test_work_cp_flops) {
+  fs_job j;
+  small_job(&j);
+  j.par.cp = 2;
+  CHECK_EQ_INT(fs_work_microbatches(&j), 4);
+  double layer = 24.0 * 2 * 256 * 512 * 512 + 4.0 * 2 * 256 * 256 * 512;
+  double logits = 2.0 * 2 * 256 * 512 * 1024;
+  CHECK_REL(fs_work_chunk_flops(&j, 0, FS_PASS_FWD), 4 * layer / (2 * 2), 0, "FLOP");
+  CHECK_REL(fs_work_chunk_flops(&j, 0, FS_PASS_BWD), 2 * 4 * layer / (2 * 2), 0, "FLOP");
+  CHECK_REL(fs_work_chunk_flops(&j, 1, FS_PASS_FWD), (4 * layer + logits) / (2 * 2), 0, "FLOP");
+  for (int rec = 0; rec <= 1; rec++) {
+    j.par.recompute = rec;
+    double per_gpu = 0;
+    for (int64_t c = 0; c < 2; c++)
+      for (int pass = 0; pass < 3; pass++) per_gpu += fs_work_chunk_flops(&j, c, pass);
+    /* t 2 x c 2 ranks share a pipeline's work, for m 4 micro-batches of d 4
+     * replicas. */
+    CHECK_REL(per_gpu * 2 * 2 * 4 * 4, fs_work_hw_flops(&j), 1e-15, "FLOP");
+  }
+  /* MFU counts the cp ranks: 32 GPUs. */
+  double F = fs_work_model_flops(&j);
+  CHECK_REL(fs_work_mfu(&j, F / (32 * 100e12)), 1.0, 1e-15, "");
+}
+
+/* Activations divide by cp, parameters do not; ZeRO shards over dp cp. */
+TEST(test_work_cp_memory) {
+  fs_job j;
+  small_job(&j);
+  fs_work_mem one, two;
+  for (int z = 0; z <= 1; z++) {
+    for (int rec = 0; rec <= 1; rec++) {
+      small_job(&j);
+      j.par.zero = z, j.par.recompute = rec;
+      fs_work_memory(&j, 0, &one);
+      double act0 = fs_work_act_layer_bytes(&j, 0, rec);
+      j.par.cp = 2;
+      fs_work_memory(&j, 0, &two);
+      CHECK_REL(fs_work_act_layer_bytes(&j, 0, rec), act0 / 2, 0, "B");
+      CHECK_REL(two.act_bytes, one.act_bytes / 2, 0, "B");
+      CHECK_EQ_INT(two.shard.dense, one.shard.dense);
+      CHECK_REL(two.weight_bytes, one.weight_bytes, 0, "B");
+      CHECK_REL(two.grad_bytes, one.grad_bytes, 0, "B");
+      CHECK_REL(two.optim_bytes, z ? one.optim_bytes / 2 : one.optim_bytes, 0, "B");
+      fs_work_memory(&j, 1, &one);
+      j.par.cp = 1;
+      fs_work_memory(&j, 1, &two);
+      CHECK_REL(one.act_bytes, two.act_bytes / 2, 0, "B");
+    }
+  }
+  /* By hand, stage 0, 1F1B, ZeRO 1: psi parameters per GPU, 12 psi / (d c)
+   * optimizer bytes; s/c b h (10 + 24/t + 5 a s / (h t)) per layer. */
+  small_job(&j);
+  j.par.cp = 2, j.par.zero = 1;
+  fs_work_memory(&j, 0, &one);
+  double psi = 4 * 1577728 + 262144 + 131072;
+  CHECK_REL(one.weight_bytes, 2 * psi, 0, "B");
+  CHECK_REL(one.optim_bytes, 12 * psi / 8, 0, "B");
+  CHECK_REL(fs_work_act_layer_bytes(&j, 0, 0), 128.0 * 2 * 512 * 32, 0, "B");
+  CHECK_REL(one.act_bytes, 2 * 4 * 4194304.0 + 2 * 131072.0, 0, "B");
+  CHECK_EQ_INT(fs_work_dp_group(&j, 0), 8);
+  j.model.experts = 4, j.model.top_k = 2, j.par.ep = 2, j.par.sequence_parallel = 1;
+  CHECK_EQ_INT(fs_work_dp_group(&j, 1), 4); /* d / ep c = 4 / 2 x 2 */
+}
+
+/* Ring attention bytes by hand, and the stage's per-iteration totals. */
+TEST(test_work_cp_ring_traffic) {
+  fs_job j;
+  small_job(&j);
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_FWD), 0);
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_BWD), 0);
+  fs_work_comm c;
+  fs_work_comm_stage(&j, 0, &c);
+  CHECK_REL(c.kind[FS_PAR_CP].colls, 0, 0, "");
+  CHECK_EQ_INT(c.kind[FS_PAR_CP].group, 1);
+  j.par.cp = 2;
+  /* K and V of s/c = 128 tokens, k h / a = 512 wide, split over t 2:
+   * 2 b (s/c) (h k/a) D / t = 2 x 2 x 128 x 512 x 2 / 2 = 262144. */
+  CHECK_REL(fs_work_cp_step_bytes(&j, FS_PASS_FWD), 262144, 0, "B");
+  CHECK_REL(fs_work_cp_step_bytes(&j, FS_PASS_RECOMPUTE), 262144, 0, "B");
+  CHECK_REL(fs_work_cp_step_bytes(&j, FS_PASS_BWD), 524288, 0, "B");
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_FWD), 1);
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_RECOMPUTE), 0);
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_BWD), 1);
+  fs_work_comm_stage(&j, 0, &c);
+  /* m 4 x 4 layers x (1 forward + 1 backward step) */
+  CHECK_REL(c.kind[FS_PAR_CP].colls, 32, 0, "");
+  CHECK_REL(c.kind[FS_PAR_CP].size_bytes, 16 * 262144.0 + 16 * 524288.0, 0, "B");
+  CHECK_REL(c.kind[FS_PAR_CP].wire_bytes, c.kind[FS_PAR_CP].size_bytes, 0, "B");
+  CHECK_EQ_INT(c.kind[FS_PAR_CP].group, 2);
+  /* The other kinds see s/c tokens; DP reduces over d c = 8 ranks. */
+  const double bshD = 2.0 * 256 * 512 * 2;
+  CHECK_REL(fs_work_tp_bytes(&j), bshD / 2, 0, "B");
+  CHECK_REL(fs_work_pp_bytes(&j), bshD / 4, 0, "B");
+  CHECK_REL(c.kind[FS_PAR_TP].size_bytes, 68 * bshD / 2, 0, "B");
+  double G = 2 * (4 * 1577728.0 + 262144 + 131072);
+  CHECK_EQ_INT(c.kind[FS_PAR_DP].group, 8);
+  CHECK_REL(c.kind[FS_PAR_DP].size_bytes, G, 0, "B");
+  CHECK_REL(c.kind[FS_PAR_DP].wire_bytes, 2 * G * 7 / 8, 1e-15, "B");
+  /* The recomputed forward repeats the ring. */
+  j.par.recompute = 1;
+  fs_work_comm_stage(&j, 0, &c);
+  CHECK_REL(c.kind[FS_PAR_CP].colls, 48, 0, "");
+  CHECK_REL(c.kind[FS_PAR_CP].size_bytes, 32 * 262144.0 + 16 * 524288.0, 0, "B");
+
+  /* Llama 3 405B at 128K tokens (Dubey et al. 2024, sec. 3.3.2: cp 16,
+   * tp 8): h 16384, 128 heads, 8 KV heads of 128, b 1, bf16. One forward
+   * step sends K and V of 131072 / 16 = 8192 tokens x 1024 / 8:
+   * 2 x 8192 x 128 x 2 = 4 MiB; backward 8 MiB; 15 steps each. */
+  fs_job_init(&j, "llama3");
+  j.model.layers = 126, j.model.hidden = 16384, j.model.ffn = 53248;
+  j.model.heads = 128, j.model.kv_heads = 8, j.model.seq_len = 131072;
+  j.model.vocab = 128256, j.model.gated = 1, j.model.bias = 0, j.model.learned_pos = 0;
+  j.model.tied_embeddings = 0;
+  j.train.global_batch = 16, j.train.micro_batch = 1;
+  j.par.tp = 8, j.par.cp = 16, j.par.pp = 16, j.par.dp = 1, j.par.sequence_parallel = 1;
+  CHECK_REL(fs_work_cp_step_bytes(&j, FS_PASS_FWD), 4194304, 0, "B");
+  CHECK_REL(fs_work_cp_step_bytes(&j, FS_PASS_BWD), 8388608, 0, "B");
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_FWD), 15);
+  CHECK_EQ_INT(fs_work_cp_steps_per_layer(&j, FS_PASS_BWD), 15);
+  /* Stage 0 holds 7 layers (126 over 16, uneven): 16 micro-batches x 7
+   * x 15 x (4 + 8) MiB. */
+  fs_work_comm_stage(&j, 0, &c);
+  CHECK_REL(c.kind[FS_PAR_CP].colls, 16.0 * 7 * 30, 0, "");
+  CHECK_REL(c.kind[FS_PAR_CP].size_bytes, 16.0 * 7 * 15 * 12 * 1048576, 0, "B");
+  fs_work_comm_stage(&j, 1, &c);
+  CHECK_REL(c.kind[FS_PAR_CP].size_bytes, 16.0 * 8 * 15 * 12 * 1048576, 0, "B");
+}
+
+/* ---- uneven pipeline stages ---- */
+
+/* The rule written out naively: base = ceil(L / V) layers everywhere, then
+ * take one from chunk 0, V-1, 1, V-2, ... until the deficit is paid. */
+static void naive_split(int64_t L, int64_t V, int64_t *n) {
+  int64_t base = (L + V - 1) / V, deficit = V * base - L;
+  for (int64_t c = 0; c < V; c++) n[c] = base;
+  for (int64_t k = 0; k < deficit; k++) n[k % 2 ? V - 1 - k / 2 : k / 2]--;
+}
+
+TEST(test_work_uneven_chunks) {
+  fs_job j;
+  small_job(&j);
+  int64_t first, n[64];
+  /* Llama 3 405B: 126 layers on pp 16 -> 7, 8 x 14, 7 (Dubey et al. 2024,
+   * sec. 3.3.2). */
+  j.model.layers = 126, j.par.pp = 16;
+  for (int64_t c = 0, next = 0; c < 16; c++) {
+    int64_t want = c == 0 || c == 15 ? 7 : 8;
+    CHECK_EQ_INT(fs_work_chunk_layers(&j, c, &first), want);
+    CHECK_EQ_INT(first, next);
+    next += want;
+  }
+  CHECK_EQ_INT(fs_work_chunk_layers(&j, 16, &first), 0);
+  CHECK_EQ_INT(first, 126);
+  /* 10 over 4: 2, 3, 3, 2 */
+  j.model.layers = 10, j.par.pp = 4;
+  static const int64_t ten[4] = {2, 3, 3, 2}, ten_first[4] = {0, 2, 5, 8};
+  for (int64_t c = 0; c < 4; c++) {
+    CHECK_EQ_INT(fs_work_chunk_layers(&j, c, &first), ten[c]);
+    CHECK_EQ_INT(first, ten_first[c]);
+  }
+  /* Against the naive rule, for every V up to 24 and L in [V, 4V], with
+   * the interleaved chunks (v 2) too: counts, contiguity, coverage. */
+  for (int v = 1; v <= 2; v++)
+    for (int64_t p = 1; p * v <= 24; p++)
+      for (int64_t L = p * v; L <= 4 * p * v; L++) {
+        int64_t V = p * v;
+        j.model.layers = L, j.par.pp = p, j.par.virtual_stages = v;
+        naive_split(L, V, n);
+        int64_t next = 0;
+        for (int64_t c = 0; c < V; c++) {
+          int64_t got = fs_work_chunk_layers(&j, c, &first);
+          if (got != n[c] || first != next)
+            test_fail(__FILE__, __LINE__, "L %lld V %lld chunk %lld: want %lld layers from %lld, "
+                      "got %lld from %lld", (long long)L, (long long)V, (long long)c,
+                      (long long)n[c], (long long)next, (long long)got, (long long)first);
+          next += n[c];
+        }
+        CHECK_EQ_INT(next, L);
+      }
+  /* Even splits keep L / V (the older rule) and a NULL first_layer is fine. */
+  j.model.layers = 96, j.par.pp = 8, j.par.virtual_stages = 2;
+  for (int64_t c = 0; c < 16; c++) CHECK_EQ_INT(fs_work_chunk_layers(&j, c, NULL), 6);
+}
+
+/* The uneven split reaches the parameters, FLOPs and memory of a stage. */
+TEST(test_work_uneven_stage_sums) {
+  fs_job j;
+  small_job(&j);
+  j.model.layers = 10, j.par.pp = 4, j.par.dp = 1;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_job_validate(&j, &err), &err);
+  fs_work_shard sh[4];
+  int64_t total = 0;
+  for (int32_t s = 0; s < 4; s++) {
+    fs_work_stage_params(&j, s, &sh[s]);
+    total += sh[s].layers;
+  }
+  CHECK_EQ_INT(sh[0].layers, 2);
+  CHECK_EQ_INT(sh[1].layers, 3);
+  CHECK_EQ_INT(sh[3].layers, 2);
+  CHECK_EQ_INT(total, 10);
+  /* A middle stage: 3 layers of 1577728 per GPU (test_work_stage_params_by_hand). */
+  CHECK_EQ_INT(sh[1].dense, 3 * 1577728);
+  double layer = 24.0 * 2 * 256 * 512 * 512 + 4.0 * 2 * 256 * 256 * 512;
+  CHECK_REL(fs_work_chunk_flops(&j, 0, FS_PASS_FWD), 2 * layer / 2, 0, "FLOP");
+  CHECK_REL(fs_work_chunk_flops(&j, 1, FS_PASS_FWD), 3 * layer / 2, 0, "FLOP");
+  double per_gpu = 0;
+  for (int64_t c = 0; c < 4; c++)
+    for (int pass = 0; pass < 3; pass++) per_gpu += fs_work_chunk_flops(&j, c, pass);
+  /* t 2 ranks per stage, m = 32 / 2 = 16 micro-batches, d 1 */
+  CHECK_REL(per_gpu * 2 * 16, fs_work_hw_flops(&j), 1e-15, "FLOP");
+  fs_work_mem mem;
+  fs_work_memory(&j, 1, &mem);
+  /* 1F1B stage 1 of 4 holds min(p - 1, m) = 3 micro-batches of 3 layers. */
+  CHECK_REL(mem.act_bytes, 3 * 3 * 8388608.0, 0, "B");
+  /* MoE layer counts follow the chunk's own layers: every 2nd of 10. */
+  j.model.experts = 4, j.model.top_k = 2, j.model.moe_every = 2;
+  int64_t moe = 0;
+  for (int32_t s = 0; s < 4; s++) {
+    fs_work_stage_params(&j, s, &sh[s]);
+    moe += sh[s].moe_layers;
+  }
+  CHECK_EQ_INT(sh[0].moe_layers, 1); /* layers 0, 1 */
+  CHECK_EQ_INT(sh[1].moe_layers, 2); /* layers 2, 3, 4 */
+  CHECK_EQ_INT(sh[2].moe_layers, 1); /* layers 5, 6, 7 */
+  CHECK_EQ_INT(sh[3].moe_layers, 1); /* layers 8, 9 */
+  CHECK_EQ_INT(moe, 5);
+}
+
 /* ---- job files ---- */
 
 #define BASE_JSON                                                                   \
@@ -683,6 +951,69 @@ TEST(test_work_parse_base_and_defaults) {
   CHECK_EQ_INT(j->mode, FS_ROUTE_SPRAY);
   CHECK_EQ_INT(j->seed, 7);
   fs_job_free(j);
+}
+
+/* The new keys parse; the older jobs read cp = 1. */
+TEST(test_work_parse_cp_uneven_tp_across_servers) {
+  const char *none[] = {NULL};
+  fs_job *j = parse_ok(none, __LINE__);
+  if (j) {
+    CHECK_EQ_INT(j->par.cp, 1);
+    CHECK_EQ_INT(fs_job_gpus(j), 16);
+    fs_job_free(j);
+  }
+  const char *cp2[] = {"parallelism.cp=2", "parallelism.dp=2",
+                       "parallelism.algorithms.cp=\"direct\""};
+  if ((j = parse_ok(cp2, __LINE__))) {
+    CHECK_EQ_INT(j->par.cp, 2);
+    CHECK_EQ_INT(fs_job_gpus(j), 16);
+    CHECK_EQ_INT(j->par.algo[FS_PAR_CP], FS_ALGO_DIRECT);
+    CHECK(strcmp(fs_par_kind_name(FS_PAR_CP), "cp") == 0);
+    fs_job_free(j);
+  }
+  /* 8 layers over pp 3: 3, 3, 2 would be the naive fill; the rule gives 2, 3, 3. */
+  const char *uneven[] = {"parallelism.pp=3", "parallelism.dp=2", NULL};
+  if ((j = parse_ok(uneven, __LINE__))) {
+    CHECK_EQ_INT(fs_work_chunk_layers(j, 0, NULL), 2);
+    CHECK_EQ_INT(fs_work_chunk_layers(j, 1, NULL), 3);
+    CHECK_EQ_INT(fs_work_chunk_layers(j, 2, NULL), 3);
+    fs_job_free(j);
+  }
+  /* A TP group of two whole 4-GPU servers. */
+  const char *tp8[] = {"parallelism.tp=8", "parallelism.dp=1", NULL};
+  if ((j = parse_ok(tp8, __LINE__))) {
+    CHECK_EQ_INT(j->par.tp, 8);
+    fs_job_free(j);
+  }
+}
+
+/* The CLI names the file, the JSON path and the value, exits 2, one line. */
+TEST(test_work_cli_bad_cp_jobs) {
+  static const struct {
+    const char *file, *want;
+  } cases[] = {
+      {"tests/data/bad-jobs/cp-not-dividing-seq.json",
+       "$.parallelism.cp: 2 x cp must divide seq_len (256)"},
+      {"tests/data/bad-jobs/cp-gpus-exceed-topology.json",
+       "$.parallelism.cp: tp x cp x pp x dp (2 x 2 x 2 x 4 = 32 GPUs) exceeds the topology's "
+       "16 hosts, got 2"},
+      {"tests/data/bad-jobs/cp-zero.json",
+       "$.parallelism.cp: must be an integer in [1, 16777216], got 0"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char cmd[512], out[2048], head[512];
+    snprintf(cmd, sizeof(cmd), "train '%s'", cases[i].file);
+    int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
+    snprintf(head, sizeof(head), "fabricsim: %s: %s", cases[i].file, cases[i].want);
+    const char *nl = strchr(out, '\n');
+    if (st != 2 || strncmp(out, head, strlen(head)) != 0 || !nl || nl[1] != '\0')
+      test_fail(__FILE__, __LINE__, "%s: want exit 2 and one line starting\n  %s\ngot %d:\n  %s",
+                cases[i].file, head, st, out);
+  }
+  char out[2048];
+  CHECK_EQ_INT(test_run_cli("train tests/data/bad-jobs/cp-not-dividing-seq.json", "2>&1", out,
+                            sizeof(out)), 2);
+  CHECK(strstr(out, "got 3\n") != NULL);
 }
 
 TEST(test_work_place_maps) {
@@ -850,9 +1181,21 @@ static const bad_case bad_cases[] = {
     {{"parallelism.tp=3"}, "job.json: $.parallelism.tp: must divide heads (8), got 3"},
     {{"model.kv_heads=1"}, "job.json: $.parallelism.tp: must divide kv_heads (1), got 2"},
     {{"model.ffn=1023"}, "job.json: $.parallelism.tp: must divide ffn (1023), got 2"},
-    {{"parallelism.tp=8"}, "job.json: $.parallelism.tp: must divide gpus_per_node (4): "
-                           "tensor parallelism stays inside a node, got 8"},
-    {{"parallelism.pp=3"}, "job.json: $.parallelism.pp: must divide layers (8), got 3"},
+    {{"parallelism.tp=4", "hardware.gpus_per_node=6"},
+     "job.json: $.parallelism.tp: must divide gpus_per_node (6) or be a multiple of it: a "
+     "tensor-parallel group is part of a server or whole servers, got 4"},
+    {{"parallelism.pp=9"}, "job.json: $.parallelism.pp: must be at most layers (8): every "
+                           "stage holds a layer, got 9"},
+    {{"parallelism.cp=0"}, "job.json: $.parallelism.cp: must be an integer in [1, 16777216], "
+                           "got 0"},
+    {{"parallelism.cp=3"}, "job.json: $.parallelism.cp: 2 x cp must divide seq_len (256): "
+                           "each context-parallel rank holds 2 equal chunks of every sequence "
+                           "(load-balanced causal split), got 3"},
+    {{"parallelism.cp=2"}, "job.json: $.parallelism.cp: tp x cp x pp x dp (2 x 2 x 2 x 4 = 32 "
+                           "GPUs) exceeds the topology's 16 hosts, got 2"},
+    {{"parallelism.cp=2", "parallelism.dp=2", "parallelism.algorithms.cp=\"ring\""},
+     "job.json: $.parallelism.algorithms.cp: does not implement sendrecv, which context "
+     "parallelism (ring attention) needs, got \"ring\""},
     {{"parallelism.schedule=\"zigzag\""}, "job.json: $.parallelism.schedule: must be "
                                           "\"1f1b\", \"interleaved\" or \"gpipe\", got "
                                           "\"zigzag\""},
@@ -860,9 +1203,9 @@ static const bad_case bad_cases[] = {
                                                "be >= 2 with the interleaved schedule, got 1"},
     {{"parallelism.virtual_stages=2"}, "job.json: $.parallelism.virtual_stages: must be 1 "
                                        "unless schedule is \"interleaved\", got 2"},
-    {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=3"},
-     "job.json: $.parallelism.virtual_stages: pp x virtual_stages (2 x 3) must divide layers "
-     "(8), got 3"},
+    {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=5"},
+     "job.json: $.parallelism.virtual_stages: pp x virtual_stages (2 x 5) must be at most "
+     "layers (8): every model chunk holds a layer, got 5"},
     {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=2",
       "training.global_batch=24"},
      "job.json: $.training.global_batch: the interleaved schedule needs the micro-batches per "
@@ -888,7 +1231,7 @@ static const bad_case bad_cases[] = {
     {{"parallelism.grad_bucket_bytes=0"}, "job.json: $.parallelism.grad_bucket_bytes: must be "
                                           "in [1, 1e+15], got 0"},
     {{"parallelism.algorithms.xx=\"ring\""}, "job.json: $.parallelism.algorithms.xx: unknown "
-                                             "key (expected one of: tp, dp, pp, ep)"},
+                                             "key (expected one of: tp, dp, pp, ep, cp)"},
     {{"parallelism.algorithms.dp=\"nope\""}, "job.json: $.parallelism.algorithms.dp: unknown "
                                              "collective algorithm (see fabricsim coll --help), "
                                              "got \"nope\""},
@@ -1025,6 +1368,32 @@ TEST(test_work_examples) {
     CHECK(mem.total_bytes < 80 * GIB);
     int32_t host[64];
     CHECK_OK(fs_job_place(j, host, &err), &err);
+    fs_job_free(j);
+  }
+  j = NULL;
+  CHECK_OK(fs_job_load("examples/llama3-405b-16k.json", &j, &err), &err);
+  if (j) {
+    /* 126 (2 h^2 + 2 h 1024 + 3 h f + 2 h) + 2 V h + h, h 16384, f 53248,
+     * V 128256 (untied, RMSNorm, rotary): 405,853,388,800 ("405B"). */
+    CHECK_EQ_INT(fs_work_params(&j->model), 405853388800LL);
+    CHECK_EQ_INT(fs_job_gpus(j), 16384);
+    CHECK_EQ_INT(j->topo->n_hosts, 16384);
+    CHECK_EQ_INT(j->par.cp, 1);
+    CHECK_EQ_INT(fs_work_microbatches(j), 16);
+    /* 32 chunks of 126 layers: 3, 4 x 30, 3 (one fewer on the first and
+     * last stage, as Llama 3). */
+    for (int64_t c = 0; c < 32; c++)
+      CHECK_EQ_INT(fs_work_chunk_layers(j, c, NULL), c == 0 || c == 31 ? 3 : 4);
+    fs_work_shard sh;
+    fs_work_stage_params(j, 0, &sh);
+    CHECK_EQ_INT(sh.layers, 7);
+    fs_work_stage_params(j, 15, &sh);
+    CHECK_EQ_INT(sh.layers, 7);
+    fs_work_stage_params(j, 1, &sh);
+    CHECK_EQ_INT(sh.layers, 8);
+    fs_work_mem mem;
+    fs_work_memory_peak(j, &mem);
+    CHECK(mem.total_bytes < 80 * GIB);
     fs_job_free(j);
   }
   j = NULL;

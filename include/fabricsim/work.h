@@ -3,7 +3,8 @@
  * FLOPs, bytes of memory and bytes of communication one training iteration
  * of a GPT-style transformer costs, per GPU. Every formula is written beside
  * its function and in docs/model-work.md with its source (Narayanan et al.
- * SC'21, Korthikanti et al. 2022, Rajbhandari et al. SC'20, Megatron-LM).
+ * SC'21, Korthikanti et al. 2022, Rajbhandari et al. SC'20, Megatron-LM,
+ * Liu et al. 2023 ring attention and Megatron-Core context parallelism).
  *
  * Everything here is closed-form arithmetic on a few integers: O(layers) at
  * most, no allocation except fs_job itself. The DAG builder (pipeline.c)
@@ -11,9 +12,10 @@
  *
  * Conventions: b is the micro-batch (sequences), s the sequence length, h the
  * hidden size, a the attention heads, k the key/value heads (GQA), f the MLP
- * inner size, V the vocabulary, L the layers, t = tp, p = pp, d = dp,
- * v = virtual_stages, m = global_batch / (micro_batch * dp) the micro-batches
- * per iteration, D = dtype_bytes. Parameter counts are exact int64; FLOPs
+ * inner size, V the vocabulary, L the layers, t = tp, c = cp, p = pp,
+ * d = dp, v = virtual_stages, m = global_batch / (micro_batch * dp) the
+ * micro-batches per iteration (cp does not change it: the c ranks of a
+ * context-parallel group share each sequence), D = dtype_bytes. Parameter counts are exact int64; FLOPs
  * and bytes are doubles (FLOPs of an iteration exceed 2^53). */
 #ifndef FABRICSIM_WORK_H
 #define FABRICSIM_WORK_H
@@ -46,11 +48,21 @@ typedef struct fs_training {
   int64_t global_batch, micro_batch; /* sequences */
 } fs_training;
 
-/* The four kinds of parallel traffic; index of fs_parallel.algo. */
-typedef enum fs_par_kind { FS_PAR_TP = 0, FS_PAR_DP, FS_PAR_PP, FS_PAR_EP, FS_PAR_N } fs_par_kind;
+/* The kinds of parallel traffic; index of fs_parallel.algo. CP (context
+ * parallelism's ring attention send/recvs) comes last so that the older
+ * indices stay. */
+typedef enum fs_par_kind {
+  FS_PAR_TP = 0,
+  FS_PAR_DP,
+  FS_PAR_PP,
+  FS_PAR_EP,
+  FS_PAR_CP,
+  FS_PAR_N
+} fs_par_kind;
 
 typedef struct fs_parallel {
   int64_t tp, pp, dp, ep;
+  int64_t cp;              /* context parallelism: ranks splitting each sequence, 1 = off */
   fs_pipe_schedule schedule; /* GPipe, 1F1B or interleaved (pipeline.h) */
   int64_t virtual_stages;  /* model chunks per stage (interleaved), else 1 */
   int zero;                /* ZeRO stage 0..3 over the data-parallel group */
@@ -111,9 +123,10 @@ typedef struct fs_job {
 void fs_job_init(fs_job *job, const char *file);
 
 /* Checks the cross-field rules (docs/model-work.md lists them): tp divides
- * heads, kv_heads, ffn and gpus_per_node; pp * virtual_stages divides layers;
- * micro_batch * dp divides global_batch; ep divides experts and dp; ZeRO 2/3
- * only without pipelining; with a topology: tp * pp * dp GPUs fit its
+ * heads, kv_heads and ffn, and divides gpus_per_node or is a multiple of it
+ * (whole servers); pp * virtual_stages <= layers; 2 cp divides seq_len when
+ * cp > 1; micro_batch * dp divides global_batch; ep divides experts and dp;
+ * ZeRO 2/3 only without pipelining; with a topology: tp * cp * pp * dp GPUs fit its
  * hosts, gpus_per_node and nvlink_gbps match its servers (if it models
  * them), the NICs match its host links, the placement fits; the busiest
  * stage fits in HBM. Jobs built in code set nic_gbps themselves. Returns 0 or FS_EINVAL with
@@ -133,18 +146,24 @@ void fs_job_free(fs_job *job); /* frees the topology too; NULL is a no-op */
 
 const char *fs_placement_name(fs_placement p);
 int fs_placement_parse(const char *name, fs_placement *out);
-const char *fs_par_kind_name(fs_par_kind k); /* "tp", "dp", "pp", "ep" */
+const char *fs_par_kind_name(fs_par_kind k); /* "tp", "dp", "pp", "ep", "cp"; "?" */
 
 /* ---- ranks and placement ------------------------------------------------ */
 
-/* A GPU's coordinates in Megatron's rank order (tp fastest, then dp, then
- * pp): gpu = tp_rank + tp * (dp_rank + dp * pp_rank). Expert parallelism is
- * carved out of dp: ep_rank = dp_rank % ep, the expert-data-parallel rank
- * dp_rank / ep. */
+/* A GPU's coordinates in Megatron-Core's rank order (tp fastest, then cp,
+ * then dp, then pp):
+ *   gpu = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank)),
+ * so with cp = 1 it is the older tp + tp * (dp + dp * pp). Expert
+ * parallelism is carved out of dp: ep_rank = dp_rank % ep, the
+ * expert-data-parallel rank dp_rank / ep. cp comes last in the struct so
+ * that positional initialisers written before it ({tp, dp, pp, ep, edp})
+ * mean cp_rank 0. fs_job_coords fills all six; fs_job_gpu_of reads tp, cp,
+ * dp and pp (ep and edp are derived from dp). */
 typedef struct fs_rank_coords {
   int32_t tp, dp, pp, ep, edp;
+  int32_t cp;
 } fs_rank_coords;
-int64_t fs_job_gpus(const fs_job *job); /* tp * pp * dp */
+int64_t fs_job_gpus(const fs_job *job); /* tp * cp * pp * dp */
 void fs_job_coords(const fs_job *job, int32_t gpu, fs_rank_coords *out);
 int32_t fs_job_gpu_of(const fs_job *job, const fs_rank_coords *c); /* inverse */
 
@@ -186,13 +205,31 @@ int64_t fs_work_params(const fs_model *m);
 int64_t fs_work_active_params(const fs_model *m);
 
 /* Parameters held by one GPU of pipeline stage `stage` (0 .. pp-1), split
- * by the data-parallel group that reduces their gradients: `dense` over dp
- * ranks, `expert` (MoE experts) over dp / ep ranks. */
+ * by the data-parallel group that reduces their gradients: `dense` over
+ * dp * cp ranks, `expert` (MoE experts) over dp / ep * cp ranks
+ * (fs_work_dp_group). Context parallelism does not split parameters: every
+ * cp rank holds the stage's whole shard. */
 typedef struct fs_work_shard {
   int64_t layers, moe_layers; /* layers held (all chunks of the stage) */
   int64_t dense, expert;
 } fs_work_shard;
 void fs_work_stage_params(const fs_job *job, int32_t stage, fs_work_shard *out);
+
+/* The ranks holding the same weights, over which their gradients are
+ * reduced (and ZeRO shards): dp * cp for dense parameters, dp / ep * cp for
+ * expert ones (Megatron-Core's data-parallel group "with context
+ * parallelism"). expert 0: dense, 1: expert. */
+int64_t fs_work_dp_group(const fs_job *job, int expert);
+
+/* Layers of model chunk `chunk` (0 .. pp*v-1); *first_layer (if not NULL)
+ * its first layer. Chunks are consecutive: chunk c holds layers
+ * [first, first + n). With V = pp * v chunks and L layers, base =
+ * ceil(L / V); when V does not divide L the deficit V * base - L is taken
+ * one layer each from the chunks in the order first, last, second,
+ * second-to-last, ... (Llama 3 405B: 126 layers over 16 stages gives
+ * 7, 8, ..., 8, 7). Stage i holds chunks i, i + p, ..., i + (v - 1) p.
+ * Needs L >= V (fs_job_validate); a chunk outside [0, V) has 0 layers. */
+int64_t fs_work_chunk_layers(const fs_job *job, int64_t chunk, int64_t *first_layer);
 
 /* ---- FLOPs --------------------------------------------------------------- */
 
@@ -208,10 +245,12 @@ typedef enum fs_work_pass {
   FS_PASS_RECOMPUTE, /* the forward re-run before a backward (0 without recompute) */
   FS_PASS_BWD        /* 2x forward */
 } fs_work_pass;
-/* FLOPs one GPU spends on model chunk `chunk` (0 .. pp*v-1, layers
- * [chunk L/(pv), (chunk+1) L/(pv))) for one micro-batch in one pass: the
- * chunk's layers / tp, plus the logits / tp on the last chunk (never
- * recomputed). */
+/* FLOPs one GPU spends on model chunk `chunk` (0 .. pp*v-1, the layers of
+ * fs_work_chunk_layers) for one micro-batch in one pass: the chunk's layers
+ * / (tp cp), plus the logits / (tp cp) on the last chunk (never
+ * recomputed). Dividing the attention s^2 term by cp too assumes
+ * Megatron-Core's load-balanced causal split (each cp rank holds chunks i
+ * and 2c - 1 - i of the 2c chunks of a sequence). */
 double fs_work_chunk_flops(const fs_job *job, int64_t chunk, fs_work_pass pass);
 
 /* Per iteration, whole job: model FLOPs 3 (sum of layer forwards + logits)
@@ -233,7 +272,8 @@ double fs_work_mfu(const fs_job *job, double iter_s);
 int64_t fs_work_microbatches(const fs_job *job); /* m */
 
 /* Activation bytes one layer stores for one micro-batch on one GPU
- * (Korthikanti et al. 2022, generalised to GQA, f != 4h, gating, MoE):
+ * (Korthikanti et al. 2022, generalised to GQA, f != 4h, gating, MoE),
+ * divided by cp (each cp rank keeps s / cp tokens' activations):
  *   without recompute: R / (SP ? t : 1) + S / t with
  *     R = 10 s b h (norm inputs, dropout masks, QKV and MLP inputs)
  *     S = 4 s b h + 4 s b h k / a + 5 a s^2 b + top_k * (4 s b f | 6 s b f)
@@ -251,14 +291,15 @@ double fs_work_inflight(const fs_job *job, int32_t stage);
 typedef struct fs_work_mem {
   int32_t stage;
   fs_work_shard shard;
-  double weight_bytes; /* D per parameter; / N under ZeRO-3 */
+  double weight_bytes; /* D per parameter; / N under ZeRO-3 (never / cp otherwise) */
   double grad_bytes;   /* D per parameter; / N under ZeRO-2, 3 */
   double optim_bytes;  /* 12 (D < 4: fp32 master + 2 Adam moments) or 8; / N under ZeRO >= 1 */
   double act_bytes;    /* layers' activations in flight + embedding/logits extras
-                          + one layer's working set under recompute */
+                          + one layer's working set under recompute; all / cp */
   double total_bytes;
 } fs_work_mem;
-/* N is dp for dense parameters and dp / ep for expert ones. */
+/* N is fs_work_dp_group: dp cp for dense parameters and dp / ep cp for
+ * expert ones. */
 void fs_work_memory(const fs_job *job, int32_t stage, fs_work_mem *out);
 /* The stage needing the most memory (the lowest on ties). */
 void fs_work_memory_peak(const fs_job *job, fs_work_mem *out);
@@ -275,14 +316,17 @@ typedef struct fs_work_traffic {
 } fs_work_traffic;
 
 typedef struct fs_work_comm {
-  fs_work_traffic kind[FS_PAR_N]; /* tp, dp (dense + expert), pp (sends), ep */
-  fs_work_traffic dp_expert;      /* the part of kind[FS_PAR_DP] over dp/ep ranks */
+  fs_work_traffic kind[FS_PAR_N]; /* tp, dp (dense + expert, over dp cp ranks),
+                                     pp (sends), ep, cp (ring attention sends) */
+  fs_work_traffic dp_expert;      /* the part of kind[FS_PAR_DP] over dp/ep cp ranks */
   fs_work_traffic emb;            /* tied-embedding gradient all-reduce, first <-> last stage */
 } fs_work_comm;
 
-/* Building blocks (bytes): one TP collective b s h D; one pipeline message
- * per TP rank b s h D / t; one EP all-to-all's per-GPU send buffer
- * b s h top_k D / t (tokens split by SP, which Megatron requires with TP). */
+/* Building blocks (bytes), each for the s / c tokens a cp rank holds: one
+ * TP collective b (s/c) h D; one pipeline message per TP rank
+ * b (s/c) h D / t; one EP all-to-all's per-GPU send buffer
+ * b (s/c) h top_k D / t (tokens split by SP, which Megatron requires with
+ * TP). With cp = 1 these are the older b s h D, b s h D / t, ... */
 double fs_work_tp_bytes(const fs_job *job);
 double fs_work_pp_bytes(const fs_job *job);
 double fs_work_ep_bytes(const fs_job *job);
@@ -290,6 +334,17 @@ double fs_work_ep_bytes(const fs_job *job);
  * 2 all-gathers + 2 reduce-scatters with SP); 0 for a recompute pass without
  * recompute. */
 int fs_work_tp_colls_per_layer(const fs_job *job, fs_work_pass pass);
+
+/* Context parallelism's ring attention (Liu et al. 2023; Megatron-Core /
+ * Transformer Engine's KV P2P): bytes one GPU sends to the next cp rank in
+ * one ring step of one layer and micro-batch. Forward (and recompute): its
+ * K and V blocks, 2 b (s/c) (h k / a) D / t (GQA-sized, split over TP);
+ * backward: K, V and the dK, dV accumulators, twice that. The formula is
+ * returned for any cp (also 1, where no step is taken). */
+double fs_work_cp_step_bytes(const fs_job *job, fs_work_pass pass);
+/* Ring steps per layer and micro-batch in a pass: c - 1 (0 when cp = 1,
+ * and for a recompute pass without recompute). */
+int fs_work_cp_steps_per_layer(const fs_job *job, fs_work_pass pass);
 
 /* The traffic of one GPU of pipeline stage `stage` over one iteration, per
  * kind (docs/model-work.md gives each count); groups of size 1 move

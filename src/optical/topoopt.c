@@ -146,7 +146,7 @@ int fs_topoopt_traffic_from_job(const fs_job *job, fs_topoopt_traffic **out, fs_
     fs_work_comm_stage(job, s, &c);
     double dense = c.kind[FS_PAR_DP].wire_bytes - c.dp_expert.wire_bytes;
     for (int32_t j = 0; j < tp && !rc; j++) {
-      fs_rank_coords rc0 = {j, 0, s, 0, 0};
+      fs_rank_coords rc0 = {j, 0, s, 0, 0, 0};
       /* Dense gradients: one ring over the dp ranks, in rank order. */
       for (int32_t r = 0; r < dp; r++) {
         rc0.dp = r;

@@ -28,7 +28,7 @@
 /* ---- names ---------------------------------------------------------------- */
 
 static const char *const place_names[] = {"rail_aligned", "packed"};
-static const char *const kind_names[] = {"tp", "dp", "pp", "ep"};
+static const char *const kind_names[FS_PAR_N] = {"tp", "dp", "pp", "ep", "cp"};
 
 static int lookup(const char *const *names, int n, const char *name) {
   for (int i = 0; i < n; i++)
@@ -63,7 +63,7 @@ void fs_job_init(fs_job *job, const char *file) {
   job->model.bias = 1;
   job->model.learned_pos = 1;
   job->model.tied_embeddings = 1;
-  job->par.tp = job->par.pp = job->par.dp = job->par.ep = 1;
+  job->par.tp = job->par.pp = job->par.dp = job->par.ep = job->par.cp = 1;
   job->par.schedule = FS_PIPE_1F1B;
   job->par.virtual_stages = 1;
   job->par.overlap_dp = 1;
@@ -84,7 +84,7 @@ void fs_job_free(fs_job *job) {
 }
 
 int64_t fs_job_gpus(const fs_job *job) {
-  return job->par.tp * job->par.pp * job->par.dp;
+  return job->par.tp * job->par.cp * job->par.pp * job->par.dp;
 }
 
 /* ---- validation ------------------------------------------------------------- */
@@ -166,6 +166,7 @@ static int check_ranges(const fs_job *j, fs_err *err) {
       {"$.parallelism.pp", j->par.pp, 1, 1 << 24},
       {"$.parallelism.dp", j->par.dp, 1, 1 << 24},
       {"$.parallelism.ep", j->par.ep, 1, 1 << 24},
+      {"$.parallelism.cp", j->par.cp, 1, 1 << 24},
       {"$.parallelism.virtual_stages", j->par.virtual_stages, 1, 1 << 20},
       {"$.parallelism.zero", j->par.zero, 0, 3},
       {"$.hardware.gpus_per_node", j->hw.gpus_per_node, 1, 1 << 16},
@@ -236,6 +237,9 @@ static int kind_ops(const fs_job *j, fs_par_kind k, fs_coll_op ops[2], const cha
     ops[0] = FS_COLL_ALLREDUCE, *why = "data parallelism";
     return 1;
   case FS_PAR_PP: ops[0] = FS_COLL_SENDRECV, *why = "pipeline parallelism"; return 1;
+  case FS_PAR_CP:
+    ops[0] = FS_COLL_SENDRECV, *why = "context parallelism (ring attention)";
+    return 1;
   default: ops[0] = FS_COLL_ALLTOALL, *why = "expert parallelism"; return 1;
   }
 }
@@ -245,7 +249,9 @@ static int check_parallel(const fs_job *j, fs_err *err) {
   const fs_parallel *p = &j->par;
   const int64_t mb = j->train.micro_batch, B = j->train.global_batch;
   /* Tensor parallelism splits heads, key/value heads and the MLP's inner
-   * dimension, and stays inside a node (NVLink), as Megatron runs it. */
+   * dimension. A TP group is part of one server (NVLink), as Megatron
+   * usually runs it, or whole servers (a larger scale-up domain, or TP
+   * across the fabric). */
   if (m->heads % p->tp)
     return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide heads (%lld)",
                   (long long)m->heads);
@@ -255,14 +261,27 @@ static int check_parallel(const fs_job *j, fs_err *err) {
   if (m->ffn % p->tp)
     return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide ffn (%lld)",
                   (long long)m->ffn);
-  if (j->hw.gpus_per_node % p->tp)
+  if (j->hw.gpus_per_node % p->tp && p->tp % j->hw.gpus_per_node)
     return fail_i(j, err, "$.parallelism.tp", p->tp,
-                  "must divide gpus_per_node (%lld): tensor parallelism stays inside a node",
+                  "must divide gpus_per_node (%lld) or be a multiple of it: a tensor-parallel "
+                  "group is part of a server or whole servers",
                   (long long)j->hw.gpus_per_node);
-  double gpus = (double)p->tp * (double)p->pp * (double)p->dp;
-  if (gpus > (double)(1 << 22))
+  /* Megatron-Core's load-balanced causal split cuts a sequence into 2 cp
+   * chunks and gives rank i chunks i and 2 cp - 1 - i. */
+  if (p->cp > 1 && m->seq_len % (2 * p->cp))
+    return fail_i(j, err, "$.parallelism.cp", p->cp,
+                  "2 x cp must divide seq_len (%lld): each context-parallel rank holds 2 "
+                  "equal chunks of every sequence (load-balanced causal split)",
+                  (long long)m->seq_len);
+  double gpus = (double)p->tp * (double)p->cp * (double)p->pp * (double)p->dp;
+  if (gpus > (double)(1 << 22)) {
+    if (p->cp > 1)
+      return fail_i(j, err, "$.parallelism.cp", p->cp,
+                    "tp x cp x pp x dp = %.0f GPUs, more than fabricsim handles (%d)", gpus,
+                    1 << 22);
     return fail_i(j, err, "$.parallelism.dp", p->dp,
                   "tp x pp x dp = %.0f GPUs, more than fabricsim handles (%d)", gpus, 1 << 22);
+  }
   if (p->schedule == FS_PIPE_INTERLEAVED) {
     if (p->virtual_stages < 2)
       return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
@@ -274,12 +293,16 @@ static int check_parallel(const fs_job *j, fs_err *err) {
     return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
                   "must be 1 unless schedule is \"interleaved\"");
   }
-  if (m->layers % (p->pp * p->virtual_stages)) {
+  /* Uneven splits are allowed (fs_work_chunk_layers); every model chunk
+   * needs a layer. */
+  if (m->layers < p->pp * p->virtual_stages) {
     if (p->virtual_stages == 1)
-      return fail_i(j, err, "$.parallelism.pp", p->pp, "must divide layers (%lld)",
+      return fail_i(j, err, "$.parallelism.pp", p->pp,
+                    "must be at most layers (%lld): every stage holds a layer",
                     (long long)m->layers);
     return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
-                  "pp x virtual_stages (%lld x %lld) must divide layers (%lld)",
+                  "pp x virtual_stages (%lld x %lld) must be at most layers (%lld): every "
+                  "model chunk holds a layer",
                   (long long)p->pp, (long long)p->virtual_stages, (long long)m->layers);
   }
   if (B % (mb * p->dp))
@@ -332,6 +355,12 @@ static int check_topology(const fs_job *j, fs_err *err) {
   const fs_topo *t = j->topo;
   if (!t) return 0;
   int64_t gpus = fs_job_gpus(j);
+  if (gpus > t->n_hosts && j->par.cp > 1)
+    return fail_i(j, err, "$.parallelism.cp", j->par.cp,
+                  "tp x cp x pp x dp (%lld x %lld x %lld x %lld = %lld GPUs) exceeds the "
+                  "topology's %d hosts",
+                  (long long)j->par.tp, (long long)j->par.cp, (long long)j->par.pp,
+                  (long long)j->par.dp, (long long)gpus, t->n_hosts);
   if (gpus > t->n_hosts)
     return fail_i(j, err, "$.parallelism.dp", j->par.dp,
                   "tp x pp x dp (%lld x %lld x %lld = %lld GPUs) exceeds the topology's %d hosts",
@@ -484,7 +513,7 @@ static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p)
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(par, "algorithms");
   if (!o) return 0;
   const char *P = "$.parallelism.algorithms";
-  static const char *const keys[] = {"tp", "dp", "pp", "ep", NULL};
+  static const char *const keys[] = {"tp", "dp", "pp", "ep", "cp", NULL};
   int rc = fs__json_expect_object(c, o, P, keys);
   if (rc) return rc;
   for (int k = 0; k < FS_PAR_N; k++) {
@@ -502,8 +531,8 @@ static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p)
 
 static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *p) {
   static const char *const keys[] = {
-      "tp", "pp", "dp", "ep", "schedule", "virtual_stages", "zero", "sequence_parallel",
-      "recompute", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
+      "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
+      "sequence_parallel", "recompute", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -514,6 +543,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
       (rc = get_i(c, o, P, "pp", 1, 0, 1, 1 << 24, &p->pp)) ||
       (rc = get_i(c, o, P, "dp", 1, 0, 1, 1 << 24, &p->dp)) ||
       (rc = get_i(c, o, P, "ep", 0, 1, 1, 1 << 24, &p->ep)) ||
+      (rc = get_i(c, o, P, "cp", 0, 1, 1, 1 << 24, &p->cp)) ||
       (rc = fs__json_str(c, o, P, "schedule", 0, "1f1b", &sched)))
     return rc;
   if (fs_pipe_schedule_parse(sched, &p->schedule))

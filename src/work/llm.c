@@ -1,5 +1,5 @@
-/* Model maths of a GPT-style transformer under tensor, pipeline, data and
- * expert parallelism: parameters, FLOPs, memory and communication volumes
+/* Model maths of a GPT-style transformer under tensor, context, pipeline,
+ * data and expert parallelism: parameters, FLOPs, memory and communication volumes
  * per GPU and per iteration (work.h; docs/model-work.md derives each one).
  * Pure arithmetic on the job's integers: nothing allocates, nothing fails;
  * the callers pass validated jobs (fs_job_validate), which also bounds the
@@ -94,16 +94,37 @@ static int64_t vocab_rows(const fs_job *j) {
   return (j->model.vocab + j->par.tp - 1) / j->par.tp;
 }
 
-/* Layers of chunk c: [c Lc, (c + 1) Lc), Lc = L / (p v). Stage i holds the
- * chunks i, i + p, ..., i + (v - 1) p (Megatron's interleaved assignment;
- * v = 1 is the plain contiguous split). */
-static int64_t chunk_layers(const fs_job *j) {
-  return j->model.layers / (j->par.pp * j->par.virtual_stages);
+/* Stage i holds the chunks i, i + p, ..., i + (v - 1) p (Megatron's
+ * interleaved assignment; v = 1 is the plain contiguous split). With
+ * V | L every chunk has L / V layers, as before uneven splits existed.
+ * Otherwise the first nf = ceil(deficit / 2) chunks and the last
+ * nb = floor(deficit / 2) have base - 1 layers: taking one layer from
+ * first, last, second, second-to-last, ... is exactly that, and the two
+ * runs never meet because deficit < V. Llama 3 (Dubey et al. 2024,
+ * sec. 3.3.2) removes one layer from the first and the last stage;
+ * Megatron-LM exposes the same as --decoder-first/last-pipeline-num-layers. */
+int64_t fs_work_chunk_layers(const fs_job *j, int64_t chunk, int64_t *first_layer) {
+  const int64_t V = j->par.pp * j->par.virtual_stages, L = j->model.layers;
+  if (chunk < 0 || chunk >= V) {
+    if (first_layer) *first_layer = chunk < 0 ? 0 : L;
+    return 0;
+  }
+  int64_t base = (L + V - 1) / V, deficit = V * base - L;
+  int64_t nf = (deficit + 1) / 2, nb = deficit / 2;
+  if (first_layer) {
+    int64_t short_before = (chunk < nf ? chunk : nf) + (chunk > V - nb ? chunk - (V - nb) : 0);
+    *first_layer = chunk * base - short_before;
+  }
+  return base - (chunk < nf || chunk >= V - nb ? 1 : 0);
+}
+
+int64_t fs_work_dp_group(const fs_job *j, int expert) {
+  return (expert ? j->par.dp / j->par.ep : j->par.dp) * j->par.cp;
 }
 
 void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
   const fs_model *m = &j->model;
-  const int64_t t = j->par.tp, lc = chunk_layers(j);
+  const int64_t t = j->par.tp;
   /* Column-parallel weights and biases split over t; row-parallel biases
    * and norms are replicated on every tensor-parallel rank. */
   int64_t attn = (attn_weights(m) + attn_col_bias(m)) / t + attn_row_bias(m);
@@ -111,8 +132,8 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
   int64_t common = attn + fs_work_norm_params(m);
   out->layers = out->moe_layers = out->dense = out->expert = 0;
   for (int64_t v = 0; v < j->par.virtual_stages; v++) {
-    int64_t chunk = v * j->par.pp + stage;
-    int64_t moe = fs_work_moe_layers(m, chunk * lc, lc);
+    int64_t first, lc = fs_work_chunk_layers(j, v * j->par.pp + stage, &first);
+    int64_t moe = fs_work_moe_layers(m, first, lc);
     out->layers += lc;
     out->moe_layers += moe;
     out->dense += lc * common + (lc - moe) * mlp + moe * router_params(m);
@@ -164,13 +185,19 @@ static double layers_fwd_flops(const fs_model *m, int64_t first, int64_t n, int6
   return (double)(n - moe) * fwd_flops(m, 0, b) + (double)moe * fwd_flops(m, 1, b);
 }
 
+/* Context parallelism: each of the c ranks runs the matmuls of s / c tokens
+ * and, with the load-balanced causal split (chunks i and 2c - 1 - i of 2c),
+ * 1 / c of the attention score work too: a rank's early chunk attends to
+ * few keys, its late chunk to many, and the pairs sum to the same (Megatron
+ * Core / Transformer Engine context parallelism). Counted as Narayanan et
+ * al. do (the mask not exploited), the rank's share is still 1 / c. */
 double fs_work_chunk_flops(const fs_job *j, int64_t chunk, fs_work_pass pass) {
   const fs_model *m = &j->model;
-  int64_t lc = chunk_layers(j), b = j->train.micro_batch;
-  double layers = layers_fwd_flops(m, chunk * lc, lc, b) / (double)j->par.tp;
+  int64_t first, lc = fs_work_chunk_layers(j, chunk, &first), b = j->train.micro_batch;
+  double layers = layers_fwd_flops(m, first, lc, b) / (double)j->par.tp / (double)j->par.cp;
   double logits = 0;
   if (chunk == j->par.pp * j->par.virtual_stages - 1)
-    logits = fs_work_logits_fwd_flops(m, b) / (double)j->par.tp;
+    logits = fs_work_logits_fwd_flops(m, b) / (double)j->par.tp / (double)j->par.cp;
   switch (pass) {
   case FS_PASS_FWD: return layers + logits;
   case FS_PASS_RECOMPUTE: return j->par.recompute ? layers : 0;
@@ -228,9 +255,11 @@ int64_t fs_work_microbatches(const fs_job *j) {
 double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
   const fs_model *m = &j->model;
   double s = (double)m->seq_len, b = (double)j->train.micro_batch, h = (double)m->hidden;
-  double t = (double)j->par.tp, sp = j->par.sequence_parallel ? t : 1;
+  double t = (double)j->par.tp, sp = j->par.sequence_parallel ? t : 1, c = (double)j->par.cp;
   double sbh = s * b * h;
-  if (recompute) return 2 * sbh / sp; /* only the layer's input is kept */
+  /* With context parallelism a rank keeps s / c tokens: every term, the
+   * scores' 5 a s^2 b too (its queries' s / c rows against all s keys). */
+  if (recompute) return 2 * sbh / sp / c; /* only the layer's input is kept */
   double inner = (m->gated ? 6 : 4) * s * b * (double)m->ffn;
   double split = 4 * sbh + 4 * sbh * (double)m->kv_heads / (double)m->heads +
                  5 * (double)m->heads * s * s * b;
@@ -238,7 +267,7 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
     split += (double)m->top_k * (inner + 2 * sbh);
   else
     split += inner;
-  return 10 * sbh / sp + split / t;
+  return (10 * sbh / sp + split / t) / c;
 }
 
 double fs_work_inflight(const fs_job *j, int32_t stage) {
@@ -267,7 +296,7 @@ void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
    * (12 bytes) -- no master copy when training in fp32 (D = 4: 8 bytes).
    * ZeRO stage 1 shards the optimizer state over the N data-parallel ranks,
    * stage 2 also the gradients, stage 3 also the weights. */
-  double nd = (double)j->par.dp, ne = (double)(j->par.dp / j->par.ep);
+  double nd = (double)fs_work_dp_group(j, 0), ne = (double)fs_work_dp_group(j, 1);
   double dense = (double)sh->dense, expert = (double)sh->expert;
   double D = (double)m->dtype_bytes, O = m->dtype_bytes < 4 ? 12 : 8;
   int z = j->par.zero;
@@ -284,8 +313,10 @@ void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
   /* Korthikanti sec. 4.3: the first stage's embedding dropout mask (s b h
    * bytes) for the p micro-batches in flight; the last stage's final norm
    * input and output-projection input (2 s b h each) and fp32 logits
-   * (4 s b V / t) for the one micro-batch in flight (all m under GPipe). */
-  double s = (double)m->seq_len, b = (double)j->train.micro_batch, h = (double)m->hidden;
+   * (4 s b V / t) for the one micro-batch in flight (all m under GPipe);
+   * a cp rank holds s / c of those tokens. */
+  double s = (double)m->seq_len / (double)j->par.cp, b = (double)j->train.micro_batch;
+  double h = (double)m->hidden;
   double t = (double)j->par.tp, sp = j->par.sequence_parallel ? t : 1;
   double mb = (double)fs_work_microbatches(j);
   int gpipe = j->par.schedule == FS_PIPE_GPIPE;
@@ -307,8 +338,9 @@ void fs_work_memory_peak(const fs_job *j, fs_work_mem *out) {
 
 /* ---- communication ------------------------------------------------------- */
 
+/* A cp rank's TP group works on its s / c tokens only. */
 double fs_work_tp_bytes(const fs_job *j) {
-  return (double)j->train.micro_batch * (double)j->model.seq_len *
+  return (double)j->train.micro_batch * ((double)j->model.seq_len / (double)j->par.cp) *
          (double)j->model.hidden * (double)j->model.dtype_bytes;
 }
 
@@ -331,6 +363,28 @@ int fs_work_tp_colls_per_layer(const fs_job *j, fs_work_pass pass) {
   int per = j->par.sequence_parallel ? 4 : 2;
   if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) return 0;
   return per;
+}
+
+/* K and V of the rank's s / c tokens: k heads of h / a each, k / t of them
+ * on a TP rank. Transformer Engine's KV P2P backward (AttnFuncWithCPAndKVP2P)
+ * sends K, V at its first step, K, V and the dK, dV accumulated so far at
+ * the middle ones and dK, dV alone at the last: c messages totalling
+ * 2 (c - 1) K,V blocks. Ring attention's backward (Liu et al. 2023,
+ * Algorithm 1) likewise circulates K, V and their gradients. We count
+ * c - 1 steps of twice the forward's bytes: the same total. */
+double fs_work_cp_step_bytes(const fs_job *j, fs_work_pass pass) {
+  const fs_model *m = &j->model;
+  double kv = 2 * (double)j->train.micro_batch * ((double)m->seq_len / (double)j->par.cp) *
+              (double)kv_dim(m) * (double)m->dtype_bytes / (double)j->par.tp;
+  return pass == FS_PASS_BWD ? 2 * kv : kv;
+}
+
+/* Megatron-Core / Transformer Engine's forward runs c attention steps, the
+ * first on the local K, V, each of the c - 1 others after receiving the
+ * previous rank's block; the recomputed forward repeats the ring. */
+int fs_work_cp_steps_per_layer(const fs_job *j, fs_work_pass pass) {
+  if (j->par.cp <= 1 || (pass == FS_PASS_RECOMPUTE && !j->par.recompute)) return 0;
+  return (int)(j->par.cp - 1);
 }
 
 static void traffic_add(fs_work_traffic *tr, double colls, double size, double wire_factor) {
@@ -423,15 +477,32 @@ void fs_work_comm_stage(const fs_job *j, int32_t stage, fs_work_comm *out) {
   double D = (double)m->dtype_bytes;
   fs_work_traffic dense = {0};
   int64_t units = sh.layers + (stage == 0 || stage == p - 1 ? 1 : 0);
-  dp_traffic(j, D * (double)sh.dense, j->par.dp, units, &dense);
-  dp_traffic(j, D * (double)sh.expert, j->par.dp / j->par.ep,
+  /* Megatron-Core reduces gradients over the data-parallel group with
+   * context parallelism (dp cp ranks hold the same weights), and the
+   * distributed optimizer shards over it. */
+  dp_traffic(j, D * (double)sh.dense, fs_work_dp_group(j, 0), units, &dense);
+  dp_traffic(j, D * (double)sh.expert, fs_work_dp_group(j, 1),
              sh.moe_layers > 0 ? sh.moe_layers : 1, &out->dp_expert);
   fs_work_traffic *dp = &out->kind[FS_PAR_DP];
   *dp = dense;
-  dp->group = j->par.dp;
+  dp->group = fs_work_dp_group(j, 0);
   dp->colls += out->dp_expert.colls;
   dp->size_bytes += out->dp_expert.size_bytes;
   dp->wire_bytes += out->dp_expert.wire_bytes;
+
+  /* Ring attention: per layer and micro-batch, c - 1 sends of K, V forward
+   * (and in the recomputed forward), c - 1 of K, V, dK, dV backward. */
+  fs_work_traffic *cp = &out->kind[FS_PAR_CP];
+  cp->group = j->par.cp;
+  if (j->par.cp > 1) {
+    double L = (double)sh.layers;
+    traffic_add(cp, mb * L * fs_work_cp_steps_per_layer(j, FS_PASS_FWD),
+                fs_work_cp_step_bytes(j, FS_PASS_FWD), 1);
+    traffic_add(cp, mb * L * fs_work_cp_steps_per_layer(j, FS_PASS_RECOMPUTE),
+                fs_work_cp_step_bytes(j, FS_PASS_RECOMPUTE), 1);
+    traffic_add(cp, mb * L * fs_work_cp_steps_per_layer(j, FS_PASS_BWD),
+                fs_work_cp_step_bytes(j, FS_PASS_BWD), 1);
+  }
 
   /* Tied embeddings with pp > 1: the first and last stages all-reduce the
    * word embedding's gradient once per iteration (Megatron). */

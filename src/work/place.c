@@ -7,17 +7,21 @@
 #include "fabricsim/work.h"
 #include "internal.h"
 
+/* Megatron-Core's order (parallel_state.py, order "tp-cp-ep-dp-pp" with ep
+ * folded into dp): tp fastest, then cp, dp, pp. */
 void fs_job_coords(const fs_job *job, int32_t gpu, fs_rank_coords *out) {
-  int64_t t = job->par.tp, d = job->par.dp;
+  int64_t t = job->par.tp, c = job->par.cp, d = job->par.dp;
   out->tp = (int32_t)(gpu % t);
-  out->dp = (int32_t)(gpu / t % d);
-  out->pp = (int32_t)(gpu / (t * d));
+  out->cp = (int32_t)(gpu / t % c);
+  out->dp = (int32_t)(gpu / (t * c) % d);
+  out->pp = (int32_t)(gpu / (t * c * d));
   out->ep = (int32_t)(out->dp % job->par.ep);
   out->edp = (int32_t)(out->dp / job->par.ep);
 }
 
 int32_t fs_job_gpu_of(const fs_job *job, const fs_rank_coords *c) {
-  return (int32_t)(c->tp + job->par.tp * (c->dp + job->par.dp * (int64_t)c->pp));
+  const fs_parallel *p = &job->par;
+  return (int32_t)(c->tp + p->tp * (c->cp + p->cp * (c->dp + p->dp * (int64_t)c->pp)));
 }
 
 static int is_scaleup(fs_node_kind k) {

@@ -105,7 +105,7 @@ struct fs_train {
 };
 
 static int32_t gpu_of(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
-  fs_rank_coords c = {tp, dp, pp, 0, 0};
+  fs_rank_coords c = {tp, dp, pp, 0, 0, 0};
   return fs_job_gpu_of(tr->job, &c);
 }
 
@@ -1297,7 +1297,8 @@ void fs_cluster_free(fs_cluster *c) {
 
 static const char *kind_label(int k) {
   static const char *const names[FS_PAR_N] = {"tensor parallel (TP)", "data parallel (DP)",
-                                              "pipeline (PP)", "expert parallel (EP)"};
+                                              "pipeline (PP)", "expert parallel (EP)",
+                                              "ring attention (CP)"};
   return names[k];
 }
 
@@ -1339,6 +1340,7 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
           100 * r->bubble_s / T);
   for (int k = 0; k < FS_PAR_N; k++) {
+    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* not simulated yet */
     char label[64];
     snprintf(label, sizeof(label), "exposed %s", kind_label(k));
     fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", label, r->kind[k].exposed_s * 1e3,
@@ -1405,6 +1407,7 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(b, r->bubble_s * 1e9);
   fprintf(f, ",\"compute_ns\":%s,\"bubble_ns\":%s", a, b);
   for (int k = 0; k < FS_PAR_N; k++) {
+    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* not simulated yet */
     fs__fmt_num(a, r->kind[k].exposed_s * 1e9);
     fprintf(f, ",\"exposed_%s_ns\":%s", fs_par_kind_name((fs_par_kind)k), a);
   }

@@ -51,6 +51,9 @@ typedef struct fs_train_opts {
   fs_train_comm comm; /* FS_COMM_ALL unless set */
   int no_compare;     /* comm all: skip the second, isolated run that the
                          report compares against */
+  fs_coll_tune_policy tune; /* how "auto" picks algorithms: FS_TUNE_NCCL
+                               (default: NCCL's cost model) or FS_TUNE_SIM
+                               (the fastest simulated alone) */
   int32_t max_buckets; /* DP collectives per model chunk at most (0: 4) */
   int32_t iterations;  /* simulated back to back (0: 1); the report is the
                           last one's (steady state) */

@@ -32,6 +32,8 @@ static void help(FILE *f) {
           "                      isolated: TP, EP and ZeRO-3 timed alone, only PP and\n"
           "                      DP contend (the report of 'all' also gives this)\n"
           "  --no-compare        with --comm all, skip the isolated run it reports\n"
+          "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
+          "                      (default) or the fastest simulated alone\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
           "                      (default 4)\n"
           "  --iterations N      simulate N iterations back to back (default 1); the\n"
@@ -91,6 +93,9 @@ int fs__cli_train(int argc, char **argv) {
         return fs__cli_usage("train", "--comm must be all or isolated, got '%s'", argv[i]);
     } else if (strcmp(a, "--no-compare") == 0) {
       opts.no_compare = 1;
+    } else if (strcmp(a, "--tune") == 0 && i + 1 < argc) {
+      if (fs_coll_tune_policy_parse(argv[++i], &opts.tune))
+        return fs__cli_usage("train", "--tune must be nccl or sim, got '%s'", argv[i]);
     } else if (strcmp(a, "--buckets") == 0 && i + 1 < argc) {
       long b;
       if (fs__cli_parse_long(argv[++i], 1, 1024, &b))

@@ -91,12 +91,12 @@ struct fs_train {
   size_t n_pp, pp_cap;
   cached_time *times;
   size_t n_times, times_cap;
-  double tp_fwd_s, tp_bwd_s; /* per op of a chunk */
+  double *tp_fwd_s, *tp_bwd_s; /* TP_STAR: per virtual stage, TP seconds per op */
   fs_coll_algo last_algo;    /* the algorithm coll_time last measured */
   int64_t last_flows;        /* and its flow count */
   fs_train_kind kinds[FS_PAR_N];
   int tp_mode;               /* TP_* */
-  double *tp_dev_f, *tp_dev_b; /* TP_PRIVATE: per device, TP seconds per op */
+  double *tp_dev_f, *tp_dev_b; /* TP_PRIVATE: per device and chunk, TP seconds per op */
   int64_t *tp_dev_nf, *tp_dev_nb; /* and the flows each stands for */
   double *sigs;              /* TP_PRIVATE: distinct scale-up link signatures */
   size_t n_sigs, sigs_cap;
@@ -146,6 +146,7 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
   prm.bytes = bytes;
   fs_coll_result res;
   int rc;
+  int nccl = algo == FS_ALGO_AUTO && tr->opts.tune == FS_TUNE_NCCL;
   if (!hosts) {
     fs_topo *star = NULL;
     int32_t *ids = malloc((size_t)p * sizeof(int32_t));
@@ -153,12 +154,14 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
     for (int32_t i = 0; i < p; i++) ids[i] = i;
     fs_coll_group g = {p, ids};
     rc = fs_topo_star(p, tr->job->hw.nvlink_gbps, NVLINK_HOP_NS, &star, err);
+    if (!rc && nccl) rc = fs_coll_nccl_choose(star, &prm, &g, &prm.algo, NULL, NULL, err);
     if (!rc) rc = fs_coll_run(star, FS_ROUTE_SHORTEST, 1, &prm, &g, &res, err);
     fs_topo_free(star);
     free(ids);
   } else {
     fs_coll_group g = {p, hosts};
-    rc = fs_coll_run(tr->job->topo, tr->job->mode, tr->job->seed, &prm, &g, &res, err);
+    rc = nccl ? fs_coll_nccl_choose(tr->job->topo, &prm, &g, &prm.algo, NULL, NULL, err) : 0;
+    if (!rc) rc = fs_coll_run(tr->job->topo, tr->job->mode, tr->job->seed, &prm, &g, &res, err);
   }
   if (rc) return rc;
   if (fs__grow(&tr->times, &tr->times_cap, tr->n_times + 1, sizeof(*tr->times)))
@@ -177,10 +180,10 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
  * NVLink star), each collective simulated alone (cached under key), and the
  * flows those simulations had (*flows, what the op's TP stands for). */
 static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, int32_t key,
-                         double *out, int64_t *flows_out, fs_err *err) {
+                         int64_t chunk_layers, double *out, int64_t *flows_out, fs_err *err) {
   const fs_job *job = tr->job;
   int n = fs_work_tp_colls_per_layer(job, pass);
-  double layers = (double)job->model.layers / tr->V, bytes = fs_work_tp_bytes(job), t1, t2;
+  double layers = (double)chunk_layers, bytes = fs_work_tp_bytes(job), t1, t2;
   fs_coll_algo a = job->par.algo[FS_PAR_TP];
   int rc;
   int64_t flows;
@@ -200,9 +203,16 @@ static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, 
   return 0;
 }
 
-static int tp_seconds(fs_train *tr, fs_work_pass pass, double *out, fs_err *err) {
+static int tp_seconds(fs_train *tr, fs_work_pass pass, int64_t chunk_layers, double *out,
+                      fs_err *err) {
   int64_t flows;
-  return tp_seconds_on(tr, pass, NULL, 0, out, &flows, err);
+  return tp_seconds_on(tr, pass, NULL, 0, chunk_layers, out, &flows, err);
+}
+
+/* Layers of virtual stage vs (pipeline chunks may be uneven, work.h), and
+ * its first layer in *first. */
+static int64_t vs_layers(const fs_train *tr, int32_t vs, int64_t *first) {
+  return fs_work_chunk_layers(tr->job, vs, first);
 }
 
 /* EP seconds per op of virtual stage vs (pass): dispatch and combine
@@ -211,8 +221,8 @@ static int ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, double 
                       fs_err *err) {
   const fs_job *job = tr->job;
   *out = 0;
-  int64_t per = job->model.layers / tr->V;
-  int64_t moe = fs_work_moe_layers(&job->model, vs * per, per);
+  int64_t first, per = vs_layers(tr, vs, &first);
+  int64_t moe = fs_work_moe_layers(&job->model, first, per);
   int32_t ep = (int32_t)job->par.ep;
   if (!moe || ep < 2) return 0;
   int32_t hosts[4096], stage = vs % tr->p, base = (r / ep) * ep;
@@ -420,7 +430,7 @@ static int tp_setup(fs_train *tr, fs_err *err) {
     return 0;
   }
   tr->tp_mode = TP_PRIVATE;
-  size_t devs = (size_t)tr->p * tr->d;
+  size_t devs = (size_t)tr->p * tr->d * tr->v;
   tr->tp_dev_f = fs__malloc(devs, sizeof(double));
   tr->tp_dev_b = fs__malloc(devs, sizeof(double));
   tr->tp_dev_nf = fs__malloc(devs, sizeof(int64_t));
@@ -433,20 +443,22 @@ static int tp_setup(fs_train *tr, fs_err *err) {
   rc = 0;
   for (int32_t s = 0; s < tr->p && !rc; s++)
     for (int32_t r = 0; r < tr->d && !rc; r++) {
-      size_t dev = (size_t)s * tr->d + r;
       int32_t sig;
-      double f, b, rec;
-      int64_t nf, nb, nr;
       for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
-      if ((rc = tp_signature(tr, s, r, &sig, err)) ||
-          (rc = tp_seconds_on(tr, FS_PASS_FWD, hosts, -1 - sig, &f, &nf, err)) ||
-          (rc = tp_seconds_on(tr, FS_PASS_BWD, hosts, -1 - sig, &b, &nb, err)) ||
-          (rc = tp_seconds_on(tr, FS_PASS_RECOMPUTE, hosts, -1 - sig, &rec, &nr, err)))
-        break;
-      tr->tp_dev_f[dev] = f;
-      tr->tp_dev_b[dev] = b + rec;
-      tr->tp_dev_nf[dev] = nf;
-      tr->tp_dev_nb[dev] = nb + nr;
+      if ((rc = tp_signature(tr, s, r, &sig, err))) break;
+      for (int32_t c = 0; c < tr->v && !rc; c++) {
+        size_t k = ((size_t)s * tr->d + r) * tr->v + c;
+        int64_t L = vs_layers(tr, c * tr->p + s, NULL), nf, nb, nr;
+        double f, b, rec;
+        if ((rc = tp_seconds_on(tr, FS_PASS_FWD, hosts, -1 - sig, L, &f, &nf, err)) ||
+            (rc = tp_seconds_on(tr, FS_PASS_BWD, hosts, -1 - sig, L, &b, &nb, err)) ||
+            (rc = tp_seconds_on(tr, FS_PASS_RECOMPUTE, hosts, -1 - sig, L, &rec, &nr, err)))
+          break;
+        tr->tp_dev_f[k] = f;
+        tr->tp_dev_b[k] = b + rec;
+        tr->tp_dev_nf[k] = nf;
+        tr->tp_dev_nb[k] = nb + nr;
+      }
     }
   free(hosts);
   return rc;
@@ -495,11 +507,11 @@ static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byt
 /* comm all: the op's TP collectives as flows over the device's GPUs, one
  * after another after `after`; *end is the last one's done task (or after,
  * if there are none). */
-static int tp_flows(fs_train *tr, int32_t s, int32_t r, fs_work_pass pass, int32_t after,
-                    int32_t *end, fs_err *err) {
+static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass pass,
+                    int32_t after, int32_t *end, fs_err *err) {
   const fs_job *job = tr->job;
   int n = fs_work_tp_colls_per_layer(job, pass);
-  int64_t layers = job->model.layers / tr->V;
+  int64_t layers = vs_layers(tr, vs, NULL);
   int32_t hosts[256], first, prev = after;
   for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
   double bytes = fs_work_tp_bytes(job);
@@ -568,8 +580,8 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   }
   if (!rc && first->ep >= 0 && first->ep_from != first->ep) {
     int32_t ep = (int32_t)job->par.ep, vs = o->chunk * tr->p + s;
-    int64_t per = job->model.layers / tr->V;
-    int64_t moe = fs_work_moe_layers(&job->model, vs * per, per);
+    int64_t lo, per = vs_layers(tr, vs, &lo);
+    int64_t moe = fs_work_moe_layers(&job->model, lo, per);
     int passes = o->backward ? (job->par.recompute ? 2 : 1) : 1;
     for (int32_t base = 0; base < d && !rc; base += ep) {
       for (int32_t e = 0; e < ep; e++)
@@ -599,14 +611,16 @@ static int build(fs_train *tr, fs_err *err) {
   int rc;
   /* Per-op durations: compute by chunk and pass; TP (timed alone on a
    * star) the same for all. */
-  double tp_f = 0, tp_b = 0, tp_r = 0;
-  if (tr->tp_mode == TP_STAR &&
-      ((rc = tp_seconds(tr, FS_PASS_FWD, &tp_f, err)) ||
-       (rc = tp_seconds(tr, FS_PASS_BWD, &tp_b, err)) ||
-       (rc = tp_seconds(tr, FS_PASS_RECOMPUTE, &tp_r, err))))
-    return rc;
-  tr->tp_fwd_s = tp_f;
-  tr->tp_bwd_s = tp_b + tp_r;
+  for (int32_t vs = 0; vs < V && tr->tp_mode == TP_STAR; vs++) {
+    double tp_f = 0, tp_b = 0, tp_r = 0;
+    int64_t L = vs_layers(tr, vs, NULL);
+    if ((rc = tp_seconds(tr, FS_PASS_FWD, L, &tp_f, err)) ||
+        (rc = tp_seconds(tr, FS_PASS_BWD, L, &tp_b, err)) ||
+        (rc = tp_seconds(tr, FS_PASS_RECOMPUTE, L, &tp_r, err)))
+      return rc;
+    tr->tp_fwd_s[vs] = tp_f;
+    tr->tp_bwd_s[vs] = tp_b + tp_r;
+  }
   int need_groups = 0;
   /* Ops, device by device, in schedule order. */
   for (int32_t s = 0; s < p; s++)
@@ -624,15 +638,16 @@ static int build(fs_train *tr, fs_err *err) {
                                          fs_work_chunk_flops(job, vs, FS_PASS_RECOMPUTE)
                                    : fs_work_chunk_flops(job, vs, FS_PASS_FWD);
         double tp_s = 0, ep_s = 0;
-        if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s : tr->tp_fwd_s;
+        if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s[vs] : tr->tp_fwd_s[vs];
         if (tr->tp_mode == TP_PRIVATE) {
-          tp_s = o->backward ? tr->tp_dev_b[dev] : tr->tp_dev_f[dev];
-          tr->represented += o->backward ? tr->tp_dev_nb[dev] : tr->tp_dev_nf[dev];
+          size_t k = (size_t)dev * v + o->chunk;
+          tp_s = o->backward ? tr->tp_dev_b[k] : tr->tp_dev_f[k];
+          tr->represented += o->backward ? tr->tp_dev_nb[k] : tr->tp_dev_nf[k];
         }
         int ep_flows = 0;
         if (all) {
-          int64_t per = job->model.layers / tr->V;
-          ep_flows = job->par.ep >= 2 && fs_work_moe_layers(&job->model, vs * per, per) > 0;
+          int64_t lo, per = vs_layers(tr, vs, &lo);
+          ep_flows = job->par.ep >= 2 && fs_work_moe_layers(&job->model, lo, per) > 0;
         } else if ((rc = ep_seconds(tr, vs, r, o->backward, &ep_s, err))) {
           return rc;
         }
@@ -668,8 +683,9 @@ static int build(fs_train *tr, fs_err *err) {
         } else if (tr->tp_mode == TP_FLOWS) {
           fs_work_pass pass = o->backward ? FS_PASS_BWD : FS_PASS_FWD;
           int32_t e = it->end;
-          if ((rc = tp_flows(tr, s, r, pass, e, &e, err))) return rc;
-          if (o->backward && (rc = tp_flows(tr, s, r, FS_PASS_RECOMPUTE, e, &e, err))) return rc;
+          if ((rc = tp_flows(tr, s, r, vs, pass, e, &e, err))) return rc;
+          if (o->backward && (rc = tp_flows(tr, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
+            return rc;
           if (e != it->end) {
             it->tp_from = it->end;
             it->tp = it->end = e;
@@ -850,8 +866,11 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   tr->op_index = fs__malloc((size_t)tr->p * 2 * tr->m * tr->v, sizeof(int32_t));
   tr->iterations = tr->opts.iterations > 0 ? tr->opts.iterations : 1;
   tr->gate = fs__malloc(devs, sizeof(int32_t));
+  tr->tp_fwd_s = fs__malloc((size_t)tr->V, sizeof(double));
+  tr->tp_bwd_s = fs__malloc((size_t)tr->V, sizeof(double));
   tr->iter_hi = fs__malloc((size_t)tr->iterations, sizeof(int32_t));
-  if (!tr->host_of_gpu || !tr->order || !tr->ops || !tr->op_index || !tr->gate || !tr->iter_hi) {
+  if (!tr->host_of_gpu || !tr->order || !tr->ops || !tr->op_index || !tr->gate || !tr->iter_hi ||
+      !tr->tp_fwd_s || !tr->tp_bwd_s) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory building the iteration");
     goto fail;
   }
@@ -872,7 +891,7 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   if ((!shared && (rc = fs_sim_new(job->topo, &tr->sim, err))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
-      (rc = fs_coll_tuner_new(job->topo, job->mode, job->seed, &tr->tuner, err)) ||
+      (rc = fs_coll_tuner_new2(job->topo, job->mode, job->seed, tr->opts.tune, &tr->tuner, err)) ||
       (rc = tp_setup(tr, err)) ||
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = build_iterations(tr, err)))
     goto fail;
@@ -911,6 +930,8 @@ void fs_train_free(fs_train *tr) {
   free(tr->dp);
   free(tr->pp);
   free(tr->times);
+  free(tr->tp_fwd_s);
+  free(tr->tp_bwd_s);
   free(tr->tp_dev_f);
   free(tr->tp_dev_b);
   free(tr->tp_dev_nf);
@@ -1127,9 +1148,10 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     out->kind[FS_PAR_PP].busy_s += fs_sim_finish_s(tr->sim, f->item) - fs_sim_start_s(tr->sim, f->item);
   }
   /* TP/EP collective counts of one op set of the device. */
-  int64_t layers = job->model.layers / tr->V;
+  int64_t stage_layers = 0;
+  for (int32_t c = 0; c < tr->v; c++) stage_layers += vs_layers(tr, c * tr->p + best, NULL);
   out->kind[FS_PAR_TP].colls =
-      tr->t > 1 ? (int64_t)tr->m * tr->v * layers *
+      tr->t > 1 ? (int64_t)tr->m * stage_layers *
                       (fs_work_tp_colls_per_layer(job, FS_PASS_FWD) +
                        fs_work_tp_colls_per_layer(job, FS_PASS_BWD) +
                        fs_work_tp_colls_per_layer(job, FS_PASS_RECOMPUTE))
@@ -1139,7 +1161,8 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const fs_pipe_op *op = &tr->order[(size_t)best * tr->n_ops + i];
     if (tr->ops[(size_t)(best * tr->d) * tr->n_ops + i].ep < 0) continue;
-    int64_t moe = fs_work_moe_layers(&job->model, (op->chunk * tr->p + best) * layers, layers);
+    int64_t lo, per = vs_layers(tr, op->chunk * tr->p + best, &lo);
+    int64_t moe = fs_work_moe_layers(&job->model, lo, per);
     int passes = op->backward ? (job->par.recompute ? 2 : 1) : 1;
     out->kind[FS_PAR_EP].colls += moe * 2 * passes;
   }

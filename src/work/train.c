@@ -39,6 +39,7 @@ typedef struct op_items {
    * start); equal to the part's own item when that is a task timed alone
    * (its span is then its own start to finish). */
   int32_t z3_from, tp_from, ep_from;
+  int32_t cp, cp_from; /* ring attention exchange (context parallelism), as tp */
 } op_items;
 
 /* How an op's TP communication is simulated. */
@@ -65,11 +66,18 @@ typedef struct cached_time {
   int64_t flows;
 } cached_time;
 
+typedef struct cp_time {
+  int pass;
+  int64_t layers;
+  double time_s;
+} cp_time;
+
 struct fs_train {
   const fs_job *job;
   fs_train_opts opts;
   int fabric_free; /* pipeline and data-parallel traffic free (for the bubble) */
   int32_t p, d, t, v, m, V, n_ops;
+  int32_t c;   /* context-parallel ranks: a device is t x c GPUs */
   fs_sim *sim;
   int own_sim;               /* 0: a cluster's shared simulation */
   int32_t item_lo, item_hi;  /* this job's items in sim */
@@ -101,6 +109,8 @@ struct fs_train {
   double *sigs;              /* TP_PRIVATE: distinct scale-up link signatures */
   size_t n_sigs, sigs_cap;
   int64_t represented;       /* flows a shortcut stands for (not simulated) */
+  cp_time cp_alone[8];       /* CP exchanges timed alone (comm isolated) */
+  int n_cp_alone;
   double build_wall_s;
 };
 
@@ -111,6 +121,19 @@ static int32_t gpu_of(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
 
 static int32_t host(const fs_train *tr, int32_t tp, int32_t dp, int32_t pp) {
   return tr->host_of_gpu[gpu_of(tr, tp, dp, pp)];
+}
+
+/* A device's GPUs are its tp x cp lanes: lane q is TP rank q % tp of CP
+ * rank q / tp (cp = 1: lane = TP rank). */
+static int32_t host_lane(const fs_train *tr, int32_t q, int32_t dp, int32_t pp) {
+  fs_rank_coords c = {q % tr->t, dp, pp, 0, 0, q / tr->t};
+  return tr->host_of_gpu[fs_job_gpu_of(tr->job, &c)];
+}
+
+/* Member k of TP rank j's gradient group at stage pp: the dp x cp ranks
+ * holding the same weights, CP rank fastest (Megatron's dp-cp group). */
+static int32_t host_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_t pp) {
+  return host_lane(tr, j + tr->t * (k % tr->c), k / tr->c, pp);
 }
 
 /* The job's route cache when routes do not depend on the collective's key
@@ -247,8 +270,8 @@ static int32_t add_task(fs_train *tr, int32_t dev_host, double seconds, fs_err *
 static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t after,
                     int32_t *flows, fs_err *err) {
   double bytes = fs_work_pp_bytes(tr->job);
-  for (int32_t j = 0; j < tr->t; j++) {
-    int32_t src = host(tr, j, r, s), dst = host(tr, j, r, s2);
+  for (int32_t j = 0; j < tr->t * tr->c; j++) {
+    int32_t src = host_lane(tr, j, r, s), dst = host_lane(tr, j, r, s2);
     const fs_route *route;
     int rc = fs_route_cache_get(tr->routes, src, dst, &route, err);
     if (rc) return rc;
@@ -256,7 +279,7 @@ static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t afte
     if (f < 0) return f;
     if ((rc = fs_sim_add_dep(tr->sim, after, f, err))) return rc;
     flows[j] = f;
-    if (r == 0) {
+    if (r == 0 && j < tr->t) {
       if (fs__grow(&tr->pp, &tr->pp_cap, tr->n_pp + 1, sizeof(*tr->pp)))
         return fs_err_set(err, FS_ENOMEM, "out of memory");
       tr->pp[tr->n_pp++] = (pp_flow){f, s, (uint8_t)(j < 255 ? j : 255)};
@@ -275,17 +298,18 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
 static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *after,
                           int32_t n_after, const fs_coll_op *ops, int n_ops, fs_err *err) {
   const fs_job *job = tr->job;
-  if (tr->d < 2 || bytes <= 0 || n_ops == 0) return 0;
+  int32_t N = tr->d * tr->c; /* the gradient group: dp x cp ranks */
+  if (N < 2 || bytes <= 0 || n_ops == 0) return 0;
   int32_t maxb = tr->opts.max_buckets > 0 ? tr->opts.max_buckets : 4;
   int32_t nb = (int32_t)ceil(bytes / job->par.grad_bucket_bytes);
   if (nb < 1) nb = 1;
   if (nb > maxb) nb = maxb;
-  int32_t *hosts = malloc((size_t)tr->d * sizeof(int32_t));
+  int32_t *hosts = malloc((size_t)N * sizeof(int32_t));
   if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
   int rc = 0;
   for (int32_t j = 0; j < tr->t && !rc; j++) {
-    for (int32_t r = 0; r < tr->d; r++) hosts[r] = host(tr, j, r, s);
-    fs_coll_group g = {tr->d, hosts};
+    for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
+    fs_coll_group g = {N, hosts};
     int32_t prev = -1;
     for (int32_t b = 0; b < nb && !rc; b++)
       for (int ph = 0; ph < n_ops && !rc; ph++) {
@@ -327,14 +351,15 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
  * measured alone on the real topology. */
 static int z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err) {
   *out = 0;
-  if (tr->job->par.zero < 3 || tr->d < 2) return 0;
+  int32_t N = tr->d * tr->c;
+  if (tr->job->par.zero < 3 || N < 2) return 0;
   fs_work_shard sh;
   fs_work_stage_params(tr->job, s, &sh);
   double bytes = (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
-  int32_t *hosts = malloc((size_t)tr->d * sizeof(int32_t));
+  int32_t *hosts = malloc((size_t)N * sizeof(int32_t));
   if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t r = 0; r < tr->d; r++) hosts[r] = host(tr, 0, r, s);
-  int rc = coll_time(tr, FS_COLL_ALLGATHER, tr->job->par.algo[FS_PAR_DP], bytes, hosts, tr->d,
+  for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, 0, k, s);
+  int rc = coll_time(tr, FS_COLL_ALLGATHER, tr->job->par.algo[FS_PAR_DP], bytes, hosts, N,
                      1 + gpu_of(tr, 0, 0, s), out, err);
   free(hosts);
   return rc;
@@ -362,14 +387,16 @@ static int tp_private_ok(const fs_train *tr) {
   int64_t *stamp = fs__malloc((size_t)servers, sizeof(int64_t));
   if (!stamp) return 0;
   for (int32_t k = 0; k < servers; k++) stamp[k] = -1;
+  /* (the dp x cp group of a TP rank holds its device's CP ranks, so a CP
+   * ring inside a server also fails the stamp test) */
   for (int32_t s = 0; s < tr->p && ok; s++)
     for (int32_t j = 0; j < tr->t && ok; j++)
-      for (int32_t r = 0; r < tr->d && ok; r++) {
-        int32_t h = host(tr, j, r, s), sv = h / G;
+      for (int32_t k = 0; k < tr->d * tr->c && ok; k++) {
+        int32_t h = host_dpcp(tr, j, k, s), sv = h / G;
         int64_t group = (int64_t)s * tr->t + j;
-        if (sv != host(tr, 0, r, s) / G) ok = 0; /* TP spans servers */
-        if (tr->p > 1 && sv == host(tr, j, r, (s + 1) % tr->p) / G) ok = 0;
-        if (stamp[sv] == group) ok = 0; /* two DP members in one server */
+        if (sv != host_dpcp(tr, 0, k, s) / G) ok = 0; /* TP spans servers */
+        if (tr->p > 1 && sv == host_dpcp(tr, j, k, (s + 1) % tr->p) / G) ok = 0;
+        if (stamp[sv] == group) ok = 0; /* two DP/CP members in one server */
         stamp[sv] = group;
       }
   free(stamp);
@@ -380,13 +407,14 @@ static int tp_private_ok(const fs_train *tr) {
  * latency of its GPU's link up to the server's switch and back) in tr->sigs,
  * adding it if new: groups with equal signatures are isomorphic sub-networks
  * and so take equal times alone. */
-static int tp_signature(fs_train *tr, int32_t s, int32_t r, int32_t *idx, fs_err *err) {
+static int tp_signature(fs_train *tr, int32_t s, int32_t r, int32_t c, int32_t *idx,
+                        fs_err *err) {
   const fs_topo *t = tr->job->topo;
   size_t w = (size_t)4 * tr->t;
   double sig[4 * 256];
   if (tr->t > 256) return fs_err_set(err, FS_EINVAL, "tp > 256 is not supported");
   for (int32_t j = 0; j < tr->t; j++) {
-    int32_t h = host(tr, j, r, s), sw = t->scaleup0 + h / t->gpus_per_node;
+    int32_t h = host_lane(tr, j + tr->t * c, r, s), sw = t->scaleup0 + h / t->gpus_per_node;
     double *e = sig + 4 * j;
     e[0] = e[1] = e[2] = e[3] = -1;
     for (int32_t k = t->out_start[h]; k < t->out_start[h + 1]; k++) {
@@ -443,9 +471,17 @@ static int tp_setup(fs_train *tr, fs_err *err) {
   rc = 0;
   for (int32_t s = 0; s < tr->p && !rc; s++)
     for (int32_t r = 0; r < tr->d && !rc; r++) {
-      int32_t sig;
+      int32_t sig, sig_c;
       for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
-      if ((rc = tp_signature(tr, s, r, &sig, err))) break;
+      if ((rc = tp_signature(tr, s, r, 0, &sig, err))) break;
+      /* every CP rank's TP group must be isomorphic to CP rank 0's */
+      for (int32_t c = 1; c < tr->c && !rc; c++)
+        if (!(rc = tp_signature(tr, s, r, c, &sig_c, err)) && sig_c != sig) {
+          tr->tp_mode = TP_FLOWS;
+          free(hosts);
+          return 0;
+        }
+      if (rc) break;
       for (int32_t c = 0; c < tr->v && !rc; c++) {
         size_t k = ((size_t)s * tr->d + r) * tr->v + c;
         int64_t L = vs_layers(tr, c * tr->p + s, NULL), nf, nb, nr;
@@ -512,11 +548,13 @@ static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass
   const fs_job *job = tr->job;
   int n = fs_work_tp_colls_per_layer(job, pass);
   int64_t layers = vs_layers(tr, vs, NULL);
-  int32_t hosts[256], first, prev = after;
-  for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
+  int32_t hosts[256], first, prev = after, join = -1;
   double bytes = fs_work_tp_bytes(job);
   uint64_t key = 0x7000000000ull + (uint64_t)(s * tr->d + r);
   int rc;
+  for (int32_t c = 0; c < tr->c; c++) {
+  prev = after;
+  for (int32_t j = 0; j < tr->t; j++) hosts[j] = host_lane(tr, j + tr->t * c, r, s);
   for (int64_t L = 0; L < layers * n; L++) {
     if (job->par.sequence_parallel) {
       fs_coll_op op = L % 2 == 0 ? FS_COLL_ALLGATHER : FS_COLL_REDUCESCATTER;
@@ -529,8 +567,89 @@ static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass
     if (rc) return rc;
     tr->kinds[FS_PAR_TP].algo = tr->last_algo;
   }
-  *end = prev;
+  /* CP ranks' TP groups run side by side: join them */
+  if (tr->c > 1) {
+    if (join < 0 && (join = fs_sim_add_task_s(tr->sim, host(tr, 0, r, s), 0, 0, err)) < 0)
+      return join;
+    if (prev != after && (rc = fs_sim_add_dep(tr->sim, prev, join, err))) return rc;
+    if (c == tr->c - 1 && (rc = fs_sim_add_dep(tr->sim, after, join, err))) return rc;
+  }
+  }
+  *end = tr->c > 1 ? join : prev;
   return 0;
+}
+
+
+/* The op's ring-attention exchange (context parallelism, Liu et al. 2023;
+ * docs/model-work.md): per layer of virtual stage vs, cp - 1 steps; at step
+ * k every lane (TP rank j, CP rank c) of device (s, r) sends the K/V block
+ * it holds to (j, c + 1), once it has received it at step k - 1; a layer's
+ * exchange starts when the previous layer's is done. Flows go into `sim`
+ * (the job's, or a scratch one to time it alone); *end is the last item
+ * (after, if there is nothing to send). */
+static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
+                   fs_work_pass pass, int32_t after, int32_t *end, fs_err *err) {
+  const fs_job *job = tr->job;
+  int steps = fs_work_cp_steps_per_layer(job, pass);
+  double bytes = fs_work_cp_step_bytes(job, pass);
+  int64_t layers = vs_layers(tr, vs, NULL);
+  int32_t lanes = tr->t * tr->c, prev = after;
+  *end = after;
+  if (tr->c < 2 || steps <= 0 || bytes <= 0) return 0;
+  int32_t *got = fs__malloc((size_t)lanes * 2, sizeof(int32_t)), *next = got + lanes;
+  if (!got) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int rc = 0;
+  for (int64_t L = 0; L < layers && !rc; L++) {
+    for (int32_t q = 0; q < lanes; q++) got[q] = prev;
+    for (int k = 0; k < steps && !rc; k++) {
+      for (int32_t q = 0; q < lanes && !rc; q++) {
+        int32_t to = (q + tr->t) % lanes; /* same TP rank, next CP rank */
+        int32_t src = host_lane(tr, q, r, s), dst = host_lane(tr, to, r, s);
+        const fs_route *route;
+        int32_t f;
+        if ((rc = fs_route_cache_get(tr->routes, src, dst, &route, err))) break;
+        if ((f = fs_sim_add_flow(sim, src, dst, bytes, 0, route, err)) < 0) {
+          rc = f;
+          break;
+        }
+        if (got[q] >= 0) rc = fs_sim_add_dep(sim, got[q], f, err);
+        next[to] = f;
+      }
+      int32_t *tmp = got;
+      got = next;
+      next = tmp;
+    }
+    int32_t done = rc ? -1 : fs_sim_add_task_s(sim, host(tr, 0, r, s), 0, 0, err);
+    if (!rc && done < 0) rc = done;
+    for (int32_t q = 0; q < lanes && !rc; q++) rc = fs_sim_add_dep(sim, got[q], done, err);
+    prev = done;
+  }
+  free(got < next ? got : next);
+  if (!rc) *end = prev;
+  return rc;
+}
+
+/* comm isolated: seconds of an op's ring-attention exchange simulated alone
+ * (device (0, 0)'s, on the job's topology), cached by (pass, layers). */
+static int cp_seconds(fs_train *tr, fs_work_pass pass, int64_t layers, int32_t vs, double *out,
+                      fs_err *err) {
+  *out = 0;
+  if (tr->c < 2 || tr->opts.free_comm || fs_work_cp_steps_per_layer(tr->job, pass) <= 0) return 0;
+  for (int i = 0; i < tr->n_cp_alone; i++)
+    if (tr->cp_alone[i].pass == (int)pass && tr->cp_alone[i].layers == layers) {
+      *out = tr->cp_alone[i].time_s;
+      return 0;
+    }
+  fs_sim *sim = NULL;
+  int32_t end;
+  int rc = fs_sim_new(tr->job->topo, &sim, err);
+  if (!rc) rc = cp_ring(tr, sim, 0, 0, vs, pass, -1, &end, err);
+  if (!rc) rc = fs_sim_run(sim, NULL, err);
+  if (!rc) *out = fs_sim_makespan_s(sim);
+  fs_sim_free(sim);
+  if (!rc && tr->n_cp_alone < 8)
+    tr->cp_alone[tr->n_cp_alone++] = (cp_time){(int)pass, layers, *out};
+  return rc;
 }
 
 static int32_t add_gate(fs_train *tr, int32_t dev_host, int32_t after, fs_err *err) {
@@ -550,8 +669,8 @@ static int32_t add_gate(fs_train *tr, int32_t dev_host, int32_t after, fs_err *e
 static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   const fs_job *job = tr->job;
   const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
-  int32_t d = tr->d, n = tr->n_ops;
-  int32_t *hosts = fs__malloc((size_t)d, sizeof(int32_t));
+  int32_t d = tr->d, n = tr->n_ops, N = d * tr->c;
+  int32_t *hosts = fs__malloc((size_t)N, sizeof(int32_t));
   int32_t *after = fs__malloc((size_t)d, sizeof(int32_t));
   if (!hosts || !after) {
     free(hosts);
@@ -571,8 +690,8 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
       if (after[r] >= 0) after[n_after++] = after[r];
     for (int32_t j = 0; j < tr->t && !rc; j++) {
       int32_t f, done;
-      for (int32_t r = 0; r < d; r++) hosts[r] = host(tr, j, r, s);
-      rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, d, after,
+      for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
+      rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, N, after,
                       n_after, gathers, 0x5300000000ull + (uint64_t)(s * 131 + j), &f, &done, err);
       for (int32_t r = 0; r < d && !rc; r++)
         rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + r) * n + i].z3, err);
@@ -586,9 +705,9 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
     for (int32_t base = 0; base < d && !rc; base += ep) {
       for (int32_t e = 0; e < ep; e++)
         after[e] = tr->ops[(size_t)(s * d + base + e) * n + i].ep_from;
-      for (int32_t j = 0; j < tr->t && !rc; j++) {
+      for (int32_t j = 0; j < tr->t * tr->c && !rc; j++) {
         int32_t f, done;
-        for (int32_t e = 0; e < ep; e++) hosts[e] = host(tr, j, base + e, s);
+        for (int32_t e = 0; e < ep; e++) hosts[e] = host_lane(tr, j, base + e, s);
         rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
                         hosts, ep, after, ep, (int32_t)(moe * 2 * passes),
                         0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), &f, &done, err);
@@ -630,7 +749,7 @@ static int build(fs_train *tr, fs_err *err) {
       double z3_s = 0;
       if (!all && !tr->opts.free_comm && !tr->fabric_free && (rc = z3_seconds(tr, s, &z3_s, err)))
         return rc;
-      int z3_flows = all && job->par.zero >= 3 && d > 1;
+      int z3_flows = all && job->par.zero >= 3 && d * tr->c > 1;
       for (int32_t i = 0; i < n; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         int32_t vs = o->chunk * p + s;
@@ -691,6 +810,35 @@ static int build(fs_train *tr, fs_err *err) {
             it->tp = it->end = e;
           }
         }
+        it->cp = it->cp_from = -1;
+        if (tr->c > 1 && !tr->opts.free_comm) {
+          if (all) {
+            int32_t e = it->end;
+            if ((rc = cp_ring(tr, tr->sim, s, r, vs, o->backward ? FS_PASS_BWD : FS_PASS_FWD, e,
+                              &e, err)))
+              return rc;
+            if (o->backward &&
+                (rc = cp_ring(tr, tr->sim, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
+              return rc;
+            if (e != it->end) {
+              it->cp_from = it->end;
+              it->cp = it->end = e;
+            }
+          } else {
+            int64_t L = vs_layers(tr, vs, NULL);
+            double c1, c2 = 0;
+            if ((rc = cp_seconds(tr, o->backward ? FS_PASS_BWD : FS_PASS_FWD, L, vs, &c1, err)) ||
+                (o->backward && (rc = cp_seconds(tr, FS_PASS_RECOMPUTE, L, vs, &c2, err))))
+              return rc;
+            if (c1 + c2 > 0) {
+              it->cp = add_task(tr, dev_host, c1 + c2, err);
+              if (it->cp < 0) return it->cp;
+              if ((rc = fs_sim_add_dep(tr->sim, it->end, it->cp, err))) return rc;
+              it->cp_from = it->cp;
+              it->end = it->cp;
+            }
+          }
+        }
         if (ep_s > 0) {
           it->ep = add_task(tr, dev_host, ep_s, err);
           if (it->ep < 0) return it->ep;
@@ -711,7 +859,7 @@ static int build(fs_train *tr, fs_err *err) {
     for (int32_t i = 0; i < n; i++)
       if ((rc = group_colls(tr, s, i, err))) return rc;
   /* Cross-device dependencies: activations forward, gradients backward. */
-  int32_t *flows = malloc((size_t)tr->t * sizeof(int32_t));
+  int32_t *flows = malloc((size_t)tr->t * tr->c * sizeof(int32_t));
   if (!flows) return fs_err_set(err, FS_ENOMEM, "out of memory");
   for (int32_t r = 0; r < d && !rc; r++)
     for (int32_t mb = 0; mb < m && !rc; mb++)
@@ -728,7 +876,7 @@ static int build(fs_train *tr, fs_err *err) {
             continue;
           }
           if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
-          for (int32_t j = 0; j < tr->t && !rc; j++)
+          for (int32_t j = 0; j < tr->t * tr->c && !rc; j++)
             rc = fs_sim_add_dep(tr->sim, flows[j], to->compute, err);
           /* (a ZeRO-3 gather may run before the data arrives; ZeRO-3 needs
            * pp = 1, so this never happens today) */
@@ -849,6 +997,7 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   tr->p = (int32_t)job->par.pp;
   tr->d = (int32_t)job->par.dp;
   tr->t = (int32_t)job->par.tp;
+  tr->c = (int32_t)job->par.cp;
   tr->v = (int32_t)job->par.virtual_stages;
   tr->m = (int32_t)fs_work_microbatches(job);
   tr->V = tr->p * tr->v;
@@ -957,8 +1106,8 @@ static double part_s(const fs_train *tr, int32_t item, int32_t from, double t0) 
 }
 
 static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp,
-                           double *ep, double *z3, double *last_end) {
-  *compute = *tp = *ep = *z3 = *last_end = 0;
+                           double *ep, double *z3, double *cp, double *last_end) {
+  *compute = *tp = *ep = *z3 = *cp = *last_end = 0;
   double t0 = dev_start(tr, dev);
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
@@ -966,6 +1115,7 @@ static void device_profile(const fs_train *tr, int32_t dev, double *compute, dou
     *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
     *tp += part_s(tr, it->tp, it->tp_from, t0);
     *ep += part_s(tr, it->ep, it->ep_from, t0);
+    *cp += part_s(tr, it->cp, it->cp_from, t0);
     double e = fs_sim_finish_s(tr->sim, it->end) - t0;
     if (e > *last_end) *last_end = e;
   }
@@ -1018,6 +1168,7 @@ static uint32_t congestion_kinds(const fs_train *tr) {
     k |= 1u << (job->par.sequence_parallel ? FS_TRAIN_SP : FS_TRAIN_TP);
   if (tr->opts.comm == FS_COMM_ALL && job->par.ep >= 2 && job->model.experts > 1)
     k |= 1u << FS_TRAIN_EP;
+  if (tr->opts.comm == FS_COMM_ALL && tr->c > 1) k |= 1u << FS_TRAIN_CP;
   if (tr->p > 1) k |= 1u << FS_TRAIN_PP;
   if (tr->d > 1) k |= 1u << FS_TRAIN_DP;
   return k;
@@ -1056,14 +1207,16 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   double best_end = -1;
   for (int32_t s = 0; s < tr->p; s++) {
     double c, tp, ep, z3, e;
-    device_profile(tr, s * tr->d, &c, &tp, &ep, &z3, &e);
+    double cpx;
+    device_profile(tr, s * tr->d, &c, &tp, &ep, &z3, &cpx, &e);
     double t0 = dev_start(tr, s * tr->d);
     for (size_t i = 0; i < tr->n_dp; i++)
       if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done) - t0);
     if (e > best_end + 1e-12) best = s, best_end = e;
   }
   double compute, tp, ep, z3, last_end;
-  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &last_end);
+  double cp;
+  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &cp, &last_end);
   out->device_stage = best;
   out->compute_s = compute;
   memcpy(out->kind, tr->kinds, sizeof(out->kind));
@@ -1080,9 +1233,10 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     return rc;
   }
   double fc, ftp, fep, fz3, fend;
-  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fend);
+  double fcp;
+  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fcp, &fend);
   fs_train_free(free_tr);
-  out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3);
+  out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3 - fcp);
   /* With routing control: the same job without it (its base routing, no
    * failures, no re-optimisation), so the report can say what it cost or
    * bought. A shallow copy: it borrows the topology. */
@@ -1114,7 +1268,9 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     out->isolated_iter_s = iteration_times(itr, NULL, NULL);
     fs_train_free(itr);
   }
-  double idle = fmax(0, last_end - compute - tp - ep - z3);
+  double idle = fmax(0, last_end - compute - tp - ep - z3 - cp);
+  out->kind[FS_PAR_CP].exposed_s = cp;
+  out->kind[FS_PAR_CP].busy_s = cp;
   out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
   double dp_end = last_end, t0 = dev_start(tr, best * tr->d);
   for (size_t i = 0; i < tr->n_dp; i++) {
@@ -1167,6 +1323,16 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     out->kind[FS_PAR_EP].colls += moe * 2 * passes;
   }
   out->kind[FS_PAR_EP].bytes = out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job);
+  /* CP: ring steps per layer and pass, each a K/V block (x2 backward). */
+  if (tr->c > 1) {
+    static const fs_work_pass passes[] = {FS_PASS_FWD, FS_PASS_BWD, FS_PASS_RECOMPUTE};
+    for (int k = 0; k < 3; k++) {
+      int64_t n = (int64_t)tr->m * stage_layers * fs_work_cp_steps_per_layer(job, passes[k]);
+      out->kind[FS_PAR_CP].colls += n;
+      out->kind[FS_PAR_CP].bytes += (double)n * fs_work_cp_step_bytes(job, passes[k]);
+    }
+    out->kind[FS_PAR_CP].wire_bytes = out->kind[FS_PAR_CP].bytes;
+  }
   out->kind[FS_PAR_TP].busy_s = tp;
   out->kind[FS_PAR_EP].busy_s = ep;
   return 0;
@@ -1363,7 +1529,7 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
           100 * r->bubble_s / T);
   for (int k = 0; k < FS_PAR_N; k++) {
-    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* not simulated yet */
+    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* no CP: keep the old report */
     char label[64];
     snprintf(label, sizeof(label), "exposed %s", kind_label(k));
     fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", label, r->kind[k].exposed_s * 1e3,
@@ -1430,7 +1596,7 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(b, r->bubble_s * 1e9);
   fprintf(f, ",\"compute_ns\":%s,\"bubble_ns\":%s", a, b);
   for (int k = 0; k < FS_PAR_N; k++) {
-    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* not simulated yet */
+    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* no CP: keep the old report */
     fs__fmt_num(a, r->kind[k].exposed_s * 1e9);
     fprintf(f, ",\"exposed_%s_ns\":%s", fs_par_kind_name((fs_par_kind)k), a);
   }

@@ -573,6 +573,30 @@ TEST(test_symm_pair_orbits_and_quotient_by_hand) {
    * (lowest id), and leaf0->host1 maps to leaf0->host0. */
   CHECK_EQ_INT(q.links[0], fs_symm_link_rep(c, in.links[0]));
   CHECK_REL(q.weights[0], 1.0, 1e-15, "");
+  /* Entries of one orbit merge, W_O summed, at the first one's place: host
+   * 1's up-link is in host 0's orbit (6 links), leaf0->spine0 in its own
+   * (3): (0->leaf0 w .25, leaf0->spine0 w 1, 1->leaf0 w .5) with |F| = 4
+   * gives (rep w 4 * .75 / 6, leaf0->spine0 w 4 / 3). */
+  {
+    fs_route h;
+    fs_route_init(&h);
+    int32_t links[3] = {hup, up, t->out_links[t->out_start[1]]};
+    double w[3] = {0.25, 1, 0.5};
+    h.links = links;
+    h.weights = w;
+    h.n = 3;
+    fs_route hq;
+    fs_route_init(&hq);
+    CHECK_OK(fs_symm_quotient_route(c, &h, 4, &hq, &err), &err);
+    CHECK_EQ_INT(hq.n, 2);
+    if (hq.n == 2) {
+      CHECK_EQ_INT(hq.links[0], fs_symm_link_rep(c, hup));
+      CHECK_REL(hq.weights[0], 4 * 0.75 / 6, 1e-15, "");
+      CHECK_EQ_INT(hq.links[1], fs_symm_link_rep(c, up));
+      CHECK_REL(hq.weights[1], 4.0 / 3, 1e-15, "");
+    }
+    fs_route_free(&hq);
+  }
   /* Refusals: flow orbit 0, a bad weight; out stays as it was. */
   int32_t n_before = q.n;
   CHECK_EQ_INT(fs_symm_quotient_route(c, &in, 0, &q, &err), FS_EINVAL);

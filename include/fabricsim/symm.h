@@ -44,11 +44,14 @@ typedef struct fs_symm fs_symm;
  * FS_EINVAL (not a permutation, or no automorphism extends a generator:
  * err names the generator and the host, node or link that breaks it, e.g.
  * "no automorphism extends generator 1: link spine3->leaf7 (400 Gb/s,
- * 500 ns) has no image from spine3 to leaf6") or FS_ENOMEM; *out is then
- * untouched. The greedy extension is complete for tree-like fabrics (Clos,
- * fat-tree, leaf-spine, rail-optimised, with or without servers); on graphs
- * with links inside one distance level it may refuse a true automorphism,
- * never accept a false one. */
+ * 500 ns) has no image from spine3 to leaf6 with 400 Gb/s") or FS_ENOMEM;
+ * *out is then
+ * untouched. The greedy choice may refuse a true automorphism (it ignores
+ * links inside one distance level, and the lowest-id pick can be the wrong
+ * one), never accept a false one. It extends the rail rotations and
+ * replica shifts of the builders' leaf-spine, fat-tree, Clos and
+ * rail-optimised fabrics, with or without servers (tested), whose parallel
+ * switches are numbered alike in every pod, plane and SU. */
 int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_gens,
                 fs_symm **out, fs_err *err);
 void fs_symm_free(fs_symm *s); /* NULL is a no-op */

@@ -272,13 +272,14 @@ static int extend(const ext *e, scratch *sc, int32_t g, const int32_t *perm, int
     }
     if (y < 0) {
       fs_topo_node_name(t, x, n1, sizeof(n1));
+      n2[0] = '\0';
       if (n > 0) fs_topo_node_name(t, sc->list[0], n2, sizeof(n2));
       return fs_err_set(err, FS_EINVAL,
                         "no automorphism extends generator %d: node %s (tier %d, %d hops from "
                         "the hosts) has %s image: no node of its kind and tier is joined to "
-                        "the images of its %d nearer neighbours%s%s",
+                        "exactly the images of its %d nearer neighbours (first image: %s)",
                         g, n1, t->nodes[x].tier, e->dist[x], c < 0 ? "no" : "no unused", n,
-                        n > 0 ? " (first: " : "", n > 0 ? strcat(n2, ")") : "");
+                        n > 0 ? n2 : "none");
     }
     sigma[x] = y;
     sc->used[y] = 1;
@@ -450,8 +451,7 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
   *out = s;
   return 0;
 fail:
-  if (rc == FS_ENOMEM && (!err || err->code != FS_ENOMEM))
-    fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
+  if (rc == FS_ENOMEM) fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
   ext_free(&e);
   free(sc.list);
   free(sc.used);

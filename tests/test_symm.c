@@ -184,6 +184,31 @@ TEST(test_symm_builders_extend_and_verify) {
   }
 }
 
+/* Off the tree-like families: a ring's rotation is found too (routers are
+ * pinned by their chips; the router-router links are only verified). */
+TEST(test_symm_ring_rotation) {
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  CHECK_OK(fs_topo_ring(8, 100, 400, 500, &t, &err), &err);
+  if (!t) return;
+  int32_t *p[2] = {perm_shift(8, 1), malloc(8 * sizeof(int32_t))};
+  for (int32_t h = 0; h < 8; h++) p[1][h] = (8 - h) % 8; /* reflection */
+  fs_symm *s = symm_ok(t, p, 2, "ring");
+  if (s) {
+    CHECK_EQ_INT(fs_symm_n_link_orbits(s), 3); /* chip->router, router->chip, ring */
+    CHECK_EQ_INT(fs_symm_pair_orbit(s, 0, 1), 16);
+  }
+  fs_symm_free(s);
+  /* A chip swap that is no ring automorphism: 0 <-> 1 only. */
+  for (int32_t h = 0; h < 8; h++) p[1][h] = h < 2 ? 1 - h : h;
+  const int32_t *q[1] = {p[1]};
+  s = NULL;
+  CHECK_EQ_INT(fs_symm_new(t, q, 1, &s, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "no automorphism extends generator 0: link router") != NULL);
+  free_perms(p, 2);
+  fs_topo_free(t);
+}
+
 TEST(test_symm_refuses_non_automorphisms) {
   fs_err err = {0, ""};
   fs_symm *s = NULL;

@@ -597,6 +597,12 @@ static int32_t lw_merge(lw *v, int32_t n) {
   return m;
 }
 
+/* Names of a and b into na, nb (64 bytes each), for messages. */
+static void pair_names(const fs_topo *t, int32_t a, int32_t b, char *na, char *nb) {
+  fs_topo_node_name(t, a, na, 64);
+  fs_topo_node_name(t, b, nb, 64);
+}
+
 int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs,
                          fs_symm_route_fn route, void *ctx, const char *label, fs_err *err) {
   const fs_topo *t = s->t;
@@ -622,9 +628,8 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
       b = (int32_t)(uint32_t)q[qh];
       const fs_route *r;
       fs_err e2 = {0, ""};
-      fs_topo_node_name(t, a, a1, sizeof(a1));
-      fs_topo_node_name(t, b, b1, sizeof(b1));
       if ((rc = route(ctx, a, b, &r, &e2))) {
+        pair_names(t, a, b, a1, b1);
         fs_err_set(err, rc, "route %s->%s: %s", a1, b1, e2.msg);
         break;
       }
@@ -637,6 +642,7 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
       int64_t lat = r->latency_ns;
       for (int32_t k = 0; k < no; k++) {
         if (r->links[k] < 0 || r->links[k] >= E) {
+          pair_names(t, a, b, a1, b1);
           rc = fs_err_set(err, FS_EINVAL, "route %s->%s: link %d out of range", a1, b1,
                           r->links[k]);
           break;
@@ -653,9 +659,8 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
           img[k] = (lw){s->link_map[(size_t)g * E + orig[k].link], k, orig[k].w};
         int32_t ni = lw_merge(img, no);
         const fs_route *r2;
-        fs_topo_node_name(t, ga, a2, sizeof(a2));
-        fs_topo_node_name(t, gb, b2, sizeof(b2));
         if ((rc = route(ctx, ga, gb, &r2, &e2))) {
+          pair_names(t, ga, gb, a2, b2);
           fs_err_set(err, rc, "route %s->%s: %s", a2, b2, e2.msg);
           break;
         }
@@ -674,6 +679,10 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
           wi = li == l ? img[i++].w : 0;
           wg = lg == l ? got[j++].w : 0;
           if (fabs(wi - wg) > 1e-12) bad = l;
+        }
+        if (bad >= 0 || r2->latency_ns != lat) {
+          pair_names(t, a, b, a1, b1);
+          pair_names(t, ga, gb, a2, b2);
         }
         if (bad >= 0) {
           fs_topo_node_name(t, t->links[bad].from, l1, sizeof(l1));

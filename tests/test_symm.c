@@ -658,7 +658,7 @@ done:
   fs_topo_free(t);
 }
 
-/* A 16k-GPU rail-optimised fabric of 8-GPU servers (about 35k nodes, 100k
+/* A 16k-GPU rail-optimised fabric of 8-GPU servers (35,392 nodes, 163,840
  * links) with rail rotation and SU shift: builds (the figure is in
  * docs/model-symm.md; tests never time) and has the expected orbits. */
 TEST(test_symm_large_railopt) {

@@ -21,3 +21,4 @@
 #include "list_netctl.h"
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"
+#include "list_symm.h"

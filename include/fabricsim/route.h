@@ -43,7 +43,8 @@ int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err);
 
 typedef struct fs_route {
   int32_t *links;   /* link ids; for a single path, in path order */
-  double *weights;  /* fraction of the flow's rate on each link, in (0, 1] */
+  double *weights;  /* fraction of the flow's rate on each link, in (0, 1];
+                       a quotient route (symm.h) may carry any finite > 0 */
   int32_t n, cap;   /* entries used / allocated */
   double n_paths;   /* paths the route spreads over (1 unless spraying) */
   int32_t hops;     /* links on each path */

@@ -171,7 +171,7 @@ int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
     return fs_err_set(err, FS_EINVAL, "flow %d -> %d has an empty route", src, dst);
   for (int32_t k = 0; k < route->n; k++)
     if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
-        !(route->weights[k] > 0 && route->weights[k] <= 1 + 1e-12))
+        !(route->weights[k] > 0 && isfinite(route->weights[k])))
       return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
   size_t nflows = (size_t)c->n_flows;
   size_t off = s->route_len;
@@ -853,7 +853,7 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     return fs_err_set(err, FS_EINVAL, "re-route of flow %d: empty route", item);
   for (int32_t k = 0; k < route->n; k++)
     if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
-        !(route->weights[k] > 0 && route->weights[k] <= 1 + 1e-12))
+        !(route->weights[k] > 0 && isfinite(route->weights[k])))
       return fs_err_set(err, FS_EINVAL, "re-route of flow %d: bad route entry %d", item, k);
   if (!(hold_s >= 0) || !isfinite(hold_s))
     return fs_err_set(err, FS_EINVAL, "re-route hold must be finite and >= 0 s, got %g", hold_s);

@@ -22,3 +22,4 @@
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"
 #include "list_symm.h"
+#include "list_train_all.h"

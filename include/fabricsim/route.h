@@ -106,6 +106,12 @@ int fs_route_cache_new(fs_router *r, fs_route_mode mode, uint64_t seed, uint64_t
 int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_route **out,
                        fs_err *err);
 void fs_route_cache_free(fs_route_cache *c); /* NULL is a no-op */
+/* A function every route the cache computes goes through before it is
+ * kept (e.g. the symmetry quotient, symm.h): fills out (initialised) from
+ * in, or returns a negative code with err set (the get then fails). Set it
+ * before the first get; routes already cached are not transformed. */
+typedef int (*fs_route_transform_fn)(void *ctx, const fs_route *in, fs_route *out, fs_err *err);
+void fs_route_cache_set_transform(fs_route_cache *c, fs_route_transform_fn fn, void *ctx);
 
 /* ---- family-aware routing (single paths; errors as fs_route_explicit, and
  * FS_EINVAL on a topology of another family or src == dst) ---- */

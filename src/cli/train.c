@@ -32,6 +32,8 @@ static void help(FILE *f) {
           "                      isolated: TP, EP and ZeRO-3 timed alone, only PP and\n"
           "                      DP contend (the report of 'all' also gives this)\n"
           "  --no-compare        with --comm all, skip the isolated run it reports\n"
+          "  --no-symmetry       simulate every rail, even where the rail symmetry\n"
+          "                      shortcut is exact (a trace implies it)\n"
           "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
           "                      (default) or the fastest simulated alone\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
@@ -93,6 +95,8 @@ int fs__cli_train(int argc, char **argv) {
         return fs__cli_usage("train", "--comm must be all or isolated, got '%s'", argv[i]);
     } else if (strcmp(a, "--no-compare") == 0) {
       opts.no_compare = 1;
+    } else if (strcmp(a, "--no-symmetry") == 0) {
+      opts.no_symmetry = 1;
     } else if (strcmp(a, "--tune") == 0 && i + 1 < argc) {
       if (fs_coll_tune_policy_parse(argv[++i], &opts.tune))
         return fs__cli_usage("train", "--tune must be nccl or sim, got '%s'", argv[i]);
@@ -120,6 +124,7 @@ int fs__cli_train(int argc, char **argv) {
   if (trace && n_in > 1)
     return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
   int json = strcmp(format, "json") == 0;
+  if (trace) opts.no_symmetry = 1; /* the trace's link utilisation needs every link */
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};

@@ -16,7 +16,14 @@ struct fs_route_cache {
   size_t len;
   fs_route *routes;
   size_t routes_cap;
+  fs_route_transform_fn transform; /* applied to each route computed */
+  void *transform_ctx;
 };
+
+void fs_route_cache_set_transform(fs_route_cache *c, fs_route_transform_fn fn, void *ctx) {
+  c->transform = fn;
+  c->transform_ctx = ctx;
+}
 
 int fs_route_cache_new(fs_router *r, fs_route_mode mode, uint64_t seed, uint64_t key,
                        fs_route_cache **out, fs_err *err) {
@@ -53,6 +60,16 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
   fs_route_init(r);
   int rc;
   rc = fs_route_by_mode(c->router, c->mode, src, dst, c->seed, fs__mix64(c->key ^ key), r, err);
+  if (!rc && c->transform) {
+    fs_route q;
+    fs_route_init(&q);
+    if ((rc = c->transform(c->transform_ctx, r, &q, err))) {
+      fs_route_free(&q);
+    } else {
+      fs_route_free(r);
+      *r = q;
+    }
+  }
   if (rc) {
     fs_route_free(r);
     return rc;

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "../base/base.h"
+#include "fabricsim/symm.h"
 #include "fabricsim/trace.h"
 
 #define NVLINK_HOP_NS 250 /* per NVLink hop (GPU -> NVSwitch), docs/model.md */
@@ -111,6 +112,11 @@ struct fs_train {
   int64_t represented;       /* flows a shortcut stands for (not simulated) */
   cp_time cp_alone[8];       /* CP exchanges timed alone (comm isolated) */
   int n_cp_alone;
+  /* Rail symmetry (docs/model-alltraffic.md): with it only TP rank 0's lanes
+   * and rails are simulated, on quotient routes; lane_step = t, rails = 1. */
+  fs_symm *symm;
+  int32_t lane_step, rails;
+  char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
 };
 
@@ -141,6 +147,103 @@ static int32_t host_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_t pp) {
 static fs_route_cache *shared_routes(const fs_train *tr) {
   return tr->job->mode == FS_ROUTE_SPRAY || tr->job->mode == FS_ROUTE_SHORTEST ? tr->routes
                                                                                  : NULL;
+}
+
+/* Route transform of the rail-symmetric quotient: every simulated flow
+ * stands for its orbit of t flows (one per TP rank). */
+static int quotient_route(void *ctx, const fs_route *in, fs_route *out, fs_err *err) {
+  const fs_train *tr = ctx;
+  return fs_symm_quotient_route(tr->symm, in, tr->t, out, err);
+}
+
+static void symm_refuse(fs_train *tr, const char *why) {
+  snprintf(tr->symm_note, sizeof(tr->symm_note), "%s", why);
+}
+
+/* Rail symmetry: rotating every device's TP ranks (j -> j + 1 mod t) maps
+ * the iteration's traffic onto itself (every per-lane and per-rail item is
+ * built the same way for each TP rank). When that rotation extends to an
+ * automorphism of the topology (fs_symm_new verifies it), routing is
+ * equivariant (spraying; checked on the traffic's pairs) and nothing else
+ * breaks it, only TP rank 0's lanes and rails are simulated, on quotient
+ * routes, and max-min gives every TP rank the same times (model-symm.md).
+ * Refused (the full simulation runs, and the report says why) for: other
+ * routing modes, routing control or failures, TP lowered as flows, a
+ * cluster, a trace (its link utilisation needs every link), or no
+ * automorphism. */
+static int symm_setup(fs_train *tr, int shared, fs_err *err) {
+  const fs_job *job = tr->job;
+  tr->lane_step = 1;
+  tr->rails = tr->t;
+  tr->symm_note[0] = '\0';
+  if (tr->t < 2 || tr->opts.free_comm || tr->fabric_free) return 0;
+  if (tr->opts.no_symmetry) return symm_refuse(tr, "off (--no-symmetry)"), 0;
+  if (job->mode != FS_ROUTE_SPRAY)
+    return symm_refuse(tr, "refused: routing is not spray (per-flow hashing breaks it)"), 0;
+  if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
+  if (job->reopt_interval_s > 0 || job->n_failures > 0)
+    return symm_refuse(tr, "refused: routing control or failures"), 0;
+  if (tr->tp_mode == TP_FLOWS)
+    return symm_refuse(tr, "refused: TP collectives are lowered as flows"), 0;
+  const fs_topo *t = job->topo;
+  int32_t *perm = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
+  if (!perm) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t h = 0; h < t->n_hosts; h++) perm[h] = h;
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t r = 0; r < tr->d; r++)
+      for (int32_t q = 0; q < tr->t * tr->c; q++) {
+        int32_t q2 = q - q % tr->t + (q % tr->t + 1) % tr->t;
+        perm[host_lane(tr, q, r, s)] = host_lane(tr, q2, r, s);
+      }
+  const int32_t *gens[1] = {perm};
+  fs_err why = {0, ""};
+  int rc = fs_symm_new(t, gens, 1, &tr->symm, &why);
+  free(perm);
+  if (rc == FS_ENOMEM) return fs_err_set(err, rc, "%s", why.msg);
+  if (rc) {
+    char note[240];
+    snprintf(note, sizeof(note), "refused: %.200s", why.msg);
+    return symm_refuse(tr, note), 0;
+  }
+  /* Routes of the traffic's pairs (lane 0 of dp 0: pipeline, CP, EP;
+   * rail 0 of stage 0: ring neighbours of the gradient group), checked
+   * over their whole orbits on plain routes. */
+  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + (int32_t)job->par.ep + tr->c) + 8;
+  int32_t *pairs = fs__malloc((size_t)cap * 2, sizeof(int32_t));
+  fs_route_cache *plain = NULL;
+  if (!pairs) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t s = 0; s + 1 < tr->p; s++) {
+    pairs[2 * n] = host_lane(tr, 0, 0, s), pairs[2 * n + 1] = host_lane(tr, 0, 0, s + 1), n++;
+    pairs[2 * n] = host_lane(tr, 0, 0, s + 1), pairs[2 * n + 1] = host_lane(tr, 0, 0, s), n++;
+  }
+  for (int32_t k = 0; N > 1 && k < N; k++)
+    pairs[2 * n] = host_dpcp(tr, 0, k, 0), pairs[2 * n + 1] = host_dpcp(tr, 0, (k + 1) % N, 0), n++;
+  for (int32_t e = 1; e < job->par.ep && e < tr->d; e++)
+    pairs[2 * n] = host_lane(tr, 0, 0, 0), pairs[2 * n + 1] = host_lane(tr, 0, e, 0), n++;
+  for (int32_t c = 0; tr->c > 1 && c < tr->c; c++)
+    pairs[2 * n] = host_lane(tr, tr->t * c, 0, 0),
+    pairs[2 * n + 1] = host_lane(tr, tr->t * ((c + 1) % tr->c), 0, 0), n++;
+  rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &plain, err);
+  if (!rc) {
+    rc = fs_symm_check_routes(tr->symm, pairs, n, fs_symm_route_cache_fn, plain, "spray", &why);
+    if (rc && rc != FS_ENOMEM) {
+      char note[240];
+      snprintf(note, sizeof(note), "refused: %.200s", why.msg);
+      symm_refuse(tr, note);
+      fs_symm_free(tr->symm);
+      tr->symm = NULL;
+      rc = 0;
+    } else if (rc) {
+      fs_err_set(err, rc, "%s", why.msg);
+    }
+  }
+  fs_route_cache_free(plain);
+  free(pairs);
+  if (rc || !tr->symm) return rc;
+  fs_route_cache_set_transform(tr->routes, quotient_route, tr);
+  tr->lane_step = tr->t;
+  tr->rails = 1;
+  return 0;
 }
 
 /* Time of one collective run alone, cached by (op, bytes, group). hosts
@@ -270,7 +373,7 @@ static int32_t add_task(fs_train *tr, int32_t dev_host, double seconds, fs_err *
 static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t after,
                     int32_t *flows, fs_err *err) {
   double bytes = fs_work_pp_bytes(tr->job);
-  for (int32_t j = 0; j < tr->t * tr->c; j++) {
+  for (int32_t j = 0; j < tr->t * tr->c; j += tr->lane_step) {
     int32_t src = host_lane(tr, j, r, s), dst = host_lane(tr, j, r, s2);
     const fs_route *route;
     int rc = fs_route_cache_get(tr->routes, src, dst, &route, err);
@@ -307,7 +410,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
   int32_t *hosts = malloc((size_t)N * sizeof(int32_t));
   if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
   int rc = 0;
-  for (int32_t j = 0; j < tr->t && !rc; j++) {
+  for (int32_t j = 0; j < tr->rails && !rc; j++) {
     for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
     fs_coll_group g = {N, hosts};
     int32_t prev = -1;
@@ -453,7 +556,7 @@ static int tp_setup(fs_train *tr, fs_err *err) {
     tr->tp_mode = TP_STAR;
     return 0;
   }
-  if (!tp_private_ok(tr)) {
+  if (tr->opts.tp_flows || !tp_private_ok(tr)) {
     tr->tp_mode = TP_FLOWS;
     return 0;
   }
@@ -602,7 +705,7 @@ static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
   for (int64_t L = 0; L < layers && !rc; L++) {
     for (int32_t q = 0; q < lanes; q++) got[q] = prev;
     for (int k = 0; k < steps && !rc; k++) {
-      for (int32_t q = 0; q < lanes && !rc; q++) {
+      for (int32_t q = 0; q < lanes && !rc; q += tr->lane_step) {
         int32_t to = (q + tr->t) % lanes; /* same TP rank, next CP rank */
         int32_t src = host_lane(tr, q, r, s), dst = host_lane(tr, to, r, s);
         const fs_route *route;
@@ -621,7 +724,8 @@ static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
     }
     int32_t done = rc ? -1 : fs_sim_add_task_s(sim, host(tr, 0, r, s), 0, 0, err);
     if (!rc && done < 0) rc = done;
-    for (int32_t q = 0; q < lanes && !rc; q++) rc = fs_sim_add_dep(sim, got[q], done, err);
+    for (int32_t q = 0; q < lanes && !rc; q += tr->lane_step)
+      rc = fs_sim_add_dep(sim, got[q], done, err);
     prev = done;
   }
   free(got < next ? got : next);
@@ -688,7 +792,7 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
     int32_t n_after = 0;
     for (int32_t r = 0; r < d; r++)
       if (after[r] >= 0) after[n_after++] = after[r];
-    for (int32_t j = 0; j < tr->t && !rc; j++) {
+    for (int32_t j = 0; j < tr->rails && !rc; j++) {
       int32_t f, done;
       for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
       rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, N, after,
@@ -705,7 +809,7 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
     for (int32_t base = 0; base < d && !rc; base += ep) {
       for (int32_t e = 0; e < ep; e++)
         after[e] = tr->ops[(size_t)(s * d + base + e) * n + i].ep_from;
-      for (int32_t j = 0; j < tr->t * tr->c && !rc; j++) {
+      for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step) {
         int32_t f, done;
         for (int32_t e = 0; e < ep; e++) hosts[e] = host_lane(tr, j, base + e, s);
         rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
@@ -876,7 +980,7 @@ static int build(fs_train *tr, fs_err *err) {
             continue;
           }
           if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
-          for (int32_t j = 0; j < tr->t * tr->c && !rc; j++)
+          for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step)
             rc = fs_sim_add_dep(tr->sim, flows[j], to->compute, err);
           /* (a ZeRO-3 gather may run before the data arrives; ZeRO-3 needs
            * pp = 1, so this never happens today) */
@@ -1041,7 +1145,7 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new2(job->topo, job->mode, job->seed, tr->opts.tune, &tr->tuner, err)) ||
-      (rc = tp_setup(tr, err)) ||
+      (rc = tp_setup(tr, err)) || (rc = symm_setup(tr, shared != NULL, err)) ||
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);
@@ -1079,6 +1183,7 @@ void fs_train_free(fs_train *tr) {
   free(tr->dp);
   free(tr->pp);
   free(tr->times);
+  fs_symm_free(tr->symm);
   free(tr->tp_fwd_s);
   free(tr->tp_bwd_s);
   free(tr->tp_dev_f);
@@ -1200,7 +1305,9 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
   out->flows = flows;
-  out->flows_represented = flows + tr->represented;
+  out->flows_represented = flows * (tr->symm ? tr->t : 1) + tr->represented;
+  snprintf(out->symmetry, sizeof(out->symmetry), "%s",
+           tr->symm ? "rail rotation: TP rank 0 simulated for all" : tr->symm_note);
   out->tasks = tr->item_hi - tr->item_lo - flows;
   /* The device reported: dp rank 0 of the stage that finishes last. */
   int32_t best = 0;
@@ -1569,6 +1676,7 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
     }
   fprintf(f, "%s%s)\n", any ? "" : " none",
           r->tp_private ? "; TP alone on its private NVLink links, exact" : "");
+  if (r->symmetry[0]) fprintf(f, "symmetry:           %s\n", r->symmetry);
   if (r->isolated_iter_s > 0)
     fprintf(f, "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
             "x%.3f of it\n",
@@ -1633,7 +1741,8 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
       fprintf(f, "%s\"%s\"", first ? "" : ",", fs_train_kind_name(k));
       first = 0;
     }
-  fprintf(f, "],\"tp_private_links\":%s", r->tp_private ? "true" : "false");
+  fprintf(f, "],\"tp_private_links\":%s,\"symmetry\":\"%s\"", r->tp_private ? "true" : "false",
+          r->symmetry);
   if (r->isolated_iter_s > 0)
     fprintf(f, ",\"isolated_iteration_ns\":%s", (fs__fmt_num(a, r->isolated_iter_s * 1e9), a));
   fs__fmt_num(a, r->wall_s);

@@ -1,0 +1,187 @@
+/* Tests of the all-traffic iteration (train.h, comm all): its exact
+ * shortcuts against the full simulation (private TP links, rail symmetry),
+ * the isolated model where nothing can contend, the ring-attention exchange
+ * against its closed form, and EP contending with data-parallel traffic. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/train.h"
+#include "test.h"
+
+static fs_job *parse_job(const char *text) {
+  fs_job *job = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
+  return job;
+}
+
+static int run(const fs_job *job, const fs_train_opts *o, fs_train_result *r) {
+  fs_train *tr = NULL;
+  fs_err err = {0, ""};
+  int rc = fs_train_new(job, o, &tr, &err);
+  if (!rc) rc = fs_train_run(tr, r, &err);
+  if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
+  fs_train_free(tr);
+  return rc;
+}
+
+/* 8-layer GPT, tp x pp x dp (x cp) on a leaf-spine of 4-GPU servers
+ * (2 servers per leaf), placement and routing as given. */
+static fs_job *leafspine_job(int tp, int pp, int dp, int cp, const char *placement,
+                             const char *routing, int leaves, double fabric_gbps) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": %d, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"cp\": %d,"
+           " \"sequence_parallel\": true},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+           " \"topology\": {\"type\": \"leafspine\", \"leaves\": %d, \"spines\": 2,"
+           " \"hosts_per_leaf\": 8, \"host_gbps\": 100, \"fabric_gbps\": %g,"
+           " \"gpus_per_node\": 4},"
+           " \"placement\": \"%s\", \"routing\": {\"mode\": \"%s\"}}",
+           4 * dp * pp, tp, pp, dp, cp, leaves, fabric_gbps, placement, routing);
+  return parse_job(text);
+}
+
+/* TP inside a server on links nothing else uses: the shortcut (tasks of
+ * the time alone on those links) equals lowering every TP collective. */
+TEST(test_train_private_tp_links_equal_flows) {
+  fs_job *job = leafspine_job(4, 2, 2, 1, "packed", "ecmp", 2, 100);
+  fs_train_result a, b;
+  fs_train_opts o = {.no_compare = 1};
+  CHECK_EQ_INT(run(job, &o, &a), 0);
+  o.tp_flows = 1;
+  CHECK_EQ_INT(run(job, &o, &b), 0);
+  CHECK(a.tp_private && !b.tp_private);
+  CHECK(a.flows < b.flows); /* the shortcut simulates fewer flows */
+  CHECK_EQ_INT(a.flows_represented, b.flows_represented);
+  CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
+  CHECK_REL(a.kind[FS_PAR_TP].exposed_s, b.kind[FS_PAR_TP].exposed_s, 1e-9, "s");
+  fs_job_free(job);
+}
+
+/* tp 4 x pp 2 x dp 4 on a rail-optimized fabric of 8 four-GPU servers in
+ * 2 scalable units (spines per rail switch as given), rail-aligned. */
+static fs_job *railopt_job(const char *routing, int spines) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": 32, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 4, \"pp\": 2, \"dp\": 4, \"sequence_parallel\": true},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+           " \"topology\": {\"type\": \"railopt\", \"servers\": 8, \"servers_per_su\": 4,"
+           " \"spines\": %d, \"host_gbps\": 100, \"gpus_per_node\": 4},"
+           " \"placement\": \"rail_aligned\", \"routing\": {\"mode\": \"%s\"}}",
+           spines, routing);
+  return parse_job(text);
+}
+
+/* Rail symmetry: simulating TP rank 0 of every device on quotient routes
+ * gives the full simulation's times (spraying on a rail-aligned fabric). */
+TEST(test_train_rail_symmetry_equals_expanded) {
+  for (int over = 0; over < 2; over++) {
+    /* non-blocking (4 spines), then 4:1 (1 spine per rail switch) */
+    fs_job *job = railopt_job("spray", over ? 1 : 4);
+    fs_train_result a, b;
+    fs_train_opts o = {.no_compare = 1};
+    CHECK_EQ_INT(run(job, &o, &a), 0);
+    o.no_symmetry = 1;
+    CHECK_EQ_INT(run(job, &o, &b), 0);
+    CHECK(strncmp(a.symmetry, "rail rotation", 13) == 0);
+    CHECK(a.flows * 4 == b.flows);
+    CHECK_EQ_INT(a.flows_represented, b.flows_represented);
+    CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
+    CHECK_REL(a.kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");
+    fs_job_free(job);
+  }
+  /* ECMP hashing is not equivariant: refused, and said so */
+  fs_job *job = railopt_job("ecmp", 4);
+  fs_train_result r;
+  fs_train_opts o = {.no_compare = 1};
+  CHECK_EQ_INT(run(job, &o, &r), 0);
+  CHECK(strstr(r.symmetry, "refused") != NULL);
+  fs_job_free(job);
+}
+
+/* Where no other traffic can share TP's links and there is no EP, CP or
+ * ZeRO-3, the all-traffic iteration is the isolated one exactly. */
+TEST(test_train_all_equals_isolated_without_shared_links) {
+  fs_job *job = leafspine_job(4, 2, 2, 1, "packed", "ecmp", 2, 100);
+  fs_train_result a;
+  fs_train_opts o = {0};
+  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK(a.isolated_iter_s > 0);
+  CHECK_REL(a.iter_s, a.isolated_iter_s, 1e-12, "s");
+  CHECK(a.congestion_aware & (1u << FS_TRAIN_SP));
+  CHECK(a.congestion_aware & (1u << FS_TRAIN_PP));
+  CHECK(a.congestion_aware & (1u << FS_TRAIN_DP));
+  fs_job_free(job);
+}
+
+/* Ring attention on 2 plain hosts of a star (tp 1, cp 2, pp 1, dp 1):
+ * per layer and pass cp - 1 = 1 step, both ranks sending their K/V block
+ * to the other at once (full duplex, no contention): a step takes
+ * bytes / link rate + the 2-link path latency. The exposed CP time is
+ * micro-batches x layers x (forward step + backward step of twice the
+ * bytes). */
+TEST(test_train_cp_ring_closed_form) {
+  const char *text =
+      "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"kv_heads\": 4,"
+      " \"seq_len\": 2048, \"vocab\": 32000},"
+      " \"training\": {\"global_batch\": 3, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"cp\": 2},"
+      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+      " \"nvlink_gbps\": 1000},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100, \"latency_ns\": 700}}";
+  fs_job *job = parse_job(text);
+  double fwd = 2.0 * 1 * (2048 / 2) * (1024 * 4 / 16) * 2; /* K and V: 2 b (s/cp) h_kv D / tp */
+  CHECK_REL(fs_work_cp_step_bytes(job, FS_PASS_FWD), fwd, 1e-12, "bytes");
+  double step_f = fwd * 8 / 100e9 + 2 * 700e-9, step_b = 2 * fwd * 8 / 100e9 + 2 * 700e-9;
+  double want = 3.0 * 4 * (step_f + step_b);
+  fs_train_opts o = {0};
+  fs_train_result a;
+  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_REL(a.kind[FS_PAR_CP].exposed_s, want, 1e-9, "s");
+  CHECK_REL(a.isolated_iter_s, a.iter_s, 1e-9, "s"); /* nothing else to contend with */
+  CHECK(a.congestion_aware & (1u << FS_TRAIN_CP));
+  CHECK_EQ_INT(a.kind[FS_PAR_CP].colls, 3 * 4 * 2);
+  fs_job_free(job);
+}
+
+/* MoE with EP across servers on a 2:1 leaf-spine under ECMP: the EP
+ * all-to-alls are flows beside the DP reductions, so the iteration is no
+ * faster than with EP timed alone, and EP is reported congestion-aware. */
+TEST(test_train_ep_contends_with_dp) {
+  const char *text =
+      "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+      " \"vocab\": 32000, \"experts\": 8, \"top_k\": 2},"
+      " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 16, \"ep\": 8},"
+      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+      " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
+      " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
+      " \"placement\": \"packed\"}";
+  fs_job *job = parse_job(text);
+  fs_train_opts o = {0};
+  fs_train_result a;
+  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK(a.congestion_aware & (1u << FS_TRAIN_EP));
+  CHECK(a.kind[FS_PAR_EP].exposed_s > 0);
+  CHECK(a.iter_s >= a.isolated_iter_s * (1 - 1e-12));
+  fs_job_free(job);
+}
+
+TEST(test_train_comm_bad_options_exit_2) {
+  static char out[4096];
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --comm fast", "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--comm") && strstr(out, "fast"));
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --tune best", "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--tune") && strstr(out, "best"));
+}

@@ -27,6 +27,7 @@ typedef struct fs__flow {
   int32_t active_idx; /* index in the active list, -1 if not in flight */
   uint32_t version;   /* bumps when the drain prediction changes */
   uint8_t held;       /* re-routed and waiting out its reconfiguration */
+  uint8_t pending;    /* an event of the current version (drain or re-entry) is queued */
   double bytes, remaining, rate, last_s, latency_s;
   double accounted;   /* bytes already charged to the links of earlier routes */
 } fs__flow;

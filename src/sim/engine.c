@@ -558,10 +558,17 @@ static int flow_enter(fs_sim *s, int32_t fi) {
   return flow_link(s, fi);
 }
 
+/* A flow at rate x leaves its links: flows slower than x keep their rates
+ * (maxmin.c). Rate 0 took nothing from anyone. */
+static void note_leaver(fs__simcore *c, double x) {
+  if (x > 0 && x < c->theta) c->theta = x;
+}
+
 /* Takes a flow off its links and out of the active list. */
 static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
+  note_leaver(c, f->rate);
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = c->route_links[f->off + k];
     fs__link_active *a = &c->active[l];
@@ -736,6 +743,7 @@ static int setup(fs_sim *s, fs_err *err) {
       fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
+  c->theta = INFINITY;
   return check_acyclic(s, err);
 }
 
@@ -883,14 +891,17 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
   if (!(bps >= 0) || !isfinite(bps))
     return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
   c->cap_Bps[link] = bps / 8.0;
-  /* Every flow on the link is re-rated from scratch: the incremental repair
-   * finds flows that can speed up, not flows now above a lowered capacity. */
+  /* Every flow on the link leaves and comes back as an arrival (rate 0), so
+   * all its links are changed links: the re-rating judges the other links'
+   * bottlenecks by their flows' old rates, which this flow no longer has. */
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
     fs__flow *f = &c->flows[a->flow[j]];
     settle(s, f);
+    note_leaver(c, f->rate);
     f->rate = 0;
     supersede(s, f);
+    for (int32_t k = 0; k < f->n; k++) mark_dirty(s, c->route_links[f->off + k]);
   }
   mark_dirty(s, link);
   return 0;

@@ -56,13 +56,12 @@ typedef struct fs__maxmin {
   fs__lkey *heap;       /* indexed min-heap on (level, link id) */
   int32_t *hpos;        /* per link: index in heap, -1 if absent */
   /* incremental re-rating (maxmin.c) */
-  int32_t *bn;          /* per flow: link it froze on (its bottleneck) */
-  uint32_t *fchk;       /* per flow: check stamp */
-  uint32_t *lst;        /* per link: stats stamp */
-  double *load, *maxr;  /* per link stats under current rates */
-  uint8_t *pvalid;      /* per link: load/maxr still equal the fixed rates' stats
-                         * (no flow on it changed rate or came or went since) */
-  uint32_t round;
+  uint32_t *wstamp;     /* per link: epoch of wtot */
+  double *wtot;         /* per link: total weight of its flows */
+  int32_t *bn;          /* per flow: link it froze on in the last fill */
+  uint32_t *cstamp;     /* per link: check stamp */
+  double *cmin;         /* per link: slowest S flow frozen on it */
+  uint32_t cround;
   size_t heap_len, heap_cap;
 } fs__maxmin;
 
@@ -77,14 +76,17 @@ typedef struct fs__simcore {
   int32_t *dirty_links;     /* links changed by this batch, each once */
   uint8_t *is_dirty;        /* per link: in dirty_links */
   size_t n_dirty;
+  double theta;             /* lowest rate > 0 of a flow taken off its links
+                             * since the last re-rating; INFINITY if none */
 } fs__simcore;
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
 /* Re-rates after a batch that changed the flows on core->dirty_links (the
- * arrivals have rate 0): fills m->comp_flows with the flows whose rates may
- * change and m->new_rate[f] with their max-min rates. Other flows keep
- * theirs. Always returns 0 (scratch is preallocated). */
+ * arrivals have rate 0; core->theta says how fast the leavers were): fills
+ * m->comp_flows with the flows whose rates may change and m->new_rate[f]
+ * with their max-min rates. Other flows keep theirs. Resets core->theta.
+ * Always returns 0 (scratch is preallocated). */
 int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m);
 
 #endif

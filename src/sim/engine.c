@@ -121,6 +121,10 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
+  free(s->core.load);
+  free(s->core.gone_load);
+  free(s->core.gone_max);
+  free(s->core.arrived);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -538,6 +542,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
       a->cap = ncap;
     }
     if (a->n == 0) a->busy_since = s->now;
+    c->arrived[l] = 1;
     a->flow[a->n] = fi;
     a->slot[a->n] = k;
     c->route_pos[f->off + k] = a->n;
@@ -572,6 +577,10 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = c->route_links[f->off + k];
     fs__link_active *a = &c->active[l];
+    double x = c->route_w[f->off + k] * f->rate;
+    c->load[l] -= x;
+    c->gone_load[l] += x;
+    if (f->rate > c->gone_max[l]) c->gone_max[l] = f->rate;
     int32_t pos = c->route_pos[f->off + k];
     int32_t last = --a->n;
     if (pos != last) {
@@ -579,7 +588,10 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       a->slot[pos] = a->slot[last];
       c->route_pos[c->flows[a->flow[pos]].off + a->slot[pos]] = pos;
     }
-    if (a->n == 0) s->link_stats[l].busy_s += s->now - a->busy_since;
+    if (a->n == 0) {
+      s->link_stats[l].busy_s += s->now - a->busy_since;
+      c->load[l] = 0; /* exactly, whatever rounding the updates left */
+    }
     mark_dirty(s, l);
   }
   int32_t moved = s->active_list[--s->n_active];
@@ -705,7 +717,12 @@ static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
-  for (size_t i = 0; i < c->n_dirty; i++) c->is_dirty[c->dirty_links[i]] = 0;
+  for (size_t i = 0; i < c->n_dirty; i++) {
+    int32_t l = c->dirty_links[i];
+    c->is_dirty[l] = 0;
+    c->arrived[l] = 0;
+    c->gone_load[l] = c->gone_max[l] = 0;
+  }
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
@@ -714,6 +731,8 @@ static int rerate(fs_sim *s) {
     double r = s->mm.new_rate[fi];
     if (r == f->rate) continue;
     settle(s, f);
+    for (int32_t k = 0; k < f->n; k++)
+      c->load[c->route_links[f->off + k]] += c->route_w[f->off + k] * (r - f->rate);
     f->rate = r;
     supersede(s, f);
     double t = r > 0 ? s->now + f->remaining / r : INFINITY;
@@ -736,10 +755,16 @@ static int setup(fs_sim *s, fs_err *err) {
   c->active = calloc(L ? L : 1, sizeof(*c->active));
   c->dirty_links = fs__malloc(L ? L : 1, sizeof(int32_t));
   c->is_dirty = calloc(L ? L : 1, 1);
+  c->load = calloc(L ? L : 1, sizeof(double));
+  c->gone_load = calloc(L ? L : 1, sizeof(double));
+  c->gone_max = calloc(L ? L : 1, sizeof(double));
+  c->arrived = calloc(L ? L : 1, 1);
   s->link_stats = calloc(L ? L : 1, sizeof(*s->link_stats));
   s->active_list = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
   s->started = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
-  if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !s->link_stats || !s->active_list || !s->started ||
+  if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !c->load ||
+      !c->gone_load || !c->gone_max || !c->arrived || !s->link_stats || !s->active_list ||
+      !s->started ||
       fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
@@ -899,10 +924,16 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
     fs__flow *f = &c->flows[a->flow[j]];
     settle(s, f);
     note_leaver(c, f->rate);
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l = c->route_links[f->off + k];
+      c->load[l] -= c->route_w[f->off + k] * f->rate;
+      c->arrived[l] = 1;
+      mark_dirty(s, l);
+    }
     f->rate = 0;
     supersede(s, f);
-    for (int32_t k = 0; k < f->n; k++) mark_dirty(s, c->route_links[f->off + k]);
   }
+  c->arrived[link] = 1;
   mark_dirty(s, link);
   return 0;
 }

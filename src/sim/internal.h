@@ -78,6 +78,13 @@ typedef struct fs__simcore {
   size_t n_dirty;
   double theta;             /* lowest rate > 0 of a flow taken off its links
                              * since the last re-rating; INFINITY if none */
+  /* Per link, kept by the engine for the re-rating: */
+  double *load;             /* sum of weight x rate of its flows (kept up to
+                             * date on every rate change; reset when empty) */
+  double *gone_load;        /* of flows taken off it since the last re-rating */
+  double *gone_max;         /* fastest of those */
+  uint8_t *arrived;         /* a flow came on it (or its capacity changed)
+                             * since the last re-rating */
 } fs__simcore;
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);

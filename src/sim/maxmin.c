@@ -179,16 +179,11 @@ static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
 
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
+  /* Residual = capacity - load of the fixed flows = capacity - link load +
+   * S's old share: O(S's route entries), not O(flows on S's links). */
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
-    double res = core->cap_Bps[l];
-    const fs__link_active *a = &core->active[l];
-    for (int32_t j = 0; j < a->n; j++) {
-      int32_t g = a->flow[j];
-      if (m->flow_seen[g] == ep) continue;
-      res -= core->route_w[core->flows[g].off + a->slot[j]] * core->flows[g].rate;
-    }
-    m->res[l] = res > 0 ? res : 0;
+    m->res[l] = core->cap_Bps[l] - core->load[l];
     m->wsum[l] = 0;
     m->cnt[l] = 0;
   }
@@ -198,9 +193,18 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->new_rate[f] = -1;
     for (int32_t k = 0; k < fl->n; k++) {
       int32_t l = core->route_links[fl->off + k];
-      m->wsum[l] += core->route_w[fl->off + k];
+      double w = core->route_w[fl->off + k];
+      m->res[l] += w * fl->rate;
+      m->wsum[l] += w;
       m->cnt[l]++;
     }
+  }
+  /* The kept load carries rounding from its updates (~1e-16 of the largest
+   * load the link had): harmless against a capacity, but a failed link must
+   * leave exactly nothing. */
+  for (int32_t i = 0; i < m->n_comp_links; i++) {
+    int32_t l = m->comp_links[i];
+    if (!(m->res[l] > 0) || !(core->cap_Bps[l] > 0)) m->res[l] = 0;
   }
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
@@ -289,14 +293,15 @@ static void walk(fs__simcore *core, fs__maxmin *m, int32_t from, double cut) {
     int32_t l = m->comp_links[i];
     const fs__link_active *a = &core->active[l];
     double bar = cut;
-    if (!core->is_dirty[l]) {
-      double load = 0, mx = 0;
-      for (int32_t j = 0; j < a->n; j++) {
-        const fs__flow *g = &core->flows[a->flow[j]];
-        load += core->route_w[g->off + a->slot[j]] * g->rate;
-        if (g->rate > mx) mx = g->rate;
-      }
+    if (!core->is_dirty[l] || !core->arrived[l]) {
+      /* Old stats: the leavers' share is added back. */
+      double load = core->load[l] + core->gone_load[l];
       if (!(load >= core->cap_Bps[l] * (1 - EPS))) continue; /* slack */
+      double mx = core->gone_max[l];
+      for (int32_t j = 0; j < a->n; j++) {
+        double x = core->flows[a->flow[j]].rate;
+        if (x > mx) mx = x;
+      }
       if (mx * (1 - EPS) > bar) bar = mx * (1 - EPS);
     }
     for (int32_t j = 0; j < a->n; j++) {

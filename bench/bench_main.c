@@ -26,7 +26,7 @@
 #define MIB (1024.0 * 1024.0)
 
 enum { TOPO_FATTREE, TOPO_LEAFSPINE };
-enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN, PAT_STAGGERED };
 
 typedef struct bench_case {
   const char *name;
@@ -35,9 +35,15 @@ typedef struct bench_case {
   int32_t k;               /* fat-tree arity */
   fs_leafspine_params ls;  /* leaf-spine shape */
   int pattern;
-  int32_t rounds;          /* permutation rounds, chained per host */
+  int32_t rounds;          /* permutation rounds */
+  int64_t round_gap_ns;    /* PAT_PERMUTATION: 0 = a host's round r+1 flow waits
+                            * for its round r flow; > 0 = no dependencies, round
+                            * r starts at r * round_gap_ns */
+  int32_t n_flows;         /* PAT_STAGGERED: random pairs ... */
+  int64_t window_ns;       /* ... starting uniformly in [0, window_ns) */
   double bytes;            /* per flow */
   double goal_s;           /* on topo + route + run wall; reported, not enforced */
+  double goal_mib;         /* on peak RSS, when > 0; reported, not enforced */
   int extra;               /* profiling variant: runs only when named */
   fs_coll_op op;           /* PAT_COLL: one collective of `bytes` */
   fs_coll_algo algo;
@@ -45,35 +51,62 @@ typedef struct bench_case {
   const char *job;         /* PAT_TRAIN: a job file */
 } bench_case;
 
+/* B5's flow size: 8,000 flows arrive over 5 ms on 128 hosts (62.5 per host,
+ * 12.5 GB/s host links), so 0.8 MB per flow loads each host link ~80 % on
+ * average and keeps ~1,200 flows in flight at the peak (max_active, printed
+ * for this case). */
+#define B5_BYTES 800000.0
+
 /* Hosts, links and ECMP are the paper-standard shapes of the brief; the
  * small variants keep the same traffic but fit under callgrind. */
 static const bench_case cases[] = {
-    {"B1", "fat-tree k=16, 16 rounds of permutation, 16 MiB, chained",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 16, 16 * MIB, 1.0, 0, 0, 0, 0, NULL},
-    {"B2", "fat-tree k=32, one permutation, 16 MiB, all at t=0",
-     TOPO_FATTREE, 32, {0}, PAT_PERMUTATION, 1, 16 * MIB, 1.0, 0, 0, 0, 0, NULL},
-    {"B3", "leaf-spine 16x16 hosts, 8 spines (2:1), all-to-all 1 MiB",
-     TOPO_LEAFSPINE, 0, {16, 8, 16, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB,
-     5.0, 0, 0, 0, 0, NULL},
-    {"C1", "ring all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_RING, 1024, NULL},
-    {"C2", "tree all-reduce 1 GiB, 1024 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 1024 * MIB, 1.0, 0, FS_COLL_ALLREDUCE, FS_ALGO_TREE, 1024, NULL},
-    {"C3", "pairwise all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_PAIRWISE, 256, NULL},
-    {"C4", "direct all-to-all 256 MiB, 256 ranks, fat-tree k=16", TOPO_FATTREE, 16, {0},
-     PAT_COLL, 1, 256 * MIB, 1.0, 0, FS_COLL_ALLTOALL, FS_ALGO_DIRECT, 256, NULL},
-    {"T1", "train GPT-3 175B, 1024 GPUs (tp 8, pp 8 interleaved, dp 16), fat-tree k=16",
-     TOPO_FATTREE, 0, {0}, PAT_TRAIN, 0, 0, 5.0, 0, 0, 0, 0, "examples/gpt3-175b.json"},
-    {"T2", "train GPT-3 175B, 8192 GPUs (dp 128), fat-tree k=32",
-     TOPO_FATTREE, 0, {0}, PAT_TRAIN, 0, 0, 60.0, 0, 0, 0, 0, "examples/gpt3-175b-8k.json"},
-    {"B1s", "B1 on fat-tree k=8 (profiling size)",
-     TOPO_FATTREE, 8, {0}, PAT_PERMUTATION, 16, 16 * MIB, 0, 1, 0, 0, 0, NULL},
-    {"B2s", "B2 on fat-tree k=16 (profiling size)",
-     TOPO_FATTREE, 16, {0}, PAT_PERMUTATION, 1, 16 * MIB, 0, 1, 0, 0, 0, NULL},
-    {"B3s", "B3 on leaf-spine 8x8 hosts, 4 spines (profiling size)",
-     TOPO_LEAFSPINE, 0, {8, 4, 8, 100, 100, 1, 1000}, PAT_ALL_TO_ALL, 1, MIB, 0,
-     1, 0, 0, 0, NULL},
+    {.name = "B1", .what = "fat-tree k=16, 16 rounds of permutation, 16 MiB, chained",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_PERMUTATION, .rounds = 16,
+     .bytes = 16 * MIB, .goal_s = 1.0},
+    {.name = "B2", .what = "fat-tree k=32, one permutation, 16 MiB, all at t=0",
+     .topo = TOPO_FATTREE, .k = 32, .pattern = PAT_PERMUTATION, .rounds = 1,
+     .bytes = 16 * MIB, .goal_s = 1.0},
+    {.name = "B3", .what = "leaf-spine 16x16 hosts, 8 spines (2:1), all-to-all 1 MiB",
+     .topo = TOPO_LEAFSPINE, .ls = {16, 8, 16, 100, 100, 1, 1000}, .pattern = PAT_ALL_TO_ALL,
+     .rounds = 1, .bytes = MIB, .goal_s = 5.0},
+    {.name = "B4", .what = "fat-tree k=16, 16 rounds of permutation, 16 MiB, round r at r ms, no deps",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_PERMUTATION, .rounds = 16,
+     .round_gap_ns = 1000000, .bytes = 16 * MIB, .goal_s = 1.0},
+    {.name = "B5", .what = "fat-tree k=8, 8000 random flows of 0.8 MB starting in [0, 5 ms)",
+     .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_STAGGERED, .n_flows = 8000,
+     .window_ns = 5000000, .bytes = B5_BYTES, .goal_s = 2.0, .goal_mib = 64},
+    {.name = "C1", .what = "ring all-reduce 1 GiB, 1024 ranks, fat-tree k=16",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 1024 * MIB,
+     .goal_s = 1.0, .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_RING, .ranks = 1024},
+    {.name = "C2", .what = "tree all-reduce 1 GiB, 1024 ranks, fat-tree k=16",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 1024 * MIB,
+     .goal_s = 1.0, .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_TREE, .ranks = 1024},
+    {.name = "C3", .what = "pairwise all-to-all 256 MiB, 256 ranks, fat-tree k=16",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 256 * MIB,
+     .goal_s = 1.0, .op = FS_COLL_ALLTOALL, .algo = FS_ALGO_PAIRWISE, .ranks = 256},
+    {.name = "C4", .what = "direct all-to-all 256 MiB, 256 ranks, fat-tree k=16",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 256 * MIB,
+     .goal_s = 1.0, .op = FS_COLL_ALLTOALL, .algo = FS_ALGO_DIRECT, .ranks = 256},
+    {.name = "T1", .what = "train GPT-3 175B, 1024 GPUs (tp 8, pp 8 interleaved, dp 16), fat-tree k=16",
+     .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 5.0, .job = "examples/gpt3-175b.json"},
+    {.name = "T2", .what = "train GPT-3 175B, 8192 GPUs (dp 128), fat-tree k=32",
+     .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 60.0,
+     .job = "examples/gpt3-175b-8k.json"},
+    {.name = "B1s", .what = "B1 on fat-tree k=8 (profiling size)",
+     .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_PERMUTATION, .rounds = 16,
+     .bytes = 16 * MIB, .extra = 1},
+    {.name = "B2s", .what = "B2 on fat-tree k=16 (profiling size)",
+     .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_PERMUTATION, .rounds = 1,
+     .bytes = 16 * MIB, .extra = 1},
+    {.name = "B3s", .what = "B3 on leaf-spine 8x8 hosts, 4 spines (profiling size)",
+     .topo = TOPO_LEAFSPINE, .ls = {8, 4, 8, 100, 100, 1, 1000}, .pattern = PAT_ALL_TO_ALL,
+     .rounds = 1, .bytes = MIB, .extra = 1},
+    {.name = "B4s", .what = "B4 on fat-tree k=8 (profiling size)",
+     .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_PERMUTATION, .rounds = 16,
+     .round_gap_ns = 1000000, .bytes = 16 * MIB, .extra = 1},
+    {.name = "B5s", .what = "B5 with 2000 flows over [0, 1.25 ms) (profiling size)",
+     .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_STAGGERED, .n_flows = 2000,
+     .window_ns = 1250000, .bytes = B5_BYTES, .extra = 1},
 };
 enum { N_CASES = (int)(sizeof(cases) / sizeof(cases[0])) };
 
@@ -137,7 +170,24 @@ static double peak_rss_mib(void) {
   return (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
 }
 
-static int show_digest; /* --digest: set once by main before any case runs */
+static int show_digest;        /* --digest: set once by main before any case runs */
+static const char *dump_dir;   /* --dump DIR: likewise */
+
+/* Writes every item's start and finish time (exact, %a) to DIR/CASE.times,
+ * so that two engines can be compared item by item to a tolerance. */
+static int dump_times(const char *name, const fs_sim *sim) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s.times", dump_dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  int32_t n = fs_sim_n_items(sim);
+  for (int32_t i = 0; i < n; i++)
+    fprintf(f, "%a %a\n", fs_sim_start_s(sim, i), fs_sim_finish_s(sim, i));
+  return fclose(f) ? 1 : 0;
+}
 
 /* FNV-1a over the bit patterns of every item's start and finish time: two
  * engines that agree bit for bit on every item print the same digest. */
@@ -160,15 +210,16 @@ static int fail(const char *name, const char *step, const fs_err *err) {
 
 /* Routes one flow with ECMP (seed 1, key = flow index) and adds it. */
 static int32_t add_ecmp_flow(fs_router *rt, fs_sim *sim, fs_route *route,
-                             int32_t src, int32_t dst, double bytes,
+                             int32_t src, int32_t dst, double bytes, int64_t start_ns,
                              int64_t index, fs_err *err) {
   int rc = fs_route_ecmp(rt, src, dst, 1, (uint64_t)index, route, err);
   if (rc) return rc;
-  return fs_sim_add_flow(sim, src, dst, bytes, 0, route, err);
+  return fs_sim_add_flow(sim, src, dst, bytes, start_ns, route, err);
 }
 
-/* Permutation rounds: a fresh derangement per round; a host's round r+1
- * flow waits for its round r flow. prev[h] holds that round r item. */
+/* Permutation rounds: a fresh derangement per round. Chained (round_gap_ns
+ * 0): a host's round r+1 flow waits for its round r flow, prev[h] holds that
+ * round r item. Otherwise round r starts at r * round_gap_ns, independently. */
 static int add_permutations(const bench_case *c, fs_router *rt, fs_sim *sim,
                             int32_t n, int64_t *flows, fs_err *err) {
   int32_t *perm = malloc((size_t)n * sizeof(*perm));
@@ -185,12 +236,13 @@ static int add_permutations(const bench_case *c, fs_router *rt, fs_sim *sim,
   for (int32_t r = 0; r < c->rounds; r++) {
     derangement(&rng, perm, n);
     for (int32_t h = 0; h < n; h++, index++) {
-      int32_t id = add_ecmp_flow(rt, sim, &route, h, perm[h], c->bytes, index, err);
+      int32_t id = add_ecmp_flow(rt, sim, &route, h, perm[h], c->bytes,
+                                 (int64_t)r * c->round_gap_ns, index, err);
       if (id < 0) {
         rc = id;
         goto done;
       }
-      if (r > 0 && (rc = fs_sim_add_dep(sim, prev[h], id, err))) goto done;
+      if (r > 0 && c->round_gap_ns == 0 && (rc = fs_sim_add_dep(sim, prev[h], id, err))) goto done;
       prev[h] = id;
     }
   }
@@ -212,10 +264,33 @@ static int add_all_to_all(const bench_case *c, fs_router *rt, fs_sim *sim,
   for (int32_t s = 0; s < n && !rc; s++)
     for (int32_t d = 0; d < n && !rc; d++) {
       if (s == d) continue;
-      int32_t id = add_ecmp_flow(rt, sim, &route, s, d, c->bytes, index++, err);
+      int32_t id = add_ecmp_flow(rt, sim, &route, s, d, c->bytes, 0, index++, err);
       if (id < 0) rc = id;
     }
   *flows = index;
+  fs_route_free(&route);
+  return rc;
+}
+
+/* Staggered arrivals: n_flows random pairs (src != dst), each starting at a
+ * uniform random nanosecond of [0, window_ns), drawn in that order from a
+ * fixed seed. */
+static int add_staggered(const bench_case *c, fs_router *rt, fs_sim *sim, int32_t n,
+                         int64_t *flows, fs_err *err) {
+  fs_route route;
+  fs_route_init(&route);
+  uint64_t rng = 0x5EED2025u;
+  int rc = 0;
+  int32_t i;
+  for (i = 0; i < c->n_flows && !rc; i++) {
+    int32_t src = (int32_t)below(&rng, (uint32_t)n);
+    int32_t dst = (int32_t)below(&rng, (uint32_t)n - 1);
+    if (dst >= src) dst++;
+    int64_t start_ns = (int64_t)below(&rng, (uint32_t)c->window_ns);
+    int32_t id = add_ecmp_flow(rt, sim, &route, src, dst, c->bytes, start_ns, i, err);
+    if (id < 0) rc = id;
+  }
+  *flows = i;
   fs_route_free(&route);
   return rc;
 }
@@ -301,6 +376,8 @@ static int run_case(const bench_case *c, bench_result *res) {
     brc = add_collective(c, rt, sim, &res->flows, &err);
   else if (c->pattern == PAT_PERMUTATION)
     brc = add_permutations(c, rt, sim, topo->n_hosts, &res->flows, &err);
+  else if (c->pattern == PAT_STAGGERED)
+    brc = add_staggered(c, rt, sim, topo->n_hosts, &res->flows, &err);
   else
     brc = add_all_to_all(c, rt, sim, topo->n_hosts, &res->flows, &err);
   if (brc) {
@@ -319,6 +396,7 @@ static int run_case(const bench_case *c, bench_result *res) {
   res->ctr = fs_sim_get_counters(sim);
   res->makespan_s = fs_sim_makespan_s(sim);
   if (show_digest) res->digest = sim_digest(sim);
+  if (dump_dir && dump_times(c->name, sim)) goto done;
   res->rss_mib = peak_rss_mib();
   rc = 0;
 done:
@@ -337,8 +415,11 @@ static void print_header(void) {
 static void print_result(const bench_case *c, const bench_result *r) {
   double total = r->topo_s + r->route_s + r->run_s;
   double eps = r->run_s > 0 ? (double)r->ctr.events / r->run_s : 0;
-  char goal[48];
-  if (c->goal_s > 0)
+  char goal[96];
+  if (c->goal_s > 0 && c->goal_mib > 0)
+    snprintf(goal, sizeof(goal), "< %g s, < %g MiB: %s (%.3f s)", c->goal_s, c->goal_mib,
+             total < c->goal_s && r->rss_mib < c->goal_mib ? "met" : "MISSED", total);
+  else if (c->goal_s > 0)
     snprintf(goal, sizeof(goal), "< %g s: %s (%.3f s)", c->goal_s,
              total < c->goal_s ? "met" : "MISSED", total);
   else
@@ -348,6 +429,8 @@ static void print_result(const bench_case *c, const bench_result *r) {
          (unsigned long long)r->ctr.events, (unsigned long long)r->ctr.batches, eps,
          (unsigned long long)r->ctr.flows_rerated, r->rss_mib, r->makespan_s * 1e3,
          goal);
+  if (c->pattern == PAT_STAGGERED) /* the size was chosen for this figure */
+    printf("     max_active %lld\n", (long long)r->ctr.max_active);
   if (show_digest && c->pattern != PAT_TRAIN)
     printf("     digest %016llx\n", (unsigned long long)r->digest);
   fflush(stdout);
@@ -398,11 +481,14 @@ int main(int argc, char **argv) {
       fork_each = 0;
     } else if (strcmp(argv[i], "--digest") == 0) {
       show_digest = 1;
+    } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
+      dump_dir = argv[++i];
     } else if (strcmp(argv[i], "--list") == 0 || strcmp(argv[i], "-h") == 0 ||
                strcmp(argv[i], "--help") == 0) {
-      printf("usage: fabricsim-bench [--no-fork] [--digest] [CASE...]\n"
+      printf("usage: fabricsim-bench [--no-fork] [--digest] [--dump DIR] [CASE...]\n"
              "  --digest  also print a hash of every item's start and finish time\n"
-             "            (equal digests = bit-identical simulated times)\n");
+             "            (equal digests = bit-identical simulated times)\n"
+             "  --dump    write every item's start and finish time to DIR/CASE.times\n");
       for (int k = 0; k < N_CASES; k++)
         printf("  %-4s %s%s\n", cases[k].name, cases[k].what,
                cases[k].extra ? " [only when named]" : "");

@@ -246,6 +246,64 @@ TEST(test_props_random_scenarios) {
   }
 }
 
+/* Staggered arrivals at scale: hundreds of flows in flight, each arrival
+ * and departure at its own instant, which is where the re-rating walks
+ * furthest from the change (the B5 benchmark's shape). Fat-tree with ECMP,
+ * an oversubscribed leaf-spine with ECMP, and the fat-tree with spray (flows
+ * of fractional weight on many links). */
+TEST(test_props_staggered_arrivals) {
+  for (int variant = 0; variant < 3; variant++) {
+    fs__rng g;
+    fs__rng_seed(&g, 77 + (uint64_t)variant);
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    if (variant == 1) {
+      fs_leafspine_params p = {8, 4, 8, 100, 100, 1, 1000}; /* 2:1 */
+      CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+    } else {
+      CHECK_OK(fs_topo_fattree(8, 100, 1000, &t, &err), &err);
+    }
+    if (!t) continue;
+    fs_router *r;
+    fs_sim *s;
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    enum { N = 1500 };
+    fs_route rt;
+    fs_route_init(&rt);
+    for (int32_t i = 0; i < N; i++) {
+      int32_t src = (int32_t)fs__rng_below(&g, (uint64_t)t->n_hosts);
+      int32_t dst = (int32_t)fs__rng_below(&g, (uint64_t)t->n_hosts - 1);
+      if (dst >= src) dst++;
+      if (variant == 2)
+        CHECK_OK(fs_route_spray(r, src, dst, &rt, &err), &err);
+      else
+        CHECK_OK(fs_route_ecmp(r, src, dst, 1, (uint64_t)i, &rt, &err), &err);
+      double bytes = 1e5 + fs__rng_unit(&g) * 1.5e6;
+      int64_t start = (int64_t)fs__rng_below(&g, 1000000);
+      CHECK(fs_sim_add_flow(s, src, dst, bytes, start, &rt, &err) >= 0);
+    }
+    fs_route_free(&rt);
+    observer o = {t, calloc(N, sizeof(double)), calloc(N, sizeof(int32_t)),
+                  calloc(N, sizeof(double)), 0, 0,
+                  calloc((size_t)t->n_links, sizeof(double)), 0, 0, NULL, NULL, NULL, 0, 0};
+    fs_sim_opts opts = {0};
+    opts.observe = observe;
+    opts.observe_ctx = &o;
+    CHECK_OK(fs_sim_run(s, &opts, &err), &err);
+    fs_sim_counters c = fs_sim_get_counters(s);
+    CHECK(c.max_active >= 200); /* the case this test is for */
+    CHECK(o.batches > N);       /* arrivals and departures mostly apart */
+    if (o.violations) fprintf(stderr, "  variant %d: %d violations\n", variant, o.violations);
+    CHECK_EQ_INT(o.violations, 0);
+    for (int32_t i = 0; i < N; i++) CHECK_REL(o.delivered[i], fs_sim_flow_bytes(s, i), 1e-9, "bytes");
+    observer_free(&o);
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+}
+
 /* Two runs of the same random scenario give bit-identical times. */
 TEST(test_props_deterministic) {
   for (uint64_t seed = 100; seed < 110; seed++) {

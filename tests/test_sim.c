@@ -174,6 +174,71 @@ TEST(test_sim_staggered_arrival) {
   fs_topo_free(t);
 }
 
+typedef struct last_progress {
+  double now_s;
+  int calls;
+} last_progress;
+
+static void record_progress(void *ctx, const fs_sim_progress *p) {
+  last_progress *lp = ctx;
+  lp->now_s = p->now_s;
+  lp->calls++;
+}
+
+TEST(test_sim_clock_stops_at_last_event) {
+  /* big and small share one downlink at C/2; small drains at 2*Bs/C and big
+   * speeds up to C. Its first drain prediction (2*Bb/C) is then superseded
+   * and lies well after the end (Bb+Bs)/C + latency: it must not move the
+   * clock, neither in the progress report nor in fs_sim_now_s. */
+  fs_topo *t = star(3, 100, 250);
+  fs_router *r;
+  fs_sim *s;
+  fs_err err = {0, ""};
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  double Bb = 10e6, Bs = 1e6, C = 100e9 / 8;
+  int32_t big = add_flow(s, r, 0, 2, Bb, 0);
+  add_flow(s, r, 1, 2, Bs, 0);
+  last_progress lp = {-1, 0};
+  fs_sim_opts o = {0};
+  o.progress = record_progress;
+  o.progress_ctx = &lp;
+  CHECK_OK(fs_sim_run(s, &o, &err), &err);
+  double end = (Bb + Bs) / C + 500e-9;
+  CHECK_REL(fs_sim_finish_s(s, big), end, REL, "s");
+  CHECK_REL(fs_sim_makespan_s(s), end, REL, "s");
+  CHECK(lp.calls >= 1);
+  CHECK_REL(lp.now_s, fs_sim_makespan_s(s), REL, "s");
+  CHECK_REL(fs_sim_now_s(s), fs_sim_makespan_s(s), REL, "s");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
+TEST(test_sim_queue_memory_follows_flows_not_reratings) {
+  /* n flows arrive one by one on one downlink and each arrival re-rates
+   * every flow in flight: ~n^2/2 drain predictions over the run, of which
+   * at most n are live at a time. Holding the dead ones would take
+   * ~36 bytes x 2e6 = 72 MB here; the engine must stay near its O(n)
+   * state (flows, routes, per-link lists: well under 1 MiB). */
+  enum { N = 2000 };
+  fs_topo *t = star(N + 1, 100, 250);
+  fs_router *r;
+  fs_sim *s;
+  fs_err err = {0, ""};
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  for (int32_t i = 0; i < N; i++) add_flow(s, r, i + 1, 0, 1e9, (int64_t)i * 1000);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  fs_sim_counters c = fs_sim_get_counters(s);
+  CHECK(c.flows_rerated > (uint64_t)N * N / 2);
+  CHECK(c.max_active == N);
+  CHECK(c.memory_bytes < 2u * 1024 * 1024);
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
 TEST(test_sim_chain_and_diamond_with_tasks) {
   /* task t0 (3 us) -> flow a -> {flow b, flow c} -> task d (2 us) -> flow e.
    * Flows use disjoint host pairs, so no contention: each takes B/C + 2L. */

@@ -4,7 +4,9 @@
  * Events are popped in (time, push sequence) order from a heap of runs of
  * same-time events (one heap operation per run, not per event). A flow's drain
  * prediction carries the flow's version; when its rate changes the version
- * bumps and the old event is skipped as stale. Between batches rates are
+ * bumps and the old event is dead: skipped without moving the clock, and
+ * squeezed out of the queue once dead entries outnumber live ones, so the
+ * queue follows the events pending, not the re-ratings. Between batches rates are
  * constant, so a flow's bytes left are settled lazily: only when its rate is
  * about to change. Expected sizes: 10^5..10^7 flows, routes of 2..200 links. */
 #include <math.h>
@@ -37,7 +39,8 @@ typedef struct evq {
   evrun open; /* newest run, n may be 0 */
   evpl *pl;
   size_t pl_len, pl_cap;
-  size_t count; /* events queued */
+  size_t count; /* events queued, dead ones included */
+  size_t stale; /* of which dead: superseded drains and re-entries */
   uint64_t next_seq;
 } evq;
 
@@ -118,6 +121,10 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
+  free(s->core.load);
+  free(s->core.gone_load);
+  free(s->core.gone_max);
+  free(s->core.arrived);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -364,49 +371,86 @@ static int heap_insert(evq *q, evrun r) {
   return 0;
 }
 
-static void heap_remove_top(evq *q) {
-  size_t n = --q->len;
-  if (!n) return;
-  evrun last = q->heap[n];
-  size_t i = 0;
+/* Puts x at slot i (its subtree below being a heap) and sifts it down. */
+static void heap_sift_down(evq *q, size_t i, evrun x) {
+  size_t n = q->len;
   for (;;) {
     size_t c = 4 * i + 1;
     if (c >= n) break;
     size_t best = c, end = c + 4 < n ? c + 4 : n;
     for (size_t j = c + 1; j < end; j++) best = run_before(&q->heap[j], &q->heap[best]) ? j : best;
-    if (!run_before(&q->heap[best], &last)) break;
+    if (!run_before(&q->heap[best], &x)) break;
     q->heap[i] = q->heap[best];
     i = best;
   }
-  q->heap[i] = last;
+  q->heap[i] = x;
+}
+
+static void heap_remove_top(evq *q) {
+  size_t n = --q->len;
+  if (n) heap_sift_down(q, 0, q->heap[n]);
+}
+
+/* Dead: its flow's version moved on (the drain was re-predicted, the
+ * re-route superseded) or, for a drain, the flow left its links. Once dead,
+ * always dead: versions only grow and a flow leaves its links only by
+ * draining or being re-routed (which bumps the version). */
+static int ev_live(const fs_sim *s, const evpl *p) {
+  if (p->type != EV_DRAIN && p->type != EV_REENTER) return 1;
+  const fs__flow *f = &s->core.flows[s->items[p->item].idx];
+  if (p->version != f->version) return 0;
+  return p->type == EV_DRAIN ? f->active_idx >= 0 : f->held;
 }
 
 /* Copies the live payloads into a buffer with room for as many again, the
- * open run last so that it can keep growing at the end. */
-static int pl_compact(evq *q) {
-  size_t cap = 2 * q->count + 64;
+ * open run last so that it can keep growing at the end, and rebuilds the
+ * heap without the runs left empty. Dropping entries keeps the order of the
+ * others: a run's seq range only shrinks, so ranges stay disjoint, and its
+ * head seq (advanced by pops) stays inside its original range. O(entries). */
+static int evq_compact(fs_sim *s) {
+  evq *q = &s->heap;
+  size_t live = q->count - q->stale;
+  size_t cap = 2 * live + 64;
   if (cap > INT32_MAX) return FS_ENOMEM;
   evpl *pl = fs__malloc(cap, sizeof(*pl));
   if (!pl) return FS_ENOMEM;
-  size_t k = 0;
+  size_t k = 0, kept = 0, dropped = 0;
   for (size_t i = 0; i < q->len; i++) {
     evrun *r = &q->heap[i]; /* n > 0: exhausted runs leave the heap */
-    memcpy(pl + k, q->pl + r->first, (size_t)r->n * sizeof(*pl));
-    r->first = (int32_t)k;
-    k += (size_t)r->n;
+    size_t first = k;
+    for (int32_t j = 0; j < r->n; j++) {
+      const evpl *p = &q->pl[r->first + j];
+      if (ev_live(s, p)) pl[k++] = *p;
+      else dropped++;
+    }
+    if (k == first) continue;
+    r->first = (int32_t)first;
+    r->n = (int32_t)(k - first);
+    q->heap[kept++] = *r;
   }
-  if (q->open.n) memcpy(pl + k, q->pl + q->open.first, (size_t)q->open.n * sizeof(*pl));
-  q->open.first = (int32_t)k;
-  k += (size_t)q->open.n;
+  size_t first = k;
+  for (int32_t j = 0; j < q->open.n; j++) {
+    const evpl *p = &q->pl[q->open.first + j];
+    if (ev_live(s, p)) pl[k++] = *p;
+    else dropped++;
+  }
+  q->open.first = (int32_t)first;
+  q->open.n = (int32_t)(k - first);
   free(q->pl);
   q->pl = pl;
   q->pl_len = k;
   q->pl_cap = cap;
+  q->count -= dropped;
+  q->stale = 0; /* every dead entry was just dropped */
+  q->len = kept;
+  for (size_t i = kept / 4 + 1; i-- > 0;)
+    if (i < kept) heap_sift_down(q, i, q->heap[i]);
   return 0;
 }
 
-static int evq_push(evq *q, double t, int32_t type, int32_t item, uint32_t version) {
-  if (q->pl_len == q->pl_cap && pl_compact(q)) return FS_ENOMEM;
+static int evq_push(fs_sim *s, double t, int32_t type, int32_t item, uint32_t version) {
+  evq *q = &s->heap;
+  if (q->pl_len == q->pl_cap && evq_compact(s)) return FS_ENOMEM;
   if (!(q->open.n > 0 && q->open.t == t)) {
     if (q->open.n > 0 && heap_insert(q, q->open)) return FS_ENOMEM;
     q->open = (evrun){t, q->next_seq, (int32_t)q->pl_len, 0};
@@ -424,22 +468,48 @@ static inline evrun *evq_min(evq *q) {
   return q->len ? &q->heap[0] : NULL;
 }
 
-static int evq_pop(evq *q, fs__event *out) {
-  evrun *r = evq_min(q);
-  if (!r) return 0;
-  const evpl *p = &q->pl[r->first];
-  *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
+static void evq_take(evq *q, evrun *r) {
   r->seq++;
   r->first++;
   r->n--;
   q->count--;
   if (r->n == 0 && r != &q->open) heap_remove_top(q);
+}
+
+/* Drops dead events at the head; returns the next live one's time, or
+ * INFINITY when none is left. */
+static double evq_top_live_t(fs_sim *s) {
+  evq *q = &s->heap;
+  evrun *r;
+  while ((r = evq_min(q))) {
+    if (ev_live(s, &q->pl[r->first])) return r->t;
+    evq_take(q, r);
+    q->stale--;
+  }
+  return INFINITY;
+}
+
+/* Pops the next live event (0 when none is left). Dead ones are discarded
+ * on the way, so they never set the clock. */
+static int evq_pop_live(fs_sim *s, fs__event *out) {
+  if (!(evq_top_live_t(s) < INFINITY)) return 0;
+  evq *q = &s->heap;
+  evrun *r = evq_min(q);
+  const evpl *p = &q->pl[r->first];
+  *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
+  if (p->type == EV_DRAIN || p->type == EV_REENTER)
+    s->core.flows[s->items[p->item].idx].pending = 0;
+  evq_take(q, r);
   return 1;
 }
 
-static inline double evq_top_t(evq *q) {
-  const evrun *r = evq_min(q);
-  return r ? r->t : INFINITY;
+/* The flow's queued event (if any) is superseded: it becomes dead. */
+static void supersede(fs_sim *s, fs__flow *f) {
+  if (f->pending) {
+    f->pending = 0;
+    s->heap.stale++;
+  }
+  f->version++;
 }
 
 /* Each link enters the batch's dirty list once: a link touched by many
@@ -472,6 +542,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
       a->cap = ncap;
     }
     if (a->n == 0) a->busy_since = s->now;
+    c->arrived[l] = 1;
     a->flow[a->n] = fi;
     a->slot[a->n] = k;
     c->route_pos[f->off + k] = a->n;
@@ -492,13 +563,24 @@ static int flow_enter(fs_sim *s, int32_t fi) {
   return flow_link(s, fi);
 }
 
+/* A flow at rate x leaves its links: flows slower than x keep their rates
+ * (maxmin.c). Rate 0 took nothing from anyone. */
+static void note_leaver(fs__simcore *c, double x) {
+  if (x > 0 && x < c->theta) c->theta = x;
+}
+
 /* Takes a flow off its links and out of the active list. */
 static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
+  note_leaver(c, f->rate);
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = c->route_links[f->off + k];
     fs__link_active *a = &c->active[l];
+    double x = c->route_w[f->off + k] * f->rate;
+    c->load[l] -= x;
+    c->gone_load[l] += x;
+    if (f->rate > c->gone_max[l]) c->gone_max[l] = f->rate;
     int32_t pos = c->route_pos[f->off + k];
     int32_t last = --a->n;
     if (pos != last) {
@@ -506,7 +588,10 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       a->slot[pos] = a->slot[last];
       c->route_pos[c->flows[a->flow[pos]].off + a->slot[pos]] = pos;
     }
-    if (a->n == 0) s->link_stats[l].busy_s += s->now - a->busy_since;
+    if (a->n == 0) {
+      s->link_stats[l].busy_s += s->now - a->busy_since;
+      c->load[l] = 0; /* exactly, whatever rounding the updates left */
+    }
     mark_dirty(s, l);
   }
   int32_t moved = s->active_list[--s->n_active];
@@ -554,14 +639,14 @@ static int item_ready(fs_sim *s, int32_t id) {
     it->start_s = t0;
     it->state = ST_RUN;
     double dur = s->tasks[it->idx].duration_s;
-    return evq_push(&s->heap, t0 + dur, EV_TASK_DONE, id, 0);
+    return evq_push(s, t0 + dur, EV_TASK_DONE, id, 0);
   }
-  if (t0 > s->now) return evq_push(&s->heap, t0, EV_START, id, 0);
+  if (t0 > s->now) return evq_push(s, t0, EV_START, id, 0);
   it->start_s = s->now;
   it->state = ST_RUN;
   fs__flow *f = &s->core.flows[it->idx];
   if (f->bytes <= 0) {
-    int rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
+    int rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
     return rc ? rc : release(s, id, DEP_SENT);
   }
   return flow_enter(s, it->idx);
@@ -598,16 +683,15 @@ static int handle(fs_sim *s, const fs__event *e) {
       it->state = ST_RUN;
       fs__flow *f = &s->core.flows[it->idx];
       if (f->bytes <= 0) {
-        int rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+        int rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
         return rc ? rc : release(s, e->item, DEP_SENT);
       }
       return flow_enter(s, it->idx);
     }
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
-      if (e->version != f->version || f->active_idx < 0) return 1; /* stale */
       int rc = flow_leave(s, it->idx);
-      if (!rc) rc = evq_push(&s->heap, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (!rc) rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
     case EV_FLOW_DONE:
@@ -621,7 +705,6 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_REENTER: {
       fs__flow *f = &s->core.flows[it->idx];
-      if (e->version != f->version || !f->held) return 1; /* superseded */
       f->held = 0;
       return flow_link(s, it->idx);
     }
@@ -634,7 +717,12 @@ static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
-  for (size_t i = 0; i < c->n_dirty; i++) c->is_dirty[c->dirty_links[i]] = 0;
+  for (size_t i = 0; i < c->n_dirty; i++) {
+    int32_t l = c->dirty_links[i];
+    c->is_dirty[l] = 0;
+    c->arrived[l] = 0;
+    c->gone_load[l] = c->gone_max[l] = 0;
+  }
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
@@ -643,12 +731,19 @@ static int rerate(fs_sim *s) {
     double r = s->mm.new_rate[fi];
     if (r == f->rate) continue;
     settle(s, f);
+    for (int32_t k = 0; k < f->n; k++)
+      c->load[c->route_links[f->off + k]] += c->route_w[f->off + k] * (r - f->rate);
     f->rate = r;
-    f->version++;
+    supersede(s, f);
     double t = r > 0 ? s->now + f->remaining / r : INFINITY;
-    if (isfinite(t) && evq_push(&s->heap, t, EV_DRAIN, f->item, f->version))
-      return FS_ENOMEM;
+    if (!isfinite(t)) continue;
+    if (evq_push(s, t, EV_DRAIN, f->item, f->version)) return FS_ENOMEM;
+    f->pending = 1;
   }
+  /* Dead drains pile up by one per re-rating; squeeze them out once they
+   * outnumber the live events (amortised O(1) per re-rating). */
+  if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && evq_compact(s))
+    return FS_ENOMEM;
   return 0;
 }
 
@@ -660,13 +755,20 @@ static int setup(fs_sim *s, fs_err *err) {
   c->active = calloc(L ? L : 1, sizeof(*c->active));
   c->dirty_links = fs__malloc(L ? L : 1, sizeof(int32_t));
   c->is_dirty = calloc(L ? L : 1, 1);
+  c->load = calloc(L ? L : 1, sizeof(double));
+  c->gone_load = calloc(L ? L : 1, sizeof(double));
+  c->gone_max = calloc(L ? L : 1, sizeof(double));
+  c->arrived = calloc(L ? L : 1, 1);
   s->link_stats = calloc(L ? L : 1, sizeof(*s->link_stats));
   s->active_list = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
   s->started = fs__malloc((size_t)c->n_flows, sizeof(int32_t));
-  if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !s->link_stats || !s->active_list || !s->started ||
+  if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !c->load ||
+      !c->gone_load || !c->gone_max || !c->arrived || !s->link_stats || !s->active_list ||
+      !s->started ||
       fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
+  c->theta = INFINITY;
   return check_acyclic(s, err);
 }
 
@@ -683,18 +785,19 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   if ((rc = rerate(s)) < 0) goto fail;
   if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
   fs__event e;
-  while (evq_pop(&s->heap, &e)) {
+  /* The clock moves only to live events: a dead drain prediction later than
+   * everything real must not leave `now` past the last event. */
+  while (evq_pop_live(s, &e)) {
     s->now = e.t;
     double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);
     uint64_t handled = 0;
     for (;;) {
       rc = handle(s, &e);
       if (rc < 0) goto fail;
-      if (rc == 0) handled++;
-      if (!(evq_top_t(&s->heap) <= horizon)) break;
-      evq_pop(&s->heap, &e);
+      handled++;
+      if (!(evq_top_live_t(s) <= horizon)) break;
+      evq_pop_live(s, &e);
     }
-    if (!handled) continue; /* only stale drain predictions: nothing changed */
     s->counters.events += handled;
     s->counters.batches++;
     if ((rc = rerate(s)) < 0) goto fail;
@@ -786,14 +889,16 @@ int fs_sim_add_timer(fs_sim *s, double at_s, fs_sim_timer_fn fn, void *ctx, fs_e
   if (at_s < s->now) at_s = s->now;
   if (s->n_timers >= INT32_MAX ||
       fs__grow(&s->timers, &s->timers_cap, s->n_timers + 1, sizeof(*s->timers)) ||
-      evq_push(&s->heap, at_s, EV_TIMER, (int32_t)s->n_timers, 0))
+      evq_push(s, at_s, EV_TIMER, (int32_t)s->n_timers, 0))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding a timer");
   s->timers[s->n_timers++] = (timer){fn, ctx};
   s->timers_pending++;
   return 0;
 }
 
-int fs_sim_idle(const fs_sim *s) { return s->heap.count == s->timers_pending; }
+int fs_sim_idle(const fs_sim *s) {
+  return s->heap.count - s->heap.stale == s->timers_pending;
+}
 
 static int need_running(const fs_sim *s, fs_err *err) {
   if (!s->ran || !s->core.cap_Bps)
@@ -811,15 +916,24 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
   if (!(bps >= 0) || !isfinite(bps))
     return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
   c->cap_Bps[link] = bps / 8.0;
-  /* Every flow on the link is re-rated from scratch: the incremental repair
-   * finds flows that can speed up, not flows now above a lowered capacity. */
+  /* Every flow on the link leaves and comes back as an arrival (rate 0), so
+   * all its links are changed links: the re-rating judges the other links'
+   * bottlenecks by their flows' old rates, which this flow no longer has. */
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
     fs__flow *f = &c->flows[a->flow[j]];
     settle(s, f);
+    note_leaver(c, f->rate);
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l = c->route_links[f->off + k];
+      c->load[l] -= c->route_w[f->off + k] * f->rate;
+      c->arrived[l] = 1;
+      mark_dirty(s, l);
+    }
     f->rate = 0;
-    f->version++;
+    supersede(s, f);
   }
+  c->arrived[link] = 1;
   mark_dirty(s, link);
   return 0;
 }
@@ -872,11 +986,12 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
       charge(s, f);
       if ((rc = flow_unlink(s, fi))) goto fail;
     }
-    f->version++; /* supersedes a pending drain or re-entry */
+    supersede(s, f); /* a pending drain or re-entry */
     if ((rc = set_route(s, fi, route))) goto fail;
     if (hold_s > 0) {
       f->held = 1;
-      rc = evq_push(&s->heap, s->now + hold_s, EV_REENTER, item, f->version);
+      rc = evq_push(s, s->now + hold_s, EV_REENTER, item, f->version);
+      if (!rc) f->pending = 1;
     } else {
       f->held = 0;
       rc = flow_link(s, fi);

@@ -27,6 +27,7 @@ typedef struct fs__flow {
   int32_t active_idx; /* index in the active list, -1 if not in flight */
   uint32_t version;   /* bumps when the drain prediction changes */
   uint8_t held;       /* re-routed and waiting out its reconfiguration */
+  uint8_t pending;    /* an event of the current version (drain or re-entry) is queued */
   double bytes, remaining, rate, last_s, latency_s;
   double accounted;   /* bytes already charged to the links of earlier routes */
 } fs__flow;
@@ -55,13 +56,12 @@ typedef struct fs__maxmin {
   fs__lkey *heap;       /* indexed min-heap on (level, link id) */
   int32_t *hpos;        /* per link: index in heap, -1 if absent */
   /* incremental re-rating (maxmin.c) */
-  int32_t *bn;          /* per flow: link it froze on (its bottleneck) */
-  uint32_t *fchk;       /* per flow: check stamp */
-  uint32_t *lst;        /* per link: stats stamp */
-  double *load, *maxr;  /* per link stats under current rates */
-  uint8_t *pvalid;      /* per link: load/maxr still equal the fixed rates' stats
-                         * (no flow on it changed rate or came or went since) */
-  uint32_t round;
+  uint32_t *wstamp;     /* per link: epoch of wtot */
+  double *wtot;         /* per link: total weight of its flows */
+  int32_t *bn;          /* per flow: link it froze on in the last fill */
+  uint32_t *cstamp;     /* per link: check stamp */
+  double *cmin;         /* per link: slowest S flow frozen on it */
+  uint32_t cround;
   size_t heap_len, heap_cap;
 } fs__maxmin;
 
@@ -76,14 +76,24 @@ typedef struct fs__simcore {
   int32_t *dirty_links;     /* links changed by this batch, each once */
   uint8_t *is_dirty;        /* per link: in dirty_links */
   size_t n_dirty;
+  double theta;             /* lowest rate > 0 of a flow taken off its links
+                             * since the last re-rating; INFINITY if none */
+  /* Per link, kept by the engine for the re-rating: */
+  double *load;             /* sum of weight x rate of its flows (kept up to
+                             * date on every rate change; reset when empty) */
+  double *gone_load;        /* of flows taken off it since the last re-rating */
+  double *gone_max;         /* fastest of those */
+  uint8_t *arrived;         /* a flow came on it (or its capacity changed)
+                             * since the last re-rating */
 } fs__simcore;
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
 /* Re-rates after a batch that changed the flows on core->dirty_links (the
- * arrivals have rate 0): fills m->comp_flows with the flows whose rates may
- * change and m->new_rate[f] with their max-min rates. Other flows keep
- * theirs. Always returns 0 (scratch is preallocated). */
+ * arrivals have rate 0; core->theta says how fast the leavers were): fills
+ * m->comp_flows with the flows whose rates may change and m->new_rate[f]
+ * with their max-min rates. Other flows keep theirs. Resets core->theta.
+ * Always returns 0 (scratch is preallocated). */
 int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m);
 
 #endif

@@ -1,23 +1,45 @@
 /* Max-min fair rates, recomputed incrementally after each batch.
  *
- * Max-min fairness is characterised by the bottleneck property (Bertsekas &
- * Gallager, Data Networks, 6.5.2): every flow crosses a saturated link on
- * which no flow has a higher rate. Before a batch every flow has one. After
- * flows arrive or leave, a set S of flows is re-rated by progressive filling
- * on the capacity left by the others, which keep their rates; S starts with
- * the arrivals. Then every flow on a touched link (changed by the batch, or
- * used by S) is checked for a bottleneck; a fixed flow without one joins S,
- * and so does a fixed flow that is faster than an S flow on that flow's
- * bottleneck. S is refilled until nothing joins. S only grows and S = the
- * whole connected component is plain progressive filling, so the result is
- * the max-min allocation; in practice S stays small (0.2-0.4% of the flows a
- * full component recomputation would touch on the benchmarks).
+ * Which flows can change. Progressive filling raises every flow's rate
+ * together and freezes the flows of a link when it saturates. Compare the
+ * filling before and after a batch. Let theta be the smallest of: the old
+ * rate of every flow that left, and the new rate of every flow that
+ * arrived. Below level theta both fillings freeze the same flows at the
+ * same levels: a link saturating below theta carries no departed flow
+ * (that flow would have frozen below its rate) and no arrival (it would
+ * freeze below its new rate), so its flows and residual are the same in
+ * both. Hence every flow with old rate < theta keeps it exactly, and only
+ * flows at or above theta can change.
+ *
+ * An arrival's new rate is not known in advance, but it is at least
+ * min over its links of cap / (total weight on the link): on its
+ * bottleneck it is the fastest flow, so cap = sum w x <= x * sum w. So
+ * theta >= theta0 = min(departed rates, those bounds), computed up front.
+ *
+ * The re-rated set S: the arrivals, then every flow at rate >= theta0 on
+ * a changed link or on a link of a flow already in S (a breadth-first walk
+ * that stops at slower flows). S is progressive-filled on the capacity the
+ * other flows leave. Flows at rate >= theta0 outside S share no link with S
+ * or the changes, so their links are as before and they keep their
+ * bottlenecks. The result is the max-min allocation when every S flow ends
+ * at >= theta0 (each froze on a saturated link where slower fixed flows
+ * cannot beat it, and a fixed flow's bottleneck carries neither S nor
+ * arrivals); it does in exact arithmetic (theta0 <= theta), and a rounding
+ * shortfall lowers theta0 to it and walks and fills again (S only grows;
+ * S = the whole component is plain progressive filling). Arrivals that
+ * cross a link of zero capacity (failed) get 0 and take nothing from
+ * anyone, so they do not lower theta0.
+ *
+ * This replaces a bottleneck check run to a fixed point, which under
+ * staggered arrivals refilled S ~4 times per batch and checked every flow on
+ * every touched link each time; here S is walked and filled once.
  *
  * Progressive filling: all S flows rise together; link l saturates at level
  * res(l) / wsum(l) (residual capacity over S's unfrozen weight on it); the
  * lowest level freezes its unfrozen flows, lowering res and wsum of their
  * other links. An indexed heap holds one entry per link.
- * Cost per fill: O((L + R) log L) for L links and R route entries of S. */
+ * Cost per batch: O((L_S + R_S) log L_S) for the L_S links and R_S route
+ * entries of S, plus a scan of the flows on S's links. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +59,18 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->comp_flows = fs__malloc(F, sizeof(int32_t));
   m->new_rate = fs__malloc(F, sizeof(double));
   m->hpos = fs__malloc(L, sizeof(int32_t));
+  m->wstamp = fs__calloc(L, sizeof(uint32_t));
+  m->wtot = fs__malloc(L, sizeof(double));
   m->bn = fs__malloc(F, sizeof(int32_t));
-  m->fchk = fs__calloc(F, sizeof(uint32_t));
-  m->lst = fs__calloc(L, sizeof(uint32_t));
-  m->load = fs__malloc(L, sizeof(double));
-  m->maxr = fs__malloc(L, sizeof(double));
-  m->pvalid = fs__calloc(L, sizeof(uint8_t));
+  m->cstamp = fs__calloc(L, sizeof(uint32_t));
+  m->cmin = fs__malloc(L, sizeof(double));
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
   if (m->hpos) for (size_t i = 0; i < L; i++) m->hpos[i] = -1;
-  if (m->bn) for (size_t i = 0; i < F; i++) m->bn[i] = -1;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate ||
-      !m->hpos || !m->heap || !m->bn || !m->fchk || !m->lst || !m->load ||
-      !m->maxr || !m->pvalid) {
+      !m->hpos || !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
+      !m->cmin) {
     fs__maxmin_free(m);
     return FS_ENOMEM;
   }
@@ -69,12 +89,11 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->new_rate);
   free(m->heap);
   free(m->hpos);
+  free(m->wstamp);
+  free(m->wtot);
   free(m->bn);
-  free(m->fchk);
-  free(m->lst);
-  free(m->load);
-  free(m->maxr);
-  free(m->pvalid);
+  free(m->cstamp);
+  free(m->cmin);
   memset(m, 0, sizeof(*m));
 }
 
@@ -138,10 +157,11 @@ static void heap_pop(fs__maxmin *m, double *key, int32_t *link) {
   }
 }
 
-/* Bottleneck test tolerance: relative, far above summation rounding. A
- * spurious failure only makes S larger (more work), never a wrong rate. */
+/* Relative slack on theta0: flows just below it (by rounding) join S too.
+ * Joining is always safe; it only costs work. */
 #define EPS 1e-9
 
+/* Puts flow f in S and its links in comp_links; 1 if it was not there. */
 static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   uint32_t ep = m->epoch;
   if (m->flow_seen[f] == ep) return 0;
@@ -157,77 +177,13 @@ static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   return 1;
 }
 
-static double cur_rate(const fs__simcore *core, const fs__maxmin *m, int32_t f) {
-  return m->flow_seen[f] == m->epoch ? m->new_rate[f] : core->flows[f].rate;
-}
-
-/* Load and fastest rate on link l, once per round. A link untouched by this
- * re-rating (not dirty, no S flow on it) whose stats were computed while it
- * was untouched keeps them across batches: its flows and their rates are
- * the same, so the scan would give the same sums bit for bit. */
-static void link_stats(const fs__simcore *core, fs__maxmin *m, int32_t l) {
-  if (m->lst[l] == m->round) return;
-  m->lst[l] = m->round;
-  int untouched = m->link_seen[l] != m->epoch && !core->is_dirty[l];
-  if (untouched && m->pvalid[l]) return;
-  m->pvalid[l] = (uint8_t)untouched;
-  const fs__link_active *a = &core->active[l];
-  double load = 0, mx = 0;
-  for (int32_t j = 0; j < a->n; j++) {
-    int32_t g = a->flow[j];
-    double x = cur_rate(core, m, g);
-    load += core->route_w[core->flows[g].off + a->slot[j]] * x;
-    if (x > mx) mx = x;
-  }
-  m->load[l] = load;
-  m->maxr[l] = mx;
-}
-
-static int is_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t l, double x) {
-  link_stats(core, m, l);
-  return m->load[l] >= core->cap_Bps[l] * (1 - EPS) && x >= m->maxr[l] * (1 - EPS);
-}
-
-/* Tries the flow's last known bottleneck first: it usually still is one, and
- * then only that link's flows are scanned instead of every link's. */
-static int has_bottleneck(const fs__simcore *core, fs__maxmin *m, int32_t g) {
-  const fs__flow *fl = &core->flows[g];
-  double x = cur_rate(core, m, g);
-  if (!(x > 0)) {
-    /* Stalled on a link without capacity (failed): that link is its
-     * bottleneck, and it must not drag its neighbours into S forever. */
-    for (int32_t k = 0; k < fl->n; k++) {
-      int32_t l = core->route_links[fl->off + k];
-      if (!(core->cap_Bps[l] > 0)) {
-        m->bn[g] = l;
-        return 1;
-      }
-    }
-    return 0;
-  }
-  if (m->bn[g] >= 0 && is_bottleneck(core, m, m->bn[g], x)) return 1;
-  for (int32_t k = 0; k < fl->n; k++) {
-    int32_t l = core->route_links[fl->off + k];
-    if (l != m->bn[g] && is_bottleneck(core, m, l, x)) {
-      m->bn[g] = l;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
+  /* Residual = capacity - load of the fixed flows = capacity - link load +
+   * S's old share: O(S's route entries), not O(flows on S's links). */
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
-    double res = core->cap_Bps[l];
-    const fs__link_active *a = &core->active[l];
-    for (int32_t j = 0; j < a->n; j++) {
-      int32_t g = a->flow[j];
-      if (m->flow_seen[g] == ep) continue;
-      res -= core->route_w[core->flows[g].off + a->slot[j]] * core->flows[g].rate;
-    }
-    m->res[l] = res > 0 ? res : 0;
+    m->res[l] = core->cap_Bps[l] - core->load[l];
     m->wsum[l] = 0;
     m->cnt[l] = 0;
   }
@@ -237,9 +193,18 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->new_rate[f] = -1;
     for (int32_t k = 0; k < fl->n; k++) {
       int32_t l = core->route_links[fl->off + k];
-      m->wsum[l] += core->route_w[fl->off + k];
+      double w = core->route_w[fl->off + k];
+      m->res[l] += w * fl->rate;
+      m->wsum[l] += w;
       m->cnt[l]++;
     }
+  }
+  /* The kept load carries rounding from its updates (~1e-16 of the largest
+   * load the link had): harmless against a capacity, but a failed link must
+   * leave exactly nothing. */
+  for (int32_t i = 0; i < m->n_comp_links; i++) {
+    int32_t l = m->comp_links[i];
+    if (!(m->res[l] > 0) || !(core->cap_Bps[l] > 0)) m->res[l] = 0;
   }
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
@@ -297,69 +262,142 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
   }
 }
 
-/* Checks every flow on link l; returns how many joined S. */
-static int32_t check_link(fs__simcore *core, fs__maxmin *m, int32_t l) {
-  int32_t added = 0;
+static int crosses_failed_link(const fs__simcore *core, const fs__flow *fl) {
+  for (int32_t k = 0; k < fl->n; k++)
+    if (!(core->cap_Bps[core->route_links[fl->off + k]] > 0)) return 1;
+  return 0;
+}
+
+/* Total weight on link l now, once per re-rating. */
+static double link_weight(const fs__simcore *core, fs__maxmin *m, int32_t l) {
+  if (m->wstamp[l] == m->epoch) return m->wtot[l];
   const fs__link_active *a = &core->active[l];
-  for (int32_t j = 0; j < a->n; j++) {
-    int32_t g = a->flow[j];
-    if (m->fchk[g] == m->round) continue;
-    m->fchk[g] = m->round;
-    if (has_bottleneck(core, m, g)) continue;
-    if (m->flow_seen[g] != m->epoch) {
-      added += add_flow_S(core, m, g);
-      continue;
-    }
-    /* In S but a fixed flow on its bottleneck is faster: that one must
-     * come down, so it joins S. Fall back to every fixed neighbour. */
-    int32_t b = m->bn[g];
-    double x = m->new_rate[g];
-    int32_t before = added;
-    const fs__link_active *ab = &core->active[b];
-    for (int32_t i = 0; i < ab->n; i++) {
-      int32_t h = ab->flow[i];
-      if (m->flow_seen[h] != m->epoch && core->flows[h].rate > x * (1 + EPS))
-        added += add_flow_S(core, m, h);
-    }
-    if (added == before) {
-      const fs__flow *fl = &core->flows[g];
-      for (int32_t k = 0; k < fl->n; k++) {
-        const fs__link_active *ak = &core->active[core->route_links[fl->off + k]];
-        for (int32_t i = 0; i < ak->n; i++) added += add_flow_S(core, m, ak->flow[i]);
+  double w = 0;
+  for (int32_t j = 0; j < a->n; j++) w += core->route_w[core->flows[a->flow[j]].off + a->slot[j]];
+  m->wstamp[l] = m->epoch;
+  m->wtot[l] = w;
+  return w;
+}
+
+/* Walks comp_links from index `from` (the list grows as it goes). On a
+ * changed link every flow at rate >= cut joins S. On another link of S a
+ * flow joins only if the link is one of its bottlenecks under the old rates
+ * (saturated, and the flow is the fastest on it) and its rate is >= cut:
+ * a rate is set by its bottleneck links, and a flow none of whose
+ * bottlenecks is reached keeps them as they were. The fill can still load
+ * a slack link up to where a fixed flow on it is too fast; the check after
+ * the fill catches that (see fs__maxmin_rerate). */
+static void walk(fs__simcore *core, fs__maxmin *m, int32_t from, double cut) {
+  if (!(cut < INFINITY)) return;
+  for (int32_t i = from; i < m->n_comp_links; i++) {
+    int32_t l = m->comp_links[i];
+    const fs__link_active *a = &core->active[l];
+    double bar = cut;
+    if (!core->is_dirty[l] || !core->arrived[l]) {
+      /* Old stats: the leavers' share is added back. */
+      double load = core->load[l] + core->gone_load[l];
+      if (!(load >= core->cap_Bps[l] * (1 - EPS))) continue; /* slack */
+      double mx = core->gone_max[l];
+      for (int32_t j = 0; j < a->n; j++) {
+        double x = core->flows[a->flow[j]].rate;
+        if (x > mx) mx = x;
       }
+      if (mx * (1 - EPS) > bar) bar = mx * (1 - EPS);
+    }
+    for (int32_t j = 0; j < a->n; j++) {
+      int32_t g = a->flow[j];
+      if (m->flow_seen[g] != m->epoch && core->flows[g].rate >= bar) add_flow_S(core, m, g);
+    }
+  }
+}
+
+/* After a fill: every S flow froze on a saturated link l where S flows are
+ * at most as fast; fixed flows on l must be too. Those faster join S.
+ * Returns how many joined. */
+static int32_t check_frozen(fs__simcore *core, fs__maxmin *m) {
+  uint32_t st = ++m->cround;
+  if (st == 0) {
+    memset(m->cstamp, 0, (size_t)core->t->n_links * sizeof(uint32_t));
+    st = m->cround = 1;
+  }
+  int32_t n = m->n_comp_flows;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t f = m->comp_flows[i], l = m->bn[f];
+    if (l < 0) continue;
+    double x = m->new_rate[f];
+    if (m->cstamp[l] != st) {
+      m->cstamp[l] = st;
+      m->cmin[l] = x;
+    } else if (x < m->cmin[l]) {
+      m->cmin[l] = x;
+    }
+  }
+  int32_t added = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t l = m->bn[m->comp_flows[i]];
+    if (l < 0 || m->cstamp[l] != st) continue;
+    m->cstamp[l] = st - 1; /* scan each link once */
+    double lim = m->cmin[l] * (1 + EPS);
+    const fs__link_active *a = &core->active[l];
+    for (int32_t j = 0; j < a->n; j++) {
+      int32_t g = a->flow[j];
+      if (m->flow_seen[g] != m->epoch && core->flows[g].rate > lim) added += add_flow_S(core, m, g);
     }
   }
   return added;
 }
 
 int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
-  for (size_t i = 0; i < core->n_dirty; i++) m->pvalid[core->dirty_links[i]] = 0;
   if (++m->epoch == 0) {
     memset(m->link_seen, 0, (size_t)core->t->n_links * sizeof(uint32_t));
     memset(m->flow_seen, 0, (size_t)core->n_flows * sizeof(uint32_t));
+    memset(m->wstamp, 0, (size_t)core->t->n_links * sizeof(uint32_t));
     m->epoch = 1;
   }
+  uint32_t ep = m->epoch;
   m->n_comp_links = m->n_comp_flows = 0;
-  /* Seed: new flows (rate 0). */
+  double theta = core->theta;
+  /* The changed links first, so that the walk starts from them. */
+  for (size_t i = 0; i < core->n_dirty; i++) {
+    int32_t l = core->dirty_links[i];
+    m->link_seen[l] = ep;
+    m->comp_links[m->n_comp_links++] = l;
+  }
+  /* Seeds: the flows without a rate (arrivals, re-routed, re-entered, or on
+   * a link whose capacity changed), all on changed links. */
   for (size_t i = 0; i < core->n_dirty; i++) {
     const fs__link_active *a = &core->active[core->dirty_links[i]];
-    for (int32_t j = 0; j < a->n; j++)
-      if (core->flows[a->flow[j]].rate == 0) add_flow_S(core, m, a->flow[j]);
-  }
-  for (;;) {
-    if (m->n_comp_flows) fill_S(core, m);
-    if (++m->round == 0) {
-      memset(m->lst, 0, (size_t)core->t->n_links * sizeof(uint32_t));
-      memset(m->fchk, 0, (size_t)core->n_flows * sizeof(uint32_t));
-      m->round = 1;
+    for (int32_t j = 0; j < a->n; j++) {
+      int32_t g = a->flow[j];
+      const fs__flow *fl = &core->flows[g];
+      if (fl->rate != 0 || !add_flow_S(core, m, g) || crosses_failed_link(core, fl)) continue;
+      for (int32_t k = 0; k < fl->n; k++) {
+        int32_t l = core->route_links[fl->off + k];
+        double bound = core->cap_Bps[l] / link_weight(core, m, l);
+        if (bound < theta) theta = bound;
+      }
     }
-    int32_t added = 0;
-    for (size_t i = 0; i < core->n_dirty; i++) added += check_link(core, m, core->dirty_links[i]);
-    int32_t nl = m->n_comp_links; /* links added during the check wait for next round */
-    for (int32_t i = 0; i < nl; i++) added += check_link(core, m, m->comp_links[i]);
-    if (!added) break;
   }
-  /* S's rates change now: stats of its links are stale from here on. */
-  for (int32_t i = 0; i < m->n_comp_links; i++) m->pvalid[m->comp_links[i]] = 0;
+  int32_t walked = 0;
+  for (;;) {
+    double cut = theta * (1 - EPS);
+    walk(core, m, walked, cut);
+    walked = m->n_comp_links;
+    if (!m->n_comp_flows) break;
+    fill_S(core, m);
+    double mu = INFINITY;
+    for (int32_t i = 0; i < m->n_comp_flows; i++) {
+      int32_t f = m->comp_flows[i];
+      double x = m->new_rate[f];
+      if (x < mu && !(x == 0 && crosses_failed_link(core, &core->flows[f]))) mu = x;
+    }
+    if (mu < cut) {
+      theta = mu; /* S must reach further down: walk again from the start */
+      walked = 0;
+      continue;
+    }
+    if (!check_frozen(core, m)) break;
+  }
+  core->theta = INFINITY;
   return 0;
 }

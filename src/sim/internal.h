@@ -53,8 +53,7 @@ typedef struct fs__maxmin {
   int32_t *comp_links, *comp_flows;
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
-  fs__lkey *heap;       /* indexed min-heap on (level, link id) */
-  int32_t *hpos;        /* per link: index in heap, -1 if absent */
+  fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
   double *wtot;         /* per link: total weight of its flows */

@@ -60,6 +60,7 @@ typedef struct fs__maxmin {
   int32_t *bn;          /* per flow: link it froze on in the last fill */
   uint32_t *cstamp;     /* per link: check stamp */
   double *cmin;         /* per link: slowest S flow frozen on it */
+  double *ubmax;        /* per link: highest rate bound of its S flows */
   uint32_t cround;
   size_t heap_len, heap_cap;
 } fs__maxmin;

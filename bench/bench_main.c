@@ -53,9 +53,13 @@ typedef struct bench_case {
 
 /* B5's flow size: 8,000 flows arrive over 5 ms on 128 hosts (62.5 per host,
  * 12.5 GB/s host links), so 0.8 MB per flow loads each host link ~80 % on
- * average and keeps ~1,200 flows in flight at the peak (max_active, printed
- * for this case). */
+ * average. Measured: ~1,280 flows in flight on average over 1-5 ms and
+ * 1,569 at the peak (max_active, printed for this case); 0.7 MB gives ~850
+ * and 1 MB ~2,200 (the load nears 100 % and flows pile up). Overridable
+ * with -DB5_BYTES=... for such sweeps. */
+#ifndef B5_BYTES
 #define B5_BYTES 800000.0
+#endif
 
 /* Hosts, links and ECMP are the paper-standard shapes of the brief; the
  * small variants keep the same traffic but fit under callgrind. */

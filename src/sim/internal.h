@@ -53,14 +53,14 @@ typedef struct fs__maxmin {
   int32_t *comp_links, *comp_flows;
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
-  fs__lkey *heap;       /* indexed min-heap on (level, link id) */
-  int32_t *hpos;        /* per link: index in heap, -1 if absent */
+  fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
   double *wtot;         /* per link: total weight of its flows */
   int32_t *bn;          /* per flow: link it froze on in the last fill */
   uint32_t *cstamp;     /* per link: check stamp */
   double *cmin;         /* per link: slowest S flow frozen on it */
+  double *ubmax;        /* per link: highest rate bound of its S flows */
   uint32_t cround;
   size_t heap_len, heap_cap;
 } fs__maxmin;

@@ -37,7 +37,7 @@
  * Progressive filling: all S flows rise together; link l saturates at level
  * res(l) / wsum(l) (residual capacity over S's unfrozen weight on it); the
  * lowest level freezes its unfrozen flows, lowering res and wsum of their
- * other links. An indexed heap holds one entry per link.
+ * other links. A heap holds one entry per link, its key raised lazily.
  * Cost per batch: O((L_S + R_S) log L_S) for the L_S links and R_S route
  * entries of S, plus a scan of the flows on S's links. */
 #include <math.h>
@@ -58,19 +58,18 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->comp_links = fs__malloc(L, sizeof(int32_t));
   m->comp_flows = fs__malloc(F, sizeof(int32_t));
   m->new_rate = fs__malloc(F, sizeof(double));
-  m->hpos = fs__malloc(L, sizeof(int32_t));
   m->wstamp = fs__calloc(L, sizeof(uint32_t));
   m->wtot = fs__malloc(L, sizeof(double));
   m->bn = fs__malloc(F, sizeof(int32_t));
   m->cstamp = fs__calloc(L, sizeof(uint32_t));
   m->cmin = fs__malloc(L, sizeof(double));
+  m->ubmax = fs__malloc(L, sizeof(double));
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
-  if (m->hpos) for (size_t i = 0; i < L; i++) m->hpos[i] = -1;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate ||
-      !m->hpos || !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
-      !m->cmin) {
+      !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
+      !m->cmin || !m->ubmax) {
     fs__maxmin_free(m);
     return FS_ENOMEM;
   }
@@ -88,73 +87,36 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->comp_flows);
   free(m->new_rate);
   free(m->heap);
-  free(m->hpos);
   free(m->wstamp);
   free(m->wtot);
   free(m->bn);
   free(m->cstamp);
   free(m->cmin);
+  free(m->ubmax);
   memset(m, 0, sizeof(*m));
 }
 
-static int hless(const fs__lkey *a, const fs__lkey *b) {
-  if (a->key != b->key) return a->key < b->key;
-  return a->link < b->link;
-}
-
-static void sift_up(fs__maxmin *m, size_t i) {
-  fs__lkey x = m->heap[i];
-  while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (!hless(&x, &m->heap[p])) break;
-    m->heap[i] = m->heap[p];
-    m->hpos[m->heap[i].link] = (int32_t)i;
-    i = p;
-  }
-  m->heap[i] = x;
-  m->hpos[x.link] = (int32_t)i;
-}
-
+/* The fill's heap holds one entry per link whose key may be stale but
+ * never above the link's current level m->key (levels only rise while
+ * filling). A stale top is re-keyed and sifted down instead of updated on
+ * every change: one sift per link popped, not one per route entry frozen.
+ * When the top is current it is the true minimum, since every other entry
+ * is a lower bound of its own link's level. */
+/* 4-ary, ordered on the key alone: ties pop in whatever order the heap
+ * operations (themselves deterministic) leave them. */
 static void sift_down(fs__maxmin *m, size_t i) {
   fs__lkey x = m->heap[i];
   size_t n = m->heap_len;
   for (;;) {
-    size_t c = 2 * i + 1;
+    size_t c = 4 * i + 1;
     if (c >= n) break;
-    if (c + 1 < n && hless(&m->heap[c + 1], &m->heap[c])) c++;
-    if (!hless(&m->heap[c], &x)) break;
-    m->heap[i] = m->heap[c];
-    m->hpos[m->heap[i].link] = (int32_t)i;
-    i = c;
+    size_t best = c, end = c + 4 < n ? c + 4 : n;
+    for (size_t j = c + 1; j < end; j++) best = m->heap[j].key < m->heap[best].key ? j : best;
+    if (!(m->heap[best].key < x.key)) break;
+    m->heap[i] = m->heap[best];
+    i = best;
   }
   m->heap[i] = x;
-  m->hpos[x.link] = (int32_t)i;
-}
-
-/* Inserts link or updates its key. Keys only rise in exact arithmetic;
- * sifting both ways keeps the heap valid under rounding too. */
-static void heap_set(fs__maxmin *m, double key, int32_t link) {
-  int32_t p = m->hpos[link];
-  if (p >= 0) {
-    m->heap[p].key = key;
-    sift_up(m, (size_t)p);
-    sift_down(m, (size_t)m->hpos[link]);
-    return;
-  }
-  size_t i = m->heap_len++;
-  m->heap[i].key = key;
-  m->heap[i].link = link;
-  sift_up(m, i);
-}
-
-static void heap_pop(fs__maxmin *m, double *key, int32_t *link) {
-  *key = m->heap[0].key;
-  *link = m->heap[0].link;
-  m->hpos[*link] = -1;
-  if (--m->heap_len) {
-    m->heap[0] = m->heap[m->heap_len];
-    sift_down(m, 0);
-  }
 }
 
 /* Relative slack on theta0: flows just below it (by rounding) join S too.
@@ -209,12 +171,14 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
    * steps are mostly such flows, which keeps the heap small. */
+  int32_t left = m->n_comp_flows; /* S flows not frozen yet */
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
     int alone = fl->n > 0;
     for (int32_t k = 0; k < fl->n && alone; k++) alone = m->cnt[core->route_links[fl->off + k]] == 1;
     if (!alone) continue;
+    left--;
     double rate = INFINITY;
     int32_t bl = -1;
     for (int32_t k = 0; k < fl->n; k++) {
@@ -226,17 +190,49 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->bn[f] = bl;
     for (int32_t k = 0; k < fl->n; k++) m->cnt[core->route_links[fl->off + k]] = 0;
   }
+  /* A flow freezes at or below ub = min over its links of res / w (its
+   * links never give more). A link's level only rises from res / wsum, so a
+   * link starting above the ub of every S flow on it never freezes one:
+   * left out of the heap (most slack links; about a third of the heap on
+   * B4). */
+  for (int32_t i = 0; i < m->n_comp_links; i++) m->ubmax[m->comp_links[i]] = 0;
+  for (int32_t i = 0; i < m->n_comp_flows; i++) {
+    int32_t f = m->comp_flows[i];
+    if (m->new_rate[f] >= 0) continue; /* alone, already set */
+    const fs__flow *fl = &core->flows[f];
+    double ub = INFINITY;
+    for (int32_t k = 0; k < fl->n; k++) {
+      double r = m->res[core->route_links[fl->off + k]] / core->route_w[fl->off + k];
+      if (r < ub) ub = r;
+    }
+    for (int32_t k = 0; k < fl->n; k++) {
+      int32_t l = core->route_links[fl->off + k];
+      if (ub > m->ubmax[l]) m->ubmax[l] = ub;
+    }
+  }
   m->heap_len = 0;
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
     if (!m->cnt[l]) continue;
     m->key[l] = m->res[l] / m->wsum[l];
-    heap_set(m, m->key[l], l);
+    if (m->key[l] <= m->ubmax[l]) m->heap[m->heap_len++] = (fs__lkey){m->key[l], l};
   }
-  while (m->heap_len) {
-    double level;
-    int32_t l;
-    heap_pop(m, &level, &l);
+  for (size_t i = m->heap_len / 4 + 1; i-- > 0;)
+    if (i < m->heap_len) sift_down(m, i);
+  /* Once every S flow is frozen the links left (slack ones, mostly: their
+   * levels are the highest) have nothing to freeze. */
+  while (m->heap_len && left > 0) {
+    int32_t l = m->heap[0].link;
+    if (m->cnt[l] && m->heap[0].key < m->key[l]) { /* stale: re-key */
+      m->heap[0].key = m->key[l];
+      sift_down(m, 0);
+      continue;
+    }
+    double level = m->heap[0].key;
+    if (--m->heap_len) {
+      m->heap[0] = m->heap[m->heap_len];
+      sift_down(m, 0);
+    }
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {
@@ -244,6 +240,7 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       if (m->flow_seen[f] != ep || m->new_rate[f] >= 0) continue;
       m->new_rate[f] = level;
       m->bn[f] = l;
+      left--;
       const fs__flow *fl = &core->flows[f];
       for (int32_t k = 0; k < fl->n; k++) {
         int32_t l2 = core->route_links[fl->off + k];
@@ -256,7 +253,6 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
         double k2 = m->res[l2] / ws;
         if (k2 < level) k2 = level;
         m->key[l2] = k2;
-        heap_set(m, k2, l2);
       }
     }
   }

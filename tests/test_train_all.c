@@ -81,8 +81,10 @@ static fs_job *railopt_job(const char *routing, int spines) {
   return parse_job(text);
 }
 
-/* Rail symmetry: simulating TP rank 0 of every device on quotient routes
- * gives the full simulation's times (spraying on a rail-aligned fabric). */
+/* Rail rotation and replica shift: simulating TP rank 0 of data-parallel
+ * rank 0 on quotient routes (the gradient rings from their shift-invariant
+ * templates) gives the full simulation's times (spraying on a rail-aligned
+ * fabric). */
 TEST(test_train_rail_symmetry_equals_expanded) {
   for (int over = 0; over < 2; over++) {
     /* non-blocking (4 spines), then 4:1 (1 spine per rail switch) */
@@ -92,8 +94,9 @@ TEST(test_train_rail_symmetry_equals_expanded) {
     CHECK_EQ_INT(run(job, &o, &a), 0);
     o.no_symmetry = 1;
     CHECK_EQ_INT(run(job, &o, &b), 0);
-    CHECK(strncmp(a.symmetry, "rail rotation", 13) == 0);
-    CHECK(a.flows * 4 == b.flows);
+    /* rail rotation (4 TP ranks) x replica shift (4 servers of a unit) */
+    CHECK(strstr(a.symmetry, "rail rotation") && strstr(a.symmetry, "replica shift"));
+    CHECK(a.flows * 16 == b.flows);
     CHECK_EQ_INT(a.flows_represented, b.flows_represented);
     CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
     CHECK_REL(a.kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");

@@ -147,4 +147,12 @@ double fs_sim_flow_bytes(const fs_sim *s, int32_t item);
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
                        const double **weights, int32_t *n);
 
+/* ---- the DAG as built (before or after a run; for tools that copy or
+ * transform a lowering, e.g. the training module's symmetry quotient) ---- */
+int64_t fs_sim_n_deps(const fs_sim *s);
+/* Dependency i (0 .. n_deps-1, in the order added): sent = 1 for
+ * fs_sim_add_dep_sent. */
+void fs_sim_dep(const fs_sim *s, int64_t i, int32_t *before, int32_t *after, int *sent);
+void fs_sim_task_info(const fs_sim *s, int32_t item, int32_t *host, double *duration_s);
+
 #endif

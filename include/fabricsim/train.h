@@ -51,7 +51,9 @@ typedef struct fs_train_opts {
   fs_train_comm comm; /* FS_COMM_ALL unless set */
   int no_compare;     /* comm all: skip the second, isolated run that the
                          report compares against */
-  int no_symmetry;    /* simulate every rail even where symmetry is exact */
+  int no_symmetry;    /* simulate every rail and replica even where the
+                         symmetry shortcuts are exact */
+  int no_replica_shift; /* keep the rail rotation, not the replica shift */
   int tp_flows;       /* lower TP as flows even on private links (checks
                          the private-links shortcut) */
   fs_coll_tune_policy tune; /* how "auto" picks algorithms: FS_TUNE_NCCL
@@ -101,7 +103,7 @@ typedef struct fs_train_result {
   int64_t flows_represented; /* flows the expanded model has: the simulated
                                 ones plus those a shortcut stands for */
   double wall_s;           /* building and running the main simulation */
-  char symmetry[240];      /* the symmetry used, or why none ("" if moot) */
+  char symmetry[400];      /* the symmetry used, or why none ("" if moot) */
   int64_t peak_rss_bytes;  /* the process's peak resident set after it */
 } fs_train_result;
 

@@ -1012,3 +1012,18 @@ int fs_sim_item_finished(const fs_sim *s, int32_t item) {
   return s->items[item].state == ST_DONE;
 }
 double fs_sim_now_s(const fs_sim *s) { return s->now; }
+
+/* ---- the DAG as built ---- */
+int64_t fs_sim_n_deps(const fs_sim *s) { return (int64_t)s->n_edges; }
+
+void fs_sim_dep(const fs_sim *s, int64_t i, int32_t *before, int32_t *after, int *sent) {
+  *before = s->edges[i][0];
+  *after = s->edges[i][1];
+  *sent = s->edges[i][2] == DEP_SENT;
+}
+
+void fs_sim_task_info(const fs_sim *s, int32_t item, int32_t *host, double *duration_s) {
+  const task *t = &s->tasks[s->items[item].idx];
+  *host = t->host;
+  *duration_s = t->duration_s;
+}

@@ -30,6 +30,7 @@
 #include "../base/base.h"
 #include "fabricsim/symm.h"
 #include "fabricsim/trace.h"
+#include "qcoll.h"
 
 #define NVLINK_HOP_NS 250 /* per NVLink hop (GPU -> NVSwitch), docs/model.md */
 
@@ -116,6 +117,13 @@ struct fs_train {
    * and rails are simulated, on quotient routes; lane_step = t, rails = 1. */
   fs_symm *symm;
   int32_t lane_step, rails;
+  int32_t ds;       /* data-parallel ranks simulated: g with the replica
+                       shift S (ranks 0 .. g-1 stand for all), else d */
+  int32_t shift_g;  /* S's shift in data-parallel ranks, 0 = none */
+  int64_t orbit;    /* flows each simulated flow stands for */
+  fs__qcoll **qc;   /* gradient-collective templates under S */
+  size_t n_qc, qc_cap;
+  int shift_refused; /* a collective was not S-invariant: rebuild without S */
   char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
 };
@@ -149,66 +157,102 @@ static fs_route_cache *shared_routes(const fs_train *tr) {
                                                                                  : NULL;
 }
 
-/* Route transform of the rail-symmetric quotient: every simulated flow
- * stands for its orbit of t flows (one per TP rank). */
+/* Route transform of the symmetric quotient: every simulated flow stands
+ * for its orbit of tr->orbit flows (the group acts freely on them). */
 static int quotient_route(void *ctx, const fs_route *in, fs_route *out, fs_err *err) {
   const fs_train *tr = ctx;
-  return fs_symm_quotient_route(tr->symm, in, tr->t, out, err);
+  return fs_symm_quotient_route(tr->symm, in, tr->orbit, out, err);
 }
 
 static void symm_refuse(fs_train *tr, const char *why) {
   snprintf(tr->symm_note, sizeof(tr->symm_note), "%s", why);
 }
 
-/* Rail symmetry: rotating every device's TP ranks (j -> j + 1 mod t) maps
- * the iteration's traffic onto itself (every per-lane and per-rail item is
- * built the same way for each TP rank). When that rotation extends to an
- * automorphism of the topology (fs_symm_new verifies it), routing is
- * equivariant (spraying; checked on the traffic's pairs) and nothing else
- * breaks it, only TP rank 0's lanes and rails are simulated, on quotient
- * routes, and max-min gives every TP rank the same times (model-symm.md).
- * Refused (the full simulation runs, and the report says why) for: other
- * routing modes, routing control or failures, TP lowered as flows, a
- * cluster, a trace (its link utilisation needs every link), or no
- * automorphism. */
+/* The symmetries of the iteration (docs/model-alltraffic.md):
+ *   rail rotation R: every device's TP ranks j -> j + 1 mod t;
+ *   replica shift S: data-parallel ranks r -> r + g mod d, for the
+ *     smallest g (a multiple of ep, dividing d) that the topology allows.
+ * Both map the iteration's traffic onto itself: every per-lane and
+ * per-rail item is built the same way for each TP rank, every device the
+ * same way for each data-parallel rank, EP groups onto EP groups (ep | g),
+ * and the gradient collectives onto themselves (checked per collective:
+ * qcoll.h). When the generators extend to automorphisms of the topology
+ * (fs_symm_new verifies them link by link) and routing is equivariant
+ * (spraying; checked over the orbits of the traffic's pairs), only TP rank
+ * 0's lanes and rails (R) of data-parallel ranks 0 .. g-1 (S) are
+ * simulated, each flow on its quotient route, and max-min gives every
+ * member of an orbit the same times (model-symm.md). R is refused when TP
+ * is lowered as flows (the TP ring's own orbit is not matched); both for
+ * other routing modes, routing control or failures, a cluster, a trace
+ * (its link utilisation needs every link), or no automorphism; the report
+ * then says why and the full simulation runs. */
 static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   const fs_job *job = tr->job;
   tr->lane_step = 1;
   tr->rails = tr->t;
+  tr->ds = tr->d;
+  tr->shift_g = 0;
+  tr->orbit = 1;
   tr->symm_note[0] = '\0';
-  if (tr->t < 2 || tr->opts.free_comm || tr->fabric_free) return 0;
+  if ((tr->t < 2 && tr->d < 2) || tr->opts.free_comm || tr->fabric_free) return 0;
   if (tr->opts.no_symmetry) return symm_refuse(tr, "off (--no-symmetry)"), 0;
   if (job->mode != FS_ROUTE_SPRAY)
     return symm_refuse(tr, "refused: routing is not spray (per-flow hashing breaks it)"), 0;
   if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
-  if (tr->tp_mode == TP_FLOWS)
-    return symm_refuse(tr, "refused: TP collectives are lowered as flows"), 0;
   const fs_topo *t = job->topo;
-  int32_t *perm = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
-  if (!perm) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t h = 0; h < t->n_hosts; h++) perm[h] = h;
+  int use_r = tr->t >= 2 && tr->tp_mode != TP_FLOWS;
+  int32_t *perm_r = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
+  int32_t *perm_s = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
+  if (!perm_r || !perm_s) {
+    free(perm_r);
+    free(perm_s);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int32_t h = 0; h < t->n_hosts; h++) perm_r[h] = h;
   for (int32_t s = 0; s < tr->p; s++)
     for (int32_t r = 0; r < tr->d; r++)
       for (int32_t q = 0; q < tr->t * tr->c; q++) {
         int32_t q2 = q - q % tr->t + (q % tr->t + 1) % tr->t;
-        perm[host_lane(tr, q, r, s)] = host_lane(tr, q2, r, s);
+        perm_r[host_lane(tr, q, r, s)] = host_lane(tr, q2, r, s);
       }
-  const int32_t *gens[1] = {perm};
   fs_err why = {0, ""};
-  int rc = fs_symm_new(t, gens, 1, &tr->symm, &why);
-  free(perm);
+  char note[240] = "";
+  int rc = FS_EINVAL;
+  int32_t ep = (int32_t)job->par.ep, g = 0;
+  /* The smallest replica shift the topology allows (with R if used). */
+  for (int32_t cand = ep; !tr->opts.no_replica_shift && cand < tr->d; cand += ep) {
+    if (tr->d % cand) continue;
+    for (int32_t h = 0; h < t->n_hosts; h++) perm_s[h] = h;
+    for (int32_t s = 0; s < tr->p; s++)
+      for (int32_t r = 0; r < tr->d; r++)
+        for (int32_t q = 0; q < tr->t * tr->c; q++)
+          perm_s[host_lane(tr, q, r, s)] = host_lane(tr, q, (r + cand) % tr->d, s);
+    const int32_t *gens[2] = {perm_s, perm_r};
+    rc = fs_symm_new(t, gens, use_r ? 2 : 1, &tr->symm, &why);
+    if (rc == FS_ENOMEM) break;
+    if (!rc) {
+      g = cand;
+      break;
+    }
+  }
+  if (!g && rc != FS_ENOMEM && use_r) {
+    const int32_t *gens[1] = {perm_r};
+    rc = fs_symm_new(t, gens, 1, &tr->symm, &why);
+  }
+  free(perm_r);
+  free(perm_s);
   if (rc == FS_ENOMEM) return fs_err_set(err, rc, "%s", why.msg);
-  if (rc) {
-    char note[240];
-    snprintf(note, sizeof(note), "refused: %.200s", why.msg);
+  if (rc || (!g && !use_r)) {
+    snprintf(note, sizeof(note), "refused: %.200s",
+             rc ? why.msg : "TP collectives are lowered as flows and no replica shift fits");
     return symm_refuse(tr, note), 0;
   }
   /* Routes of the traffic's pairs (lane 0 of dp 0: pipeline, CP, EP;
    * rail 0 of stage 0: ring neighbours of the gradient group), checked
    * over their whole orbits on plain routes. */
-  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + (int32_t)job->par.ep + tr->c) + 8;
+  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + 8;
   int32_t *pairs = fs__malloc((size_t)cap * 2, sizeof(int32_t));
   fs_route_cache *plain = NULL;
   if (!pairs) return fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -218,7 +262,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   }
   for (int32_t k = 0; N > 1 && k < N; k++)
     pairs[2 * n] = host_dpcp(tr, 0, k, 0), pairs[2 * n + 1] = host_dpcp(tr, 0, (k + 1) % N, 0), n++;
-  for (int32_t e = 1; e < job->par.ep && e < tr->d; e++)
+  for (int32_t e = 1; e < ep && e < tr->d; e++)
     pairs[2 * n] = host_lane(tr, 0, 0, 0), pairs[2 * n + 1] = host_lane(tr, 0, e, 0), n++;
   for (int32_t c = 0; tr->c > 1 && c < tr->c; c++)
     pairs[2 * n] = host_lane(tr, tr->t * c, 0, 0),
@@ -227,10 +271,11 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   if (!rc) {
     rc = fs_symm_check_routes(tr->symm, pairs, n, fs_symm_route_cache_fn, plain, "spray", &why);
     if (rc && rc != FS_ENOMEM) {
-      char note[240];
       snprintf(note, sizeof(note), "refused: %.200s", why.msg);
       symm_refuse(tr, note);
       fs_symm_free(tr->symm);
+  for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
+  free(tr->qc);
       tr->symm = NULL;
       rc = 0;
     } else if (rc) {
@@ -240,9 +285,17 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   fs_route_cache_free(plain);
   free(pairs);
   if (rc || !tr->symm) return rc;
+  if (use_r) {
+    tr->lane_step = tr->t;
+    tr->rails = 1;
+    tr->orbit *= tr->t;
+  }
+  if (g) {
+    tr->shift_g = g;
+    tr->ds = g;
+    tr->orbit *= tr->d / g;
+  }
   fs_route_cache_set_transform(tr->routes, quotient_route, tr);
-  tr->lane_step = tr->t;
-  tr->rails = 1;
   return 0;
 }
 
@@ -395,6 +448,55 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
   return (((size_t)s * 2 + dir) * tr->m + mb) * tr->v + chunk;
 }
 
+/* Lowers one collective into the job's simulation after `after`: on the
+ * replica-shift quotient when shift (in group members) > 0 (only the
+ * representatives, from a template built once per distinct collective),
+ * else in full. A collective that is not shift-invariant sets
+ * shift_refused and returns 1, so that train_new rebuilds without S. */
+static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_group *g,
+                      const int32_t *after, int32_t n_after, uint64_t key, int32_t shift,
+                      int32_t *first, int32_t *done, fs_err *err) {
+  const fs_job *job = tr->job;
+  int rc;
+  if (shift > 0 && shift < g->p) {
+    fs__qcoll *q = NULL;
+    for (size_t i = 0; i < tr->n_qc && !q; i++)
+      if (fs__qcoll_matches(tr->qc[i], prm, g->p)) q = tr->qc[i];
+    if (!q) {
+      fs_err why = {0, ""};
+      rc = fs__qcoll_new(job->topo, tr->router, job->mode, job->seed, prm, g, shift, &q, &why);
+      if (rc == FS_EINVAL) {
+        tr->shift_refused = 1;
+        snprintf(tr->symm_note, sizeof(tr->symm_note), "replica shift refused: %.180s", why.msg);
+        return 1;
+      }
+      if (rc) return fs_err_set(err, rc, "%s", why.msg);
+      if (fs__grow(&tr->qc, &tr->qc_cap, tr->n_qc + 1, sizeof(*tr->qc))) {
+        fs__qcoll_free(q);
+        return fs_err_set(err, FS_ENOMEM, "out of memory");
+      }
+      tr->qc[tr->n_qc++] = q;
+    }
+    int64_t flows = 0;
+    return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, &flows,
+                         err);
+  }
+  fs_coll_lowering l;
+  memset(&l, 0, sizeof(l));
+  l.sim = tr->sim;
+  l.router = tr->router;
+  l.mode = job->mode;
+  l.seed = job->seed;
+  l.key = key;
+  l.routes = shared_routes(tr);
+  l.after = after;
+  l.n_after = n_after;
+  if ((rc = fs_coll_lower(prm, g, &l, err))) return rc;
+  *first = l.first_item;
+  *done = l.done;
+  return 0;
+}
+
 /* Data-parallel collectives of `bytes` for stage s, per TP rank (rail), in
  * up to max_buckets buckets run one after another, each bucket doing ops[]
  * in order, all after `after` (items of every dp device of the stage). */
@@ -424,24 +526,16 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         if (prm.algo == FS_ALGO_AUTO &&
             (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
           break;
-        fs_coll_lowering l;
-        memset(&l, 0, sizeof(l));
-        l.sim = tr->sim;
-        l.router = tr->router;
-        l.mode = job->mode;
-        l.seed = job->seed;
-        l.key = (uint64_t)(s * 131 + j);
-        l.routes = shared_routes(tr);
-        int32_t deps_prev[1] = {prev};
-        l.after = prev >= 0 ? deps_prev : after;
-        l.n_after = prev >= 0 ? 1 : n_after;
-        if ((rc = fs_coll_lower(&prm, &g, &l, err))) break;
-        prev = l.done;
+        int32_t deps_prev[1] = {prev}, first, done;
+        if ((rc = lower_coll(tr, &prm, &g, prev >= 0 ? deps_prev : after, prev >= 0 ? 1 : n_after,
+                             (uint64_t)(s * 131 + j), tr->shift_g * tr->c, &first, &done, err)))
+          break;
+        prev = done;
         if (fs__grow(&tr->dp, &tr->dp_cap, tr->n_dp + 1, sizeof(*tr->dp))) {
           rc = fs_err_set(err, FS_ENOMEM, "out of memory");
           break;
         }
-        tr->dp[tr->n_dp++] = (dp_coll){s, j, l.first_item, l.done, prm.bytes};
+        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes};
         tr->kinds[FS_PAR_DP].algo = prm.algo;
       }
   }
@@ -573,7 +667,7 @@ static int tp_setup(fs_train *tr, fs_err *err) {
   }
   rc = 0;
   for (int32_t s = 0; s < tr->p && !rc; s++)
-    for (int32_t r = 0; r < tr->d && !rc; r++) {
+    for (int32_t r = 0; r < tr->ds && !rc; r++) {
       int32_t sig, sig_c;
       for (int32_t j = 0; j < tr->t; j++) hosts[j] = host(tr, j, r, s);
       if ((rc = tp_signature(tr, s, r, 0, &sig, err))) break;
@@ -608,9 +702,8 @@ static int tp_setup(fs_train *tr, fs_err *err) {
  * task, *flows adds their flows. algo AUTO asks the tuner. */
 static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
                       const int32_t *hosts, int32_t n, const int32_t *after, int32_t n_after,
-                      int32_t count, uint64_t key, int32_t *first, int32_t *done,
+                      int32_t count, uint64_t key, int32_t shift, int32_t *first, int32_t *done,
                       fs_err *err) {
-  const fs_job *job = tr->job;
   fs_coll_group g = {n, hosts};
   fs_coll_params prm;
   fs_coll_params_init(&prm);
@@ -625,19 +718,12 @@ static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byt
   int32_t prev = -1;
   *first = -1;
   for (int32_t c = 0; c < count; c++) {
-    fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = tr->sim;
-    l.router = tr->router;
-    l.mode = job->mode;
-    l.seed = job->seed;
-    l.key = key;
-    l.routes = shared_routes(tr);
-    l.after = prev >= 0 ? &prev : after;
-    l.n_after = prev >= 0 ? 1 : n_after;
-    if ((rc = fs_coll_lower(&prm, &g, &l, err))) return rc;
-    if (*first < 0) *first = l.first_item;
-    prev = l.done;
+    int32_t f, d;
+    if ((rc = lower_coll(tr, &prm, &g, prev >= 0 ? &prev : after, prev >= 0 ? 1 : n_after, key,
+                         shift, &f, &d, err)))
+      return rc;
+    if (*first < 0) *first = f;
+    prev = d;
   }
   *done = prev;
   return 0;
@@ -661,11 +747,11 @@ static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass
   for (int64_t L = 0; L < layers * n; L++) {
     if (job->par.sequence_parallel) {
       fs_coll_op op = L % 2 == 0 ? FS_COLL_ALLGATHER : FS_COLL_REDUCESCATTER;
-      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key,
+      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key, 0,
                       &first, &prev, err);
     } else {
       rc = coll_chain(tr, FS_COLL_ALLREDUCE, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev,
-                      1, 1, key, &first, &prev, err);
+                      1, 1, key, 0, &first, &prev, err);
     }
     if (rc) return rc;
     tr->kinds[FS_PAR_TP].algo = tr->last_algo;
@@ -788,16 +874,17 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
     fs_work_stage_params(job, s, &sh);
     double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
     int gathers = o->backward && job->par.recompute ? 2 : 1;
-    for (int32_t r = 0; r < d; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].z3_from;
+    for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].z3_from;
     int32_t n_after = 0;
-    for (int32_t r = 0; r < d; r++)
+    for (int32_t r = 0; r < tr->ds; r++)
       if (after[r] >= 0) after[n_after++] = after[r];
     for (int32_t j = 0; j < tr->rails && !rc; j++) {
       int32_t f, done;
       for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
       rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, N, after,
-                      n_after, gathers, 0x5300000000ull + (uint64_t)(s * 131 + j), &f, &done, err);
-      for (int32_t r = 0; r < d && !rc; r++)
+                      n_after, gathers, 0x5300000000ull + (uint64_t)(s * 131 + j),
+                      tr->shift_g * tr->c, &f, &done, err);
+      for (int32_t r = 0; r < tr->ds && !rc; r++)
         rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + r) * n + i].z3, err);
     }
   }
@@ -806,7 +893,7 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
     int64_t lo, per = vs_layers(tr, vs, &lo);
     int64_t moe = fs_work_moe_layers(&job->model, lo, per);
     int passes = o->backward ? (job->par.recompute ? 2 : 1) : 1;
-    for (int32_t base = 0; base < d && !rc; base += ep) {
+    for (int32_t base = 0; base < tr->ds && !rc; base += ep) {
       for (int32_t e = 0; e < ep; e++)
         after[e] = tr->ops[(size_t)(s * d + base + e) * n + i].ep_from;
       for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step) {
@@ -814,7 +901,8 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
         for (int32_t e = 0; e < ep; e++) hosts[e] = host_lane(tr, j, base + e, s);
         rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
                         hosts, ep, after, ep, (int32_t)(moe * 2 * passes),
-                        0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), &f, &done, err);
+                        0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), 0, &f, &done,
+                        err);
         tr->kinds[FS_PAR_EP].algo = tr->last_algo;
         for (int32_t e = 0; e < ep && !rc; e++)
           rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + base + e) * n + i].ep, err);
@@ -847,7 +935,7 @@ static int build(fs_train *tr, fs_err *err) {
   int need_groups = 0;
   /* Ops, device by device, in schedule order. */
   for (int32_t s = 0; s < p; s++)
-    for (int32_t r = 0; r < d; r++) {
+    for (int32_t r = 0; r < tr->ds; r++) {
       int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
       int32_t prev = tr->gate[dev];
       double z3_s = 0;
@@ -965,7 +1053,7 @@ static int build(fs_train *tr, fs_err *err) {
   /* Cross-device dependencies: activations forward, gradients backward. */
   int32_t *flows = malloc((size_t)tr->t * tr->c * sizeof(int32_t));
   if (!flows) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t r = 0; r < d && !rc; r++)
+  for (int32_t r = 0; r < tr->ds && !rc; r++)
     for (int32_t mb = 0; mb < m && !rc; mb++)
       for (int32_t k = 0; k < V && !rc; k++) {
         int32_t s = k % p, c = k / p;
@@ -1015,11 +1103,11 @@ static int build(fs_train *tr, fs_err *err) {
       for (int32_t i = 0; i < n && !rc; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         if (!o->backward) continue;
-        for (int32_t r = 0; r < d; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
-        rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG, 1, err);
+        for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
+        rc = dp_collectives(tr, s, chunk_bytes, after, tr->ds, RS_AG, 1, err);
       }
     for (int32_t c = 0; c < v && !rc; c++) {
-      for (int32_t r = 0; r < d; r++) {
+      for (int32_t r = 0; r < tr->ds; r++) {
         int32_t last = n - 1;
         if (job->par.overlap_dp)
           for (int32_t i = n - 1; i >= 0; i--) {
@@ -1031,9 +1119,10 @@ static int build(fs_train *tr, fs_err *err) {
           }
         after[r] = tr->ops[(size_t)(s * d + r) * n + last].end;
       }
-      if (zero == 0) rc = dp_collectives(tr, s, chunk_bytes, after, d, AR, 1, err);
-      else if (zero == 1) rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG, 2, err);
-      else if (zero == 2) rc = dp_collectives(tr, s, chunk_bytes, after, d, RS_AG + 1, 1, err);
+      int32_t na = tr->ds;
+      if (zero == 0) rc = dp_collectives(tr, s, chunk_bytes, after, na, AR, 1, err);
+      else if (zero == 1) rc = dp_collectives(tr, s, chunk_bytes, after, na, RS_AG, 2, err);
+      else if (zero == 2) rc = dp_collectives(tr, s, chunk_bytes, after, na, RS_AG + 1, 1, err);
     }
   }
   free(after);
@@ -1048,11 +1137,13 @@ static int build(fs_train *tr, fs_err *err) {
 static int build_iterations(fs_train *tr, fs_err *err) {
   int32_t devs = tr->p * tr->d, n = tr->n_ops;
   for (int32_t dev = 0; dev < devs; dev++) tr->gate[dev] = -1;
+  /* (only simulated devices: data-parallel rank below ds) */
   for (int32_t k = 0; k < tr->iterations; k++) {
     int rc = build(tr, err);
     if (rc) return rc;
     if (k + 1 < tr->iterations) {
       for (int32_t dev = 0; dev < devs; dev++) {
+        if (dev % tr->d >= tr->ds) continue;
         int32_t g = fs_sim_add_task_s(tr->sim, tr->host_of_gpu[gpu_of(tr, 0, dev % tr->d, dev / tr->d)],
                                       0, 0, err);
         if (g < 0) return g;
@@ -1145,7 +1236,9 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new2(job->topo, job->mode, job->seed, tr->opts.tune, &tr->tuner, err)) ||
-      (rc = tp_setup(tr, err)) || (rc = symm_setup(tr, shared != NULL, err)) ||
+      (tr->lane_step = 1, tr->rails = tr->t, tr->ds = tr->d, tr->orbit = 1,
+       rc = tp_setup(tr, err)) ||
+      (rc = symm_setup(tr, shared != NULL, err)) ||
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);
@@ -1159,6 +1252,17 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   *out = tr;
   return 0;
 fail:
+  if (rc == 1 && tr->shift_refused) {
+    /* a gradient collective is not shift-invariant: without S */
+    char note[240];
+    snprintf(note, sizeof(note), "%s", tr->symm_note);
+    fs_train_free(tr);
+    fs_train_opts o = opts ? *opts : (fs_train_opts){0};
+    o.no_replica_shift = 1;
+    rc = train_new(job, &o, fabric_free, shared, out, err);
+    if (!rc) snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
+    return rc;
+  }
   fs_train_free(tr);
   return rc;
 }
@@ -1305,9 +1409,17 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
   out->flows = flows;
-  out->flows_represented = flows * (tr->symm ? tr->t : 1) + tr->represented;
-  snprintf(out->symmetry, sizeof(out->symmetry), "%s",
-           tr->symm ? "rail rotation: TP rank 0 simulated for all" : tr->symm_note);
+  /* (the TP shortcut's flows were counted on the simulated devices: each
+   * stands for d / ds devices) */
+  out->flows_represented = flows * tr->orbit + tr->represented * (tr->d / tr->ds);
+  if (tr->symm)
+    snprintf(out->symmetry, sizeof(out->symmetry), "%s%s%s (each simulated flow stands for %lld)%s%.150s",
+             tr->rails == 1 ? "rail rotation (TP rank 0 for all)" : "",
+             tr->rails == 1 && tr->shift_g ? " x " : "",
+             tr->shift_g ? "replica shift" : "", (long long)tr->orbit,
+             tr->symm_note[0] ? "; " : "", tr->symm_note);
+  else
+    snprintf(out->symmetry, sizeof(out->symmetry), "%s", tr->symm_note);
   out->tasks = tr->item_hi - tr->item_lo - flows;
   /* The device reported: dp rank 0 of the stage that finishes last. */
   int32_t best = 0;

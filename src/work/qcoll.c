@@ -1,0 +1,266 @@
+/* Collectives on the replica-shift quotient (qcoll.h).
+ *
+ * The template holds, per kept item, its kind, members and bytes or
+ * duration, and the kept dependencies as (before, after, sent) in template
+ * indices. Building it costs one full lowering of the collective (n (n - 1)
+ * flows for a ring reduce-scatter) and O(items + deps) hashing; a template
+ * is built once per distinct collective and reused for every group. */
+#include "qcoll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+
+typedef struct qitem {
+  uint8_t kind;      /* FS_ITEM_FLOW or FS_ITEM_TASK */
+  int32_t a, b;      /* flow: source and destination members; task: host member */
+  double value;      /* flow bytes or task seconds */
+} qitem;
+
+struct fs__qcoll {
+  fs_coll_params prm;
+  int32_t n, shift;
+  qitem *items;
+  int32_t n_items;
+  int32_t (*deps)[3];
+  int64_t n_deps;
+  int32_t start, done; /* template indices */
+};
+
+/* kind | a | b | occurrence, 1 + 21 + 21 + 21 bits. */
+static uint64_t item_key(int kind, int32_t a, int32_t b, int32_t occ) {
+  return (uint64_t)kind << 63 | (uint64_t)a << 42 | (uint64_t)b << 21 | (uint64_t)occ;
+}
+
+void fs__qcoll_free(fs__qcoll *q) {
+  if (!q) return;
+  free(q->items);
+  free(q->deps);
+  free(q);
+}
+
+int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n) {
+  return q->n == n && q->prm.op == prm->op && q->prm.algo == prm->algo &&
+         q->prm.bytes == prm->bytes && q->prm.chunks == prm->chunks &&
+         q->prm.channels == prm->channels && q->prm.gamma_s_per_byte == prm->gamma_s_per_byte &&
+         q->prm.root == prm->root && q->prm.node_size == prm->node_size;
+}
+
+int fs__qcoll_new(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
+                  const fs_coll_params *prm, const fs_coll_group *g, int32_t shift,
+                  fs__qcoll **out, fs_err *err) {
+  int32_t n = g->p;
+  if (shift < 1 || n % shift || n >= (1 << 21))
+    return fs_err_set(err, FS_EINVAL, "replica shift %d does not divide the group of %d", shift, n);
+  fs_sim *sim = NULL;
+  fs__qcoll *q = calloc(1, sizeof(*q));
+  int32_t *member = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
+  int32_t *img = NULL, *rep = NULL, *keep = NULL, *occ_of = NULL;
+  fs__u64map count, where, depset;
+  fs__u64map_init(&count);
+  fs__u64map_init(&where);
+  fs__u64map_init(&depset);
+  int rc = q && member ? fs_sim_new(t, &sim, err) : fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (rc) goto done;
+  for (int32_t h = 0; h < t->n_hosts; h++) member[h] = -1;
+  for (int32_t k = 0; k < n; k++) member[g->hosts[k]] = k;
+  fs_coll_lowering l;
+  memset(&l, 0, sizeof(l));
+  l.sim = sim;
+  l.router = router;
+  l.mode = mode;
+  l.seed = seed;
+  if ((rc = fs_coll_lower(prm, g, &l, err))) goto done;
+  int32_t N = fs_sim_n_items(sim);
+  q->prm = *prm;
+  q->n = n;
+  q->shift = shift;
+  q->items = fs__malloc((size_t)N, sizeof(qitem));
+  img = fs__malloc((size_t)N, sizeof(int32_t));
+  rep = fs__malloc((size_t)N, sizeof(int32_t));
+  keep = fs__malloc((size_t)N, sizeof(int32_t));
+  occ_of = fs__malloc((size_t)N, sizeof(int32_t));
+  if (!q->items || !img || !rep || !keep || !occ_of) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* Items in member terms, each with its occurrence among equal keys. */
+  for (int32_t i = 0; i < N; i++) {
+    qitem *it = &q->items[i];
+    it->kind = (uint8_t)fs_sim_item_kind(sim, i);
+    if (it->kind == FS_ITEM_FLOW) {
+      int32_t src, dst;
+      fs_sim_flow_ends(sim, i, &src, &dst);
+      it->a = member[src];
+      it->b = member[dst];
+      it->value = fs_sim_flow_bytes(sim, i);
+    } else {
+      int32_t h;
+      fs_sim_task_info(sim, i, &h, &it->value);
+      it->a = it->b = member[h];
+    }
+    uint64_t k0 = item_key(it->kind, it->a, it->b, 0);
+    int32_t c = 0;
+    fs__u64map_get(&count, k0, &c);
+    occ_of[i] = c;
+    if (c >= (1 << 21) || fs__u64map_put(&count, k0, c + 1) ||
+        fs__u64map_put(&where, item_key(it->kind, it->a, it->b, c), i)) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      goto done;
+    }
+  }
+  q->start = l.first_item;
+  q->done = l.done;
+  /* The shift's image of every item; only the start and done tasks may be
+   * fixed. */
+  for (int32_t i = 0; i < N; i++) {
+    const qitem *it = &q->items[i];
+    int32_t j = -1;
+    if (i == q->start || i == q->done) {
+      img[i] = i;
+      continue;
+    }
+    if (!fs__u64map_get(&where, item_key(it->kind, (it->a + shift) % n, (it->b + shift) % n,
+                                          occ_of[i]), &j) ||
+        q->items[j].value != it->value || j == q->start || j == q->done) {
+      rc = fs_err_set(err, FS_EINVAL,
+                      "%s over %d ranks is not invariant under a shift of %d ranks: item %d "
+                      "(members %d -> %d) has no image",
+                      fs_coll_op_name(prm->op), n, shift, i, it->a, it->b);
+      goto done;
+    }
+    img[i] = j;
+  }
+  /* Dependencies map onto dependencies. */
+  int64_t E = fs_sim_n_deps(sim);
+  for (int64_t e = 0; e < E; e++) {
+    int32_t a, b;
+    int sent;
+    fs_sim_dep(sim, e, &a, &b, &sent);
+    if (fs__u64map_put(&depset, (uint64_t)a << 32 | (uint64_t)(uint32_t)b, sent)) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      goto done;
+    }
+  }
+  for (int64_t e = 0; e < E; e++) {
+    int32_t a, b, s2;
+    int sent;
+    fs_sim_dep(sim, e, &a, &b, &sent);
+    if (!fs__u64map_get(&depset, (uint64_t)img[a] << 32 | (uint64_t)(uint32_t)img[b], &s2) ||
+        s2 != sent) {
+      rc = fs_err_set(err, FS_EINVAL,
+                      "%s over %d ranks is not invariant under a shift of %d ranks: dependency "
+                      "%d -> %d has no image",
+                      fs_coll_op_name(prm->op), n, shift, a, b);
+      goto done;
+    }
+  }
+  /* Representatives: members below shift; walk each orbit from its
+   * representative to label every member of it. */
+  for (int32_t i = 0; i < N; i++) rep[i] = -1;
+  int32_t kept = 0;
+  for (int32_t i = 0; i < N; i++) {
+    if (img[i] == i) {
+      rep[i] = i;
+      keep[i] = kept++;
+      continue;
+    }
+    if (q->items[i].a >= shift) continue;
+    keep[i] = kept++;
+    int32_t x = i;
+    for (int32_t steps = 0; steps < n / shift; steps++, x = img[x]) rep[x] = i;
+    if (x != i) { /* n / shift shifts must bring the orbit back */
+      rc = fs_err_set(err, FS_EINVAL, "%s over %d ranks: the orbit of item %d does not close",
+                      fs_coll_op_name(prm->op), n, i);
+      goto done;
+    }
+  }
+  for (int32_t i = 0; i < N; i++)
+    if (rep[i] < 0) {
+      rc = fs_err_set(err, FS_EINVAL, "%s over %d ranks: item %d is in no orbit of the shift",
+                      fs_coll_op_name(prm->op), n, i);
+      goto done;
+    }
+  /* Compact: kept items in order, their dependencies redirected. */
+  qitem *items = fs__malloc((size_t)kept, sizeof(qitem));
+  q->deps = fs__malloc((size_t)(E > 0 ? E : 1), sizeof(*q->deps));
+  if (!items || !q->deps) {
+    free(items);
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int32_t i = 0; i < N; i++)
+    if (rep[i] == i) items[keep[i]] = q->items[i];
+  fs__u64map_free(&depset);
+  fs__u64map_init(&depset);
+  for (int64_t e = 0; e < E; e++) {
+    int32_t a, b, dummy;
+    int sent;
+    fs_sim_dep(sim, e, &a, &b, &sent);
+    if (rep[b] != b) continue; /* another member's copy of a kept item */
+    int32_t ka = keep[rep[a]], kb = keep[b];
+    uint64_t key = (uint64_t)ka << 33 | (uint64_t)kb << 1 | (uint64_t)sent;
+    if (fs__u64map_get(&depset, key, &dummy)) continue;
+    if (fs__u64map_put(&depset, key, 1)) {
+      free(items);
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+      goto done;
+    }
+    q->deps[q->n_deps][0] = ka;
+    q->deps[q->n_deps][1] = kb;
+    q->deps[q->n_deps][2] = sent;
+    q->n_deps++;
+  }
+  q->start = keep[q->start];
+  q->done = keep[q->done];
+  free(q->items);
+  q->items = items;
+  q->n_items = kept;
+done:
+  fs__u64map_free(&count);
+  fs__u64map_free(&where);
+  fs__u64map_free(&depset);
+  free(member);
+  free(img);
+  free(rep);
+  free(keep);
+  free(occ_of);
+  fs_sim_free(sim);
+  if (rc) {
+    fs__qcoll_free(q);
+    return rc;
+  }
+  *out = q;
+  return 0;
+}
+
+int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
+                  const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
+                  int64_t *flows, fs_err *err) {
+  int32_t base = fs_sim_n_items(sim);
+  int rc;
+  for (int32_t i = 0; i < q->n_items; i++) {
+    const qitem *it = &q->items[i];
+    int32_t id;
+    if (it->kind == FS_ITEM_FLOW) {
+      const fs_route *route;
+      if ((rc = fs_route_cache_get(routes, hosts[it->a], hosts[it->b], &route, err))) return rc;
+      id = fs_sim_add_flow(sim, hosts[it->a], hosts[it->b], it->value, 0, route, err);
+      (*flows)++;
+    } else {
+      id = fs_sim_add_task_s(sim, hosts[it->a], 0, it->value, err);
+    }
+    if (id < 0) return id;
+  }
+  for (int64_t e = 0; e < q->n_deps; e++) {
+    int32_t a = base + q->deps[e][0], b = base + q->deps[e][1];
+    rc = q->deps[e][2] ? fs_sim_add_dep_sent(sim, a, b, err) : fs_sim_add_dep(sim, a, b, err);
+    if (rc) return rc;
+  }
+  for (int32_t i = 0; i < n_after; i++)
+    if ((rc = fs_sim_add_dep(sim, after[i], base + q->start, err))) return rc;
+  *first = base;
+  *done = base + q->done;
+  return 0;
+}

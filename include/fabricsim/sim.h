@@ -9,8 +9,11 @@
  * later: finish = drain time + route latency.
  *
  * Events at the same instant (to 1e-12 relative) form one batch; after a
- * batch only the connected component of flows sharing links with the flows
- * that arrived or left is re-rated. Memory is linear in sum of route sizes.
+ * batch only the flows whose max-min rate can change are re-rated: those at
+ * or above the lowest rate involved in the change and reached from it
+ * through the links they are bottlenecked on (see src/sim/maxmin.c). Memory
+ * is linear in the sum of route sizes and in the events pending (superseded
+ * drain predictions are dropped, not kept).
  * Times inside are double seconds; inputs are int64 nanoseconds. */
 #ifndef FABRICSIM_SIM_H
 #define FABRICSIM_SIM_H
@@ -93,7 +96,7 @@ const fs_sim_link_stats *fs_sim_links(const fs_sim *s);
 typedef struct fs_sim_counters {
   uint64_t events;          /* events processed (stale ones excluded) */
   uint64_t batches;         /* distinct instants */
-  uint64_t flows_rerated;   /* sum over batches of component sizes */
+  uint64_t flows_rerated;   /* sum over batches of the flows re-rated */
   int64_t max_active;       /* most flows in flight at once */
   uint64_t memory_bytes;    /* engine state */
 } fs_sim_counters;
@@ -137,6 +140,7 @@ int32_t fs_sim_n_started(const fs_sim *s);
 int32_t fs_sim_started_flow(const fs_sim *s, int32_t i); /* item id */
 void fs_sim_flow_ends(const fs_sim *s, int32_t item, int32_t *src, int32_t *dst);
 int fs_sim_item_finished(const fs_sim *s, int32_t item);
+/* The time of the last event processed (never a superseded prediction). */
 double fs_sim_now_s(const fs_sim *s);
 
 /* ---- state accessors (for observers and after the run) ---- */

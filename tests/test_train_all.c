@@ -66,18 +66,23 @@ TEST(test_train_private_tp_links_equal_flows) {
 
 /* tp 4 x pp 2 x dp 4 on a rail-optimized fabric of 8 four-GPU servers in
  * 2 scalable units (spines per rail switch as given), rail-aligned. */
+static fs_job *railopt_job_algo(const char *routing, int spines, const char *dp_algo);
 static fs_job *railopt_job(const char *routing, int spines) {
+  return railopt_job_algo(routing, spines, "auto");
+}
+static fs_job *railopt_job_algo(const char *routing, int spines, const char *dp_algo) {
   char text[2048];
   snprintf(text, sizeof(text),
            "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
            " \"vocab\": 32000},"
            " \"training\": {\"global_batch\": 32, \"micro_batch\": 1},"
-           " \"parallelism\": {\"tp\": 4, \"pp\": 2, \"dp\": 4, \"sequence_parallel\": true},"
+           " \"parallelism\": {\"tp\": 4, \"pp\": 2, \"dp\": 4, \"zero\": 0, \"sequence_parallel\": true,"
+           " \"algorithms\": {\"dp\": \"%s\"}},"
            " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
            " \"topology\": {\"type\": \"railopt\", \"servers\": 8, \"servers_per_su\": 4,"
            " \"spines\": %d, \"host_gbps\": 100, \"gpus_per_node\": 4},"
            " \"placement\": \"rail_aligned\", \"routing\": {\"mode\": \"%s\"}}",
-           spines, routing);
+           dp_algo, spines, routing);
   return parse_job(text);
 }
 
@@ -113,6 +118,24 @@ TEST(test_train_rail_symmetry_equals_expanded) {
 
 /* Where no other traffic can share TP's links and there is no EP, CP or
  * ZeRO-3, the all-traffic iteration is the isolated one exactly. */
+/* Recursive halving-doubling pairs rank r with r xor 2^k: not invariant
+ * under a shift of the data-parallel ranks. The template check refuses
+ * the replica shift, the job is rebuilt with the rail rotation alone, the
+ * report says so, and the times are still the full simulation's. */
+TEST(test_train_replica_shift_refused_for_rhd) {
+  fs_job *job = railopt_job_algo("spray", 4, "rhd");
+  fs_train_result a, b;
+  fs_train_opts o = {.no_compare = 1};
+  CHECK_EQ_INT(run(job, &o, &a), 0);
+  o.no_symmetry = 1;
+  CHECK_EQ_INT(run(job, &o, &b), 0);
+  CHECK(strstr(a.symmetry, "replica shift refused") != NULL);
+  CHECK(strstr(a.symmetry, "rail rotation") != NULL);
+  CHECK(a.flows * 4 == b.flows);
+  CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
+  fs_job_free(job);
+}
+
 TEST(test_train_all_equals_isolated_without_shared_links) {
   fs_job *job = leafspine_job(4, 2, 2, 1, "packed", "ecmp", 2, 100);
   fs_train_result a;

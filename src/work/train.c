@@ -274,8 +274,6 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
       snprintf(note, sizeof(note), "refused: %.200s", why.msg);
       symm_refuse(tr, note);
       fs_symm_free(tr->symm);
-  for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
-  free(tr->qc);
       tr->symm = NULL;
       rc = 0;
     } else if (rc) {
@@ -1278,6 +1276,8 @@ void fs_train_free(fs_train *tr) {
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
   if (tr->own_sim) fs_sim_free(tr->sim);
+  for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
+  free(tr->qc);
   free(tr->host_of_gpu);
   free(tr->order);
   free(tr->ops);

@@ -391,7 +391,7 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
   int rc = FS_ENOMEM;
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
   rc = ext_build(&e, t);
-  if (rc) goto fail;
+  if (rc) goto done;
   rc = FS_ENOMEM;
   for (int32_t v = 0; v < V; v++)
     if (e.cl_start[v + 1] - e.cl_start[v] > maxcl) maxcl = e.cl_start[v + 1] - e.cl_start[v];
@@ -411,13 +411,13 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
   sc.b = fs__malloc((size_t)maxdeg, sizeof(tup));
   if (!s->node_map || !s->link_map || !s->link_rep || !s->link_orbit || !s->node_rep ||
       !s->node_osize || !sc.list || !sc.used || !sc.cursor || !sc.inv || !sc.a || !sc.b) {
-    fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
-    goto fail;
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
+    goto done;
   }
   for (int32_t g = 0; g < n_gens; g++) {
     rc = extend(&e, &sc, g, host_perms[g], s->node_map + (size_t)g * V,
                 s->link_map + (size_t)g * E, err);
-    if (rc) goto fail;
+    if (rc) goto done;
   }
   /* Orbits of the generated group = connected components of the generator
    * images (the group is finite, so inverses are powers). */
@@ -430,7 +430,7 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
   s->orbit_size = fs__calloc((size_t)s->n_link_orbits + 1, sizeof(int64_t));
   if (!s->orbit_size) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
-    goto fail;
+    goto done;
   }
   for (int32_t l = 0; l < E; l++) s->orbit_size[s->link_orbit[l]]++;
   for (int32_t v = 0; v < V; v++) s->node_rep[v] = v;
@@ -441,16 +441,8 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
     s->node_osize[s->node_rep[v]]++;
   }
   for (int32_t v = 0; v < V; v++) s->node_osize[v] = s->node_osize[s->node_rep[v]];
-  ext_free(&e);
-  free(sc.list);
-  free(sc.used);
-  free(sc.cursor);
-  free(sc.inv);
-  free(sc.a);
-  free(sc.b);
-  *out = s;
-  return 0;
-fail:
+  rc = 0;
+done: /* success falls through with rc 0 */
   if (rc == FS_ENOMEM) fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
   ext_free(&e);
   free(sc.list);
@@ -459,6 +451,10 @@ fail:
   free(sc.inv);
   free(sc.a);
   free(sc.b);
+  if (!rc) {
+    *out = s;
+    return 0;
+  }
   fs_symm_free(s);
   return rc;
 }

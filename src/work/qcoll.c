@@ -237,7 +237,7 @@ done:
 
 int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
                   const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
-                  int64_t *flows, fs_err *err) {
+                  fs_err *err) {
   int32_t base = fs_sim_n_items(sim);
   int rc;
   for (int32_t i = 0; i < q->n_items; i++) {
@@ -247,7 +247,6 @@ int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const
       const fs_route *route;
       if ((rc = fs_route_cache_get(routes, hosts[it->a], hosts[it->b], &route, err))) return rc;
       id = fs_sim_add_flow(sim, hosts[it->a], hosts[it->b], it->value, 0, route, err);
-      (*flows)++;
     } else {
       id = fs_sim_add_task_s(sim, hosts[it->a], 0, it->value, err);
     }

@@ -35,11 +35,11 @@ int fs__qcoll_new(const fs_topo *t, fs_router *router, fs_route_mode mode, uint6
 int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n);
 /* Adds the representatives on `hosts` (n of them, the template's member
  * order) to sim, routed by `routes`; the start waits for after[0..n_after).
- * *first is the first item added, *done the done task, *flows adds the
- * flows added. 0 or a negative code (sim then holds a partial copy). */
+ * *first is the first item added, *done the done task. 0 or a negative
+ * code (sim then holds a partial copy). */
 int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
                   const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
-                  int64_t *flows, fs_err *err);
+                  fs_err *err);
 void fs__qcoll_free(fs__qcoll *q); /* NULL is a no-op */
 
 #endif

@@ -168,6 +168,18 @@ static void symm_refuse(fs_train *tr, const char *why) {
   snprintf(tr->symm_note, sizeof(tr->symm_note), "%s", why);
 }
 
+/* perm[host] = its image when every GPU of the job moves rot TP ranks and
+ * shift data-parallel ranks on (mod tp, dp); hosts outside the job stay. */
+static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *perm) {
+  for (int32_t h = 0; h < tr->job->topo->n_hosts; h++) perm[h] = h;
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t r = 0; r < tr->d; r++)
+      for (int32_t q = 0; q < tr->t * tr->c; q++) {
+        int32_t q2 = q - q % tr->t + (q % tr->t + rot) % tr->t;
+        perm[host_lane(tr, q, r, s)] = host_lane(tr, q2, (r + shift) % tr->d, s);
+      }
+}
+
 /* The symmetries of the iteration (docs/model-alltraffic.md):
  *   rail rotation R: every device's TP ranks j -> j + 1 mod t;
  *   replica shift S: data-parallel ranks r -> r + g mod d, for the
@@ -210,13 +222,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
     free(perm_s);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
-  for (int32_t h = 0; h < t->n_hosts; h++) perm_r[h] = h;
-  for (int32_t s = 0; s < tr->p; s++)
-    for (int32_t r = 0; r < tr->d; r++)
-      for (int32_t q = 0; q < tr->t * tr->c; q++) {
-        int32_t q2 = q - q % tr->t + (q % tr->t + 1) % tr->t;
-        perm_r[host_lane(tr, q, r, s)] = host_lane(tr, q2, r, s);
-      }
+  lane_perm(tr, 1, 0, perm_r);
   fs_err why = {0, ""};
   char note[240] = "";
   int rc = FS_EINVAL;
@@ -224,11 +230,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   /* The smallest replica shift the topology allows (with R if used). */
   for (int32_t cand = ep; !tr->opts.no_replica_shift && cand < tr->d; cand += ep) {
     if (tr->d % cand) continue;
-    for (int32_t h = 0; h < t->n_hosts; h++) perm_s[h] = h;
-    for (int32_t s = 0; s < tr->p; s++)
-      for (int32_t r = 0; r < tr->d; r++)
-        for (int32_t q = 0; q < tr->t * tr->c; q++)
-          perm_s[host_lane(tr, q, r, s)] = host_lane(tr, q, (r + cand) % tr->d, s);
+    lane_perm(tr, 0, cand, perm_s);
     const int32_t *gens[2] = {perm_s, perm_r};
     rc = fs_symm_new(t, gens, use_r ? 2 : 1, &tr->symm, &why);
     if (rc == FS_ENOMEM) break;
@@ -475,9 +477,7 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
       }
       tr->qc[tr->n_qc++] = q;
     }
-    int64_t flows = 0;
-    return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, &flows,
-                         err);
+    return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, err);
   }
   fs_coll_lowering l;
   memset(&l, 0, sizeof(l));
@@ -735,33 +735,34 @@ static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass
   const fs_job *job = tr->job;
   int n = fs_work_tp_colls_per_layer(job, pass);
   int64_t layers = vs_layers(tr, vs, NULL);
-  int32_t hosts[256], first, prev = after, join = -1;
+  int32_t first, prev = after, join = -1;
   double bytes = fs_work_tp_bytes(job);
   uint64_t key = 0x7000000000ull + (uint64_t)(s * tr->d + r);
-  int rc;
-  for (int32_t c = 0; c < tr->c; c++) {
-  prev = after;
-  for (int32_t j = 0; j < tr->t; j++) hosts[j] = host_lane(tr, j + tr->t * c, r, s);
-  for (int64_t L = 0; L < layers * n; L++) {
-    if (job->par.sequence_parallel) {
-      fs_coll_op op = L % 2 == 0 ? FS_COLL_ALLGATHER : FS_COLL_REDUCESCATTER;
+  int32_t *hosts = fs__malloc((size_t)tr->t, sizeof(int32_t));
+  if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int rc = 0;
+  for (int32_t c = 0; c < tr->c && !rc; c++) {
+    prev = after;
+    for (int32_t j = 0; j < tr->t; j++) hosts[j] = host_lane(tr, j + tr->t * c, r, s);
+    for (int64_t L = 0; L < layers * n && !rc; L++) {
+      fs_coll_op op = !job->par.sequence_parallel ? FS_COLL_ALLREDUCE
+                      : L % 2 == 0                ? FS_COLL_ALLGATHER
+                                                  : FS_COLL_REDUCESCATTER;
       rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key, 0,
                       &first, &prev, err);
-    } else {
-      rc = coll_chain(tr, FS_COLL_ALLREDUCE, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev,
-                      1, 1, key, 0, &first, &prev, err);
+      tr->kinds[FS_PAR_TP].algo = tr->last_algo;
     }
-    if (rc) return rc;
-    tr->kinds[FS_PAR_TP].algo = tr->last_algo;
+    if (rc || tr->c == 1) break;
+    /* CP ranks' TP groups run side by side: join them */
+    if (join < 0 && (join = fs_sim_add_task_s(tr->sim, host(tr, 0, r, s), 0, 0, err)) < 0) {
+      rc = join;
+      break;
+    }
+    if (prev != after) rc = fs_sim_add_dep(tr->sim, prev, join, err);
+    if (!rc && c == tr->c - 1) rc = fs_sim_add_dep(tr->sim, after, join, err);
   }
-  /* CP ranks' TP groups run side by side: join them */
-  if (tr->c > 1) {
-    if (join < 0 && (join = fs_sim_add_task_s(tr->sim, host(tr, 0, r, s), 0, 0, err)) < 0)
-      return join;
-    if (prev != after && (rc = fs_sim_add_dep(tr->sim, prev, join, err))) return rc;
-    if (c == tr->c - 1 && (rc = fs_sim_add_dep(tr->sim, after, join, err))) return rc;
-  }
-  }
+  free(hosts);
+  if (rc) return rc;
   *end = tr->c > 1 ? join : prev;
   return 0;
 }
@@ -783,8 +784,8 @@ static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
   int32_t lanes = tr->t * tr->c, prev = after;
   *end = after;
   if (tr->c < 2 || steps <= 0 || bytes <= 0) return 0;
-  int32_t *got = fs__malloc((size_t)lanes * 2, sizeof(int32_t)), *next = got + lanes;
-  if (!got) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t *buf = fs__malloc((size_t)lanes * 2, sizeof(int32_t)), *got = buf, *next = buf + lanes;
+  if (!buf) return fs_err_set(err, FS_ENOMEM, "out of memory");
   int rc = 0;
   for (int64_t L = 0; L < layers && !rc; L++) {
     for (int32_t q = 0; q < lanes; q++) got[q] = prev;
@@ -812,7 +813,7 @@ static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
       rc = fs_sim_add_dep(sim, got[q], done, err);
     prev = done;
   }
-  free(got < next ? got : next);
+  free(buf);
   if (!rc) *end = prev;
   return rc;
 }

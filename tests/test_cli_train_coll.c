@@ -74,7 +74,10 @@ TEST(test_cli_train_trace_and_bad_jobs) {
     CHECK(strstr(buf, "\"F mb0 chunk0\"") != NULL);
     remove(cmd);
   }
-  FILE *bad = fopen("/tmp/fabricsim-bad-job.json", "w");
+  char badpath[64], badcmd[96];
+  snprintf(badpath, sizeof(badpath), "/tmp/fabricsim-bad-job.%d.json", (int)getpid());
+  snprintf(badcmd, sizeof(badcmd), "train %s", badpath);
+  FILE *bad = fopen(badpath, "w");
   CHECK(bad != NULL);
   if (!bad) return;
   fputs("{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
@@ -84,11 +87,11 @@ TEST(test_cli_train_trace_and_bad_jobs) {
         " \"nvlink_gbps\": 1000}, \"topology\": {\"type\": \"star\", \"hosts\": 8}}",
         bad);
   fclose(bad);
-  CHECK_EQ_INT(test_run_cli("train /tmp/fabricsim-bad-job.json", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli(badcmd, "2>&1", out, sizeof(out)), 2);
   CHECK(one_line(out));
   CHECK(strstr(out, "$.parallelism.tp") != NULL);
   CHECK(strstr(out, "3") != NULL);
-  remove("/tmp/fabricsim-bad-job.json");
+  remove(badpath);
   CHECK_EQ_INT(test_run_cli("train", "2>&1", out, sizeof(out)), 2);
   CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --format xml", "2>&1", out, sizeof(out)),
                2);

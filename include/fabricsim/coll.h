@@ -113,7 +113,8 @@ typedef struct fs_coll_lowering {
   /* Optional (NULL: one of its own per lowering, salted by key): a route
    * cache to share across lowerings, for routing modes whose routes do not
    * depend on the key (shortest, spray), where every lowering would
-   * otherwise recompute the same routes. */
+   * otherwise recompute the same routes. The flows borrow its routes
+   * (fs_sim_add_flow_ref): it must outlive every use of the simulation. */
   fs_route_cache *routes;
   /* out */
   int32_t done;            /* a task that finishes when every rank is done */

@@ -12,8 +12,9 @@
  * batch only the flows whose max-min rate can change are re-rated: those at
  * or above the lowest rate involved in the change and reached from it
  * through the links they are bottlenecked on (see src/sim/maxmin.c). Memory
- * is linear in the sum of route sizes and in the events pending (superseded
- * drain predictions are dropped, not kept).
+ * is linear in the flows, in the route entries copied (none for flows added
+ * by reference), in the route entries of the flows in flight and in the
+ * events pending (superseded drain predictions are dropped, not kept).
  * Times inside are double seconds; inputs are int64 nanoseconds. */
 #ifndef FABRICSIM_SIM_H
 #define FABRICSIM_SIM_H
@@ -37,6 +38,13 @@ void fs_sim_free(fs_sim *s); /* NULL is a no-op */
  * consecutive over flows and tasks in the order added) or a negative code. */
 int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
                         int64_t start_ns, const fs_route *route, fs_err *err);
+/* The same, borrowing the route instead of copying it: its links and
+ * weights arrays must stay valid and unchanged while the simulation is used
+ * (e.g. a route cache's, fs_route_cache_get, freed after the simulation). Flows that
+ * share a route then share its memory: a training iteration sends millions
+ * of flows over a few thousand distinct routes. */
+int32_t fs_sim_add_flow_ref(fs_sim *s, int32_t src, int32_t dst, double bytes,
+                            int64_t start_ns, const fs_route *route, fs_err *err);
 /* Adds a compute task of duration_ns (>= 0) on a host. Tasks do not contend
  * with each other; order them with dependencies where they must. */
 int32_t fs_sim_add_task(fs_sim *s, int32_t host, int64_t start_ns,

@@ -380,7 +380,11 @@ int fs__cb_flow(fs__cb *cb, int32_t src_node, int32_t dst_node, double bytes,
   fs_err inner = {0, ""};
   int rc = fs_route_cache_get(cb->routes, src_node, dst_node, &route, &inner);
   if (rc) return fs_err_set(cb->err, rc, "collective: %s", inner.msg);
-  int32_t id = fs_sim_add_flow(cb->l->sim, src_node, dst_node, bytes, 0, route, cb->err);
+  /* a cache of the caller's outlives the simulation (coll.h); our own dies
+   * with the lowering */
+  int32_t id = cb->routes == cb->l->routes
+                   ? fs_sim_add_flow_ref(cb->l->sim, src_node, dst_node, bytes, 0, route, cb->err)
+                   : fs_sim_add_flow(cb->l->sim, src_node, dst_node, bytes, 0, route, cb->err);
   if (id < 0) return id;
   cb->l->n_flows++;
   *flow = id;

@@ -75,7 +75,8 @@ struct fs_sim {
   size_t n_items, items_cap;
   task *tasks;
   size_t n_tasks, tasks_cap;
-  size_t flows_cap, route_cap, route_len;
+  size_t flows_cap;
+  size_t owned_entries;  /* route entries copied into the arena */
   int32_t (*edges)[3]; /* before, after, kind (DEP_DONE or DEP_SENT) */
   size_t n_edges, edges_cap;
   int32_t *dep_start, *dep_list; /* dependents of item i, as after*2 + kind */
@@ -115,9 +116,8 @@ void fs_sim_free(fs_sim *s) {
     }
   free(s->core.active);
   free(s->core.flows);
-  free(s->core.route_links);
-  free(s->core.route_pos);
-  free(s->core.route_w);
+  free(s->core.pos);
+  free(s->core.pos_free);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
@@ -141,16 +141,49 @@ void fs_sim_free(fs_sim *s) {
   free(s);
 }
 
-/* Room for `need` route entries in the three parallel route arrays. */
-static int grow_routes(fs_sim *s, size_t need) {
-  fs__simcore *c = &s->core;
-  if (need > INT32_MAX) return FS_ENOMEM;
-  size_t cap1 = s->route_cap, cap2 = s->route_cap, cap3 = s->route_cap;
-  if (fs__grow(&c->route_links, &cap1, need, sizeof(int32_t)) ||
-      fs__grow(&c->route_pos, &cap2, need, sizeof(int32_t)) ||
-      fs__grow(&c->route_w, &cap3, need, sizeof(double)))
+/* A block of n entries of the position pool (flows in flight only, so the
+ * pool follows the route entries in flight, not the iteration's): reused
+ * from the free list of its size, else appended. Offset or FS_ENOMEM. */
+static int64_t pos_alloc(fs__simcore *c, int32_t n) {
+  if (n < c->pos_free_cap && c->pos_free[n] >= 0) {
+    int32_t off = c->pos_free[n];
+    c->pos_free[n] = c->pos[off]; /* a free block's first entry links the next */
+    return off;
+  }
+  size_t off = c->pos_len;
+  /* a block of size 1 has room for its link; size 0 never comes (n >= 1) */
+  if (off + (size_t)n > INT32_MAX || fs__grow(&c->pos, &c->pos_cap, off + (size_t)n, sizeof(int32_t)))
     return FS_ENOMEM;
-  s->route_cap = cap1;
+  c->pos_len = off + (size_t)n;
+  return (int64_t)off;
+}
+
+static int pos_release(fs__simcore *c, int32_t off, int32_t n) {
+  if (n >= c->pos_free_cap) {
+    int32_t ncap = c->pos_free_cap ? c->pos_free_cap : 16;
+    while (ncap <= n) ncap *= 2;
+    int32_t *nf = realloc(c->pos_free, (size_t)ncap * sizeof(int32_t));
+    if (!nf) return FS_ENOMEM;
+    for (int32_t i = c->pos_free_cap; i < ncap; i++) nf[i] = -1;
+    c->pos_free = nf;
+    c->pos_free_cap = ncap;
+  }
+  c->pos[off] = c->pos_free[n];
+  c->pos_free[n] = off;
+  return 0;
+}
+
+/* A copy of the route's arrays in the arena (stable for the run). */
+static int copy_route(fs_sim *s, fs__flow *f, const fs_route *route) {
+  int32_t *links = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(int32_t));
+  double *w = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(double));
+  if (!links || !w) return FS_ENOMEM;
+  memcpy(links, route->links, (size_t)route->n * sizeof(int32_t));
+  memcpy(w, route->weights, (size_t)route->n * sizeof(double));
+  f->links = links;
+  f->w = w;
+  f->owned_cap = route->n;
+  s->owned_entries += (size_t)route->n;
   return 0;
 }
 
@@ -164,8 +197,8 @@ static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
   return (int32_t)s->n_items++;
 }
 
-int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
-                        int64_t start_ns, const fs_route *route, fs_err *err) {
+static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64_t start_ns,
+                        const fs_route *route, int borrow, fs_err *err) {
   fs__simcore *c = &s->core;
   if (!(bytes >= 0) || !isfinite(bytes))
     return fs_err_set(err, FS_EINVAL, "flow bytes must be finite and >= 0, got %g", bytes);
@@ -181,26 +214,38 @@ int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
         !(route->weights[k] > 0 && isfinite(route->weights[k])))
       return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
   size_t nflows = (size_t)c->n_flows;
-  size_t off = s->route_len;
-  if (grow_routes(s, off + (size_t)route->n) ||
-      fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)))
+  if (fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
+  fs__flow *f = &c->flows[nflows];
+  memset(f, 0, sizeof(*f));
+  if (borrow) {
+    f->links = route->links;
+    f->w = route->weights;
+  } else if (copy_route(s, f, route)) {
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
+  }
   int32_t id = new_item(s, FS_ITEM_FLOW, c->n_flows, start_ns, err);
   if (id < 0) return id;
-  memcpy(c->route_links + off, route->links, (size_t)route->n * sizeof(int32_t));
-  memcpy(c->route_w + off, route->weights, (size_t)route->n * sizeof(double));
-  s->route_len = off + (size_t)route->n;
-  fs__flow *f = &c->flows[c->n_flows++];
-  memset(f, 0, sizeof(*f));
+  c->n_flows++;
   f->item = id;
   f->src = src;
   f->dst = dst;
-  f->off = (int32_t)off;
   f->n = route->n;
   f->active_idx = -1;
+  f->pos = -1;
   f->bytes = bytes;
   f->latency_s = (double)route->latency_ns * 1e-9;
   return id;
+}
+
+int32_t fs_sim_add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes,
+                        int64_t start_ns, const fs_route *route, fs_err *err) {
+  return add_flow(s, src, dst, bytes, start_ns, route, 0, err);
+}
+
+int32_t fs_sim_add_flow_ref(fs_sim *s, int32_t src, int32_t dst, double bytes,
+                            int64_t start_ns, const fs_route *route, fs_err *err) {
+  return add_flow(s, src, dst, bytes, start_ns, route, 1, err);
 }
 
 int32_t fs_sim_add_task_s(fs_sim *s, int32_t host, int64_t start_ns,
@@ -528,8 +573,11 @@ static void mark_dirty(fs_sim *s, int32_t l) {
 static int flow_link(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
+  int64_t pos = pos_alloc(c, f->n);
+  if (pos < 0) return FS_ENOMEM;
+  f->pos = (int32_t)pos;
   for (int32_t k = 0; k < f->n; k++) {
-    int32_t l = c->route_links[f->off + k];
+    int32_t l = f->links[k];
     fs__link_active *a = &c->active[l];
     if (a->n == a->cap) {
       int32_t ncap = a->cap ? a->cap * 2 : 4;
@@ -545,7 +593,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     c->arrived[l] = 1;
     a->flow[a->n] = fi;
     a->slot[a->n] = k;
-    c->route_pos[f->off + k] = a->n;
+    c->pos[f->pos + k] = a->n;
     a->n++;
     mark_dirty(s, l);
   }
@@ -575,18 +623,18 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__flow *f = &c->flows[fi];
   note_leaver(c, f->rate);
   for (int32_t k = 0; k < f->n; k++) {
-    int32_t l = c->route_links[f->off + k];
+    int32_t l = f->links[k];
     fs__link_active *a = &c->active[l];
-    double x = c->route_w[f->off + k] * f->rate;
+    double x = f->w[k] * f->rate;
     c->load[l] -= x;
     c->gone_load[l] += x;
     if (f->rate > c->gone_max[l]) c->gone_max[l] = f->rate;
-    int32_t pos = c->route_pos[f->off + k];
+    int32_t pos = c->pos[f->pos + k];
     int32_t last = --a->n;
     if (pos != last) {
       a->flow[pos] = a->flow[last];
       a->slot[pos] = a->slot[last];
-      c->route_pos[c->flows[a->flow[pos]].off + a->slot[pos]] = pos;
+      c->pos[c->flows[a->flow[pos]].pos + a->slot[pos]] = pos;
     }
     if (a->n == 0) {
       s->link_stats[l].busy_s += s->now - a->busy_since;
@@ -601,7 +649,9 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   }
   f->active_idx = -1;
   f->rate = 0;
-  return 0;
+  int rc = pos_release(c, f->pos, f->n);
+  f->pos = -1;
+  return rc;
 }
 
 static int flow_leave(fs_sim *s, int32_t fi) {
@@ -619,11 +669,10 @@ static void settle(fs_sim *s, fs__flow *f) {
 
 /* Charges the bytes sent since the last charge to the flow's route. */
 static void charge(fs_sim *s, fs__flow *f) {
-  fs__simcore *c = &s->core;
   double sent = f->bytes - f->remaining - f->accounted;
   if (!(sent > 0)) return;
   for (int32_t k = 0; k < f->n; k++)
-    s->link_stats[c->route_links[f->off + k]].bytes += sent * c->route_w[f->off + k];
+    s->link_stats[f->links[k]].bytes += sent * f->w[k];
   f->accounted += sent;
 }
 
@@ -732,7 +781,7 @@ static int rerate(fs_sim *s) {
     if (r == f->rate) continue;
     settle(s, f);
     for (int32_t k = 0; k < f->n; k++)
-      c->load[c->route_links[f->off + k]] += c->route_w[f->off + k] * (r - f->rate);
+      c->load[f->links[k]] += f->w[k] * (r - f->rate);
     f->rate = r;
     supersede(s, f);
     double t = r > 0 ? s->now + f->remaining / r : INFINITY;
@@ -852,12 +901,12 @@ const fs_sim_link_stats *fs_sim_links(const fs_sim *s) { return s->link_stats; }
 fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
   fs_sim_counters c = s->counters;
   size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
-  size_t R = s->route_len;
   (void)F;
   size_t bytes = s->items_cap * sizeof(sim_item) + s->flows_cap * sizeof(fs__flow) +
-                 s->route_cap * (2 * sizeof(int32_t) + sizeof(double)) +
+                 s->owned_entries * (sizeof(int32_t) + sizeof(double)) +
+                 s->core.pos_cap * sizeof(int32_t) +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
-                 R * 2 * sizeof(int32_t) /* link active lists, at most */ +
+                 s->core.pos_len * 2 * sizeof(int32_t) /* link active lists, at most */ +
                  (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
   c.memory_bytes = bytes;
   return c;
@@ -876,8 +925,8 @@ double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
                        const double **weights, int32_t *n) {
   const fs__flow *f = &s->core.flows[s->items[item].idx];
-  *links = s->core.route_links + f->off;
-  *weights = s->core.route_w + f->off;
+  *links = f->links;
+  *weights = f->w;
   *n = f->n;
 }
 
@@ -925,8 +974,8 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
     settle(s, f);
     note_leaver(c, f->rate);
     for (int32_t k = 0; k < f->n; k++) {
-      int32_t l = c->route_links[f->off + k];
-      c->load[l] -= c->route_w[f->off + k] * f->rate;
+      int32_t l = f->links[k];
+      c->load[l] -= f->w[k] * f->rate;
       c->arrived[l] = 1;
       mark_dirty(s, l);
     }
@@ -942,18 +991,17 @@ double fs_sim_link_capacity_bps(const fs_sim *s, int32_t link) {
   return s->core.cap_Bps ? s->core.cap_Bps[link] * 8.0 : s->core.t->links[link].capacity_bps;
 }
 
-/* Replaces the route slice of flow fi (not on any link now). */
+/* Gives flow fi (not on any link now) its own copy of a new route: in place
+ * if it owns a copy large enough (a controller re-routing every period does
+ * not grow memory), else in the arena. */
 static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
-  fs__simcore *c = &s->core;
-  fs__flow *f = &c->flows[fi];
-  if (route->n > f->n) {
-    size_t off = s->route_len;
-    if (grow_routes(s, off + (size_t)route->n)) return FS_ENOMEM;
-    f->off = (int32_t)off;
-    s->route_len = off + (size_t)route->n;
+  fs__flow *f = &s->core.flows[fi];
+  if (route->n <= f->owned_cap) {
+    memcpy((int32_t *)f->links, route->links, (size_t)route->n * sizeof(int32_t));
+    memcpy((double *)f->w, route->weights, (size_t)route->n * sizeof(double));
+  } else if (copy_route(s, f, route)) {
+    return FS_ENOMEM;
   }
-  memcpy(c->route_links + f->off, route->links, (size_t)route->n * sizeof(int32_t));
-  memcpy(c->route_w + f->off, route->weights, (size_t)route->n * sizeof(double));
   f->n = route->n;
   f->latency_s = (double)route->latency_ns * 1e-9;
   return 0;

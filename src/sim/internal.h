@@ -1,9 +1,11 @@
 /* State shared by the engine (engine.c) and the rate allocator (maxmin.c).
  *
- * Per flow: its route slice [off, off+n) in the route arrays, the position of
- * each route entry in its link's active list (for O(1) removal), the bytes
- * left at last_s and the current rate. Per link: the active (flow, slot)
- * entries. Rates are bytes per second inside; capacities likewise. */
+ * Per flow: its route (n links and weights, the caller's arrays when added
+ * by reference, else a copy in the engine's arena), while in flight the
+ * position of each route entry in its link's active list (a block of the
+ * position pool, for O(1) removal), the bytes left at last_s and the current
+ * rate. Per link: the active (flow, slot) entries. Rates are bytes per
+ * second inside; capacities likewise. */
 #ifndef FABRICSIM_SIM_INTERNAL_H
 #define FABRICSIM_SIM_INTERNAL_H
 
@@ -23,7 +25,11 @@ typedef struct fs__event {
 typedef struct fs__flow {
   int32_t item;
   int32_t src, dst;
-  int32_t off, n;     /* route slice */
+  const int32_t *links; /* route: n links ... */
+  const double *w;      /* ... and the fraction of the rate on each */
+  int32_t n;
+  int32_t owned_cap;  /* entries of an engine-owned copy (0: borrowed) */
+  int32_t pos;        /* block of n entries in the position pool; -1 if not in flight */
   int32_t active_idx; /* index in the active list, -1 if not in flight */
   uint32_t version;   /* bumps when the drain prediction changes */
   uint8_t held;       /* re-routed and waiting out its reconfiguration */
@@ -69,8 +75,11 @@ typedef struct fs__simcore {
   const fs_topo *t;
   fs__flow *flows;
   int32_t n_flows;
-  int32_t *route_links, *route_pos;
-  double *route_w;
+  int32_t *pos;             /* position pool: per route entry of a flow in
+                             * flight, its index in the link's active list */
+  size_t pos_len, pos_cap;
+  int32_t *pos_free;        /* per block size n: head of its free list, -1 */
+  int32_t pos_free_cap;
   double *cap_Bps;          /* per link */
   fs__link_active *active;  /* per link */
   int32_t *dirty_links;     /* links changed by this batch, each once */

@@ -131,7 +131,7 @@ static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   m->comp_flows[m->n_comp_flows++] = f;
   const fs__flow *fl = &core->flows[f];
   for (int32_t k = 0; k < fl->n; k++) {
-    int32_t l = core->route_links[fl->off + k];
+    int32_t l = fl->links[k];
     if (m->link_seen[l] == ep) continue;
     m->link_seen[l] = ep;
     m->comp_links[m->n_comp_links++] = l;
@@ -154,8 +154,8 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     const fs__flow *fl = &core->flows[f];
     m->new_rate[f] = -1;
     for (int32_t k = 0; k < fl->n; k++) {
-      int32_t l = core->route_links[fl->off + k];
-      double w = core->route_w[fl->off + k];
+      int32_t l = fl->links[k];
+      double w = fl->w[k];
       m->res[l] += w * fl->rate;
       m->wsum[l] += w;
       m->cnt[l]++;
@@ -176,19 +176,19 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
     int alone = fl->n > 0;
-    for (int32_t k = 0; k < fl->n && alone; k++) alone = m->cnt[core->route_links[fl->off + k]] == 1;
+    for (int32_t k = 0; k < fl->n && alone; k++) alone = m->cnt[fl->links[k]] == 1;
     if (!alone) continue;
     left--;
     double rate = INFINITY;
     int32_t bl = -1;
     for (int32_t k = 0; k < fl->n; k++) {
-      int32_t l = core->route_links[fl->off + k];
-      double r = m->res[l] / core->route_w[fl->off + k];
+      int32_t l = fl->links[k];
+      double r = m->res[l] / fl->w[k];
       if (r < rate) rate = r, bl = l;
     }
     m->new_rate[f] = rate;
     m->bn[f] = bl;
-    for (int32_t k = 0; k < fl->n; k++) m->cnt[core->route_links[fl->off + k]] = 0;
+    for (int32_t k = 0; k < fl->n; k++) m->cnt[fl->links[k]] = 0;
   }
   /* A flow freezes at or below ub = min over its links of res / w (its
    * links never give more). A link's level only rises from res / wsum, so a
@@ -202,11 +202,11 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     const fs__flow *fl = &core->flows[f];
     double ub = INFINITY;
     for (int32_t k = 0; k < fl->n; k++) {
-      double r = m->res[core->route_links[fl->off + k]] / core->route_w[fl->off + k];
+      double r = m->res[fl->links[k]] / fl->w[k];
       if (r < ub) ub = r;
     }
     for (int32_t k = 0; k < fl->n; k++) {
-      int32_t l = core->route_links[fl->off + k];
+      int32_t l = fl->links[k];
       if (ub > m->ubmax[l]) m->ubmax[l] = ub;
     }
   }
@@ -243,8 +243,8 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       left--;
       const fs__flow *fl = &core->flows[f];
       for (int32_t k = 0; k < fl->n; k++) {
-        int32_t l2 = core->route_links[fl->off + k];
-        double w = core->route_w[fl->off + k];
+        int32_t l2 = fl->links[k];
+        double w = fl->w[k];
         m->res[l2] -= w * level;
         if (m->res[l2] < 0) m->res[l2] = 0;
         m->wsum[l2] -= w;
@@ -260,7 +260,7 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
 
 static int crosses_failed_link(const fs__simcore *core, const fs__flow *fl) {
   for (int32_t k = 0; k < fl->n; k++)
-    if (!(core->cap_Bps[core->route_links[fl->off + k]] > 0)) return 1;
+    if (!(core->cap_Bps[fl->links[k]] > 0)) return 1;
   return 0;
 }
 
@@ -269,7 +269,7 @@ static double link_weight(const fs__simcore *core, fs__maxmin *m, int32_t l) {
   if (m->wstamp[l] == m->epoch) return m->wtot[l];
   const fs__link_active *a = &core->active[l];
   double w = 0;
-  for (int32_t j = 0; j < a->n; j++) w += core->route_w[core->flows[a->flow[j]].off + a->slot[j]];
+  for (int32_t j = 0; j < a->n; j++) w += core->flows[a->flow[j]].w[a->slot[j]];
   m->wstamp[l] = m->epoch;
   m->wtot[l] = w;
   return w;
@@ -368,7 +368,7 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
       const fs__flow *fl = &core->flows[g];
       if (fl->rate != 0 || !add_flow_S(core, m, g) || crosses_failed_link(core, fl)) continue;
       for (int32_t k = 0; k < fl->n; k++) {
-        int32_t l = core->route_links[fl->off + k];
+        int32_t l = fl->links[k];
         double bound = core->cap_Bps[l] / link_weight(core, m, l);
         if (bound < theta) theta = bound;
       }

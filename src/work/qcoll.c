@@ -246,7 +246,7 @@ int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const
     if (it->kind == FS_ITEM_FLOW) {
       const fs_route *route;
       if ((rc = fs_route_cache_get(routes, hosts[it->a], hosts[it->b], &route, err))) return rc;
-      id = fs_sim_add_flow(sim, hosts[it->a], hosts[it->b], it->value, 0, route, err);
+      id = fs_sim_add_flow_ref(sim, hosts[it->a], hosts[it->b], it->value, 0, route, err);
     } else {
       id = fs_sim_add_task_s(sim, hosts[it->a], 0, it->value, err);
     }

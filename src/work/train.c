@@ -431,7 +431,7 @@ static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t afte
     const fs_route *route;
     int rc = fs_route_cache_get(tr->routes, src, dst, &route, err);
     if (rc) return rc;
-    int32_t f = fs_sim_add_flow(tr->sim, src, dst, bytes, 0, route, err);
+    int32_t f = fs_sim_add_flow_ref(tr->sim, src, dst, bytes, 0, route, err);
     if (f < 0) return f;
     if ((rc = fs_sim_add_dep(tr->sim, after, f, err))) return rc;
     flows[j] = f;
@@ -796,7 +796,7 @@ static int cp_ring(fs_train *tr, fs_sim *sim, int32_t s, int32_t r, int32_t vs,
         const fs_route *route;
         int32_t f;
         if ((rc = fs_route_cache_get(tr->routes, src, dst, &route, err))) break;
-        if ((f = fs_sim_add_flow(sim, src, dst, bytes, 0, route, err)) < 0) {
+        if ((f = fs_sim_add_flow_ref(sim, src, dst, bytes, 0, route, err)) < 0) {
           rc = f;
           break;
         }
@@ -1274,9 +1274,9 @@ void fs_train_free(fs_train *tr) {
   if (!tr) return;
   fs_netctl_free(tr->ctl);
   fs_coll_tuner_free(tr->tuner);
+  if (tr->own_sim) fs_sim_free(tr->sim); /* before the routes its flows borrow */
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
-  if (tr->own_sim) fs_sim_free(tr->sim);
   for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
   free(tr->qc);
   free(tr->host_of_gpu);

@@ -335,6 +335,80 @@ TEST(test_props_deterministic) {
   }
 }
 
+/* Leaving out the links that cannot bind (src/sim/prune.c) changes no time
+ * and no link statistic: random scenarios run once on every link and once
+ * pruned, on the random topologies plus non-blocking fabrics with spraying
+ * (where every link but the hosts' is left out) and the same fabrics with
+ * thinner cores (where the core links must stay). */
+TEST(test_props_pruning_is_exact) {
+  int pruned_runs = 0, kept_runs = 0;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    double *times[2] = {NULL, NULL};
+    fs_sim_link_stats *links[2] = {NULL, NULL};
+    int64_t left_out[2] = {0, 0};
+    int32_t n = 0, n_links = 0;
+    for (int run = 0; run < 2; run++) {
+      fs__rng g;
+      fs__rng_seed(&g, seed);
+      fs_topo *t = NULL;
+      fs_err err = {0, ""};
+      fs_route_mode mode;
+      int kind = (int)(seed % 3);
+      if (kind == 0) {
+        t = random_topo(&g);
+        mode = (fs_route_mode)fs__rng_below(&g, 3);
+      } else {
+        /* 1:1 or 2:1 (kind 2: half the spine links' speed) */
+        fs_leafspine_params p = {4, 4, 4, 100, kind == 1 ? 100 : 50, 1, 500};
+        CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+        mode = FS_ROUTE_SPRAY;
+      }
+      if (!t) break;
+      fs_router *r;
+      fs_sim *s;
+      fs_router_new(t, &r, &err);
+      fs_sim_new(t, &s, &err);
+      n = random_scenario(&g, t, r, s, mode, seed, seed % 4 ? 60 : 300);
+      fs_sim_opts opts = {0};
+      opts.rate_all_links = run == 0;
+      CHECK_OK(fs_sim_run(s, &opts, &err), &err);
+      left_out[run] = fs_sim_get_counters(s).links_left_out;
+      n_links = t->n_links;
+      times[run] = malloc((size_t)n * 2 * sizeof(double));
+      links[run] = malloc((size_t)n_links * sizeof(fs_sim_link_stats));
+      for (int32_t i = 0; i < n; i++) {
+        times[run][2 * i] = fs_sim_start_s(s, i);
+        times[run][2 * i + 1] = fs_sim_finish_s(s, i);
+      }
+      memcpy(links[run], fs_sim_links(s), (size_t)n_links * sizeof(fs_sim_link_stats));
+      fs_sim_free(s);
+      fs_router_free(r);
+      fs_topo_free(t);
+    }
+    if (!times[1]) {
+      free(times[0]);
+      free(links[0]);
+      continue;
+    }
+    CHECK_EQ_INT(left_out[0], 0);
+    if (seed % 3 == 1) CHECK(left_out[1] > 0); /* non-blocking, sprayed: the fabric's links */
+    pruned_runs += left_out[1] > 0;
+    kept_runs += left_out[1] == 0;
+    for (int32_t i = 0; i < 2 * n; i++)
+      CHECK_REL(times[1][i], times[0][i], 1e-9, "start/finish with links left out");
+    for (int32_t l = 0; l < n_links; l++) {
+      CHECK_REL(links[1][l].bytes, links[0][l].bytes, 1e-9, "link bytes");
+      CHECK_REL(links[1][l].busy_s, links[0][l].busy_s, 1e-9, "link busy time");
+    }
+    free(times[0]);
+    free(times[1]);
+    free(links[0]);
+    free(links[1]);
+  }
+  CHECK(pruned_runs > 10);
+  CHECK(kept_runs > 0);
+}
+
 /* ---- the same under a changing network ----------------------------------
  * Timers at random instants lower, fail (0) or restore link capacities and
  * re-route random flows (new ECMP draw, random hold). The allocation must

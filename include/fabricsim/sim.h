@@ -75,6 +75,12 @@ typedef struct fs_sim_opts {
   /* Called every few thousand batches and at the end. Optional. */
   void (*progress)(void *ctx, const fs_sim_progress *p);
   void *progress_ctx;
+  /* Rate flows on every link of their routes. By default a run without
+   * timers and without an observer leaves out the links that provably
+   * cannot bind (src/sim/prune.c: their load is bounded by the capacities
+   * of the links out of the flows' sources or into their destinations):
+   * the same rates in exact arithmetic, ~1e-12 relative in floating point. */
+  int rate_all_links;
 } fs_sim_opts;
 
 /* Runs to completion. Fails with FS_ECYCLE if the dependencies have a cycle
@@ -107,6 +113,7 @@ typedef struct fs_sim_counters {
   uint64_t flows_rerated;   /* sum over batches of the flows re-rated */
   int64_t max_active;       /* most flows in flight at once */
   uint64_t memory_bytes;    /* engine state */
+  int64_t links_left_out;   /* links no flow is rated on (they cannot bind) */
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 

@@ -76,7 +76,6 @@ struct fs_sim {
   task *tasks;
   size_t n_tasks, tasks_cap;
   size_t flows_cap;
-  size_t owned_entries;  /* route entries copied into the arena */
   int32_t (*edges)[3]; /* before, after, kind (DEP_DONE or DEP_SENT) */
   size_t n_edges, edges_cap;
   int32_t *dep_start, *dep_list; /* dependents of item i, as after*2 + kind */
@@ -118,6 +117,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.flows);
   free(s->core.pos);
   free(s->core.pos_free);
+  free(s->core.proutes);
+  free(s->core.busy_routes);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
@@ -183,7 +184,6 @@ static int copy_route(fs_sim *s, fs__flow *f, const fs_route *route) {
   f->links = links;
   f->w = w;
   f->owned_cap = route->n;
-  s->owned_entries += (size_t)route->n;
   return 0;
 }
 
@@ -233,6 +233,7 @@ static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64
   f->n = route->n;
   f->active_idx = -1;
   f->pos = -1;
+  f->rid = -1;
   f->bytes = bytes;
   f->latency_s = (double)route->latency_ns * 1e-9;
   return id;
@@ -568,6 +569,22 @@ static void mark_dirty(fs_sim *s, int32_t l) {
   }
 }
 
+/* A flow of a pruned route comes (+1) or goes (-1): the route's left-out
+ * links are busy while any flow over them is in flight. */
+static void route_busy(fs_sim *s, int32_t rid, int delta) {
+  fs__simcore *c = &s->core;
+  fs__proute *p = &c->proutes[rid];
+  int32_t was = p->n_active;
+  p->n_active += delta;
+  if (was != 0 && p->n_active != 0) return;
+  for (int32_t k = p->n_kept; k < p->n_kept + p->n_gone; k++) {
+    int32_t l = p->kept[k];
+    if (delta > 0 && c->busy_routes[l]++ == 0) c->active[l].busy_since = s->now;
+    if (delta < 0 && --c->busy_routes[l] == 0)
+      s->link_stats[l].busy_s += s->now - c->active[l].busy_since;
+  }
+}
+
 /* Puts a flow on its links with its bytes left unchanged; its rate is set
  * by the batch's re-rating. */
 static int flow_link(fs_sim *s, int32_t fi) {
@@ -597,6 +614,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     a->n++;
     mark_dirty(s, l);
   }
+  if (f->rid >= 0) route_busy(s, f->rid, 1);
   f->rate = 0;
   f->last_s = s->now;
   f->active_idx = s->n_active;
@@ -649,6 +667,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   }
   f->active_idx = -1;
   f->rate = 0;
+  if (f->rid >= 0) route_busy(s, f->rid, -1);
   int rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
   return rc;
@@ -669,10 +688,12 @@ static void settle(fs_sim *s, fs__flow *f) {
 
 /* Charges the bytes sent since the last charge to the flow's route. */
 static void charge(fs_sim *s, fs__flow *f) {
+  fs__simcore *c = &s->core;
   double sent = f->bytes - f->remaining - f->accounted;
   if (!(sent > 0)) return;
   for (int32_t k = 0; k < f->n; k++)
     s->link_stats[f->links[k]].bytes += sent * f->w[k];
+  if (f->rid >= 0) c->proutes[f->rid].bytes += sent; /* left-out links: at the end */
   f->accounted += sent;
 }
 
@@ -828,6 +849,14 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->ran = 1;
   int rc = setup(s, err);
   if (rc) return rc;
+  if (!s->n_timers && !opts->observe && !opts->rate_all_links) {
+    int64_t pruned;
+    if (fs__prune(&s->core, &s->arena, &pruned))
+      return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
+    s->counters.links_left_out = pruned;
+    if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))
+      return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
+  }
   s->now = 0;
   for (size_t i = 0; i < s->n_items; i++)
     if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
@@ -874,6 +903,11 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     f->remaining = 0;
     charge(s, f);
   }
+  for (int32_t r = 0; r < s->core.n_proutes; r++) {
+    const fs__proute *p = &s->core.proutes[r];
+    for (int32_t k = p->n_kept; k < p->n_kept + p->n_gone; k++)
+      s->link_stats[p->kept[k]].bytes += p->bytes * p->kept_w[k];
+  }
   if (opts->progress) {
     fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
     opts->progress(opts->progress_ctx, &p);
@@ -903,8 +937,8 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
   size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
   (void)F;
   size_t bytes = s->items_cap * sizeof(sim_item) + s->flows_cap * sizeof(fs__flow) +
-                 s->owned_entries * (sizeof(int32_t) + sizeof(double)) +
                  s->core.pos_cap * sizeof(int32_t) +
+                 (size_t)s->core.n_proutes * sizeof(fs__proute) + s->arena.total +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
                  s->core.pos_len * 2 * sizeof(int32_t) /* link active lists, at most */ +
                  (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
@@ -925,6 +959,13 @@ double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
                        const double **weights, int32_t *n) {
   const fs__flow *f = &s->core.flows[s->items[item].idx];
+  if (f->rid >= 0) { /* the route as added, not its rating part */
+    const fs__proute *p = &s->core.proutes[f->rid];
+    *links = p->links;
+    *weights = p->w;
+    *n = p->n;
+    return;
+  }
   *links = f->links;
   *weights = f->w;
   *n = f->n;

@@ -36,7 +36,22 @@ typedef struct fs__flow {
   uint8_t pending;    /* an event of the current version (drain or re-entry) is queued */
   double bytes, remaining, rate, last_s, latency_s;
   double accounted;   /* bytes already charged to the links of earlier routes */
+  int32_t rid;        /* its route in simcore.proutes when links were left out
+                       * of the rating (prune.c), else -1 */
 } fs__flow;
+
+/* A distinct route of a run whose rating leaves links out (prune.c). */
+typedef struct fs__proute {
+  const int32_t *links; /* as added, in order (accessors, statistics) */
+  const double *w;
+  int32_t n;
+  int32_t src, dst;
+  const int32_t *kept;  /* the rating route, then the left-out entries: */
+  const double *kept_w; /* kept[n_kept .. n_kept + n_gone) */
+  int32_t n_kept, n_gone;
+  int32_t n_active;     /* its flows in flight (busy time of left-out links) */
+  double bytes;         /* its flows' bytes sent (bytes of left-out links) */
+} fs__proute;
 
 typedef struct fs__link_active {
   int32_t *flow; /* flow index */
@@ -80,6 +95,9 @@ typedef struct fs__simcore {
   size_t pos_len, pos_cap;
   int32_t *pos_free;        /* per block size n: head of its free list, -1 */
   int32_t pos_free_cap;
+  fs__proute *proutes;      /* NULL unless links were left out (prune.c) */
+  int32_t n_proutes;
+  int32_t *busy_routes;     /* per left-out link: routes in flight over it */
   double *cap_Bps;          /* per link */
   fs__link_active *active;  /* per link */
   int32_t *dirty_links;     /* links changed by this batch, each once */
@@ -95,6 +113,12 @@ typedef struct fs__simcore {
   uint8_t *arrived;         /* a flow came on it (or its capacity changed)
                              * since the last re-rating */
 } fs__simcore;
+
+/* Leaves the links that can never bind out of the flows' rating routes
+ * (prune.c): sets each flow's rid and rating route, core->proutes, and
+ * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps.
+ * 0 or FS_ENOMEM (flows unchanged). */
+int fs__prune(fs__simcore *core, fs__arena *arena, int64_t *n_pruned);
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);

@@ -1,0 +1,190 @@
+/* Links that can never bind, left out of the rating.
+ *
+ * Max-min rates only depend on the links that constrain them. Take a flow's
+ * anchor: the link out of its source it crosses with the largest weight (a
+ * host's NIC, a GPU's NVLink port). The flows anchored at link a load it
+ * with sum_f w_f(a) x_f <= cap(a), so on any other link l
+ *
+ *   load(l) = sum_f w_f(l) x_f <= sum_a cap(a) max_{f anchored at a} w_f(l) / w_f(a)
+ *
+ * and the same with anchors at the destination. When the smaller of the two
+ * bounds is at most cap(l), no allocation that respects the anchors can
+ * overload l: the max-min allocation without l respects every constraint
+ * with l, so it is the max-min allocation with l too (the max-min vector of
+ * a larger feasible set that lies in a smaller one is the smaller one's).
+ * Such links are removed from every flow's rating route; anchors never are.
+ * In a non-blocking Clos with spraying that is every link but the hosts'
+ * (the bound of a leaf uplink is its hosts' capacity over the uplinks: equal
+ * to its own), so a flow is rated on 2 links instead of ~125.
+ *
+ * The bound holds for every set of flows in flight (a subset of all the
+ * flows), as long as capacities and routes do not change: the engine prunes
+ * only runs without timers (no failures, no re-routing) and without an
+ * observer (which may read link statistics during the run; the left-out
+ * links' bytes are added at the end). Cost: one pass over the entries of the
+ * distinct routes (flows added by reference share theirs). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Entry of `r` with the largest weight among those leaving `src` (want_from)
+ * or entering `dst`; the first or last entry if none does. */
+static int32_t anchor_entry(const fs_topo *t, const fs__proute *r, int32_t node, int want_from) {
+  int32_t best = -1;
+  for (int32_t k = 0; k < r->n; k++) {
+    const fs_link *lk = &t->links[r->links[k]];
+    if ((want_from ? lk->from : lk->to) != node) continue;
+    if (best < 0 || r->w[k] > r->w[best]) best = k;
+  }
+  if (best >= 0) return best;
+  return want_from ? 0 : r->n - 1;
+}
+
+/* bound[l] += sum over anchors a of cap(a) max_{routes anchored at a} w(l) / w(a),
+ * routes grouped by anchor link through order[] (counting sort by anchor). */
+static int add_bounds(const fs__simcore *c, const fs__proute *routes, int32_t nr,
+                      const int32_t *anchor /* entry index per route */, double *bound) {
+  int32_t L = c->t->n_links;
+  int32_t *start = calloc((size_t)L + 1, sizeof(int32_t));
+  int32_t *order = fs__malloc((size_t)nr, sizeof(int32_t));
+  int32_t *stamp = fs__malloc((size_t)L, sizeof(int32_t));
+  double *mx = fs__malloc((size_t)L, sizeof(double));
+  int32_t *touched = fs__malloc((size_t)L, sizeof(int32_t));
+  int rc = FS_ENOMEM;
+  if (!start || !order || !stamp || !mx || !touched) goto out;
+  for (int32_t r = 0; r < nr; r++) start[routes[r].links[anchor[r]] + 1]++;
+  for (int32_t l = 0; l < L; l++) start[l + 1] += start[l];
+  for (int32_t r = 0; r < nr; r++) order[start[routes[r].links[anchor[r]]]++] = r;
+  /* start[a] is now the end of group a; groups run in anchor order */
+  for (int32_t l = 0; l < L; l++) stamp[l] = -1;
+  int32_t i = 0;
+  while (i < nr) {
+    int32_t a = routes[order[i]].links[anchor[order[i]]], nt = 0;
+    for (; i < nr && routes[order[i]].links[anchor[order[i]]] == a; i++) {
+      const fs__proute *r = &routes[order[i]];
+      double wa = r->w[anchor[order[i]]];
+      for (int32_t k = 0; k < r->n; k++) {
+        int32_t l = r->links[k];
+        double x = r->w[k] / wa;
+        if (stamp[l] != a) {
+          stamp[l] = a;
+          mx[l] = x;
+          touched[nt++] = l;
+        } else if (x > mx[l]) {
+          mx[l] = x;
+        }
+      }
+    }
+    for (int32_t j = 0; j < nt; j++) bound[touched[j]] += c->cap_Bps[a] * mx[touched[j]];
+  }
+  rc = 0;
+out:
+  free(start);
+  free(order);
+  free(stamp);
+  free(mx);
+  free(touched);
+  return rc;
+}
+
+int fs__prune(fs__simcore *c, fs__arena *arena, int64_t *n_pruned) {
+  const fs_topo *t = c->t;
+  int32_t L = t->n_links, nr = 0;
+  *n_pruned = 0;
+  fs__u64map ids;
+  fs__u64map_init(&ids);
+  fs__proute *routes = NULL;
+  size_t routes_cap = 0;
+  int32_t *as = NULL, *ad = NULL;
+  double *bs = calloc((size_t)L + 1, sizeof(double)), *bd = calloc((size_t)L + 1, sizeof(double));
+  uint8_t *keep = calloc((size_t)L + 1, 1), *used = calloc((size_t)L + 1, 1);
+  int rc = FS_ENOMEM;
+  if (!bs || !bd || !keep || !used) goto out;
+  /* one route per distinct route array: flows sharing a route share it */
+  for (int32_t f = 0; f < c->n_flows; f++) {
+    const fs__flow *fl = &c->flows[f];
+    uint64_t key = (uint64_t)(uintptr_t)fl->links;
+    int32_t r;
+    if (!fs__u64map_get(&ids, key, &r)) {
+      if (nr == INT32_MAX || fs__grow(&routes, &routes_cap, (size_t)nr + 1, sizeof(*routes)) ||
+          fs__u64map_put(&ids, key, nr))
+        goto out;
+      r = nr++;
+      routes[r] = (fs__proute){.links = fl->links, .w = fl->w, .n = fl->n,
+                               .src = fl->src, .dst = fl->dst};
+    }
+    c->flows[f].rid = r; /* back to -1 unless a link is left out */
+  }
+  as = fs__malloc((size_t)nr + 1, sizeof(int32_t));
+  ad = fs__malloc((size_t)nr + 1, sizeof(int32_t));
+  if (!as || !ad) goto out;
+  for (int32_t r = 0; r < nr; r++) {
+    as[r] = anchor_entry(t, &routes[r], routes[r].src, 1);
+    ad[r] = anchor_entry(t, &routes[r], routes[r].dst, 0);
+    keep[routes[r].links[as[r]]] = keep[routes[r].links[ad[r]]] = 1;
+    for (int32_t k = 0; k < routes[r].n; k++) used[routes[r].links[k]] = 1;
+  }
+  if (add_bounds(c, routes, nr, as, bs) || add_bounds(c, routes, nr, ad, bd)) goto out;
+  int64_t pruned = 0;
+  for (int32_t l = 0; l < L; l++) {
+    if (!used[l] || keep[l]) continue;
+    double bound = bs[l] < bd[l] ? bs[l] : bd[l];
+    /* the relative slack covers the rounding of the bound's own sum */
+    if (c->cap_Bps[l] > 0 && bound <= c->cap_Bps[l] * (1 + 1e-12)) pruned++;
+    else keep[l] = 1;
+  }
+  rc = 0;
+  if (!pruned) goto out; /* nothing to leave out */
+  for (int32_t r = 0; r < nr; r++) {
+    fs__proute *p = &routes[r];
+    int32_t kept = 0;
+    for (int32_t k = 0; k < p->n; k++) kept += keep[p->links[k]];
+    p->n_kept = kept;
+    p->n_gone = p->n - kept;
+    if (p->n_gone == 0) {
+      p->kept = p->links;
+      p->kept_w = p->w;
+      continue;
+    }
+    int32_t *kl = fs__arena_alloc(arena, (size_t)p->n, sizeof(int32_t));
+    double *kw = fs__arena_alloc(arena, (size_t)p->n, sizeof(double));
+    if (!kl || !kw) {
+      rc = FS_ENOMEM;
+      goto out;
+    }
+    /* kept entries first (the rating route), then the left-out ones */
+    int32_t a = 0, b = kept;
+    for (int32_t k = 0; k < p->n; k++) {
+      int32_t j = keep[p->links[k]] ? a++ : b++;
+      kl[j] = p->links[k];
+      kw[j] = p->w[k];
+    }
+    p->kept = kl;
+    p->kept_w = kw;
+  }
+  for (int32_t f = 0; f < c->n_flows; f++) {
+    fs__flow *fl = &c->flows[f];
+    const fs__proute *p = &routes[fl->rid];
+    fl->links = p->kept;
+    fl->w = p->kept_w;
+    fl->n = p->n_kept;
+  }
+  c->proutes = routes;
+  c->n_proutes = nr;
+  routes = NULL;
+  *n_pruned = pruned;
+out:
+  if (routes) /* not kept: every flow rated on its whole route */
+    for (int32_t f = 0; f < c->n_flows; f++) c->flows[f].rid = -1;
+  fs__u64map_free(&ids);
+  free(routes);
+  free(as);
+  free(ad);
+  free(bs);
+  free(bd);
+  free(keep);
+  free(used);
+  return rc;
+}

@@ -3,9 +3,10 @@
  * Distances. dist(v, d) is the hop count of the shortest path from v to d
  * that forwards only through non-hosts. Nodes that many paths fan into
  * (switches with two or more forwarding neighbours) get a distance table,
- * uint16 per node, filled on first use by a reverse BFS (in-links of u are
- * the reverses of u's out-links, since every link belongs to a cable) that
- * never expands a host. Every other destination d is resolved through its
+ * uint16 per non-host (hosts never forward: a host's distance is one more
+ * than its nearest neighbour's, looked up when asked), filled on first use
+ * by a reverse BFS over non-hosts (in-links of u are the reverses of u's
+ * out-links, since every link belongs to a cable). Every other destination d is resolved through its
  * forwarding neighbours F(d) (the non-hosts it is cabled to):
  *
  *   dist(v, d) = 0 if v = d; 1 if v is a host cabled to d;
@@ -18,8 +19,9 @@
  * forwarding neighbours all have tables, so the recursion is at most two
  * deep and costs a few lookups. A fat-tree of 8192 GPUs in servers of 8
  * thus needs one table per edge switch to route between GPUs: 512 tables of
- * ~18.7k nodes, 19 MB, as with plain hosts (which need 512 x 9.5k); one
- * table per GPU would be 8192 x 18.7k x 2 B = 306 MB.
+ * the ~2.3k non-hosts, 2.4 MB; one table per GPU would be 8192 x 2.3k x 2 B
+ * = 38 MB. (Tables over every node cost 1.15 GB for the 131,072-GPU 3-tier
+ * Clos's 4096 leaves; over its 9.2k switches, 75 MB.)
  *
  * Each next-hop decision is then "links v->w with dist(w, d) = dist(v, d) -
  * 1", O(degree) per hop.
@@ -40,7 +42,9 @@ enum { PLAN_TABLE = 0, PLAN_VIA = 1, PLAN_VIA_HOSTS = 2 /* VIA, and hosts cabled
 
 struct fs_router {
   const fs_topo *t;
-  uint16_t **table;  /* per node: distance-to-node table, or NULL */
+  uint16_t **table;  /* per node: distance-to-node table over non-hosts, or NULL */
+  int32_t *sw;       /* per node: its index in a table, -1 for a host */
+  int32_t n_sw;
   uint8_t *plan;     /* per node: PLAN_* */
   int32_t *via_start, *via; /* VIA nodes: F(d) = via[via_start[d] .. [d+1]) */
   /* scratch for spraying (one router per thread) */
@@ -219,6 +223,9 @@ int fs_router_new(const fs_topo *t, fs_router **out, fs_err *err) {
   if (!r) goto oom;
   r->t = t;
   r->table = calloc(n, sizeof(*r->table));
+  r->sw = fs__malloc(n ? n : 1, sizeof(*r->sw));
+  if (!r->sw) goto oom;
+  for (size_t v = 0; v < n; v++) r->sw[v] = t->nodes[v].kind == FS_NODE_HOST ? -1 : r->n_sw++;
   r->plan = fs__malloc(n, sizeof(*r->plan));
   r->via_start = fs__malloc(n + 1, sizeof(*r->via_start));
   r->fwd = fs__malloc(n, sizeof(*r->fwd));
@@ -242,6 +249,7 @@ void fs_router_free(fs_router *r) {
   if (r->table)
     for (int32_t v = 0; v < r->t->n_nodes; v++) free(r->table[v]);
   free(r->table);
+  free(r->sw);
   free(r->plan);
   free(r->via_start);
   free(r->via);
@@ -254,35 +262,51 @@ void fs_router_free(fs_router *r) {
   free(r);
 }
 
-/* Distance table towards node d, built on first use. NULL on out of memory. */
+/* Distance table towards non-host d over the non-hosts, built on first
+ * use. NULL on out of memory. */
 static const uint16_t *table_to(fs_router *r, int32_t d) {
   if (r->table[d]) return r->table[d];
   const fs_topo *t = r->t;
-  uint16_t *dist = fs__malloc((size_t)t->n_nodes, sizeof(*dist));
-  int32_t *queue = fs__malloc((size_t)t->n_nodes, sizeof(*queue));
+  uint16_t *dist = fs__malloc((size_t)r->n_sw, sizeof(*dist));
+  int32_t *queue = fs__malloc((size_t)r->n_sw, sizeof(*queue));
   if (!dist || !queue) {
     free(dist);
     free(queue);
     return NULL;
   }
-  memset(dist, 0xFF, (size_t)t->n_nodes * sizeof(*dist));
+  memset(dist, 0xFF, (size_t)r->n_sw * sizeof(*dist));
   size_t head = 0, tail = 0;
-  dist[d] = 0;
+  dist[r->sw[d]] = 0;
   queue[tail++] = d;
   while (head < tail) {
     int32_t u = queue[head++];
-    if (u != d && t->nodes[u].kind == FS_NODE_HOST) continue; /* no forwarding */
-    if (dist[u] >= UNREACH - 1) continue;
+    uint16_t du = dist[r->sw[u]];
+    if (du >= UNREACH - 1) continue;
     for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
       int32_t w = t->links[t->out_links[i]].to; /* w -> u is the reverse link */
-      if (dist[w] != UNREACH) continue;
-      dist[w] = (uint16_t)(dist[u] + 1);
+      int32_t k = r->sw[w];
+      if (k < 0 || dist[k] != UNREACH) continue; /* hosts: on demand (tab_at) */
+      dist[k] = (uint16_t)(du + 1);
       queue[tail++] = w;
     }
   }
   free(queue);
   r->table[d] = dist;
   return dist;
+}
+
+/* tab's distance for node v: a non-host's entry; for a host, one more than
+ * its nearest neighbour's (it cannot forward, so its paths start with one
+ * of its links). UNREACH if none. */
+static uint16_t tab_at(const fs_router *r, const uint16_t *tab, int32_t v) {
+  if (r->sw[v] >= 0) return tab[r->sw[v]];
+  const fs_topo *t = r->t;
+  uint16_t best = UNREACH;
+  for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+    int32_t k = r->sw[t->links[t->out_links[i]].to];
+    if (k >= 0 && tab[k] < UNREACH - 1 && tab[k] + 1 < best) best = (uint16_t)(tab[k] + 1);
+  }
+  return best;
 }
 
 /* Whether host v has a link to d. Hosts have few links (1 or 2 in every
@@ -299,7 +323,8 @@ static int32_t dist_to(fs_router *r, int32_t v, int32_t d) {
   if (r->plan[d] == PLAN_TABLE) {
     const uint16_t *tab = table_to(r, d);
     if (!tab) return -2;
-    return tab[v] == UNREACH ? -1 : (int32_t)tab[v];
+    uint16_t x = tab_at(r, tab, v);
+    return x == UNREACH ? -1 : (int32_t)x;
   }
   const fs_topo *t = r->t;
   if (r->plan[d] == PLAN_VIA_HOSTS && t->nodes[v].kind == FS_NODE_HOST && cabled(t, v, d))
@@ -388,7 +413,7 @@ static int32_t dist_fast(fs_router *r, const target *tg, int32_t v) {
   if (tg->n_tab < 0) return dist_to(r, v, tg->d);
   int32_t best = -1;
   for (int32_t i = 0; i < tg->n_tab; i++) {
-    uint16_t x = tg->tab[i][v];
+    uint16_t x = tab_at(r, tg->tab[i], v);
     if (x != UNREACH && (best < 0 || x + tg->tab_off[i] < best)) best = x + tg->tab_off[i];
   }
   for (int32_t i = 0; i < tg->n_node; i++)

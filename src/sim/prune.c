@@ -1,13 +1,16 @@
 /* Links that can never bind, left out of the rating.
  *
  * Max-min rates only depend on the links that constrain them. Take a flow's
- * anchor: the link out of its source it crosses with the largest weight (a
- * host's NIC, a GPU's NVLink port). The flows anchored at link a load it
- * with sum_f w_f(a) x_f <= cap(a), so on any other link l
+ * anchor: the link of its route with the smallest cap / w, the one that
+ * would bind it alone (a host's NIC link; in the middle of a path through a
+ * thin core). The flows anchored at link a load it with
+ * sum_f w_f(a) x_f <= cap(a), so on any other link l
  *
  *   load(l) = sum_f w_f(l) x_f <= sum_a cap(a) max_{f anchored at a} w_f(l) / w_f(a)
  *
- * and the same with anchors at the destination. When the smaller of the two
+ * and the same with a second choice of anchors (ties broken towards the
+ * route's end rather than its start: the destination's link when both
+ * hosts' links are equal). When the smaller of the two
  * bounds is at most cap(l), no allocation that respects the anchors can
  * overload l: the max-min allocation without l respects every constraint
  * with l, so it is the max-min allocation with l too (the max-min vector of
@@ -29,17 +32,18 @@
 
 #include "internal.h"
 
-/* Entry of `r` with the largest weight among those leaving `src` (want_from)
- * or entering `dst`; the first or last entry if none does. */
-static int32_t anchor_entry(const fs_topo *t, const fs__proute *r, int32_t node, int want_from) {
-  int32_t best = -1;
-  for (int32_t k = 0; k < r->n; k++) {
-    const fs_link *lk = &t->links[r->links[k]];
-    if ((want_from ? lk->from : lk->to) != node) continue;
-    if (best < 0 || r->w[k] > r->w[best]) best = k;
+/* The anchor of route r: the entry that binds it alone, the smallest
+ * cap / w (any entry is a valid anchor; the tightest gives the tightest
+ * bounds: a GPU's 400 Gb/s NIC link rather than its faster PCIe link to
+ * that NIC). Ties go to the first entry (last_on_tie 0) or the last. */
+static int32_t anchor_entry(const fs__simcore *c, const fs__proute *r, int last_on_tie) {
+  int32_t best = 0;
+  double bx = c->cap_Bps[r->links[0]] / r->w[0];
+  for (int32_t k = 1; k < r->n; k++) {
+    double x = c->cap_Bps[r->links[k]] / r->w[k];
+    if (x < bx || (last_on_tie && x == bx)) best = k, bx = x;
   }
-  if (best >= 0) return best;
-  return want_from ? 0 : r->n - 1;
+  return best;
 }
 
 /* bound[l] += sum over anchors a of cap(a) max_{routes anchored at a} w(l) / w(a),
@@ -121,8 +125,8 @@ int fs__prune(fs__simcore *c, fs__arena *arena, int64_t *n_pruned) {
   ad = fs__malloc((size_t)nr + 1, sizeof(int32_t));
   if (!as || !ad) goto out;
   for (int32_t r = 0; r < nr; r++) {
-    as[r] = anchor_entry(t, &routes[r], routes[r].src, 1);
-    ad[r] = anchor_entry(t, &routes[r], routes[r].dst, 0);
+    as[r] = anchor_entry(c, &routes[r], 0);
+    ad[r] = anchor_entry(c, &routes[r], 1);
     keep[routes[r].links[as[r]]] = keep[routes[r].links[ad[r]]] = 1;
     for (int32_t k = 0; k < routes[r].n; k++) used[routes[r].links[k]] = 1;
   }

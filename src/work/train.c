@@ -1795,9 +1795,10 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
             "x%.3f of it\n",
             r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
   fprintf(f, "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
-          "events, %.3f s, peak RSS %.1f MiB\n",
+          "events, %lld links that cannot bind left out of the rating, %.3f s, peak RSS %.1f MiB\n",
           (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
-          (unsigned long long)r->counters.events, r->wall_s, r->peak_rss_bytes / 1048576.0);
+          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out,
+          r->wall_s, r->peak_rss_bytes / 1048576.0);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -1860,9 +1861,10 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
     fprintf(f, ",\"isolated_iteration_ns\":%s", (fs__fmt_num(a, r->isolated_iter_s * 1e9), a));
   fs__fmt_num(a, r->wall_s);
   fprintf(f, ",\"engine\":{\"flows_simulated\":%lld,\"flows_represented\":%lld,\"events\":%llu,"
-          "\"wall_s\":%s,\"peak_rss_bytes\":%lld}",
+          "\"links_left_out\":%lld,\"wall_s\":%s,\"peak_rss_bytes\":%lld}",
           (long long)r->flows, (long long)r->flows_represented,
-          (unsigned long long)r->counters.events, a, (long long)r->peak_rss_bytes);
+          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, a,
+          (long long)r->peak_rss_bytes);
   fprintf(f, ",\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
           (long long)r->tasks, (unsigned long long)r->counters.events);
   return ferror(f) ? FS_EIO : 0;

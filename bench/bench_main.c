@@ -106,7 +106,7 @@ static const bench_case cases[] = {
     {.name = "T3", .what = "train Llama 3 405B, 16,384 GPUs (tp 8, pp 16, dp 128), 3-tier Clos, spray, all traffic",
      .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 10.0, .goal_mib = 2048,
      .job = "examples/llama3-405b-16k.json"},
-    {.name = "T4", .what = "train Llama 3 405B, 131,072 GPUs (dp 1024); only when named (~2 min, ~21 GiB)",
+    {.name = "T4", .what = "train Llama 3 405B, 131,072 GPUs (dp 1024); only when named (~50 s, ~7.6 GiB)",
      .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 60.0, .goal_mib = 8192,
      .job = "examples/llama3-405b-128k.json", .extra = 1},
     {.name = "T5", .what = "train 64-expert MoE, 2048 GPUs (tp 2, pp 4, dp 256, ep 8 across servers), rail-optimized",

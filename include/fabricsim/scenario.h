@@ -45,6 +45,7 @@ typedef struct fs_scenario {
   fs_router *router;
   fs_route_mode mode; /* with optimized: the base routing before re-optimising */
   uint64_t seed;
+  fs_transport transport; /* "transport" (fluid when absent) */
   /* Routing control. optimized: re-optimise every interval_ns with
    * `optimizer`, a flow in flight that moves pays reconfig_ns. Failures
    * (one per cable, a switch expanded to its cables) are routed around

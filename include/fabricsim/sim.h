@@ -61,6 +61,47 @@ int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err);
  * back-to-back messages. */
 int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
 
+/* ---- transport: packet effects kept in the fluid engine (docs/model.md,
+ * "Transport") ----
+ * fluid: ideal max-min, what the engine always did (the default).
+ * tcp: bytes on the wire include per-packet headers; the last packet is
+ *   stored and forwarded at each switch; a new connection first spends a
+ *   handshake (one round trip) and then slow-starts from an initial window,
+ *   one window per round trip until the window covers the path's
+ *   bandwidth-delay product; messages that fit in the initial window leave
+ *   a source one after another (the NIC queue is FIFO); a link shared by two
+ *   or more flows carries `efficiency` of its capacity.
+ * rdma: RoCEv2 headers and store-and-forward; queue pairs are persistent and
+ *   start at line rate (DCQCN), so no handshake, no slow start, no FIFO. */
+typedef enum fs_transport_kind {
+  FS_TRANSPORT_FLUID = 0,
+  FS_TRANSPORT_TCP,
+  FS_TRANSPORT_RDMA
+} fs_transport_kind;
+
+typedef struct fs_transport {
+  fs_transport_kind kind;
+  double mss_bytes;       /* payload per packet (tcp 8948: MTU 9000 - 52; rdma 4096) */
+  double header_bytes;    /* per packet on the wire besides the payload (tcp 54:
+                             IPv4 20 + TCP 20 + timestamps 12 + PPP 2; rdma 62:
+                             Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4) */
+  int persistent;         /* connections already open and warm: no handshake, no slow start */
+  double init_window;     /* segments (tcp 10, RFC 6928) */
+  double efficiency;      /* of a link's capacity while >= 2 flows share it, (0, 1] */
+} fs_transport;
+
+/* The documented defaults of a kind (fluid: no effect at all). */
+void fs_transport_defaults(fs_transport_kind kind, fs_transport *out);
+/* "fluid", "tcp" or "rdma"; 0 or FS_EINVAL. */
+int fs_transport_kind_parse(const char *name, fs_transport_kind *out);
+const char *fs_transport_kind_name(fs_transport_kind kind);
+/* Checks ranges (mss >= 1, header >= 0, init_window >= 1, efficiency in
+ * (0, 1]); 0 or FS_EINVAL with a message naming the field. */
+int fs_transport_check(const fs_transport *tp, fs_err *err);
+/* Before the run; the default is fluid. 0, FS_EINVAL (bad fields, or the
+ * simulation ran). */
+int fs_sim_set_transport(fs_sim *s, const fs_transport *tp, fs_err *err);
+
 typedef struct fs_sim_progress {
   double now_s;
   int64_t items_done, items_total;
@@ -162,7 +203,7 @@ double fs_sim_now_s(const fs_sim *s);
 int32_t fs_sim_n_active(const fs_sim *s);
 int32_t fs_sim_active_flow(const fs_sim *s, int32_t i); /* item id */
 double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item);
-double fs_sim_flow_bytes(const fs_sim *s, int32_t item);
+double fs_sim_flow_bytes(const fs_sim *s, int32_t item); /* as added (payload) */
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
                        const double **weights, int32_t *n);
 

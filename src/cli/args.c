@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -21,5 +22,28 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
   double v = strtod(s, &end);
   if (!*s || *end || errno || !isfinite(v) || !(v >= lo) || !(v <= hi)) return -1;
   *out = v;
+  return 0;
+}
+
+int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
+                      fs_transport *tp) {
+  if (kind) {
+    fs_transport_kind k;
+    if (fs_transport_kind_parse(kind, &k))
+      return fs__cli_usage(cmd, "--transport must be fluid, tcp or rdma, got '%s'", kind);
+    if (k != tp->kind) fs_transport_defaults(k, tp);
+  }
+  if (connections) {
+    if (strcmp(connections, "new") == 0) {
+      if (tp->kind == FS_TRANSPORT_RDMA)
+        return fs__cli_usage(cmd, "--connections new: rdma queue pairs are persistent");
+      tp->persistent = 0;
+    } else if (strcmp(connections, "persistent") == 0) {
+      tp->persistent = 1;
+    } else {
+      return fs__cli_usage(cmd, "--connections must be new or persistent, got '%s'",
+                           connections);
+    }
+  }
   return 0;
 }

@@ -36,6 +36,12 @@ static void help(FILE *f) {
           "                      Another mode turns re-optimisation off; the\n"
           "                      scenario's failures always apply\n"
           "  --seed N            override the ECMP hash seed\n"
+          "  --transport KIND    fluid (ideal max-min, the default), tcp (headers,\n"
+          "                      store-and-forward, handshake, slow start, FIFO of\n"
+          "                      small messages, DCTCP's use of shared links) or\n"
+          "                      rdma (RoCEv2); overrides the file's \"transport\"\n"
+          "  --connections new|persistent  tcp: open each flow's connection (the\n"
+          "                      default) or reuse warm ones\n"
           "  --help              this text\n");
 }
 
@@ -71,6 +77,7 @@ static int write_results(const fs_scenario *sc, const char *out, int kind) {
 
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
+  const char *transport = NULL, *connections = NULL;
   const char *trace = NULL;
   int summary = 0;
   for (int i = 0; i < argc; i++) {
@@ -91,6 +98,12 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--routing") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--routing needs a mode");
       routing = argv[++i];
+    } else if (strcmp(a, "--transport") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--transport needs fluid, tcp or rdma");
+      transport = argv[++i];
+    } else if (strcmp(a, "--connections") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--connections needs new or persistent");
+      connections = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
       seed = argv[++i];
@@ -133,6 +146,10 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
   }
   if (seed) sc->seed = seed_v;
+  if ((rc = fs__cli_transport("sim", transport, connections, &sc->transport))) {
+    fs_scenario_free(sc);
+    return rc;
+  }
   fs_sim_opts opts = {0};
   opts.progress = fs__cli_progress_hook;
   opts.progress_ctx = &ps;

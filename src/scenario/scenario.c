@@ -15,6 +15,7 @@
 #include "../base/base.h"
 #include "../base/json.h"
 #include "../ctl/json.h"
+#include "../sim/transport_json.h"
 #include "../topo/internal.h"
 
 struct fs_scenario_mem {
@@ -310,8 +311,8 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   snprintf(sc->file, sizeof(sc->file), "%s", file);
   fs__arena_init(&sc->mem->arena);
   fs__strmap_init(&sc->mem->ids);
-  static const char *const keys[] = {"topology", "routing",     "flows",
-                                     "tasks",    "description", "failures", NULL};
+  static const char *const keys[] = {"topology",    "routing",  "flows",     "tasks",
+                                     "description", "failures", "transport", NULL};
   /* Failure times are whole nanoseconds, like every scenario time. */
   static const fs__ctl_time_key at = {"at_ns", 1e-9, 1, (double)FS_JSON_INT_MAX};
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
@@ -326,6 +327,7 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   if ((rc = fs__topo_from_json(&c, topo, "$.topology", &sc->topo))) goto fail;
   if ((rc = fs_router_new(sc->topo, &sc->router, err))) goto fail;
   if ((rc = parse_routing(&c, sc, root))) goto fail;
+  if ((rc = fs__transport_json(&c, root, &sc->transport))) goto fail;
   if ((rc = fs__ctl_json_failures(&c, root, sc->topo, &at, &sc->failures, &sc->n_failures)))
     goto fail;
   if ((rc = parse_items(&c, sc, root))) goto fail;
@@ -475,6 +477,7 @@ int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err) {
   fs_sim_free(sc->sim);
   sc->sim = NULL;
   int rc = fs_sim_new(sc->topo, &sc->sim, err);
+  if (!rc) rc = fs_sim_set_transport(sc->sim, &sc->transport, err);
   if (rc) return rc;
   fs_route route;
   fs_route_init(&route);

@@ -15,7 +15,18 @@
 
 #include "internal.h"
 
-enum { EV_START = 0, EV_DRAIN = 1, EV_FLOW_DONE = 2, EV_TASK_DONE = 3, EV_TIMER = 4, EV_REENTER = 5 };
+/* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
+ * bytes (tcp slow start). */
+enum {
+  EV_START = 0,
+  EV_DRAIN = 1,
+  EV_FLOW_DONE = 2,
+  EV_TASK_DONE = 3,
+  EV_TIMER = 4,
+  EV_REENTER = 5,
+  EV_ENTER = 6,
+  EV_WINDOW = 7
+};
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
 
@@ -92,6 +103,10 @@ struct fs_sim {
   fs__maxmin mm;
   fs_sim_link_stats *link_stats;
   fs_sim_counters counters;
+  fs_transport tp;      /* fluid unless set */
+  fs__tflow *tf;        /* per flow, tcp and rdma only */
+  int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
+  double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -102,6 +117,7 @@ int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
   s->core.t = t;
   fs__arena_init(&s->arena);
+  fs_transport_defaults(FS_TRANSPORT_FLUID, &s->tp);
   *out = s;
   return 0;
 }
@@ -119,6 +135,11 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.pos_free);
   free(s->core.proutes);
   free(s->core.busy_routes);
+  free(s->tf);
+  free(s->fifo_head);
+  free(s->fifo_tail);
+  free(s->src_busy);
+  free(s->cap_base);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
@@ -442,10 +463,10 @@ static void heap_remove_top(evq *q) {
  * always dead: versions only grow and a flow leaves its links only by
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
-  if (p->type != EV_DRAIN && p->type != EV_REENTER) return 1;
+  if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW) return 1;
   const fs__flow *f = &s->core.flows[s->items[p->item].idx];
   if (p->version != f->version) return 0;
-  return p->type == EV_DRAIN ? f->active_idx >= 0 : f->held;
+  return p->type == EV_REENTER ? f->held : f->active_idx >= 0;
 }
 
 /* Copies the live payloads into a buffer with room for as many again, the
@@ -543,7 +564,7 @@ static int evq_pop_live(fs_sim *s, fs__event *out) {
   evrun *r = evq_min(q);
   const evpl *p = &q->pl[r->first];
   *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
-  if (p->type == EV_DRAIN || p->type == EV_REENTER)
+  if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW)
     s->core.flows[s->items[p->item].idx].pending = 0;
   evq_take(q, r);
   return 1;
@@ -567,6 +588,35 @@ static void mark_dirty(fs_sim *s, int32_t l) {
     c->is_dirty[l] = 1;
     c->dirty_links[c->n_dirty++] = l;
   }
+}
+
+static void settle(fs_sim *s, fs__flow *f);
+static void note_leaver(fs__simcore *c, double x);
+static void supersede(fs_sim *s, fs__flow *f);
+
+/* Link l's capacity becomes Bps now. Every flow on it leaves and comes back
+ * as an arrival (rate 0), so all its links are changed links: the
+ * re-rating judges the other links' bottlenecks by their flows' old rates,
+ * which this flow no longer has. */
+static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
+  fs__simcore *c = &s->core;
+  c->cap_Bps[link] = Bps;
+  fs__link_active *a = &c->active[link];
+  for (int32_t j = 0; j < a->n; j++) {
+    fs__flow *f = &c->flows[a->flow[j]];
+    settle(s, f);
+    note_leaver(c, f->rate);
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l = f->links[k];
+      c->load[l] -= f->w[k] * f->rate;
+      c->arrived[l] = 1;
+      mark_dirty(s, l);
+    }
+    f->rate = 0;
+    supersede(s, f);
+  }
+  c->arrived[link] = 1;
+  mark_dirty(s, link);
 }
 
 /* A flow of a pruned route comes (+1) or goes (-1): the route's left-out
@@ -613,6 +663,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     c->pos[f->pos + k] = a->n;
     a->n++;
     mark_dirty(s, l);
+    if (a->n == 2 && s->cap_base) capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
   f->rate = 0;
@@ -659,6 +710,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       c->load[l] = 0; /* exactly, whatever rounding the updates left */
     }
     mark_dirty(s, l);
+    if (a->n == 1 && s->cap_base) capacity_changed(s, l, s->cap_base[l]);
   }
   int32_t moved = s->active_list[--s->n_active];
   if (moved != fi) {
@@ -681,6 +733,7 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 
 /* Bytes left now, at the current rate since last_s. */
 static void settle(fs_sim *s, fs__flow *f) {
+  if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
@@ -698,6 +751,53 @@ static void charge(fs_sim *s, fs__flow *f) {
 }
 
 static int release(fs_sim *s, int32_t id, int32_t kind);
+
+/* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
+ * may send one window. */
+static int tflow_enter(fs_sim *s, int32_t fi) {
+  fs__tflow *tf = &s->tf[fi];
+  tf->budget = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
+  if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
+  tf->round_end = s->now + tf->rtt_s;
+  return flow_enter(s, fi);
+}
+
+/* tcp: a small flow leaves its source after the small flows queued there
+ * before it (the NIC sends its queue in order); others right away. */
+static int admit(fs_sim *s, int32_t fi) {
+  fs__tflow *tf = &s->tf[fi];
+  if (tf->small) {
+    int32_t src = s->core.flows[fi].src;
+    if (s->src_busy[src] >= 0) {
+      if (s->fifo_head[src] < 0) s->fifo_head[src] = fi;
+      else s->tf[s->fifo_tail[src]].next = fi;
+      s->fifo_tail[src] = fi;
+      return 0;
+    }
+    s->src_busy[src] = fi;
+  }
+  return tflow_enter(s, fi);
+}
+
+/* A small flow fi drained: the next one queued at its source goes. */
+static int fifo_next(fs_sim *s, int32_t fi) {
+  int32_t src = s->core.flows[fi].src;
+  if (!s->tf[fi].small || s->src_busy[src] != fi) return 0;
+  int32_t nx = s->fifo_head[src];
+  s->src_busy[src] = nx;
+  if (nx < 0) return 0;
+  s->fifo_head[src] = s->tf[nx].next;
+  return tflow_enter(s, nx);
+}
+
+/* A flow's dependencies and start time are met (it counts as started):
+ * under tcp a new connection first spends its handshake. */
+static int flow_begin(fs_sim *s, int32_t id) {
+  int32_t fi = s->items[id].idx;
+  if (!s->tf) return flow_enter(s, fi);
+  if (s->tf[fi].handshake_s > 0) return evq_push(s, s->now + s->tf[fi].handshake_s, EV_ENTER, id, 0);
+  return admit(s, fi);
+}
 
 /* Dependencies are met: start now, or schedule the earliest start. */
 static int item_ready(fs_sim *s, int32_t id) {
@@ -719,7 +819,7 @@ static int item_ready(fs_sim *s, int32_t id) {
     int rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
     return rc ? rc : release(s, id, DEP_SENT);
   }
-  return flow_enter(s, it->idx);
+  return flow_begin(s, id);
 }
 
 /* Releases the dependents of `id` waiting on `kind` (its finish, or for a
@@ -745,6 +845,8 @@ static int item_finished(fs_sim *s, int32_t id) {
   return release(s, id, DEP_DONE);
 }
 
+static int window_sent(fs_sim *s, int32_t fi);
+
 static int handle(fs_sim *s, const fs__event *e) {
   sim_item *it = e->type == EV_TIMER ? NULL : &s->items[e->item];
   switch (e->type) {
@@ -756,14 +858,19 @@ static int handle(fs_sim *s, const fs__event *e) {
         int rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
         return rc ? rc : release(s, e->item, DEP_SENT);
       }
-      return flow_enter(s, it->idx);
+      return flow_begin(s, e->item);
     }
+    case EV_ENTER:
+      return admit(s, it->idx);
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
       int rc = flow_leave(s, it->idx);
       if (!rc) rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (!rc && s->tf) rc = fifo_next(s, it->idx);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
+    case EV_WINDOW:
+      return window_sent(s, it->idx);
     case EV_FLOW_DONE:
     case EV_TASK_DONE:
       return item_finished(s, e->item);
@@ -780,6 +887,55 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
   }
   return FS_EINTERNAL;
+}
+
+/* When flow f (rate > 0) next needs attention: its drain, or under tcp
+ * slow start the end of its window's bytes. */
+static int predict(fs_sim *s, fs__flow *f) {
+  double r = f->rate;
+  if (!(r > 0)) return 0;
+  int type = EV_DRAIN;
+  double left = f->remaining;
+  if (s->tf) {
+    const fs__tflow *tf = &s->tf[f - s->core.flows];
+    if (tf->budget < left) left = tf->budget > 0 ? tf->budget : 0, type = EV_WINDOW;
+  }
+  double t = s->now + left / r;
+  if (!isfinite(t)) return 0;
+  if (evq_push(s, t, type, f->item, f->version)) return FS_ENOMEM;
+  f->pending = 1;
+  return 0;
+}
+
+/* tcp slow start: flow fi sent its window. If the round trip of the
+ * window's first segment is not over, the flow waits for it (off its
+ * links); the next round may send twice as much, until the window covers
+ * the bandwidth-delay product and the flow is no longer window-limited. A
+ * window that took longer than a round trip was rate-limited, not
+ * window-limited: the next one starts at once. */
+static int window_sent(fs_sim *s, int32_t fi) {
+  fs__simcore *c = &s->core;
+  fs__flow *f = &c->flows[fi];
+  fs__tflow *tf = &s->tf[fi];
+  settle(s, f);
+  tf->cwnd *= 2;
+  double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
+  if (!(next < INFINITY)) tf->cwnd = INFINITY;
+  if (s->now < tf->round_end * (1 - 1e-12)) {
+    int rc = flow_unlink(s, fi);
+    if (rc) return rc;
+    f->held = 1;
+    tf->budget = next;
+    double back = tf->round_end;
+    tf->round_end = back + tf->rtt_s;
+    if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
+    f->pending = 1;
+    return 0;
+  }
+  tf->budget = next;
+  tf->round_end = s->now + tf->rtt_s;
+  supersede(s, f);
+  return predict(s, f);
 }
 
 /* Re-rates the component touched by this batch and predicts drains. */
@@ -805,10 +961,7 @@ static int rerate(fs_sim *s) {
       c->load[f->links[k]] += f->w[k] * (r - f->rate);
     f->rate = r;
     supersede(s, f);
-    double t = r > 0 ? s->now + f->remaining / r : INFINITY;
-    if (!isfinite(t)) continue;
-    if (evq_push(s, t, EV_DRAIN, f->item, f->version)) return FS_ENOMEM;
-    f->pending = 1;
+    if (predict(s, f)) return FS_ENOMEM;
   }
   /* Dead drains pile up by one per re-rating; squeeze them out once they
    * outnumber the live events (amortised O(1) per re-rating). */
@@ -842,6 +995,35 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
+/* tcp/rdma: per-flow transport state from the whole routes (before they
+ * are pruned), the source FIFOs, and the capacities before efficiency. */
+static int transport_setup(fs_sim *s) {
+  fs__simcore *c = &s->core;
+  if (s->tp.kind == FS_TRANSPORT_FLUID) return 0;
+  size_t N = (size_t)c->t->n_nodes, L = (size_t)c->t->n_links;
+  s->tf = fs__malloc((size_t)c->n_flows + 1, sizeof(*s->tf));
+  s->fifo_head = fs__malloc(N, sizeof(int32_t));
+  s->fifo_tail = fs__malloc(N, sizeof(int32_t));
+  s->src_busy = fs__malloc(N, sizeof(int32_t));
+  if (!s->tf || !s->fifo_head || !s->fifo_tail || !s->src_busy) return FS_ENOMEM;
+  for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
+  for (int32_t fi = 0; fi < c->n_flows; fi++)
+    fs__transport_flow(&s->tp, c, &c->flows[fi], &s->tf[fi]);
+  if (s->tp.efficiency < 1) {
+    if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
+    memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
+  }
+  return 0;
+}
+
+int fs_sim_set_transport(fs_sim *s, const fs_transport *tp, fs_err *err) {
+  if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
+  int rc = fs_transport_check(tp, err);
+  if (rc) return rc;
+  s->tp = *tp;
+  return 0;
+}
+
 int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   static const fs_sim_opts none = {0};
   if (!opts) opts = &none;
@@ -849,9 +1031,10 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->ran = 1;
   int rc = setup(s, err);
   if (rc) return rc;
+  if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
   if (!s->n_timers && !opts->observe && !opts->rate_all_links) {
     int64_t pruned;
-    if (fs__prune(&s->core, &s->arena, &pruned))
+    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))
@@ -954,6 +1137,7 @@ double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item) {
   return s->core.flows[s->items[item].idx].rate * 8.0;
 }
 double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
+  if (s->tf) return s->tf[s->items[item].idx].payload;
   return s->core.flows[s->items[item].idx].bytes;
 }
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
@@ -1005,26 +1189,12 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
                       c->t->n_links);
   if (!(bps >= 0) || !isfinite(bps))
     return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
-  c->cap_Bps[link] = bps / 8.0;
-  /* Every flow on the link leaves and comes back as an arrival (rate 0), so
-   * all its links are changed links: the re-rating judges the other links'
-   * bottlenecks by their flows' old rates, which this flow no longer has. */
-  fs__link_active *a = &c->active[link];
-  for (int32_t j = 0; j < a->n; j++) {
-    fs__flow *f = &c->flows[a->flow[j]];
-    settle(s, f);
-    note_leaver(c, f->rate);
-    for (int32_t k = 0; k < f->n; k++) {
-      int32_t l = f->links[k];
-      c->load[l] -= f->w[k] * f->rate;
-      c->arrived[l] = 1;
-      mark_dirty(s, l);
-    }
-    f->rate = 0;
-    supersede(s, f);
+  if (s->cap_base) { /* efficiency < 1: the new capacity, times it while shared */
+    s->cap_base[link] = bps / 8.0;
+    capacity_changed(s, link, bps / 8.0 * (c->active[link].n >= 2 ? s->tp.efficiency : 1));
+  } else {
+    capacity_changed(s, link, bps / 8.0);
   }
-  c->arrived[link] = 1;
-  mark_dirty(s, link);
   return 0;
 }
 

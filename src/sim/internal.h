@@ -114,11 +114,34 @@ typedef struct fs__simcore {
                              * since the last re-rating */
 } fs__simcore;
 
+/* A flow's transport state (transport.c; tcp and rdma only). Bytes are on
+ * the wire (payload + headers). */
+typedef struct fs__tflow {
+  double payload;     /* bytes as added */
+  double handshake_s; /* before its first byte: a new connection's SYN round trip */
+  double rtt_s;       /* propagation both ways + a packet and its ACK per hop */
+  double bdp;         /* window at which it cannot be window-limited: its
+                       * fastest rate alone x rtt */
+  double cwnd;        /* current window; INFINITY when not slow-starting */
+  double budget;      /* bytes the current round may still send; INFINITY: no limit */
+  double round_end;   /* when the current round's first ACK is back */
+  int32_t next;       /* source FIFO: the next small flow waiting, -1 */
+  uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
+} fs__tflow;
+
+/* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and
+ * turns f's bytes into wire bytes and its latency into one with the last
+ * packet's store and forward. */
+void fs__transport_flow(const fs_transport *tp, const fs__simcore *core, fs__flow *f,
+                        fs__tflow *tf);
+
 /* Leaves the links that can never bind out of the flows' rating routes
  * (prune.c): sets each flow's rid and rating route, core->proutes, and
- * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps.
+ * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps; a
+ * link is left out only if its bound is within efficiency x its capacity
+ * (the share a transport uses of a shared link).
  * 0 or FS_ENOMEM (flows unchanged). */
-int fs__prune(fs__simcore *core, fs__arena *arena, int64_t *n_pruned);
+int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int64_t *n_pruned);
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);

@@ -93,7 +93,7 @@ out:
   return rc;
 }
 
-int fs__prune(fs__simcore *c, fs__arena *arena, int64_t *n_pruned) {
+int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int64_t *n_pruned) {
   const fs_topo *t = c->t;
   int32_t L = t->n_links, nr = 0;
   *n_pruned = 0;
@@ -136,7 +136,7 @@ int fs__prune(fs__simcore *c, fs__arena *arena, int64_t *n_pruned) {
     if (!used[l] || keep[l]) continue;
     double bound = bs[l] < bd[l] ? bs[l] : bd[l];
     /* the relative slack covers the rounding of the bound's own sum */
-    if (c->cap_Bps[l] > 0 && bound <= c->cap_Bps[l] * (1 + 1e-12)) pruned++;
+    if (c->cap_Bps[l] > 0 && bound <= efficiency * c->cap_Bps[l] * (1 + 1e-12)) pruned++;
     else keep[l] = 1;
   }
   rc = 0;

@@ -1,0 +1,157 @@
+/* Transport models: the per-flow quantities the engine needs for tcp and
+ * rdma (sim.h, docs/model.md "Transport"). The engine (engine.c) applies
+ * them: wire bytes, a longer latency, a handshake delay, slow-start rounds
+ * and the source FIFO of small messages. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "transport_json.h"
+
+static const char *const kind_names[] = {"fluid", "tcp", "rdma"};
+
+void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
+  memset(out, 0, sizeof(*out));
+  out->kind = kind;
+  out->efficiency = 1;
+  out->init_window = 10;
+  switch (kind) {
+    case FS_TRANSPORT_TCP:
+      /* MTU 9000 less IPv4 (20) + TCP (20) + timestamp option (12); on the
+       * wire also the 2-byte PPP header of point-to-point links. */
+      out->mss_bytes = 9000 - 52;
+      out->header_bytes = 54;
+      /* DCTCP keeps a shared bottleneck at ~95 % (packet-level reference,
+       * docs/model.md "Transport") */
+      out->efficiency = 0.95;
+      break;
+    case FS_TRANSPORT_RDMA:
+      out->mss_bytes = 4096; /* RoCE path MTU */
+      out->header_bytes = 62;
+      out->persistent = 1;
+      break;
+    case FS_TRANSPORT_FLUID:
+      out->mss_bytes = 9000 - 52; /* unused */
+      break;
+  }
+}
+
+int fs_transport_kind_parse(const char *name, fs_transport_kind *out) {
+  for (int k = 0; k < 3; k++)
+    if (strcmp(name, kind_names[k]) == 0) {
+      *out = (fs_transport_kind)k;
+      return 0;
+    }
+  return FS_EINVAL;
+}
+
+const char *fs_transport_kind_name(fs_transport_kind kind) {
+  return kind >= FS_TRANSPORT_FLUID && kind <= FS_TRANSPORT_RDMA ? kind_names[kind] : "?";
+}
+
+int fs_transport_check(const fs_transport *tp, fs_err *err) {
+  if (tp->kind < FS_TRANSPORT_FLUID || tp->kind > FS_TRANSPORT_RDMA)
+    return fs_err_set(err, FS_EINVAL, "transport kind %d unknown", (int)tp->kind);
+  if (!(tp->mss_bytes >= 1) || !isfinite(tp->mss_bytes))
+    return fs_err_set(err, FS_EINVAL, "transport mss must be >= 1 byte, got %g", tp->mss_bytes);
+  if (!(tp->header_bytes >= 0) || !isfinite(tp->header_bytes))
+    return fs_err_set(err, FS_EINVAL, "transport header_bytes must be >= 0, got %g",
+                      tp->header_bytes);
+  if (!(tp->init_window >= 1) || !isfinite(tp->init_window))
+    return fs_err_set(err, FS_EINVAL, "transport init_window must be >= 1 segment, got %g",
+                      tp->init_window);
+  if (!(tp->efficiency > 0 && tp->efficiency <= 1))
+    return fs_err_set(err, FS_EINVAL, "transport efficiency must be in (0, 1], got %g",
+                      tp->efficiency);
+  return 0;
+}
+
+void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,
+                        fs__tflow *tf) {
+  const fs_topo *t = c->t;
+  double P = tp->mss_bytes, H = tp->header_bytes;
+  memset(tf, 0, sizeof(*tf));
+  tf->payload = f->bytes;
+  tf->next = -1;
+  tf->budget = INFINITY;
+  tf->cwnd = INFINITY;
+  if (!(f->bytes > 0)) return;
+  double packets = ceil(f->bytes / P);
+  double last = f->bytes - (packets - 1) * P + H; /* the last packet on the wire */
+  f->bytes += packets * H;
+  /* per-hop sums over the route (weights: the fraction on each link, so a
+   * sprayed route counts its paths' average): the last packet's store and
+   * forward after the first hop, a full packet and its ACK per hop for the
+   * round trip, and the link that binds the flow alone */
+  double store = 0, per_rtt = 0, rmax = INFINITY;
+  for (int32_t k = 0; k < f->n; k++) {
+    double cap = c->cap_Bps[f->links[k]];
+    if (!(cap > 0)) continue;
+    if (t->links[f->links[k]].from != f->src) store += f->w[k] * last / cap;
+    per_rtt += f->w[k] * (P + 2 * H) / cap;
+    if (cap / f->w[k] < rmax) rmax = cap / f->w[k];
+  }
+  f->latency_s += store;
+  double prop = f->latency_s - store; /* the route's propagation */
+  tf->rtt_s = 2 * prop + per_rtt;
+  if (tp->kind != FS_TRANSPORT_TCP) return;
+  tf->small = f->bytes - packets * H <= tp->init_window * P;
+  if (tp->persistent) return;
+  /* SYN and SYN-ACK: a round trip of header-sized packets */
+  double hs = 2 * prop;
+  for (int32_t k = 0; k < f->n; k++) {
+    double cap = c->cap_Bps[f->links[k]];
+    if (cap > 0) hs += f->w[k] * 2 * H / cap;
+  }
+  tf->handshake_s = hs;
+  tf->bdp = rmax * tf->rtt_s;
+  tf->cwnd = tp->init_window * (P + H);
+}
+
+int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "transport");
+  fs_transport_defaults(FS_TRANSPORT_FLUID, out);
+  if (!t) return 0;
+  const char *P = "$.transport";
+  const char *kind = NULL;
+  if (cJSON_IsString(t)) {
+    kind = t->valuestring;
+  } else {
+    static const char *const keys[] = {"kind",         "connections", "mss_bytes",
+                                       "header_bytes", "init_window", "efficiency", NULL};
+    int rc = fs__json_expect_object(c, t, P, keys);
+    if (rc || (rc = fs__json_str(c, t, P, "kind", 1, NULL, &kind))) return rc;
+  }
+  fs_transport_kind k;
+  if (fs_transport_kind_parse(kind, &k))
+    return fs__json_fail(c, cJSON_IsString(t) ? P : "$.transport.kind",
+                         cJSON_IsString(t) ? t : cJSON_GetObjectItemCaseSensitive(t, "kind"),
+                         "unknown transport (expected fluid, tcp or rdma)");
+  fs_transport_defaults(k, out);
+  if (cJSON_IsString(t)) return 0;
+  const char *conn;
+  int rc;
+  if ((rc = fs__json_str(c, t, P, "connections", 0, out->persistent ? "persistent" : "new",
+                         &conn)) ||
+      (rc = fs__json_num(c, t, P, "mss_bytes", 0, out->mss_bytes, 1, 1e9, &out->mss_bytes)) ||
+      (rc = fs__json_num(c, t, P, "header_bytes", 0, out->header_bytes, 0, 1e9,
+                         &out->header_bytes)) ||
+      (rc = fs__json_num(c, t, P, "init_window", 0, out->init_window, 1, 1e9,
+                         &out->init_window)) ||
+      (rc = fs__json_num(c, t, P, "efficiency", 0, out->efficiency, 1e-9, 1, &out->efficiency)))
+    return rc;
+  if (strcmp(conn, "new") == 0) {
+    out->persistent = 0;
+  } else if (strcmp(conn, "persistent") == 0) {
+    out->persistent = 1;
+  } else {
+    return fs__json_fail(c, "$.transport.connections",
+                         cJSON_GetObjectItemCaseSensitive(t, "connections"),
+                         "must be \"new\" or \"persistent\"");
+  }
+  if (k == FS_TRANSPORT_RDMA && !out->persistent)
+    return fs__json_fail(c, "$.transport.connections",
+                         cJSON_GetObjectItemCaseSensitive(t, "connections"),
+                         "rdma queue pairs are persistent");
+  return 0;
+}

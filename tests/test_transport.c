@@ -1,0 +1,229 @@
+/* Transport models (sim.h, docs/model.md "Transport") against hand-computed
+ * cases: one flow over h hops (headers, store and forward), the slow start
+ * of one flow, the source FIFO of small messages, a shared link's
+ * efficiency; the fluid default unchanged; bad keys exit 2. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+#include "test.h"
+
+enum { HOPS = 4 }; /* host - leaf - spine - leaf - host */
+static const double C = 100e9 / 8; /* bytes per second of every link */
+static const double LAT = 1e-6;    /* per link */
+
+/* Two leaves of `hosts` hosts under one spine, 100 Gb/s, 1 us. */
+static fs_topo *two_leaves(int32_t hosts) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_leafspine_params p = {2, 1, hosts, 100, 100 * (double)hosts, 1, 1000};
+  CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+  return t;
+}
+
+static int32_t add(fs_sim *s, fs_router *r, int32_t src, int32_t dst, double bytes) {
+  fs_route rt;
+  fs_route_init(&rt);
+  fs_err err = {0, ""};
+  CHECK_OK(fs_route_shortest(r, src, dst, &rt, &err), &err);
+  int32_t id = fs_sim_add_flow(s, src, dst, bytes, 0, &rt, &err);
+  CHECK(id >= 0);
+  fs_route_free(&rt);
+  return id;
+}
+
+/* Wire bytes and the last packet of a message under tp. */
+static double wire(const fs_transport *tp, double bytes, double *last) {
+  double packets = ceil(bytes / tp->mss_bytes);
+  if (last) *last = bytes - (packets - 1) * tp->mss_bytes + tp->header_bytes;
+  return bytes + packets * tp->header_bytes;
+}
+
+static double run_one(const fs_transport *tp, double bytes) {
+  fs_topo *t = two_leaves(1);
+  fs_router *r;
+  fs_sim *s;
+  fs_err err = {0, ""};
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  if (tp) CHECK_OK(fs_sim_set_transport(s, tp, &err), &err);
+  int32_t id = add(s, r, 0, 1, bytes);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  double fin = fs_sim_finish_s(s, id);
+  CHECK_REL(fs_sim_flow_bytes(s, id), bytes, 1e-15, "B (payload, as added)");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+  return fin;
+}
+
+TEST(test_transport_one_flow_headers_and_store_and_forward) {
+  double bytes = 1 << 20;
+  CHECK_REL(run_one(NULL, bytes), bytes / C + HOPS * LAT, 1e-12, "s (fluid)");
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1; /* no handshake, no slow start */
+  double last, w = wire(&tp, bytes, &last);
+  /* 118 packets of 8948 B payload, 54 B each of headers; the last packet
+   * (1714 B on the wire) is stored and forwarded at the 3 switches */
+  CHECK_REL(w, bytes + 118 * 54.0, 1e-15, "B");
+  CHECK_REL(last, 1714, 1e-15, "B");
+  CHECK_REL(run_one(&tp, bytes), w / C + HOPS * LAT + (HOPS - 1) * last / C, 1e-12,
+            "s (tcp, persistent)");
+  fs_transport_defaults(FS_TRANSPORT_RDMA, &tp);
+  w = wire(&tp, bytes, &last);
+  CHECK_REL(last, 4096 + 62, 1e-15, "B");
+  CHECK_REL(run_one(&tp, bytes), w / C + HOPS * LAT + (HOPS - 1) * last / C, 1e-12,
+            "s (rdma)");
+  /* fluid set explicitly = no transport, bit for bit */
+  fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
+  CHECK(run_one(&tp, bytes) == run_one(NULL, bytes));
+}
+
+/* A new connection: the handshake (a round trip of header-sized packets),
+ * then one window per round trip, doubling, until the window covers the
+ * bandwidth-delay product; here 1 initial segment and 20 us links, so the
+ * flow pauses in several rounds. */
+TEST(test_transport_slow_start_of_one_flow) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_leafspine_params p = {2, 1, 1, 100, 100, 1, 20000};
+  CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+  fs_router *r;
+  fs_sim *s;
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.init_window = 1;
+  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  double bytes = 4e6;
+  int32_t id = add(s, r, 0, 1, bytes);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  double lat = 20e-6, prop = HOPS * lat, H = tp.header_bytes, P = tp.mss_bytes;
+  double hs = 2 * prop + HOPS * 2 * H / C;
+  double rtt = 2 * prop + HOPS * (P + 2 * H) / C;
+  double bdp = C * rtt, last, w = wire(&tp, bytes, &last);
+  /* rounds: send cwnd at line rate, wait for the round trip, double */
+  double tnow = hs, left = w, cwnd = P + H;
+  int paused = 0;
+  while (cwnd < bdp && left > cwnd) {
+    left -= cwnd;
+    tnow += rtt; /* cwnd / C < rtt: the flow waits out the round */
+    cwnd *= 2;
+    paused++;
+  }
+  tnow += left / C;
+  CHECK(paused >= 4); /* the case this test is for */
+  CHECK_REL(fs_sim_finish_s(s, id), tnow + prop + (HOPS - 1) * last / C, 1e-9, "s");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
+/* Messages that fit in the initial window leave a source one after another
+ * (the NIC queue is FIFO): two 64 KiB messages from host 0 to hosts 1 and
+ * 2 of the other leaf. Fluid: both share host 0's link and end together. */
+TEST(test_transport_small_messages_leave_fifo) {
+  for (int fifo = 0; fifo < 2; fifo++) {
+    fs_topo *t = two_leaves(2);
+    fs_router *r;
+    fs_sim *s;
+    fs_err err = {0, ""};
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    fs_transport tp;
+    fs_transport_defaults(fifo ? FS_TRANSPORT_TCP : FS_TRANSPORT_FLUID, &tp);
+    tp.persistent = 1;
+    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+    double bytes = 65536;
+    int32_t a = add(s, r, 0, 2, bytes), b = add(s, r, 0, 3, bytes);
+    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+    if (!fifo) {
+      CHECK_REL(fs_sim_finish_s(s, a), 2 * bytes / C + HOPS * LAT, 1e-12, "s");
+      CHECK_REL(fs_sim_finish_s(s, b), 2 * bytes / C + HOPS * LAT, 1e-12, "s");
+    } else {
+      double last, w = wire(&tp, bytes, &last);
+      /* store and forward on the two 200 Gb/s spine links and the host's */
+      double tail = HOPS * LAT + 2 * last / (2 * C) + last / C;
+      CHECK_REL(fs_sim_finish_s(s, a), w / C + tail, 1e-12, "s (first in the queue)");
+      CHECK_REL(fs_sim_finish_s(s, b), 2 * w / C + tail, 1e-12, "s (second)");
+    }
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+}
+
+/* Two bulk flows into one host: while both are on its link they get
+ * efficiency x C between them; the shorter one ends, the other has C. */
+TEST(test_transport_shared_link_efficiency) {
+  fs_topo *t = two_leaves(2);
+  fs_router *r;
+  fs_sim *s;
+  fs_err err = {0, ""};
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1;
+  tp.efficiency = 0.9;
+  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  double small = 4e6, big = 8e6;
+  int32_t a = add(s, r, 0, 2, small), b = add(s, r, 1, 2, big);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  double la, wa = wire(&tp, small, &la), lb, wb = wire(&tp, big, &lb);
+  double share = tp.efficiency * C / 2, t1 = wa / share;
+  /* store and forward: two 200 Gb/s spine links, then the host's */
+  double tail_a = HOPS * LAT + 2 * la / C, tail_b = HOPS * LAT + 2 * lb / C;
+  CHECK_REL(fs_sim_finish_s(s, a), t1 + tail_a, 1e-9, "s");
+  CHECK_REL(fs_sim_finish_s(s, b), t1 + (wb - wa) / C + tail_b, 1e-9, "s");
+  /* the links carried the wire bytes */
+  double sum = 0;
+  const fs_sim_link_stats *ls = fs_sim_links(s);
+  for (int32_t l = 0; l < t->n_links; l++) sum += ls[l].bytes;
+  CHECK_REL(sum, HOPS * (wa + wb), 1e-12, "B x hops");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
+TEST(test_transport_bad_input_exits_2) {
+  static const char *const bad[][2] = {
+      {"{\"kind\": \"udp\"}", "$.transport.kind"},
+      {"\"quic\"", "$.transport"},
+      {"{\"kind\": \"tcp\", \"efficiency\": 2}", "$.transport.efficiency"},
+      {"{\"kind\": \"tcp\", \"window\": 4}", "$.transport.window"},
+      {"{\"kind\": \"tcp\", \"connections\": \"some\"}", "$.transport.connections"},
+      {"{\"kind\": \"rdma\", \"connections\": \"new\"}", "$.transport.connections"},
+      {"{\"kind\": \"tcp\", \"mss_bytes\": 0}", "$.transport.mss_bytes"},
+  };
+  char path[64], cmd[160], out[4096];
+  snprintf(path, sizeof(path), "/tmp/fabricsim-transport.%d.json", (int)getpid());
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f,
+            "{\"topology\": {\"type\": \"star\", \"hosts\": 2}, \"transport\": %s,"
+            " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": 1000}]}",
+            bad[i][0]);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "sim %s", path);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+    if (!strstr(out, bad[i][1])) test_fail(__FILE__, __LINE__, "%s: %s", bad[i][1], out);
+  }
+  remove(path);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport udp", "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--transport") != NULL);
+  CHECK_EQ_INT(
+      test_run_cli("sim examples/demo.json --connections often", "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport tcp --format csv", ">/dev/null",
+                            out, sizeof(out)),
+               0);
+}

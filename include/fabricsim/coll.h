@@ -141,6 +141,10 @@ typedef struct fs_coll_result {
 int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed,
                 const fs_coll_params *prm, const fs_coll_group *g,
                 fs_coll_result *out, fs_err *err);
+/* The same under a transport model (sim.h; NULL: fluid). */
+int fs_coll_run2(const fs_topo *t, fs_route_mode mode, uint64_t seed, const fs_transport *tp,
+                 const fs_coll_params *prm, const fs_coll_group *g, fs_coll_result *out,
+                 fs_err *err);
 
 /* ---- automatic choice ----
  * Two policies (docs/model-coll-tune.md):

@@ -27,6 +27,7 @@
 #include "fabricsim/err.h"
 #include "fabricsim/pipeline.h"
 #include "fabricsim/route.h"
+#include "fabricsim/sim.h"
 #include "fabricsim/netctl.h"
 #include "fabricsim/topo.h"
 
@@ -110,6 +111,7 @@ typedef struct fs_job {
   fs_routeopt_kind reopt_optimizer;
   fs_netctl_failure *failures;
   int32_t n_failures;
+  fs_transport transport; /* "transport" (sim.h): fluid when absent */
   /* In a cluster of several jobs (train.h, fs_cluster_new): the job's GPU
    * g is the cluster's GPU gpu_offset + g (whole servers); 0 alone. */
   int64_t gpu_offset;

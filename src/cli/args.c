@@ -26,12 +26,15 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
-                      fs_transport *tp) {
+                      int persistent, fs_transport *tp) {
   if (kind) {
     fs_transport_kind k;
     if (fs_transport_kind_parse(kind, &k))
       return fs__cli_usage(cmd, "--transport must be fluid, tcp or rdma, got '%s'", kind);
-    if (k != tp->kind) fs_transport_defaults(k, tp);
+    if (k != tp->kind) {
+      fs_transport_defaults(k, tp);
+      if (persistent) tp->persistent = 1;
+    }
   }
   if (connections) {
     if (strcmp(connections, "new") == 0) {

@@ -41,9 +41,11 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
 
 /* --transport KIND and --connections new|persistent (either may be NULL)
  * over the file's transport *tp: a different kind takes that kind's
- * defaults. 0, or 2 after printing a usage error for cmd. */
+ * defaults, with persistent connections if `persistent` (coll and train:
+ * NCCL opens its connections once, at initialisation). 0, or 2 after
+ * printing a usage error for cmd. */
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
-                      fs_transport *tp);
+                      int persistent, fs_transport *tp);
 
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);

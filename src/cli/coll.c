@@ -43,6 +43,9 @@ static void help(FILE *f) {
           "  --routing M        ecmp (default), spray, shortest; dor (torus, ring),\n"
           "                     minimal, valiant (dragonfly), railonly (rail-only)\n"
           "  --seed N           ECMP (and Valiant) seed (default 1)\n"
+          "  --transport KIND   fluid (default), tcp or rdma (fabricsim sim --help)\n"
+          "  --connections new|persistent  tcp: persistent (the default: NCCL\n"
+          "                     connects once) or a new connection per message\n"
           "  --format F         table (default), json, csv\n");
 }
 
@@ -170,7 +173,7 @@ static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t 
 int fs__cli_coll(int argc, char **argv) {
   const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
-  const char *tune_s = "nccl";
+  const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL;
   int32_t ranks = 0;
   fs_coll_params prm;
   fs_coll_params_init(&prm);
@@ -194,6 +197,8 @@ int fs__cli_coll(int argc, char **argv) {
     else if (strcmp(a, "--routing") == 0) routing = v;
     else if (strcmp(a, "--size") == 0) size_range = v;
     else if (strcmp(a, "--sizes") == 0) size_list = v;
+    else if (strcmp(a, "--transport") == 0) transport_s = v;
+    else if (strcmp(a, "--connections") == 0) connections_s = v;
     else if (strcmp(a, "--ranks") == 0) {
       if (parse_int(v, 1, 1 << 22, &ranks))
         return fs__cli_usage("coll", "--ranks must be an integer >= 1, got '%s'", v);
@@ -223,6 +228,10 @@ int fs__cli_coll(int argc, char **argv) {
     }
   }
   if (!op_s) return fs__cli_usage("coll", "--op is required");
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
+  int trc = fs__cli_transport("coll", transport_s, connections_s, 1, &tp);
+  if (trc) return trc;
   if (fs_coll_op_parse(op_s, &prm.op))
     return fs__cli_usage("coll", "unknown --op '%s' (allreduce, allgather, reducescatter, "
                          "broadcast, reduce, alltoall, sendrecv)", op_s);
@@ -326,7 +335,7 @@ int fs__cli_coll(int argc, char **argv) {
     const char *proto_s = show_proto ? fs_coll_proto_name(proto) : "";
     if (tune == FS_TUNE_NCCL) cached = 0; /* only the group's shape was cached */
     fs_coll_result res;
-    if ((rc = fs_coll_run(t, mode, seed, &q, &g, &res, &err))) break;
+    if ((rc = fs_coll_run2(t, mode, seed, &tp, &q, &g, &res, &err))) break;
     if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost, tune);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);

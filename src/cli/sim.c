@@ -146,7 +146,7 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
   }
   if (seed) sc->seed = seed_v;
-  if ((rc = fs__cli_transport("sim", transport, connections, &sc->transport))) {
+  if ((rc = fs__cli_transport("sim", transport, connections, 0, &sc->transport))) {
     fs_scenario_free(sc);
     return rc;
   }

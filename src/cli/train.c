@@ -34,6 +34,10 @@ static void help(FILE *f) {
           "  --no-compare        with --comm all, skip the isolated run it reports\n"
           "  --no-symmetry       simulate every rail, even where the rail symmetry\n"
           "                      shortcut is exact (a trace implies it)\n"
+          "  --transport KIND    fluid (default), tcp or rdma: packet effects in the\n"
+          "                      engine (fabricsim sim --help); overrides the file's\n"
+          "  --connections new|persistent  tcp: persistent (default: NCCL connects\n"
+          "                      once) or a new connection per message\n"
           "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
           "                      (default) or the fastest simulated alone\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
@@ -77,6 +81,7 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 
 int fs__cli_train(int argc, char **argv) {
   const char *in[MAX_JOBS], *format = "text", *trace = NULL;
+  const char *transport = NULL, *connections = NULL;
   int32_t n_in = 0;
   fs_train_opts opts = {0};
   for (int i = 0; i < argc; i++) {
@@ -97,6 +102,10 @@ int fs__cli_train(int argc, char **argv) {
       opts.no_compare = 1;
     } else if (strcmp(a, "--no-symmetry") == 0) {
       opts.no_symmetry = 1;
+    } else if (strcmp(a, "--transport") == 0 && i + 1 < argc) {
+      transport = argv[++i];
+    } else if (strcmp(a, "--connections") == 0 && i + 1 < argc) {
+      connections = argv[++i];
     } else if (strcmp(a, "--tune") == 0 && i + 1 < argc) {
       if (fs_coll_tune_policy_parse(argv[++i], &opts.tune))
         return fs__cli_usage("train", "--tune must be nccl or sim, got '%s'", argv[i]);
@@ -138,6 +147,12 @@ int fs__cli_train(int argc, char **argv) {
   fs_train_result res[MAX_JOBS];
   int status = 0, rc = 0;
   for (int32_t k = 0; k < n_in && !rc; k++) rc = fs_job_load(in[k], &jobs[k], &err);
+  for (int32_t k = 0; k < n_in && !rc && (transport || connections); k++)
+    if (fs__cli_transport("train", transport, connections, 1, &jobs[k]->transport)) {
+      fs__cli_progress_end(&pr);
+      for (int32_t j = 0; j < n_in; j++) fs_job_free(jobs[j]);
+      return 2;
+    }
   if (!rc && n_in == 1) {
     rc = fs_train_new(jobs[0], &opts, &tr, &err);
     if (!rc) rc = fs_train_run(tr, &res[0], &err);

@@ -492,11 +492,15 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
 
 /* ---- running alone ---- */
 static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
-                   const fs_coll_params *prm, const fs_coll_group *g, fs_coll_result *out,
-                   fs_err *err) {
+                   const fs_transport *tp, const fs_coll_params *prm, const fs_coll_group *g,
+                   fs_coll_result *out, fs_err *err) {
   fs_sim *sim = NULL;
   int rc = fs_sim_new(t, &sim, err);
-  if (rc) return rc;
+  if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
+  if (rc) {
+    fs_sim_free(sim);
+    return rc;
+  }
   fs_coll_lowering l;
   memset(&l, 0, sizeof(l));
   l.sim = sim;
@@ -536,13 +540,19 @@ static int check_group(const fs_topo *t, const fs_coll_group *g, fs_err *err) {
 
 int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed, const fs_coll_params *prm,
                 const fs_coll_group *g, fs_coll_result *out, fs_err *err) {
+  return fs_coll_run2(t, mode, seed, NULL, prm, g, out, err);
+}
+
+int fs_coll_run2(const fs_topo *t, fs_route_mode mode, uint64_t seed, const fs_transport *tp,
+                 const fs_coll_params *prm, const fs_coll_group *g, fs_coll_result *out,
+                 fs_err *err) {
   int rc = fs_coll_params_check(prm, g->p, err);
   if (!rc) rc = check_group(t, g, err);
   if (rc) return rc;
   fs_router *router = NULL;
   if ((rc = fs_router_new(t, &router, err))) return rc;
   if (prm->algo != FS_ALGO_AUTO) {
-    rc = run_one(t, router, mode, seed, prm, g, out, err);
+    rc = run_one(t, router, mode, seed, tp, prm, g, out, err);
   } else {
     int found = 0;
     for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]) && !rc; i++) {
@@ -552,7 +562,7 @@ int fs_coll_run(const fs_topo *t, fs_route_mode mode, uint64_t seed, const fs_co
       if (!(registry[i]->ops & FS__OP(q.op)) || fs_coll_params_check(&q, g->p, &ignore))
         continue;
       fs_coll_result r;
-      rc = run_one(t, router, mode, seed, &q, g, &r, err);
+      rc = run_one(t, router, mode, seed, tp, &q, g, &r, err);
       if (rc == FS_EINVAL) { /* does not apply here, e.g. inc without a capable switch */
         rc = 0;
         continue;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../base/base.h"
+#include "../sim/transport_json.h"
 #include "../base/json.h"
 #include "../ctl/json.h"
 #include "../topo/internal.h"
@@ -56,6 +57,7 @@ const char *fs_par_kind_name(fs_par_kind k) {
 void fs_job_init(fs_job *job, const char *file) {
   memset(job, 0, sizeof(*job));
   snprintf(job->file, sizeof(job->file), "%s", file ? file : "job");
+  fs_transport_defaults(FS_TRANSPORT_FLUID, &job->transport);
   job->model.experts = 1;
   job->model.top_k = 1;
   job->model.moe_every = 1;
@@ -667,7 +669,8 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
   fs_job_init(job, file);
   static const char *const keys[] = {"description", "model",     "training",
                                      "parallelism", "hardware",  "topology",
-                                     "placement",   "routing",   "failures", NULL};
+                                     "placement",   "routing",   "failures",
+                                     "transport",   NULL};
   const char *desc, *place;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
       (rc = fs__json_str(&c, root, "$", "description", 0, NULL, &desc)) ||
@@ -688,7 +691,9 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
                        "must be \"rail_aligned\" or \"packed\"");
     goto fail;
   }
-  if ((rc = parse_routing(&c, root, job)) || (rc = parse_failures(&c, root, job))) goto fail;
+  if ((rc = parse_routing(&c, root, job)) || (rc = parse_failures(&c, root, job)) ||
+      (rc = fs__transport_json(&c, root, &job->transport)))
+    goto fail;
   /* Defaults from the topology: a NIC's speed from what a host sends into
    * the fabric; the server size and NVLink speed from its servers. */
   if (job->hw.nic_gbps == 0 && job->topo->n_hosts > 0)

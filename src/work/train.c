@@ -211,6 +211,8 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   if (job->mode != FS_ROUTE_SPRAY)
     return symm_refuse(tr, "refused: routing is not spray (per-flow hashing breaks it)"), 0;
   if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
+  if (tr->job->transport.kind != FS_TRANSPORT_FLUID)
+    return symm_refuse(tr, "refused: a transport model times each flow by its whole route"), 0;
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
   const fs_topo *t = job->topo;
@@ -334,13 +336,16 @@ static int coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byte
     fs_coll_group g = {p, ids};
     rc = fs_topo_star(p, tr->job->hw.nvlink_gbps, NVLINK_HOP_NS, &star, err);
     if (!rc && nccl) rc = fs_coll_nccl_choose(star, &prm, &g, &prm.algo, NULL, NULL, err);
-    if (!rc) rc = fs_coll_run(star, FS_ROUTE_SHORTEST, 1, &prm, &g, &res, err);
+    if (!rc)
+      rc = fs_coll_run2(star, FS_ROUTE_SHORTEST, 1, &tr->job->transport, &prm, &g, &res, err);
     fs_topo_free(star);
     free(ids);
   } else {
     fs_coll_group g = {p, hosts};
     rc = nccl ? fs_coll_nccl_choose(tr->job->topo, &prm, &g, &prm.algo, NULL, NULL, err) : 0;
-    if (!rc) rc = fs_coll_run(tr->job->topo, tr->job->mode, tr->job->seed, &prm, &g, &res, err);
+    if (!rc)
+      rc = fs_coll_run2(tr->job->topo, tr->job->mode, tr->job->seed, &tr->job->transport, &prm,
+                        &g, &res, err);
   }
   if (rc) return rc;
   if (fs__grow(&tr->times, &tr->times_cap, tr->n_times + 1, sizeof(*tr->times)))
@@ -832,6 +837,7 @@ static int cp_seconds(fs_train *tr, fs_work_pass pass, int64_t layers, int32_t v
   fs_sim *sim = NULL;
   int32_t end;
   int rc = fs_sim_new(tr->job->topo, &sim, err);
+  if (!rc) rc = fs_sim_set_transport(sim, &tr->job->transport, err);
   if (!rc) rc = cp_ring(tr, sim, 0, 0, vs, pass, -1, &end, err);
   if (!rc) rc = fs_sim_run(sim, NULL, err);
   if (!rc) *out = fs_sim_makespan_s(sim);
@@ -1231,7 +1237,8 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   tr->sim = shared;
   struct timespec w0;
   clock_gettime(CLOCK_MONOTONIC, &w0);
-  if ((!shared && (rc = fs_sim_new(job->topo, &tr->sim, err))) ||
+  if ((!shared && ((rc = fs_sim_new(job->topo, &tr->sim, err)) ||
+                   (rc = fs_sim_set_transport(tr->sim, &job->transport, err)))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
       (rc = fs_coll_tuner_new2(job->topo, job->mode, job->seed, tr->opts.tune, &tr->tuner, err)) ||
@@ -1587,6 +1594,7 @@ struct fs_cluster {
 static int cluster_build(fs_cluster *c, int with_ctl, fs_err *err) {
   const fs_job *j0 = c->jobs[0];
   int rc = fs_sim_new(j0->topo, &c->sim, err);
+  if (!rc) rc = fs_sim_set_transport(c->sim, &j0->transport, err);
   for (int32_t k = 0; k < c->n && !rc; k++)
     rc = train_new(c->jobs[k], &c->opts, 0, c->sim, &c->trs[k], err);
   if (!rc && with_ctl && !c->opts.free_comm && (j0->reopt_interval_s > 0 || j0->n_failures > 0)) {
@@ -1612,7 +1620,7 @@ static int same_routing(const fs_job *a, const fs_job *b) {
   if (a->mode != b->mode || a->seed != b->seed || a->reopt_interval_s != b->reopt_interval_s ||
       a->reopt_reconfig_s != b->reopt_reconfig_s || a->detect_s != b->detect_s ||
       (a->reopt_interval_s > 0 && a->reopt_optimizer != b->reopt_optimizer) ||
-      a->n_failures != b->n_failures)
+      a->n_failures != b->n_failures || memcmp(&a->transport, &b->transport, sizeof(a->transport)))
     return 0;
   for (int32_t i = 0; i < a->n_failures; i++)
     if (a->failures[i].link != b->failures[i].link || a->failures[i].at_s != b->failures[i].at_s)
@@ -1639,8 +1647,8 @@ int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs
                         j->file, (long long)G, j0->file, (long long)j->hw.gpus_per_node);
     if (!same_routing(j, j0))
       return fs_err_set(err, FS_EINVAL,
-                        "%s: $.routing: the cluster's routing and failures are %s's; give every "
-                        "job the same \"routing\" and \"failures\"",
+                        "%s: $.routing: the cluster's routing, failures and transport are %s's; "
+                        "give every job the same \"routing\", \"failures\" and \"transport\"",
                         j->file, j0->file);
   }
   /* Whole servers, one job after another. */

@@ -158,7 +158,16 @@ TEST(test_compute_layer_time_bounds) {
   CHECK(fl.attn_s < f.attn_s);
   fs_compute_layer(j, 0, FS_PASS_RECOMPUTE, &rec);
   CHECK_REL(rec.total_s, 0, 0, "s");
-  /* FP8 GEMMs on a chip that has them run at its fp8 peak. */
+  /* Without gradient accumulation fusion the backward adds the weight
+   * gradients into the main gradients in a separate kernel: slower, by
+   * more than nothing and less than the forward. */
+  j->model.attention = FS_ATTN_UNFUSED;
+  CHECK(!j->par.grad_accum_fusion); /* the 2021 job */
+  fs_compute_parts unf;
+  fs_compute_layer(j, 0, FS_PASS_BWD, &unf);
+  j->par.grad_accum_fusion = 1;
+  fs_compute_layer(j, 0, FS_PASS_BWD, &bwd);
+  CHECK(unf.gemm_s > bwd.gemm_s && unf.gemm_s - bwd.gemm_s < f.total_s);
   fs_job_free(j);
 }
 

@@ -91,6 +91,9 @@ typedef struct fs_parallel {
   int sequence_parallel;   /* Korthikanti et al.: split norms/dropout over tp */
   int recompute;           /* full activation recomputation */
   int selective_recompute; /* Korthikanti et al.: recompute only attention's core */
+  int grad_accum_fusion;   /* weight-gradient GEMMs accumulate into fp32 main
+                              gradients (compute.h); 0: a separate add per
+                              micro-batch (Megatron-LM 2021) */
   int overlap_dp;          /* gradient reduction overlaps the backward pass */
   double grad_bucket_bytes;
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */

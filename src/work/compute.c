@@ -131,6 +131,7 @@ typedef struct shape {
   int64_t b, ah, kh, d; /* micro-batch, query and key/value heads per rank, head size */
   int64_t h, f, t;
   double D, Dg;  /* bytes of an activation, of a GEMM input */
+  int fused_wgrad; /* gradient accumulation fusion */
 } shape;
 
 static void shape_of(const fs_job *j, shape *sh) {
@@ -149,6 +150,7 @@ static void shape_of(const fs_job *j, shape *sh) {
   sh->kh = m->kv_heads / sh->t;
   sh->D = (double)m->dtype_bytes;
   sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
+  sh->fused_wgrad = j->par.grad_accum_fusion;
 }
 
 static double gemm_s(const shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch,
@@ -159,12 +161,19 @@ static double gemm_s(const shape *sh, int64_t m, int64_t n, int64_t k, int64_t b
 }
 
 /* A linear layer y = x W of x: T x K, W: K x N. The backward runs the
- * input gradient (T x N by N x K) and the weight gradient (K x T by T x N),
- * the latter accumulated into fp32 main gradients (Megatron's gradient
- * accumulation fusion: C read and written in fp32, 8 bytes). */
+ * input gradient (T x N by N x K) and the weight gradient (K x T by T x N).
+ * With gradient accumulation fusion (Megatron-LM since 2022) the weight
+ * gradient GEMM accumulates into the fp32 main gradient itself (C read and
+ * written in fp32, 8 bytes an element); without (Megatron-LM 2021) it
+ * writes a D-byte gradient that a separate kernel adds into the main
+ * gradient (read both, write one: 3 D bytes an element, main gradients in
+ * the training dtype as --accumulate-allreduce-grads-in-fp32 was off). */
 static double linear_s(const shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
   if (pass != FS_PASS_BWD) return gemm_s(sh, T, N, K, 1, sh->D);
-  return gemm_s(sh, T, K, N, 1, sh->D) + gemm_s(sh, K, N, T, 1, 8);
+  double dgrad = gemm_s(sh, T, K, N, 1, sh->D);
+  if (sh->fused_wgrad) return dgrad + gemm_s(sh, K, N, T, 1, 8);
+  return dgrad + gemm_s(sh, K, N, T, 1, sh->D) +
+         fs_compute_mem_s(sh->hw, 3 * sh->D * (double)K * (double)N);
 }
 
 /* Attention's core on the rank's ah heads: sl queries against s keys. */

@@ -68,6 +68,7 @@ void fs_job_init(fs_job *job, const char *file) {
   job->par.schedule = FS_PIPE_1F1B;
   job->par.virtual_stages = 1;
   job->par.overlap_dp = 1;
+  job->par.grad_accum_fusion = 1;
   job->par.grad_bucket_bytes = 25 * MIB; /* PyTorch DDP's bucket_cap_mb */
   for (int k = 0; k < FS_PAR_N; k++) job->par.algo[k] = FS_ALGO_AUTO;
   job->model.precision = FS_PREC_BF16;
@@ -593,7 +594,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
-      "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
+      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -617,6 +618,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
       (rc = get_bool(c, o, P, "recompute", 0, &p->recompute)) ||
       (rc = get_bool(c, o, P, "selective_recompute", 0, &p->selective_recompute)) ||
       (rc = get_bool(c, o, P, "distributed_optimizer", 0, &distopt)) ||
+      (rc = get_bool(c, o, P, "grad_accum_fusion", 1, &p->grad_accum_fusion)) ||
       (rc = fs__json_num(c, o, P, "grad_bucket_bytes", 0, 25 * MIB, 1, 1e15,
                          &p->grad_bucket_bytes)) ||
       (rc = get_bool(c, o, P, "overlap_dp", 1, &p->overlap_dp)) ||

@@ -294,31 +294,22 @@ TEST(test_compute_mfu_override_bit_for_bit) {
   fs_job_free(j);
 }
 
+/* Bad hardware input: exit 2, one line naming the file, path and value. */
 TEST(test_compute_cli_bad_jobs) {
-  static const struct {
-    const char *file, *want;
-  } cases[] = {
-      {"tests/data/bad-jobs/unknown-preset.json",
-       "$.hardware.preset: unknown preset (one of: a100-40, a100-80, h100-sxm, h200, b200, "
-       "gb200-nvl72, mi300x, tpu-v4, tpu-v5p), got \"h100-pcie\""},
-      {"tests/data/bad-jobs/kv-heads-not-dividing.json",
-       "$.model.kv_heads: must divide heads (8): each key/value head serves a group of query "
-       "heads, got 3"},
-      {"tests/data/bad-jobs/unknown-hardware-key.json", "$.hardware.hbm_bandwidth: unknown key"},
-      {"tests/data/bad-jobs/fp8-on-a100.json",
-       "$.hardware.preset: has no dense fp8 peak (training.precision); give "
-       "hardware.gpu_tflops or peak_tflops.fp8, got \"a100-80\""},
-  };
-  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    char cmd[512], out[2048], head[640];
-    snprintf(cmd, sizeof(cmd), "train '%s'", cases[i].file);
-    int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
-    snprintf(head, sizeof(head), "fabricsim: %s: %s", cases[i].file, cases[i].want);
-    const char *nl = strchr(out, '\n');
-    if (st != 2 || strncmp(out, head, strlen(head)) != 0 || !nl || nl[1] != '\0')
-      test_fail(__FILE__, __LINE__, "%s: want exit 2 and one line starting\n  %s\ngot %d:\n  %s",
-                cases[i].file, head, st, out);
-  }
+  test_cli_train_error("tests/data/bad-jobs/unknown-preset.json",
+                       "$.hardware.preset: unknown preset (one of: a100-40, a100-80, h100-sxm, "
+                       "h200, b200, gb200-nvl72, mi300x, tpu-v4, tpu-v5p), got \"h100-pcie\"",
+                       __FILE__, __LINE__);
+  test_cli_train_error("tests/data/bad-jobs/kv-heads-not-dividing.json",
+                       "$.model.kv_heads: must divide heads (8): each key/value head serves a "
+                       "group of query heads, got 3",
+                       __FILE__, __LINE__);
+  test_cli_train_error("tests/data/bad-jobs/unknown-hardware-key.json",
+                       "$.hardware.hbm_bandwidth: unknown key", __FILE__, __LINE__);
+  test_cli_train_error("tests/data/bad-jobs/fp8-on-a100.json",
+                       "$.hardware.preset: has no dense fp8 peak (training.precision); give "
+                       "hardware.gpu_tflops or peak_tflops.fp8, got \"a100-80\"",
+                       __FILE__, __LINE__);
 }
 
 TEST(test_compute_train_reports_hfu) {

@@ -570,13 +570,20 @@ static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, 
   return 0;
 }
 
+/* The optional object parent[key] at path P with the keys allowed; *out
+ * NULL when absent. */
+static int sub_object(const fs__jctx *c, const cJSON *parent, const char *key, const char *P,
+                      const char *const *keys, const cJSON **out) {
+  *out = cJSON_GetObjectItemCaseSensitive(parent, key);
+  return *out ? fs__json_expect_object(c, *out, P, keys) : 0;
+}
+
 static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p) {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(par, "algorithms");
-  if (!o) return 0;
   const char *P = "$.parallelism.algorithms";
   static const char *const keys[] = {"tp", "dp", "pp", "ep", "cp", NULL};
-  int rc = fs__json_expect_object(c, o, P, keys);
-  if (rc) return rc;
+  const cJSON *o;
+  int rc = sub_object(c, par, "algorithms", P, keys, &o);
+  if (rc || !o) return rc;
   for (int k = 0; k < FS_PAR_N; k++) {
     const char *name;
     if ((rc = fs__json_str(c, o, P, kind_names[k], 0, "auto", &name))) return rc;
@@ -654,13 +661,12 @@ static void preset_list(char *buf, size_t n) {
 
 /* "peak_tflops": {"bf16": 312, ...}: per-precision overrides. */
 static int parse_peaks(const fs__jctx *c, const cJSON *hw_obj, fs_hardware *hw) {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(hw_obj, "peak_tflops");
-  if (!o) return 0;
-  const char *P = "$.hardware.peak_tflops";
   static const char *const keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
-  int rc = fs__json_expect_object(c, o, P, keys);
-  for (int i = 0; i < FS_PREC_N && !rc; i++)
-    rc = fs__json_num(c, o, P, keys[i], 0, hw->peak_tflops[i], 0, 1e7, &hw->peak_tflops[i]);
+  const cJSON *o;
+  int rc = sub_object(c, hw_obj, "peak_tflops", "$.hardware.peak_tflops", keys, &o);
+  for (int i = 0; o && !rc && i < FS_PREC_N; i++)
+    rc = fs__json_num(c, o, "$.hardware.peak_tflops", keys[i], 0, hw->peak_tflops[i], 0, 1e7,
+                      &hw->peak_tflops[i]);
   return rc;
 }
 

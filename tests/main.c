@@ -46,6 +46,17 @@ int test_run_cli(const char *args, const char *redir, char *out, size_t n) {
   return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+void test_cli_train_error(const char *job_file, const char *want, const char *file, int line) {
+  char cmd[512], out[2048], head[640];
+  snprintf(cmd, sizeof(cmd), "train '%s'", job_file);
+  int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
+  snprintf(head, sizeof(head), "fabricsim: %s: %s", job_file, want);
+  const char *nl = strchr(out, '\n');
+  if (st != 2 || strncmp(out, head, strlen(head)) != 0 || !nl || nl[1] != '\0')
+    test_fail(file, line, "%s: want exit 2 and one line starting\n  %s\ngot %d:\n  %s", job_file,
+              head, st, out);
+}
+
 int main(int argc, char **argv) {
   const char *filter = NULL;
   for (int i = 1; i < argc; i++) {

@@ -15,6 +15,9 @@ const char *test_cli_path(void);
  * returns its exit status (-1 if it did not exit normally) with up to n-1
  * bytes of its stdout in out (the rest is drained so it never blocks). */
 int test_run_cli(const char *args, const char *redir, char *out, size_t n);
+/* Runs `fabricsim train FILE` and records a failure (at file:line) unless
+ * it exits 2 with exactly one line starting "fabricsim: FILE: " + want. */
+void test_cli_train_error(const char *job_file, const char *want, const char *file, int line);
 
 #define CHECK(cond)                                              \
   do {                                                           \

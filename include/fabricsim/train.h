@@ -84,6 +84,10 @@ typedef struct fs_train_result {
   double tokens_per_s;
   double model_tflops_per_gpu;
   double mfu;
+  /* Hardware FLOPs (model FLOPs plus the recomputation, fs_work_hw_flops)
+   * per second and GPU, and their share of the peak (HFU). */
+  double hw_tflops_per_gpu;
+  double hfu;
   int32_t device_stage; /* the device the breakdown describes: stage, dp 0 */
   double compute_s;     /* its compute */
   double bubble_s;      /* its idle time the schedule has even with free

@@ -33,6 +33,26 @@
 
 /* ---- the job ------------------------------------------------------------ */
 
+/* Precision of the matmuls (the peak they run at, compute.h); the storage
+ * size of weights and activations stays dtype_bytes. */
+typedef enum fs_precision {
+  FS_PREC_FP32 = 0,
+  FS_PREC_TF32,
+  FS_PREC_FP16,
+  FS_PREC_BF16,
+  FS_PREC_FP8,
+  FS_PREC_N
+} fs_precision;
+
+/* How attention's core (scores, softmax, weighted sum) runs: materialised
+ * s x s scores in HBM (Megatron-LM 2021: batched GEMMs, a fused
+ * scale-mask-softmax and a dropout) or one fused FlashAttention kernel that
+ * keeps them on chip and skips the causal mask's empty half. */
+typedef enum fs_attention {
+  FS_ATTN_UNFUSED = 0,
+  FS_ATTN_FLASH
+} fs_attention;
+
 typedef struct fs_model {
   int64_t layers, hidden, ffn, heads, kv_heads, seq_len, vocab;
   int64_t experts;     /* 1 = dense; > 1: MoE layers of `experts` MLPs */
@@ -43,6 +63,8 @@ typedef struct fs_model {
   int bias;            /* linear biases and LayerNorm shifts (GPT); 0: LLaMA-style */
   int learned_pos;     /* learned position embeddings (s x h); 0: rotary */
   int tied_embeddings; /* the output layer reuses the input embedding */
+  fs_precision precision; /* of the matmuls; from dtype_bytes unless given */
+  fs_attention attention; /* unfused unless given, or a hardware preset is */
 } fs_model;
 
 typedef struct fs_training {
@@ -69,14 +91,34 @@ typedef struct fs_parallel {
   int zero;                /* ZeRO stage 0..3 over the data-parallel group */
   int sequence_parallel;   /* Korthikanti et al.: split norms/dropout over tp */
   int recompute;           /* full activation recomputation */
+  int selective_recompute; /* Korthikanti et al.: recompute only attention's core */
+  int grad_accum_fusion;   /* weight-gradient GEMMs accumulate into fp32 main
+                              gradients (compute.h); 0: a separate add per
+                              micro-batch (Megatron-LM 2021) */
   int overlap_dp;          /* gradient reduction overlaps the backward pass */
   double grad_bucket_bytes;
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 
+/* How compute tasks are timed: FLOPs / (gpu_tflops mfu_matmul), or the
+ * per-operation roofline of compute.h. */
+typedef enum fs_compute_model {
+  FS_COMPUTE_MFU = 0,
+  FS_COMPUTE_ROOFLINE
+} fs_compute_model;
+
 typedef struct fs_hardware {
-  double gpu_tflops;     /* peak dense TFLOP/s for dtype */
+  double gpu_tflops;     /* peak dense TFLOP/s at the model's precision */
   double mfu_matmul;     /* achieved fraction of the peak on the model's matmuls */
+  fs_compute_model compute; /* MFU unless a preset (or hbm_gb_per_s and sms) and
+                               no mfu_matmul are given */
+  char preset[24];       /* the preset's name, "" without one */
+  double peak_tflops[FS_PREC_N]; /* dense peak per precision (0: unsupported) */
+  double matmul_eff;     /* share of the peak a large, well-shaped GEMM reaches */
+  double hbm_gb_per_s;   /* HBM bandwidth, GB/s (10^9 bytes) */
+  double hbm_eff;        /* share of it a streaming kernel reaches */
+  int64_t sms;           /* streaming multiprocessors (or matrix units) */
+  int64_t tile_m, tile_n; /* the largest GEMM output tile (compute.h) */
   double hbm_bytes;
   int hbm_in_gib;        /* the job gave hbm_gib (messages name that key) */
   int64_t gpus_per_node; /* scale-up domain: consecutive GPUs; the topology's

@@ -17,6 +17,7 @@
 #include "../base/json.h"
 #include "../ctl/json.h"
 #include "../topo/internal.h"
+#include "fabricsim/compute.h"
 #include "fabricsim/work.h"
 #include "internal.h"
 
@@ -69,9 +70,16 @@ void fs_job_init(fs_job *job, const char *file) {
   job->par.schedule = FS_PIPE_1F1B;
   job->par.virtual_stages = 1;
   job->par.overlap_dp = 1;
+  job->par.grad_accum_fusion = 1;
   job->par.grad_bucket_bytes = 25 * MIB; /* PyTorch DDP's bucket_cap_mb */
   for (int k = 0; k < FS_PAR_N; k++) job->par.algo[k] = FS_ALGO_AUTO;
+  job->model.precision = FS_PREC_BF16;
+  job->model.attention = FS_ATTN_UNFUSED;
   job->hw.mfu_matmul = 0.5;
+  job->hw.compute = FS_COMPUTE_MFU;
+  job->hw.matmul_eff = 0.8;
+  job->hw.hbm_eff = 0.9;
+  job->hw.tile_m = 256, job->hw.tile_n = 128;
   job->hw.nics_per_gpu = 1;
   job->placement = FS_PLACE_RAIL_ALIGNED;
   job->mode = FS_ROUTE_ECMP;
@@ -138,6 +146,33 @@ static int fail_s(const fs_job *j, fs_err *err, const char *path, const char *go
   return rc;
 }
 
+/* The per-operation model's figures (compute.h), checked only when it
+ * times the job. */
+static int check_roofline(const fs_job *j, fs_err *err) {
+  const fs_hardware *hw = &j->hw;
+  if (hw->compute != FS_COMPUTE_ROOFLINE) return 0;
+  const struct {
+    const char *path;
+    double v, hi;
+  } d[] = {
+      {"$.hardware.matmul_efficiency", hw->matmul_eff, 1},
+      {"$.hardware.hbm_efficiency", hw->hbm_eff, 1},
+      {"$.hardware.hbm_gb_per_s", hw->hbm_gb_per_s, 1e9},
+  };
+  for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+    if (!(d[i].v > 0 && d[i].v <= d[i].hi))
+      return fail_d(j, err, d[i].path, d[i].v, "must be in (0, %g]", d[i].hi);
+  const struct {
+    const char *path;
+    int64_t v;
+  } n[] = {{"$.hardware.sms", hw->sms}, {"$.hardware.tile_m", hw->tile_m},
+           {"$.hardware.tile_n", hw->tile_n}};
+  for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+    if (n[i].v < 1 || n[i].v > 1 << 20)
+      return fail_i(j, err, n[i].path, n[i].v, "must be an integer in [1, %d]", 1 << 20);
+  return 0;
+}
+
 /* Integer fields, their JSON paths and ranges. The upper bounds keep every
  * product in the maths well inside int64 and double. */
 static int check_ranges(const fs_job *j, fs_err *err) {
@@ -196,7 +231,7 @@ static int check_ranges(const fs_job *j, fs_err *err) {
   for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
     if (!(d[i].v > 0 && d[i].v <= d[i].hi))
       return fail_d(j, err, d[i].path, d[i].v, "must be in (0, %g]", d[i].hi);
-  return 0;
+  return check_roofline(j, err);
 }
 
 static int check_model(const fs_job *j, fs_err *err) {
@@ -499,8 +534,15 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   return 0;
 }
 
-static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t) {
-  static const char *const keys[] = {"global_batch", "micro_batch", NULL};
+/* How the model is computed lives with the training: the matmuls'
+ * precision (model.precision) and the attention kernel (model.attention);
+ * *attn_given says whether the job names the kernel (else its default
+ * depends on the hardware, fs_job_parse). */
+static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, fs_model *m,
+                          int *attn_given) {
+  static const char *const keys[] = {"global_batch", "micro_batch", "precision", "attention",
+                                     NULL};
+  const char *P = "$.training";
   const cJSON *o;
   int rc;
   if ((rc = section(c, root, "training", 1, keys, &o)) ||
@@ -508,16 +550,42 @@ static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t) 
       (rc = get_i(c, o, "$.training", "micro_batch", 0, 1, 1, t->global_batch,
                   &t->micro_batch)))
     return rc;
+  int64_t dtype = m->dtype_bytes;
+  /* The matmuls' precision follows the storage size unless given (FP8
+   * GEMMs keep 16-bit weights and activations, as Transformer Engine). */
+  const char *prec, *attn;
+  const char *def_prec = dtype == 4 ? "fp32" : dtype == 1 ? "fp8" : "bf16";
+  if ((rc = fs__json_str(c, o, P, "precision", 0, def_prec, &prec)) ||
+      (rc = fs__json_str(c, o, P, "attention", 0, "unfused", &attn)))
+    return rc;
+  if (fs_precision_parse(prec, &m->precision))
+    return fs__json_fail(c, "$.training.precision", cJSON_GetObjectItemCaseSensitive(o, "precision"),
+                         "must be \"fp32\", \"tf32\", \"fp16\", \"bf16\" or \"fp8\"");
+  *attn_given = cJSON_GetObjectItemCaseSensitive(o, "attention") != NULL;
+  if (strcmp(attn, "unfused") == 0)
+    m->attention = FS_ATTN_UNFUSED;
+  else if (strcmp(attn, "flash") == 0)
+    m->attention = FS_ATTN_FLASH;
+  else
+    return fs__json_fail(c, "$.training.attention", cJSON_GetObjectItemCaseSensitive(o, "attention"),
+                         "must be \"unfused\" or \"flash\"");
   return 0;
 }
 
+/* The optional object parent[key] at path P with the keys allowed; *out
+ * NULL when absent. */
+static int sub_object(const fs__jctx *c, const cJSON *parent, const char *key, const char *P,
+                      const char *const *keys, const cJSON **out) {
+  *out = cJSON_GetObjectItemCaseSensitive(parent, key);
+  return *out ? fs__json_expect_object(c, *out, P, keys) : 0;
+}
+
 static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p) {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(par, "algorithms");
-  if (!o) return 0;
   const char *P = "$.parallelism.algorithms";
   static const char *const keys[] = {"tp", "dp", "pp", "ep", "cp", NULL};
-  int rc = fs__json_expect_object(c, o, P, keys);
-  if (rc) return rc;
+  const cJSON *o;
+  int rc = sub_object(c, par, "algorithms", P, keys, &o);
+  if (rc || !o) return rc;
   for (int k = 0; k < FS_PAR_N; k++) {
     const char *name;
     if ((rc = fs__json_str(c, o, P, kind_names[k], 0, "auto", &name))) return rc;
@@ -534,12 +602,13 @@ static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p)
 static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *p) {
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
-      "sequence_parallel", "recompute", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
+      "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
+      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
   int64_t zero;
-  int rc;
+  int distopt, rc;
   if ((rc = section(c, root, "parallelism", 1, keys, &o)) ||
       (rc = get_i(c, o, P, "tp", 1, 0, 1, 1 << 24, &p->tp)) ||
       (rc = get_i(c, o, P, "pp", 1, 0, 1, 1 << 24, &p->pp)) ||
@@ -556,26 +625,113 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
       (rc = get_i(c, o, P, "zero", 0, 0, 0, 3, &zero)) ||
       (rc = get_bool(c, o, P, "sequence_parallel", 0, &p->sequence_parallel)) ||
       (rc = get_bool(c, o, P, "recompute", 0, &p->recompute)) ||
+      (rc = get_bool(c, o, P, "selective_recompute", 0, &p->selective_recompute)) ||
+      (rc = get_bool(c, o, P, "distributed_optimizer", 0, &distopt)) ||
+      (rc = get_bool(c, o, P, "grad_accum_fusion", 1, &p->grad_accum_fusion)) ||
       (rc = fs__json_num(c, o, P, "grad_bucket_bytes", 0, 25 * MIB, 1, 1e15,
                          &p->grad_bucket_bytes)) ||
       (rc = get_bool(c, o, P, "overlap_dp", 1, &p->overlap_dp)) ||
       (rc = parse_algorithms(c, o, p)))
     return rc;
   p->zero = (int)zero;
+  if (p->recompute && p->selective_recompute)
+    return fs__json_fail(c, "$.parallelism.selective_recompute",
+                         cJSON_GetObjectItemCaseSensitive(o, "selective_recompute"),
+                         "full recomputation (recompute) already recomputes the attention "
+                         "core; set one of the two");
+  /* Megatron's distributed optimizer shards the optimizer state over the
+   * data-parallel ranks, reduce-scatters the gradients and all-gathers the
+   * weights: ZeRO stage 1 (docs/model-work.md). */
+  if (distopt) {
+    if (cJSON_GetObjectItemCaseSensitive(o, "zero") && p->zero != 1)
+      return fs__json_fail(c, "$.parallelism.distributed_optimizer",
+                           cJSON_GetObjectItemCaseSensitive(o, "distributed_optimizer"),
+                           "is ZeRO stage 1 and contradicts zero = %d", p->zero);
+    p->zero = 1;
+  }
   return 0;
 }
 
-static int parse_hardware(const fs__jctx *c, const cJSON *root, fs_hardware *hw) {
-  static const char *const keys[] = {"gpu_tflops", "mfu_matmul", "hbm_bytes", "hbm_gib",
-                                     "gpus_per_node", "nvlink_gbps", "nics_per_gpu",
-                                     "nic_gbps", NULL};
+/* Names of the presets, for the message on an unknown one. */
+static void preset_list(char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; fs_compute_preset_at(i) && used < n; i++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "",
+                             fs_compute_preset_at(i)->name);
+}
+
+/* "peak_tflops": {"bf16": 312, ...}: per-precision overrides. */
+static int parse_peaks(const fs__jctx *c, const cJSON *hw_obj, fs_hardware *hw) {
+  static const char *const keys[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
+  const cJSON *o;
+  int rc = sub_object(c, hw_obj, "peak_tflops", "$.hardware.peak_tflops", keys, &o);
+  for (int i = 0; o && !rc && i < FS_PREC_N; i++)
+    rc = fs__json_num(c, o, "$.hardware.peak_tflops", keys[i], 0, hw->peak_tflops[i], 0, 1e7,
+                      &hw->peak_tflops[i]);
+  return rc;
+}
+
+/* A preset (compute.h) fills every figure it has; any key given overrides
+ * it. The per-operation model times the job when a preset, or hbm_gb_per_s
+ * and sms, are given and mfu_matmul is not; otherwise compute is FLOPs /
+ * (gpu_tflops mfu_matmul) as before presets existed. */
+static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *m,
+                          fs_hardware *hw) {
+  static const char *const keys[] = {
+      "preset",       "gpu_tflops", "peak_tflops",       "mfu_matmul",   "matmul_efficiency",
+      "hbm_bytes",    "hbm_gib",    "hbm_gb_per_s",      "hbm_efficiency", "sms",
+      "tile_m",       "tile_n",     "gpus_per_node",     "nvlink_gbps",  "nics_per_gpu",
+      "nic_gbps",     NULL};
   const char *P = "$.hardware";
   const cJSON *o;
+  const char *name;
   int rc;
   if ((rc = section(c, root, "hardware", 1, keys, &o)) ||
-      (rc = fs__json_num(c, o, P, "gpu_tflops", 1, 0, 1e-9, 1e7, &hw->gpu_tflops)) ||
-      (rc = fs__json_num(c, o, P, "mfu_matmul", 0, 0.5, 1e-9, 1, &hw->mfu_matmul)))
+      (rc = fs__json_str(c, o, P, "preset", 0, NULL, &name)))
     return rc;
+  const fs_gpu_preset *pre = NULL;
+  if (name) {
+    if (!(pre = fs_compute_preset(name))) {
+      char list[256];
+      preset_list(list, sizeof(list));
+      return fs__json_fail(c, "$.hardware.preset", cJSON_GetObjectItemCaseSensitive(o, "preset"),
+                           "unknown preset (one of: %s)", list);
+    }
+    snprintf(hw->preset, sizeof(hw->preset), "%s", pre->name);
+    memcpy(hw->peak_tflops, pre->peak_tflops, sizeof(hw->peak_tflops));
+  }
+  if ((rc = parse_peaks(c, o, hw))) return rc;
+  double def_peak = hw->peak_tflops[m->precision];
+  const cJSON *given_peak = cJSON_GetObjectItemCaseSensitive(o, "gpu_tflops");
+  if (!given_peak && (pre || def_peak > 0) && def_peak <= 0)
+    return fs__json_fail(c, "$.hardware.preset", cJSON_GetObjectItemCaseSensitive(o, "preset"),
+                         "has no dense %s peak (training.precision); give hardware.gpu_tflops or "
+                         "peak_tflops.%s",
+                         fs_precision_name(m->precision), fs_precision_name(m->precision));
+  int64_t sms, tile_m, tile_n;
+  if ((rc = fs__json_num(c, o, P, "gpu_tflops", def_peak <= 0, def_peak, 1e-9, 1e7,
+                         &hw->gpu_tflops)) ||
+      (rc = fs__json_num(c, o, P, "mfu_matmul", 0, 0.5, 1e-9, 1, &hw->mfu_matmul)) ||
+      (rc = fs__json_num(c, o, P, "matmul_efficiency", 0,
+                         pre ? pre->matmul_eff[m->precision] : 0.8, 1e-9, 1, &hw->matmul_eff)) ||
+      (rc = fs__json_num(c, o, P, "hbm_gb_per_s", 0, pre ? pre->hbm_gb_per_s : 0, 1e-9, 1e9,
+                         &hw->hbm_gb_per_s)) ||
+      (rc = fs__json_num(c, o, P, "hbm_efficiency", 0, pre ? pre->hbm_eff : 0.9, 1e-9, 1,
+                         &hw->hbm_eff)) ||
+      (rc = get_i(c, o, P, "sms", 0, pre ? pre->sms : 0, 1, 1 << 20, &sms)) ||
+      (rc = get_i(c, o, P, "tile_m", 0, pre ? pre->tile_m : 256, 1, 1 << 20, &tile_m)) ||
+      (rc = get_i(c, o, P, "tile_n", 0, pre ? pre->tile_n : 128, 1, 1 << 20, &tile_n)))
+    return rc;
+  hw->sms = sms, hw->tile_m = tile_m, hw->tile_n = tile_n;
+  if (pre && hw->matmul_eff <= 0)
+    return fs__json_fail(c, "$.hardware.preset", cJSON_GetObjectItemCaseSensitive(o, "preset"),
+                         "has no %s matmul efficiency; give hardware.matmul_efficiency",
+                         fs_precision_name(m->precision));
+  int roofline = pre || (hw->hbm_gb_per_s > 0 && hw->sms > 0);
+  hw->compute = roofline && !cJSON_GetObjectItemCaseSensitive(o, "mfu_matmul")
+                    ? FS_COMPUTE_ROOFLINE
+                    : FS_COMPUTE_MFU;
   const cJSON *gib = cJSON_GetObjectItemCaseSensitive(o, "hbm_gib");
   if (gib && cJSON_GetObjectItemCaseSensitive(o, "hbm_bytes"))
     return fs__json_fail(c, "$.hardware.hbm_gib", gib, "give either hbm_bytes or hbm_gib, not both");
@@ -583,14 +739,16 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, fs_hardware *hw)
     if ((rc = fs__json_num(c, o, P, "hbm_gib", 1, 0, 1e-9, 1e6, &hw->hbm_bytes))) return rc;
     hw->hbm_bytes *= GIB;
     hw->hbm_in_gib = 1;
-  } else if (!cJSON_GetObjectItemCaseSensitive(o, "hbm_bytes")) {
+  } else if (cJSON_GetObjectItemCaseSensitive(o, "hbm_bytes")) {
+    if ((rc = fs__json_num(c, o, P, "hbm_bytes", 1, 0, 1, 1e15, &hw->hbm_bytes))) return rc;
+  } else if (pre) {
+    hw->hbm_bytes = pre->hbm_bytes;
+  } else {
     return fs__json_fail(c, "$.hardware.hbm_bytes", NULL,
                          "required number is missing (or give hbm_gib)");
-  } else if ((rc = fs__json_num(c, o, P, "hbm_bytes", 1, 0, 1, 1e15, &hw->hbm_bytes))) {
-    return rc;
   }
   /* gpus_per_node and nvlink_gbps default to the topology's servers, if it
-   * models them (0 = not given). */
+   * models them, then to the preset's (0 = not given). */
   if ((rc = get_i(c, o, P, "gpus_per_node", 0, 0, 1, 1 << 16, &hw->gpus_per_node)) ||
       (rc = fs__json_num(c, o, P, "nvlink_gbps", 0, 0, 1e-9, 1e7, &hw->nvlink_gbps)) ||
       (rc = get_i(c, o, P, "nics_per_gpu", 0, 1, 1, 64, &hw->nics_per_gpu)) ||
@@ -672,13 +830,18 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
                                      "placement",   "routing",   "failures",
                                      "transport",   NULL};
   const char *desc, *place;
+  int attn_given = 0;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
       (rc = fs__json_str(&c, root, "$", "description", 0, NULL, &desc)) ||
       (rc = parse_model(&c, root, &job->model)) ||
-      (rc = parse_training(&c, root, &job->train)) ||
+      (rc = parse_training(&c, root, &job->train, &job->model, &attn_given)) ||
       (rc = parse_parallelism(&c, root, &job->par)) ||
-      (rc = parse_hardware(&c, root, &job->hw)))
+      (rc = parse_hardware(&c, root, &job->model, &job->hw)))
     goto fail;
+  /* A job naming a hardware preset gets today's attention kernel by
+   * default; older jobs keep the unfused one their numbers were made with. */
+  const fs_gpu_preset *pre = job->hw.preset[0] ? fs_compute_preset(job->hw.preset) : NULL;
+  if (!attn_given && pre) job->model.attention = FS_ATTN_FLASH;
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
   if (!topo) {
     rc = fs__json_fail(&c, "$.topology", NULL, "required object is missing");
@@ -700,6 +863,8 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     job->hw.nic_gbps = fs__work_fabric_gbps(job->topo, 0) / (double)job->hw.nics_per_gpu;
   double up_gbps;
   int32_t servers = fs__work_server_gpus(job->topo, &up_gbps);
+  if (job->hw.gpus_per_node == 0 && servers == 1 && pre) job->hw.gpus_per_node = pre->gpus_per_node;
+  if (job->hw.nvlink_gbps == 0 && servers == 1 && pre) job->hw.nvlink_gbps = pre->nvlink_gbps;
   if (job->hw.gpus_per_node == 0) {
     if (servers == 1) {
       rc = fs__json_fail(&c, "$.hardware.gpus_per_node", NULL,

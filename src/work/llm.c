@@ -179,6 +179,11 @@ double fs_work_logits_fwd_flops(const fs_model *m, int64_t b) {
   return 2 * (double)b * (double)m->seq_len * (double)m->hidden * (double)m->vocab;
 }
 
+/* Q K^T and the weighted sum of V: 2 s^2 h each per sequence. */
+static double attn_core_flops(const fs_model *m, int64_t b) {
+  return 4 * (double)b * (double)m->seq_len * (double)m->seq_len * (double)m->hidden;
+}
+
 /* Forward FLOPs of layers [first, first + n) for b sequences. */
 static double layers_fwd_flops(const fs_model *m, int64_t first, int64_t n, int64_t b) {
   int64_t moe = fs_work_moe_layers(m, first, n);
@@ -200,7 +205,13 @@ double fs_work_chunk_flops(const fs_job *j, int64_t chunk, fs_work_pass pass) {
     logits = fs_work_logits_fwd_flops(m, b) / (double)j->par.tp / (double)j->par.cp;
   switch (pass) {
   case FS_PASS_FWD: return layers + logits;
-  case FS_PASS_RECOMPUTE: return j->par.recompute ? layers : 0;
+  case FS_PASS_RECOMPUTE:
+    if (j->par.recompute) return layers;
+    /* Selective (Korthikanti et al. 2022, sec. 5): only the attention
+     * core, the 4 b s^2 h of Q K^T and the weighted sum, is recomputed. */
+    if (j->par.selective_recompute)
+      return (double)lc * attn_core_flops(m, b) / (double)j->par.tp / (double)j->par.cp;
+    return 0;
   case FS_PASS_BWD: return 2 * (layers + logits);
   }
   return 0;
@@ -218,6 +229,8 @@ double fs_work_hw_flops(const fs_job *j) {
   double f = fs_work_model_flops(j);
   if (j->par.recompute)
     f += (double)j->train.global_batch * layers_fwd_flops(&j->model, 0, j->model.layers, 1);
+  else if (j->par.selective_recompute)
+    f += (double)j->train.global_batch * (double)j->model.layers * attn_core_flops(&j->model, 1);
   return f;
 }
 
@@ -261,8 +274,12 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
    * scores' 5 a s^2 b too (its queries' s / c rows against all s keys). */
   if (recompute) return 2 * sbh / sp / c; /* only the layer's input is kept */
   double inner = (m->gated ? 6 : 4) * s * b * (double)m->ffn;
+  /* The scores' softmax output, its dropout mask and output (5 a s^2 b)
+   * are not kept under selective recomputation (Korthikanti et al. sec. 5)
+   * nor by FlashAttention, which never writes them to HBM. */
+  int scores = !j->par.selective_recompute && m->attention == FS_ATTN_UNFUSED;
   double split = 4 * sbh + 4 * sbh * (double)m->kv_heads / (double)m->heads +
-                 5 * (double)m->heads * s * s * b;
+                 (scores ? 5 * (double)m->heads * s * s * b : 0);
   if (moe)
     split += (double)m->top_k * (inner + 2 * sbh);
   else

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "../base/base.h"
+#include "fabricsim/compute.h"
 #include "fabricsim/symm.h"
 #include "fabricsim/trace.h"
 #include "qcoll.h"
@@ -950,9 +951,10 @@ static int build(fs_train *tr, fs_err *err) {
       for (int32_t i = 0; i < n; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         int32_t vs = o->chunk * p + s;
-        double flops = o->backward ? fs_work_chunk_flops(job, vs, FS_PASS_BWD) +
-                                         fs_work_chunk_flops(job, vs, FS_PASS_RECOMPUTE)
-                                   : fs_work_chunk_flops(job, vs, FS_PASS_FWD);
+        /* compute.h: FLOPs / (peak mfu), or the per-operation roofline; the
+         * device's last op (a backward) also runs the optimizer step. */
+        double compute_s = fs_compute_op_s(job, vs, o->backward) +
+                           (i == n - 1 ? fs_compute_step_s(job, s) : 0);
         double tp_s = 0, ep_s = 0;
         if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s[vs] : tr->tp_fwd_s[vs];
         if (tr->tp_mode == TP_PRIVATE) {
@@ -985,7 +987,7 @@ static int build(fs_train *tr, fs_err *err) {
           prev = it->z3;
           need_groups = 1;
         }
-        it->compute = add_task(tr, dev_host, fs_work_compute_s(job, flops), err);
+        it->compute = add_task(tr, dev_host, compute_s, err);
         if (it->compute < 0) return it->compute;
         if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
         it->end = it->compute;
@@ -1411,6 +1413,8 @@ static int collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   out->tokens_per_s = (double)job->train.global_batch * job->model.seq_len / T;
   out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
   out->mfu = fs_work_mfu(job, T);
+  out->hw_tflops_per_gpu = fs_work_hw_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
+  out->hfu = out->hw_tflops_per_gpu / job->hw.gpu_tflops;
   out->counters = fs_sim_get_counters(tr->sim);
   if (tr->ctl) fs_netctl_stats_get(tr->ctl, &out->ctl);
   int64_t flows = 0;
@@ -1752,6 +1756,12 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
     fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
   fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
           r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
+  fprintf(f, "hardware FLOPs:     %.1f TFLOP/s per GPU with recomputation, HFU %.1f%% of %g "
+          "TFLOP/s (%s, %s)\n",
+          r->hw_tflops_per_gpu, r->hfu * 100, job->hw.gpu_tflops,
+          job->hw.preset[0] ? job->hw.preset : "custom",
+          job->hw.compute == FS_COMPUTE_ROOFLINE ? "per-operation roofline"
+                                                 : "FLOPs / (peak x mfu_matmul)");
   fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
@@ -1820,6 +1830,10 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(d, r->mfu);
   fprintf(f, "{\"iteration_ns\":%s,\"tokens_per_s\":%s,\"model_tflops_per_gpu\":%s,\"mfu\":%s",
           a, b, c, d);
+  fs__fmt_num(a, r->hw_tflops_per_gpu);
+  fs__fmt_num(b, r->hfu);
+  fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
+          job->hw.compute == FS_COMPUTE_ROOFLINE ? "roofline" : "mfu");
   fs__fmt_num(a, mem.total_bytes);
   fprintf(f, ",\"memory_bytes_per_gpu\":%s,\"breakdown\":{\"stage\":%d", a, r->device_stage);
   fs__fmt_num(a, r->compute_s * 1e9);

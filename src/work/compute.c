@@ -1,0 +1,333 @@
+/* The per-operation compute model (compute.h; docs/model-compute.md derives
+ * each formula): a GEMM roofline with tile and wave quantization, attention
+ * unfused or FlashAttention-style, memory-bound kernels at HBM bandwidth,
+ * summed over a transformer layer's operations per pass; and the table of
+ * hardware presets. Pure arithmetic on validated jobs: a layer is a few
+ * dozen GEMM evaluations of three tile candidates each, a chunk sums two
+ * layer kinds (dense, MoE) in closed form. The preset table is constant. */
+#include <math.h>
+#include <string.h>
+
+#include "fabricsim/compute.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- presets -------------------------------------------------------------- */
+
+/* Peaks: NVIDIA A100, H100, H200, B200 and GB200 NVL72 datasheets, AMD
+ * Instinct MI300X datasheet, Google Cloud TPU v4 / v5p system architecture
+ * pages (dense, no sparsity; GB200 NVL72's rack figures / 72). matmul_eff:
+ * measured maximum achievable matmul FLOP/s over the peak (Bekman,
+ * "Machine Learning Engineering", Maximum Achievable Matmul FLOPS table:
+ * A100 SXM 271.2 / 312 bf16, H100 SXM 794.5 / 989 bf16 and 1402.6 / 1979
+ * fp8, MI300X 668.4 / 1300 bf16); the chips it does not list take the
+ * nearest measured one (docs/model-compute.md says which). hbm_eff 0.9:
+ * the best kernels reach about 90 % of HBM bandwidth (NVIDIA developer
+ * forum, A100 80GB: 1.80 of 2.04 TB/s measured, and the GTC 2025 talk it
+ * cites). Tiles: the 256 x 128 cuBLAS tile (NVIDIA, "Matrix Multiplication
+ * Background User's Guide", sec. 2.3), the TPU's 128 x 128 MXU. */
+#define EFF(x, y) {x, x, x, x, y}
+static const fs_gpu_preset presets[] = {
+    {"a100-40", {19.5, 156, 312, 312, 0}, EFF(0.869, 0), 40 * GIB, 1555, 0.9, 108, 256, 128,
+     8, 2400, 200},
+    {"a100-80", {19.5, 156, 312, 312, 0}, EFF(0.869, 0), 80 * GIB, 2039, 0.9, 108, 256, 128,
+     8, 2400, 200},
+    {"h100-sxm", {67, 494.7, 989.4, 989.4, 1978.9}, EFF(0.803, 0.709), 80 * GIB, 3350, 0.9,
+     132, 256, 128, 8, 3600, 400},
+    {"h200", {67, 494.7, 989.4, 989.4, 1978.9}, EFF(0.803, 0.709), 141e9, 4800, 0.9, 132, 256,
+     128, 8, 3600, 400},
+    {"b200", {0, 1125, 2250, 2250, 4500}, EFF(0.803, 0.709), 180e9, 8000, 0.9, 148, 256, 128, 8,
+     7200, 400},
+    {"gb200-nvl72", {80, 1250, 2500, 2500, 5000}, EFF(0.803, 0.709), 186e9, 8000, 0.9, 148, 256,
+     128, 72, 7200, 400},
+    {"mi300x", {163.4, 653.7, 1307.4, 1307.4, 2614.9}, EFF(0.514, 0.514), 192e9, 5300, 0.9, 304,
+     256, 128, 8, 3584, 400},
+    {"tpu-v4", {0, 0, 0, 275, 0}, EFF(0.803, 0), 32 * GIB, 1200, 0.9, 8, 128, 128, 4, 2400, 0},
+    {"tpu-v5p", {0, 0, 0, 459, 0}, EFF(0.803, 0), 95e9, 2765, 0.9, 8, 128, 128, 4, 4800, 0},
+};
+#define N_PRESETS ((int)(sizeof(presets) / sizeof(presets[0])))
+
+const fs_gpu_preset *fs_compute_preset(const char *name) {
+  for (int i = 0; i < N_PRESETS; i++)
+    if (strcmp(presets[i].name, name) == 0) return &presets[i];
+  return NULL;
+}
+
+const fs_gpu_preset *fs_compute_preset_at(int i) {
+  return i >= 0 && i < N_PRESETS ? &presets[i] : NULL;
+}
+
+static const char *const prec_names[FS_PREC_N] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+
+const char *fs_precision_name(fs_precision p) {
+  return (unsigned)p < FS_PREC_N ? prec_names[p] : "?";
+}
+
+int fs_precision_parse(const char *name, fs_precision *out) {
+  for (int i = 0; i < FS_PREC_N; i++)
+    if (strcmp(prec_names[i], name) == 0) {
+      *out = (fs_precision)i;
+      return 0;
+    }
+  return FS_EINVAL;
+}
+
+double fs_precision_bytes(fs_precision p) {
+  switch (p) {
+  case FS_PREC_FP8: return 1;
+  case FS_PREC_FP32:
+  case FS_PREC_TF32: return 4;
+  default: return 2;
+  }
+}
+
+/* ---- GEMM and memory roofline ------------------------------------------------ */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double fs_compute_mem_s(const fs_hardware *hw, double bytes) {
+  return bytes / (hw->hbm_gb_per_s * 1e9 * hw->hbm_eff);
+}
+
+/* NVIDIA's "Matrix Multiplication Background" guide, sec. 3: an m x n
+ * output is cut into tiles (tile quantization pads the last row and column
+ * of tiles); one tile per SM at a time, so the tiles run in
+ * ceil(tiles / sms) waves (wave quantization: the last wave may leave SMs
+ * idle). A wave lasts one tile's 2 tm tn k FLOPs at the SM's share of the
+ * achievable rate. cuBLAS picks among several tiles; we take the fastest of
+ * three. */
+void fs_compute_gemm(const fs_hardware *hw, int64_t m, int64_t n, int64_t k, int64_t batch,
+                     double in_bytes, double out_bytes, fs_gemm_time *out) {
+  const int64_t cand[3][2] = {
+      {hw->tile_m, hw->tile_n}, {hw->tile_n, hw->tile_m}, {hw->tile_n, hw->tile_n}};
+  double sm_rate = hw->gpu_tflops * 1e12 * hw->matmul_eff / (double)hw->sms;
+  out->flops = 2 * (double)m * (double)n * (double)k * (double)batch;
+  out->compute_s = INFINITY;
+  for (int c = 0; c < 3; c++) {
+    int64_t tm = cand[c][0], tn = cand[c][1];
+    int64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * batch;
+    int64_t waves = ceil_div(tiles, hw->sms);
+    double s = (double)waves * 2 * (double)tm * (double)tn * (double)k / sm_rate;
+    if (s < out->compute_s) {
+      out->compute_s = s;
+      out->tile_m = tm, out->tile_n = tn, out->tiles = tiles, out->waves = waves;
+    }
+  }
+  out->quant_eff = out->flops / (out->compute_s * sm_rate * (double)hw->sms);
+  out->bytes = (double)batch * (((double)m * (double)k + (double)k * (double)n) * in_bytes +
+                                (double)m * (double)n * out_bytes);
+  out->memory_s = fs_compute_mem_s(hw, out->bytes);
+  out->s = fmax(out->compute_s, out->memory_s);
+}
+
+/* ---- one layer ---------------------------------------------------------------- */
+
+/* What a layer's operations see on one GPU. */
+typedef struct shape {
+  const fs_hardware *hw;
+  int64_t T;     /* tokens the rank's matmuls see: b s / c */
+  double Tn;     /* tokens of the norms, dropouts and residuals: T / t with SP */
+  int64_t sl, s; /* query tokens of the rank (s / c), keys (s) */
+  int64_t b, ah, kh, d; /* micro-batch, query and key/value heads per rank, head size */
+  int64_t h, f, t;
+  double D, Dg;  /* bytes of an activation, of a GEMM input */
+  int fused_wgrad; /* gradient accumulation fusion */
+} shape;
+
+static void shape_of(const fs_job *j, shape *sh) {
+  const fs_model *m = &j->model;
+  sh->hw = &j->hw;
+  sh->t = j->par.tp;
+  sh->b = j->train.micro_batch;
+  sh->s = m->seq_len;
+  sh->sl = m->seq_len / j->par.cp;
+  sh->T = sh->b * sh->sl;
+  sh->Tn = (double)sh->T / (j->par.sequence_parallel ? (double)sh->t : 1);
+  sh->h = m->hidden;
+  sh->f = m->ffn;
+  sh->d = m->hidden / m->heads;
+  sh->ah = m->heads / sh->t;
+  sh->kh = m->kv_heads / sh->t;
+  sh->D = (double)m->dtype_bytes;
+  sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
+  sh->fused_wgrad = j->par.grad_accum_fusion;
+}
+
+static double gemm_s(const shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch,
+                     double out_bytes) {
+  fs_gemm_time g;
+  fs_compute_gemm(sh->hw, m, n, k, batch, sh->Dg, out_bytes, &g);
+  return g.s;
+}
+
+/* A linear layer y = x W of x: T x K, W: K x N. The backward runs the
+ * input gradient (T x N by N x K) and the weight gradient (K x T by T x N).
+ * With gradient accumulation fusion (Megatron-LM since 2022) the weight
+ * gradient GEMM accumulates into the fp32 main gradient itself (C read and
+ * written in fp32, 8 bytes an element); without (Megatron-LM 2021) it
+ * writes a D-byte gradient that a separate kernel adds into the main
+ * gradient (read both, write one: 3 D bytes an element, main gradients in
+ * the training dtype as --accumulate-allreduce-grads-in-fp32 was off). */
+static double linear_s(const shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
+  if (pass != FS_PASS_BWD) return gemm_s(sh, T, N, K, 1, sh->D);
+  double dgrad = gemm_s(sh, T, K, N, 1, sh->D);
+  if (sh->fused_wgrad) return dgrad + gemm_s(sh, K, N, T, 1, 8);
+  return dgrad + gemm_s(sh, K, N, T, 1, sh->D) +
+         fs_compute_mem_s(sh->hw, 3 * sh->D * (double)K * (double)N);
+}
+
+/* Attention's core on the rank's ah heads: sl queries against s keys. */
+static double attn_s(const fs_job *j, const shape *sh, fs_work_pass pass) {
+  const fs_hardware *hw = sh->hw;
+  double b = (double)sh->b, ah = (double)sh->ah, kh = (double)sh->kh, d = (double)sh->d;
+  double sl = (double)sh->sl, s = (double)sh->s;
+  if (j->model.attention == FS_ATTN_FLASH) {
+    /* Dao et al. 2022, Dao 2023: S and P stay on chip; the causal mask's
+     * empty tiles are skipped (half the s^2 work); the backward runs five
+     * matmuls against the forward's two (it recomputes S and P): 2.5x. */
+    if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) return 0;
+    double fwd = 0.5 * 4 * b * ah * sl * s * d;
+    double flops = pass == FS_PASS_BWD ? 2.5 * fwd : fwd;
+    double io = b * (ah * sl + kh * s) * d * sh->D; /* Q and O, or K and V */
+    double bytes = pass == FS_PASS_BWD ? 4 * io : 2 * io;
+    return fmax(flops / (hw->gpu_tflops * 1e12 * hw->matmul_eff), fs_compute_mem_s(hw, bytes));
+  }
+  /* Megatron-LM (2021): Q K^T and the weighted sum as batched GEMMs over
+   * b ah (query head) matrices, the s x s scores materialised in HBM, a
+   * fused scale-mask-softmax (read S, write P) and a dropout (read P, write
+   * its output and a 1-byte mask). */
+  int64_t B = sh->b * sh->ah, SL = sh->sl, S = sh->s, Dh = sh->d;
+  double cnt = b * ah * sl * s, D = sh->D;
+  if (pass != FS_PASS_BWD)
+    return gemm_s(sh, SL, S, Dh, B, D) + fs_compute_mem_s(hw, 2 * D * cnt) +
+           fs_compute_mem_s(hw, (2 * D + 1) * cnt) + gemm_s(sh, SL, Dh, S, B, D);
+  /* dP = dO V^T, dV = P^T dO, the dropout's and the softmax's backward
+   * (read P and dP, write dS), dQ = dS K, dK = dS^T Q. */
+  return gemm_s(sh, SL, S, Dh, B, D) + gemm_s(sh, S, Dh, SL, B, D) +
+         fs_compute_mem_s(hw, (2 * D + 1) * cnt) + fs_compute_mem_s(hw, 3 * D * cnt) +
+         gemm_s(sh, SL, Dh, S, B, D) + gemm_s(sh, S, Dh, SL, B, D);
+}
+
+void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_parts *out) {
+  const fs_model *m = &j->model;
+  shape sh;
+  shape_of(j, &sh);
+  *out = (fs_compute_parts){0};
+  if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) {
+    /* Selective recomputation re-runs the attention core only. */
+    if (j->par.selective_recompute) out->attn_s = attn_s(j, &sh, FS_PASS_FWD);
+    if (j->par.selective_recompute && m->attention == FS_ATTN_FLASH) out->attn_s = 0;
+    out->total_s = out->attn_s;
+    return;
+  }
+  const int64_t T = sh.T, h = sh.h, t = sh.t;
+  const double D = sh.D, Tn = sh.Tn;
+  int bwd = pass == FS_PASS_BWD;
+  /* QKV (column-parallel: (a + 2 k) d / t outputs) and the output
+   * projection (row-parallel: h / t inputs). */
+  out->gemm_s += linear_s(&sh, pass, T, (m->heads + 2 * m->kv_heads) * sh.d / t, h);
+  out->gemm_s += linear_s(&sh, pass, T, h, h / t);
+  out->attn_s = attn_s(j, &sh, pass);
+  /* The MLP: one, or the rank's experts / ep experts, each receiving
+   * T top_k ep / experts tokens (the even spread of llm.c's FLOPs). */
+  int64_t up = (m->gated ? 2 : 1) * m->ffn / t, ft = m->ffn / t;
+  double act_tokens = (double)T;
+  if (moe) {
+    int64_t ne = m->experts / j->par.ep;
+    int64_t Te = ceil_div(T * m->top_k * j->par.ep, m->experts);
+    out->gemm_s += linear_s(&sh, pass, T, m->experts, h); /* router */
+    out->gemm_s += (double)ne * (linear_s(&sh, pass, Te, up, h) + linear_s(&sh, pass, Te, h, ft));
+    act_tokens = (double)T * (double)m->top_k;
+    /* permute before and un-permute after the experts: read + write */
+    out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);
+  } else {
+    out->gemm_s += linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft);
+  }
+  /* Memory-bound: two norms (read x, write y; backward read x, dy, write
+   * dx), two bias-dropout-residual adds (read x and the residual, write y
+   * and a 1-byte mask; backward read dy and the mask, write dx, reduce the
+   * bias gradient), the activation (GeLU read + write, SwiGLU read gate and
+   * up, write; backward one more read per input and one write per output). */
+  double norm = (bwd ? 3 : 2) * D * Tn * (double)h;
+  double bda = (3 * D + 1) * Tn * (double)h;
+  double act = (m->gated ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * D * act_tokens * (double)ft;
+  out->mem_s += fs_compute_mem_s(sh.hw, 2 * norm + 2 * bda + act);
+  out->total_s = out->gemm_s + out->attn_s + out->mem_s;
+}
+
+static void parts_add(fs_compute_parts *acc, const fs_compute_parts *p, double times) {
+  acc->gemm_s += times * p->gemm_s;
+  acc->attn_s += times * p->attn_s;
+  acc->mem_s += times * p->mem_s;
+  acc->total_s += times * p->total_s;
+}
+
+void fs_compute_chunk(const fs_job *j, int64_t chunk, fs_work_pass pass, fs_compute_parts *out) {
+  const fs_model *m = &j->model;
+  int64_t first, lc = fs_work_chunk_layers(j, chunk, &first);
+  int64_t moe = fs_work_moe_layers(m, first, lc);
+  *out = (fs_compute_parts){0};
+  fs_compute_parts p;
+  if (lc - moe > 0) {
+    fs_compute_layer(j, 0, pass, &p);
+    parts_add(out, &p, (double)(lc - moe));
+  }
+  if (moe > 0) {
+    fs_compute_layer(j, 1, pass, &p);
+    parts_add(out, &p, (double)moe);
+  }
+  if (pass == FS_PASS_RECOMPUTE) return; /* embedding and logits are not recomputed */
+  shape sh;
+  shape_of(j, &sh);
+  int bwd = pass == FS_PASS_BWD;
+  double h = (double)sh.h, T = (double)sh.T, D = sh.D;
+  double mem = 0;
+  if (chunk == 0) /* gather rows + dropout; backward: add into fp32 gradient rows */
+    mem += bwd ? (D + 8) * T * h : 2 * D * T * h + (2 * D + 1) * sh.Tn * h;
+  if (chunk == j->par.pp * j->par.virtual_stages - 1) {
+    int64_t vt = ceil_div(m->vocab, sh.t);
+    out->gemm_s += linear_s(&sh, pass, sh.T, vt, sh.h);
+    /* final norm; the vocabulary-parallel cross-entropy in fp32: read the
+     * logits, write and re-read exponentials; backward read, write grads */
+    mem += (bwd ? 3 : 2) * D * sh.Tn * h + (bwd ? 4 + D : D + 8) * T * (double)vt;
+  }
+  double ms = fs_compute_mem_s(sh.hw, mem);
+  out->mem_s += ms;
+  out->total_s = out->gemm_s + out->attn_s + out->mem_s;
+}
+
+double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
+  if (j->hw.compute == FS_COMPUTE_MFU) {
+    double flops = backward ? fs_work_chunk_flops(j, chunk, FS_PASS_BWD) +
+                                  fs_work_chunk_flops(j, chunk, FS_PASS_RECOMPUTE)
+                            : fs_work_chunk_flops(j, chunk, FS_PASS_FWD);
+    return fs_work_compute_s(j, flops);
+  }
+  fs_compute_parts a, r;
+  if (!backward) {
+    fs_compute_chunk(j, chunk, FS_PASS_FWD, &a);
+    return a.total_s;
+  }
+  fs_compute_chunk(j, chunk, FS_PASS_BWD, &a);
+  fs_compute_chunk(j, chunk, FS_PASS_RECOMPUTE, &r);
+  return a.total_s + r.total_s;
+}
+
+/* Per parameter updated, Adam with fp32 master weights (Megatron's mixed
+ * precision optimizer): read the fp32 gradient twice (its norm for clipping,
+ * then the step), read and write the master weight and both moments
+ * (4 + 8 + 8 + 8 ... = 32 bytes with the two gradient reads) and write the
+ * D-byte copy when D < 4. Per parameter held, when D < 4: cast the fp32
+ * gradient to D bytes before the reduction (read 4, write D). */
+double fs_compute_step_s(const fs_job *j, int32_t stage) {
+  if (j->hw.compute == FS_COMPUTE_MFU) return 0;
+  fs_work_shard sh;
+  fs_work_stage_params(j, stage, &sh);
+  double held = (double)sh.dense + (double)sh.expert;
+  double upd = j->par.zero >= 1 ? (double)sh.dense / (double)fs_work_dp_group(j, 0) +
+                                      (double)sh.expert / (double)fs_work_dp_group(j, 1)
+                                : held;
+  double D = (double)j->model.dtype_bytes, lowp = j->model.dtype_bytes < 4;
+  double bytes = upd * (32 + (lowp ? D : 0)) + (lowp ? held * (4 + D) : 0);
+  return fs_compute_mem_s(&j->hw, bytes);
+}

@@ -1,0 +1,11 @@
+/* tests of the compute module (per-operation roofline, presets) */
+X(test_compute_gemm_compute_bound)
+X(test_compute_gemm_memory_bound)
+X(test_compute_gemm_wave_quantization)
+X(test_compute_flops_published_formulas)
+X(test_compute_layer_time_bounds)
+X(test_compute_presets_parse_and_override)
+X(test_compute_fp8_and_distributed_optimizer)
+X(test_compute_mfu_override_bit_for_bit)
+X(test_compute_cli_bad_jobs)
+X(test_compute_train_reports_hfu)

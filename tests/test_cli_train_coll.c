@@ -139,3 +139,32 @@ TEST(test_cli_coll_bad_input_exit_2) {
       test_fail(__FILE__, __LINE__, "'%s': exit %d, output:\n%s", bad[i], st, out);
   }
 }
+
+/* nccl-tests' -b/-e/-f sweep and a single --size. */
+static int csv_rows(const char *out) {
+  int n = -1; /* the header line */
+  for (const char *p = out; *p; p++) n += *p == '\n';
+  return n;
+}
+
+TEST(test_cli_coll_nccl_tests_sizes) {
+  static char out[16384];
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 1K -e 16K -f 2 "
+                            "--format csv", "2>&1", out, sizeof(out)), 0);
+  CHECK_EQ_INT(csv_rows(out), 5); /* 1K 2K 4K 8K 16K */
+  CHECK(strncmp(strchr(out, '\n') + 1, "1024,", 5) == 0);
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 1K -e 1M -f 32 "
+                            "--format csv", "2>&1", out, sizeof(out)), 0);
+  CHECK_EQ_INT(csv_rows(out), 3); /* 1K 32K 1M */
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 --size 1G "
+                            "--format csv", "2>&1", out, sizeof(out)), 0);
+  CHECK_EQ_INT(csv_rows(out), 1);
+  CHECK(strncmp(strchr(out, '\n') + 1, "1073741824,", 11) == 0);
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 8 -f 1", "2>&1",
+                            out, sizeof(out)), 2);
+  CHECK(strstr(out, "-f") != NULL);
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 8 --size 1G",
+                            "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 8M -e 1K",
+                            "2>&1", out, sizeof(out)), 2);
+}

@@ -32,9 +32,12 @@ static void help(FILE *f) {
           "  --ranks N          ranks on hosts 0..N-1 (or --ranks-file)\n"
           "  --ranks-file F     JSON array of host ids, one per rank\n"
           "  --topo SPEC        topology (e.g. fattree:k=8,gbps=100) or JSON file\n"
-          "  --size A:B         sizes A, 2A, 4A ... B (suffixes K M G = 2^10..)\n"
+          "  --size A:B         sizes A, 2A, 4A ... B (suffixes K M G = 2^10..);\n"
+          "                     --size S alone: that one size\n"
           "  --sizes L          comma-separated sizes\n"
           "                     (default --size 1K:1G)\n"
+          "  -b A -e B -f F     nccl-tests' habit: sizes A, A F, A F^2 ... up to B\n"
+          "                     (F > 1, default 2; -b and -e default to each other)\n"
           "  --chunks C         pipelining chunks (0 = algorithm default)\n"
           "  --channels K       parallel rings/trees\n"
           "  --root R           root rank (broadcast, reduce, sendrecv)\n"
@@ -173,6 +176,7 @@ static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t 
 int fs__cli_coll(int argc, char **argv) {
   const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
+  const char *begin_s = NULL, *end_s = NULL, *factor_s = NULL;
   const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL;
   int32_t ranks = 0;
   fs_coll_params prm;
@@ -197,6 +201,9 @@ int fs__cli_coll(int argc, char **argv) {
     else if (strcmp(a, "--routing") == 0) routing = v;
     else if (strcmp(a, "--size") == 0) size_range = v;
     else if (strcmp(a, "--sizes") == 0) size_list = v;
+    else if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0) begin_s = v;
+    else if (strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) end_s = v;
+    else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) factor_s = v;
     else if (strcmp(a, "--transport") == 0) transport_s = v;
     else if (strcmp(a, "--connections") == 0) connections_s = v;
     else if (strcmp(a, "--ranks") == 0) {
@@ -253,7 +260,9 @@ int fs__cli_coll(int argc, char **argv) {
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
           : strcmp(format, "csv") == 0 ? 2 : -1;
   if (fmt < 0) return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
-  if (size_range && size_list) return fs__cli_usage("coll", "give --size or --sizes, not both");
+  int nccl_style = begin_s || end_s || factor_s;
+  if ((size_range != NULL) + (size_list != NULL) + nccl_style > 1)
+    return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
 
   sizes z = {NULL, 0, 0};
   if (size_list) {
@@ -267,6 +276,22 @@ int fs__cli_coll(int argc, char **argv) {
       }
       add_size(&z, v);
     }
+  } else if (nccl_style) {
+    double lo, hi, f = 2;
+    const char *b = begin_s ? begin_s : end_s, *e = end_s ? end_s : begin_s;
+    if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
+    if (parse_size(b, &lo) || !(lo > 0))
+      return fs__cli_usage("coll", "-b must be a size > 0, got '%s'", b);
+    if (parse_size(e, &hi) || hi < lo)
+      return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
+    if (factor_s && (fs__cli_parse_double(factor_s, 1, 1e9, &f) || !(f > 1)))
+      return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", factor_s);
+    for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 4096; v *= f) add_size(&z, floor(v));
+  } else if (size_range && !strchr(size_range, ':')) {
+    double v;
+    if (parse_size(size_range, &v) || !(v > 0))
+      return fs__cli_usage("coll", "--size must be a size > 0 or MIN:MAX, got '%s'", size_range);
+    add_size(&z, v);
   } else {
     const char *range = size_range ? size_range : "1K:1G";
     char lo_s[64], hi_s[64];

@@ -7,7 +7,8 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow -Werror
 CFLAGS  ?=
-ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude $(CFLAGS)
+# -fPIC: the same objects make the static and the shared library
+ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) -Iinclude $(CFLAGS)
 LDLIBS  := -lcjson -lglpk -lm
 FUZZ_SECONDS ?= 60
 
@@ -23,13 +24,15 @@ CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libfabricsim.a
+SOVER     := 0
+SHLIB     := $(BUILD)/libfabricsim.so.$(SOVER)
 BIN       := $(BUILD)/fabricsim
 TESTBIN   := $(BUILD)/fabricsim-tests
 BENCHBIN  := $(BUILD)/fabricsim-bench
 
-.PHONY: all demo test sanitize bench fuzz install clean help deps
+.PHONY: all demo test sanitize bench fuzz install api-check clean help deps
 
-all: $(BIN) $(TESTBIN)
+all: $(BIN) $(TESTBIN) $(SHLIB)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -38,6 +41,9 @@ $(BUILD)/%.o: %.c
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libfabricsim.so.$(SOVER) -o $@ $^ $(LDLIBS)
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(ALLCFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
@@ -87,11 +93,26 @@ fuzz:
 	$(BUILD)/fuzz/fuzz-scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -timeout=10 -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus
 
-install: $(BIN) $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fabricsim
+# The CLI, both libraries, the headers and a pkg-config file:
+# `pkg-config --cflags --libs fabricsim` (examples/api.c builds with it;
+# `make api-check` installs into a scratch prefix and tries).
+LIBDIR ?= $(PREFIX)/lib
+install: $(BIN) $(LIB) $(SHLIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/fabricsim
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fabricsim
-	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libfabricsim.a
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libfabricsim.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libfabricsim.so.$(SOVER)
+	ln -sf libfabricsim.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfabricsim.so
 	install -m 644 include/fabricsim/*.h $(DESTDIR)$(PREFIX)/include/fabricsim/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' scripts/fabricsim.pc.in \
+	  > $(DESTDIR)$(LIBDIR)/pkgconfig/fabricsim.pc
+
+api-check:
+	@rm -rf $(BUILD)/api-prefix
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/api-prefix >/dev/null
+	PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib/pkgconfig sh -c \
+	  '$(CC) -std=c11 -Wall -Wextra -Werror -o $(BUILD)/api examples/api.c $$(pkg-config --cflags --libs fabricsim)'
+	LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib $(BUILD)/api
 
 clean:
 	rm -rf build build-san build-clang
@@ -102,6 +123,7 @@ help:
 	@echo "make sanitize  the tests under ASan + UBSan"
 	@echo "make bench     benchmarks (print wall time, events/s, peak RSS)"
 	@echo "make fuzz      fuzz the parsers for FUZZ_SECONDS (default 60)"
-	@echo "make install   install to PREFIX (default /usr/local)"
+	@echo "make install   install to PREFIX (default /usr/local): CLI, libfabricsim.a/.so, headers, fabricsim.pc"
+	@echo "make api-check install into build/api-prefix and build examples/api.c against it"
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

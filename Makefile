@@ -9,12 +9,13 @@ WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow -Werr
 CFLAGS  ?=
 # -fPIC: the same objects make the static and the shared library
 ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) -Iinclude $(CFLAGS)
-LDLIBS  := -lcjson -lglpk -lm
+LDLIBS  := -lcjson -lglpk -lsqlite3 -lm
 FUZZ_SECONDS ?= 60
 
 LIB_SRC   := $(sort $(wildcard src/base/*.c src/topo/*.c src/route/*.c \
                src/sim/*.c src/scenario/*.c src/report/*.c \
-               src/coll/*.c src/work/*.c src/optical/*.c src/ctl/*.c))
+               src/coll/*.c src/work/*.c src/optical/*.c src/ctl/*.c \
+               src/sweep/*.c))
 CLI_SRC   := $(sort $(wildcard src/cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))

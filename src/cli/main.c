@@ -39,6 +39,8 @@ static void usage(FILE *f) {
           "                         style cube slices (tpu)\n"
           "  wan SUB ...            optical networks between data centres: lightpath\n"
           "                         provisioning (provision), cross-site training (train)\n"
+          "  sweep SWEEP.json --db F  run a parameter sweep (-j N processes, or MPI)\n"
+          "                         into SQLite; resumable\n"
           "  version                print the version\n"
           "\n"
           "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
@@ -58,6 +60,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "route") == 0) return fs__cli_route(argc - 2, argv + 2);
   if (strcmp(cmd, "ocs") == 0) return fs__cli_ocs(argc - 2, argv + 2);
   if (strcmp(cmd, "wan") == 0) return fs__cli_wan(argc - 2, argv + 2);
+  if (strcmp(cmd, "sweep") == 0) return fs__cli_sweep(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

@@ -7,8 +7,16 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow -Werror
 CFLAGS  ?=
+# make MPI=1: the same build with mpicc into build-mpi, whose `sweep` runs
+# under mpirun (rank 0 hands out the points and writes the database).
+ifeq ($(MPI),1)
+CC      := mpicc
+BUILD   := build-mpi
+ALLCFLAGS_MPI := -DFS_MPI
+endif
+
 # -fPIC: the same objects make the static and the shared library
-ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) -Iinclude $(CFLAGS)
+ALLCFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) -Iinclude $(ALLCFLAGS_MPI) $(CFLAGS)
 LDLIBS  := -lcjson -lglpk -lsqlite3 -lm
 FUZZ_SECONDS ?= 60
 
@@ -81,6 +89,7 @@ sanitize:
 
 bench: $(BENCHBIN) $(BIN)
 	$(BENCHBIN)
+	scripts/bench-sweep.sh
 
 # libFuzzer on the scenario and topology parsers (needs clang).
 fuzz:
@@ -116,7 +125,7 @@ api-check:
 	LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib $(BUILD)/api
 
 clean:
-	rm -rf build build-san build-clang
+	rm -rf build build-san build-clang build-mpi
 
 help:
 	@echo "make demo      install missing packages, build, run the bundled example"

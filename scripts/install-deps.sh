@@ -17,6 +17,13 @@ if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
   done
 fi
 
+# OpenMPI for `make MPI=1` (sweeps across machines); CI asks for it.
+if [ "${FABRICSIM_MPI:-0}" = 1 ]; then
+  for pkg in libopenmpi-dev openmpi-bin; do
+    have_pkg "$pkg" || need="$need $pkg"
+  done
+fi
+
 if [ -z "$need" ]; then
   exit 0
 fi

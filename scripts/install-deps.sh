@@ -6,7 +6,7 @@ set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-for pkg in make gcc libcjson-dev libglpk-dev libsqlite3-dev pkg-config; do
+for pkg in make gcc libcjson-dev libglpk-dev libsqlite3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler; do
   have_pkg "$pkg" || need="$need $pkg"
 done
 # clang builds the fuzzer (make fuzz) and is the second compiler in CI;

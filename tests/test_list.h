@@ -26,3 +26,4 @@
 #include "list_symm.h"
 #include "list_train_all.h"
 #include "list_sweep.h"
+#include "list_chakra.h"

@@ -155,5 +155,7 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r);
  * parallel rank 0 device): compute, TP, EP slices, pipeline sends and DP
  * collectives. */
 int fs_train_write_trace(FILE *f, const fs_train *tr);
+/* The iteration's simulation (its DAG; results after fs_train_run). */
+const fs_sim *fs_train_sim(const fs_train *tr);
 
 #endif

@@ -21,6 +21,7 @@ int fs__cli_ocs_schedule(int argc, char **argv); /* ocs_schedule.c */
 int fs__cli_ocs_tpu(int argc, char **argv);      /* ocs_tpu.c */
 int fs__cli_wan(int argc, char **argv);          /* wan.c */
 int fs__cli_sweep(int argc, char **argv);        /* sweep.c */
+int fs__cli_chakra(int argc, char **argv);       /* chakra.c */
 
 /* The progress line of long runs (progress.c): start it, pass
  * fs__cli_progress_hook with the state as fs_sim_opts.progress, end it. */

@@ -41,6 +41,7 @@ static void usage(FILE *f) {
           "                         provisioning (provision), cross-site training (train)\n"
           "  sweep SWEEP.json --db F  run a parameter sweep (-j N processes, or MPI)\n"
           "                         into SQLite; resumable\n"
+          "  chakra PREFIX --topo S simulate MLCommons Chakra execution traces\n"
           "  version                print the version\n"
           "\n"
           "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "ocs") == 0) return fs__cli_ocs(argc - 2, argv + 2);
   if (strcmp(cmd, "wan") == 0) return fs__cli_wan(argc - 2, argv + 2);
   if (strcmp(cmd, "sweep") == 0) return fs__cli_sweep(argc - 2, argv + 2);
+  if (strcmp(cmd, "chakra") == 0) return fs__cli_chakra(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;

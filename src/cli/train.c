@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fabricsim/chakra.h"
 #include "fabricsim/train.h"
 
 #define MAX_JOBS 64
@@ -38,6 +39,8 @@ static void help(FILE *f) {
           "                      engine (fabricsim sim --help); overrides the file's\n"
           "  --connections new|persistent  tcp: persistent (default: NCCL connects\n"
           "                      once) or a new connection per message\n"
+          "  --export-chakra DIR write the iteration as MLCommons Chakra traces\n"
+          "                      DIR/trace.<rank>.et (every rank; TP as messages)\n"
           "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
           "                      (default) or the fastest simulated alone\n"
           "  --buckets N         data-parallel collectives per model chunk at most\n"
@@ -81,7 +84,7 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 
 int fs__cli_train(int argc, char **argv) {
   const char *in[MAX_JOBS], *format = "text", *trace = NULL;
-  const char *transport = NULL, *connections = NULL;
+  const char *transport = NULL, *connections = NULL, *chakra_dir = NULL;
   int32_t n_in = 0;
   fs_train_opts opts = {0};
   for (int i = 0; i < argc; i++) {
@@ -93,6 +96,8 @@ int fs__cli_train(int argc, char **argv) {
       format = argv[++i];
     } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
       trace = argv[++i];
+    } else if (strcmp(a, "--export-chakra") == 0 && i + 1 < argc) {
+      chakra_dir = argv[++i];
     } else if (strcmp(a, "--free-comm") == 0) {
       opts.free_comm = 1;
     } else if (strcmp(a, "--comm") == 0 && i + 1 < argc) {
@@ -134,6 +139,12 @@ int fs__cli_train(int argc, char **argv) {
     return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
   int json = strcmp(format, "json") == 0;
   if (trace) opts.no_symmetry = 1; /* the trace's link utilisation needs every link */
+  if (chakra_dir && n_in > 1)
+    return fs__cli_usage("train", "--export-chakra takes one job file, got %d", n_in);
+  if (chakra_dir) { /* every rank's own traffic, TP as messages */
+    opts.no_symmetry = 1;
+    opts.tp_flows = 1;
+  }
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};
@@ -166,6 +177,17 @@ int fs__cli_train(int argc, char **argv) {
     goto out;
   }
   if (trace && (status = write_trace(trace, tr))) goto out;
+  if (chakra_dir) {
+    char prefix[512];
+    snprintf(prefix, sizeof(prefix), "%s/trace", chakra_dir);
+    const fs_sim *sim = fs_train_sim(tr);
+    if (fs_chakra_write_sim(sim, fs_sim_topo(sim)->n_hosts, prefix, &err)) {
+      status = fs__cli_fail(&err);
+      goto out;
+    }
+    fprintf(stderr, "fabricsim train: Chakra traces in %s.<rank>.et (%d ranks)\n", prefix,
+            fs_sim_topo(sim)->n_hosts);
+  }
   if (n_in > 1)
     rc = print_cluster(jobs, n_in, res, json);
   else

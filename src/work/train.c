@@ -1971,6 +1971,8 @@ static int link_util_tracks(fs_trace *t, const fs_train *tr, int pid) {
   return 0;
 }
 
+const fs_sim *fs_train_sim(const fs_train *tr) { return tr->sim; }
+
 int fs_train_write_trace(FILE *f, const fs_train *tr) {
   fs_trace t;
   fs_trace_begin(&t, f);

@@ -1,0 +1,4 @@
+/* tests of the Chakra trace reader and writer (test_chakra.c), in order */
+X(test_chakra_microbenchmarks_match_closed_forms)
+X(test_chakra_train_round_trip)
+X(test_chakra_bad_traces_exit_2)

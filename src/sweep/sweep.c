@@ -375,6 +375,6 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   fs_scenario_free(sc);
   if (rc == FS_ENOMEM) return rc;
   out->ok = rc == 0;
-  if (rc) snprintf(out->error, sizeof(out->error), "%s", err.msg);
+  if (rc) snprintf(out->error, sizeof(out->error), "%.*s", (int)sizeof(out->error) - 1, err.msg);
   return 0;
 }

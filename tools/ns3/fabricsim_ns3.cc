@@ -48,8 +48,8 @@ namespace {
 
 constexpr uint32_t kMtu = 9000;
 constexpr uint32_t kIpHeader = 20;
-constexpr uint32_t kTcpHeader = 32; // 20 + 12 bytes of timestamp option
-constexpr uint32_t kSegment = kMtu - kIpHeader - kTcpHeader; // 8948
+constexpr uint32_t kTcpHeader = 20; // no options: timestamps off (ns-3 stamps in ms)
+constexpr uint32_t kSegment = kMtu - kIpHeader - kTcpHeader; // 8960
 constexpr uint16_t kPort = 5000;
 
 struct Link {
@@ -58,6 +58,7 @@ struct Link {
   int64_t latency_ns;
   int32_t reverse = -1;     // the opposite link of the same cable (channel)
   Ptr<NetDevice> dev;       // transmitting device (on `from`)
+  Ptr<QueueDisc> qdisc;     // its root queue disc
   uint32_t ifindex = 0;     // its Ipv4 interface on `from`
 };
 
@@ -270,7 +271,7 @@ void CheckReverses(const std::string &file, Run *r) {
   }
 }
 
-void Build(Run *r, double k100) {
+void Build(Run *r, double k100, bool host_fifo) {
   r->nodes.Create((uint32_t)r->kinds.size());
   InternetStackHelper stack;
   Ipv4StaticRoutingHelper static_routing;
@@ -293,7 +294,7 @@ void Build(Run *r, double k100) {
     b.dev = d.Get(1);
     for (Link *x : {&l, &b}) {
       TrafficControlHelper tc;
-      if (r->kinds[x->from]) {
+      if (host_fifo && r->kinds[x->from]) {
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
       } else {
         double k = k100 * (double)x->bps / 100e9;
@@ -305,7 +306,7 @@ void Build(Run *r, double k100) {
                             DataRateValue(DataRate(x->bps)), "LinkDelay",
                             TimeValue(NanoSeconds(x->latency_ns)));
       }
-      tc.Install(x->dev);
+      x->qdisc = tc.Install(x->dev).Get(0);
     }
     addr.Assign(d);
     addr.NewNetwork();
@@ -360,9 +361,19 @@ int main(int argc, char **argv) {
   cmd.AddValue("out", "the result file (default: stdout)", out);
   cmd.AddValue("k100", "RED/ECN marking threshold K in packets at 100 Gb/s (scaled with the rate)", k100);
   cmd.AddValue("max-seconds", "give up after this much simulated time", max_s);
+  bool verbose = false;
+  std::string host_queue = "red";
+  cmd.AddValue("host-queue", "queue of host and NIC ports: red (ECN-marking, as switches) or fifo",
+               host_queue);
+  cmd.AddValue("verbose", "print each queue's drops and ECN marks on stderr", verbose);
   cmd.Parse(argc, argv);
   if (in.empty()) {
     std::fprintf(stderr, "fabricsim-ns3: --in=FILE is required\n");
+    return 2;
+  }
+  if (host_queue != "red" && host_queue != "fifo") {
+    std::fprintf(stderr, "fabricsim-ns3: --host-queue must be red or fifo, got '%s'\n",
+                 host_queue.c_str());
     return 2;
   }
   if (!(k100 > 0) || !(max_s > 0)) {
@@ -380,11 +391,13 @@ int main(int argc, char **argv) {
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
   Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
   Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
 
   Run r;
   Parse(in, &r);
   CheckReverses(in, &r);
-  Build(&r, k100);
+  Build(&r, k100, host_queue == "fifo");
   r.remaining = (int32_t)r.items.size();
   for (int32_t i = 0; i < (int32_t)r.items.size(); i++)
     if (r.items[i].waiting == 0) Ready(&r, i);
@@ -399,6 +412,17 @@ int main(int argc, char **argv) {
     Simulator::Destroy();
     return 1;
   }
+  if (verbose)
+    for (size_t i = 0; i < r.links.size(); i++) {
+      const QueueDisc::Stats &st = r.links[i].qdisc->GetStats();
+      uint32_t marks = st.GetNMarkedPackets(RedQueueDisc::UNFORCED_MARK) +
+                       st.GetNMarkedPackets(RedQueueDisc::FORCED_MARK);
+      uint32_t dev_drops =
+          DynamicCast<PointToPointNetDevice>(r.links[i].dev)->GetQueue()->GetTotalDroppedPackets();
+      if (st.nTotalDroppedPackets || marks || dev_drops)
+        std::fprintf(stderr, "fabricsim-ns3: link %zu (%d -> %d): %u dropped, %u ECN-marked, %u dropped by the device\n",
+                     i, r.links[i].from, r.links[i].to, st.nTotalDroppedPackets, marks, dev_drops);
+    }
   FILE *f = out.empty() ? stdout : std::fopen(out.c_str(), "w");
   if (!f) {
     std::fprintf(stderr, "fabricsim-ns3: %s: cannot write: %s\n", out.c_str(), std::strerror(errno));

@@ -23,3 +23,4 @@
 #include "list_scenario_ctl.h"
 #include "list_symm.h"
 #include "list_train_all.h"
+#include "list_ns3.h"

@@ -41,7 +41,7 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                       sc->file);
   if (sc->n_failures > 0)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: $.failures: the ns-3 backend has no routing control, got %d failure(s)",
+                      "%s: $.failures: the ns-3 backend has no routing control, got %d failed cable(s)",
                       sc->file, sc->n_failures);
   if (sc->mode == FS_ROUTE_SPRAY)
     return fs_err_set(err, FS_EINVAL,

@@ -5,11 +5,15 @@
 // the path fabricsim routed them on, tasks, dependencies), builds the same
 // network in ns-3 3.37 and runs the DAG: point-to-point links with the given
 // rate and delay (one full-duplex channel per pair of opposite links), TCP
-// DCTCP with ECN, a RED queue that marks at K packets on every switch port
-// (K = k100 packets at 100 Gb/s, scaled linearly with the port rate; host
-// ports have a FIFO), MTU 9000. Each flow is its own TCP connection (new:
-// the handshake is part of its time), from a source address S_f on its
-// source host to a destination address D_f on its destination host; every
+// DCTCP with ECN, a RED queue that marks at K packets on every port (K =
+// k100 packets at 100 Gb/s, 65 by default, scaled linearly with the port
+// rate; --host-queue fifo gives host and NIC ports a FIFO instead), MTU
+// 9000, segments of 8960 bytes (IP and TCP headers of 20 bytes each, no
+// timestamps: ns-3 stamps in milliseconds), an ACK per segment, minimum
+// RTO 1 ms, 16 MiB socket buffers, no drops (100000-packet queues). Each
+// flow is its own TCP connection (a new one: the handshake is part of its
+// time), from a source address S_f on its source host to a destination
+// address D_f on its destination host (one /30 a flow); every
 // node on the path gets the host route D_f -> the next link, and every node
 // on the reverse path S_f -> the reverse link, so data follows exactly the
 // given path and ACKs its reverse, and two flows of one host pair can take

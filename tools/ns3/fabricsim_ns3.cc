@@ -5,9 +5,10 @@
 // the path fabricsim routed them on, tasks, dependencies), builds the same
 // network in ns-3 3.37 and runs the DAG: point-to-point links with the given
 // rate and delay (one full-duplex channel per pair of opposite links), TCP
-// DCTCP with ECN, a RED queue that marks at K packets on every port (K =
-// k100 packets at 100 Gb/s, 65 by default, scaled linearly with the port
-// rate; --host-queue fifo gives host and NIC ports a FIFO instead), MTU
+// DCTCP with ECN, a RED queue that marks at K packets on every switch
+// port (K = k100 packets at 100 Gb/s, 65 by default, scaled linearly with
+// the port rate), per-flow fair queues on host and NIC ports (fq, marking
+// after K packets' time; --host-queue red|fifo for the alternatives), MTU
 // 9000, segments of 8960 bytes (IP and TCP headers of 20 bytes each, no
 // timestamps: ns-3 stamps in milliseconds), an ACK per segment, minimum
 // RTO 1 ms, 16 MiB socket buffers, no drops (100000-packet queues). Each
@@ -275,7 +276,7 @@ void CheckReverses(const std::string &file, Run *r) {
   }
 }
 
-void Build(Run *r, double k100, bool host_fifo) {
+void Build(Run *r, double k100, const std::string &host_queue) {
   r->nodes.Create((uint32_t)r->kinds.size());
   InternetStackHelper stack;
   Ipv4StaticRoutingHelper static_routing;
@@ -298,11 +299,19 @@ void Build(Run *r, double k100, bool host_fifo) {
     b.dev = d.Get(1);
     for (Link *x : {&l, &b}) {
       TrafficControlHelper tc;
-      if (host_fifo && r->kinds[x->from]) {
+      double k = k100 * (double)x->bps / 100e9;
+      if (k < 1) k = 1;
+      if (host_queue == "fifo" && r->kinds[x->from]) {
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
+      } else if (host_queue == "fq" && r->kinds[x->from]) {
+        // Per-flow queues served round robin (a host's fq): an ACK does not
+        // wait behind the host's own bulk data. ECN-marks at the sojourn
+        // time of K full packets; CoDel's own drop law never acts (1 s).
+        double ce_s = k * (kMtu + 2) * 8.0 / (double)x->bps;
+        tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(true), "CeThreshold",
+                            TimeValue(Seconds(ce_s)), "Target", StringValue("1s"), "Interval",
+                            StringValue("10s"), "MaxSize", StringValue("100000p"));
       } else {
-        double k = k100 * (double)x->bps / 100e9;
-        if (k < 1) k = 1;
         tc.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
                             BooleanValue(false), "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k),
                             "QW", DoubleValue(1.0), "MeanPktSize", UintegerValue(kMtu),
@@ -366,8 +375,9 @@ int main(int argc, char **argv) {
   cmd.AddValue("k100", "RED/ECN marking threshold K in packets at 100 Gb/s (scaled with the rate)", k100);
   cmd.AddValue("max-seconds", "give up after this much simulated time", max_s);
   bool verbose = false;
-  std::string host_queue = "red";
-  cmd.AddValue("host-queue", "queue of host and NIC ports: red (ECN-marking, as switches) or fifo",
+  std::string host_queue = "fq";
+  cmd.AddValue("host-queue",
+               "queue of host and NIC ports: fq (per-flow, ECN at K), red (as switches) or fifo",
                host_queue);
   cmd.AddValue("verbose", "print each queue's drops and ECN marks on stderr", verbose);
   cmd.Parse(argc, argv);
@@ -375,8 +385,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "fabricsim-ns3: --in=FILE is required\n");
     return 2;
   }
-  if (host_queue != "red" && host_queue != "fifo") {
-    std::fprintf(stderr, "fabricsim-ns3: --host-queue must be red or fifo, got '%s'\n",
+  if (host_queue != "fq" && host_queue != "red" && host_queue != "fifo") {
+    std::fprintf(stderr, "fabricsim-ns3: --host-queue must be fq, red or fifo, got '%s'\n",
                  host_queue.c_str());
     return 2;
   }
@@ -401,7 +411,7 @@ int main(int argc, char **argv) {
   Run r;
   Parse(in, &r);
   CheckReverses(in, &r);
-  Build(&r, k100, host_queue == "fifo");
+  Build(&r, k100, host_queue);
   r.remaining = (int32_t)r.items.size();
   for (int32_t i = 0; i < (int32_t)r.items.size(); i++)
     if (r.items[i].waiting == 0) Ready(&r, i);
@@ -419,8 +429,7 @@ int main(int argc, char **argv) {
   if (verbose)
     for (size_t i = 0; i < r.links.size(); i++) {
       const QueueDisc::Stats &st = r.links[i].qdisc->GetStats();
-      uint32_t marks = st.GetNMarkedPackets(RedQueueDisc::UNFORCED_MARK) +
-                       st.GetNMarkedPackets(RedQueueDisc::FORCED_MARK);
+      uint32_t marks = st.nTotalMarkedPackets;
       uint32_t dev_drops =
           DynamicCast<PointToPointNetDevice>(r.links[i].dev)->GetQueue()->GetTotalDroppedPackets();
       if (st.nTotalDroppedPackets || marks || dev_drops)

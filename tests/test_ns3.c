@@ -119,9 +119,8 @@ TEST(test_ns3_bad_results_name_the_line_and_change_nothing) {
   fs_scenario *sc = star("shortest", "", 1);
   if (!sc) return;
   double before = fs_sim_makespan_s(sc->sim), a_fin = fs_sim_finish_s(sc->sim, 0);
-  static const struct {
-    const char *text, *want;
-  } cases[] = {
+  /* {result text, expected part of the message} */
+  static const char *const cases[][2] = {
       {"nonsense\n", "out.txt:1: expected 'fabricsim-ns3-result 1'"},
       {"fabricsim-ns3-result 2\nend\n", "out.txt:1: expected"},
       {"fabricsim-ns3-result 1\nitem 0 1 2\nitem 1 1 2\n", "out.txt: truncated: no 'end' line"},
@@ -136,10 +135,11 @@ TEST(test_ns3_bad_results_name_the_line_and_change_nothing) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_err err = {0, ""};
-    int rc = fs_ns3_read(cases[i].text, strlen(cases[i].text), "out.txt", sc, &err);
-    if (rc != FS_EINVAL || !strstr(err.msg, cases[i].want))
+    const char *text = cases[i][0], *want = cases[i][1];
+    int rc = fs_ns3_read(text, strlen(text), "out.txt", sc, &err);
+    if (rc != FS_EINVAL || !strstr(err.msg, want))
       test_fail(__FILE__, __LINE__, "case %zu: expected FS_EINVAL with '%s', got %d '%s'", i,
-                cases[i].want, rc, err.msg);
+                want, rc, err.msg);
   }
   CHECK_REL(fs_sim_makespan_s(sc->sim), before, 0, "s");
   CHECK_REL(fs_sim_finish_s(sc->sim, 0), a_fin, 0, "s");
@@ -232,35 +232,32 @@ TEST(test_ns3_cli_round_trip_and_refusals) {
                0);
   CHECK_EQ_INT(write_file(refuse, "#!/bin/sh\necho 'fabricsim-ns3: no' >&2\nexit 2\n", 1), 0);
 
-  setenv("FABRICSIM_NS3", fake, 1);
-  snprintf(args, sizeof(args), "sim '%s' --backend ns3", scen);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 0);
-  CHECK(strstr(out, "\"makespan_ns\":5500,") != NULL);
-  CHECK(strstr(out, "{\"id\":\"b\",\"src\":2,\"dst\":1,\"bytes\":0,\"start_ns\":3000,"
-                    "\"finish_ns\":5000,\"fct_ns\":2000,\"path\":[2,3,1]}") != NULL);
-  snprintf(args, sizeof(args), "sim '%s' --backend ns3 --format csv", scen);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 0);
-  CHECK(strstr(out, "a,0,1,1000,0,3000,3000,1,0 3 1\n") != NULL);
-  snprintf(args, sizeof(args), "sim '%s' --backend ns3 --summary", scen);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 0);
-  CHECK(strstr(out, "makespan:        5.5 us") != NULL);
-  CHECK(strstr(out, "backend:         ns-3") != NULL);
-  /* Refusals: spray, a bad backend, a program that refuses, none at all. */
-  snprintf(args, sizeof(args), "sim '%s' --backend ns3 --routing spray", scen);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
-  CHECK(strstr(out, "$.routing.mode: the ns-3 backend pins each flow to one path") != NULL);
+  /* {program, options, exit status, part of the output} */
+  const char *const cases[][4] = {
+      {fake, "", "0", "\"makespan_ns\":5500,"},
+      {fake, "", "0",
+       "{\"id\":\"b\",\"src\":2,\"dst\":1,\"bytes\":0,\"start_ns\":3000,"
+       "\"finish_ns\":5000,\"fct_ns\":2000,\"path\":[2,3,1]}"},
+      {fake, "--format csv", "0", "a,0,1,1000,0,3000,3000,1,0 3 1\n"},
+      {fake, "--summary", "0", "makespan:        5.5 us"},
+      {fake, "--summary", "0", "backend:         ns-3"},
+      {fake, "--routing spray", "2", "$.routing.mode: the ns-3 backend pins each flow to one path"},
+      {refuse, "", "2", "fabricsim-ns3: no\n"},
+      {refuse, "", "2", "refused the scenario (exit 2"},
+      {"/no/such/fabricsim-ns3", "", "2",
+       "fabricsim: --backend ns3: the ns-3 program '/no/such/fabricsim-ns3' is missing: run 'make ns3'"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    setenv("FABRICSIM_NS3", cases[i][0], 1);
+    snprintf(args, sizeof(args), "sim '%s' --backend ns3 %s", scen, cases[i][1]);
+    int st = test_run_cli(args, "2>&1", out, sizeof(out));
+    if (st != atoi(cases[i][2]) || !strstr(out, cases[i][3]))
+      test_fail(__FILE__, __LINE__, "'%s' with %s: expected exit %s and '%s', got %d:\n%s", args,
+                cases[i][0], cases[i][2], cases[i][3], st, out);
+  }
   snprintf(args, sizeof(args), "sim '%s' --backend omnet", scen);
   CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "--backend must be fluid or ns3, got 'omnet'") != NULL);
-  setenv("FABRICSIM_NS3", refuse, 1);
-  snprintf(args, sizeof(args), "sim '%s' --backend ns3", scen);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
-  CHECK(strstr(out, "fabricsim-ns3: no\n") != NULL);
-  CHECK(strstr(out, "refused the scenario (exit 2") != NULL);
-  setenv("FABRICSIM_NS3", "/no/such/fabricsim-ns3", 1);
-  CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
-  CHECK(strstr(out, "fabricsim: --backend ns3: the ns-3 program '/no/such/fabricsim-ns3' is "
-                    "missing: run 'make ns3'") != NULL);
   unsetenv("FABRICSIM_NS3");
   remove(scen);
   remove(fake);

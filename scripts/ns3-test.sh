@@ -39,6 +39,20 @@ for c in incast16 ring-64k; do
 done
 "$bin" sim validation/ring-64k.json --backend ns3 >"$dir/ring-64k.again.json"
 
+# The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
+ns3=$(dirname "$bin")/fabricsim-ns3
+printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
+  'link 0 0 2 100000000000 1000 1' 'link 1 2 0 100000000000 1000 0' \
+  'link 2 1 2 100000000000 1000 3' 'link 3 2 1 100000000000 1000 2' \
+  'flow 0 0 1 1000 0 2 0 2 1 0 3' 'flow 1 1 0 1000 0 2 1 2 0 2 1' >"$dir/ok.txt"
+sed 's/^end$/dep 0 1 sent\nend/' "$dir/ok.txt" >"$dir/sent.txt"
+sed 's/^flow 1 1 0 1000 0 2 1 2 0 2 1$/flow 1 1 0 1000 0 2 1 2 0 2 3/' "$dir/ok.txt" >"$dir/offpath.txt"
+for c in ok sent offpath; do
+  st=0
+  "$ns3" --in="$dir/$c.txt" --out="$dir/$c.out" 2>"$dir/$c.err" || st=$?
+  echo "$st" >"$dir/$c.status"
+done
+
 python3 - "$dir" <<'EOF'
 import json
 import math
@@ -102,6 +116,18 @@ check("incast16 makespan within 5% of the fluid one", abs(ns3 - fluid) / fluid <
 a, b = load("ring-64k.ns3"), load("ring-64k.again")
 check("deterministic: two ns-3 runs give the same output", a == b,
       "makespan %.0f and %.0f ns" % (a["makespan_ns"], b["makespan_ns"]))
+def status(c):
+    return int(open("%s/%s.status" % (d, c)).read()), open("%s/%s.err" % (d, c)).read().strip()
+
+
+st, msg = status("ok")
+check("a hand-written exchange file runs", st == 0, "exit %d %s" % (st, msg))
+st, msg = status("sent")
+check("'sent' dependencies are refused (exit 2)", st == 2 and "'sent' dependencies" in msg,
+      "exit %d: %s" % (st, msg))
+st, msg = status("offpath")
+check("a path whose links do not join its hosts is refused (exit 2)",
+      st == 2 and "flow 1: path does not join its hosts" in msg, "exit %d: %s" % (st, msg))
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF

@@ -43,7 +43,7 @@ BIN       := $(BUILD)/fabricsim
 TESTBIN   := $(BUILD)/fabricsim-tests
 BENCHBIN  := $(BUILD)/fabricsim-bench
 
-.PHONY: all demo test sanitize bench fuzz install api-check clean help deps
+.PHONY: all demo test sanitize bench fuzz install api-check clean help deps ns3 ns3-test
 
 all: $(BIN) $(TESTBIN) $(SHLIB)
 
@@ -82,6 +82,32 @@ $(TESTBIN): $(TEST_OBJ) $(LIB)
 
 $(BENCHBIN): $(BENCH_OBJ) $(LIB)
 	$(CC) $(ALLCFLAGS) -o $@ $(BENCH_OBJ) $(LIB) $(LDLIBS)
+
+# The ns-3 validation backend (`fabricsim sim --backend ns3`): a C++17
+# program, built only here, when ns-3 (Debian libns3-dev) is installed.
+# The libraries are named directly: Debian's ns3 .pc files also list
+# libgsl.so, which is only there with libgsl-dev.
+CXX       ?= c++
+NS3_MODS  := ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control
+NS3_LIBS  := -lns3-traffic-control -lns3-applications -lns3-point-to-point -lns3-internet \
+             -lns3-bridge -lns3-network -lns3-stats -lns3-core
+NS3BIN    := $(BUILD)/fabricsim-ns3
+
+ns3: $(BIN)
+	@if ! pkg-config --exists $(NS3_MODS) 2>/dev/null; then \
+	  echo "make ns3: ns-3 development files not found (pkg-config $(NS3_MODS))."; \
+	  echo "  install them with scripts/install-deps.sh (Debian package libns3-dev), then run make ns3 again."; \
+	  exit 1; fi
+	@$(MAKE) --no-print-directory $(NS3BIN)
+
+$(NS3BIN): tools/ns3/fabricsim_ns3.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Werror -o $@ $< $(NS3_LIBS)
+
+# The ns-3 checks: closed forms and agreement with the fluid engine on
+# small cases (scripts/ns3-test.sh); needs `make ns3`.
+ns3-test: ns3
+	scripts/ns3-test.sh $(BIN)
 
 deps:
 	@scripts/install-deps.sh
@@ -155,5 +181,7 @@ help:
 	@echo "make fuzz      fuzz the parsers for FUZZ_SECONDS (default 60)"
 	@echo "make install   install to PREFIX (default /usr/local): CLI, libfabricsim.a/.so, headers, fabricsim.pc"
 	@echo "make api-check install into build/api-prefix and build examples/api.c against it"
+	@echo "make ns3       the ns-3 validation backend build/fabricsim-ns3 (needs libns3-dev)"
+	@echo "make ns3-test  its checks (closed form, fluid agreement)"
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -10,9 +10,11 @@ for pkg in make gcc libcjson-dev libglpk-dev libsqlite3-dev pkg-config libprotob
   have_pkg "$pkg" || need="$need $pkg"
 done
 # clang builds the fuzzer (make fuzz) and is the second compiler in CI;
-# libclang-rt provides its sanitizer and libFuzzer runtimes.
+# libclang-rt provides its sanitizer and libFuzzer runtimes. ns-3 (with
+# g++, and pkg-config to find it) builds the packet-level validation
+# backend (make ns3; fabricsim sim --backend ns3).
 if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
-  for pkg in clang libclang-rt-dev; do
+  for pkg in clang libclang-rt-dev pkg-config libns3-dev; do
     have_pkg "$pkg" || need="$need $pkg"
   done
 fi

@@ -27,3 +27,4 @@
 #include "list_train_all.h"
 #include "list_sweep.h"
 #include "list_chakra.h"
+#include "list_ns3.h"

@@ -158,6 +158,15 @@ typedef struct fs_sim_counters {
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 
+/* After a run: replaces every item's start and finish time (arrays of
+ * fs_sim_n_items entries, seconds) and, if busy_s is not NULL, every link's
+ * busy time (n_links entries) with those of another backend (the ns-3
+ * validation backend, fabricsim/ns3.h); the makespan becomes the latest
+ * finish. Link bytes, routes and counters stay. 0, or FS_EINVAL if the
+ * simulation has not run (nothing is changed then). */
+int fs_sim_replace_times(fs_sim *s, const double *start_s, const double *finish_s,
+                         const double *busy_s, fs_err *err);
+
 /* ---- control during a run: timers, failures, re-routing ----
  *
  * A timer calls fn(ctx, s, now, err) when the clock reaches at_s (or now,

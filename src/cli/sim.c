@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fabricsim/ns3.h"
 #include "fabricsim/report.h"
 #include "fabricsim/scenario.h"
 
@@ -42,7 +43,26 @@ static void help(FILE *f) {
           "                      rdma (RoCEv2); overrides the file's \"transport\"\n"
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
+          "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
+          "                      routes run packet by packet in ns-3 (DCTCP; build it\n"
+          "                      with 'make ns3'; FABRICSIM_NS3 names the program;\n"
+          "                      single-path routing only, no control or failures)\n"
           "  --help              this text\n");
+}
+
+/* The ns-3 backend's program: $FABRICSIM_NS3, else fabricsim-ns3 next to
+ * this executable (build/ after `make ns3`). */
+static const char *ns3_program(char *buf, size_t cap) {
+  const char *env = getenv("FABRICSIM_NS3");
+  if (env && *env) return env;
+  ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+  if (n <= 0) return "fabricsim-ns3";
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  size_t dir = slash ? (size_t)(slash - buf) + 1 : 0;
+  if (dir + sizeof("fabricsim-ns3") > cap) return "fabricsim-ns3";
+  memcpy(buf + dir, "fabricsim-ns3", sizeof("fabricsim-ns3"));
+  return buf;
 }
 
 /* kind: 0 JSON results, 1 CSV, 2 trace. */
@@ -78,7 +98,7 @@ static int write_results(const fs_scenario *sc, const char *out, int kind) {
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
   const char *transport = NULL, *connections = NULL;
-  const char *trace = NULL;
+  const char *trace = NULL, *backend = "fluid";
   int summary = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -107,6 +127,9 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--seed") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
       seed = argv[++i];
+    } else if (strcmp(a, "--backend") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--backend needs fluid or ns3");
+      backend = argv[++i];
     } else if (strcmp(a, "--summary") == 0) {
       summary = 1;
     } else if (a[0] == '-' && a[1]) {
@@ -120,6 +143,9 @@ int fs__cli_sim(int argc, char **argv) {
   if (!in) return fs__cli_usage("sim", "missing SCENARIO.json");
   if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
     return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
+  if (strcmp(backend, "fluid") != 0 && strcmp(backend, "ns3") != 0)
+    return fs__cli_usage("sim", "--backend must be fluid or ns3, got '%s'", backend);
+  int ns3 = strcmp(backend, "ns3") == 0;
   fs_route_mode mode = FS_ROUTE_ECMP;
   if (routing && strcmp(routing, "optimized") != 0 && fs_route_mode_parse(routing, &mode))
     return fs__cli_usage("sim",
@@ -150,10 +176,18 @@ int fs__cli_sim(int argc, char **argv) {
     fs_scenario_free(sc);
     return rc;
   }
+  if (ns3 && fs_ns3_check(sc, &err)) {
+    fs_scenario_free(sc);
+    return fs__cli_fail(&err);
+  }
   fs_sim_opts opts = {0};
   opts.progress = fs__cli_progress_hook;
   opts.progress_ctx = &ps;
   rc = fs_scenario_run(sc, &opts, &err);
+  if (rc == 0 && ns3) {
+    char prog[4096];
+    rc = fs_ns3_run(sc, ns3_program(prog, sizeof(prog)), &err);
+  }
   fs__cli_progress_end(&ps);
   if (rc) {
     fs_scenario_free(sc);
@@ -165,6 +199,7 @@ int fs__cli_sim(int argc, char **argv) {
     status = write_results(sc, out, strcmp(format, "csv") == 0);
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
+    if (ns3) printf("backend:         ns-3 packet level (times above; engine counts are the routing run's)\n");
     printf("wall time:       %.3f s\n", fs__cli_progress_elapsed(&ps));
   }
   fs_scenario_free(sc);

@@ -1286,3 +1286,18 @@ void fs_sim_task_info(const fs_sim *s, int32_t item, int32_t *host, double *dura
   *host = t->host;
   *duration_s = t->duration_s;
 }
+
+int fs_sim_replace_times(fs_sim *s, const double *start_s, const double *finish_s,
+                         const double *busy_s, fs_err *err) {
+  if (!s->ran) return fs_err_set(err, FS_EINVAL, "replacing the times of a simulation not run");
+  double makespan = 0;
+  for (size_t i = 0; i < s->n_items; i++) {
+    s->items[i].start_s = start_s[i];
+    s->items[i].finish_s = finish_s[i];
+    if (finish_s[i] > makespan) makespan = finish_s[i];
+  }
+  s->makespan = makespan;
+  if (busy_s)
+    for (int32_t l = 0; l < s->core.t->n_links; l++) s->link_stats[l].busy_s = busy_s[l];
+  return 0;
+}

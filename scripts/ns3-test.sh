@@ -1,0 +1,133 @@
+#!/bin/sh
+# The ns-3 backend's checks (`make ns3-test`, run by CI): a few seconds of
+# small cases against closed forms and the fluid engine.
+#   scripts/ns3-test.sh [path/to/fabricsim]   (needs `make ns3`)
+set -eu
+cd "$(dirname "$0")/.."
+bin=${1:-build/fabricsim}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-ns3-test-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+# One 1 MiB flow over 2 hops (star), a 0-byte flow and a task after it.
+cat >"$dir/one.json" <<'EOF'
+{"topology": {"type": "star", "hosts": 3, "gbps": 100, "latency_ns": 1000},
+ "routing": {"mode": "shortest"},
+ "flows": [{"id": "a", "src": 0, "dst": 1, "bytes": 1048576},
+           {"id": "z", "src": 0, "dst": 2, "bytes": 0, "start_ns": 500},
+           {"id": "b", "src": 2, "dst": 0, "bytes": 65536, "after": ["t"]}],
+ "tasks": [{"id": "t", "host": 2, "duration_ns": 7000, "after": ["z"]}]}
+EOF
+# Two cross-leaf flows pinned on one spine, then on two: path pinning.
+for spines in same different; do
+  s2=6; [ "$spines" = different ] && s2=7
+  cat >"$dir/pin-$spines.json" <<EOF
+{"topology": {"type": "leafspine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+              "host_gbps": 100, "latency_ns": 1000},
+ "routing": {"mode": "explicit"},
+ "flows": [{"id": "p", "src": 0, "dst": 2, "bytes": 4194304, "path": [0, 4, 6, 5, 2]},
+           {"id": "q", "src": 1, "dst": 3, "bytes": 4194304, "path": [1, 4, $s2, 5, 3]}]}
+EOF
+done
+
+for c in one pin-same pin-different; do
+  "$bin" sim "$dir/$c.json" --backend ns3 >"$dir/$c.ns3.json"
+  "$bin" sim "$dir/$c.json" >"$dir/$c.fluid.json"
+done
+for c in incast16 ring-64k; do
+  "$bin" sim "validation/$c.json" --backend ns3 >"$dir/$c.ns3.json"
+  "$bin" sim "validation/$c.json" >"$dir/$c.fluid.json"
+done
+"$bin" sim validation/ring-64k.json --backend ns3 >"$dir/ring-64k.again.json"
+
+# The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
+ns3=$(dirname "$bin")/fabricsim-ns3
+printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
+  'link 0 0 2 100000000000 1000 1' 'link 1 2 0 100000000000 1000 0' \
+  'link 2 1 2 100000000000 1000 3' 'link 3 2 1 100000000000 1000 2' \
+  'flow 0 0 1 1000 0 2 0 2 1 0 3' 'flow 1 1 0 1000 0 2 1 2 0 2 1' >"$dir/ok.txt"
+sed 's/^end$/dep 0 1 sent\nend/' "$dir/ok.txt" >"$dir/sent.txt"
+sed 's/^flow 1 1 0 1000 0 2 1 2 0 2 1$/flow 1 1 0 1000 0 2 1 2 0 2 3/' "$dir/ok.txt" >"$dir/offpath.txt"
+for c in ok sent offpath; do
+  st=0
+  "$ns3" --in="$dir/$c.txt" --out="$dir/$c.out" 2>"$dir/$c.err" || st=$?
+  echo "$st" >"$dir/$c.status"
+done
+
+python3 - "$dir" <<'EOF'
+import json
+import math
+import sys
+
+d = sys.argv[1]
+passed = failed = 0
+
+
+def load(name):
+    with open("%s/%s.json" % (d, name)) as f:
+        return json.load(f)
+
+
+def item(run, iid):
+    for x in run["flows"] + run["tasks"]:
+        if x["id"] == iid:
+            return x
+    raise KeyError(iid)
+
+
+def check(name, ok, detail):
+    global passed, failed
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", name, detail))
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+
+
+# Closed form of one flow: handshake (SYN, SYN-ACK: 2 hops each way), then
+# every segment's bytes plus 42 header bytes (IP 20, TCP 20, PPP 2) at the
+# rate on the first link, 2 latencies, and the last packet again on the
+# second link (store and forward).
+one = load("one.ns3")
+rate, lat, seg, hdr, size = 100e9, 1000.0, 8960, 42, 1048576
+pkts = math.ceil(size / seg)
+last = size - (pkts - 1) * seg + hdr
+want = 2 * (2 * lat) + 8 * (size + pkts * hdr) / rate * 1e9 + 2 * lat + 8 * last / rate * 1e9
+got = item(one, "a")["fct_ns"]
+check("one 1 MiB flow over 2 hops vs closed form", abs(got - want) / want < 0.02,
+      "ns-3 %.0f ns, closed form %.0f ns (%+.2f%%)" % (got, want, (got - want) / want * 100))
+z, t, b = item(one, "z"), item(one, "t"), item(one, "b")
+check("0-byte flow takes its path latency, task its duration",
+      z["start_ns"] == 500 and z["finish_ns"] == 2500 and t["start_ns"] == 2500
+      and t["finish_ns"] == 9500 and b["start_ns"] == 9500,
+      "z %g..%g, t %g..%g, b from %g" % (z["start_ns"], z["finish_ns"], t["start_ns"],
+                                       t["finish_ns"], b["start_ns"]))
+same, diff = load("pin-same.ns3")["makespan_ns"], load("pin-different.ns3")["makespan_ns"]
+alone = 8 * 4194304 / 100e9 * 1e9
+check("pinned paths: two flows on one spine take ~2x, on two spines ~1x",
+      1.8 < same / alone < 2.3 and 0.95 < diff / alone < 1.15,
+      "one spine %.0f ns, two %.0f ns, a flow alone ~%.0f ns" % (same, diff, alone))
+for c in ("pin-same", "pin-different"):
+    paths = [f["path"] for f in load(c + ".ns3")["flows"]]
+    check("%s: ns-3 reports the given paths" % c,
+          paths == [f["path"] for f in load(c + ".fluid")["flows"]], str(paths))
+ns3, fluid = load("incast16.ns3")["makespan_ns"], load("incast16.fluid")["makespan_ns"]
+check("incast16 makespan within 5% of the fluid one", abs(ns3 - fluid) / fluid < 0.05,
+      "ns-3 %.0f ns, fluid %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
+a, b = load("ring-64k.ns3"), load("ring-64k.again")
+check("deterministic: two ns-3 runs give the same output", a == b,
+      "makespan %.0f and %.0f ns" % (a["makespan_ns"], b["makespan_ns"]))
+def status(c):
+    return int(open("%s/%s.status" % (d, c)).read()), open("%s/%s.err" % (d, c)).read().strip()
+
+
+st, msg = status("ok")
+check("a hand-written exchange file runs", st == 0, "exit %d %s" % (st, msg))
+st, msg = status("sent")
+check("'sent' dependencies are refused (exit 2)", st == 2 and "'sent' dependencies" in msg,
+      "exit %d: %s" % (st, msg))
+st, msg = status("offpath")
+check("a path whose links do not join its hosts is refused (exit 2)",
+      st == 2 and "flow 1: path does not join its hosts" in msg, "exit %d: %s" % (st, msg))
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
+EOF

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Runs each validation case (validation/*.json, or the files given) with
+# `fabricsim sim --backend ns3` (the packet-level reference) and with the
+# fluid engine, and also with `--transport tcp` and `--transport rdma` when
+# `fabricsim sim --help` lists --transport; prints a markdown table:
+# makespan per backend, its error against ns-3, and the per-flow FCT error
+# (FCT = finish - start; |x - ns3| / ns3, max and mean over the flows).
+#
+#   scripts/validate.sh [CASE.json ...]     (needs `make ns3`)
+#   FABRICSIM=path/to/fabricsim  KEEP=dir   (keep the JSON results in dir)
+set -eu
+cd "$(dirname "$0")/.."
+bin=${FABRICSIM:-build/fabricsim}
+[ -x "$bin" ] || { echo "validate: $bin not found: run make" >&2; exit 2; }
+[ $# -gt 0 ] || set -- validation/*.json
+
+variants="ns3 fluid"
+if "$bin" sim --help | grep -q -- '--transport'; then
+  variants="$variants tcp rdma"
+fi
+
+out=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-validate-XXXXXX")}
+mkdir -p "$out"
+for case in "$@"; do
+  name=$(basename "$case" .json)
+  for v in $variants; do
+    case $v in
+      ns3) opts="--backend ns3" ;;
+      fluid) opts="" ;;
+      *) opts="--transport $v" ;;
+    esac
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    if ! "$bin" sim "$case" --format json $opts >"$out/$name.$v.json"; then
+      echo "validate: $case: fabricsim sim $opts failed" >&2
+      exit 1
+    fi
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" >"$out/$name.$v.time"
+  done
+  echo "$name" >>"$out/cases"
+done
+
+python3 - "$out" $variants <<'EOF'
+import json
+import sys
+
+out, variants = sys.argv[1], sys.argv[2:]
+others = [v for v in variants if v != "ns3"]
+cases = open(out + "/cases").read().split()
+
+
+def load(name, v):
+    with open("%s/%s.%s.json" % (out, name, v)) as f:
+        d = json.load(f)
+    t0, t1 = map(float, open("%s/%s.%s.time" % (out, name, v)).read().split())
+    return d, t1 - t0
+
+
+def fcts(d):
+    return {f["id"]: f["fct_ns"] for f in d["flows"]}
+
+
+head = ["case", "flows", "ns-3 (us)"]
+for v in others:
+    head += ["%s (us)" % v, "%s err" % v, "%s FCT err max" % v, "%s FCT err mean" % v]
+head += ["ns-3 wall (s)"]
+print("| " + " | ".join(head) + " |")
+print("|" + "---|" * len(head))
+for name in cases:
+    ref, wall = load(name, "ns3")
+    ref_fct = fcts(ref)
+    row = [name, str(len(ref["flows"])), "%.1f" % (ref["makespan_ns"] / 1e3)]
+    for v in others:
+        d, _ = load(name, v)
+        err = (d["makespan_ns"] - ref["makespan_ns"]) / ref["makespan_ns"] * 100
+        errs = []
+        for fid, fct in fcts(d).items():
+            r = ref_fct[fid]
+            if r > 0:
+                errs.append((fct - r) / r * 100)
+        worst = max(errs, key=abs) if errs else 0.0
+        mean = sum(abs(e) for e in errs) / len(errs) if errs else 0.0
+        row += ["%.1f" % (d["makespan_ns"] / 1e3), "%+.1f%%" % err, "%+.1f%%" % worst,
+                "%.1f%%" % mean]
+    row.append("%.2f" % wall)
+    print("| " + " | ".join(row) + " |")
+EOF
+[ -n "${KEEP:-}" ] || rm -rf "$out"

@@ -1,0 +1,456 @@
+// fabricsim-ns3: the packet-level validation backend of `fabricsim sim
+// --backend ns3` (docs/formats.md, "The ns-3 exchange file").
+//
+// Reads the exchange file fabricsim writes (nodes, directed links, flows with
+// the path fabricsim routed them on, tasks, dependencies), builds the same
+// network in ns-3 3.37 and runs the DAG: point-to-point links with the given
+// rate and delay (one full-duplex channel per pair of opposite links), TCP
+// DCTCP with ECN, a RED queue that marks at K packets on every switch
+// port (K = k100 packets at 100 Gb/s, 65 by default, scaled linearly with
+// the port rate), per-flow fair queues on host and NIC ports (fq, marking
+// after K packets' time; --host-queue red|fifo for the alternatives), MTU
+// 9000, segments of 8960 bytes (IP and TCP headers of 20 bytes each, no
+// timestamps: ns-3 stamps in milliseconds), an ACK per segment, minimum
+// RTO 1 ms, 16 MiB socket buffers, no drops (100000-packet queues). Each
+// flow is its own TCP connection (a new one: the handshake is part of its
+// time), from a source address S_f on its source host to a destination
+// address D_f on its destination host (one /30 a flow); every
+// node on the path gets the host route D_f -> the next link, and every node
+// on the reverse path S_f -> the reverse link, so data follows exactly the
+// given path and ACKs its reverse, and two flows of one host pair can take
+// different paths. A flow starts (its BulkSend application is created) when
+// its dependencies are done and its earliest start has come; it finishes
+// when its receiver has all its bytes. A task is a timer of its duration.
+//
+// Writes one line per item "item I START_NS FINISH_NS" and "makespan NS"
+// (integer nanoseconds, ns-3's time resolution). Deterministic: fixed
+// RngSeed and run. Exit 2 on bad input (naming the file, line and value),
+// 1 if the simulation does not finish every item.
+//
+// Sizes: this is a validation tool for <= ~64 hosts and a few MiB per flow;
+// the static routing tables grow with the flows crossing a node and are
+// searched linearly per packet.
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+using namespace ns3;
+
+namespace {
+
+constexpr uint32_t kMtu = 9000;
+constexpr uint32_t kIpHeader = 20;
+constexpr uint32_t kTcpHeader = 20; // no options: timestamps off (ns-3 stamps in ms)
+constexpr uint32_t kSegment = kMtu - kIpHeader - kTcpHeader; // 8960
+constexpr uint16_t kPort = 5000;
+
+struct Link {
+  int32_t from, to;
+  uint64_t bps;
+  int64_t latency_ns;
+  int32_t reverse = -1;     // the opposite link of the same cable (channel)
+  Ptr<NetDevice> dev;       // transmitting device (on `from`)
+  Ptr<QueueDisc> qdisc;     // its root queue disc
+  uint32_t ifindex = 0;     // its Ipv4 interface on `from`
+};
+
+struct Item {
+  bool is_flow = false;
+  int32_t src = 0, dst = 0, host = 0;
+  uint64_t bytes = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+  std::vector<int32_t> links; // flow: its path's links
+  int32_t waiting = 0;        // dependencies not yet done
+  std::vector<int32_t> next;  // items that wait for this one
+  bool started = false, done = false;
+  int64_t t_start = -1, t_finish = -1;
+  uint64_t received = 0;
+  Ipv4Address saddr, daddr;
+};
+
+struct Run {
+  std::vector<int32_t> kinds; // node kinds: 1 host or NIC (FIFO ports), 0 switch (RED/ECN)
+  std::vector<int32_t> hosts; // 1 for a host (an end of flows and tasks)
+  std::vector<Link> links;
+  std::vector<Item> items;
+  NodeContainer nodes;
+  int32_t remaining = 0;
+};
+
+[[noreturn]] void bad(const std::string &file, int line, const std::string &what) {
+  std::fprintf(stderr, "fabricsim-ns3: %s:%d: %s\n", file.c_str(), line, what.c_str());
+  std::exit(2);
+}
+
+void Finish(Run *r, int32_t i);
+
+void StartItem(Run *r, int32_t i) {
+  Item &it = r->items[i];
+  it.started = true;
+  it.t_start = Simulator::Now().GetNanoSeconds();
+  if (!it.is_flow) {
+    Simulator::Schedule(NanoSeconds(it.duration_ns), &Finish, r, i);
+    return;
+  }
+  if (it.bytes == 0) { // no packet: the path latency, as in the fluid engine
+    int64_t lat = 0;
+    for (int32_t l : it.links) lat += r->links[l].latency_ns;
+    Simulator::Schedule(NanoSeconds(lat), &Finish, r, i);
+    return;
+  }
+  BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
+  bulk.SetAttribute("MaxBytes", UintegerValue(it.bytes));
+  bulk.SetAttribute("SendSize", UintegerValue(kSegment * 8));
+  bulk.SetAttribute("Local", AddressValue(InetSocketAddress(it.saddr, 0)));
+  ApplicationContainer app = bulk.Install(r->nodes.Get(it.src));
+  app.Start(Seconds(0)); // relative to now: installed during the run
+}
+
+// Dependencies done: start now, or at the earliest start if it is later.
+void Ready(Run *r, int32_t i) {
+  int64_t now = Simulator::Now().GetNanoSeconds();
+  int64_t at = r->items[i].start_ns;
+  Simulator::Schedule(NanoSeconds(at > now ? at - now : 0), &StartItem, r, i);
+}
+
+void Finish(Run *r, int32_t i) {
+  Item &it = r->items[i];
+  if (it.done) return;
+  it.done = true;
+  it.t_finish = Simulator::Now().GetNanoSeconds();
+  for (int32_t j : it.next)
+    if (--r->items[j].waiting == 0) Ready(r, j);
+  if (--r->remaining == 0) Simulator::Stop();
+}
+
+struct RxCtx {
+  Run *run;
+  int32_t item;
+};
+
+void OnRx(RxCtx *c, Ptr<const Packet> p, const Address &) {
+  Item &it = c->run->items[c->item];
+  it.received += p->GetSize();
+  if (!it.done && it.received >= it.bytes) Finish(c->run, c->item);
+}
+
+// The exchange file (docs/formats.md). Every line is checked; ids must be
+// consecutive from 0 in the order given.
+void Parse(const std::string &file, Run *r) {
+  std::ifstream in(file);
+  if (!in) {
+    std::fprintf(stderr, "fabricsim-ns3: %s: cannot read: %s\n", file.c_str(),
+                 std::strerror(errno));
+    std::exit(2);
+  }
+  std::string line;
+  int ln = 0;
+  bool header = false, end = false;
+  int32_t n_nodes = -1;
+  while (std::getline(in, line)) {
+    ln++;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string kw;
+    s >> kw;
+    if (!header) {
+      int v = 0;
+      if (kw != "fabricsim-ns3" || !(s >> v) || v != 1)
+        bad(file, ln, "expected the header 'fabricsim-ns3 1', got '" + line + "'");
+      header = true;
+      continue;
+    }
+    if (end) bad(file, ln, "text after 'end'");
+    auto want = [&](bool ok) {
+      std::string rest;
+      if (!ok || (s >> rest)) bad(file, ln, "malformed '" + kw + "' line: '" + line + "'");
+    };
+    if (kw == "nodes") {
+      want(static_cast<bool>(s >> n_nodes) && n_nodes > 0);
+    } else if (kw == "node") {
+      int32_t id;
+      std::string kind;
+      want(static_cast<bool>(s >> id >> kind));
+      if (id != (int32_t)r->kinds.size() || id >= n_nodes)
+        bad(file, ln, "node id " + std::to_string(id) + " out of order");
+      if (kind != "host" && kind != "switch" && kind != "nic" && kind != "scaleup" &&
+          kind != "ocs" && kind != "wan")
+        bad(file, ln, "node kind must be host, switch, nic, scaleup, ocs or wan, got '" + kind + "'");
+      r->kinds.push_back(kind == "host" || kind == "nic" ? 1 : 0);
+      r->hosts.push_back(kind == "host" ? 1 : 0);
+    } else if (kw == "link") {
+      Link l;
+      int32_t id;
+      want(static_cast<bool>(s >> id >> l.from >> l.to >> l.bps >> l.latency_ns >> l.reverse));
+      if (id != (int32_t)r->links.size()) bad(file, ln, "link id " + std::to_string(id) + " out of order");
+      if (l.from < 0 || l.to < 0 || l.from >= n_nodes || l.to >= n_nodes || l.from == l.to)
+        bad(file, ln, "link " + std::to_string(id) + ": bad end nodes");
+      if (l.bps == 0 || l.latency_ns < 0) bad(file, ln, "link " + std::to_string(id) + ": bad rate or latency");
+      r->links.push_back(l);
+    } else if (kw == "flow") {
+      Item it;
+      int32_t id, k;
+      it.is_flow = true;
+      if (!(s >> id >> it.src >> it.dst >> it.bytes >> it.start_ns >> k) || k < 1 ||
+          it.start_ns < 0)
+        bad(file, ln, "malformed 'flow' line: '" + line + "'");
+      std::vector<int32_t> path(k + 1);
+      for (int32_t j = 0; j <= k; j++)
+        if (!(s >> path[j])) bad(file, ln, "flow " + std::to_string(id) + ": short node path");
+      for (int32_t j = 0; j < k; j++) {
+        int32_t l;
+        if (!(s >> l) || l < 0 || l >= (int32_t)r->links.size())
+          bad(file, ln, "flow " + std::to_string(id) + ": bad link in its path");
+        it.links.push_back(l);
+      }
+      want(true);
+      if (id != (int32_t)r->items.size()) bad(file, ln, "item id " + std::to_string(id) + " out of order");
+      if (r->links[it.links[0]].from != it.src || r->links[it.links[k - 1]].to != it.dst)
+        bad(file, ln, "flow " + std::to_string(id) + ": path does not join its hosts");
+      for (int32_t j = 0; j < k; j++)
+        if (r->links[it.links[j]].from != path[j] || r->links[it.links[j]].to != path[j + 1])
+          bad(file, ln, "flow " + std::to_string(id) + ": its links do not follow its node path");
+      if (id >= (1 << 22)) bad(file, ln, "more than 2^22 flows (the 10.0.0.0/8 flow addresses)");
+      r->items.push_back(it);
+    } else if (kw == "task") {
+      Item it;
+      int32_t id;
+      want(static_cast<bool>(s >> id >> it.host >> it.start_ns >> it.duration_ns) &&
+           it.duration_ns >= 0 && it.start_ns >= 0);
+      if (id != (int32_t)r->items.size()) bad(file, ln, "item id " + std::to_string(id) + " out of order");
+      r->items.push_back(it);
+    } else if (kw == "dep") {
+      int32_t a, b;
+      std::string kind;
+      want(static_cast<bool>(s >> a >> b >> kind));
+      int32_t n = (int32_t)r->items.size();
+      if (a < 0 || b < 0 || a >= n || b >= n || a == b)
+        bad(file, ln, "dep: unknown item or self-dependency: '" + line + "'");
+      if (kind == "sent")
+        bad(file, ln, "'sent' dependencies (start when a flow's last byte has left) are not "
+                      "supported by the ns-3 backend");
+      if (kind != "done") bad(file, ln, "dep kind must be done or sent, got '" + kind + "'");
+      r->items[a].next.push_back(b);
+      r->items[b].waiting++;
+    } else if (kw == "end") {
+      want(true);
+      end = true;
+    } else {
+      bad(file, ln, "unknown line '" + kw + "'");
+    }
+  }
+  if (!header || !end) bad(file, ln, "truncated: no header or no 'end' line");
+  if ((int32_t)r->kinds.size() != n_nodes) bad(file, ln, "fewer node lines than 'nodes' says");
+  for (const Item &it : r->items) {
+    int32_t h = it.is_flow ? it.src : it.host;
+    if (h < 0 || h >= n_nodes || !r->hosts[h] ||
+        (it.is_flow && (it.dst < 0 || it.dst >= n_nodes || !r->hosts[it.dst])))
+      bad(file, ln, "an item's host is not a host node");
+  }
+}
+
+// Every link's reverse must be the opposite direction of the same cable,
+// with the same latency (an ns-3 point-to-point channel is full-duplex).
+void CheckReverses(const std::string &file, Run *r) {
+  int32_t n = (int32_t)r->links.size();
+  for (int32_t i = 0; i < n; i++) {
+    const Link &l = r->links[i];
+    if (l.reverse < 0 || l.reverse >= n || l.reverse == i || r->links[l.reverse].reverse != i ||
+        r->links[l.reverse].from != l.to || r->links[l.reverse].to != l.from ||
+        r->links[l.reverse].latency_ns != l.latency_ns)
+      bad(file, 0, "link " + std::to_string(i) + ": its reverse " + std::to_string(l.reverse) +
+                       " is not the opposite direction of one cable with the same latency");
+  }
+}
+
+void Build(Run *r, double k100, const std::string &host_queue) {
+  r->nodes.Create((uint32_t)r->kinds.size());
+  InternetStackHelper stack;
+  Ipv4StaticRoutingHelper static_routing;
+  stack.SetRoutingHelper(static_routing);
+  stack.Install(r->nodes);
+
+  Ipv4AddressHelper addr("100.64.0.0", "255.255.255.252");
+  for (int32_t i = 0; i < (int32_t)r->links.size(); i++) {
+    Link &l = r->links[i];
+    if (l.reverse < i) continue; // built with its partner
+    Link &b = r->links[l.reverse];
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(kMtu));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(l.latency_ns)));
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    NetDeviceContainer d = p2p.Install(r->nodes.Get(l.from), r->nodes.Get(l.to));
+    d.Get(0)->SetAttribute("DataRate", DataRateValue(DataRate(l.bps)));
+    d.Get(1)->SetAttribute("DataRate", DataRateValue(DataRate(b.bps)));
+    l.dev = d.Get(0);
+    b.dev = d.Get(1);
+    for (Link *x : {&l, &b}) {
+      TrafficControlHelper tc;
+      double k = k100 * (double)x->bps / 100e9;
+      if (k < 1) k = 1;
+      if (host_queue == "fifo" && r->kinds[x->from]) {
+        tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
+      } else if (host_queue == "fq" && r->kinds[x->from]) {
+        // Per-flow queues served round robin (a host's fq): an ACK does not
+        // wait behind the host's own bulk data. ECN-marks at the sojourn
+        // time of K full packets; CoDel's own drop law never acts (1 s).
+        double ce_s = k * (kMtu + 2) * 8.0 / (double)x->bps;
+        tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(true), "CeThreshold",
+                            TimeValue(Seconds(ce_s)), "Target", StringValue("1s"), "Interval",
+                            StringValue("10s"), "MaxSize", StringValue("100000p"));
+      } else {
+        tc.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
+                            BooleanValue(false), "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k),
+                            "QW", DoubleValue(1.0), "MeanPktSize", UintegerValue(kMtu),
+                            "MaxSize", StringValue("100000p"), "LinkBandwidth",
+                            DataRateValue(DataRate(x->bps)), "LinkDelay",
+                            TimeValue(NanoSeconds(x->latency_ns)));
+      }
+      x->qdisc = tc.Install(x->dev).Get(0);
+    }
+    addr.Assign(d);
+    addr.NewNetwork();
+    for (Link *x : {&l, &b})
+      x->ifindex = (uint32_t)r->nodes.Get(x->from)->GetObject<Ipv4>()->GetInterfaceForDevice(x->dev);
+  }
+
+  // Flow f: S_f = 10.0.0.0 + 4f + 1 on the source's first link, D_f = S_f + 1
+  // on the destination's last link, both with a /30 mask: TCP takes its
+  // source address from the route (SetupEndpoint), and ns-3 picks the
+  // interface address in the destination's subnet, so S_f and D_f must
+  // share one that no other flow's addresses are in. Host routes along
+  // the path.
+  for (int32_t i = 0; i < (int32_t)r->items.size(); i++) {
+    Item &it = r->items[i];
+    if (!it.is_flow) continue;
+    uint32_t base = Ipv4Address("10.0.0.0").Get();
+    it.saddr = Ipv4Address(base + 4u * (uint32_t)i + 1u);
+    it.daddr = Ipv4Address(base + 4u * (uint32_t)i + 2u);
+    const Link &first = r->links[it.links.front()];
+    const Link &last_rev = r->links[r->links[it.links.back()].reverse];
+    Ptr<Ipv4> src_ip = r->nodes.Get(it.src)->GetObject<Ipv4>();
+    Ptr<Ipv4> dst_ip = r->nodes.Get(it.dst)->GetObject<Ipv4>();
+    src_ip->AddAddress(first.ifindex, Ipv4InterfaceAddress(it.saddr, Ipv4Mask("255.255.255.252")));
+    dst_ip->AddAddress(last_rev.ifindex, Ipv4InterfaceAddress(it.daddr, Ipv4Mask("255.255.255.252")));
+    for (int32_t l : it.links) {
+      const Link &fw = r->links[l];
+      const Link &bw = r->links[fw.reverse];
+      static_routing.GetStaticRouting(r->nodes.Get(fw.from)->GetObject<Ipv4>())
+          ->AddHostRouteTo(it.daddr, fw.ifindex);
+      static_routing.GetStaticRouting(r->nodes.Get(bw.from)->GetObject<Ipv4>())
+          ->AddHostRouteTo(it.saddr, bw.ifindex);
+    }
+    if (it.bytes == 0) continue;
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
+    ApplicationContainer app = sink.Install(r->nodes.Get(it.dst));
+    app.Start(Seconds(0));
+    auto *ctx = new RxCtx{r, i}; // lives for the run, freed at exit
+    app.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRx, ctx));
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string in, out;
+  double k100 = 65;
+  double max_s = 100;
+  CommandLine cmd(__FILE__);
+  cmd.Usage("Runs a fabricsim exchange file (docs/formats.md) in ns-3: DCTCP, RED/ECN, MTU 9000.");
+  cmd.AddValue("in", "the exchange file fabricsim wrote", in);
+  cmd.AddValue("out", "the result file (default: stdout)", out);
+  cmd.AddValue("k100", "RED/ECN marking threshold K in packets at 100 Gb/s (scaled with the rate)", k100);
+  cmd.AddValue("max-seconds", "give up after this much simulated time", max_s);
+  bool verbose = false;
+  std::string host_queue = "fq";
+  cmd.AddValue("host-queue",
+               "queue of host and NIC ports: fq (per-flow, ECN at K), red (as switches) or fifo",
+               host_queue);
+  cmd.AddValue("verbose", "print each queue's drops and ECN marks on stderr", verbose);
+  cmd.Parse(argc, argv);
+  if (in.empty()) {
+    std::fprintf(stderr, "fabricsim-ns3: --in=FILE is required\n");
+    return 2;
+  }
+  if (host_queue != "fq" && host_queue != "red" && host_queue != "fifo") {
+    std::fprintf(stderr, "fabricsim-ns3: --host-queue must be fq, red or fifo, got '%s'\n",
+                 host_queue.c_str());
+    return 2;
+  }
+  if (!(k100 > 0) || !(max_s > 0)) {
+    std::fprintf(stderr, "fabricsim-ns3: --k100 and --max-seconds must be > 0\n");
+    return 2;
+  }
+
+  RngSeedManager::SetSeed(1);
+  RngSeedManager::SetRun(1);
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kSegment));
+  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(16u << 20));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(16u << 20));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
+  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
+  Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+
+  Run r;
+  Parse(in, &r);
+  CheckReverses(in, &r);
+  Build(&r, k100, host_queue);
+  r.remaining = (int32_t)r.items.size();
+  for (int32_t i = 0; i < (int32_t)r.items.size(); i++)
+    if (r.items[i].waiting == 0) Ready(&r, i);
+  if (r.remaining > 0) {
+    Simulator::Stop(Seconds(max_s));
+    Simulator::Run();
+  }
+  if (r.remaining > 0) {
+    std::fprintf(stderr, "fabricsim-ns3: %s: %d of %zu items unfinished after %g simulated s "
+                         "(a dependency cycle or a stalled connection)\n",
+                 in.c_str(), r.remaining, r.items.size(), max_s);
+    Simulator::Destroy();
+    return 1;
+  }
+  if (verbose)
+    for (size_t i = 0; i < r.links.size(); i++) {
+      const QueueDisc::Stats &st = r.links[i].qdisc->GetStats();
+      uint32_t marks = st.nTotalMarkedPackets;
+      uint32_t dev_drops =
+          DynamicCast<PointToPointNetDevice>(r.links[i].dev)->GetQueue()->GetTotalDroppedPackets();
+      if (st.nTotalDroppedPackets || marks || dev_drops)
+        std::fprintf(stderr, "fabricsim-ns3: link %zu (%d -> %d): %u dropped, %u ECN-marked, %u dropped by the device\n",
+                     i, r.links[i].from, r.links[i].to, st.nTotalDroppedPackets, marks, dev_drops);
+    }
+  FILE *f = out.empty() ? stdout : std::fopen(out.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "fabricsim-ns3: %s: cannot write: %s\n", out.c_str(), std::strerror(errno));
+    return 1;
+  }
+  int64_t makespan = 0;
+  std::fprintf(f, "fabricsim-ns3-result 1\n");
+  for (int32_t i = 0; i < (int32_t)r.items.size(); i++) {
+    const Item &it = r.items[i];
+    if (it.t_finish > makespan) makespan = it.t_finish;
+    std::fprintf(f, "item %d %lld %lld\n", i, (long long)it.t_start, (long long)it.t_finish);
+  }
+  std::fprintf(f, "makespan %lld\nend\n", (long long)makespan);
+  int rc = 0;
+  if (f != stdout ? std::fclose(f) != 0 : std::fflush(f) != 0) rc = 1;
+  Simulator::Destroy();
+  return rc;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Writes the validation scenarios (validation/*.json) that
+scripts/validate.sh runs with the fluid engine and with ns-3.
+
+Every case uses 100 Gb/s links with 1 us latency. The files are committed;
+run this again (python3 validation/gen.py) after changing a case.
+"""
+import json
+import os
+
+KIB = 1024
+MIB = 1024 * 1024
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def star(hosts):
+    return {"type": "star", "hosts": hosts, "gbps": 100, "latency_ns": 1000}
+
+
+def leafspine(leaves, spines, hosts_per_leaf):
+    return {"type": "leafspine", "leaves": leaves, "spines": spines,
+            "hosts_per_leaf": hosts_per_leaf, "host_gbps": 100, "fabric_gbps": 100,
+            "latency_ns": 1000}
+
+
+def flow(fid, src, dst, size, after=None):
+    f = {"id": fid, "src": src, "dst": dst, "bytes": size}
+    if after:
+        f["after"] = after
+    return f
+
+
+def scenario(description, topology, flows, mode="ecmp"):
+    return {"description": description, "topology": topology,
+            "routing": {"mode": mode, "seed": 1}, "flows": flows}
+
+
+def incast(sizes):
+    n = len(sizes)
+    return [flow("s%d" % i, i, n, s) for i, s in enumerate(sizes)]
+
+
+def permutation(hosts, shift):
+    return [flow("p%d" % i, i, (i * 5 + shift) % hosts, 4 * MIB) for i in range(hosts)]
+
+
+def alltoall(hosts, size):
+    return [flow("a%d-%d" % (i, j), i, j, size)
+            for i in range(hosts) for j in range(hosts) if i != j]
+
+
+def ring_allreduce(ranks, step_bytes):
+    """2(N-1) steps; in step s rank r sends one chunk to r+1 once it has the
+    chunk of step s-1 from r-1 and its own send of step s-1 is done."""
+    flows = []
+    for s in range(2 * (ranks - 1)):
+        for r in range(ranks):
+            after = None
+            if s:
+                after = ["r%d.%d" % (s - 1, (r - 1) % ranks), "r%d.%d" % (s - 1, r)]
+            flows.append(flow("r%d.%d" % (s, r), r, (r + 1) % ranks, step_bytes, after))
+    return flows
+
+
+def pingpong(a, b, size, rounds):
+    flows = []
+    for k in range(rounds):
+        src, dst = (a, b) if k % 2 == 0 else (b, a)
+        flows.append(flow("m%d" % k, src, dst, size, ["m%d" % (k - 1)] if k else None))
+    return flows
+
+
+def twojobs():
+    # 1 spine, 3 leaves of 2 hosts: job A (leaf 0 -> leaf 2) and job B
+    # (leaf 1 -> leaf 2, two rounds) share the spine's link down to leaf 2.
+    flows = [flow("A.0", 0, 4, 2 * MIB), flow("A.1", 1, 5, 2 * MIB)]
+    for rnd in range(2):
+        for i, (src, dst) in enumerate(((2, 4), (3, 5))):
+            after = ["B%d.%d" % (rnd - 1, i)] if rnd else None
+            flows.append(flow("B%d.%d" % (rnd, i), src, dst, 1 * MIB, after))
+    return flows
+
+
+def alltoall_ordered(hosts, size, rotated):
+    """Each sender sends one message at a time (each after its previous):
+    to 0, 1, 2, ... (the same order for all) or to i+1, i+2, ... (rotated)."""
+    flows = []
+    for i in range(hosts):
+        prev = None
+        for k in range(1, hosts):
+            j = (i + k) % hosts if rotated else (k - 1 if k - 1 < i else k)
+            fid = "a%d-%d" % (i, j)
+            flows.append(flow(fid, i, j, size, [prev] if prev else None))
+            prev = fid
+    return flows
+
+
+CASES = {
+    "incast16": scenario("16->1 incast, 1 MiB each, one switch", star(17),
+                         incast([MIB] * 16)),
+    "incast16-unequal": scenario("16->1 incast, sizes 128 KiB .. 2 MiB, one switch", star(17),
+                                 incast([(i + 1) * 128 * KIB for i in range(16)])),
+    "permutation-fattree4": scenario("permutation i -> 5i+3 mod 16, 4 MiB each, fat-tree k=4, ECMP",
+                                     {"type": "fattree", "k": 4, "gbps": 100, "latency_ns": 1000},
+                                     permutation(16, 3)),
+    "alltoall-oversub": scenario("all-to-all of 256 KiB on a 2:1 oversubscribed leaf-spine "
+                                 "(4 leaves x 4 hosts, 2 spines), ECMP",
+                                 leafspine(4, 2, 4), alltoall(16, 256 * KIB)),
+    "ring-64k": scenario("ring all-reduce, 8 hosts, 64 KiB steps (14 steps), leaf-spine 2x4",
+                         leafspine(2, 2, 4), ring_allreduce(8, 64 * KIB)),
+    "ring-1m": scenario("ring all-reduce, 8 hosts, 1 MiB steps (14 steps), leaf-spine 2x4",
+                        leafspine(2, 2, 4), ring_allreduce(8, MIB)),
+    "ring-8m": scenario("ring all-reduce, 8 hosts, 8 MiB steps (14 steps), leaf-spine 2x4",
+                        leafspine(2, 2, 4), ring_allreduce(8, 8 * MIB)),
+    "pingpong-64k": scenario("ping-pong: 20 chained 64 KiB messages between leaves",
+                             leafspine(2, 2, 4), pingpong(0, 4, 64 * KIB, 20)),
+    "twojobs-spine": scenario("two jobs share a spine's down-link: A 2 x 2 MiB, B 2 rounds "
+                              "of 2 x 1 MiB, 1 spine, 3 leaves x 2 hosts",
+                              leafspine(3, 1, 2), twojobs()),
+    "alltoall64k-same-order": scenario("64 KiB all-to-all, 16 hosts, one message at a time, "
+                                       "every sender in the order 0, 1, 2, ...",
+                                       leafspine(2, 2, 8), alltoall_ordered(16, 64 * KIB, False)),
+    "alltoall64k-rotated": scenario("64 KiB all-to-all, 16 hosts, one message at a time, "
+                                    "sender i in the order i+1, i+2, ...",
+                                    leafspine(2, 2, 8), alltoall_ordered(16, 64 * KIB, True)),
+}
+
+
+def main():
+    for name, case in CASES.items():
+        with open(os.path.join(HERE, name + ".json"), "w") as f:
+            json.dump(case, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

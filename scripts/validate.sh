@@ -26,7 +26,7 @@ for case in "$@"; do
   for v in $variants; do
     case $v in
       ns3) opts="--backend ns3" ;;
-      fluid) opts="" ;;
+      fluid) opts="--transport fluid" ;;
       *) opts="--transport $v" ;;
     esac
     t0=$(date +%s.%N)

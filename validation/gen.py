@@ -30,9 +30,18 @@ def flow(fid, src, dst, size, after=None):
     return f
 
 
+# The tcp model's packet sizes set to the ns-3 backend's: MTU 9000 without
+# TCP timestamps (ns-3 stamps in milliseconds, so the backend turns them
+# off): 8960 bytes of payload, 40 of IP+TCP and 2 of PPP per packet. The
+# file's transport is tcp; `fabricsim sim --transport fluid` (or rdma)
+# overrides it.
+TRANSPORT = {"kind": "tcp", "mss_bytes": 8960, "header_bytes": 42}
+
+
 def scenario(description, topology, flows, mode="ecmp"):
     return {"description": description, "topology": topology,
-            "routing": {"mode": mode, "seed": 1}, "flows": flows}
+            "routing": {"mode": mode, "seed": 1}, "transport": TRANSPORT,
+            "flows": flows}
 
 
 def incast(sizes):

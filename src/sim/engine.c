@@ -756,8 +756,9 @@ static int release(fs_sim *s, int32_t id, int32_t kind);
  * may send one window. */
 static int tflow_enter(fs_sim *s, int32_t fi) {
   fs__tflow *tf = &s->tf[fi];
-  tf->budget = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
+  tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
   if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
+  tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s;
   return flow_enter(s, fi);
 }
@@ -918,9 +919,10 @@ static int window_sent(fs_sim *s, int32_t fi) {
   fs__flow *f = &c->flows[fi];
   fs__tflow *tf = &s->tf[fi];
   settle(s, f);
-  tf->cwnd *= 2;
+  tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
   if (!(next < INFINITY)) tf->cwnd = INFINITY;
+  tf->round_bytes = next;
   if (s->now < tf->round_end * (1 - 1e-12)) {
     int rc = flow_unlink(s, fi);
     if (rc) return rc;

@@ -123,6 +123,10 @@ typedef struct fs__tflow {
   double bdp;         /* window at which it cannot be window-limited: its
                        * fastest rate alone x rtt */
   double cwnd;        /* current window; INFINITY when not slow-starting */
+  double first;       /* the first round's bytes: the initial window, cut to
+                       * the whole segments of the SYN's unscaled receive
+                       * window (INFINITY: the flow fits) */
+  double round_bytes; /* what the current round may send */
   double budget;      /* bytes the current round may still send; INFINITY: no limit */
   double round_end;   /* when the current round's first ACK is back */
   int32_t next;       /* source FIFO: the next small flow waiting, -1 */

@@ -95,7 +95,14 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   double prop = f->latency_s - store; /* the route's propagation */
   tf->rtt_s = 2 * prop + per_rtt;
   if (tp->kind != FS_TRANSPORT_TCP) return;
-  tf->small = f->bytes - packets * H <= tp->init_window * P;
+  /* RFC 7323, 2.2: the window field of a SYN is never scaled, so the first
+   * flight is at most 65535 bytes, in whole segments (no sender sends a
+   * runt while data waits, RFC 1122 4.2.3.4) unless the message fits */
+  double payload = f->bytes - packets * H;
+  double rwnd_segs = floor(65535.0 / P);
+  double first_segs = tp->init_window < rwnd_segs ? tp->init_window : rwnd_segs;
+  double fits = tp->init_window * P < 65535.0 ? tp->init_window * P : 65535.0;
+  tf->small = payload <= fits;
   if (tp->persistent) return;
   /* SYN and SYN-ACK: a round trip of header-sized packets */
   double hs = 2 * prop;
@@ -106,6 +113,7 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->handshake_s = hs;
   tf->bdp = rmax * tf->rtt_s;
   tf->cwnd = tp->init_window * (P + H);
+  tf->first = tf->small ? INFINITY : (first_segs < 1 ? 1 : first_segs) * (P + H);
 }
 
 int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) {

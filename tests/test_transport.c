@@ -227,3 +227,54 @@ TEST(test_transport_bad_input_exits_2) {
                             out, sizeof(out)),
                0);
 }
+
+/* Unequal shares: B opens a connection while A's is established and
+ * window-free. B's first flight (7 segments: the SYN's 65535-byte window)
+ * shares the receiver's link equally with A, then B waits out its round
+ * trip while A takes the whole link, then B sends its last segment, again
+ * at half. A loses exactly half the link during B's two sending phases. */
+TEST(test_transport_two_flows_unequal_shares) {
+  double fin_alone = 0, fin_a = 0, fin_b = 0, start_b = 500e-6;
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  double P = tp.mss_bytes, H = tp.header_bytes;
+  double bytes_a = 10e6, bytes_b = 8 * P; /* 7 segments, then 1 */
+  for (int both = 0; both < 2; both++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_star(3, 100, 10000, &t, &err), &err); /* 10 us per link */
+    if (!t) return;
+    fs_router *r;
+    fs_sim *s;
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+    fs_route rt;
+    fs_route_init(&rt);
+    CHECK_OK(fs_route_shortest(r, 0, 2, &rt, &err), &err);
+    int32_t a = fs_sim_add_flow(s, 0, 2, bytes_a, 0, &rt, &err), b = -1;
+    if (both) {
+      CHECK_OK(fs_route_shortest(r, 1, 2, &rt, &err), &err);
+      b = fs_sim_add_flow(s, 1, 2, bytes_b, (int64_t)(start_b * 1e9), &rt, &err);
+    }
+    fs_route_free(&rt);
+    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+    if (both) {
+      fin_a = fs_sim_finish_s(s, a);
+      fin_b = fs_sim_finish_s(s, b);
+    } else {
+      fin_alone = fs_sim_finish_s(s, a);
+    }
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+  double prop = 20e-6, hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double d0 = 7 * (P + H) / (C / 2), d1 = (P + H) / (C / 2);
+  CHECK(d0 < rtt); /* B is window-limited in its first round */
+  double enter = start_b + hs;
+  CHECK_REL(fin_b, enter + rtt + d1 + prop + (P + H) / C, 1e-9, "s (B)");
+  CHECK_REL(fin_a, fin_alone + (d0 + d1) / 2, 1e-9, "s (A loses half the link while B sends)");
+  /* B's share over its transfer is below the fair half */
+  CHECK(8 * (P + H) / (rtt + d1) < C / 2 * 0.5);
+}

@@ -1217,6 +1217,7 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   }
   f->n = route->n;
   f->latency_s = (double)route->latency_ns * 1e-9;
+  if (s->tf) f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->tf[fi].payload);
   return 0;
 }
 

@@ -138,6 +138,10 @@ typedef struct fs__tflow {
  * packet's store and forward. */
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *core, fs__flow *f,
                         fs__tflow *tf);
+/* The last packet's store and forward over f's route (after its first hop)
+ * for a message of `payload` bytes: what a transport adds to its latency. */
+double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, const fs__flow *f,
+                             double payload);
 
 /* Leaves the links that can never bind out of the flows' rating routes
  * (prune.c): sets each flow's rid and rating route, core->proutes, and

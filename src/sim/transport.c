@@ -66,9 +66,22 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   return 0;
 }
 
+double fs__transport_store_s(const fs_transport *tp, const fs__simcore *c, const fs__flow *f,
+                             double payload) {
+  if (!(payload > 0)) return 0;
+  double P = tp->mss_bytes, H = tp->header_bytes;
+  double packets = ceil(payload / P);
+  double last = payload - (packets - 1) * P + H;
+  double store = 0;
+  for (int32_t k = 0; k < f->n; k++) {
+    double cap = c->cap_Bps[f->links[k]];
+    if (cap > 0 && c->t->links[f->links[k]].from != f->src) store += f->w[k] * last / cap;
+  }
+  return store;
+}
+
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,
                         fs__tflow *tf) {
-  const fs_topo *t = c->t;
   double P = tp->mss_bytes, H = tp->header_bytes;
   memset(tf, 0, sizeof(*tf));
   tf->payload = f->bytes;
@@ -77,17 +90,16 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->cwnd = INFINITY;
   if (!(f->bytes > 0)) return;
   double packets = ceil(f->bytes / P);
-  double last = f->bytes - (packets - 1) * P + H; /* the last packet on the wire */
+  double store = fs__transport_store_s(tp, c, f, f->bytes);
   f->bytes += packets * H;
   /* per-hop sums over the route (weights: the fraction on each link, so a
    * sprayed route counts its paths' average): the last packet's store and
    * forward after the first hop, a full packet and its ACK per hop for the
    * round trip, and the link that binds the flow alone */
-  double store = 0, per_rtt = 0, rmax = INFINITY;
+  double per_rtt = 0, rmax = INFINITY;
   for (int32_t k = 0; k < f->n; k++) {
     double cap = c->cap_Bps[f->links[k]];
     if (!(cap > 0)) continue;
-    if (t->links[f->links[k]].from != f->src) store += f->w[k] * last / cap;
     per_rtt += f->w[k] * (P + 2 * H) / cap;
     if (cap / f->w[k] < rmax) rmax = cap / f->w[k];
   }

@@ -122,7 +122,17 @@ typedef struct fs_sim_opts {
    * of the links out of the flows' sources or into their destinations):
    * the same rates in exact arithmetic, ~1e-12 relative in floating point. */
   int rate_all_links;
+  /* Record the bytes each link carries per time bin (fs_sim_get_link_bins):
+   * at most this many equal bins over the run, in [0, FS_SIM_MAX_LINK_BINS];
+   * 0 (the default) records nothing and costs nothing. Computed exactly
+   * from the piecewise-constant rates, on every link of the flows' routes
+   * (the links left out of the rating too, which keeps the rating and so
+   * the results the same as without bins). Costs links x bins doubles and,
+   * per rate change, the route length x the bins the interval spans. */
+  int32_t link_bins;
 } fs_sim_opts;
+
+#define FS_SIM_MAX_LINK_BINS 65536
 
 /* Runs to completion. Fails with FS_ECYCLE if the dependencies have a cycle
  * (fs_sim_cycle() then lists it), FS_ENOMEM, or FS_EINVAL if run twice. */
@@ -147,6 +157,19 @@ typedef struct fs_sim_link_stats {
 } fs_sim_link_stats;
 /* Array of topo->n_links entries. */
 const fs_sim_link_stats *fs_sim_links(const fs_sim *s);
+
+/* Per-link bytes per time bin of a run with opts.link_bins = n > 0: n_bins
+ * (in [n/2, n]: the width doubles from 1 ns as the run grows) bins of
+ * width_s seconds from t = 0 cover the makespan; link l carried
+ * bytes[l * stride + b] in [b * width_s, (b + 1) * width_s). The bins of a
+ * link sum to its fs_sim_links bytes (to rounding). Owned by the
+ * simulation. 0, or FS_EINVAL (no bins recorded; *out zeroed). */
+typedef struct fs_sim_link_bins {
+  int32_t n_bins, stride;
+  double width_s;
+  const double *bytes;
+} fs_sim_link_bins;
+int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out);
 
 typedef struct fs_sim_counters {
   uint64_t events;          /* events processed (stale ones excluded) */

@@ -102,6 +102,7 @@ struct fs_sim {
   evq heap;
   fs__maxmin mm;
   fs_sim_link_stats *link_stats;
+  fs__bins bins;        /* per-link bytes per time bin; off unless opts.link_bins */
   fs_sim_counters counters;
   fs_transport tp;      /* fluid unless set */
   fs__tflow *tf;        /* per flow, tcp and rdma only */
@@ -157,6 +158,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->timers);
   free(s->cycle);
   free(s->link_stats);
+  fs__bins_free(&s->bins);
   evq_free(&s->heap);
   fs__maxmin_free(&s->mm);
   fs__arena_free(&s->arena);
@@ -726,6 +728,8 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
 }
 
 static int flow_leave(fs_sim *s, int32_t fi) {
+  fs__flow *f = &s->core.flows[fi];
+  if (s->bins.n) fs__bins_flow(&s->bins, &s->core, f, f->last_s, s->now, f->remaining);
   int rc = flow_unlink(s, fi);
   s->core.flows[fi].remaining = 0;
   return rc;
@@ -733,10 +737,12 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 
 /* Bytes left now, at the current rate since last_s. */
 static void settle(fs_sim *s, fs__flow *f) {
+  double t0 = f->last_s, before = f->remaining;
   if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
+  if (s->bins.n) fs__bins_flow(&s->bins, &s->core, f, t0, s->now, before - f->remaining);
 }
 
 /* Charges the bytes sent since the last charge to the flow's route. */
@@ -1030,9 +1036,14 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   static const fs_sim_opts none = {0};
   if (!opts) opts = &none;
   if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
+  if (opts->link_bins < 0 || opts->link_bins > FS_SIM_MAX_LINK_BINS)
+    return fs_err_set(err, FS_EINVAL, "link_bins must be in [0, %d], got %d",
+                      FS_SIM_MAX_LINK_BINS, (int)opts->link_bins);
   s->ran = 1;
   int rc = setup(s, err);
   if (rc) return rc;
+  if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
+    return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
   if (!s->n_timers && !opts->observe && !opts->rate_all_links) {
     int64_t pruned;
@@ -1093,6 +1104,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     for (int32_t k = p->n_kept; k < p->n_kept + p->n_gone; k++)
       s->link_stats[p->kept[k]].bytes += p->bytes * p->kept_w[k];
   }
+  fs__bins_finish(&s->bins, s->makespan);
   if (opts->progress) {
     fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
     opts->progress(opts->progress_ctx, &p);
@@ -1117,6 +1129,16 @@ double fs_sim_finish_s(const fs_sim *s, int32_t item) { return s->items[item].fi
 double fs_sim_makespan_s(const fs_sim *s) { return s->makespan; }
 const fs_sim_link_stats *fs_sim_links(const fs_sim *s) { return s->link_stats; }
 
+int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out) {
+  memset(out, 0, sizeof(*out));
+  if (!s->bins.n || !s->bins.used) return FS_EINVAL;
+  out->n_bins = s->bins.used;
+  out->stride = s->bins.n;
+  out->width_s = s->bins.width;
+  out->bytes = s->bins.b;
+  return 0;
+}
+
 fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
   fs_sim_counters c = s->counters;
   size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
@@ -1126,6 +1148,7 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  (size_t)s->core.n_proutes * sizeof(fs__proute) + s->arena.total +
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
                  s->core.pos_len * 2 * sizeof(int32_t) /* link active lists, at most */ +
+                 L * (size_t)s->bins.n * sizeof(double) +
                  (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
   c.memory_bytes = bytes;
   return c;

@@ -151,6 +151,24 @@ double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, co
  * 0 or FS_ENOMEM (flows unchanged). */
 int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int64_t *n_pruned);
 
+/* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0 per
+ * link, row-major (b[link * n + bin]); width 0 until the first charge;
+ * `used` bins cover the run once finished. n = 0: off. */
+typedef struct fs__bins {
+  int32_t n, L, used;
+  double width;
+  double *b;
+} fs__bins;
+/* 0 or FS_ENOMEM; n <= 0 leaves the bins off (and b zeroed). */
+int fs__bins_init(fs__bins *b, int32_t n_links, int32_t n);
+void fs__bins_free(fs__bins *b);
+/* Flow f sent `bytes` at a constant rate over [t0, t1]: charged to every
+ * link of its route, the left-out ones of a pruned route included. */
+void fs__bins_flow(fs__bins *b, const fs__simcore *c, const fs__flow *f, double t0, double t1,
+                   double bytes);
+/* After the run: widens to cover makespan and sets `used`. */
+void fs__bins_finish(fs__bins *b, double makespan);
+
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
 /* Re-rates after a batch that changed the flows on core->dirty_links (the

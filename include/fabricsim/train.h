@@ -158,4 +158,29 @@ int fs_train_write_trace(FILE *f, const fs_train *tr);
 /* The iteration's simulation (its DAG; results after fs_train_run). */
 const fs_sim *fs_train_sim(const fs_train *tr);
 
+/* The iteration as a timeline (what the trace draws, for reports): per
+ * pipeline stage, its data-parallel rank 0 device's forward and backward
+ * compute, its TP and EP time (the exposed part after each op), its
+ * pipeline sends (TP rank 0) and its DP collectives (TP rank 0 rail, with
+ * their bytes). Valid after fs_train_run (or fs_cluster_run for a
+ * cluster's job). *out is malloc'd (the caller frees it); 0, or FS_ENOMEM
+ * with *out NULL. */
+typedef enum fs_train_seg_kind {
+  FS_TRAIN_SEG_FWD = 0,
+  FS_TRAIN_SEG_BWD,
+  FS_TRAIN_SEG_TP,
+  FS_TRAIN_SEG_EP,
+  FS_TRAIN_SEG_PP,
+  FS_TRAIN_SEG_DP,
+  FS_TRAIN_SEG_KINDS
+} fs_train_seg_kind;
+typedef struct fs_train_segment {
+  int32_t stage, kind; /* kind: fs_train_seg_kind */
+  int32_t mb, chunk;   /* compute, TP, EP: the op's micro-batch and chunk; else -1 */
+  double start_s, dur_s;
+  double bytes;        /* PP: the send's; DP: the collective's (nccl-tests size); else 0 */
+} fs_train_segment;
+int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n);
+int32_t fs_train_stages(const fs_train *tr); /* pipeline stages */
+
 #endif

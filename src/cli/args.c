@@ -2,8 +2,10 @@
  * subcommands: the whole argument must be the number, in range. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -47,6 +49,40 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
       return fs__cli_usage(cmd, "--connections must be new or persistent, got '%s'",
                            connections);
     }
+  }
+  return 0;
+}
+
+int fs__cli_report_check(const char *path) {
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
+    return 2;
+  }
+  fclose(f);
+  remove(tmp);
+  return 0;
+}
+
+int fs__cli_report_write(const char *path, fs__cli_report_fn fn, void *ctx) {
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
+    return 2;
+  }
+  int rc = fn(f, ctx);
+  if (fclose(f) != 0 && !rc) rc = FS_EIO;
+  if (!rc && rename(tmp, path) != 0) rc = FS_EIO;
+  if (rc) {
+    int e = errno;
+    remove(tmp);
+    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path,
+            rc == FS_EIO && e ? strerror(e) : fs_strerror(rc));
+    return 2;
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef FABRICSIM_CLI_H
 #define FABRICSIM_CLI_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include "fabricsim/err.h"
@@ -48,6 +49,16 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
  * printing a usage error for cmd. */
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
                       int persistent, fs_transport *tp);
+
+/* --report FILE.html (args.c). fs__cli_report_check: before the run, that
+ * a file can be created where FILE is to go (a scratch file is created and
+ * removed); 0, or 2 after printing "fabricsim: FILE: cannot write the
+ * report: REASON". fs__cli_report_write: writes it through fn(f, ctx) to
+ * FILE.tmp.PID and renames it into place, so a failed write leaves no
+ * partial file; 0, or 2 after printing the same kind of line. */
+typedef int (*fs__cli_report_fn)(FILE *f, void *ctx);
+int fs__cli_report_check(const char *path);
+int fs__cli_report_write(const char *path, fs__cli_report_fn fn, void *ctx);
 
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);

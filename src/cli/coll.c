@@ -9,10 +9,13 @@
 
 #include <cjson/cJSON.h>
 
+enum { FS_ALGO_COUNT_MAX = 32 };
+
 #include "../base/base.h"
 #include "../base/json.h"
 #include "cli.h"
 #include "fabricsim/coll.h"
+#include "fabricsim/html.h"
 
 static void help(FILE *f) {
   fprintf(f,
@@ -49,7 +52,9 @@ static void help(FILE *f) {
           "  --transport KIND   fluid (default), tcp or rdma (fabricsim sim --help)\n"
           "  --connections new|persistent  tcp: persistent (the default: NCCL\n"
           "                     connects once) or a new connection per message\n"
-          "  --format F         table (default), json, csv\n");
+          "  --format F         table (default), json, csv\n"
+          "  --report FILE.html also write a self-contained HTML report: busbw versus\n"
+          "                     size with the closed form, per algorithm\n");
 }
 
 /* "64", "4K", "1M", "2G" (binary multiples). Returns 0 or -1. */
@@ -173,11 +178,44 @@ static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t 
   }
 }
 
+/* The rows of --report, grouped by algorithm (auto may pick several). */
+typedef struct coll_report {
+  fs_html_coll_row *rows;
+  fs_coll_algo *algo;
+  size_t n;
+  const char *op;
+  int32_t ranks;
+  const fs_topo *t;
+} coll_report;
+
+static int write_coll_report(FILE *f, void *ctx) {
+  const coll_report *r = ctx;
+  fs_html_coll_algo groups[FS_ALGO_COUNT_MAX];
+  fs_html_coll_row *sorted = malloc((r->n ? r->n : 1) * sizeof(*sorted));
+  if (!sorted) return FS_ENOMEM;
+  int32_t ng = 0;
+  size_t k = 0;
+  fs_coll_algo seen[FS_ALGO_COUNT_MAX];
+  for (size_t i = 0; i < r->n; i++) {
+    int32_t g = 0;
+    while (g < ng && seen[g] != r->algo[i]) g++;
+    if (g < ng || ng == FS_ALGO_COUNT_MAX) continue;
+    seen[ng] = r->algo[i];
+    groups[ng] = (fs_html_coll_algo){fs_coll_algo_name(r->algo[i]), sorted + k, 0};
+    for (size_t j = i; j < r->n; j++)
+      if (r->algo[j] == r->algo[i]) sorted[k++] = r->rows[j], groups[ng].n++;
+    ng++;
+  }
+  int rc = fs_html_coll_report(f, r->op, r->ranks, r->t, groups, ng);
+  free(sorted);
+  return rc;
+}
+
 int fs__cli_coll(int argc, char **argv) {
   const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
   const char *begin_s = NULL, *end_s = NULL, *factor_s = NULL;
-  const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL;
+  const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL, *report = NULL;
   int32_t ranks = 0;
   fs_coll_params prm;
   fs_coll_params_init(&prm);
@@ -198,6 +236,7 @@ int fs__cli_coll(int argc, char **argv) {
     else if (strcmp(a, "--topo") == 0) topo_s = v;
     else if (strcmp(a, "--ranks-file") == 0) ranks_file = v;
     else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--report") == 0) report = v;
     else if (strcmp(a, "--routing") == 0) routing = v;
     else if (strcmp(a, "--size") == 0) size_range = v;
     else if (strcmp(a, "--sizes") == 0) size_list = v;
@@ -264,6 +303,7 @@ int fs__cli_coll(int argc, char **argv) {
   if ((size_range != NULL) + (size_list != NULL) + nccl_style > 1)
     return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
 
+  if (report && fs__cli_report_check(report)) return 2;
   sizes z = {NULL, 0, 0};
   if (size_list) {
     char buf[4096];
@@ -312,6 +352,7 @@ int fs__cli_coll(int argc, char **argv) {
   fs_router *router = NULL;
   fs_coll_tuner *tuner = NULL;
   int32_t *hosts = NULL;
+  coll_report rep = {NULL, NULL, 0, NULL, 0, NULL};
   int status = 0;
   int rc = fs_topo_from_spec(topo_s, &t, &err);
   if (!rc && fs_route_mode_check(mode, t, &err)) {
@@ -342,6 +383,11 @@ int fs__cli_coll(int argc, char **argv) {
     goto out;
   }
   fs_coll_cost cost = cost_of(t, router, &g, prm.gamma_s_per_byte);
+  if (report && (!(rep.rows = calloc(z.n, sizeof(*rep.rows))) ||
+                 !(rep.algo = calloc(z.n, sizeof(*rep.algo))))) {
+    status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+    goto out;
+  }
   char *json_buf = NULL;
   size_t json_len = 0;
   FILE *json_buf_file = fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
@@ -367,6 +413,12 @@ int fs__cli_coll(int argc, char **argv) {
     double model = fs_coll_model_time(&q, ranks, &cost);
     char mod[32];
     fs__fmt_num(mod, model * 1e6);
+    if (report) {
+      int ok = isfinite(model) && model > 0;
+      rep.rows[rep.n] = (fs_html_coll_row){q.bytes, res.time_s, ok ? model : 0, busbw,
+                                           ok ? q.bytes / model / 1e9 * fs_coll_busbw_factor(q.op, ranks) : 0};
+      rep.algo[rep.n++] = res.algo;
+    }
     if (fmt == 0)
       fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s%s%s\n", q.bytes,
              floor(q.bytes / 4), "float", res.time_s * 1e6, algbw, busbw, model * 1e6,
@@ -392,7 +444,15 @@ int fs__cli_coll(int argc, char **argv) {
     free(json_buf);
   }
   if (rc) status = fs__cli_fail(&err);
+  if (!rc && report) {
+    rep.op = fs_coll_op_name(prm.op);
+    rep.ranks = ranks;
+    rep.t = t;
+    status = fs__cli_report_write(report, write_coll_report, &rep);
+  }
 out:
+  free(rep.rows);
+  free(rep.algo);
   fs_coll_tuner_free(tuner);
   fs_router_free(router);
   fs_topo_free(t);

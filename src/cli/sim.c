@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "fabricsim/ns3.h"
+#include "fabricsim/html.h"
 #include "fabricsim/report.h"
 #include "fabricsim/scenario.h"
 
@@ -27,6 +28,7 @@ static void help(FILE *f) {
           "  --out FILE          write results to FILE instead of stdout\n"
           "  --format json|csv   JSON (default) or one CSV row per flow\n"
           "  --trace FILE        also write a Perfetto / Chrome trace (ui.perfetto.dev)\n"
+          "  --report FILE.html  also write a self-contained HTML report (plots)\n"
           "  --summary           print a human summary on stdout (with --out, the\n"
           "                      results still go to FILE)\n"
           "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit,\n"
@@ -95,10 +97,12 @@ static int write_results(const fs_scenario *sc, const char *out, int kind) {
   return 0;
 }
 
+static int sim_report(FILE *f, void *ctx) { return fs_html_sim_report(f, ctx); }
+
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
   const char *transport = NULL, *connections = NULL;
-  const char *trace = NULL, *backend = "fluid";
+  const char *trace = NULL, *backend = "fluid", *report = NULL;
   int summary = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -112,6 +116,9 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--trace") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--trace needs a file name");
       trace = argv[++i];
+    } else if (strcmp(a, "--report") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--report needs a file name");
+      report = argv[++i];
     } else if (strcmp(a, "--format") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--format needs json or csv");
       format = argv[++i];
@@ -163,6 +170,9 @@ int fs__cli_sim(int argc, char **argv) {
 
   fs_err err = {0, ""};
   fs_scenario *sc = NULL;
+  if (report && ns3)
+    return fs__cli_usage("sim", "--report draws the fluid engine's run: not with --backend ns3");
+  if (report && fs__cli_report_check(report)) return 2;
   fs__cli_progress ps;
   fs__cli_progress_start(&ps, "sim");
   int rc = fs_scenario_load(in, &sc, &err);
@@ -181,6 +191,7 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_fail(&err);
   }
   fs_sim_opts opts = {0};
+  if (report) opts.link_bins = FS_HTML_LINK_BINS;
   opts.progress = fs__cli_progress_hook;
   opts.progress_ctx = &ps;
   rc = fs_scenario_run(sc, &opts, &err);
@@ -195,6 +206,7 @@ int fs__cli_sim(int argc, char **argv) {
   }
   int status = 0;
   if (trace) status = write_results(sc, trace, 2);
+  if (status == 0 && report) status = fs__cli_report_write(report, sim_report, sc);
   if (status == 0 && (out || !summary))
     status = write_results(sc, out, strcmp(format, "csv") == 0);
   if (status == 0 && summary) {

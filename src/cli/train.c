@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "fabricsim/chakra.h"
+#include "fabricsim/html.h"
 #include "fabricsim/train.h"
 
 #define MAX_JOBS 64
@@ -27,6 +28,9 @@ static void help(FILE *f) {
           "\n"
           "  --format text|json  the summary's format (default text)\n"
           "  --trace FILE        Perfetto / Chrome trace of the iteration (one job)\n"
+          "  --report FILE.html  self-contained HTML report: timeline, time split,\n"
+          "                      link heatmaps, topology (one job; implies\n"
+          "                      --no-symmetry)\n"
           "  --free-comm         what-if: every communication takes no time\n"
           "  --comm all|isolated all (default): every kind of traffic (TP, SP, EP,\n"
           "                      ZeRO-3, PP, DP) contends in one simulation;\n"
@@ -63,6 +67,17 @@ static int write_trace(const char *trace, const fs_train *tr) {
   return 0;
 }
 
+typedef struct train_report_ctx {
+  const fs_job *job;
+  const fs_train *tr;
+  const fs_train_result *res;
+} train_report_ctx;
+
+static int train_report(FILE *f, void *ctx) {
+  const train_report_ctx *c = ctx;
+  return fs_html_train_report(f, c->job, c->tr, c->res);
+}
+
 /* Several jobs: a header per job, then its summary; JSON: {"jobs": [...]}. */
 static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, int json) {
   int rc = 0;
@@ -83,7 +98,7 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 }
 
 int fs__cli_train(int argc, char **argv) {
-  const char *in[MAX_JOBS], *format = "text", *trace = NULL;
+  const char *in[MAX_JOBS], *format = "text", *trace = NULL, *report = NULL;
   const char *transport = NULL, *connections = NULL, *chakra_dir = NULL;
   int32_t n_in = 0;
   fs_train_opts opts = {0};
@@ -98,6 +113,8 @@ int fs__cli_train(int argc, char **argv) {
       trace = argv[++i];
     } else if (strcmp(a, "--export-chakra") == 0 && i + 1 < argc) {
       chakra_dir = argv[++i];
+    } else if (strcmp(a, "--report") == 0 && i + 1 < argc) {
+      report = argv[++i];
     } else if (strcmp(a, "--free-comm") == 0) {
       opts.free_comm = 1;
     } else if (strcmp(a, "--comm") == 0 && i + 1 < argc) {
@@ -145,11 +162,17 @@ int fs__cli_train(int argc, char **argv) {
     opts.no_symmetry = 1;
     opts.tp_flows = 1;
   }
+  if (report && n_in > 1)
+    return fs__cli_usage("train", "--report takes one job file, got %d", n_in);
+  if (report && fs__cli_report_check(report)) return 2;
+  /* the trace's and the report's link utilisation need every link */
+  if (trace || report) opts.no_symmetry = 1;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};
   so.progress = fs__cli_progress_hook;
   so.progress_ctx = &pr;
+  if (report) so.link_bins = FS_HTML_LINK_BINS;
   opts.sim = &so;
   fs_err err = {0, ""};
   fs_job *jobs[MAX_JOBS] = {0};
@@ -177,6 +200,10 @@ int fs__cli_train(int argc, char **argv) {
     goto out;
   }
   if (trace && (status = write_trace(trace, tr))) goto out;
+  if (report) {
+    train_report_ctx rc_ = {jobs[0], tr, &res[0]};
+    if ((status = fs__cli_report_write(report, train_report, &rc_))) goto out;
+  }
   if (chakra_dir) {
     char prefix[512];
     snprintf(prefix, sizeof(prefix), "%s/trace", chakra_dir);

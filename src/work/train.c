@@ -2021,3 +2021,50 @@ int fs_train_write_trace(FILE *f, const fs_train *tr) {
   int rc2 = fs_trace_end(&t);
   return rc ? rc : rc2;
 }
+
+/* The segments the trace draws, as data (train.h). */
+int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n) {
+  size_t cap = (size_t)tr->p * (size_t)tr->n_ops * 3 + tr->n_pp + tr->n_dp + 1, k = 0;
+  fs_train_segment *v = malloc(cap * sizeof(*v));
+  *out = NULL;
+  *n = 0;
+  if (!v) return FS_ENOMEM;
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t i = 0; i < tr->n_ops; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
+      const op_items *it = &tr->ops[(size_t)(s * tr->d) * tr->n_ops + i];
+      double st = fs_sim_start_s(tr->sim, it->compute);
+      v[k++] = (fs_train_segment){s, o->backward ? FS_TRAIN_SEG_BWD : FS_TRAIN_SEG_FWD, o->mb,
+                                  o->chunk, st, fs_sim_finish_s(tr->sim, it->compute) - st, 0};
+      if (it->tp >= 0) {
+        double len = part_s(tr, it->tp, it->tp_from, 0);
+        v[k++] = (fs_train_segment){s, FS_TRAIN_SEG_TP, o->mb, o->chunk,
+                                    fs_sim_finish_s(tr->sim, it->tp) - len, len, 0};
+      }
+      if (it->ep >= 0) {
+        double len = part_s(tr, it->ep, it->ep_from, 0);
+        v[k++] = (fs_train_segment){s, FS_TRAIN_SEG_EP, o->mb, o->chunk,
+                                    fs_sim_finish_s(tr->sim, it->ep) - len, len, 0};
+      }
+    }
+  for (size_t i = 0; i < tr->n_pp; i++) {
+    const pp_flow *pf = &tr->pp[i];
+    if (pf->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, pf->item);
+    v[k++] = (fs_train_segment){pf->stage, FS_TRAIN_SEG_PP, -1, -1, st,
+                                fs_sim_finish_s(tr->sim, pf->item) - st,
+                                fs_sim_flow_bytes(tr->sim, pf->item)};
+  }
+  for (size_t i = 0; i < tr->n_dp; i++) {
+    const dp_coll *c = &tr->dp[i];
+    if (c->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, c->first_item);
+    v[k++] = (fs_train_segment){c->stage, FS_TRAIN_SEG_DP, -1, -1, st,
+                                fs_sim_finish_s(tr->sim, c->done) - st, c->bytes};
+  }
+  *out = v;
+  *n = (int64_t)k;
+  return 0;
+}
+
+int32_t fs_train_stages(const fs_train *tr) { return tr->p; }

@@ -1,0 +1,127 @@
+/* Self-contained HTML reports with inline SVG plots (`--report FILE.html`
+ * on train, sim, coll, route and ocs; docs/formats.md, "HTML reports").
+ *
+ * One file, no network: the style sheet and the plots are inline, the only
+ * script is one line that marks the page as loaded (tests read it). Output
+ * streams to a FILE as it is written, numbers are printed with fixed
+ * precision and nothing depends on the clock or on addresses, so the same
+ * input gives the same bytes.
+ *
+ * Two layers: a writer of page pieces (fs_html_*: headings, tables, line
+ * charts, bars, a split bar, a Gantt chart, a heatmap, a topology drawing)
+ * and the pages of each command (fs_html_*_report), which take the
+ * command's results and call the pieces. Sizes: a heatmap draws at most
+ * FS_HTML_MAX_ROWS rows (the busiest links, and links grouped by the tiers
+ * they join), a topology is drawn only up to FS_HTML_MAX_TOPO_NODES nodes;
+ * a report of a 1024-GPU training job stays near a megabyte. */
+#ifndef FABRICSIM_HTML_H
+#define FABRICSIM_HTML_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fabricsim/coll.h"
+#include "fabricsim/scenario.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+#include "fabricsim/train.h"
+
+enum { FS_HTML_MAX_ROWS = 40, FS_HTML_MAX_TOPO_NODES = 64, FS_HTML_LINK_BINS = 120 };
+
+typedef struct fs_html {
+  FILE *f;
+  int figures; /* numbered in order */
+} fs_html;
+
+/* ---- pieces (text is escaped; none of them fails by itself: errors show
+ * in fs_html_end) ---- */
+void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle);
+/* Closes the page; 0, or FS_EIO if any write failed. */
+int fs_html_end(fs_html *h);
+void fs_html_section(fs_html *h, const char *title, const char *note);
+/* A table of n rows of ncols cells, row-major; head may be NULL. */
+void fs_html_table(fs_html *h, const char *const *head, int32_t ncols, const char *const *cells,
+                   int32_t nrows);
+
+typedef struct fs_html_series {
+  const char *name;
+  const double *x, *y;
+  int32_t n;
+  int dashed; /* a model curve: dashed, no points */
+  int step;   /* a CDF: horizontal then vertical */
+} fs_html_series;
+typedef struct fs_html_axes {
+  const char *title, *xlabel, *ylabel;
+  int logx, logy; /* log2-spaced axes (values must be > 0) */
+  int xbytes;     /* x ticks as sizes (1K, 1M, ...) */
+} fs_html_axes;
+void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, int32_t n);
+/* Horizontal bars with their values (unit printed after each). */
+void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *const *labels,
+                  const double *values, int32_t n);
+/* One bar split into parts of a whole (e.g. where the time goes). */
+void fs_html_split(fs_html *h, const char *title, const char *unit, const char *const *labels,
+                   const double *values, int32_t n);
+/* Gantt chart: spans [start, start + dur) on rows, coloured by class. */
+typedef struct fs_html_span {
+  int32_t row, cls;
+  double start, dur;
+} fs_html_span;
+void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                   const char *const *classes, int32_t n_classes, const fs_html_span *sp,
+                   int64_t n, double t_end);
+/* Heatmap: u[r * n_cols + c] in [0, 1] (utilisation), columns of col_s s. */
+void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                     int32_t n_cols, const double *u, double col_s);
+/* A layered drawing by tier (hosts at the bottom), links shaded by util
+ * (per directed link, the busier direction drawn; NULL: plain), if the
+ * topology has at most FS_HTML_MAX_TOPO_NODES nodes; else a note. */
+void fs_html_topology(fs_html *h, const fs_topo *t, const double *util);
+/* From a run with link bins: a heatmap of the busiest links and one of
+ * link groups (the kinds and tiers they join), and the busiest links as
+ * bars. Without bins: the bars only. */
+void fs_html_links(fs_html *h, const fs_sim *s);
+/* "h3", "t1.0" (tier 1 switch 0), "nic5", "nvs2": a node's short name. */
+void fs_html_node_name(const fs_topo *t, int32_t v, char *buf, size_t n);
+
+/* ---- pages: each returns 0 or FS_EIO / FS_ENOMEM ---- */
+/* sc has run with opts.link_bins (FS_HTML_LINK_BINS) for the heatmaps. */
+int fs_html_sim_report(FILE *f, const fs_scenario *sc);
+/* A job run alone (fs_train_run), its simulation with link bins. */
+int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
+                         const fs_train_result *r);
+
+/* coll: rows of one collective per size, per algorithm. */
+typedef struct fs_html_coll_row {
+  double bytes;            /* nccl-tests size */
+  double time_s, model_s;  /* simulated, closed form (0: none) */
+  double busbw, model_busbw; /* GB/s */
+} fs_html_coll_row;
+typedef struct fs_html_coll_algo {
+  const char *algo;
+  const fs_html_coll_row *rows;
+  int32_t n;
+} fs_html_coll_algo;
+int fs_html_coll_report(FILE *f, const char *op, int32_t ranks, const fs_topo *t,
+                        const fs_html_coll_algo *algos, int32_t n_algos);
+
+/* route: one row per routing (ECMP, spray, optimisers ...), named metrics. */
+typedef struct fs_html_route_row {
+  const char *name;
+  const double *v; /* n_metrics values */
+} fs_html_route_row;
+int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
+                         const char *const *metrics, int32_t n_metrics,
+                         const fs_html_route_row *rows, int32_t n_rows);
+
+/* ocs: circuit configurations held over time, and summary lines. */
+typedef struct fs_html_circuit {
+  int32_t config;      /* which configuration (row) */
+  double start_s, dur_s;
+  int32_t circuits;    /* circuits it sets up */
+} fs_html_circuit;
+int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
+                       int32_t n_summary, const fs_html_circuit *c, int32_t n, double t_end,
+                       const fs_topo *t);
+
+#endif

@@ -1,0 +1,610 @@
+/* The pieces of an HTML report (html.h): page frame, tables and inline SVG
+ * charts. Everything is written with fprintf as it goes; coordinates are
+ * printed to 0.1 px and values with %g-style fixed precision, so a page is
+ * byte-stable. Costs are linear in what is drawn: a Gantt chart one <rect>
+ * per span, a heatmap one per non-zero cell (at most FS_HTML_MAX_ROWS x
+ * bins), a topology drawing one <line> per cable. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/err.h"
+#include "fabricsim/html.h"
+
+#define W 960.0 /* plot width, px */
+
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1",
+                                      "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac"};
+#define N_PALETTE ((int32_t)(sizeof(palette) / sizeof(palette[0])))
+
+static void esc(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '&': fputs("&amp;", f); break;
+      case '"': fputs("&quot;", f); break;
+      default: fputc(*s, f);
+    }
+  }
+}
+
+static const char *color(int32_t i) { return palette[((i % N_PALETTE) + N_PALETTE) % N_PALETTE]; }
+
+void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle) {
+  h->f = f;
+  h->figures = 0;
+  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
+  esc(f, title);
+  fputs("</title>\n<style>\n"
+        "body{font:14px/1.4 sans-serif;margin:24px auto;max-width:1000px;color:#222}\n"
+        "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;"
+        "border-bottom:1px solid #ddd}\n"
+        "p.sub,p.note{color:#555;margin:2px 0 8px}\n"
+        "table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;"
+        "border-bottom:1px solid #eee;text-align:right}\n"
+        "td:first-child,th:first-child{text-align:left}\n"
+        "figure{margin:10px 0}figcaption{font-weight:bold;margin-bottom:4px}\n"
+        "svg text{font:11px sans-serif;fill:#333}svg .t{font-weight:bold}\n"
+        "</style>\n</head>\n<body>\n<h1>",
+        f);
+  esc(f, title);
+  fputs("</h1>\n", f);
+  if (subtitle && *subtitle) {
+    fputs("<p class=\"sub\">", f);
+    esc(f, subtitle);
+    fputs("</p>\n", f);
+  }
+}
+
+int fs_html_end(fs_html *h) {
+  fputs("<p class=\"note\">Written by fabricsim. Self-contained: no scripts or files are "
+        "loaded.</p>\n<script>document.documentElement.setAttribute(\"data-report\",\"ok\");"
+        "</script>\n</body>\n</html>\n",
+        h->f);
+  return ferror(h->f) ? FS_EIO : 0;
+}
+
+void fs_html_section(fs_html *h, const char *title, const char *note) {
+  fputs("<h2>", h->f);
+  esc(h->f, title);
+  fputs("</h2>\n", h->f);
+  if (note && *note) {
+    fputs("<p class=\"note\">", h->f);
+    esc(h->f, note);
+    fputs("</p>\n", h->f);
+  }
+}
+
+void fs_html_table(fs_html *h, const char *const *head, int32_t ncols, const char *const *cells,
+                   int32_t nrows) {
+  fputs("<table>\n", h->f);
+  if (head) {
+    fputs("<tr>", h->f);
+    for (int32_t c = 0; c < ncols; c++) {
+      fputs("<th>", h->f);
+      esc(h->f, head[c]);
+      fputs("</th>", h->f);
+    }
+    fputs("</tr>\n", h->f);
+  }
+  for (int32_t r = 0; r < nrows; r++) {
+    fputs("<tr>", h->f);
+    for (int32_t c = 0; c < ncols; c++) {
+      fputs("<td>", h->f);
+      esc(h->f, cells[(size_t)r * ncols + c]);
+      fputs("</td>", h->f);
+    }
+    fputs("</tr>\n", h->f);
+  }
+  fputs("</table>\n", h->f);
+}
+
+static void fig_begin(fs_html *h, const char *title, double width, double height) {
+  h->figures++;
+  fprintf(h->f, "<figure id=\"fig%d\"><figcaption>", h->figures);
+  esc(h->f, title);
+  fprintf(h->f, "</figcaption>\n<svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+          width, height, width, height);
+}
+
+static void fig_end(fs_html *h) { fputs("</svg></figure>\n", h->f); }
+
+/* ---- number formatting ---- */
+static void fmt_si(char *buf, size_t n, double v, int bytes) {
+  static const char *const suf[] = {"", "K", "M", "G", "T", "P"};
+  double base = bytes ? 1024 : 1000, a = fabs(v);
+  int k = 0;
+  while (a >= base && k < 5) a /= base, v /= base, k++;
+  snprintf(buf, n, "%.4g%s", v, suf[k]);
+}
+
+/* Seconds in the unit that suits `scale` (the axis's span). */
+static void time_unit(double scale, double *mul, const char **unit) {
+  if (scale >= 1) *mul = 1, *unit = "s";
+  else if (scale >= 1e-3) *mul = 1e3, *unit = "ms";
+  else if (scale >= 1e-6) *mul = 1e6, *unit = "us";
+  else *mul = 1e9, *unit = "ns";
+}
+
+/* A "nice" tick step for a span: 1, 2 or 5 x 10^k, about 6 ticks. */
+static double nice_step(double span) {
+  if (!(span > 0)) return 1;
+  double raw = span / 6, p = pow(10, floor(log10(raw))), m = raw / p;
+  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+/* ---- line charts ---- */
+typedef struct axis {
+  double lo, hi;
+  int log;
+  double px0, px1; /* pixel range */
+} axis;
+
+static double ax_px(const axis *a, double v) {
+  double t;
+  if (a->log) t = (log2(v) - log2(a->lo)) / (log2(a->hi) - log2(a->lo));
+  else t = (v - a->lo) / (a->hi - a->lo);
+  if (!isfinite(t)) t = 0;
+  return a->px0 + t * (a->px1 - a->px0);
+}
+
+static void ax_range(axis *a, const fs_html_series *s, int32_t n, int y) {
+  a->lo = INFINITY;
+  a->hi = -INFINITY;
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t k = 0; k < s[i].n; k++) {
+      double v = y ? s[i].y[k] : s[i].x[k];
+      if (!isfinite(v) || (a->log && !(v > 0))) continue;
+      if (v < a->lo) a->lo = v;
+      if (v > a->hi) a->hi = v;
+    }
+  if (!(a->lo <= a->hi)) a->lo = a->log ? 1 : 0, a->hi = a->log ? 2 : 1;
+  if (!a->log && y && a->lo > 0) a->lo = 0;
+  if (a->log) {
+    a->lo = exp2(floor(log2(a->lo)));
+    a->hi = exp2(ceil(log2(a->hi)));
+    if (a->hi <= a->lo) a->hi = a->lo * 2;
+  } else if (a->hi <= a->lo) {
+    a->hi = a->lo + 1;
+  } else if (y) {
+    a->hi = ceil(a->hi / nice_step(a->hi - a->lo)) * nice_step(a->hi - a->lo);
+  }
+}
+
+static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double other1, int bytes) {
+  if (a->log) {
+    double span = log2(a->hi) - log2(a->lo);
+    int every = span > 24 ? 4 : span > 12 ? 2 : 1;
+    for (double e = log2(a->lo); e <= log2(a->hi) + 1e-9; e += every) {
+      double v = exp2(e), p = ax_px(a, v);
+      char b[32];
+      fmt_si(b, sizeof(b), v, bytes);
+      if (y)
+        fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                other0, p, other1, p, other0 - 4, p + 4, b);
+      else
+        fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                p, other0, p, other1, p, other0 + 14, b);
+    }
+    return;
+  }
+  double step = nice_step(a->hi - a->lo);
+  for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9; v += step) {
+    double p = ax_px(a, v);
+    char b[32];
+    if (bytes) fmt_si(b, sizeof(b), v, 1);
+    else snprintf(b, sizeof(b), "%.4g", fabs(v) < step * 1e-6 ? 0 : v);
+    if (y)
+      fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+              other0, p, other1, p, other0 - 4, p + 4, b);
+    else
+      fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+              p, other0, p, other1, p, other0 + 14, b);
+  }
+}
+
+void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, int32_t n) {
+  double height = 340, left = 70, right = W - 190, top = 10, bottom = height - 40;
+  axis xa = {0, 0, ax->logx, left, right}, ya = {0, 0, ax->logy, bottom, top};
+  ax_range(&xa, s, n, 0);
+  ax_range(&ya, s, n, 1);
+  fig_begin(h, ax->title, W, height);
+  ax_ticks(h, &xa, 0, bottom, top, ax->xbytes);
+  ax_ticks(h, &ya, 1, left, right, 0);
+  fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+          "stroke=\"#999\"/>\n", left, top, right - left, bottom - top);
+  fputs("<text x=\"", h->f);
+  fprintf(h->f, "%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (left + right) / 2, height - 6);
+  esc(h->f, ax->xlabel);
+  fprintf(h->f, "</text>\n<text transform=\"translate(14 %.1f) rotate(-90)\" "
+          "text-anchor=\"middle\">", (top + bottom) / 2);
+  esc(h->f, ax->ylabel);
+  fputs("</text>\n", h->f);
+  for (int32_t i = 0; i < n; i++) {
+    const char *c = color(s[i].dashed ? i - 1 : i);
+    fprintf(h->f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", c,
+            s[i].dashed ? " stroke-dasharray=\"6 4\"" : "");
+    double py = NAN;
+    for (int32_t k = 0; k < s[i].n; k++) {
+      if (!isfinite(s[i].x[k]) || !isfinite(s[i].y[k])) continue;
+      if ((xa.log && !(s[i].x[k] > 0)) || (ya.log && !(s[i].y[k] > 0))) continue;
+      double x = ax_px(&xa, s[i].x[k]), y = ax_px(&ya, s[i].y[k]);
+      if (s[i].step && isfinite(py)) fprintf(h->f, "%.1f,%.1f ", x, py);
+      fprintf(h->f, "%.1f,%.1f ", x, y);
+      py = y;
+    }
+    fputs("\"/>\n", h->f);
+    if (!s[i].dashed && !s[i].step && s[i].n <= 64)
+      for (int32_t k = 0; k < s[i].n; k++) {
+        if ((xa.log && !(s[i].x[k] > 0)) || (ya.log && !(s[i].y[k] > 0))) continue;
+        fprintf(h->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%.4g, %.4g"
+                "</title></circle>\n", ax_px(&xa, s[i].x[k]), ax_px(&ya, s[i].y[k]), c,
+                s[i].x[k], s[i].y[k]);
+      }
+    double ly = top + 14 + 18 * i;
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">", right + 12, ly, right + 36, ly,
+            c, s[i].dashed ? " stroke-dasharray=\"6 4\"" : "", right + 42, ly + 4);
+    esc(h->f, s[i].name);
+    fputs("</text>\n", h->f);
+  }
+  fig_end(h);
+}
+
+/* ---- bars ---- */
+void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *const *labels,
+                  const double *values, int32_t n) {
+  double left = 230, right = W - 120, row = 20, height = 20 + row * (n > 0 ? n : 1);
+  double mx = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (isfinite(values[i]) && values[i] > mx) mx = values[i];
+  if (!(mx > 0)) mx = 1;
+  fig_begin(h, title, W, height);
+  for (int32_t i = 0; i < n; i++) {
+    double y = 10 + row * i, v = isfinite(values[i]) && values[i] > 0 ? values[i] : 0;
+    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 13);
+    esc(h->f, labels[i]);
+    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%.4g",
+            left, y + 2, (right - left) * v / mx, row - 5, color(0),
+            left + (right - left) * v / mx + 6, y + 13, values[i]);
+    if (unit && *unit) {
+      fputc(' ', h->f);
+      esc(h->f, unit);
+    }
+    fputs("</text>\n", h->f);
+  }
+  fig_end(h);
+}
+
+void fs_html_split(fs_html *h, const char *title, const char *unit, const char *const *labels,
+                   const double *values, int32_t n) {
+  double total = 0, left = 20, right = W - 20;
+  for (int32_t i = 0; i < n; i++)
+    if (values[i] > 0) total += values[i];
+  if (!(total > 0)) total = 1;
+  double height = 70 + 18 * ((n + 2) / 3);
+  fig_begin(h, title, W, height);
+  double x = left;
+  for (int32_t i = 0; i < n; i++) {
+    double v = values[i] > 0 ? values[i] : 0, w = (right - left) * v / total;
+    fprintf(h->f, "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"34\" fill=\"%s\"><title>",
+            x, w, color(i));
+    esc(h->f, labels[i]);
+    fprintf(h->f, ": %.4g %s (%.1f%%)</title></rect>\n", values[i], unit ? unit : "",
+            100 * v / total);
+    if (w > 50)
+      fprintf(h->f, "<text x=\"%.1f\" y=\"32\" text-anchor=\"middle\" style=\"fill:#fff\">"
+              "%.1f%%</text>\n", x + w / 2, 100 * v / total);
+    x += w;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    double lx = left + (W - 40) / 3 * (i % 3), ly = 62 + 18 * (i / 3);
+    fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, color(i), lx + 18, ly);
+    esc(h->f, labels[i]);
+    fprintf(h->f, ": %.4g %s (%.1f%%)</text>\n", values[i], unit ? unit : "",
+            100 * (values[i] > 0 ? values[i] : 0) / total);
+  }
+  fig_end(h);
+}
+
+/* ---- Gantt ---- */
+void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                   const char *const *classes, int32_t n_classes, const fs_html_span *sp,
+                   int64_t n, double t_end) {
+  double left = 170, right = W - 10, row = 18, top = 30;
+  double height = top + row * n_rows + 40;
+  if (!(t_end > 0)) t_end = 1e-9;
+  double mul;
+  const char *unit;
+  time_unit(t_end, &mul, &unit);
+  fig_begin(h, title, W, height);
+  for (int32_t c = 0; c < n_classes; c++) {
+    double lx = left + 110 * c;
+    fprintf(h->f, "<rect x=\"%.1f\" y=\"6\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+            "<text x=\"%.1f\" y=\"16\">", lx, color(c), lx + 16);
+    esc(h->f, classes[c]);
+    fputs("</text>\n", h->f);
+  }
+  for (int32_t r = 0; r < n_rows; r++) {
+    double y = top + row * r;
+    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 13);
+    esc(h->f, rows[r]);
+    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"#f6f6f6\"/>\n", left, y + 1, right - left, row - 2);
+  }
+  axis xa = {0, t_end * mul, 0, left, right};
+  ax_ticks(h, &xa, 0, top + row * n_rows, top, 0);
+  fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n",
+          (left + right) / 2, height - 4, unit);
+  double sx = (right - left) / t_end;
+  for (int64_t i = 0; i < n; i++) {
+    if (sp[i].row < 0 || sp[i].row >= n_rows) continue;
+    double x = left + sp[i].start * sx, w = sp[i].dur * sx;
+    if (w < 0.3) w = 0.3;
+    fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+            "<title>%.4g-%.4g %s</title></rect>\n",
+            x, top + row * sp[i].row + 2, w, row - 4, color(sp[i].cls),
+            sp[i].start * mul, (sp[i].start + sp[i].dur) * mul, unit);
+  }
+  fig_end(h);
+}
+
+/* ---- heatmap ---- */
+static void heat_color(double u, char *buf, size_t n) {
+  /* white -> orange -> dark red */
+  if (u < 0) u = 0;
+  if (u > 1) u = 1;
+  int r, g, b;
+  if (u < 0.5) {
+    double t = u / 0.5;
+    r = 255, g = (int)(255 - t * (255 - 160)), b = (int)(255 - t * 255);
+  } else {
+    double t = (u - 0.5) / 0.5;
+    r = (int)(255 - t * (255 - 140)), g = (int)(160 - t * 160), b = 0;
+  }
+  snprintf(buf, n, "#%02x%02x%02x", r, g, b);
+}
+
+void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                     int32_t n_cols, const double *u, double col_s) {
+  double left = 170, right = W - 70, row = 14, top = 8;
+  double height = top + row * n_rows + 40;
+  double t_end = col_s * n_cols, mul;
+  const char *unit;
+  time_unit(t_end > 0 ? t_end : 1e-9, &mul, &unit);
+  fig_begin(h, title, W, height);
+  double cw = (right - left) / (n_cols > 0 ? n_cols : 1);
+  for (int32_t r = 0; r < n_rows; r++) {
+    double y = top + row * r;
+    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 11);
+    esc(h->f, rows[r]);
+    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"#fff\" stroke=\"#eee\"/>\n", left, y, right - left, row);
+    for (int32_t c = 0; c < n_cols; c++) {
+      double v = u[(size_t)r * n_cols + c];
+      if (!(v > 0.005)) continue;
+      char col[8];
+      heat_color(v, col, sizeof(col));
+      fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+              "<title>%.0f%%</title></rect>\n", left + cw * c, y, cw + 0.2, row, col, v * 100);
+    }
+  }
+  axis xa = {0, t_end * mul, 0, left, right};
+  ax_ticks(h, &xa, 0, top + row * n_rows, top + row * n_rows, 0);
+  fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s); colour: "
+          "utilisation of the bin, white 0%% to dark red 100%%</text>\n",
+          (left + right) / 2, height - 4, unit);
+  for (int k = 0; k <= 4; k++) {
+    char col[8];
+    heat_color(k / 4.0, col, sizeof(col));
+    fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\" "
+            "stroke=\"#ccc\"/><text x=\"%.1f\" y=\"%.1f\">%d%%</text>\n",
+            right + 10, top + 18.0 * k, col, right + 28, top + 18.0 * k + 11, k * 25);
+  }
+  fig_end(h);
+}
+
+/* ---- topology ---- */
+void fs_html_node_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
+  const fs_node *nd = &t->nodes[v];
+  switch (nd->kind) {
+    case FS_NODE_HOST: snprintf(buf, n, "h%d", v); break;
+    case FS_NODE_NIC: snprintf(buf, n, "nic%d", nd->index); break;
+    case FS_NODE_SCALEUP: snprintf(buf, n, "nvs%d", nd->index); break;
+    case FS_NODE_SWITCH: {
+      /* index is per pod in some families: then the pod tells them apart */
+      int32_t same = 0;
+      for (int32_t u = 0; u < t->n_nodes && same < 2; u++)
+        same += t->nodes[u].kind == FS_NODE_SWITCH && t->nodes[u].tier == nd->tier &&
+                t->nodes[u].index == nd->index;
+      if (same > 1 && nd->group >= 0)
+        snprintf(buf, n, "t%d.%d/p%d", nd->tier, nd->index, nd->group);
+      else
+        snprintf(buf, n, "t%d.%d", nd->tier, nd->index);
+      break;
+    }
+    default: snprintf(buf, n, "n%d", v); break;
+  }
+}
+
+/* Drawing layer of a node: hosts 0, NICs and scale-up switches 1, fabric
+ * switches 1 + tier. */
+static int32_t layer_of(const fs_node *nd) {
+  if (nd->kind == FS_NODE_HOST) return 0;
+  if (nd->kind == FS_NODE_NIC || nd->kind == FS_NODE_SCALEUP) return 1;
+  return 1 + (nd->tier > 0 ? nd->tier : 1);
+}
+
+void fs_html_topology(fs_html *h, const fs_topo *t, const double *util) {
+  if (t->n_nodes > FS_HTML_MAX_TOPO_NODES) {
+    fprintf(h->f, "<p class=\"note\">Topology not drawn: %d nodes (drawn up to %d).</p>\n",
+            t->n_nodes, FS_HTML_MAX_TOPO_NODES);
+    return;
+  }
+  enum { MAXL = 8 };
+  int32_t count[MAXL] = {0}, top_layer = 0;
+  int32_t *slot = malloc((size_t)(t->n_nodes ? t->n_nodes : 1) * sizeof(int32_t));
+  if (!slot) return;
+  int32_t row_of[MAXL];
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    int32_t l = layer_of(&t->nodes[v]);
+    if (l >= MAXL) l = MAXL - 1;
+    slot[v] = count[l]++;
+  }
+  for (int32_t l = 0, r = 0; l < MAXL; l++) { /* empty layers take no room */
+    row_of[l] = r;
+    if (count[l]) top_layer = r++;
+  }
+  double layer_h = 90, height = 40 + layer_h * top_layer + 30;
+  fig_begin(h, "Topology (layered by tier; links shaded by utilisation)", W, height);
+#define NX(v) (20 + (W - 40) * (slot[v] + 0.5) / count[layer_of(&t->nodes[v]) < MAXL ? layer_of(&t->nodes[v]) : MAXL - 1])
+#define NY(v) (30 + layer_h * (top_layer - row_of[layer_of(&t->nodes[v]) < MAXL ? layer_of(&t->nodes[v]) : MAXL - 1]))
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const fs_link *k = &t->links[l];
+    if (k->reverse >= 0 && k->reverse < l) continue; /* a cable once */
+    double u = util ? util[l] : 0;
+    if (util && k->reverse >= 0 && util[k->reverse] > u) u = util[k->reverse];
+    char col[8] = "#999999";
+    if (util) heat_color(0.1 + 0.9 * u, col, sizeof(col));
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-width=\"%.1f\"><title>%.4g Gb/s, %.0f%% busy</title></line>\n",
+            NX(k->from), NY(k->from), NX(k->to), NY(k->to), util ? col : "#999999",
+            util ? 1 + 2 * u : 1.0, k->capacity_bps / 1e9, u * 100);
+  }
+  for (int32_t v = 0; v < t->n_nodes; v++) {
+    char name[32];
+    fs_html_node_name(t, v, name, sizeof(name));
+    int sw = t->nodes[v].kind != FS_NODE_HOST;
+    if (sw)
+      fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\">",
+              NX(v) - 7, NY(v) - 7, color(1 + layer_of(&t->nodes[v])));
+    else
+      fprintf(h->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\">", NX(v), NY(v),
+              color(0));
+    fprintf(h->f, "<title>%s</title>%s\n", name, sw ? "</rect>" : "</circle>");
+    if (count[layer_of(&t->nodes[v]) < MAXL ? layer_of(&t->nodes[v]) : MAXL - 1] <= 24)
+      fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", NX(v),
+              sw ? NY(v) - 10 : NY(v) + 18, name);
+  }
+#undef NX
+#undef NY
+  fig_end(h);
+  free(slot);
+}
+
+/* ---- links of a run ---- */
+typedef struct lrank {
+  double bytes; /* per bit/s of capacity: the ranking key */
+  int32_t link;
+} lrank;
+
+static int by_bytes_desc(const void *a, const void *b) {
+  const lrank *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  return x->link < y->link ? -1 : x->link > y->link;
+}
+
+/* At most 8 characters ("NVSwitch", "tier<d>"). */
+static void group_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
+  const fs_node *nd = &t->nodes[v];
+  switch (nd->kind) {
+    case FS_NODE_HOST: snprintf(buf, n, "host"); break;
+    case FS_NODE_NIC: snprintf(buf, n, "NIC"); break;
+    case FS_NODE_SCALEUP: snprintf(buf, n, "NVSwitch"); break;
+    case FS_NODE_SWITCH: snprintf(buf, n, "tier%d", nd->tier % 10); break;
+    default: snprintf(buf, n, "node"); break;
+  }
+}
+
+void fs_html_links(fs_html *h, const fs_sim *s) {
+  const fs_topo *t = fs_sim_topo(s);
+  const fs_sim_link_stats *ls = fs_sim_links(s);
+  double T = fs_sim_makespan_s(s);
+  int32_t L = t->n_links;
+  lrank *rk = malloc((size_t)(L ? L : 1) * sizeof(*rk));
+  if (!rk) return;
+  int32_t used = 0;
+  for (int32_t l = 0; l < L; l++)
+    if (ls[l].bytes > 0) rk[used++] = (lrank){ls[l].bytes / t->links[l].capacity_bps, l};
+  qsort(rk, (size_t)used, sizeof(*rk), by_bytes_desc);
+  int32_t top = used < FS_HTML_MAX_ROWS ? used : FS_HTML_MAX_ROWS;
+  char(*names)[48] = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(*names));
+  const char **labels = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(*labels));
+  double *vals = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(double));
+  fs_sim_link_bins lb;
+  int have_bins = fs_sim_get_link_bins(s, &lb) == 0 && T > 0;
+  double *u = have_bins ? calloc((size_t)FS_HTML_MAX_ROWS * (size_t)lb.n_bins, sizeof(double))
+                        : NULL;
+  if (!names || !labels || !vals || (have_bins && !u)) goto out;
+  for (int32_t i = 0; i < top; i++) {
+    int32_t l = rk[i].link;
+    char a[20], b[20];
+    fs_html_node_name(t, t->links[l].from, a, sizeof(a));
+    fs_html_node_name(t, t->links[l].to, b, sizeof(b));
+    snprintf(names[i], sizeof(names[i]), "%s -> %s", a, b);
+    labels[i] = names[i];
+    vals[i] = T > 0 ? 100 * ls[l].bytes * 8 / (t->links[l].capacity_bps * T) : 0;
+  }
+  if (have_bins && top > 0) {
+    for (int32_t i = 0; i < top; i++) {
+      int32_t l = rk[i].link;
+      double cap = t->links[l].capacity_bps / 8 * lb.width_s;
+      for (int32_t b = 0; b < lb.n_bins; b++)
+        u[(size_t)i * lb.n_bins + b] = lb.bytes[(size_t)l * lb.stride + b] / cap;
+    }
+    fs_html_heatmap(h, "Utilisation over time: the busiest links", labels, top, lb.n_bins, u,
+                    lb.width_s);
+    /* links grouped by the kinds / tiers they join */
+    int32_t ng = 0;
+    double gcap[FS_HTML_MAX_ROWS];
+    memset(u, 0, (size_t)FS_HTML_MAX_ROWS * (size_t)lb.n_bins * sizeof(double));
+    for (int32_t l = 0; l < L; l++) {
+      char a[12], b[12], nm[48];
+      group_name(t, t->links[l].from, a, sizeof(a));
+      group_name(t, t->links[l].to, b, sizeof(b));
+      snprintf(nm, sizeof(nm), "%s -> %s (all)", a, b);
+      int32_t g = 0;
+      while (g < ng && strcmp(names[g], nm) != 0) g++;
+      if (g == ng) {
+        if (ng == FS_HTML_MAX_ROWS) continue;
+        snprintf(names[ng], sizeof(names[ng]), "%s", nm);
+        labels[ng] = names[ng];
+        gcap[ng++] = 0;
+      }
+      gcap[g] += t->links[l].capacity_bps / 8 * lb.width_s;
+      for (int32_t k = 0; k < lb.n_bins; k++)
+        u[(size_t)g * lb.n_bins + k] += lb.bytes[(size_t)l * lb.stride + k];
+    }
+    for (int32_t g = 0; g < ng; g++)
+      for (int32_t k = 0; k < lb.n_bins; k++) u[(size_t)g * lb.n_bins + k] /= gcap[g];
+    fs_html_heatmap(h, "Utilisation over time: link groups (mean over the group's links)",
+                    labels, ng, lb.n_bins, u, lb.width_s);
+    /* names[] now holds groups: rebuild the busiest labels for the bars */
+    for (int32_t i = 0; i < top; i++) {
+      int32_t l = rk[i].link;
+      char a[20], b[20];
+      fs_html_node_name(t, t->links[l].from, a, sizeof(a));
+      fs_html_node_name(t, t->links[l].to, b, sizeof(b));
+      snprintf(names[i], sizeof(names[i]), "%s -> %s", a, b);
+      labels[i] = names[i];
+    }
+  }
+  if (top > 0)
+    fs_html_bars(h, "Busiest links: mean utilisation over the run", "%", labels, vals,
+                 top < 20 ? top : 20);
+  else
+    fputs("<p class=\"note\">No link carried any bytes.</p>\n", h->f);
+out:
+  free(u);
+  free(vals);
+  free(labels);
+  free(names);
+  free(rk);
+}

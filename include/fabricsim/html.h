@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "fabricsim/coll.h"
+#include "fabricsim/ocs.h"
 #include "fabricsim/scenario.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
@@ -114,14 +115,11 @@ int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
                          const char *const *metrics, int32_t n_metrics,
                          const fs_html_route_row *rows, int32_t n_rows);
 
-/* ocs: circuit configurations held over time, and summary lines. */
-typedef struct fs_html_circuit {
-  int32_t config;      /* which configuration (row) */
-  double start_s, dur_s;
-  int32_t circuits;    /* circuits it sets up */
-} fs_html_circuit;
+/* ocs schedule: the circuits' time line (fs_ocs_execute's segments, the
+ * phases placed one after another), one row per source node (the first
+ * FS_HTML_MAX_ROWS), and summary key/value pairs (2 x n_summary strings). */
 int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
-                       int32_t n_summary, const fs_html_circuit *c, int32_t n, double t_end,
-                       const fs_topo *t);
+                       int32_t n_summary, const fs_ocs_seg *segs, size_t n_segs,
+                       int32_t n_nodes, double t_end, const char *note);
 
 #endif

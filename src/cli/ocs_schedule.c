@@ -11,6 +11,7 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/html.h"
 #include "fabricsim/ocs.h"
 
 static void help(FILE *f) {
@@ -45,7 +46,9 @@ static void help(FILE *f) {
           "                    schedule (default: also pairs whose circuit is dark or\n"
           "                    not yet up)\n"
           "  --sweep           the delay sweep 1 ns .. 100 ms (half decades)\n"
-          "  --format F        table (default) or json\n");
+          "  --format F        table (default) or json\n"
+          "  --report FILE.html  also write a self-contained HTML report: the circuit\n"
+          "                    schedule over time (bvn, else solstice; not with --sweep)\n");
 }
 
 static int parse_delay(const char *s, double *out_s) {
@@ -120,8 +123,99 @@ static void fmt_share(char *buf, size_t n, const fs_ocs_result *r) {
   snprintf(buf, n, "%.1f%%", tot > 0 ? 100 * r->eps_bytes / tot : 0.0);
 }
 
+/* --report: the first decomposing algorithm asked for (bvn, else
+ * solstice), each phase stuffed, decomposed, scheduled and executed in
+ * turn as fs_ocs_run does, its circuits' segments shifted by the phases
+ * before it; the table's completions as the summary. */
+typedef struct ocs_report_ctx {
+  const char *title, *note;
+  const char **kv;
+  int32_t n_kv, n;
+  fs_ocs_seg *segs;
+  size_t n_segs;
+  double t_end;
+} ocs_report_ctx;
+
+static int ocs_report_fn(FILE *f, void *ctx) {
+  const ocs_report_ctx *c = ctx;
+  return fs_html_ocs_report(f, c->title, c->kv, c->n_kv, c->segs, c->n_segs, c->n, c->t_end,
+                            c->note);
+}
+
+static int ocs_report(const char *path, const char *file, const fs_ocs_traffic *tr,
+                      const fs_ocs_params *p, const int *want, const fs_ocs_result *res) {
+  fs_ocs_algo algo = want[FS_OCS_BVN] ? FS_OCS_BVN : FS_OCS_SOLSTICE;
+  int draw = want[FS_OCS_BVN] || want[FS_OCS_SOLSTICE];
+  fs_err err = {0, ""};
+  size_t nn = (size_t)tr->n * (size_t)tr->n;
+  int64_t *stuffed = malloc((nn ? nn : 1) * sizeof(int64_t));
+  fs_ocs_seg *all = NULL;
+  size_t n_all = 0;
+  double off = 0;
+  int rc = stuffed ? 0 : FS_ENOMEM;
+  for (int32_t ph = 0; draw && !rc && ph < tr->n_phases; ph++) {
+    fs_ocs_decomp d = {0};
+    fs_ocs_schedule sch = {0};
+    fs_ocs_result r;
+    fs_ocs_seg *segs = NULL;
+    size_t n_segs = 0;
+    fs_ocs_stuff(tr->n, tr->phases[ph].bytes, stuffed);
+    sch.n = tr->n;
+    sch.n_ocs = p->degree;
+    if (!(rc = fs_ocs_decompose(algo, tr->n, stuffed, &d, &err)) &&
+        !(rc = fs_ocs_schedule_from_decomp(p, &d, &sch, &err)) &&
+        !(rc = fs_ocs_execute(p, &sch, tr->phases[ph].bytes, &r, &segs, &n_segs, &err))) {
+      fs_ocs_seg *grown = realloc(all, (n_all + n_segs + 1) * sizeof(*all));
+      if (!grown) {
+        rc = FS_ENOMEM;
+      } else {
+        all = grown;
+        for (size_t i = 0; i < n_segs; i++) {
+          all[n_all] = segs[i];
+          all[n_all].t0_s += off;
+          all[n_all++].t1_s += off;
+        }
+        off += r.completion_s;
+      }
+    }
+    free(segs);
+    fs_ocs_schedule_free(&sch);
+    fs_ocs_decomp_free(&d);
+  }
+  free(stuffed);
+  if (rc) {
+    free(all);
+    fprintf(stderr, "fabricsim: %s: cannot draw the schedule: %s\n", path,
+            err.msg[0] ? err.msg : fs_strerror(rc));
+    return 2;
+  }
+  char vals[N_KINDS][64], keys[N_KINDS][40];
+  const char *kv[2 * N_KINDS];
+  int32_t nkv = 0;
+  for (int a = 0; a < N_KINDS; a++) {
+    if (!want[a]) continue;
+    snprintf(keys[nkv], sizeof(keys[nkv]), "%s completion", kind_name(a));
+    snprintf(vals[nkv], sizeof(vals[nkv]), "%.6g ms (%d reconfigurations)",
+             res[a].completion_s * 1e3, res[a].n_reconfig);
+    kv[2 * nkv] = keys[nkv];
+    kv[2 * nkv + 1] = vals[nkv];
+    nkv++;
+  }
+  char title[400], note[160];
+  snprintf(title, sizeof(title), "fabricsim ocs schedule: %s", file);
+  if (draw)
+    snprintf(note, sizeof(note), "%s schedule, %g Gb/s circuits, degree %d, delay %g ms.",
+             fs_ocs_algo_name(algo), p->gbps, p->degree, p->delay_s * 1e3);
+  else
+    snprintf(note, sizeof(note), "static only: one configuration, no schedule to draw.");
+  ocs_report_ctx c = {title, note, kv, nkv, tr->n, all, n_all, off};
+  int st = fs__cli_report_write(path, ocs_report_fn, &c);
+  free(all);
+  return st;
+}
+
 int fs__cli_ocs_schedule(int argc, char **argv) {
-  const char *file = NULL, *format = "table", *algo = "all";
+  const char *file = NULL, *format = "table", *algo = "all", *report = NULL;
   fs_ocs_params p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0};
   int sweep = 0, thr_mode = THR_AUTO, thr_given = 0;
   double eps_gbps = 0, thr_s = 0;
@@ -148,6 +242,7 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     const char *v = argv[++i];
     if (strcmp(a, "--matrix") == 0) file = v;
     else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--report") == 0) report = v;
     else if (strcmp(a, "--algo") == 0) algo = v;
     else if (strcmp(a, "--gbps") == 0) {
       if (fs__cli_parse_double(v, 1e-6, 1e6, &p.gbps))
@@ -218,6 +313,9 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     want[FS_OCS_N_ALGOS] = want[FS_OCS_BVN];
     want[FS_OCS_N_ALGOS + 1] = want[FS_OCS_SOLSTICE];
   }
+  if (report && sweep)
+    return fs__cli_usage("ocs schedule", "--report draws one schedule: not with --sweep");
+  if (report && fs__cli_report_check(report)) return 2;
   fs_err err = {0, ""};
   fs_ocs_traffic tr;
   if (fs_ocs_matrix_from_file(file, &tr, &err)) return fs__cli_fail(&err);
@@ -284,6 +382,7 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
         printf("\n");
       }
       printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
+      if (report && (status = ocs_report(report, file, &tr, &p, want, res))) goto out;
       if (hyb)
         printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
                "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "

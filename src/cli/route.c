@@ -10,6 +10,7 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "fabricsim/html.h"
 #include "fabricsim/routeopt.h"
 
 static void help(FILE *f) {
@@ -39,7 +40,9 @@ static void help(FILE *f) {
           "  --exact-max-vars N exact: most binary variables to attempt (default 20000)\n"
           "  --timing           also print each optimiser's wall time (the only\n"
           "                     output that varies between identical runs)\n"
-          "  --format F         table (default) or json\n");
+          "  --format F         table (default) or json\n"
+          "  --report FILE.html also write a self-contained HTML report: the metrics\n"
+          "                     of each routing as bars\n");
 }
 
 /* One column of the output. */
@@ -205,8 +208,58 @@ static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const co
   printf("]}\n");
 }
 
+/* --report: the table's metrics and job times, one bar chart each. */
+enum { REPORT_METRICS = 8, REPORT_JOBS = 8 };
+typedef struct route_report {
+  const fs_routeopt_traffic *tr;
+  const fs_topo *t;
+  const column *cols;
+  int nc;
+} route_report;
+
+static int route_report_fn(FILE *f, void *ctx) {
+  const route_report *r = ctx;
+  static const char *const names[REPORT_METRICS] = {
+      "min job throughput", "min flow throughput", "efficiency",     "jain fairness",
+      "max link load",      "max link util",       "worst slowdown", "mean slowdown"};
+  int32_t nj = r->tr->n_jobs < REPORT_JOBS ? r->tr->n_jobs : REPORT_JOBS, nm = REPORT_METRICS + nj;
+  char jl[REPORT_JOBS][64];
+  const char *metrics[REPORT_METRICS + REPORT_JOBS];
+  double v[FS_ROUTEOPT_N_KINDS + 2][REPORT_METRICS + REPORT_JOBS];
+  fs_html_route_row rows[FS_ROUTEOPT_N_KINDS + 2];
+  for (int32_t m = 0; m < REPORT_METRICS; m++) metrics[m] = names[m];
+  for (int32_t j = 0; j < nj; j++) {
+    snprintf(jl[j], sizeof(jl[j]), "%.30s %s time (ms)", r->tr->jobs[j].name,
+             r->tr->jobs[j].collective);
+    metrics[REPORT_METRICS + j] = jl[j];
+  }
+  int32_t n = 0;
+  for (int c = 0; c < r->nc; c++) {
+    const column *col = &r->cols[c];
+    if (!col->ok) continue;
+    const fs_routeopt_metric *m = &col->m;
+    double x[REPORT_METRICS] = {m->min_job_tput,  m->min_flow_tput, m->efficiency,
+                                m->jain,          m->max_link_load, m->max_link_util,
+                                m->worst_slowdown, m->mean_slowdown};
+    memcpy(v[n], x, sizeof(x));
+    for (int32_t j = 0; j < nj; j++) v[n][REPORT_METRICS + j] = col->job_s[j] * 1e3;
+    rows[n] = (fs_html_route_row){col->name, v[n]};
+    n++;
+  }
+  char title[128];
+  snprintf(title, sizeof(title), "fabricsim route: %d jobs, %d flows", r->tr->n_jobs,
+           r->tr->n_flows);
+  return fs_html_route_report(f, title, r->t, metrics, nm, rows, n);
+}
+
+static int write_route_report(const char *path, const fs_routeopt_traffic *tr, const fs_topo *t,
+                              const column *cols, int nc) {
+  route_report r = {tr, t, cols, nc};
+  return fs__cli_report_write(path, route_report_fn, &r);
+}
+
 int fs__cli_route(int argc, char **argv) {
-  const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table";
+  const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table", *report = NULL;
   long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS, kpaths = 4;
   double tl = 60;
   int timing = 0, k_given = 0;
@@ -227,6 +280,7 @@ int fs__cli_route(int argc, char **argv) {
     else if (strcmp(a, "--topo") == 0) spec = v;
     else if (strcmp(a, "--optimizer") == 0) opt = v;
     else if (strcmp(a, "--format") == 0) format = v;
+    else if (strcmp(a, "--report") == 0) report = v;
     else if (strcmp(a, "--paths") == 0) {
       if (fs_routeopt_paths_parse(v, &po.paths))
         return fs__cli_usage("route", "--paths must be ecmp or kshortest, got '%s'", v);
@@ -263,6 +317,7 @@ int fs__cli_route(int argc, char **argv) {
   if (!spec) return fs__cli_usage("route", "--topo is required");
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
+  if (report && fs__cli_report_check(report)) return 2;
   int want[FS_ROUTEOPT_N_KINDS] = {0};
   int n_want = 0, all = 0;
   {
@@ -371,6 +426,7 @@ int fs__cli_route(int argc, char **argv) {
   else
     print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
                &po);
+  if (report) status = write_route_report(report, &tr, t, cols, nc);
   goto out;
 oom:
   fs_err_set(&err, FS_ENOMEM, "out of memory");

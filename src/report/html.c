@@ -40,7 +40,7 @@ void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle)
         "body{font:14px/1.4 sans-serif;margin:24px auto;max-width:1000px;color:#222}\n"
         "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px;"
         "border-bottom:1px solid #ddd}\n"
-        "p.sub,p.note{color:#555;margin:2px 0 8px}\n"
+        "p.sub,p.note{color:#555;margin:2px 0 8px;overflow-wrap:anywhere}\n"
         "table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;"
         "border-bottom:1px solid #eee;text-align:right}\n"
         "td:first-child,th:first-child{text-align:left}\n"
@@ -78,7 +78,7 @@ void fs_html_section(fs_html *h, const char *title, const char *note) {
 
 void fs_html_table(fs_html *h, const char *const *head, int32_t ncols, const char *const *cells,
                    int32_t nrows) {
-  fputs("<table>\n", h->f);
+  fputs("<div style=\"overflow-x:auto\"><table>\n", h->f);
   if (head) {
     fputs("<tr>", h->f);
     for (int32_t c = 0; c < ncols; c++) {
@@ -97,7 +97,7 @@ void fs_html_table(fs_html *h, const char *const *head, int32_t ncols, const cha
     }
     fputs("</tr>\n", h->f);
   }
-  fputs("</table>\n", h->f);
+  fputs("</table></div>\n", h->f);
 }
 
 static void fig_begin(fs_html *h, const char *title, double width, double height) {

@@ -345,40 +345,33 @@ out:
 
 /* ---- ocs ---- */
 int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
-                       int32_t n_summary, const fs_html_circuit *c, int32_t n, double t_end,
-                       const fs_topo *t) {
+                       int32_t n_summary, const fs_ocs_seg *segs, size_t n_segs,
+                       int32_t n_nodes, double t_end, const char *note) {
   fs_html h;
   fs_html_begin(&h, f, title, NULL);
   fs_html_section(&h, "Summary", NULL);
   kv_table(&h, summary, n_summary);
-  int32_t n_rows = 0;
-  for (int32_t i = 0; i < n; i++)
-    if (c[i].config + 1 > n_rows) n_rows = c[i].config + 1;
-  char(*rn)[48] = malloc((size_t)(n_rows ? n_rows : 1) * sizeof(*rn));
-  const char **rows = malloc((size_t)(n_rows ? n_rows : 1) * sizeof(*rows));
-  fs_html_span *sp = malloc((size_t)(n ? n : 1) * sizeof(*sp));
+  int32_t n_rows = n_nodes < FS_HTML_MAX_ROWS ? n_nodes : FS_HTML_MAX_ROWS;
+  char(*rn)[32] = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof(*rn));
+  const char **rows = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof(*rows));
+  fs_html_span *sp = malloc((n_segs ? n_segs : 1) * sizeof(*sp));
   int rc = 0;
   if (!rn || !rows || !sp) {
     rc = FS_ENOMEM;
     goto out;
   }
   for (int32_t r = 0; r < n_rows; r++) {
-    int32_t circ = 0;
-    for (int32_t i = 0; i < n; i++)
-      if (c[i].config == r) circ = c[i].circuits;
-    snprintf(rn[r], sizeof(rn[r]), "config %d (%d circuits)", r, circ);
+    snprintf(rn[r], sizeof(rn[r]), "node %d out", r);
     rows[r] = rn[r];
   }
-  for (int32_t i = 0; i < n; i++)
-    sp[i] = (fs_html_span){c[i].config, c[i].config, c[i].start_s, c[i].dur_s};
-  static const char *const cls[] = {"configuration held"};
-  fs_html_section(&h, "Circuit schedule", "Each configuration's slots; gaps between them are "
-                  "the reconfiguration delay.");
-  fs_html_gantt(&h, "Schedule", rows, n_rows, cls, 1, sp, n, t_end);
-  if (t) {
-    fs_html_section(&h, "Topology", NULL);
-    fs_html_topology(&h, t, NULL);
-  }
+  int64_t m = 0;
+  for (size_t i = 0; i < n_segs; i++)
+    if (segs[i].src >= 0 && segs[i].src < n_rows)
+      sp[m++] = (fs_html_span){segs[i].src, segs[i].dark ? 1 : 0, segs[i].t0_s,
+                               segs[i].t1_s - segs[i].t0_s};
+  static const char *const cls[] = {"circuit lit", "reconfiguring (dark)"};
+  fs_html_section(&h, "Circuit schedule", note);
+  fs_html_gantt(&h, "Circuits out of each node over time", rows, n_rows, cls, 2, sp, m, t_end);
 out:
   free(rn);
   free(rows);

@@ -14,6 +14,7 @@
 #include "list_compute.h"
 #include "list_pipeline.h"
 #include "list_report.h"
+#include "list_html.h"
 #include "list_train.h"
 #include "list_cli.h"
 #include "list_routeopt.h"

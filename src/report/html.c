@@ -165,8 +165,10 @@ static void ax_range(axis *a, const fs_html_series *s, int32_t n, int y) {
     a->lo = exp2(floor(log2(a->lo)));
     a->hi = exp2(ceil(log2(a->hi)));
     if (a->hi <= a->lo) a->hi = a->lo * 2;
-  } else if (a->hi <= a->lo) {
-    a->hi = a->lo + 1;
+  } else if (a->hi - a->lo <= 1e-9 * fmax(fabs(a->lo), fabs(a->hi))) {
+    /* one value (to rounding): a unit span around it */
+    a->hi = a->lo + (a->lo != 0 ? fabs(a->lo) * 0.1 : 1);
+    a->lo -= a->hi - a->lo;
   } else if (y) {
     a->hi = ceil(a->hi / nice_step(a->hi - a->lo)) * nice_step(a->hi - a->lo);
   }
@@ -191,8 +193,10 @@ static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double oth
     }
     return;
   }
-  double step = nice_step(a->hi - a->lo);
-  for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9; v += step) {
+  double step = nice_step(a->hi - a->lo), v0 = ceil(a->lo / step) * step;
+  for (int i = 0; i <= 100; i++) { /* ~6 ticks; the bound only guards rounding */
+    double v = v0 + i * step;
+    if (v > a->hi + step * 1e-9) break;
     double p = ax_px(a, v);
     char b[32];
     if (bytes) fmt_si(b, sizeof(b), v, 1);

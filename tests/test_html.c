@@ -1,0 +1,211 @@
+/* HTML reports (--report FILE.html) through the built binary: every page is
+ * well-formed (a stack check of its elements: html, body, svg, ... closed in
+ * order), loads nothing from the network (no http:// or https://), is
+ * byte-identical when run twice, and a report path that cannot be written
+ * fails before the run with exit 2 and one line naming the file. The page
+ * pieces are also checked on their own, through a memory stream. The
+ * browser check (headless Chromium, no console error, a non-blank
+ * screenshot) is scripts/test-report.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabricsim/html.h"
+#include "test.h"
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0, got;
+  char *buf = malloc(cap);
+  while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) free(buf);
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (buf) buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+static int is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* 0 if every element opened is closed in order (void and self-closed ones
+ * aside) and html, head, body appear once each; else a message in why. */
+static int check_well_formed(const char *s, char *why, size_t n) {
+  enum { DEPTH = 64 };
+  char stack[DEPTH][16];
+  int depth = 0, html = 0, body = 0, head = 0, svg = 0;
+  for (const char *p = s; (p = strchr(p, '<')); p++) {
+    if (p[1] == '!') continue; /* doctype */
+    int close = p[1] == '/';
+    const char *q = p + 1 + close;
+    char name[16];
+    size_t k = 0;
+    while (is_name_char(*q) && k + 1 < sizeof(name)) name[k++] = *q++;
+    name[k] = '\0';
+    if (!k) {
+      snprintf(why, n, "a bare '<' at offset %ld", (long)(p - s));
+      return -1;
+    }
+    const char *gt = strchr(q, '>');
+    if (!gt) {
+      snprintf(why, n, "<%s not closed by '>'", name);
+      return -1;
+    }
+    if (close) {
+      if (!depth || strcmp(stack[depth - 1], name) != 0) {
+        snprintf(why, n, "</%s> closes <%s>", name, depth ? stack[depth - 1] : "(nothing)");
+        return -1;
+      }
+      depth--;
+      continue;
+    }
+    html += strcmp(name, "html") == 0;
+    head += strcmp(name, "head") == 0;
+    body += strcmp(name, "body") == 0;
+    svg += strcmp(name, "svg") == 0;
+    if (gt[-1] == '/' || strcmp(name, "meta") == 0 || strcmp(name, "br") == 0) continue;
+    if (depth == DEPTH) {
+      snprintf(why, n, "nesting deeper than %d", DEPTH);
+      return -1;
+    }
+    snprintf(stack[depth++], sizeof(stack[0]), "%s", name);
+  }
+  if (depth) {
+    snprintf(why, n, "<%s> never closed", stack[depth - 1]);
+    return -1;
+  }
+  if (html != 1 || head != 1 || body != 1 || svg < 1) {
+    snprintf(why, n, "want one html, head, body and some svg, got %d, %d, %d, %d", html, head,
+             body, svg);
+    return -1;
+  }
+  return 0;
+}
+
+static void check_page(const char *html, const char *what, int line) {
+  char why[256];
+  if (check_well_formed(html, why, sizeof(why)))
+    test_fail(__FILE__, line, "%s: not well-formed: %s", what, why);
+  if (strstr(html, "http://") || strstr(html, "https://"))
+    test_fail(__FILE__, line, "%s: refers to the network (http:// or https://)", what);
+  if (!strstr(html, "data-report"))
+    test_fail(__FILE__, line, "%s: no load marker", what);
+}
+
+/* Runs `fabricsim ARGS --report DIR/a.html` and again into b.html; checks
+ * the page and that both are the same bytes. */
+static void check_report(const char *args, int line) {
+  char dir[] = "/tmp/fabricsim-html-XXXXXX";
+  if (!mkdtemp(dir)) {
+    test_fail(__FILE__, line, "mkdtemp failed");
+    return;
+  }
+  char cmd[1024], a[128], b[128];
+  static char out[1 << 16];
+  snprintf(a, sizeof(a), "%s/a.html", dir);
+  snprintf(b, sizeof(b), "%s/b.html", dir);
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof(cmd), "%s --report '%s'", args, k ? b : a);
+    int st = test_run_cli(cmd, "2>&1 >/dev/null", out, sizeof(out));
+    if (st != 0) test_fail(__FILE__, line, "%s: exit %d: %s", cmd, st, out);
+  }
+  size_t na = 0, nb = 0;
+  char *x = slurp(a, &na), *y = slurp(b, &nb);
+  if (!x || !y) {
+    test_fail(__FILE__, line, "%s: no report written", args);
+  } else {
+    check_page(x, args, line);
+    if (na != nb || memcmp(x, y, na) != 0)
+      test_fail(__FILE__, line, "%s: two runs gave different pages (%zu and %zu bytes)", args,
+                na, nb);
+  }
+  free(x);
+  free(y);
+  remove(a);
+  remove(b);
+  rmdir(dir);
+}
+
+TEST(test_html_reports_well_formed_and_deterministic) {
+  check_report("sim examples/demo.json", __LINE__);
+  check_report("sim examples/demo.json --routing spray --summary", __LINE__);
+  check_report("train examples/gpt-13b.json --no-compare", __LINE__);
+  check_report("coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:1M", __LINE__);
+  check_report("coll --op allgather --algo ring --ranks 8 --topo star:hosts=8 --size 4K:64K",
+               __LINE__);
+  check_report("route --jobs examples/jobs-4dp.json --optimizer greedy,ecmp,spray --topo "
+               "leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400",
+               __LINE__);
+  check_report("ocs schedule --matrix examples/ocs-job.json", __LINE__);
+}
+
+/* A path whose directory does not exist, or is a regular file: exit 2 before
+ * the run, one line naming the file, nothing written. */
+TEST(test_html_bad_report_path_exits_2_naming_the_file) {
+  static const char *const cmds[] = {
+      "sim examples/demo.json", "train examples/gpt-13b.json",
+      "coll --op allreduce --ranks 4 --topo star:hosts=4 --size 1K",
+      "route --jobs examples/jobs-4dp.json --optimizer spray --topo "
+      "leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400",
+      "ocs schedule --matrix examples/ocs-job.json"};
+  static const char *const paths[] = {"/nonexistent-fabricsim-dir/r.html",
+                                      "examples/demo.json/r.html"};
+  for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
+    for (size_t p = 0; p < 2; p++) {
+      char cmd[1024], out[4096];
+      snprintf(cmd, sizeof(cmd), "%s --report '%s'", cmds[c], paths[p]);
+      int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
+      char want[256];
+      snprintf(want, sizeof(want), "fabricsim: %s: cannot write the report: ", paths[p]);
+      const char *nl = strchr(out, '\n');
+      if (st != 2 || strncmp(out, want, strlen(want)) != 0 || !nl || nl[1] != '\0')
+        test_fail(__FILE__, __LINE__, "%s: want exit 2 and one line starting\n  %s\ngot %d:\n%s",
+                  cmd, want, st, out);
+    }
+}
+
+/* The pieces alone: escaping, an empty chart, a topology too big to draw. */
+TEST(test_html_pieces_escape_and_degrade) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CHECK(f != NULL);
+  fs_html h;
+  fs_html_begin(&h, f, "a <b> & \"c\"", "sub");
+  fs_html_section(&h, "<script>", "note & more");
+  const char *labels[] = {"x<y"};
+  double v[] = {3};
+  fs_html_bars(&h, "bars", "%", labels, v, 1);
+  fs_html_bars(&h, "no bars", "", labels, v, 0);
+  fs_html_series s = {"empty", NULL, NULL, 0, 0, 0};
+  fs_html_axes ax = {"empty chart", "x", "y", 1, 1, 1};
+  fs_html_lines(&h, &ax, &s, 1);
+  const char *rows[] = {"r0"};
+  const char *cls[] = {"c0"};
+  fs_html_span sp = {0, 0, 0.5, 0.25};
+  fs_html_gantt(&h, "gantt", rows, 1, cls, 1, &sp, 1, 1.0);
+  double u[] = {0, 0.5, 1.5};
+  fs_html_heatmap(&h, "heat", rows, 1, 3, u, 1e-3);
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_from_spec("fattree:k=8", &t, &err), &err);
+  fs_html_topology(&h, t, NULL); /* 208 nodes: a note, no drawing */
+  fs_topo_free(t);
+  CHECK_EQ_INT(fs_html_end(&h), 0);
+  fclose(f);
+  check_page(buf, "pieces", __LINE__);
+  CHECK(strstr(buf, "a &lt;b&gt; &amp; &quot;c&quot;") != NULL);
+  CHECK(strstr(buf, "<h2>&lt;script&gt;</h2>") != NULL);
+  CHECK(strstr(buf, "Topology not drawn: 208 nodes") != NULL);
+  free(buf);
+}

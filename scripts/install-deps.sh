@@ -19,6 +19,12 @@ if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
   done
 fi
 
+# Chromium (headless) loads the HTML reports in scripts/test-report.sh;
+# CI asks for it.
+if [ "${FABRICSIM_BROWSER:-0}" = 1 ]; then
+  have_pkg chromium || need="$need chromium"
+fi
+
 # OpenMPI for `make MPI=1` (sweeps across machines); CI asks for it.
 if [ "${FABRICSIM_MPI:-0}" = 1 ]; then
   for pkg in libopenmpi-dev openmpi-bin; do

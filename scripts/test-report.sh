@@ -58,19 +58,25 @@ verdict() {
   fi
 }
 
+# result OK MESSAGE: counts and prints one outcome (OK: 1 passed, 0 failed).
+result() {
+  if [ "$1" = 1 ]; then
+    echo "ok   $2"
+    pass=$((pass + 1))
+  else
+    echo "FAIL $2" >&2
+    fail=$((fail + 1))
+  fi
+}
+
 # The checker first catches what it must: a console error, a blank page.
 printf '<!DOCTYPE html><html><body><p>x</p><script>document.documentElement.setAttribute("data-report","ok");console.error("injected")</script></body></html>\n' >"$DIR/bad-console.html"
 printf '<!DOCTYPE html><html><body><script>document.documentElement.setAttribute("data-report","ok")</script></body></html>\n' >"$DIR/bad-blank.html"
 for bad in bad-console bad-blank; do
   browse "$bad" "$DIR/$bad.html"
   why=$(verdict "$bad")
-  if [ -z "$why" ]; then
-    echo "FAIL self-check: $bad.html passed the checks" >&2
-    fail=$((fail + 1))
-  else
-    echo "ok   self-check: $bad.html rejected ($why)"
-    pass=$((pass + 1))
-  fi
+  if [ -n "$why" ]; then result 1 "self-check: $bad.html rejected ($why)"
+  else result 0 "self-check: $bad.html passed the checks"; fi
 done
 
 # check NAME ARGS...: writes DIR/NAME.html with fabricsim ARGS --report
@@ -79,19 +85,15 @@ check() {
   shift
   html="$DIR/$name.html"
   if ! "$BIN" "$@" --report "$html" >"$DIR/$name.out" 2>&1; then
-    echo "FAIL $name: fabricsim $* exited non-zero:" >&2
-    cat "$DIR/$name.out" >&2
-    fail=$((fail + 1))
+    result 0 "$name: fabricsim $* exited non-zero: $(head -c 300 "$DIR/$name.out")"
     return
   fi
   browse "$name" "$html"
   why=$(verdict "$name")
-  if [ -n "$why" ]; then
-    echo "FAIL $name: $why" >&2
-    fail=$((fail + 1))
+  if [ -z "$why" ]; then
+    result 1 "$name ($(wc -c <"$html") bytes of HTML, $(wc -c <"$DIR/$name.png") bytes of PNG)"
   else
-    echo "ok   $name ($(wc -c <"$html") bytes of HTML, $(wc -c <"$DIR/$name.png") bytes of PNG)"
-    pass=$((pass + 1))
+    result 0 "$name: $why"
   fi
   if [ -n "${REPORT_KEEP:-}" ]; then cp "$html" "$DIR/$name.png" "$REPORT_KEEP/" 2>/dev/null || true; fi
 }

@@ -14,23 +14,17 @@
 #include "fabricsim/html.h"
 #include "test.h"
 
+/* The whole file, NUL-terminated, malloc'd; NULL if unreadable. */
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0, got;
-  char *buf = malloc(cap);
-  while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n - 1 == 0) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) free(buf);
-      buf = nb;
-      cap *= 2;
-    }
+  char *buf = NULL;
+  long size = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1))) {
+    *len = fread(buf, 1, (size_t)size, f);
+    buf[*len] = '\0';
   }
-  fclose(f);
-  if (buf) buf[n] = '\0';
-  if (len) *len = n;
+  if (f) fclose(f);
   return buf;
 }
 

@@ -53,14 +53,18 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
   return 0;
 }
 
+/* FILE.tmp.PID opened for writing, or NULL after printing why. */
+static FILE *open_tmp(const char *path, char *tmp, size_t n) {
+  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
+  return f;
+}
+
 int fs__cli_report_check(const char *path) {
   char tmp[4200];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
-    return 2;
-  }
+  FILE *f = open_tmp(path, tmp, sizeof(tmp));
+  if (!f) return 2;
   fclose(f);
   remove(tmp);
   return 0;
@@ -68,12 +72,8 @@ int fs__cli_report_check(const char *path) {
 
 int fs__cli_report_write(const char *path, fs__cli_report_fn fn, void *ctx) {
   char tmp[4200];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
-    return 2;
-  }
+  FILE *f = open_tmp(path, tmp, sizeof(tmp));
+  if (!f) return 2;
   int rc = fn(f, ctx);
   if (fclose(f) != 0 && !rc) rc = FS_EIO;
   if (!rc && rename(tmp, path) != 0) rc = FS_EIO;

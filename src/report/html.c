@@ -174,22 +174,26 @@ static void ax_range(axis *a, const fs_html_series *s, int32_t n, int y) {
   }
 }
 
+/* One tick of an axis at pixel p: a grid line across the plot and its label. */
+static void tick(fs_html *h, int y, double p, double other0, double other1, const char *label) {
+  if (y)
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+            other0, p, other1, p, other0 - 4, p + 4, label);
+  else
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+            p, other0, p, other1, p, other0 + 14, label);
+}
+
 static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double other1, int bytes) {
+  char b[32];
   if (a->log) {
     double span = log2(a->hi) - log2(a->lo);
     int every = span > 24 ? 4 : span > 12 ? 2 : 1;
     for (double e = log2(a->lo); e <= log2(a->hi) + 1e-9; e += every) {
-      double v = exp2(e), p = ax_px(a, v);
-      char b[32];
-      fmt_si(b, sizeof(b), v, bytes);
-      if (y)
-        fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                other0, p, other1, p, other0 - 4, p + 4, b);
-      else
-        fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                p, other0, p, other1, p, other0 + 14, b);
+      fmt_si(b, sizeof(b), exp2(e), bytes);
+      tick(h, y, ax_px(a, exp2(e)), other0, other1, b);
     }
     return;
   }
@@ -197,18 +201,9 @@ static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double oth
   for (int i = 0; i <= 100; i++) { /* ~6 ticks; the bound only guards rounding */
     double v = v0 + i * step;
     if (v > a->hi + step * 1e-9) break;
-    double p = ax_px(a, v);
-    char b[32];
     if (bytes) fmt_si(b, sizeof(b), v, 1);
     else snprintf(b, sizeof(b), "%.4g", fabs(v) < step * 1e-6 ? 0 : v);
-    if (y)
-      fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-              other0, p, other1, p, other0 - 4, p + 4, b);
-    else
-      fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-              p, other0, p, other1, p, other0 + 14, b);
+    tick(h, y, ax_px(a, v), other0, other1, b);
   }
 }
 
@@ -515,16 +510,13 @@ static int by_bytes_desc(const void *a, const void *b) {
   return x->link < y->link ? -1 : x->link > y->link;
 }
 
-/* At most 8 characters ("NVSwitch", "tier<d>"). */
+/* A link end's group: its kind, a switch by tier; at most 8 characters. */
 static void group_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
+  static const char *const kinds[] = {"host", "tier", "NIC", "OCS", "WAN", "NVSwitch"};
   const fs_node *nd = &t->nodes[v];
-  switch (nd->kind) {
-    case FS_NODE_HOST: snprintf(buf, n, "host"); break;
-    case FS_NODE_NIC: snprintf(buf, n, "NIC"); break;
-    case FS_NODE_SCALEUP: snprintf(buf, n, "NVSwitch"); break;
-    case FS_NODE_SWITCH: snprintf(buf, n, "tier%d", nd->tier % 10); break;
-    default: snprintf(buf, n, "node"); break;
-  }
+  int k = nd->kind >= 0 && nd->kind < 6 ? (int)nd->kind : 0;
+  if (nd->kind == FS_NODE_SWITCH) snprintf(buf, n, "%s%d", kinds[k], nd->tier % 10);
+  else snprintf(buf, n, "%s", kinds[k]);
 }
 
 void fs_html_links(fs_html *h, const fs_sim *s) {

@@ -32,6 +32,18 @@ static double *mean_util(const fs_sim *s) {
   return u;
 }
 
+/* The links section (heatmaps, busiest), the topology shaded by mean
+ * utilisation, and the end of the page. */
+static int links_and_end(fs_html *h, const fs_sim *s, const char *note) {
+  fs_html_section(h, "Links", note);
+  fs_html_links(h, s);
+  fs_html_section(h, "Topology", NULL);
+  double *u = mean_util(s);
+  fs_html_topology(h, fs_sim_topo(s), u);
+  free(u);
+  return fs_html_end(h);
+}
+
 static void kv_table(fs_html *h, const char *const *kv, int32_t n) {
   fs_html_table(h, NULL, 2, kv, n);
 }
@@ -82,14 +94,8 @@ int fs_html_sim_report(FILE *f, const fs_scenario *sc) {
   }
   free(x);
   free(y);
-  fs_html_section(&h, "Links", "Bytes per time bin recorded by the engine (exact, from the "
-                  "piecewise-constant rates), over every link of each route.");
-  fs_html_links(&h, s);
-  fs_html_section(&h, "Topology", NULL);
-  double *u = mean_util(s);
-  fs_html_topology(&h, sc->topo, u);
-  free(u);
-  return fs_html_end(&h);
+  return links_and_end(&h, s, "Bytes per time bin recorded by the engine (exact, from the "
+                       "piecewise-constant rates), over every link of each route.");
 }
 
 /* ---- train ---- */
@@ -200,15 +206,9 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
     fs_html_section(&h, "Collectives (per GPU of the reported stage)", NULL);
     fs_html_table(&h, head, 5, cp, nr);
   }
-  fs_html_section(&h, "Links", "Bytes per time bin recorded by the engine (exact), over "
-                  "every link of each route. With a symmetry shortcut (see the summary) only "
-                  "the representative links carry traffic.");
-  fs_html_links(&h, s);
-  fs_html_section(&h, "Topology", NULL);
-  double *u = mean_util(s);
-  fs_html_topology(&h, job->topo, u);
-  free(u);
-  return fs_html_end(&h);
+  return links_and_end(&h, s, "Bytes per time bin recorded by the engine (exact), over "
+                       "every link of each route. With a symmetry shortcut (see the summary) "
+                       "only the representative links carry traffic.");
 }
 
 /* ---- coll ---- */

@@ -149,8 +149,8 @@ TEST(test_html_bad_report_path_exits_2_naming_the_file) {
   static const char *const cmds[] = {
       "sim examples/demo.json", "train examples/gpt-13b.json",
       "coll --op allreduce --ranks 4 --topo star:hosts=4 --size 1K",
-      "route --jobs examples/jobs-4dp.json --optimizer spray --topo "
-      "leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400",
+      ("route --jobs examples/jobs-4dp.json --optimizer spray --topo "
+       "leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400"),
       "ocs schedule --matrix examples/ocs-job.json"};
   static const char *const paths[] = {"/nonexistent-fabricsim-dir/r.html",
                                       "examples/demo.json/r.html"};

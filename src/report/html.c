@@ -519,6 +519,53 @@ static void group_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
   else snprintf(buf, n, "%s", kinds[k]);
 }
 
+/* "from -> to" of link l. */
+static void link_label(const fs_topo *t, int32_t l, char *buf, size_t n) {
+  char a[20], b[20];
+  fs_html_node_name(t, t->links[l].from, a, sizeof(a));
+  fs_html_node_name(t, t->links[l].to, b, sizeof(b));
+  snprintf(buf, n, "%s -> %s", a, b);
+}
+
+/* A link end's group as a number: kind x 16 + tier. */
+static int32_t end_code(const fs_topo *t, int32_t v) {
+  return (int32_t)t->nodes[v].kind * 16 + (t->nodes[v].tier & 15);
+}
+
+/* The heatmap of link groups (the kinds and tiers a link joins), each bin
+ * the group's bytes over its capacity; u is scratch of FS_HTML_MAX_ROWS x
+ * bins. Groups past FS_HTML_MAX_ROWS are left out. */
+static void group_heatmap(fs_html *h, const fs_topo *t, const fs_sim_link_bins *lb, double *u) {
+  int32_t code[FS_HTML_MAX_ROWS], ng = 0;
+  double gcap[FS_HTML_MAX_ROWS];
+  char gname[FS_HTML_MAX_ROWS][48];
+  const char *glab[FS_HTML_MAX_ROWS];
+  memset(u, 0, (size_t)FS_HTML_MAX_ROWS * (size_t)lb->n_bins * sizeof(double));
+  for (int32_t l = 0; l < t->n_links; l++) {
+    int32_t c = end_code(t, t->links[l].from) * 256 + end_code(t, t->links[l].to), g;
+    for (g = 0; g < ng && code[g] != c; g++) {
+    }
+    if (g == ng && ng == FS_HTML_MAX_ROWS) continue;
+    if (g == ng) {
+      char a[12], b[12];
+      group_name(t, t->links[l].from, a, sizeof(a));
+      group_name(t, t->links[l].to, b, sizeof(b));
+      snprintf(gname[ng], sizeof(gname[ng]), "%s -> %s (all)", a, b);
+      glab[ng] = gname[ng];
+      code[ng] = c;
+      gcap[ng++] = 0;
+    }
+    gcap[g] += t->links[l].capacity_bps / 8 * lb->width_s;
+    double *row = u + (size_t)g * lb->n_bins;
+    const double *src = lb->bytes + (size_t)l * lb->stride;
+    for (int32_t k = 0; k < lb->n_bins; k++) row[k] += src[k];
+  }
+  for (int32_t g = 0; g < ng; g++)
+    for (int32_t k = 0; k < lb->n_bins; k++) u[(size_t)g * lb->n_bins + k] /= gcap[g];
+  fs_html_heatmap(h, "Utilisation over time: link groups (mean over the group's links)", glab,
+                  ng, lb->n_bins, u, lb->width_s);
+}
+
 void fs_html_links(fs_html *h, const fs_sim *s) {
   const fs_topo *t = fs_sim_topo(s);
   const fs_sim_link_stats *ls = fs_sim_links(s);
@@ -541,10 +588,7 @@ void fs_html_links(fs_html *h, const fs_sim *s) {
   if (!names || !labels || !vals || (have_bins && !u)) goto out;
   for (int32_t i = 0; i < top; i++) {
     int32_t l = rk[i].link;
-    char a[20], b[20];
-    fs_html_node_name(t, t->links[l].from, a, sizeof(a));
-    fs_html_node_name(t, t->links[l].to, b, sizeof(b));
-    snprintf(names[i], sizeof(names[i]), "%s -> %s", a, b);
+    link_label(t, l, names[i], sizeof(names[i]));
     labels[i] = names[i];
     vals[i] = T > 0 ? 100 * ls[l].bytes * 8 / (t->links[l].capacity_bps * T) : 0;
   }
@@ -557,40 +601,7 @@ void fs_html_links(fs_html *h, const fs_sim *s) {
     }
     fs_html_heatmap(h, "Utilisation over time: the busiest links", labels, top, lb.n_bins, u,
                     lb.width_s);
-    /* links grouped by the kinds / tiers they join */
-    int32_t ng = 0;
-    double gcap[FS_HTML_MAX_ROWS];
-    memset(u, 0, (size_t)FS_HTML_MAX_ROWS * (size_t)lb.n_bins * sizeof(double));
-    for (int32_t l = 0; l < L; l++) {
-      char a[12], b[12], nm[48];
-      group_name(t, t->links[l].from, a, sizeof(a));
-      group_name(t, t->links[l].to, b, sizeof(b));
-      snprintf(nm, sizeof(nm), "%s -> %s (all)", a, b);
-      int32_t g = 0;
-      while (g < ng && strcmp(names[g], nm) != 0) g++;
-      if (g == ng) {
-        if (ng == FS_HTML_MAX_ROWS) continue;
-        snprintf(names[ng], sizeof(names[ng]), "%s", nm);
-        labels[ng] = names[ng];
-        gcap[ng++] = 0;
-      }
-      gcap[g] += t->links[l].capacity_bps / 8 * lb.width_s;
-      for (int32_t k = 0; k < lb.n_bins; k++)
-        u[(size_t)g * lb.n_bins + k] += lb.bytes[(size_t)l * lb.stride + k];
-    }
-    for (int32_t g = 0; g < ng; g++)
-      for (int32_t k = 0; k < lb.n_bins; k++) u[(size_t)g * lb.n_bins + k] /= gcap[g];
-    fs_html_heatmap(h, "Utilisation over time: link groups (mean over the group's links)",
-                    labels, ng, lb.n_bins, u, lb.width_s);
-    /* names[] now holds groups: rebuild the busiest labels for the bars */
-    for (int32_t i = 0; i < top; i++) {
-      int32_t l = rk[i].link;
-      char a[20], b[20];
-      fs_html_node_name(t, t->links[l].from, a, sizeof(a));
-      fs_html_node_name(t, t->links[l].to, b, sizeof(b));
-      snprintf(names[i], sizeof(names[i]), "%s -> %s", a, b);
-      labels[i] = names[i];
-    }
+    group_heatmap(h, t, &lb, u);
   }
   if (top > 0)
     fs_html_bars(h, "Busiest links: mean utilisation over the run", "%", labels, vals,

@@ -247,10 +247,12 @@ int fs_html_coll_report(FILE *f, const char *op, int32_t ranks, const fs_topo *t
       has_model |= ym[i] > 0;
     }
     snprintf(names[k], sizeof(names[k]), "%s (simulated)", algos[a].algo);
-    s[k++] = (fs_html_series){names[k - 1], x, y, n, 0, 0};
+    s[k] = (fs_html_series){names[k], x, y, n, 0, 0};
+    k++;
     if (has_model) {
       snprintf(names[k], sizeof(names[k]), "%s (closed form)", algos[a].algo);
-      s[k++] = (fs_html_series){names[k - 1], x, ym, n, 1, 0};
+      s[k] = (fs_html_series){names[k], x, ym, n, 1, 0};
+      k++;
     }
   }
   fs_html_section(&h, "Bus bandwidth versus size", "busbw as nccl-tests reports it; dashed: "

@@ -36,7 +36,7 @@ TEST(test_bins_one_flow_closed_form) {
     for (int32_t b = 0; b < lb.n_bins; b++) {
       double lo = fmax(b * lb.width_s, 10e-6), hi = fmin((b + 1) * lb.width_s, 90e-6);
       double want = hi > lo ? (hi - lo) * 100e9 / 8 : 0;
-      double got = lb.bytes[(size_t)route.links[l] * lb.stride + b];
+      double got = lb.bytes[(size_t)b * lb.stride + route.links[l]];
       CHECK(fabs(got - want) <= 1e-6 * B);
       sum += got;
     }
@@ -93,7 +93,7 @@ TEST(test_bins_sum_to_link_bytes) {
   for (int32_t l = 0; l < on->topo->n_links; l++) {
     double sum = 0, cap = on->topo->links[l].capacity_bps / 8 * lb.width_s;
     for (int32_t k = 0; k < lb.n_bins; k++) {
-      double x = lb.bytes[(size_t)l * lb.stride + k];
+      double x = lb.bytes[(size_t)k * lb.stride + l];
       CHECK(x >= 0 && x <= cap * (1 + 1e-9)); /* never above capacity */
       sum += x;
     }
@@ -137,7 +137,7 @@ TEST(test_bins_include_pruned_links) {
   int32_t binned = 0;
   for (int32_t l = 0; l < fs_sim_topo(s)->n_links; l++) {
     double sum = 0;
-    for (int32_t k = 0; k < lb.n_bins; k++) sum += lb.bytes[(size_t)l * lb.stride + k];
+    for (int32_t k = 0; k < lb.n_bins; k++) sum += lb.bytes[(size_t)k * lb.stride + l];
     CHECK(fabs(sum - ls[l].bytes) <= 1e-9 * (ls[l].bytes + 1));
     binned += sum > 0;
   }

@@ -161,7 +161,8 @@ const fs_sim_link_stats *fs_sim_links(const fs_sim *s);
 /* Per-link bytes per time bin of a run with opts.link_bins = n > 0: n_bins
  * (in [n/2, n]: the width doubles from 1 ns as the run grows) bins of
  * width_s seconds from t = 0 cover the makespan; link l carried
- * bytes[l * stride + b] in [b * width_s, (b + 1) * width_s). The bins of a
+ * bytes[b * stride + l] in [b * width_s, (b + 1) * width_s) (bin-major:
+ * stride is the topology's link count). The bins of a
  * link sum to its fs_sim_links bytes (to rounding). Owned by the
  * simulation. 0, or FS_EINVAL (no bins recorded; *out zeroed). */
 typedef struct fs_sim_link_bins {

@@ -557,8 +557,7 @@ static void group_heatmap(fs_html *h, const fs_topo *t, const fs_sim_link_bins *
     }
     gcap[g] += t->links[l].capacity_bps / 8 * lb->width_s;
     double *row = u + (size_t)g * lb->n_bins;
-    const double *src = lb->bytes + (size_t)l * lb->stride;
-    for (int32_t k = 0; k < lb->n_bins; k++) row[k] += src[k];
+    for (int32_t k = 0; k < lb->n_bins; k++) row[k] += lb->bytes[(size_t)k * lb->stride + l];
   }
   for (int32_t g = 0; g < ng; g++)
     for (int32_t k = 0; k < lb->n_bins; k++) u[(size_t)g * lb->n_bins + k] /= gcap[g];
@@ -597,7 +596,7 @@ void fs_html_links(fs_html *h, const fs_sim *s) {
       int32_t l = rk[i].link;
       double cap = t->links[l].capacity_bps / 8 * lb.width_s;
       for (int32_t b = 0; b < lb.n_bins; b++)
-        u[(size_t)i * lb.n_bins + b] = lb.bytes[(size_t)l * lb.stride + b] / cap;
+        u[(size_t)i * lb.n_bins + b] = lb.bytes[(size_t)b * lb.stride + l] / cap;
     }
     fs_html_heatmap(h, "Utilisation over time: the busiest links", labels, top, lb.n_bins, u,
                     lb.width_s);

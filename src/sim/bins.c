@@ -1,7 +1,9 @@
 /* Per-link bytes per time bin (fs_sim_opts.link_bins; sim.h).
  *
- * Data: one row of n doubles per link (L x n, e.g. 10^4 links x 128 bins =
- * 10 MB), all equal-width bins starting at t = 0. The run's length is not
+ * Data: one row of L doubles per bin (n x L, e.g. 128 bins x 10^4 links =
+ * 10 MB), all equal-width bins starting at t = 0. Bin-major because
+ * settlements at nearly the same time hit the same row: the working set is
+ * a row or two, not a scattered column per link. The run's length is not
  * known in advance, so the width starts as the smallest 1 ns x 2^k that
  * covers the first interval charged and doubles (adjacent bins merged, an
  * exact sum) whenever an interval ends past the last bin: the bins in use
@@ -45,12 +47,13 @@ static void cover(fs__bins *b, double t) {
   }
   while (b->width * b->n < t) {
     int32_t half = (b->n + 1) / 2;
-    for (int32_t l = 0; l < b->L; l++) {
-      double *row = b->b + (size_t)l * (size_t)b->n;
-      for (int32_t k = 0; k < half; k++)
-        row[k] = row[2 * k] + (2 * k + 1 < b->n ? row[2 * k + 1] : 0);
-      memset(row + half, 0, (size_t)(b->n - half) * sizeof(double));
+    size_t L = (size_t)b->L;
+    for (int32_t k = 0; k < half; k++) { /* row k = rows 2k and 2k + 1 (k <= 2k: in place) */
+      double *dst = b->b + (size_t)k * L;
+      const double *a = b->b + (size_t)(2 * k) * L, *c = a + L;
+      for (size_t l = 0; l < L; l++) dst[l] = a[l] + (2 * k + 1 < b->n ? c[l] : 0);
     }
+    memset(b->b + (size_t)half * L, 0, (size_t)(b->n - half) * L * sizeof(double));
     b->width *= 2;
   }
 }
@@ -87,7 +90,8 @@ void fs__bins_flow(fs__bins *b, const fs__simcore *c, const fs__flow *f, double 
       x = rate * ((k + 1) * b->width - fmax(t0, k * b->width));
       done += x;
     }
-    for (int32_t j = 0; j < n; j++) b->b[(size_t)links[j] * (size_t)b->n + (size_t)k] += x * w[j];
+    double *row = b->b + (size_t)k * (size_t)b->L;
+    for (int32_t j = 0; j < n; j++) row[links[j]] += x * w[j];
   }
 }
 

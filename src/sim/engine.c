@@ -1133,7 +1133,7 @@ int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out) {
   memset(out, 0, sizeof(*out));
   if (!s->bins.n || !s->bins.used) return FS_EINVAL;
   out->n_bins = s->bins.used;
-  out->stride = s->bins.n;
+  out->stride = s->bins.L;
   out->width_s = s->bins.width;
   out->bytes = s->bins.b;
   return 0;

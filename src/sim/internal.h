@@ -151,8 +151,8 @@ double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, co
  * 0 or FS_ENOMEM (flows unchanged). */
 int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int64_t *n_pruned);
 
-/* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0 per
- * link, row-major (b[link * n + bin]); width 0 until the first charge;
+/* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0,
+ * bin-major (b[bin * L + link]); width 0 until the first charge;
  * `used` bins cover the run once finished. n = 0: off. */
 typedef struct fs__bins {
   int32_t n, L, used;

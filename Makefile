@@ -148,6 +148,13 @@ fuzz: $(PB_C)
 	  -I$(GEN) -o $(BUILD)/fuzz/fuzz-scenario fuzz/fuzz_scenario.c $(LIB_SRC) $(PB_C) $(LDLIBS)
 	$(BUILD)/fuzz/fuzz-scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -timeout=10 -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus
+	@mkdir -p $(BUILD)/fuzz/chakra-corpus
+	@cp -n tests/data/chakra/*.et $(BUILD)/fuzz/chakra-corpus/ 2>/dev/null || true
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -I$(GEN) -o $(BUILD)/fuzz/fuzz-chakra fuzz/fuzz_chakra.c $(LIB_SRC) $(PB_C) $(LDLIBS)
+	$(BUILD)/fuzz/fuzz-chakra -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -timeout=10 -artifact_prefix=$(BUILD)/fuzz/chakra- $(BUILD)/fuzz/chakra-corpus
 
 # The CLI, both libraries, the headers and a pkg-config file:
 # `pkg-config --cflags --libs fabricsim` (examples/api.c builds with it;

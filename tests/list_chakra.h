@@ -2,3 +2,4 @@
 X(test_chakra_microbenchmarks_match_closed_forms)
 X(test_chakra_train_round_trip)
 X(test_chakra_bad_traces_exit_2)
+X(test_chakra_reads_hand_encoded_trace)

@@ -215,3 +215,23 @@ TEST(test_chakra_bad_traces_exit_2) {
     remove(path);
   }
 }
+
+/* A trace encoded by hand from the protobuf wire format (not by
+ * protobuf-c): a one-rank all-reduce (a synchronisation alone) and a
+ * 100 us compute node after it. */
+TEST(test_chakra_reads_hand_encoded_trace) {
+  fs_chakra *c = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_chakra_load("tests/data/chakra/allreduce-and-compute", &c, &err), &err);
+  if (!c) return;
+  fs_topo *t = NULL;
+  CHECK_OK(fs_topo_star(2, 100, 1000, &t, &err), &err);
+  double fin[1], mk = 0;
+  fs_chakra_stats st;
+  CHECK_OK(fs_chakra_run(c, t, FS_ROUTE_ECMP, 1, NULL, fin, &mk, &st, &err), &err);
+  CHECK_EQ_INT(st.nodes, 2);
+  CHECK_EQ_INT(st.collectives, 1);
+  CHECK_REL(mk, 100e-6, 1e-12, "s");
+  fs_topo_free(t);
+  fs_chakra_free(c);
+}

@@ -24,6 +24,10 @@ typedef struct fs_chakra fs_chakra;
  * Truncated or malformed files fail with FS_EINVAL naming the file and
  * the byte offset. */
 int fs_chakra_load(const char *prefix, fs_chakra **out, fs_err *err);
+/* One rank's trace from memory (label names it in messages): for tools and
+ * the fuzzer. */
+int fs_chakra_parse(const void *data, size_t len, const char *label, fs_chakra **out,
+                    fs_err *err);
 void fs_chakra_free(fs_chakra *c); /* NULL: no-op */
 int32_t fs_chakra_ranks(const fs_chakra *c);
 

@@ -77,12 +77,9 @@ static int read_binary(const char *path, char **out, size_t *len, fs_err *err) {
   return 0;
 }
 
-static int load_rank(rank_trace *rt, fs_err *err) {
-  char *buf = NULL;
-  size_t len = 0;
-  int rc = read_binary(rt->file, &buf, &len, err);
-  if (rc) return rc;
-  const uint8_t *p = (const uint8_t *)buf;
+/* Parses one rank's messages from memory into rt. */
+static int parse_rank(rank_trace *rt, const uint8_t *p, size_t len, fs_err *err) {
+  int rc = 0;
   size_t at = 0;
   int first = 1;
   while (at < len && !rc) {
@@ -118,8 +115,36 @@ static int load_rank(rank_trace *rt, fs_err *err) {
     at += (size_t)n;
   }
   if (!rc && first) rc = fs_err_set(err, FS_EINVAL, "%s: empty (no GlobalMetadata)", rt->file);
+  return rc;
+}
+
+static int load_rank(rank_trace *rt, fs_err *err) {
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = read_binary(rt->file, &buf, &len, err);
+  if (rc) return rc;
+  rc = parse_rank(rt, (const uint8_t *)buf, len, err);
   free(buf);
   return rc;
+}
+
+int fs_chakra_parse(const void *data, size_t len, const char *label, fs_chakra **out,
+                    fs_err *err) {
+  fs_chakra *c = calloc(1, sizeof(*c));
+  if (!c || !(c->r = calloc(1, sizeof(*c->r)))) {
+    free(c);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  snprintf(c->r[0].file, sizeof(c->r[0].file), "%s", label ? label : "trace");
+  fs__u64map_init(&c->r[0].index);
+  c->n = 1;
+  int rc = parse_rank(&c->r[0], data, len, err);
+  if (rc) {
+    fs_chakra_free(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
 }
 
 int fs_chakra_load(const char *prefix, fs_chakra **out, fs_err *err) {

@@ -47,13 +47,14 @@ int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n) 
          q->prm.root == prm->root && q->prm.node_size == prm->node_size;
 }
 
-int fs__qcoll_new(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
+int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
                   const fs_coll_params *prm, const fs_coll_group *g, int32_t shift,
                   fs__qcoll **out, fs_err *err) {
   int32_t n = g->p;
   if (shift < 1 || n % shift || n >= (1 << 21))
     return fs_err_set(err, FS_EINVAL, "replica shift %d does not divide the group of %d", shift, n);
   fs_sim *sim = NULL;
+  fs_route_cache *paths = NULL;
   fs__qcoll *q = calloc(1, sizeof(*q));
   int32_t *member = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
   int32_t *img = NULL, *rep = NULL, *keep = NULL, *occ_of = NULL;
@@ -65,12 +66,17 @@ int fs__qcoll_new(const fs_topo *t, fs_router *router, fs_route_mode mode, uint6
   if (rc) goto done;
   for (int32_t h = 0; h < t->n_hosts; h++) member[h] = -1;
   for (int32_t k = 0; k < n; k++) member[g->hosts[k]] = k;
+  /* The template keeps endpoints, sizes and dependencies, not routes: the
+   * scratch flows borrow one shortest path per pair instead of a copy of
+   * their real route each (a 1024-rank ring is 1 M flows). */
+  if ((rc = fs_route_cache_new(router, FS_ROUTE_SHORTEST, seed, 0, &paths, err))) goto done;
   fs_coll_lowering l;
   memset(&l, 0, sizeof(l));
   l.sim = sim;
   l.router = router;
-  l.mode = mode;
+  l.mode = FS_ROUTE_SHORTEST;
   l.seed = seed;
+  l.routes = paths;
   if ((rc = fs_coll_lower(prm, g, &l, err))) goto done;
   int32_t N = fs_sim_n_items(sim);
   q->prm = *prm;
@@ -227,6 +233,7 @@ done:
   free(keep);
   free(occ_of);
   fs_sim_free(sim);
+  fs_route_cache_free(paths); /* after the flows that borrow its routes */
   if (rc) {
     fs__qcoll_free(q);
     return rc;

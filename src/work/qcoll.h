@@ -25,10 +25,11 @@
 typedef struct fs__qcoll fs__qcoll;
 
 /* Lowers prm (algo not AUTO) over g on topology t and builds the template
- * for `shift` (which must divide g->p). Returns 0; FS_EINVAL with err
+ * for `shift` (which must divide g->p); routes play no part in a template
+ * (the lowering routes by shortest path). Returns 0; FS_EINVAL with err
  * saying which item has no image (the lowering is not shift-invariant, so
  * the caller must simulate the whole group); FS_ENOMEM. */
-int fs__qcoll_new(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
+int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
                   const fs_coll_params *prm, const fs_coll_group *g, int32_t shift,
                   fs__qcoll **out, fs_err *err);
 /* 1 if q was built for this collective and group size. */

@@ -470,7 +470,7 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
       if (fs__qcoll_matches(tr->qc[i], prm, g->p)) q = tr->qc[i];
     if (!q) {
       fs_err why = {0, ""};
-      rc = fs__qcoll_new(job->topo, tr->router, job->mode, job->seed, prm, g, shift, &q, &why);
+      rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, &why);
       if (rc == FS_EINVAL) {
         tr->shift_refused = 1;
         snprintf(tr->symm_note, sizeof(tr->symm_note), "replica shift refused: %.180s", why.msg);

@@ -237,7 +237,7 @@ int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val) {
 }
 
 /* ---- misc ---- */
-int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
+int fs__read_binary(const char *path, char **out, size_t *len, fs_err *err) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return fs_err_set(err, FS_EIO, "%s: cannot open: %s", path,
@@ -261,6 +261,16 @@ int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
     return fs_err_set(err, FS_EIO, "%s: read error", path);
   }
   buf[n] = '\0';
+  *out = buf;
+  if (len) *len = n;
+  return 0;
+}
+
+int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
+  char *buf;
+  size_t n;
+  int rc = fs__read_binary(path, &buf, &n, err);
+  if (rc) return rc;
   if (strlen(buf) != n) {
     free(buf);
     return fs_err_set(err, FS_EINVAL, "%s: contains a NUL byte; not a text file",
@@ -269,6 +279,19 @@ int fs__read_file(const char *path, char **out, size_t *len, fs_err *err) {
   *out = buf;
   if (len) *len = n;
   return 0;
+}
+
+void fs__csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
 }
 
 void fs__fmt_num(char *buf, double v) {

@@ -92,6 +92,8 @@ int32_t fs__gcd32(int32_t a, int32_t b);
  * FS_EIO naming the path, or FS_EINVAL if the file contains a NUL byte. */
 struct fs_err;
 int fs__read_file(const char *path, char **out, size_t *len, struct fs_err *err);
+/* The same for any bytes (a NUL is data; the buffer is still terminated). */
+int fs__read_binary(const char *path, char **out, size_t *len, struct fs_err *err);
 
 /* Copies s into buf (size n, always terminated) with control characters,
  * quotes and backslashes escaped C-style, so user strings (ids, keys) can go
@@ -101,6 +103,10 @@ char *fs__escape(char *buf, size_t n, const char *s);
 /* Writes s to f as a JSON string literal (quotes, backslashes and control
  * characters escaped). */
 void fs__fput_json_str(FILE *f, const char *s);
+
+/* Writes s to f as one CSV field (RFC 4180): quoted, with its quotes
+ * doubled, when it holds a comma, a quote or a line break. */
+void fs__csv_field(FILE *f, const char *s);
 
 /* Formats a double the way fabricsim outputs numbers: shortest of %.15g,
  * never "nan"/"inf" (those become null). buf must hold 32 bytes. */

@@ -50,33 +50,6 @@ static int read_varint(const uint8_t *p, size_t len, size_t *at, uint64_t *v) {
   return -1;
 }
 
-/* The whole binary file. */
-static int read_binary(const char *path, char **out, size_t *len, fs_err *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return fs_err_set(err, FS_EIO, "%s: cannot read (%s)", path, strerror(errno));
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (fs__grow(&buf, &cap, n + 65536, 1)) {
-      fclose(f);
-      free(buf);
-      return fs_err_set(err, FS_ENOMEM, "out of memory reading %s", path);
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return fs_err_set(err, FS_EIO, "%s: read error", path);
-  }
-  *out = buf;
-  *len = n;
-  return 0;
-}
-
 /* Parses one rank's messages from memory into rt. */
 static int parse_rank(rank_trace *rt, const uint8_t *p, size_t len, fs_err *err) {
   int rc = 0;
@@ -121,7 +94,7 @@ static int parse_rank(rank_trace *rt, const uint8_t *p, size_t len, fs_err *err)
 static int load_rank(rank_trace *rt, fs_err *err) {
   char *buf = NULL;
   size_t len = 0;
-  int rc = read_binary(rt->file, &buf, &len, err);
+  int rc = fs__read_binary(rt->file, &buf, &len, err);
   if (rc) return rc;
   rc = parse_rank(rt, (const uint8_t *)buf, len, err);
   free(buf);

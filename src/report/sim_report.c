@@ -131,26 +131,13 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
   return finish(f);
 }
 
-static void put_csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 int fs_report_sim_csv(FILE *f, const fs_scenario *sc) {
   const fs_sim *s = sc->sim;
   fprintf(f, "id,src,dst,bytes,start_ns,finish_ns,fct_ns,paths,path\n");
   for (int32_t i = 0; i < sc->n_flows; i++) {
     const fs_scenario_flow *fl = &sc->flows[i];
     double st = fs_sim_start_s(s, i), fin = fs_sim_finish_s(s, i);
-    put_csv_field(f, fl->id);
+    fs__csv_field(f, fl->id);
     fprintf(f, ",%d,%d,", fl->src, fl->dst);
     put_num(f, fl->bytes);
     fputc(',', f);

@@ -210,20 +210,6 @@ int fs_sweep_db_put(fs_sweep_db *d, const fs_sweep_result *r, fs_err *err) {
   return 0;
 }
 
-/* CSV field: quoted when it holds a comma, a quote or a newline. */
-static void csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 int fs_sweep_db_csv(fs_sweep_db *d, const char *file, fs_err *err) {
   FILE *f = strcmp(file, "-") == 0 ? stdout : fopen(file, "w");
   if (!f) return fs_err_set(err, FS_EIO, "%s: cannot write", file);
@@ -235,7 +221,7 @@ int fs_sweep_db_csv(fs_sweep_db *d, const char *file, fs_err *err) {
     int nc = sqlite3_column_count(q);
     for (int i = 0; i < nc; i++) {
       if (i) fputc(',', f);
-      csv_field(f, sqlite3_column_name(q, i));
+      fs__csv_field(f, sqlite3_column_name(q, i));
     }
     fputc('\n', f);
     int st;
@@ -247,7 +233,7 @@ int fs_sweep_db_csv(fs_sweep_db *d, const char *file, fs_err *err) {
           fs__fmt_num(num, sqlite3_column_double(q, i));
           fputs(num, f);
         } else if (sqlite3_column_type(q, i) != SQLITE_NULL) {
-          csv_field(f, (const char *)sqlite3_column_text(q, i));
+          fs__csv_field(f, (const char *)sqlite3_column_text(q, i));
         }
       }
       fputc('\n', f);

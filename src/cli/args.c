@@ -18,6 +18,15 @@ int fs__cli_parse_long(const char *s, long lo, long hi, long *out) {
   return 0;
 }
 
+int fs__cli_parse_seed(const char *s, unsigned long long *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (!*s || *end || errno || s[0] == '-') return -1;
+  *out = v;
+  return 0;
+}
+
 int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
   char *end;
   errno = 0;

@@ -1,7 +1,6 @@
 /* fabricsim chakra TRACE_PREFIX --topo SPEC: simulates MLCommons Chakra
  * execution traces (PREFIX.<rank>.et) on a topology and prints each rank's
  * finish time. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +49,7 @@ int fs__cli_chakra(int argc, char **argv) {
     else if (strcmp(a, "--transport") == 0) transport = v;
     else if (strcmp(a, "--connections") == 0) connections = v;
     else if (strcmp(a, "--seed") == 0) {
-      char *end;
-      errno = 0;
-      seed = strtoull(v, &end, 10);
-      if (!*v || *end || errno || v[0] == '-')
+      if (fs__cli_parse_seed(v, &seed))
         return fs__cli_usage("chakra", "--seed must be a non-negative integer, got '%s'", v);
     } else {
       return fs__cli_usage("chakra", "unknown option '%s'", a);

@@ -41,6 +41,8 @@ double fs__cli_progress_elapsed(const fs__cli_progress *p); /* seconds since sta
  * (doubles also finite). 0, or -1 with *out untouched. */
 int fs__cli_parse_long(const char *s, long lo, long hi, long *out);
 int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
+/* A seed: a non-negative decimal integer of 64 bits. 0 or -1. */
+int fs__cli_parse_seed(const char *s, unsigned long long *out);
 
 /* --transport KIND and --connections new|persistent (either may be NULL)
  * over the file's transport *tp: a different kind takes that kind's

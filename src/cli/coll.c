@@ -265,9 +265,7 @@ int fs__cli_coll(int argc, char **argv) {
       if (end == v || *end || !(prm.gamma_s_per_byte >= 0) || !isfinite(prm.gamma_s_per_byte))
         return fs__cli_usage("coll", "--gamma must be a number >= 0 (s/byte), got '%s'", v);
     } else if (strcmp(a, "--seed") == 0) {
-      errno = 0;
-      seed = strtoull(v, &end, 10);
-      if (!*v || *end || errno || v[0] == '-')
+      if (fs__cli_parse_seed(v, &seed))
         return fs__cli_usage("coll", "--seed must be a non-negative integer, got '%s'", v);
     } else {
       return fs__cli_usage("coll", "unknown option '%s'", a);

@@ -160,13 +160,8 @@ int fs__cli_sim(int argc, char **argv) {
                          "minimal, valiant or railonly, got '%s'",
                          routing);
   unsigned long long seed_v = 0;
-  if (seed) {
-    char *end;
-    errno = 0;
-    seed_v = strtoull(seed, &end, 10);
-    if (!*seed || *end || errno || seed[0] == '-')
-      return fs__cli_usage("sim", "--seed must be a non-negative integer, got '%s'", seed);
-  }
+  if (seed && fs__cli_parse_seed(seed, &seed_v))
+    return fs__cli_usage("sim", "--seed must be a non-negative integer, got '%s'", seed);
 
   fs_err err = {0, ""};
   fs_scenario *sc = NULL;

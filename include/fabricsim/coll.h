@@ -122,6 +122,11 @@ typedef struct fs_coll_lowering {
   int64_t n_flows;
 } fs_coll_lowering;
 
+/* A lowering into sim routed by (router, mode, seed), every optional field
+ * (key, after, track, routes) and output zero. */
+void fs_coll_lowering_init(fs_coll_lowering *l, fs_sim *sim, fs_router *router,
+                           fs_route_mode mode, uint64_t seed);
+
 /* Adds the collective's flows and tasks to l->sim. Fails with FS_EINVAL on
  * bad params (as fs_coll_params_check) or if algo is AUTO (choose first). */
 int fs_coll_lower(const fs_coll_params *prm, const fs_coll_group *g,

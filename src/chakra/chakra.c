@@ -419,11 +419,7 @@ static int build_colls(builder *b) {
       if (fs_coll_nccl_choose(b->t, &prm, &g, &prm.algo, NULL, NULL, b->err))
         prm.algo = op == FS_COLL_ALLTOALL ? FS_ALGO_PAIRWISE : FS_ALGO_RING;
       fs_coll_lowering l;
-      memset(&l, 0, sizeof(l));
-      l.sim = b->sim;
-      l.router = b->router;
-      l.mode = b->mode;
-      l.seed = b->seed;
+      fs_coll_lowering_init(&l, b->sim, b->router, b->mode, b->seed);
       l.key = 0xC4A0 + (uint64_t)b->st.collectives;
       if (b->mode != FS_ROUTE_ECMP) l.routes = b->routes;
       l.after = &gate;

@@ -490,6 +490,15 @@ int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
   return rc;
 }
 
+void fs_coll_lowering_init(fs_coll_lowering *l, fs_sim *sim, fs_router *router,
+                           fs_route_mode mode, uint64_t seed) {
+  memset(l, 0, sizeof(*l));
+  l->sim = sim;
+  l->router = router;
+  l->mode = mode;
+  l->seed = seed;
+}
+
 /* ---- running alone ---- */
 static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
                    const fs_transport *tp, const fs_coll_params *prm, const fs_coll_group *g,
@@ -502,11 +511,7 @@ static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint
     return rc;
   }
   fs_coll_lowering l;
-  memset(&l, 0, sizeof(l));
-  l.sim = sim;
-  l.router = router;
-  l.mode = mode;
-  l.seed = seed;
+  fs_coll_lowering_init(&l, sim, router, mode, seed);
   rc = fs_coll_lower(prm, g, &l, err);
   if (!rc) rc = fs_sim_run(sim, NULL, err);
   if (!rc) {

@@ -45,11 +45,7 @@ static int lower_groups(fs_sim *sim, fs_router *router, fs_coll_op op, double by
     prm.chunks = 1;
     fs_coll_group g = {size, hosts};
     fs_coll_lowering l;
-    memset(&l, 0, sizeof(l));
-    l.sim = sim;
-    l.router = router;
-    l.mode = FS_ROUTE_SHORTEST;
-    l.seed = 1;
+    fs_coll_lowering_init(&l, sim, router, FS_ROUTE_SHORTEST, 1);
     l.key = (uint64_t)gi;
     l.after = after;
     l.n_after = n_after;

@@ -71,11 +71,7 @@ int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
    * their real route each (a 1024-rank ring is 1 M flows). */
   if ((rc = fs_route_cache_new(router, FS_ROUTE_SHORTEST, seed, 0, &paths, err))) goto done;
   fs_coll_lowering l;
-  memset(&l, 0, sizeof(l));
-  l.sim = sim;
-  l.router = router;
-  l.mode = FS_ROUTE_SHORTEST;
-  l.seed = seed;
+  fs_coll_lowering_init(&l, sim, router, FS_ROUTE_SHORTEST, seed);
   l.routes = paths;
   if ((rc = fs_coll_lower(prm, g, &l, err))) goto done;
   int32_t N = fs_sim_n_items(sim);

@@ -486,11 +486,7 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
     return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, err);
   }
   fs_coll_lowering l;
-  memset(&l, 0, sizeof(l));
-  l.sim = tr->sim;
-  l.router = tr->router;
-  l.mode = job->mode;
-  l.seed = job->seed;
+  fs_coll_lowering_init(&l, tr->sim, tr->router, job->mode, job->seed);
   l.key = key;
   l.routes = shared_routes(tr);
   l.after = after;

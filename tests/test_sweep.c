@@ -86,7 +86,9 @@ TEST(test_sweep_grid_zip_and_figures) {
   if (!sw) return;
   CHECK_EQ_INT(fs_sweep_n_points(sw), 3);
   CHECK(fs_sweep_kind_of(sw) == FS_SWEEP_SIM);
-  CHECK(strcmp(fs_sweep_axis_value(sw, 2, 1), "\"z\"") == 0);
+  char *v = fs_sweep_axis_value(sw, 2, 1);
+  CHECK(v && strcmp(v, "\"z\"") == 0);
+  free(v);
   for (int32_t p = 0; p < 3; p++) {
     fs_sweep_result r;
     CHECK_OK(fs_sweep_run_point(sw, p, &r), &err);

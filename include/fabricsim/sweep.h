@@ -42,9 +42,9 @@ fs_sweep_kind fs_sweep_kind_of(const fs_sweep *sw);
 int32_t fs_sweep_n_points(const fs_sweep *sw);
 int32_t fs_sweep_n_axes(const fs_sweep *sw);
 const char *fs_sweep_axis_path(const fs_sweep *sw, int32_t axis);
-/* Point p's value on an axis as compact JSON text (static storage of sw,
- * valid until the next call). */
-const char *fs_sweep_axis_value(const fs_sweep *sw, int32_t point, int32_t axis);
+/* Point p's value on an axis as compact JSON text (the caller frees it),
+ * NULL when out of memory. */
+char *fs_sweep_axis_value(const fs_sweep *sw, int32_t point, int32_t axis);
 /* A stable digest of the sweep's definition (base text and axes): a
  * database built for another sweep is refused. */
 uint64_t fs_sweep_digest(const fs_sweep *sw);

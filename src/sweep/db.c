@@ -98,14 +98,18 @@ static int create(fs_sweep_db *d, fs_err *err) {
   for (int32_t p = 0; p < fs_sweep_n_points(sw) && !rc; p++) {
     sqlite3_reset(ins);
     sqlite3_bind_int(ins, 1, p);
-    for (int32_t a = 0; a < fs_sweep_n_axes(sw); a++) {
-      const char *v = fs_sweep_axis_value(sw, p, a);
-      char *end;
+    for (int32_t a = 0; a < fs_sweep_n_axes(sw) && !rc; a++) {
+      char *v = fs_sweep_axis_value(sw, p, a), *end;
+      if (!v) {
+        rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+        break;
+      }
       double x = strtod(v, &end);
       if (*v && !*end && isfinite(x)) sqlite3_bind_double(ins, 2 + a, x);
       else sqlite3_bind_text(ins, 2 + a, v, -1, SQLITE_TRANSIENT);
+      free(v);
     }
-    if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(d, err, "insert");
+    if (!rc && sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(d, err, "insert");
   }
   sqlite3_finalize(ins);
   if (rc) return rc;

@@ -31,7 +31,6 @@ struct fs_sweep {
   axis axes[MAX_AXES];
   int32_t n_axes, n_points;
   int zip, compare;
-  char *value_buf;   /* fs_sweep_axis_value's storage */
 };
 
 static const char *const train_figs[] = {
@@ -59,7 +58,6 @@ void fs_sweep_free(fs_sweep *sw) {
   cJSON_Delete(sw->root);
   cJSON_Delete(sw->base);
   free(sw->base_text);
-  free(sw->value_buf);
   free(sw);
 }
 
@@ -74,11 +72,8 @@ static const cJSON *axis_value(const fs_sweep *sw, int32_t p, int32_t a) {
   return cJSON_GetArrayItem(sw->axes[a].values, value_index(sw, p, a));
 }
 
-const char *fs_sweep_axis_value(const fs_sweep *sw, int32_t p, int32_t a) {
-  fs_sweep *m = (fs_sweep *)sw; /* the buffer is a cache, not state */
-  free(m->value_buf);
-  m->value_buf = cJSON_PrintUnformatted(axis_value(sw, p, a));
-  return m->value_buf ? m->value_buf : "";
+char *fs_sweep_axis_value(const fs_sweep *sw, int32_t p, int32_t a) {
+  return cJSON_PrintUnformatted(axis_value(sw, p, a));
 }
 
 uint64_t fs_sweep_digest(const fs_sweep *sw) {

@@ -57,6 +57,13 @@ void test_cli_train_error(const char *job_file, const char *want, const char *fi
               head, st, out);
 }
 
+int test_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  int ok = fputs(text, f) >= 0;
+  return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
   const char *filter = NULL;
   for (int i = 1; i < argc; i++) {

@@ -18,6 +18,8 @@ int test_run_cli(const char *args, const char *redir, char *out, size_t n);
 /* Runs `fabricsim train FILE` and records a failure (at file:line) unless
  * it exits 2 with exactly one line starting "fabricsim: FILE: " + want. */
 void test_cli_train_error(const char *job_file, const char *want, const char *file, int line);
+/* Writes text to path; 0, or -1 if the file cannot be written. */
+int test_write_file(const char *path, const char *text);
 
 #define CHECK(cond)                                              \
   do {                                                           \

@@ -411,12 +411,6 @@ TEST(test_ocs_matrix_parser_errors) {
   fs_ocs_traffic_free(&tr);
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return;
-  fputs(text, f);
-  fclose(f);
-}
 
 TEST(test_ocs_cli_schedule) {
   char dir[] = "/tmp/fs-ocs-test-XXXXXX";
@@ -429,11 +423,11 @@ TEST(test_ocs_cli_schedule) {
   snprintf(bad1, sizeof(bad1), "%s/bad1.json", dir);
   snprintf(bad2, sizeof(bad2), "%s/bad2.json", dir);
   snprintf(bad3, sizeof(bad3), "%s/bad3.json", dir);
-  write_file(good, "{\"nodes\": 3, \"matrix\": [[0, 50000000, 25000000], [25000000, 0, "
-                   "50000000], [50000000, 25000000, 0]]}");
-  write_file(bad1, "{\"nodes\": 2, \"matrix\": [[0, 1], [2, 7]]}");
-  write_file(bad2, "{\"nodes\": 2, \"matrix\": [[0, \"x\"], [2, 0]]}");
-  write_file(bad3, "{\"nodes\": 2, \"pattern\": \"ring\", \"bytes\": 1, \"seed\": -4}");
+  CHECK(test_write_file(good, "{\"nodes\": 3, \"matrix\": [[0, 50000000, 25000000], [25000000, 0, "
+                   "50000000], [50000000, 25000000, 0]]}") == 0);
+  CHECK(test_write_file(bad1, "{\"nodes\": 2, \"matrix\": [[0, 1], [2, 7]]}") == 0);
+  CHECK(test_write_file(bad2, "{\"nodes\": 2, \"matrix\": [[0, \"x\"], [2, 0]]}") == 0);
+  CHECK(test_write_file(bad3, "{\"nodes\": 2, \"pattern\": \"ring\", \"bytes\": 1, \"seed\": -4}") == 0);
   const char *bads[3][2] = {{bad1, "$.matrix[1][1]"}, {bad2, "$.matrix[0][1]"}, {bad3, "$.seed"}};
   for (int k = 0; k < 3; k++) {
     snprintf(args, sizeof(args), "ocs schedule --matrix %s", bads[k][0]);
@@ -741,9 +735,9 @@ TEST(test_ocs_hybrid_cli) {
   char good[96], args[512], out[16384], out2[16384];
   snprintf(good, sizeof(good), "%s/good.json", dir);
   /* case (a) of test_ocs_hybrid_closed_form */
-  write_file(good, "{\"nodes\": 4, \"matrix\": [[0, 125000000, 5000000, 5000000], [5000000, 0, "
+  CHECK(test_write_file(good, "{\"nodes\": 4, \"matrix\": [[0, 125000000, 5000000, 5000000], [5000000, 0, "
                    "125000000, 5000000], [5000000, 5000000, 0, 125000000], [125000000, 5000000, "
-                   "5000000, 0]]}");
+                   "5000000, 0]]}") == 0);
   static const char *const bad[] = {"--eps-gbps -1", "--eps-gbps abc", "--eps-gbps 1e7",
                                     "--eps-gbps 10 --eps-threshold 3furlongs",
                                     "--eps-threshold 1ms", "--eps-residual-only"};

@@ -14,13 +14,6 @@
 #include "fabricsim/sweep.h"
 #include "test.h"
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  if (!f) return;
-  fputs(text, f);
-  fclose(f);
-}
 
 static char *read_all(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -74,12 +67,12 @@ TEST(test_sweep_grid_zip_and_figures) {
   snprintf(sp, sizeof(sp), "%s/zip.json", dir);
   /* zipped: 3 points; the scenario's flow sizes double, so its makespan
    * grows and the mean completion with it */
-  write_file(sp,
+  CHECK(test_write_file(sp,
              "{\"base\": {\"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
              " \"latency_ns\": 0},"
              " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": 1000}]},"
              " \"mode\": \"zip\", \"axes\": {\"flows[0].bytes\": [125000, 250000, 500000],"
-             " \"description\": [\"x\", \"y\", \"z\"]}}");
+             " \"description\": [\"x\", \"y\", \"z\"]}}") == 0);
   fs_sweep *sw = NULL;
   fs_err err = {0, ""};
   CHECK_OK(fs_sweep_load(sp, &sw, &err), &err);
@@ -109,7 +102,7 @@ TEST(test_sweep_grid_zip_and_figures) {
            "{\"base\": \"%s/examples/gpt-13b.json\","
            " \"axes\": {\"parallelism.tp\": [4, 8], \"parallelism.pp\": [1, 2, 4]}}",
            cwd);
-  write_file(sp, text);
+  CHECK(test_write_file(sp, text) == 0);
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/grid.sqlite --csv %s/grid.csv", sp, dir, dir);
   CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
   char db[160];
@@ -137,7 +130,7 @@ TEST(test_sweep_resumes_after_kill) {
            "\"training.global_batch\": [256, 512, 768, 1024, 1280, 1536],"
            "\"training.micro_batch\": [1, 2, 4, 8]}}",
            cwd);
-  write_file(sp, text);
+  CHECK(test_write_file(sp, text) == 0);
   /* the reference, uninterrupted, one process */
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/ref.sqlite --csv %s/ref.csv", sp, dir, dir);
   CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", out, sizeof(out)), 0);
@@ -184,7 +177,7 @@ TEST(test_sweep_resumes_after_kill) {
   /* a database of another sweep is refused */
   snprintf(text, sizeof(text),
            "{\"base\": \"%s/examples/gpt-13b.json\", \"axes\": {\"parallelism.pp\": [1, 2]}}", cwd);
-  write_file(sp, text);
+  CHECK(test_write_file(sp, text) == 0);
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/k.sqlite", sp, dir);
   CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "another sweep") != NULL);
@@ -210,14 +203,14 @@ TEST(test_sweep_bad_files_exit_2) {
   snprintf(path, sizeof(path), "/tmp/fabricsim-badsweep.%d.json", (int)getpid());
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     snprintf(text, sizeof(text), "{\"base\": \"%s/examples/gpt-13b.json\", %s}", cwd, bad[i][0]);
-    write_file(path, text);
+    CHECK(test_write_file(path, text) == 0);
     snprintf(cmd, sizeof(cmd), "sweep %s --db /tmp/fabricsim-badsweep.%d.sqlite", path,
              (int)getpid());
     CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
     if (!strstr(out, bad[i][1])) test_fail(__FILE__, __LINE__, "want %s in: %s", bad[i][1], out);
   }
   snprintf(text, sizeof(text), "{\"base\": \"no/such/job.json\", \"axes\": {\"a\": [1]}}");
-  write_file(path, text);
+  CHECK(test_write_file(path, text) == 0);
   snprintf(cmd, sizeof(cmd), "sweep %s --db /tmp/fabricsim-badsweep.%d.sqlite", path,
            (int)getpid());
   CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);

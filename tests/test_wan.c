@@ -596,13 +596,6 @@ TEST(test_wan_fibre_cut_restores_and_never_speeds_up) {
   CHECK(multi >= 10);
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  if (!f) return;
-  fputs(text, f);
-  fclose(f);
-}
 
 TEST(test_wan_bad_input_names_path_and_value) {
   static const struct {
@@ -645,7 +638,7 @@ TEST(test_wan_bad_input_names_path_and_value) {
     if (!strstr(err.msg, cases[i].want1) || !strstr(err.msg, cases[i].want2))
       test_fail(__FILE__, __LINE__, "case %zu: message '%s' lacks '%s' or '%s'", i, err.msg,
                 cases[i].want1, cases[i].want2);
-    write_file(path, cases[i].text);
+    CHECK(test_write_file(path, cases[i].text) == 0);
     snprintf(cmd, sizeof(cmd), "wan provision %s", path);
     CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
     CHECK(strstr(out, cases[i].want1) != NULL);

@@ -12,9 +12,11 @@ done
 # clang builds the fuzzer (make fuzz) and is the second compiler in CI;
 # libclang-rt provides its sanitizer and libFuzzer runtimes. ns-3 (with
 # g++, and pkg-config to find it) builds the packet-level validation
-# backend (make ns3; fabricsim sim --backend ns3).
+# backend (make ns3; fabricsim sim --backend ns3); its checks
+# (scripts/ns3-test.sh) and scripts/validate.sh do their arithmetic in
+# python3.
 if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
-  for pkg in clang libclang-rt-dev pkg-config libns3-dev; do
+  for pkg in clang libclang-rt-dev pkg-config libns3-dev python3; do
     have_pkg "$pkg" || need="$need $pkg"
   done
 fi

@@ -245,7 +245,9 @@ TEST(test_compute_presets_parse_and_override) {
                     "{\"type\": \"star\", \"hosts\": 144, \"gbps\": 400}", &j, &err), &err);
   if (j) {
     CHECK_EQ_INT(j->hw.gpus_per_node, 72);
-    CHECK_REL(j->hw.nvlink_gbps, 7200, 0, "Gb/s");
+    /* the preset's line rate at its payload share (NVLink 5 as NVLink 4) */
+    CHECK_REL(j->hw.nvlink_gbps, 7200 * fs_compute_preset("gb200-nvl72")->nvlink_eff, 1e-15,
+              "Gb/s");
     CHECK(j->hw.compute == FS_COMPUTE_MFU); /* mfu_matmul given: the old model */
     CHECK_REL(j->hw.gpu_tflops, 2500, 0, "TFLOP/s");
     fs_job_free(j);
@@ -268,6 +270,51 @@ TEST(test_compute_presets_parse_and_override) {
     CHECK(j->hw.compute == FS_COMPUTE_ROOFLINE);
     CHECK(fs_compute_step_s(j, 0) > 0);
     fs_job_free(j);
+  }
+}
+
+/* The scale-up links carry the preset's payload share of their line rate:
+ * every host <-> scale-up switch link of the job's topology, both ways, and
+ * hw.nvlink_gbps; the fabric links keep theirs; "nvlink_efficiency": 1 keeps
+ * the line rate; out of (0, 1] exits naming the path and the value. */
+TEST(test_compute_nvlink_payload_rate) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  const char *servers = "{\"type\": \"railopt\", \"servers\": 2, \"gpus_per_node\": 4,"
+                        " \"host_gbps\": 200, \"nvlink_gbps\": 2400}";
+  for (int keep = 0; keep < 2; keep++) {
+    CHECK_OK(parse_hw(TRAIN, keep ? "{\"preset\": \"a100-80\", \"nvlink_efficiency\": 1}"
+                                  : "{\"preset\": \"a100-80\"}",
+                      servers, &j, &err), &err);
+    if (!j) continue;
+    double eff = keep ? 1 : 230.0 / 300.0;
+    CHECK_REL(j->hw.nvlink_eff, eff, 0, "");
+    CHECK_REL(j->hw.nvlink_gbps, 2400 * eff, 1e-15, "Gb/s");
+    const fs_topo *t = j->topo;
+    int32_t up = 0, host = 0;
+    for (int32_t e = 0; e < t->n_links; e++) {
+      const fs_link *l = &t->links[e];
+      int a = t->nodes[l->from].kind == FS_NODE_HOST, b = t->nodes[l->to].kind == FS_NODE_HOST;
+      if (!a && !b) continue;
+      int32_t other = a ? l->to : l->from;
+      if (other >= t->scaleup0 && other < t->scaleup0 + 2) {
+        CHECK_REL(l->capacity_bps, 2400e9 * eff, 1e-15, "b/s");
+        up++;
+      } else {
+        CHECK(l->capacity_bps > 0 && fabs(l->capacity_bps - 2400e9 * eff) > 1);
+        host++;
+      }
+    }
+    CHECK_EQ_INT(up, 16); /* 8 GPUs, both directions */
+    CHECK(host > 0);
+    fs_job_free(j);
+  }
+  for (int bad = 0; bad < 2; bad++) {
+    j = NULL;
+    CHECK(parse_hw(TRAIN, bad ? "{\"preset\": \"a100-80\", \"nvlink_efficiency\": 1.5}"
+                              : "{\"preset\": \"a100-80\", \"nvlink_efficiency\": 0}",
+                   servers, &j, &err) == FS_EINVAL && !j);
+    CHECK(strstr(err.msg, "$.hardware.nvlink_efficiency") != NULL);
   }
 }
 

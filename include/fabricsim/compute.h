@@ -30,6 +30,8 @@ typedef struct fs_gpu_preset {
   int64_t gpus_per_node; /* scale-up (NVLink, Infinity Fabric, ICI host) domain */
   double nvlink_gbps;    /* scale-up bandwidth per GPU and direction, Gb/s */
   double nic_gbps;       /* scale-out NIC per GPU, Gb/s (0: not in the sources) */
+  double nvlink_eff;     /* share of nvlink_gbps that GPU-driven (SM) copies carry,
+                            measured or derived (1: no figure, not applied) */
 } fs_gpu_preset;
 
 /* The preset named `name`, or NULL. */

@@ -124,7 +124,11 @@ typedef struct fs_hardware {
   int64_t gpus_per_node; /* scale-up domain: consecutive GPUs; the topology's
                             servers' size when it models servers */
   double nvlink_gbps;    /* scale-up bandwidth per GPU and direction, Gb/s
-                            (the topology's NVLink links when it has them) */
+                            (the topology's NVLink links when it has them):
+                            the payload rate, nvlink_eff of the line rate */
+  double nvlink_eff;     /* share of the scale-up line rate GPU-driven copies
+                            carry (preset's, else 1); fs_job_parse applies it
+                            to nvlink_gbps and the topology's scale-up links */
   int64_t nics_per_gpu;
   double nic_gbps;       /* per NIC; nics_per_gpu * nic_gbps = a host's link */
 } fs_hardware;

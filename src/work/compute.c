@@ -25,25 +25,32 @@
  * the best kernels reach about 90 % of HBM bandwidth (NVIDIA developer
  * forum, A100 80GB: 1.80 of 2.04 TB/s measured, and the GTC 2025 talk it
  * cites). Tiles: the 256 x 128 cuBLAS tile (NVIDIA, "Matrix Multiplication
- * Background User's Guide", sec. 2.3), the TPU's 128 x 128 MXU. */
+ * Background User's Guide", sec. 2.3), the TPU's 128 x 128 MXU.
+ * nvlink_eff: what NCCL's SM-driven copies carry of the NVLink line rate.
+ * A100: 230 of 300 GB/s per direction (NCCL's maintainer in nccl-tests
+ * issue 149: each 25 GB/s link carries ~20 GB/s with the SMs' 128-byte
+ * payloads, 240 GB/s in all, other limits leave ~230); NVLink 4: 0.8
+ * (DeepSeek's H800 measurement, 160 of 200 GB/s, DeepEP issue 16; the
+ * same 128-byte payload ratio); NVLink 5 assumed as NVLink 4; Infinity
+ * Fabric and ICI: no figure, 1. */
 #define EFF(x, y) {x, x, x, x, y}
 static const fs_gpu_preset presets[] = {
     {"a100-40", {19.5, 156, 312, 312, 0}, EFF(0.869, 0), 40 * GIB, 1555, 0.9, 108, 256, 128,
-     8, 2400, 200},
+     8, 2400, 200, 230.0 / 300},
     {"a100-80", {19.5, 156, 312, 312, 0}, EFF(0.869, 0), 80 * GIB, 2039, 0.9, 108, 256, 128,
-     8, 2400, 200},
+     8, 2400, 200, 230.0 / 300},
     {"h100-sxm", {67, 494.7, 989.4, 989.4, 1978.9}, EFF(0.803, 0.709), 80 * GIB, 3350, 0.9,
-     132, 256, 128, 8, 3600, 400},
+     132, 256, 128, 8, 3600, 400, 0.8},
     {"h200", {67, 494.7, 989.4, 989.4, 1978.9}, EFF(0.803, 0.709), 141e9, 4800, 0.9, 132, 256,
-     128, 8, 3600, 400},
+     128, 8, 3600, 400, 0.8},
     {"b200", {0, 1125, 2250, 2250, 4500}, EFF(0.803, 0.709), 180e9, 8000, 0.9, 148, 256, 128, 8,
-     7200, 400},
+     7200, 400, 0.8},
     {"gb200-nvl72", {80, 1250, 2500, 2500, 5000}, EFF(0.803, 0.709), 186e9, 8000, 0.9, 148, 256,
-     128, 72, 7200, 400},
+     128, 72, 7200, 400, 0.8},
     {"mi300x", {163.4, 653.7, 1307.4, 1307.4, 2614.9}, EFF(0.514, 0.514), 192e9, 5300, 0.9, 304,
-     256, 128, 8, 3584, 400},
-    {"tpu-v4", {0, 0, 0, 275, 0}, EFF(0.803, 0), 32 * GIB, 1200, 0.9, 8, 128, 128, 4, 2400, 0},
-    {"tpu-v5p", {0, 0, 0, 459, 0}, EFF(0.803, 0), 95e9, 2765, 0.9, 8, 128, 128, 4, 4800, 0},
+     256, 128, 8, 3584, 400, 1},
+    {"tpu-v4", {0, 0, 0, 275, 0}, EFF(0.803, 0), 32 * GIB, 1200, 0.9, 8, 128, 128, 4, 2400, 0, 1},
+    {"tpu-v5p", {0, 0, 0, 459, 0}, EFF(0.803, 0), 95e9, 2765, 0.9, 8, 128, 128, 4, 4800, 0, 1},
 };
 #define N_PRESETS ((int)(sizeof(presets) / sizeof(presets[0])))
 

@@ -18,5 +18,8 @@ double fs__work_fabric_gbps(const fs_topo *t, int32_t h);
  * node), with *gbps the capacity of host 0's link to it; 1 and 0 for plain
  * hosts. */
 int32_t fs__work_server_gpus(const fs_topo *t, double *gbps);
+/* Multiplies the capacity of every link between a host and its scale-up
+ * switch (both directions) by eff: the payload rate of GPU-driven copies. */
+void fs__work_scale_scaleup(fs_topo *t, double eff);
 
 #endif

@@ -81,6 +81,7 @@ void fs_job_init(fs_job *job, const char *file) {
   job->hw.hbm_eff = 0.9;
   job->hw.tile_m = 256, job->hw.tile_n = 128;
   job->hw.nics_per_gpu = 1;
+  job->hw.nvlink_eff = 1;
   job->placement = FS_PLACE_RAIL_ALIGNED;
   job->mode = FS_ROUTE_ECMP;
   job->seed = 1;
@@ -682,7 +683,7 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *
       "preset",       "gpu_tflops", "peak_tflops",       "mfu_matmul",   "matmul_efficiency",
       "hbm_bytes",    "hbm_gib",    "hbm_gb_per_s",      "hbm_efficiency", "sms",
       "tile_m",       "tile_n",     "gpus_per_node",     "nvlink_gbps",  "nics_per_gpu",
-      "nic_gbps",     NULL};
+      "nic_gbps",     "nvlink_efficiency", NULL};
   const char *P = "$.hardware";
   const cJSON *o;
   const char *name;
@@ -752,7 +753,9 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *
   if ((rc = get_i(c, o, P, "gpus_per_node", 0, 0, 1, 1 << 16, &hw->gpus_per_node)) ||
       (rc = fs__json_num(c, o, P, "nvlink_gbps", 0, 0, 1e-9, 1e7, &hw->nvlink_gbps)) ||
       (rc = get_i(c, o, P, "nics_per_gpu", 0, 1, 1, 64, &hw->nics_per_gpu)) ||
-      (rc = fs__json_num(c, o, P, "nic_gbps", 0, 0, 1e-9, 1e7, &hw->nic_gbps)))
+      (rc = fs__json_num(c, o, P, "nic_gbps", 0, 0, 1e-9, 1e7, &hw->nic_gbps)) ||
+      (rc = fs__json_num(c, o, P, "nvlink_efficiency", 0, pre ? pre->nvlink_eff : 1, 1e-9, 1,
+                         &hw->nvlink_eff)))
     return rc;
   return 0;
 }
@@ -882,6 +885,13 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     job->hw.nvlink_gbps = up_gbps;
   }
   if ((rc = fs_job_validate(job, err))) goto fail;
+  /* From here on the scale-up links carry what GPU-driven copies reach of
+   * their line rate (docs/model-compute.md, "Hardware presets"): the
+   * validation above compared line rates. */
+  if (job->hw.nvlink_eff < 1) {
+    job->hw.nvlink_gbps *= job->hw.nvlink_eff;
+    fs__work_scale_scaleup(job->topo, job->hw.nvlink_eff);
+  }
   cJSON_Delete(root);
   *out = job;
   return 0;

@@ -66,6 +66,15 @@ double fs__work_fabric_gbps(const fs_topo *t, int32_t h) {
   return gbps;
 }
 
+void fs__work_scale_scaleup(fs_topo *t, double eff) {
+  for (int32_t e = 0; e < t->n_links; e++) {
+    fs_link *l = &t->links[e];
+    fs_node_kind a = t->nodes[l->from].kind, b = t->nodes[l->to].kind;
+    if ((a == FS_NODE_HOST && is_scaleup(b)) || (b == FS_NODE_HOST && is_scaleup(a)))
+      l->capacity_bps *= eff;
+  }
+}
+
 int32_t fs__work_server_gpus(const fs_topo *t, double *gbps) {
   *gbps = 0;
   if (t->n_hosts == 0) return 1;

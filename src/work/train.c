@@ -1645,6 +1645,11 @@ int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs
                         "%s: $.hardware.gpus_per_node: must be %lld as in %s (one cluster, one "
                         "server size), got %lld",
                         j->file, (long long)G, j0->file, (long long)j->hw.gpus_per_node);
+    if (j->hw.nvlink_eff != j0->hw.nvlink_eff)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.hardware.nvlink_efficiency: must be %g as in %s (one cluster, "
+                        "one NVLink), got %g",
+                        j->file, j0->hw.nvlink_eff, j0->file, j->hw.nvlink_eff);
     if (!same_routing(j, j0))
       return fs_err_set(err, FS_EINVAL,
                         "%s: $.routing: the cluster's routing, failures and transport are %s's; "
@@ -1739,6 +1744,11 @@ int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r)
             job->reopt_reconfig_s * 1e6);
   else
     fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
+  if (job->hw.nvlink_eff < 1)
+    fprintf(f, "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "
+            "(GPU-driven copies%s%s)\n",
+            job->hw.nvlink_gbps, job->hw.nvlink_eff, job->hw.preset[0] ? ", " : "",
+            job->hw.preset);
   fprintf(f, "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
           "optimizer %.2f, activations %.2f)\n",
           mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
@@ -1830,6 +1840,9 @@ int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(b, r->hfu);
   fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
           job->hw.compute == FS_COMPUTE_ROOFLINE ? "roofline" : "mfu");
+  fs__fmt_num(a, job->hw.nvlink_gbps);
+  fs__fmt_num(b, job->hw.nvlink_eff);
+  fprintf(f, ",\"scaleup_payload_gbps\":%s,\"nvlink_efficiency\":%s", a, b);
   fs__fmt_num(a, mem.total_bytes);
   fprintf(f, ",\"memory_bytes_per_gpu\":%s,\"breakdown\":{\"stage\":%d", a, r->device_stage);
   fs__fmt_num(a, r->compute_s * 1e9);

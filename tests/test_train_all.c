@@ -154,13 +154,15 @@ TEST(test_train_all_equals_isolated_without_shared_links) {
  * to the other at once (full duplex, no contention): a step takes
  * bytes / link rate + the 2-link path latency. The exposed CP time is
  * micro-batches x layers x (forward step + backward step of twice the
- * bytes). */
+ * bytes). The gradient all-reduce over the cp group runs after the
+ * backward (overlap_dp false), so no bucket shares the links with the
+ * last backward's ring steps. */
 TEST(test_train_cp_ring_closed_form) {
   const char *text =
       "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"kv_heads\": 4,"
       " \"seq_len\": 2048, \"vocab\": 32000},"
       " \"training\": {\"global_batch\": 3, \"micro_batch\": 1},"
-      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"cp\": 2},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"cp\": 2, \"overlap_dp\": false},"
       " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
       " \"nvlink_gbps\": 1000},"
       " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100, \"latency_ns\": 700}}";
@@ -210,4 +212,44 @@ TEST(test_train_comm_bad_options_exit_2) {
   CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --tune best", "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "--tune") && strstr(out, "best"));
+}
+
+/* Gradient buckets overlap the backward (overlap_dp, ZeRO 0): 2 ranks of a
+ * star, one micro-batch, 4 equal buckets whose all-reduce x is far shorter
+ * than a quarter of the backward B. Bucket b is ready (b + 1) B / 4 into it,
+ * so buckets 0-2 finish under it and only the last, started at its end on
+ * an idle network, is exposed: a quarter of the exposed time without
+ * overlap (4 x back to back after the backward). With recomputation the
+ * buckets wait for the recomputed forward first; the result is the same. */
+TEST(test_train_dp_buckets_overlap_backward) {
+  for (int rec = 0; rec < 2; rec++) {
+    double exposed[2], iter[2];
+    for (int ov = 0; ov < 2; ov++) {
+      char text[1024];
+      snprintf(text, sizeof(text),
+               "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+               " \"vocab\": 32000},"
+               " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
+               " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"recompute\": %s,"
+               " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
+               " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+               " \"nvlink_gbps\": 1000},"
+               " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
+               " \"latency_ns\": 700}}",
+               rec ? "true" : "false", ov ? "true" : "false");
+      fs_job *job = parse_job(text);
+      fs_train_opts o = {.no_compare = 1};
+      fs_train_result a;
+      CHECK_EQ_INT(run(job, &o, &a), 0);
+      CHECK_EQ_INT(a.kind[FS_PAR_DP].colls, 4);
+      /* x is a quarter of the serial busy time; it must be short */
+      CHECK(a.kind[FS_PAR_DP].busy_s / 4 < a.compute_s / 8);
+      exposed[ov] = a.kind[FS_PAR_DP].exposed_s;
+      iter[ov] = a.iter_s;
+      fs_job_free(job);
+    }
+    CHECK(exposed[0] > 0);
+    CHECK_REL(exposed[1], exposed[0] / 4, 1e-9, "s");
+    CHECK_REL(iter[0] - iter[1], 3 * exposed[0] / 4, 1e-9, "s");
+  }
 }

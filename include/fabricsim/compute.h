@@ -94,6 +94,9 @@ void fs_compute_chunk(const fs_job *job, int64_t chunk, fs_work_pass pass, fs_co
  * FS_PASS_BWD + FS_PASS_RECOMPUTE), as the DAG builder always did; roofline:
  * the chunk's fs_compute_chunk totals. */
 double fs_compute_op_s(const fs_job *job, int64_t chunk, int backward);
+/* The recomputed forward's share of fs_compute_op_s(job, chunk, 1) (0
+ * without recomputation): the backward op runs it first. */
+double fs_compute_recompute_s(const fs_job *job, int64_t chunk);
 
 /* Seconds a GPU of pipeline stage `stage` spends once per iteration on the
  * gradients and the optimizer (roofline only; 0 with the MFU model): the

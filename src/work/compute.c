@@ -320,6 +320,14 @@ double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
   return a.total_s + r.total_s;
 }
 
+double fs_compute_recompute_s(const fs_job *j, int64_t chunk) {
+  if (j->hw.compute == FS_COMPUTE_MFU)
+    return fs_work_compute_s(j, fs_work_chunk_flops(j, chunk, FS_PASS_RECOMPUTE));
+  fs_compute_parts r;
+  fs_compute_chunk(j, chunk, FS_PASS_RECOMPUTE, &r);
+  return r.total_s;
+}
+
 /* Per parameter updated, Adam with fp32 master weights (Megatron's mixed
  * precision optimizer): read the fp32 gradient twice (its norm for clipping,
  * then the step), read and write the master weight and both moments

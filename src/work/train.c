@@ -97,6 +97,11 @@ struct fs_train {
   op_items *ops;      /* [device][n_ops] */
   int32_t *op_index;  /* [stage][dir][mb][chunk] -> index in the order */
   dp_coll *dp;
+  /* overlap_dp with ZeRO 0: per (stage, dp rank, chunk), the items after
+   * which gradient buckets 0 .. nb - 2 are ready (the last is the op's end):
+   * marks[((s * d + r) * v + chunk) * maxb + b]; NULL when not needed. */
+  int32_t *dp_marks;
+  int32_t *dp_last; /* [stage][chunk]: index of the chunk's last backward op */
   size_t n_dp, dp_cap;
   pp_flow *pp;
   size_t n_pp, pp_cap;
@@ -497,20 +502,45 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
   return 0;
 }
 
+static int32_t dp_max_buckets(const fs_train *tr) {
+  return tr->opts.max_buckets > 0 ? tr->opts.max_buckets : 4;
+}
+
+/* Gradient buckets of `bytes`: grad_bucket_bytes each, at most max_buckets. */
+static int32_t dp_buckets(const fs_train *tr, double bytes) {
+  int32_t maxb = dp_max_buckets(tr);
+  int32_t nb = (int32_t)ceil(bytes / tr->job->par.grad_bucket_bytes);
+  if (nb < 1) nb = 1;
+  return nb > maxb ? maxb : nb;
+}
+
+/* Gradient bytes of one model chunk of stage s on one GPU. */
+static double dp_chunk_bytes(const fs_train *tr, int32_t s) {
+  fs_work_shard sh;
+  fs_work_stage_params(tr->job, s, &sh);
+  return (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
+}
+
 /* Data-parallel collectives of `bytes` for stage s, per TP rank (rail), in
  * up to max_buckets buckets run one after another, each bucket doing ops[]
- * in order, all after `after` (items of every dp device of the stage). */
+ * in order. Bucket b starts after the previous one and after marks[b *
+ * n_after ..] (items of every dp device of the stage) for b < nb - 1 when
+ * marks is given; the last bucket (every bucket without marks) after
+ * `after`. */
 static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *after,
-                          int32_t n_after, const fs_coll_op *ops, int n_ops, fs_err *err) {
+                          const int32_t *marks, int32_t n_after, const fs_coll_op *ops,
+                          int n_ops, fs_err *err) {
   const fs_job *job = tr->job;
   int32_t N = tr->d * tr->c; /* the gradient group: dp x cp ranks */
   if (N < 2 || bytes <= 0 || n_ops == 0) return 0;
-  int32_t maxb = tr->opts.max_buckets > 0 ? tr->opts.max_buckets : 4;
-  int32_t nb = (int32_t)ceil(bytes / job->par.grad_bucket_bytes);
-  if (nb < 1) nb = 1;
-  if (nb > maxb) nb = maxb;
+  int32_t nb = dp_buckets(tr, bytes);
+  int32_t *deps = malloc(((size_t)n_after + 1) * sizeof(int32_t));
+  if (!deps) return fs_err_set(err, FS_ENOMEM, "out of memory");
   int32_t *hosts = malloc((size_t)N * sizeof(int32_t));
-  if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (!hosts) {
+    free(deps);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
   int rc = 0;
   for (int32_t j = 0; j < tr->rails && !rc; j++) {
     for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, j, k, s);
@@ -518,6 +548,14 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
     int32_t prev = -1;
     for (int32_t b = 0; b < nb && !rc; b++)
       for (int ph = 0; ph < n_ops && !rc; ph++) {
+        /* what this phase waits for: the previous phase, and the first
+         * phase of a bucket its gradients */
+        int32_t nd = 0;
+        if (prev >= 0) deps[nd++] = prev;
+        if (ph == 0 && (prev < 0 || marks)) {
+          const int32_t *ready = marks && b < nb - 1 ? marks + (size_t)b * n_after : after;
+          for (int32_t r = 0; r < n_after; r++) deps[nd++] = ready[r];
+        }
         fs_coll_params prm;
         fs_coll_params_init(&prm);
         prm.op = ops[ph];
@@ -526,9 +564,9 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         if (prm.algo == FS_ALGO_AUTO &&
             (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
           break;
-        int32_t deps_prev[1] = {prev}, first, done;
-        if ((rc = lower_coll(tr, &prm, &g, prev >= 0 ? deps_prev : after, prev >= 0 ? 1 : n_after,
-                             (uint64_t)(s * 131 + j), tr->shift_g * tr->c, &first, &done, err)))
+        int32_t first, done;
+        if ((rc = lower_coll(tr, &prm, &g, deps, nd, (uint64_t)(s * 131 + j),
+                             tr->shift_g * tr->c, &first, &done, err)))
           break;
         prev = done;
         if (fs__grow(&tr->dp, &tr->dp_cap, tr->n_dp + 1, sizeof(*tr->dp))) {
@@ -540,6 +578,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
       }
   }
   free(hosts);
+  free(deps);
   return rc;
 }
 
@@ -916,6 +955,47 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   return rc;
 }
 
+/* overlap_dp: gradients come out during the backward pass, the last layers'
+ * first, so (PyTorch DDP, Megatron-LM's overlapped reduction) bucket b of
+ * nb is ready (b + 1) / nb of the way through the backward proper of the
+ * chunk's last backward op, after its recomputed forward. A zero-cost task
+ * per bucket but the last, started with the op's compute (tasks do not
+ * contend), lasts until then; the last bucket waits for the op's end. */
+static int dp_bucket_marks(fs_train *tr, int32_t s, int32_t r, int32_t chunk, int32_t vs,
+                           int32_t prev, int32_t dev_host, fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t nb = dp_buckets(tr, dp_chunk_bytes(tr, s)), maxb = dp_max_buckets(tr);
+  double op_s = fs_compute_op_s(job, vs, 1), rec_s = fs_compute_recompute_s(job, vs);
+  for (int32_t b = 0; b + 1 < nb; b++) {
+    int32_t t = add_task(tr, dev_host, rec_s + (op_s - rec_s) * (b + 1) / nb, err);
+    if (t < 0) return t;
+    int rc = prev >= 0 ? fs_sim_add_dep(tr->sim, prev, t, err) : 0;
+    if (rc) return rc;
+    tr->dp_marks[((size_t)(s * tr->d + r) * tr->v + chunk) * maxb + b] = t;
+  }
+  return 0;
+}
+
+/* Sets up tr->dp_marks and dp_last when buckets overlap the backward:
+ * overlap_dp, ZeRO 0 and a data-parallel group that is simulated. */
+static int dp_marks_setup(fs_train *tr, fs_err *err) {
+  const fs_job *job = tr->job;
+  if (tr->dp_marks || !job->par.overlap_dp || job->par.zero != 0 || tr->d * tr->c < 2 ||
+      tr->fabric_free || tr->opts.free_comm)
+    return 0;
+  int32_t p = tr->p, v = tr->v, n = tr->n_ops;
+  tr->dp_marks = fs__malloc((size_t)p * tr->d * v * dp_max_buckets(tr), sizeof(int32_t));
+  tr->dp_last = fs__malloc((size_t)p * v, sizeof(int32_t));
+  if (!tr->dp_marks || !tr->dp_last) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t k = 0; k < p * v; k++) tr->dp_last[k] = -1;
+  for (int32_t s = 0; s < p; s++)
+    for (int32_t i = 0; i < n; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+      if (o->backward) tr->dp_last[(size_t)s * v + o->chunk] = i;
+    }
+  return 0;
+}
+
 static int build(fs_train *tr, fs_err *err) {
   /* (one iteration; tr->gate chains it after the previous one) */
   const fs_job *job = tr->job;
@@ -934,6 +1014,7 @@ static int build(fs_train *tr, fs_err *err) {
     tr->tp_fwd_s[vs] = tp_f;
     tr->tp_bwd_s[vs] = tp_b + tp_r;
   }
+  if ((rc = dp_marks_setup(tr, err))) return rc;
   int need_groups = 0;
   /* Ops, device by device, in schedule order. */
   for (int32_t s = 0; s < p; s++)
@@ -986,6 +1067,9 @@ static int build(fs_train *tr, fs_err *err) {
         it->compute = add_task(tr, dev_host, compute_s, err);
         if (it->compute < 0) return it->compute;
         if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
+        if (tr->dp_marks && o->backward && i == tr->dp_last[(size_t)s * v + o->chunk] &&
+            (rc = dp_bucket_marks(tr, s, r, o->chunk, vs, prev, dev_host, err)))
+          return rc;
         it->end = it->compute;
         it->tp = it->ep = it->tp_from = it->ep_from = -1;
         if (tp_s > 0) {
@@ -1098,16 +1182,20 @@ static int build(fs_train *tr, fs_err *err) {
   static const fs_coll_op AR[] = {FS_COLL_ALLREDUCE}, RS_AG[] = {FS_COLL_REDUCESCATTER,
                                                                   FS_COLL_ALLGATHER};
   int zero = job->par.zero;
+  int32_t maxb = dp_max_buckets(tr);
+  int32_t *marks = tr->dp_marks ? malloc((size_t)maxb * tr->ds * sizeof(int32_t)) : NULL;
+  if (tr->dp_marks && !marks) {
+    free(after);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
   for (int32_t s = 0; s < p && !rc; s++) {
-    fs_work_shard sh;
-    fs_work_stage_params(job, s, &sh);
-    double chunk_bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / v;
+    double chunk_bytes = dp_chunk_bytes(tr, s);
     if (zero >= 2)
       for (int32_t i = 0; i < n && !rc; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         if (!o->backward) continue;
         for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
-        rc = dp_collectives(tr, s, chunk_bytes, after, tr->ds, RS_AG, 1, err);
+        rc = dp_collectives(tr, s, chunk_bytes, after, NULL, tr->ds, RS_AG, 1, err);
       }
     for (int32_t c = 0; c < v && !rc; c++) {
       for (int32_t r = 0; r < tr->ds; r++) {
@@ -1123,11 +1211,19 @@ static int build(fs_train *tr, fs_err *err) {
         after[r] = tr->ops[(size_t)(s * d + r) * n + last].end;
       }
       int32_t na = tr->ds;
-      if (zero == 0) rc = dp_collectives(tr, s, chunk_bytes, after, na, AR, 1, err);
-      else if (zero == 1) rc = dp_collectives(tr, s, chunk_bytes, after, na, RS_AG, 2, err);
-      else if (zero == 2) rc = dp_collectives(tr, s, chunk_bytes, after, na, RS_AG + 1, 1, err);
+      if (zero == 0 && marks) {
+        int32_t nb = dp_buckets(tr, chunk_bytes);
+        for (int32_t b = 0; b + 1 < nb; b++)
+          for (int32_t r = 0; r < na; r++)
+            marks[(size_t)b * na + r] = tr->dp_marks[((size_t)(s * d + r) * v + c) * maxb + b];
+      }
+      if (zero == 0) rc = dp_collectives(tr, s, chunk_bytes, after, marks, na, AR, 1, err);
+      else if (zero == 1) rc = dp_collectives(tr, s, chunk_bytes, after, NULL, na, RS_AG, 2, err);
+      else if (zero == 2)
+        rc = dp_collectives(tr, s, chunk_bytes, after, NULL, na, RS_AG + 1, 1, err);
     }
   }
+  free(marks);
   free(after);
   return rc;
 }
@@ -1291,6 +1387,8 @@ void fs_train_free(fs_train *tr) {
   free(tr->gate);
   free(tr->iter_hi);
   free(tr->dp);
+  free(tr->dp_marks);
+  free(tr->dp_last);
   free(tr->pp);
   free(tr->times);
   fs_symm_free(tr->symm);

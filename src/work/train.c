@@ -258,9 +258,33 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
    * rail 0 of stage 0: ring neighbours of the gradient group), checked
    * over their whole orbits on plain routes. */
   int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + 8;
+  /* A node-aware ring (coll.h) joins other pairs than neighbours in rank
+   * order: every rotation's, G orders in all. */
+  int32_t *grp = fs__malloc((size_t)N, sizeof(int32_t)), G = 0;
+  if (!grp) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t k = 0; k < N; k++) grp[k] = host_dpcp(tr, 0, k, 0);
+  if (N > 1) G = fs_coll_ring_server_size(t, &(fs_coll_group){N, grp});
+  if (G < 0) {
+    free(grp);
+    return fs_err_set(err, G, "out of memory");
+  }
+  if (G > 1) cap += G * N;
   int32_t *pairs = fs__malloc((size_t)cap * 2, sizeof(int32_t));
+  int32_t *ord = fs__malloc((size_t)N, sizeof(int32_t));
   fs_route_cache *plain = NULL;
-  if (!pairs) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (!pairs || !ord) {
+    free(grp);
+    free(pairs);
+    free(ord);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int32_t k = 0; G > 1 && k < G; k++) {
+    fs_coll_ring_order(N, G, k, ord);
+    for (int32_t i = 0; i < N; i++)
+      pairs[2 * n] = grp[ord[i]], pairs[2 * n + 1] = grp[ord[(i + 1) % N]], n++;
+  }
+  free(grp);
+  free(ord);
   for (int32_t s = 0; s + 1 < tr->p; s++) {
     pairs[2 * n] = host_lane(tr, 0, 0, s), pairs[2 * n + 1] = host_lane(tr, 0, 0, s + 1), n++;
     pairs[2 * n] = host_lane(tr, 0, 0, s + 1), pairs[2 * n + 1] = host_lane(tr, 0, 0, s), n++;
@@ -466,8 +490,12 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
   int rc;
   if (shift > 0 && shift < g->p) {
     fs__qcoll *q = NULL;
+    /* A ring's lowering depends on how its ranks sit in servers (coll.h,
+     * node-aware rings): a template serves only groups that sit alike. */
+    int32_t G = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(job->topo, g) : 0;
+    if (G < 0) return fs_err_set(err, G, "out of memory");
     for (size_t i = 0; i < tr->n_qc && !q; i++)
-      if (fs__qcoll_matches(tr->qc[i], prm, g->p)) q = tr->qc[i];
+      if (fs__qcoll_matches(tr->qc[i], prm, g->p, G)) q = tr->qc[i];
     if (!q) {
       fs_err why = {0, ""};
       rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, &why);

@@ -77,7 +77,8 @@ typedef struct fs_coll_params {
   double bytes;            /* > 0, nccl-tests convention (above) */
   int32_t root;            /* broadcast/reduce root; sendrecv: sender (peer root+1) */
   int32_t chunks;          /* pipelining chunks C; 0 = the algorithm's default */
-  int32_t channels;        /* parallel rings/trees; 0 = 1 */
+  int32_t channels;        /* parallel rings/trees; 0 = 1, or G for a node-aware
+                              ring (fs_coll_ring_channels) */
   double gamma_s_per_byte; /* reduction cost per byte; 0 = free */
   int32_t node_size;       /* hierarchical: consecutive ranks per scale-up node */
 } fs_coll_params;

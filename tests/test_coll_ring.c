@@ -330,9 +330,11 @@ TEST(test_coll_ring_flat_where_not_servers) {
 
 /* Training: a data-parallel group of whole servers gets the node-aware
  * ring (G channels), whose times are the same with and without the
- * symmetry shortcuts: tp 1 (4 GPUs a server: a one-server shift does not
- * map the snake onto itself, so the replica shift is refused) and tp 2 (2
- * a server: the reversed block is a rotation, the shift holds). */
+ * symmetry shortcuts: tp 1 (4 GPUs a server, 4 servers: a one-server
+ * shift does not map the snake onto itself and is refused; the job is
+ * rebuilt with the two-server shift, which holds) and tp 2 (2 a server, 8
+ * servers in 2 units: the topology allows a shift of one unit, 4 servers,
+ * which holds). */
 static fs_job *dp_job(int tp, int dp) {
   char text[2048];
   snprintf(text, sizeof(text),
@@ -374,8 +376,9 @@ TEST(test_coll_ring_train_dp_node_aware_exact) {
         CHECK_EQ_INT(a.flows_represented, b.flows_represented);
         CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
         CHECK_REL(a.kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");
-        if (tps[i] == 1) CHECK(strstr(a.symmetry, "replica shift refused") != NULL);
-        if (tps[i] == 2) CHECK(a.flows < b.flows);
+        if (tps[i] == 1) CHECK(strstr(a.symmetry, "smaller replica shift refused") != NULL);
+        CHECK(strstr(a.symmetry, "stands for 2") != NULL);
+        CHECK(a.flows * 2 == b.flows);
       }
     }
     fs_job_free(job);

@@ -124,7 +124,8 @@ struct fs_train {
   int64_t orbit;    /* flows each simulated flow stands for */
   fs__qcoll **qc;   /* gradient-collective templates under S */
   size_t n_qc, qc_cap;
-  int shift_refused; /* a collective was not S-invariant: rebuild without S */
+  int shift_refused; /* a collective was not S-invariant: rebuild with a larger S */
+  int32_t min_shift; /* shifts up to this one were refused: try only larger ones */
   char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
 };
@@ -232,7 +233,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   int32_t ep = (int32_t)job->par.ep, g = 0;
   /* The smallest replica shift the topology allows (with R if used). */
   for (int32_t cand = ep; !tr->opts.no_replica_shift && cand < tr->d; cand += ep) {
-    if (tr->d % cand) continue;
+    if (tr->d % cand || cand <= tr->min_shift) continue;
     lane_perm(tr, 0, cand, perm_s);
     const int32_t *gens[2] = {perm_s, perm_r};
     rc = fs_symm_new(t, gens, use_r ? 2 : 1, &tr->symm, &why);
@@ -482,7 +483,8 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
  * replica-shift quotient when shift (in group members) > 0 (only the
  * representatives, from a template built once per distinct collective),
  * else in full. A collective that is not shift-invariant sets
- * shift_refused and returns 1, so that train_new rebuilds without S. */
+ * shift_refused and returns 1, so that train_new rebuilds with a larger
+ * shift (or none). */
 static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_group *g,
                       const int32_t *after, int32_t n_after, uint64_t key, int32_t shift,
                       int32_t *first, int32_t *done, fs_err *err) {
@@ -1213,11 +1215,12 @@ static double wall_since(const struct timespec *t0) {
 }
 
 /* shared: build into that simulation (a cluster's), else into a new one. */
-static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
-                     fs_sim *shared, fs_train **out, fs_err *err) {
+static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_free,
+                       fs_sim *shared, int32_t min_shift, fs_train **out, fs_err *err) {
   fs_train *tr = calloc(1, sizeof(*tr));
   if (!tr) return fs_err_set(err, FS_ENOMEM, "out of memory");
   tr->job = job;
+  tr->min_shift = min_shift;
   if (opts) tr->opts = *opts;
   tr->fabric_free = fabric_free;
   tr->p = (int32_t)job->par.pp;
@@ -1285,18 +1288,28 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   return 0;
 fail:
   if (rc == 1 && tr->shift_refused) {
-    /* a gradient collective is not shift-invariant: without S */
+    /* A gradient collective is not invariant under this shift: try the
+     * larger ones (a node-aware ring's snake holds under a shift of two
+     * servers, not one), then none. Each try is at most one more build,
+     * and there are at most d / ep candidates. */
     char note[240];
     snprintf(note, sizeof(note), "%s", tr->symm_note);
+    int32_t refused = tr->shift_g;
     fs_train_free(tr);
-    fs_train_opts o = opts ? *opts : (fs_train_opts){0};
-    o.no_replica_shift = 1;
-    rc = train_new(job, &o, fabric_free, shared, out, err);
-    if (!rc) snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
+    rc = train_build(job, opts, fabric_free, shared, refused, out, err);
+    if (!rc && (*out)->shift_g)
+      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "smaller %.200s", note);
+    else if (!rc && !strstr((*out)->symm_note, "replica shift refused"))
+      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
     return rc;
   }
   fs_train_free(tr);
   return rc;
+}
+
+static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
+                     fs_sim *shared, fs_train **out, fs_err *err) {
+  return train_build(job, opts, fabric_free, shared, 0, out, err);
 }
 
 int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err) {

@@ -77,7 +77,8 @@ typedef struct fs_coll_params {
   double bytes;            /* > 0, nccl-tests convention (above) */
   int32_t root;            /* broadcast/reduce root; sendrecv: sender (peer root+1) */
   int32_t chunks;          /* pipelining chunks C; 0 = the algorithm's default */
-  int32_t channels;        /* parallel rings/trees; 0 = 1 */
+  int32_t channels;        /* parallel rings/trees; 0 = 1, or G for a node-aware
+                              ring (fs_coll_ring_channels) */
   double gamma_s_per_byte; /* reduction cost per byte; 0 = free */
   int32_t node_size;       /* hierarchical: consecutive ranks per scale-up node */
 } fs_coll_params;
@@ -131,6 +132,28 @@ void fs_coll_lowering_init(fs_coll_lowering *l, fs_sim *sim, fs_router *router,
  * bad params (as fs_coll_params_check) or if algo is AUTO (choose first). */
 int fs_coll_lower(const fs_coll_params *prm, const fs_coll_group *g,
                   fs_coll_lowering *l, fs_err *err);
+
+/* ---- node-aware rings (docs/model.md, "Ring") ----
+ * A ring all-reduce, all-gather or reduce-scatter over whole scale-up
+ * servers gives each channel its own rank order, as NCCL's per-channel
+ * ring graphs do, so that the channels leave and enter every server
+ * through different GPUs and NICs. */
+
+/* G > 1 when the group's ranks come in n > 1 consecutive runs of G ranks,
+ * each run on one scale-up switch (FS_NODE_SCALEUP) of its own; 0 when not
+ * (every channel then follows the ranks' order, the flat ring); FS_ENOMEM
+ * (negative) when out of memory. t and g unchanged. O(p log p + the ranks'
+ * degrees). */
+int32_t fs_coll_ring_server_size(const fs_topo *t, const fs_coll_group *g);
+/* Channel k's ring of p ranks in server blocks of G: order[i] is the rank
+ * at position i. Inside block j the ranks j G .. j G + G - 1 rotated by
+ * k mod G, reversed on odd j; G < 2, or G not dividing p, or G = p: the
+ * ranks' order 0 .. p-1. */
+void fs_coll_ring_order(int32_t p, int32_t G, int32_t k, int32_t *order);
+/* The channels a ring all-reduce, all-gather or reduce-scatter lowers
+ * with for server size G (fs_coll_ring_server_size): prm->channels when
+ * > 0, else G when G > 1, else 1. */
+int32_t fs_coll_ring_channels(const fs_coll_params *prm, int32_t G);
 
 /* ---- running one collective alone ---- */
 typedef struct fs_coll_result {

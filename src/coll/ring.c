@@ -1,13 +1,31 @@
 /* Ring algorithms (NCCL-style): all-reduce as reduce-scatter then
  * all-gather around the ring, and pipelined chains for broadcast and reduce.
- * K channels run K rings over the same rank order, each carrying 1/K of the
- * buffer (distinct flows, so ECMP can spread them); each message is cut in C
- * chunks streamed back to back.
+ * K channels run K rings, each carrying 1/K of the buffer (distinct flows,
+ * so ECMP can spread them); each message is cut in C chunks streamed back
+ * to back.
  *
- * Step t of reduce-scatter: rank r sends block (r - t - 1) mod p to r + 1,
- * which adds it to its own; after p - 1 steps rank r holds block r reduced.
- * Step t of all-gather: rank r sends block (r - t) mod p. Units are
- * (block, channel, chunk), block-major. Flows: p * S * K * C, S steps. */
+ * Rank orders. A ring is a cyclic order of the ranks, one per channel:
+ * ord[k][i] is the rank at position i of channel k's ring and pos[k][r] its
+ * inverse. By default every channel's order is the ranks' own (ord = id).
+ * When the ranks form whole scale-up servers (fs_coll_ring_server_size: n
+ * > 1 consecutive runs of G > 1 ranks, each run on its own scale-up switch)
+ * the ring is node-aware, as NCCL's ring graphs on servers with a NIC per
+ * GPU: inside server block j channel k visits the local ranks rotated by
+ * k mod G, forward on even j and backward on odd j (a snake). An even
+ * server then leaves through local (k - 1) mod G and the next, odd, one is
+ * entered through that same local GPU (the same rail), and leaves through
+ * local k mod G, which the next even server is entered through; with K = G
+ * channels every GPU's NIC sends for exactly one channel and receives for
+ * exactly one. With no channel count asked for (channels 0) K = G then.
+ * Broadcast and reduce chains keep the ranks' order.
+ *
+ * Step t of reduce-scatter: the rank at position i of channel k sends block
+ * ord[k][i - t - 1] to the rank at i + 1, which adds it to its own; after
+ * p - 1 steps the rank at position i holds block ord[k][i], its own, reduced
+ * (for every channel, so the block a rank ends owning is its rank's, as with
+ * one order). Step t of all-gather: position i sends block ord[k][i - t].
+ * Units are (block, channel, chunk), block-major, block = rank. Flows:
+ * p * S * K * C, S steps. Orders cost 2 K p ints. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +36,26 @@ typedef struct ring_state {
   int32_t *ready;     /* [rank][k][c]: item after which the last received data is usable */
   int32_t *ready_next;
   int32_t *last_sent; /* [rank][k]: previous send, for back-to-back streaming */
+  int32_t *ord;       /* [k][position]: rank there in channel k's ring */
+  int32_t *pos;       /* [k][rank]: its position */
 } ring_state;
 
 static int32_t mod(int32_t a, int32_t p) { return ((a % p) + p) % p; }
 
-/* One step of the all-rank ring: every rank r sends block blk(r) to r+1. */
+/* One step of every channel's ring: the rank at position i sends block
+ * ord[i - t - rs_shift] to the rank at i + 1. Ranks outermost, then
+ * channels, then chunks: with ord = id the flows are added exactly as by
+ * the one-order ring this generalises. */
 static int ring_step(fs__cb *cb, ring_state *st, int32_t t, int reduce, int rs_shift) {
   int32_t p = cb->p, K = cb->channels, C = cb->chunks;
   size_t n = (size_t)p * K * C;
   for (size_t i = 0; i < n; i++) st->ready_next[i] = -1;
   for (int32_t r = 0; r < p; r++) {
-    int32_t to = mod(r + 1, p);
-    int32_t blk = mod(r - t - rs_shift, p);
-    for (int32_t k = 0; k < K; k++)
+    for (int32_t k = 0; k < K; k++) {
+      const int32_t *ord = st->ord + (size_t)k * p;
+      int32_t at = st->pos[(size_t)k * p + r];
+      int32_t to = ord[mod(at + 1, p)];
+      int32_t blk = ord[mod(at - t - rs_shift, p)];
       for (int32_t c = 0; c < C; c++) {
         size_t i = ((size_t)r * K + k) * C + c;
         int32_t unit = (blk * K + k) * C + c;
@@ -41,6 +66,7 @@ static int ring_step(fs__cb *cb, ring_state *st, int32_t t, int reduce, int rs_s
         *ls = m.flow;
         st->ready_next[((size_t)to * K + k) * C + c] = m.ready;
       }
+    }
   }
   int32_t *tmp = st->ready;
   st->ready = st->ready_next;
@@ -78,22 +104,93 @@ static int chain(fs__cb *cb, int32_t first, int reduce) {
   return rc;
 }
 
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The scale-up switch host h hangs off, -1 if none. */
+static int32_t scaleup_of(const fs_topo *t, int32_t h) {
+  for (int32_t e = t->out_start[h]; e < t->out_start[h + 1]; e++) {
+    int32_t w = t->links[t->out_links[e]].to;
+    if (t->nodes[w].kind == FS_NODE_SCALEUP) return w;
+  }
+  return -1;
+}
+
+int32_t fs_coll_ring_server_size(const fs_topo *t, const fs_coll_group *g) {
+  int32_t p = g->p;
+  if (p < 4 || !t) return 0; /* two servers of two ranks at least */
+  for (int32_t r = 0; r < p; r++)
+    if (g->hosts[r] < 0 || g->hosts[r] >= t->n_hosts) return 0;
+  int32_t sw0 = scaleup_of(t, g->hosts[0]), G = 1;
+  if (sw0 < 0) return 0;
+  while (G < p && scaleup_of(t, g->hosts[G]) == sw0) G++;
+  if (G < 2 || G == p || p % G) return 0;
+  int32_t n = p / G;
+  int32_t *first = fs__malloc((size_t)n, sizeof(int32_t));
+  if (!first) return FS_ENOMEM;
+  int32_t out = G;
+  for (int32_t r = 0; r < p && out; r++) {
+    int32_t sw = scaleup_of(t, g->hosts[r]);
+    if (sw < 0 || (r % G && sw != first[r / G])) out = 0;
+    if (r % G == 0) first[r / G] = sw;
+  }
+  /* A switch met by two runs is a server the ring would enter twice: its
+   * NICs would not be shared out one per channel. */
+  if (out) {
+    qsort(first, (size_t)n, sizeof(int32_t), cmp_i32);
+    for (int32_t j = 1; j < n && out; j++)
+      if (first[j] == first[j - 1]) out = 0;
+  }
+  free(first);
+  return out;
+}
+
+void fs_coll_ring_order(int32_t p, int32_t G, int32_t k, int32_t *order) {
+  if (G < 2 || p % G || p == G) {
+    for (int32_t i = 0; i < p; i++) order[i] = i;
+    return;
+  }
+  int32_t rot = mod(k, G);
+  for (int32_t i = 0; i < p; i++) {
+    int32_t j = i / G, x = i % G;
+    int32_t local = j % 2 == 0 ? mod(rot + x, G) : mod(rot - 1 - x, G);
+    order[i] = j * G + local;
+  }
+}
+
+int32_t fs_coll_ring_channels(const fs_coll_params *prm, int32_t G) {
+  return prm->channels > 0 ? prm->channels : G > 1 ? G : 1;
+}
+
 static int ring_lower(fs__cb *cb) {
   const fs_coll_params *prm = cb->prm;
-  int32_t p = cb->p, K = cb->channels, C = cb->chunks;
   if (prm->op == FS_COLL_BROADCAST) return chain(cb, prm->root, 0);
   if (prm->op == FS_COLL_REDUCE) return chain(cb, prm->root + 1, 1);
+  int32_t G = fs_coll_ring_server_size(cb->t, cb->g);
+  if (G < 0) return fs_err_set(cb->err, G, "out of memory lowering ring");
+  /* The builder resolved channels 0 to 1; a node-aware ring's default is
+   * one channel per GPU of a server, so that every NIC carries one. */
+  cb->channels = fs_coll_ring_channels(prm, G);
+  int32_t p = cb->p, K = cb->channels, C = cb->chunks;
   int rc = fs__cb_units(cb, p * K * C);
   if (rc) return rc;
-  size_t n = (size_t)p * K * C;
+  size_t n = (size_t)p * K * C, nk = (size_t)p * K;
   ring_state st = {malloc(n * sizeof(int32_t)), malloc(n * sizeof(int32_t)),
-                   malloc((size_t)p * K * sizeof(int32_t))};
-  if (!st.ready || !st.ready_next || !st.last_sent) {
+                   malloc(nk * sizeof(int32_t)), malloc(nk * sizeof(int32_t)),
+                   malloc(nk * sizeof(int32_t))};
+  if (!st.ready || !st.ready_next || !st.last_sent || !st.ord || !st.pos) {
     rc = fs_err_set(cb->err, FS_ENOMEM, "out of memory lowering ring");
     goto out;
   }
   for (size_t i = 0; i < n; i++) st.ready[i] = -1;
-  for (size_t i = 0; i < (size_t)p * K; i++) st.last_sent[i] = -1;
+  for (size_t i = 0; i < nk; i++) st.last_sent[i] = -1;
+  for (int32_t k = 0; k < K; k++) {
+    int32_t *ord = st.ord + (size_t)k * p;
+    fs_coll_ring_order(p, G, k, ord);
+    for (int32_t i = 0; i < p; i++) st.pos[(size_t)k * p + ord[i]] = i;
+  }
   if (prm->op == FS_COLL_REDUCESCATTER || prm->op == FS_COLL_ALLREDUCE)
     for (int32_t t = 0; t < p - 1 && !rc; t++) rc = ring_step(cb, &st, t, 1, 1);
   if (prm->op == FS_COLL_ALLGATHER || prm->op == FS_COLL_ALLREDUCE)
@@ -102,6 +199,8 @@ out:
   free(st.ready);
   free(st.ready_next);
   free(st.last_sent);
+  free(st.ord);
+  free(st.pos);
   return rc;
 }
 

@@ -21,6 +21,7 @@ typedef struct qitem {
 struct fs__qcoll {
   fs_coll_params prm;
   int32_t n, shift;
+  int32_t ring_g; /* fs_coll_ring_server_size of the group it was built on (ring), else 0 */
   qitem *items;
   int32_t n_items;
   int32_t (*deps)[3];
@@ -40,8 +41,9 @@ void fs__qcoll_free(fs__qcoll *q) {
   free(q);
 }
 
-int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n) {
-  return q->n == n && q->prm.op == prm->op && q->prm.algo == prm->algo &&
+int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
+                      int32_t ring_g) {
+  return q->n == n && q->ring_g == ring_g && q->prm.op == prm->op && q->prm.algo == prm->algo &&
          q->prm.bytes == prm->bytes && q->prm.chunks == prm->chunks &&
          q->prm.channels == prm->channels && q->prm.gamma_s_per_byte == prm->gamma_s_per_byte &&
          q->prm.root == prm->root && q->prm.node_size == prm->node_size;
@@ -64,6 +66,11 @@ int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
   fs__u64map_init(&depset);
   int rc = q && member ? fs_sim_new(t, &sim, err) : fs_err_set(err, FS_ENOMEM, "out of memory");
   if (rc) goto done;
+  q->ring_g = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(t, g) : 0;
+  if (q->ring_g < 0) {
+    rc = fs_err_set(err, q->ring_g, "out of memory");
+    goto done;
+  }
   for (int32_t h = 0; h < t->n_hosts; h++) member[h] = -1;
   for (int32_t k = 0; k < n; k++) member[g->hosts[k]] = k;
   /* The template keeps endpoints, sizes and dependencies, not routes: the

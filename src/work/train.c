@@ -129,7 +129,8 @@ struct fs_train {
   int64_t orbit;    /* flows each simulated flow stands for */
   fs__qcoll **qc;   /* gradient-collective templates under S */
   size_t n_qc, qc_cap;
-  int shift_refused; /* a collective was not S-invariant: rebuild without S */
+  int shift_refused; /* a collective was not S-invariant: rebuild with a larger S */
+  int32_t min_shift; /* shifts up to this one were refused: try only larger ones */
   char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
 };
@@ -237,7 +238,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   int32_t ep = (int32_t)job->par.ep, g = 0;
   /* The smallest replica shift the topology allows (with R if used). */
   for (int32_t cand = ep; !tr->opts.no_replica_shift && cand < tr->d; cand += ep) {
-    if (tr->d % cand) continue;
+    if (tr->d % cand || cand <= tr->min_shift) continue;
     lane_perm(tr, 0, cand, perm_s);
     const int32_t *gens[2] = {perm_s, perm_r};
     rc = fs_symm_new(t, gens, use_r ? 2 : 1, &tr->symm, &why);
@@ -263,9 +264,33 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
    * rail 0 of stage 0: ring neighbours of the gradient group), checked
    * over their whole orbits on plain routes. */
   int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + 8;
+  /* A node-aware ring (coll.h) joins other pairs than neighbours in rank
+   * order: every rotation's, G orders in all. */
+  int32_t *grp = fs__malloc((size_t)N, sizeof(int32_t)), G = 0;
+  if (!grp) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t k = 0; k < N; k++) grp[k] = host_dpcp(tr, 0, k, 0);
+  if (N > 1) G = fs_coll_ring_server_size(t, &(fs_coll_group){N, grp});
+  if (G < 0) {
+    free(grp);
+    return fs_err_set(err, G, "out of memory");
+  }
+  if (G > 1) cap += G * N;
   int32_t *pairs = fs__malloc((size_t)cap * 2, sizeof(int32_t));
+  int32_t *ord = fs__malloc((size_t)N, sizeof(int32_t));
   fs_route_cache *plain = NULL;
-  if (!pairs) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (!pairs || !ord) {
+    free(grp);
+    free(pairs);
+    free(ord);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int32_t k = 0; G > 1 && k < G; k++) {
+    fs_coll_ring_order(N, G, k, ord);
+    for (int32_t i = 0; i < N; i++)
+      pairs[2 * n] = grp[ord[i]], pairs[2 * n + 1] = grp[ord[(i + 1) % N]], n++;
+  }
+  free(grp);
+  free(ord);
   for (int32_t s = 0; s + 1 < tr->p; s++) {
     pairs[2 * n] = host_lane(tr, 0, 0, s), pairs[2 * n + 1] = host_lane(tr, 0, 0, s + 1), n++;
     pairs[2 * n] = host_lane(tr, 0, 0, s + 1), pairs[2 * n + 1] = host_lane(tr, 0, 0, s), n++;
@@ -463,7 +488,8 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
  * replica-shift quotient when shift (in group members) > 0 (only the
  * representatives, from a template built once per distinct collective),
  * else in full. A collective that is not shift-invariant sets
- * shift_refused and returns 1, so that train_new rebuilds without S. */
+ * shift_refused and returns 1, so that train_new rebuilds with a larger
+ * shift (or none). */
 static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_group *g,
                       const int32_t *after, int32_t n_after, uint64_t key, int32_t shift,
                       int32_t *first, int32_t *done, fs_err *err) {
@@ -471,8 +497,12 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
   int rc;
   if (shift > 0 && shift < g->p) {
     fs__qcoll *q = NULL;
+    /* A ring's lowering depends on how its ranks sit in servers (coll.h,
+     * node-aware rings): a template serves only groups that sit alike. */
+    int32_t G = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(job->topo, g) : 0;
+    if (G < 0) return fs_err_set(err, G, "out of memory");
     for (size_t i = 0; i < tr->n_qc && !q; i++)
-      if (fs__qcoll_matches(tr->qc[i], prm, g->p)) q = tr->qc[i];
+      if (fs__qcoll_matches(tr->qc[i], prm, g->p, G)) q = tr->qc[i];
     if (!q) {
       fs_err why = {0, ""};
       rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, &why);
@@ -1281,11 +1311,12 @@ static double wall_since(const struct timespec *t0) {
 }
 
 /* shared: build into that simulation (a cluster's), else into a new one. */
-static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
-                     fs_sim *shared, fs_train **out, fs_err *err) {
+static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_free,
+                       fs_sim *shared, int32_t min_shift, fs_train **out, fs_err *err) {
   fs_train *tr = calloc(1, sizeof(*tr));
   if (!tr) return fs_err_set(err, FS_ENOMEM, "out of memory");
   tr->job = job;
+  tr->min_shift = min_shift;
   if (opts) tr->opts = *opts;
   tr->fabric_free = fabric_free;
   tr->p = (int32_t)job->par.pp;
@@ -1353,18 +1384,28 @@ static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_fr
   return 0;
 fail:
   if (rc == 1 && tr->shift_refused) {
-    /* a gradient collective is not shift-invariant: without S */
+    /* A gradient collective is not invariant under this shift: try the
+     * larger ones (a node-aware ring's snake holds under a shift of two
+     * servers, not one), then none. Each try is at most one more build,
+     * and there are at most d / ep candidates. */
     char note[240];
     snprintf(note, sizeof(note), "%s", tr->symm_note);
+    int32_t refused = tr->shift_g;
     fs_train_free(tr);
-    fs_train_opts o = opts ? *opts : (fs_train_opts){0};
-    o.no_replica_shift = 1;
-    rc = train_new(job, &o, fabric_free, shared, out, err);
-    if (!rc) snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
+    rc = train_build(job, opts, fabric_free, shared, refused, out, err);
+    if (!rc && (*out)->shift_g)
+      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "smaller %.200s", note);
+    else if (!rc && !strstr((*out)->symm_note, "replica shift refused"))
+      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
     return rc;
   }
   fs_train_free(tr);
   return rc;
+}
+
+static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
+                     fs_sim *shared, fs_train **out, fs_err *err) {
+  return train_build(job, opts, fabric_free, shared, 0, out, err);
 }
 
 int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err) {

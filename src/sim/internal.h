@@ -131,7 +131,18 @@ typedef struct fs__tflow {
   double round_end;   /* when the current round's first ACK is back */
   int32_t next;       /* source FIFO: the next small flow waiting, -1 */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
+  uint8_t qca;        /* its queued bytes count as congestion avoidance */
+  int32_t qlink;      /* the switch port it queues at, -1 (engine.c) */
+  double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
 } fs__tflow;
+
+/* tcp: what the flows queued at a switch port hold (engine.c): bursts
+ * (slow-start windows, messages sent whole) and flows in congestion
+ * avoidance apart, each as bytes at t falling at a rate. */
+typedef struct fs__portq {
+  double t, burst, burst_rate, ca, ca_rate;
+  int32_t n_burst, n_ca;
+} fs__portq;
 
 /* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and
  * turns f's bytes into wire bytes and its latency into one with the last

@@ -1,7 +1,8 @@
 /* Transport models (sim.h, docs/model.md "Transport") against hand-computed
  * cases: one flow over h hops (headers, store and forward), the slow start
  * of one flow, the source FIFO of small messages, a shared link's
- * efficiency, a handshake behind a switch queue; the fluid default
+ * efficiency, a handshake behind a switch queue (bursts; K packets in
+ * congestion avoidance); the fluid default
  * unchanged; bad keys exit 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -324,4 +325,39 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   double queue = 2 * w - C * (t1 - hs);
   CHECK_REL(fin[0], alone, 1e-12, "s (no queue model)");
   CHECK_REL(fin[1], alone + queue / C, 1e-9, "s (SYN-ACK behind A's and B's rest)");
+}
+
+/* The same, with A and B long (10 MB) and past slow start when D opens
+ * its connection at 100 us: flows in congestion avoidance hold K packets
+ * together at the port (DCTCP's equilibrium), so D's SYN-ACK waits
+ * K (P + H) / C, 46.8 us at 100 Gb/s, however much A and B have left. */
+TEST(test_transport_congestion_avoidance_queue_is_k) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(4, 100, 1000, &t, &err), &err);
+  if (!t) return;
+  fs_router *r;
+  fs_sim *s;
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  double t1 = 100e-6, small = 1000;
+  int32_t a = add(s, r, 0, 2, 10e6), b = add(s, r, 1, 2, 10e6);
+  fs_route rt;
+  fs_route_init(&rt);
+  CHECK_OK(fs_route_shortest(r, 2, 3, &rt, &err), &err);
+  int32_t d = fs_sim_add_flow(s, 2, 3, small, (int64_t)(t1 * 1e9), &rt, &err);
+  fs_route_free(&rt);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double last, wd = wire(&tp, small, &last);
+  double k = 65 * (P + H);
+  CHECK(fs_sim_finish_s(s, a) > t1 + k / (C / 2)); /* A and B still send at C / 2 */
+  CHECK(fs_sim_finish_s(s, b) > t1 + k / (C / 2));
+  CHECK_REL(fs_sim_finish_s(s, d), t1 + hs + k / C + wd / C + prop + last / C, 1e-9, "s");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
 }

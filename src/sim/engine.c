@@ -110,6 +110,8 @@ struct fs_sim {
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
   fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
                          * only: what is queued at it (switch ports) */
+  uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
+                         * bind (prune.c), so it never queues */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -140,6 +142,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.busy_routes);
   free(s->tf);
   free(s->portq);
+  free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
   free(s->src_busy);
@@ -641,14 +644,17 @@ static void route_busy(fs_sim *s, int32_t rid, int delta) {
 }
 
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
- * A flow's packets queue at the first link of its (rating) route that is
- * saturated: downstream they arrive no faster than they are served. Links
- * left out of the rating never bind, so never queue. */
+ * A flow's packets queue at the first link of its route that is saturated
+ * and can bind: downstream they arrive no faster than they are served. A
+ * link that cannot bind (prune.c) is at most exactly full, with no excess
+ * arriving; it never queues, whether or not it is left out of the rating,
+ * which keeps the results the same either way. */
 static int32_t first_saturated(const fs_sim *s, const fs__flow *f) {
   const fs__simcore *c = &s->core;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     double cap = c->cap_Bps[l];
+    if (s->can_bind && !s->can_bind[l]) continue;
     if (cap > 0 && c->load[l] >= cap * (1 - 1e-9)) return l;
   }
   return -1;
@@ -1103,8 +1109,18 @@ static int rerate(fs_sim *s) {
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
   }
-  if (s->portq) /* the loads are final: where each flow queues, and how much */
+  if (s->portq) { /* the loads are final: where each flow queues, and how much */
     for (int32_t i = 0; i < s->mm.n_comp_flows; i++) q_update(s, s->mm.comp_flows[i]);
+    /* a link that saturated or stopped changes where its other flows queue */
+    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
+      int32_t l = s->mm.comp_links[i];
+      uint8_t sat = (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
+                    c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+      if (sat == s->portq[l].saturated) continue;
+      s->portq[l].saturated = sat;
+      for (int32_t j = 0; j < c->active[l].n; j++) q_update(s, c->active[l].flow[j]);
+    }
+  }
   /* Dead drains pile up by one per re-rating; squeeze them out once they
    * outnumber the live events (amortised O(1) per re-rating). */
   if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && evq_compact(s))
@@ -1183,9 +1199,11 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
-  if (!s->n_timers && !opts->observe && !opts->rate_all_links) {
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links;
+  if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
-    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, &pruned))
+    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, prune, s->portq ? &s->can_bind : NULL,
+                  &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))

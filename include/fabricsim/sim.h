@@ -92,8 +92,9 @@ typedef struct fs_transport {
   double init_window;     /* segments (tcp 10, RFC 6928) */
   double efficiency;      /* of a link's capacity while >= 2 flows share it, (0, 1] */
   double queue_k;         /* tcp: DCTCP's ECN marking threshold K, packets at
-                             100 Gb/s (scaled with a port's rate); caps the
-                             queue model of switch ports (65; 0: no queues) */
+                             100 Gb/s (scaled with a port's rate): the most
+                             that flows in congestion avoidance hold queued
+                             at a switch port (65; 0: no switch queues) */
 } fs_transport;
 
 /* The documented defaults of a kind (fluid: no effect at all). */

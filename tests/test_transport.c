@@ -1,7 +1,9 @@
 /* Transport models (sim.h, docs/model.md "Transport") against hand-computed
  * cases: one flow over h hops (headers, store and forward), the slow start
  * of one flow, the source FIFO of small messages, a shared link's
- * efficiency; the fluid default unchanged; bad keys exit 2. */
+ * efficiency, a handshake behind a switch queue (bursts; K packets in
+ * congestion avoidance); the fluid default
+ * unchanged; bad keys exit 2. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +203,7 @@ TEST(test_transport_bad_input_exits_2) {
       {"{\"kind\": \"tcp\", \"connections\": \"some\"}", "$.transport.connections"},
       {"{\"kind\": \"rdma\", \"connections\": \"new\"}", "$.transport.connections"},
       {"{\"kind\": \"tcp\", \"mss_bytes\": 0}", "$.transport.mss_bytes"},
+      {"{\"kind\": \"tcp\", \"queue_k\": -1}", "$.transport.queue_k"},
   };
   char path[64], cmd[160], out[4096];
   snprintf(path, sizeof(path), "/tmp/fabricsim-transport.%d.json", (int)getpid());
@@ -277,4 +280,84 @@ TEST(test_transport_two_flows_unequal_shares) {
   CHECK_REL(fin_a, fin_alone + (d0 + d1) / 2, 1e-9, "s (A loses half the link while B sends)");
   /* B's share over its transfer is below the fair half */
   CHECK(8 * (P + H) / (rtt + d1) < C / 2 * 0.5);
+}
+
+/* Queues at switch ports (docs/model.md, "Transport"): A (host 0) and B
+ * (host 1) send a 60000-byte message each to host 2; both fit the first
+ * flight, so in packets both are at once in the switch's queue to host 2,
+ * which drains them at C while the fluid rates carry C / 2 each. D (host 2
+ * to host 3) opens its connection while they drain: its SYN-ACK comes back
+ * through that port and waits behind what A and B have left,
+ * 2 w - C (t1 - enter). With queue_k = 0 (no queue model) it does not. */
+TEST(test_transport_handshake_waits_behind_a_switch_queue) {
+  double fin[2] = {0, 0};
+  fs_transport tp;
+  double t1 = 6e-6, bytes = 60000, small = 1000;
+  for (int queued = 0; queued < 2; queued++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_star(4, 100, 1000, &t, &err), &err); /* 1 us per link */
+    if (!t) return;
+    fs_router *r;
+    fs_sim *s;
+    fs_router_new(t, &r, &err);
+    fs_sim_new(t, &s, &err);
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    if (!queued) tp.queue_k = 0;
+    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+    add(s, r, 0, 2, bytes);
+    add(s, r, 1, 2, bytes);
+    fs_route rt;
+    fs_route_init(&rt);
+    CHECK_OK(fs_route_shortest(r, 2, 3, &rt, &err), &err);
+    int32_t d = fs_sim_add_flow(s, 2, 3, small, (int64_t)(t1 * 1e9), &rt, &err);
+    fs_route_free(&rt);
+    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+    fin[queued] = fs_sim_finish_s(s, d);
+    fs_sim_free(s);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+  double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double w = wire(&tp, bytes, NULL), last, wd = wire(&tp, small, &last);
+  double alone = t1 + hs + wd / C + prop + last / C; /* stored at the switch */
+  CHECK(t1 > hs && t1 < hs + 2 * w / C);             /* A and B are draining */
+  double queue = 2 * w - C * (t1 - hs);
+  CHECK_REL(fin[0], alone, 1e-12, "s (no queue model)");
+  CHECK_REL(fin[1], alone + queue / C, 1e-9, "s (SYN-ACK behind A's and B's rest)");
+}
+
+/* The same, with A and B long (10 MB) and past slow start when D opens
+ * its connection at 100 us: flows in congestion avoidance hold K packets
+ * together at the port (DCTCP's equilibrium), so D's SYN-ACK waits
+ * K (P + H) / C, 46.8 us at 100 Gb/s, however much A and B have left. */
+TEST(test_transport_congestion_avoidance_queue_is_k) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(4, 100, 1000, &t, &err), &err);
+  if (!t) return;
+  fs_router *r;
+  fs_sim *s;
+  fs_router_new(t, &r, &err);
+  fs_sim_new(t, &s, &err);
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  double t1 = 100e-6, small = 1000;
+  int32_t a = add(s, r, 0, 2, 10e6), b = add(s, r, 1, 2, 10e6);
+  fs_route rt;
+  fs_route_init(&rt);
+  CHECK_OK(fs_route_shortest(r, 2, 3, &rt, &err), &err);
+  int32_t d = fs_sim_add_flow(s, 2, 3, small, (int64_t)(t1 * 1e9), &rt, &err);
+  fs_route_free(&rt);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double last, wd = wire(&tp, small, &last);
+  double k = 65 * (P + H);
+  CHECK(fs_sim_finish_s(s, a) > t1 + k / (C / 2)); /* A and B still send at C / 2 */
+  CHECK(fs_sim_finish_s(s, b) > t1 + k / (C / 2));
+  CHECK_REL(fs_sim_finish_s(s, d), t1 + hs + k / C + wd / C + prop + last / C, 1e-9, "s");
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
 }

@@ -69,8 +69,11 @@ int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
  *   handshake (one round trip) and then slow-starts from an initial window,
  *   one window per round trip until the window covers the path's
  *   bandwidth-delay product; messages that fit in the initial window leave
- *   a source one after another (the NIC queue is FIFO); a link shared by two
- *   or more flows carries `efficiency` of its capacity.
+ *   a source one after another (the NIC queue is FIFO); handshakes and
+ *   slow-start rounds wait behind the queues at switch ports (what windows
+ *   have sent beyond the fluid rates, at most K packets for flows in
+ *   congestion avoidance); a link shared by two or more flows carries
+ *   `efficiency` of its capacity.
  * rdma: RoCEv2 headers and store-and-forward; queue pairs are persistent and
  *   start at line rate (DCQCN), so no handshake, no slow start, no FIFO. */
 typedef enum fs_transport_kind {
@@ -88,6 +91,10 @@ typedef struct fs_transport {
   int persistent;         /* connections already open and warm: no handshake, no slow start */
   double init_window;     /* segments (tcp 10, RFC 6928) */
   double efficiency;      /* of a link's capacity while >= 2 flows share it, (0, 1] */
+  double queue_k;         /* tcp: DCTCP's ECN marking threshold K, packets at
+                             100 Gb/s (scaled with a port's rate): the most
+                             that flows in congestion avoidance hold queued
+                             at a switch port (65; 0: no switch queues) */
 } fs_transport;
 
 /* The documented defaults of a kind (fluid: no effect at all). */
@@ -96,7 +103,7 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out);
 int fs_transport_kind_parse(const char *name, fs_transport_kind *out);
 const char *fs_transport_kind_name(fs_transport_kind kind);
 /* Checks ranges (mss >= 1, header >= 0, init_window >= 1, efficiency in
- * (0, 1]); 0 or FS_EINVAL with a message naming the field. */
+ * (0, 1], queue_k >= 0); 0 or FS_EINVAL with a message naming the field. */
 int fs_transport_check(const fs_transport *tp, fs_err *err);
 /* Before the run; the default is fluid. 0, FS_EINVAL (bad fields, or the
  * simulation ran). */

@@ -108,6 +108,10 @@ struct fs_sim {
   fs__tflow *tf;        /* per flow, tcp and rdma only */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
+  fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
+                         * only: what is queued at it (switch ports) */
+  uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
+                         * bind (prune.c), so it never queues */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -137,6 +141,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.proutes);
   free(s->core.busy_routes);
   free(s->tf);
+  free(s->portq);
+  free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
   free(s->src_busy);
@@ -637,6 +643,133 @@ static void route_busy(fs_sim *s, int32_t rid, int delta) {
   }
 }
 
+/* tcp queue model (docs/model.md, "Transport": queues at switch ports).
+ * A flow's packets queue at the first link of its route that is saturated
+ * and can bind: downstream they arrive no faster than they are served. A
+ * link that cannot bind (prune.c) is at most exactly full, with no excess
+ * arriving; it never queues, whether or not it is left out of the rating,
+ * which keeps the results the same either way. */
+static int32_t first_saturated(const fs_sim *s, const fs__flow *f) {
+  const fs__simcore *c = &s->core;
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k];
+    double cap = c->cap_Bps[l];
+    if (s->can_bind && !s->can_bind[l]) continue;
+    if (cap > 0 && c->load[l] >= cap * (1 - 1e-9)) return l;
+  }
+  return -1;
+}
+
+/* Brings port l's queue sums to now: between a flow's events its queued
+ * bytes fall at its rate (and reach 0 at its next event at the latest). */
+static void q_advance(fs_sim *s, int32_t l) {
+  fs__portq *q = &s->portq[l];
+  double dt = s->now - q->t;
+  if (dt > 0) {
+    q->burst -= q->burst_rate * dt;
+    q->ca -= q->ca_rate * dt;
+    if (q->burst < 0) q->burst = 0;
+    if (q->ca < 0) q->ca = 0;
+  }
+  q->t = s->now;
+}
+
+/* Takes flow fi's queued bytes out of the port it queues at. */
+static void q_remove(fs_sim *s, int32_t fi) {
+  fs__tflow *tf = &s->tf[fi];
+  int32_t l = tf->qlink;
+  if (l < 0) return;
+  q_advance(s, l);
+  fs__portq *q = &s->portq[l];
+  double e = tf->qbytes - tf->qrate * (s->now - tf->qsince);
+  if (e < 0) e = 0;
+  if (tf->qca) {
+    q->ca = q->ca > e ? q->ca - e : 0;
+    q->ca_rate -= tf->qrate;
+    if (--q->n_ca == 0) q->ca = q->ca_rate = 0; /* exactly, whatever rounding left */
+  } else {
+    q->burst = q->burst > e ? q->burst - e : 0;
+    q->burst_rate -= tf->qrate;
+    if (--q->n_burst == 0) q->burst = q->burst_rate = 0;
+  }
+  tf->qlink = -1;
+}
+
+/* Puts flow fi's queued bytes (now) at the port it queues at: what it has
+ * sent in packets but not yet at its fluid rate. A window goes out at
+ * once, so a slow-start round holds the part of its window (at most what
+ * the flow has left) its rate has not carried yet; a message sent whole
+ * or a flow no longer window-limited (DCTCP's congestion avoidance) holds
+ * what it has left, the latter at most K a port (port_queue_s). */
+static void q_add(fs_sim *s, int32_t fi) {
+  const fs__simcore *c = &s->core;
+  const fs__flow *f = &c->flows[fi];
+  fs__tflow *tf = &s->tf[fi];
+  double r = f->rate;
+  if (!(r > 0)) return;
+  int32_t l = first_saturated(s, f);
+  if (l < 0 || c->t->nodes[c->t->links[l].from].kind != FS_NODE_SWITCH) return;
+  double dt = s->now - f->last_s;
+  double rem = f->remaining - r * dt, b = tf->budget - r * dt;
+  double e = b < rem ? b : rem;
+  if (!(e > 0)) return;
+  q_advance(s, l);
+  fs__portq *q = &s->portq[l];
+  tf->qca = tf->budget == INFINITY && !tf->small;
+  if (tf->qca) {
+    q->ca += e;
+    q->ca_rate += r;
+    q->n_ca++;
+  } else {
+    q->burst += e;
+    q->burst_rate += r;
+    q->n_burst++;
+  }
+  tf->qlink = l;
+  tf->qbytes = e;
+  tf->qrate = r;
+  tf->qsince = s->now;
+}
+
+/* After flow fi's rate, budget or the loads on its route changed. */
+static void q_update(fs_sim *s, int32_t fi) {
+  if (!s->portq) return;
+  q_remove(s, fi);
+  q_add(s, fi);
+}
+
+/* The queueing delay of port l now: its bursts, and at most K packets
+ * (scaled with the port's rate) of its flows in congestion avoidance. */
+static double port_queue_s(fs_sim *s, int32_t l) {
+  if (l < 0 || !(s->core.cap_Bps[l] > 0)) return 0;
+  fs__portq *q = &s->portq[l];
+  if (!q->n_burst && !q->n_ca) return 0;
+  q_advance(s, l);
+  double k = s->tp.queue_k * (s->tp.mss_bytes + s->tp.header_bytes) *
+             (s->core.t->links[l].capacity_bps / 100e9);
+  return (q->burst + (q->ca < k ? q->ca : k)) / s->core.cap_Bps[l];
+}
+
+/* What a packet of flow fi and its answer wait in switch queues now: at
+ * the ports of its whole route and at their reverses (the ACKs' path). */
+static double route_queue_s(fs_sim *s, int32_t fi) {
+  if (!s->portq) return 0;
+  const fs__simcore *c = &s->core;
+  const fs__flow *f = &c->flows[fi];
+  const int32_t *links = f->links;
+  const double *w = f->w;
+  int32_t n = f->n;
+  if (f->rid >= 0) {
+    links = c->proutes[f->rid].links;
+    w = c->proutes[f->rid].w;
+    n = c->proutes[f->rid].n;
+  }
+  double d = 0;
+  for (int32_t k = 0; k < n; k++)
+    d += w[k] * (port_queue_s(s, links[k]) + port_queue_s(s, c->t->links[links[k]].reverse));
+  return d;
+}
+
 /* Puts a flow on its links with its bytes left unchanged; its rate is set
  * by the batch's re-rating. */
 static int flow_link(fs_sim *s, int32_t fi) {
@@ -692,6 +825,7 @@ static void note_leaver(fs__simcore *c, double x) {
 static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
+  if (s->portq) q_remove(s, fi);
   note_leaver(c, f->rate);
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -759,13 +893,14 @@ static void charge(fs_sim *s, fs__flow *f) {
 static int release(fs_sim *s, int32_t id, int32_t kind);
 
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
- * may send one window. */
+ * may send one window, whose first ACK comes back a round trip and the
+ * switch queues on its way later. */
 static int tflow_enter(fs_sim *s, int32_t fi) {
   fs__tflow *tf = &s->tf[fi];
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
   if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
   tf->round_bytes = tf->budget;
-  tf->round_end = s->now + tf->rtt_s;
+  tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
   return flow_enter(s, fi);
 }
 
@@ -802,7 +937,8 @@ static int fifo_next(fs_sim *s, int32_t fi) {
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
   if (!s->tf) return flow_enter(s, fi);
-  if (s->tf[fi].handshake_s > 0) return evq_push(s, s->now + s->tf[fi].handshake_s, EV_ENTER, id, 0);
+  if (s->tf[fi].handshake_s > 0)
+    return evq_push(s, s->now + s->tf[fi].handshake_s + route_queue_s(s, fi), EV_ENTER, id, 0);
   return admit(s, fi);
 }
 
@@ -929,19 +1065,21 @@ static int window_sent(fs_sim *s, int32_t fi) {
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
   if (!(next < INFINITY)) tf->cwnd = INFINITY;
   tf->round_bytes = next;
+  double queue = route_queue_s(s, fi);
   if (s->now < tf->round_end * (1 - 1e-12)) {
     int rc = flow_unlink(s, fi);
     if (rc) return rc;
     f->held = 1;
     tf->budget = next;
     double back = tf->round_end;
-    tf->round_end = back + tf->rtt_s;
+    tf->round_end = back + tf->rtt_s + queue;
     if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
     f->pending = 1;
     return 0;
   }
   tf->budget = next;
-  tf->round_end = s->now + tf->rtt_s;
+  tf->round_end = s->now + tf->rtt_s + queue;
+  q_update(s, fi);
   supersede(s, f);
   return predict(s, f);
 }
@@ -970,6 +1108,18 @@ static int rerate(fs_sim *s) {
     f->rate = r;
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
+  }
+  if (s->portq) { /* the loads are final: where each flow queues, and how much */
+    for (int32_t i = 0; i < s->mm.n_comp_flows; i++) q_update(s, s->mm.comp_flows[i]);
+    /* a link that saturated or stopped changes where its other flows queue */
+    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
+      int32_t l = s->mm.comp_links[i];
+      uint8_t sat = (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
+                    c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+      if (sat == s->portq[l].saturated) continue;
+      s->portq[l].saturated = sat;
+      for (int32_t j = 0; j < c->active[l].n; j++) q_update(s, c->active[l].flow[j]);
+    }
   }
   /* Dead drains pile up by one per re-rating; squeeze them out once they
    * outnumber the live events (amortised O(1) per re-rating). */
@@ -1017,6 +1167,10 @@ static int transport_setup(fs_sim *s) {
   for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
   for (int32_t fi = 0; fi < c->n_flows; fi++)
     fs__transport_flow(&s->tp, c, &c->flows[fi], &s->tf[fi]);
+  /* the queues delay handshakes and slow-start rounds: none without them */
+  if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
+      !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
+    return FS_ENOMEM;
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
@@ -1045,9 +1199,11 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
-  if (!s->n_timers && !opts->observe && !opts->rate_all_links) {
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links;
+  if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
-    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, &pruned))
+    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, prune, s->portq ? &s->can_bind : NULL,
+                  &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))

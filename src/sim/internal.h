@@ -131,7 +131,19 @@ typedef struct fs__tflow {
   double round_end;   /* when the current round's first ACK is back */
   int32_t next;       /* source FIFO: the next small flow waiting, -1 */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
+  uint8_t qca;        /* its queued bytes count as congestion avoidance */
+  int32_t qlink;      /* the switch port it queues at, -1 (engine.c) */
+  double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
 } fs__tflow;
+
+/* tcp: what the flows queued at a switch port hold (engine.c): bursts
+ * (slow-start windows, messages sent whole) and flows in congestion
+ * avoidance apart, each as bytes at t falling at a rate. */
+typedef struct fs__portq {
+  double t, burst, burst_rate, ca, ca_rate;
+  int32_t n_burst, n_ca;
+  uint8_t saturated; /* as of the last re-rating that touched it */
+} fs__portq;
 
 /* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and
  * turns f's bytes into wire bytes and its latency into one with the last
@@ -147,9 +159,13 @@ double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, co
  * (prune.c): sets each flow's rid and rating route, core->proutes, and
  * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps; a
  * link is left out only if its bound is within efficiency x its capacity
- * (the share a transport uses of a shared link).
- * 0 or FS_ENOMEM (flows unchanged). */
-int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int64_t *n_pruned);
+ * (the share a transport uses of a shared link). apply 0: changes nothing
+ * (*n_pruned 0). can_bind (optional): set to a new array, per link 1 if it
+ * stays (it may bind), 0 if it would be left out or carries no flow; the
+ * caller frees it. 0 or FS_ENOMEM (flows unchanged, *can_bind untouched or
+ * set). */
+int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int apply,
+              uint8_t **can_bind, int64_t *n_pruned);
 
 /* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0,
  * bin-major (b[bin * L + link]); width 0 until the first charge;

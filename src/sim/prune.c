@@ -25,7 +25,9 @@
  * only runs without timers (no failures, no re-routing) and without an
  * observer (which may read link statistics during the run; the left-out
  * links' bytes are added at the end). Cost: one pass over the entries of the
- * distinct routes (flows added by reference share theirs). */
+ * distinct routes (flows added by reference share theirs). The same analysis
+ * without leaving anything out tells the tcp queue model which saturated
+ * links can bind (engine.c), so that it too is the same pruned or not. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +95,8 @@ out:
   return rc;
 }
 
-int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int64_t *n_pruned) {
+int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int apply, uint8_t **can_bind,
+              int64_t *n_pruned) {
   const fs_topo *t = c->t;
   int32_t L = t->n_links, nr = 0;
   *n_pruned = 0;
@@ -140,7 +143,14 @@ int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int64_t *n_pr
     else keep[l] = 1;
   }
   rc = 0;
-  if (!pruned) goto out; /* nothing to leave out */
+  if (can_bind) { /* the links that stay: anchors and those whose bound exceeds them */
+    if (!(*can_bind = fs__malloc((size_t)L + 1, 1))) {
+      rc = FS_ENOMEM;
+      goto out;
+    }
+    memcpy(*can_bind, keep, (size_t)L + 1);
+  }
+  if (!pruned || !apply) goto out; /* nothing to leave out, or only asked which */
   for (int32_t r = 0; r < nr; r++) {
     fs__proute *p = &routes[r];
     int32_t kept = 0;

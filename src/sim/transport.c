@@ -1,7 +1,7 @@
 /* Transport models: the per-flow quantities the engine needs for tcp and
  * rdma (sim.h, docs/model.md "Transport"). The engine (engine.c) applies
- * them: wire bytes, a longer latency, a handshake delay, slow-start rounds
- * and the source FIFO of small messages. */
+ * them: wire bytes, a longer latency, a handshake delay, slow-start rounds,
+ * the source FIFO of small messages and (tcp) the queues at switch ports. */
 #include <math.h>
 #include <string.h>
 
@@ -21,6 +21,7 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
        * wire also the 2-byte PPP header of point-to-point links. */
       out->mss_bytes = 9000 - 52;
       out->header_bytes = 54;
+      out->queue_k = 65; /* DCTCP's K at 100 Gb/s (Alizadeh et al. 2010) */
       /* efficiency stays 1: against ns-3's DCTCP an incast's bottleneck
        * runs at line rate while an oversubscribed all-to-all's uplinks run
        * at ~95 % (docs/validation.md), so no one constant is right */
@@ -63,6 +64,9 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   if (!(tp->efficiency > 0 && tp->efficiency <= 1))
     return fs_err_set(err, FS_EINVAL, "transport efficiency must be in (0, 1], got %g",
                       tp->efficiency);
+  if (!(tp->queue_k >= 0) || !isfinite(tp->queue_k))
+    return fs_err_set(err, FS_EINVAL, "transport queue_k must be >= 0 packets, got %g",
+                      tp->queue_k);
   return 0;
 }
 
@@ -86,6 +90,7 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   memset(tf, 0, sizeof(*tf));
   tf->payload = f->bytes;
   tf->next = -1;
+  tf->qlink = -1;
   tf->budget = INFINITY;
   tf->cwnd = INFINITY;
   if (!(f->bytes > 0)) return;
@@ -138,7 +143,8 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
     kind = t->valuestring;
   } else {
     static const char *const keys[] = {"kind",         "connections", "mss_bytes",
-                                       "header_bytes", "init_window", "efficiency", NULL};
+                                       "header_bytes", "init_window", "efficiency", "queue_k",
+                                       NULL};
     int rc = fs__json_expect_object(c, t, P, keys);
     if (rc || (rc = fs__json_str(c, t, P, "kind", 1, NULL, &kind))) return rc;
   }
@@ -158,7 +164,8 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
                          &out->header_bytes)) ||
       (rc = fs__json_num(c, t, P, "init_window", 0, out->init_window, 1, 1e9,
                          &out->init_window)) ||
-      (rc = fs__json_num(c, t, P, "efficiency", 0, out->efficiency, 1e-9, 1, &out->efficiency)))
+      (rc = fs__json_num(c, t, P, "efficiency", 0, out->efficiency, 1e-9, 1, &out->efficiency)) ||
+      (rc = fs__json_num(c, t, P, "queue_k", 0, out->queue_k, 0, 1e9, &out->queue_k)))
     return rc;
   if (strcmp(conn, "new") == 0) {
     out->persistent = 0;

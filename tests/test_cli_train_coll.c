@@ -119,6 +119,37 @@ TEST(test_cli_coll_table_matches_library) {
   CHECK_REL(busbw, algbw * 2 * 7 / 8, 1e-4, "GB/s");
 }
 
+/* The closed-form column on GPU servers: a ring inside one server is
+ * timed over its scale-up links (beta from the path's slowest link, not the
+ * GPU's NIC), exactly the simulated time; a ring over 4 whole servers
+ * (8 channels, one NIC each) against the per-NIC bound
+ * 2 (p - 1) / p x (S / 8) / NIC rate, within the 62 steps' latencies. */
+TEST(test_cli_coll_model_on_servers) {
+  static char out[8192];
+  const char *topo = "railopt:servers=4,gpus_per_node=8,host_gbps=200,nvlink_gbps=2400";
+  for (int whole = 0; whole < 2; whole++) {
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "coll --op allreduce --algo ring --ranks %d --topo %s --routing spray --sizes 1G "
+             "--format csv",
+             whole ? 32 : 8, topo);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+    const char *row = strchr(out, '\n');
+    CHECK(row != NULL);
+    if (!row) return;
+    double size, count, time_us, algbw, busbw, model_us;
+    CHECK_EQ_INT(sscanf(row + 1, "%lf,%lf,float,%lf,%lf,%lf,%lf", &size, &count, &time_us,
+                        &algbw, &busbw, &model_us), 6);
+    if (!whole) {
+      CHECK_REL(model_us, time_us, 1e-6, "us");
+    } else {
+      double bound_us = 2.0 * 31 / 32 * (size / 8) * 8 / 200e9 * 1e6;
+      CHECK(model_us >= bound_us && model_us <= bound_us * 1.02);
+      CHECK(time_us >= bound_us && time_us <= bound_us * 1.02);
+    }
+  }
+}
+
 TEST(test_cli_coll_bad_input_exit_2) {
   static char out[4096];
   const char *bad[] = {

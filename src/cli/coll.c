@@ -133,25 +133,62 @@ static int load_ranks(const char *path, int32_t **hosts, int32_t *p, fs_err *err
   return 0;
 }
 
+/* Latency and slowest link of the shortest path from host a to host b. */
+static int path_cost(fs_router *r, const fs_topo *t, int32_t a, int32_t b, double *lat_s,
+                     double *bps) {
+  fs_route route;
+  fs_route_init(&route);
+  int rc = fs_route_shortest(r, a, b, &route, NULL);
+  if (!rc) {
+    *lat_s = (double)route.latency_ns * 1e-9;
+    *bps = INFINITY;
+    for (int32_t k = 0; k < route.n; k++)
+      *bps = fmin(*bps, t->links[route.links[k]].capacity_bps);
+  }
+  fs_route_free(&route);
+  return rc;
+}
+
 /* alpha, beta between rank 0 and rank 1 for the closed-form column: the
- * shortest path's latency and the slower of the two hosts' first links. */
+ * shortest path's latency and its slowest link (on GPU servers the path
+ * between two GPUs of one server is their scale-up links, not their NICs). */
 static fs_coll_cost cost_of(const fs_topo *t, fs_router *r, const fs_coll_group *g,
                             double gamma) {
   fs_coll_cost c = {0, 0, gamma};
-  if (g->p < 2) return c;
-  fs_route route;
-  fs_route_init(&route);
-  if (fs_route_shortest(r, g->hosts[0], g->hosts[1], &route, NULL) == 0)
-    c.alpha_s = (double)route.latency_ns * 1e-9;
-  fs_route_free(&route);
-  double bps = INFINITY;
-  for (int k = 0; k < 2; k++) {
-    int32_t h = g->hosts[k];
-    if (t->out_start[h + 1] > t->out_start[h])
-      bps = fmin(bps, t->links[t->out_links[t->out_start[h]]].capacity_bps);
-  }
-  c.beta_s_per_byte = 8 / bps;
+  double lat, bps;
+  if (g->p < 2 || path_cost(r, t, g->hosts[0], g->hosts[1], &lat, &bps)) return c;
+  c.alpha_s = lat;
+  c.beta_s_per_byte = isfinite(bps) && bps > 0 ? 8 / bps : 0;
   return c;
+}
+
+/* The closed form of a node-aware ring (ranks over whole scale-up servers
+ * of G, K channels each through its own NIC: docs/model-coll-tune.md):
+ * a step moves m / K per channel over the inter-server hop, ceil(K / G)
+ * channels to a NIC, while a GPU's scale-up link carries the intra-server
+ * hops of all channels, m in all; so beta = max(ceil(K / G) / K x the
+ * inter-server hop's, the intra-server hop's), alpha the inter-server
+ * hop's latency (channel 0 leaves server 0 from its last rank for the same
+ * local GPU of server 1). Returns 0 and leaves *c alone when it does not
+ * apply. */
+static int ring_servers_cost(const fs_topo *t, fs_router *r, const fs_coll_group *g,
+                             const fs_coll_params *prm, fs_coll_cost *c, int32_t *k_out) {
+  if (prm->algo != FS_ALGO_RING || (prm->op != FS_COLL_ALLREDUCE &&
+                                    prm->op != FS_COLL_ALLGATHER &&
+                                    prm->op != FS_COLL_REDUCESCATTER))
+    return 0;
+  int32_t G = fs_coll_ring_server_size(t, g);
+  if (G <= 1) return 0;
+  int32_t K = fs_coll_ring_channels(prm, G);
+  double a_in, b_in, a_out, b_out;
+  if (path_cost(r, t, g->hosts[0], g->hosts[1], &a_in, &b_in) ||
+      path_cost(r, t, g->hosts[G - 1], g->hosts[2 * G - 1], &a_out, &b_out))
+    return 0;
+  double per_nic = ceil((double)K / G) / K;
+  c->alpha_s = fmax(a_in, a_out);
+  c->beta_s_per_byte = fmax(per_nic * 8 / b_out, 8 / b_in);
+  *k_out = K;
+  return 1;
 }
 
 /* The table's header, printed with the first row so that a failing run
@@ -409,7 +446,13 @@ int fs__cli_coll(int argc, char **argv) {
     if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost, tune);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
-    double model = fs_coll_model_time(&q, ranks, &cost);
+    fs_coll_cost qcost = cost;
+    int32_t ring_k = 0;
+    int servers_ring = ring_servers_cost(t, router, &g, &q, &qcost, &ring_k);
+    if (i == 0 && servers_ring && fmt == 0)
+      fprintf(out, "# model for the ring over whole servers (%d channels, one NIC each): alpha %.4g "
+              "us, beta %.4g ns/B\n", ring_k, qcost.alpha_s * 1e6, qcost.beta_s_per_byte * 1e9);
+    double model = fs_coll_model_time(&q, ranks, &qcost);
     char mod[32];
     fs__fmt_num(mod, model * 1e6);
     if (report) {

@@ -16,6 +16,7 @@
 #include "fabricsim/coll.h"
 #include "fabricsim/train.h"
 #include "test.h"
+#include "train_harness.h"
 
 #define REPRO_SPEC "railopt:servers=4,gpus_per_node=8,host_gbps=200,nvlink_gbps=2400"
 
@@ -347,20 +348,7 @@ static fs_job *dp_job(int tp, int dp) {
            " \"spines\": 4, \"host_gbps\": 100, \"gpus_per_node\": 4},"
            " \"routing\": {\"mode\": \"spray\"}}",
            dp, tp, dp, tp * dp / 4);
-  fs_job *job = NULL;
-  fs_err err = {0, ""};
-  CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
-  return job;
-}
-
-static int train_run(const fs_job *job, const fs_train_opts *o, fs_train_result *r) {
-  fs_train *tr = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_train_new(job, o, &tr, &err);
-  if (!rc) rc = fs_train_run(tr, r, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
-  fs_train_free(tr);
-  return rc;
+  return test_parse_job(text);
 }
 
 TEST(test_coll_ring_train_dp_node_aware_exact) {
@@ -370,9 +358,9 @@ TEST(test_coll_ring_train_dp_node_aware_exact) {
     if (!job) continue;
     fs_train_result a, b;
     fs_train_opts o = {.no_compare = 1};
-    if (train_run(job, &o, &a) == 0) {
+    if (test_train_run(job, &o, &a) == 0) {
       o.no_symmetry = 1;
-      if (train_run(job, &o, &b) == 0) {
+      if (test_train_run(job, &o, &b) == 0) {
         CHECK_EQ_INT(a.flows_represented, b.flows_represented);
         CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
         CHECK_REL(a.kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");

@@ -8,6 +8,7 @@
 
 #include "fabricsim/train.h"
 #include "test.h"
+#include "train_harness.h"
 
 /* A small GPT job: 8 layers, hidden 1024, pp stages, dp replicas, tp 2, on
  * a star of tp*pp*dp hosts at nic Gb/s. */
@@ -24,10 +25,7 @@ static fs_job *small_job_z(int pp, int dp, const char *schedule, int v, int mb, 
            " \"nvlink_gbps\": 1000},"
            " \"topology\": {\"type\": \"star\", \"hosts\": %d, \"gbps\": %g, \"latency_ns\": 500}}",
            mb * dp, pp, dp, schedule, v, zero, dp_algo, 2 * pp * dp, nic);
-  fs_job *job = NULL;
-  fs_err err = {0, ""};
-  CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
-  return job;
+  return test_parse_job(text);
 }
 
 static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, double nic,
@@ -37,13 +35,7 @@ static fs_job *small_job(int pp, int dp, const char *schedule, int v, int mb, do
 
 static int run_job(const fs_job *job, int free_comm, fs_train_result *r) {
   fs_train_opts o = {.free_comm = free_comm};
-  fs_train *tr = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_train_new(job, &o, &tr, &err);
-  if (!rc) rc = fs_train_run(tr, r, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
-  fs_train_free(tr);
-  return rc;
+  return test_train_run(job, &o, r);
 }
 
 /* Longest path through the pipeline DAG (device order, forward chain,

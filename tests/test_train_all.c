@@ -9,23 +9,8 @@
 
 #include "fabricsim/train.h"
 #include "test.h"
+#include "train_harness.h"
 
-static fs_job *parse_job(const char *text) {
-  fs_job *job = NULL;
-  fs_err err = {0, ""};
-  CHECK_OK(fs_job_parse(text, strlen(text), "test-job", &job, &err), &err);
-  return job;
-}
-
-static int run(const fs_job *job, const fs_train_opts *o, fs_train_result *r) {
-  fs_train *tr = NULL;
-  fs_err err = {0, ""};
-  int rc = fs_train_new(job, o, &tr, &err);
-  if (!rc) rc = fs_train_run(tr, r, &err);
-  if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
-  fs_train_free(tr);
-  return rc;
-}
 
 /* 8-layer GPT, tp x pp x dp (x cp) on a leaf-spine of 4-GPU servers
  * (2 servers per leaf), placement and routing as given. */
@@ -44,7 +29,7 @@ static fs_job *leafspine_job(int tp, int pp, int dp, int cp, const char *placeme
            " \"gpus_per_node\": 4},"
            " \"placement\": \"%s\", \"routing\": {\"mode\": \"%s\"}}",
            4 * dp * pp, tp, pp, dp, cp, leaves, fabric_gbps, placement, routing);
-  return parse_job(text);
+  return test_parse_job(text);
 }
 
 /* TP inside a server on links nothing else uses: the shortcut (tasks of
@@ -53,9 +38,9 @@ TEST(test_train_private_tp_links_equal_flows) {
   fs_job *job = leafspine_job(4, 2, 2, 1, "packed", "ecmp", 2, 100);
   fs_train_result a, b;
   fs_train_opts o = {.no_compare = 1};
-  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   o.tp_flows = 1;
-  CHECK_EQ_INT(run(job, &o, &b), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
   CHECK(a.tp_private && !b.tp_private);
   CHECK(a.flows < b.flows); /* the shortcut simulates fewer flows */
   CHECK_EQ_INT(a.flows_represented, b.flows_represented);
@@ -83,7 +68,7 @@ static fs_job *railopt_job_algo(const char *routing, int spines, const char *dp_
            " \"spines\": %d, \"host_gbps\": 100, \"gpus_per_node\": 4},"
            " \"placement\": \"rail_aligned\", \"routing\": {\"mode\": \"%s\"}}",
            dp_algo, spines, routing);
-  return parse_job(text);
+  return test_parse_job(text);
 }
 
 /* Rail rotation and replica shift: simulating TP rank 0 of data-parallel
@@ -96,9 +81,9 @@ TEST(test_train_rail_symmetry_equals_expanded) {
     fs_job *job = railopt_job("spray", over ? 1 : 4);
     fs_train_result a, b;
     fs_train_opts o = {.no_compare = 1};
-    CHECK_EQ_INT(run(job, &o, &a), 0);
+    CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
     o.no_symmetry = 1;
-    CHECK_EQ_INT(run(job, &o, &b), 0);
+    CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
     /* rail rotation (4 TP ranks) x replica shift (4 servers of a unit) */
     CHECK(strstr(a.symmetry, "rail rotation") && strstr(a.symmetry, "replica shift"));
     CHECK(a.flows * 16 == b.flows);
@@ -111,7 +96,7 @@ TEST(test_train_rail_symmetry_equals_expanded) {
   fs_job *job = railopt_job("ecmp", 4);
   fs_train_result r;
   fs_train_opts o = {.no_compare = 1};
-  CHECK_EQ_INT(run(job, &o, &r), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &r), 0);
   CHECK(strstr(r.symmetry, "refused") != NULL);
   fs_job_free(job);
 }
@@ -126,9 +111,9 @@ TEST(test_train_replica_shift_refused_for_rhd) {
   fs_job *job = railopt_job_algo("spray", 4, "rhd");
   fs_train_result a, b;
   fs_train_opts o = {.no_compare = 1};
-  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   o.no_symmetry = 1;
-  CHECK_EQ_INT(run(job, &o, &b), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
   CHECK(strstr(a.symmetry, "replica shift refused") != NULL);
   CHECK(strstr(a.symmetry, "rail rotation") != NULL);
   CHECK(a.flows * 4 == b.flows);
@@ -140,7 +125,7 @@ TEST(test_train_all_equals_isolated_without_shared_links) {
   fs_job *job = leafspine_job(4, 2, 2, 1, "packed", "ecmp", 2, 100);
   fs_train_result a;
   fs_train_opts o = {0};
-  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   CHECK(a.isolated_iter_s > 0);
   CHECK_REL(a.iter_s, a.isolated_iter_s, 1e-12, "s");
   CHECK(a.congestion_aware & (1u << FS_TRAIN_SP));
@@ -166,14 +151,14 @@ TEST(test_train_cp_ring_closed_form) {
       " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
       " \"nvlink_gbps\": 1000},"
       " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100, \"latency_ns\": 700}}";
-  fs_job *job = parse_job(text);
+  fs_job *job = test_parse_job(text);
   double fwd = 2.0 * 1 * (2048 / 2) * (1024 * 4 / 16) * 2; /* K and V: 2 b (s/cp) h_kv D / tp */
   CHECK_REL(fs_work_cp_step_bytes(job, FS_PASS_FWD), fwd, 1e-12, "bytes");
   double step_f = fwd * 8 / 100e9 + 2 * 700e-9, step_b = 2 * fwd * 8 / 100e9 + 2 * 700e-9;
   double want = 3.0 * 4 * (step_f + step_b);
   fs_train_opts o = {0};
   fs_train_result a;
-  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   CHECK_REL(a.kind[FS_PAR_CP].exposed_s, want, 1e-9, "s");
   CHECK_REL(a.isolated_iter_s, a.iter_s, 1e-9, "s"); /* nothing else to contend with */
   CHECK(a.congestion_aware & (1u << FS_TRAIN_CP));
@@ -194,10 +179,10 @@ TEST(test_train_ep_contends_with_dp) {
       " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
       " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
       " \"placement\": \"packed\"}";
-  fs_job *job = parse_job(text);
+  fs_job *job = test_parse_job(text);
   fs_train_opts o = {0};
   fs_train_result a;
-  CHECK_EQ_INT(run(job, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   CHECK(a.congestion_aware & (1u << FS_TRAIN_EP));
   CHECK(a.kind[FS_PAR_EP].exposed_s > 0);
   CHECK(a.iter_s >= a.isolated_iter_s * (1 - 1e-12));
@@ -237,10 +222,10 @@ TEST(test_train_dp_buckets_overlap_backward) {
                " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
                " \"latency_ns\": 700}}",
                rec ? "true" : "false", ov ? "true" : "false");
-      fs_job *job = parse_job(text);
+      fs_job *job = test_parse_job(text);
       fs_train_opts o = {.no_compare = 1};
       fs_train_result a;
-      CHECK_EQ_INT(run(job, &o, &a), 0);
+      CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
       CHECK_EQ_INT(a.kind[FS_PAR_DP].colls, 4);
       /* x is a quarter of the serial busy time; it must be short */
       CHECK(a.kind[FS_PAR_DP].busy_s / 4 < a.compute_s / 8);

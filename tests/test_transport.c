@@ -27,15 +27,53 @@ static fs_topo *two_leaves(int32_t hosts) {
   return t;
 }
 
-static int32_t add(fs_sim *s, fs_router *r, int32_t src, int32_t dst, double bytes) {
+/* A star of `hosts` hosts, 100 Gb/s, latency_ns per link. */
+static fs_topo *star(int32_t hosts, int64_t latency_ns) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(hosts, 100, latency_ns, &t, &err), &err);
+  return t;
+}
+
+/* A simulation over topology t (taken over: net_close frees it) with its
+ * router and, when tp is given, that transport. Nonzero (the test has
+ * failed) if any of it could not be made. */
+typedef struct net {
+  fs_topo *t;
+  fs_router *r;
+  fs_sim *s;
+} net;
+
+static int net_open(net *n, fs_topo *t, const fs_transport *tp) {
+  fs_err err = {0, ""};
+  n->t = t, n->r = NULL, n->s = NULL;
+  if (!t) return -1;
+  CHECK_OK(fs_router_new(t, &n->r, &err), &err);
+  CHECK_OK(fs_sim_new(t, &n->s, &err), &err);
+  if (tp && n->s) CHECK_OK(fs_sim_set_transport(n->s, tp, &err), &err);
+  return n->r && n->s ? 0 : -1;
+}
+
+static void net_close(net *n) {
+  fs_sim_free(n->s);
+  fs_router_free(n->r);
+  fs_topo_free(n->t);
+}
+
+/* A flow on the shortest path from src to dst, starting at start_s. */
+static int32_t add_at(net *n, int32_t src, int32_t dst, double bytes, double start_s) {
   fs_route rt;
   fs_route_init(&rt);
   fs_err err = {0, ""};
-  CHECK_OK(fs_route_shortest(r, src, dst, &rt, &err), &err);
-  int32_t id = fs_sim_add_flow(s, src, dst, bytes, 0, &rt, &err);
+  CHECK_OK(fs_route_shortest(n->r, src, dst, &rt, &err), &err);
+  int32_t id = fs_sim_add_flow(n->s, src, dst, bytes, (int64_t)(start_s * 1e9), &rt, &err);
   CHECK(id >= 0);
   fs_route_free(&rt);
   return id;
+}
+
+static int32_t add(net *n, int32_t src, int32_t dst, double bytes) {
+  return add_at(n, src, dst, bytes, 0);
 }
 
 /* Wire bytes and the last packet of a message under tp. */
@@ -46,20 +84,17 @@ static double wire(const fs_transport *tp, double bytes, double *last) {
 }
 
 static double run_one(const fs_transport *tp, double bytes) {
-  fs_topo *t = two_leaves(1);
-  fs_router *r;
-  fs_sim *s;
+  net n;
   fs_err err = {0, ""};
-  fs_router_new(t, &r, &err);
-  fs_sim_new(t, &s, &err);
-  if (tp) CHECK_OK(fs_sim_set_transport(s, tp, &err), &err);
-  int32_t id = add(s, r, 0, 1, bytes);
-  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
-  double fin = fs_sim_finish_s(s, id);
-  CHECK_REL(fs_sim_flow_bytes(s, id), bytes, 1e-15, "B (payload, as added)");
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
+  if (net_open(&n, two_leaves(1), tp)) {
+    net_close(&n);
+    return NAN;
+  }
+  int32_t id = add(&n, 0, 1, bytes);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  double fin = fs_sim_finish_s(n.s, id);
+  CHECK_REL(fs_sim_flow_bytes(n.s, id), bytes, 1e-15, "B (payload, as added)");
+  net_close(&n);
   return fin;
 }
 
@@ -95,17 +130,17 @@ TEST(test_transport_slow_start_of_one_flow) {
   fs_err err = {0, ""};
   fs_leafspine_params p = {2, 1, 1, 100, 100, 1, 20000};
   CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
-  fs_router *r;
-  fs_sim *s;
-  fs_router_new(t, &r, &err);
-  fs_sim_new(t, &s, &err);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.init_window = 1;
-  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  net n;
+  if (net_open(&n, t, &tp)) {
+    net_close(&n);
+    return;
+  }
   double bytes = 4e6;
-  int32_t id = add(s, r, 0, 1, bytes);
-  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  int32_t id = add(&n, 0, 1, bytes);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   double lat = 20e-6, prop = HOPS * lat, H = tp.header_bytes, P = tp.mss_bytes;
   double hs = 2 * prop + HOPS * 2 * H / C;
   double rtt = 2 * prop + HOPS * (P + 2 * H) / C;
@@ -121,10 +156,8 @@ TEST(test_transport_slow_start_of_one_flow) {
   }
   tnow += left / C;
   CHECK(paused >= 4); /* the case this test is for */
-  CHECK_REL(fs_sim_finish_s(s, id), tnow + prop + (HOPS - 1) * last / C, 1e-9, "s");
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
+  CHECK_REL(fs_sim_finish_s(n.s, id), tnow + prop + (HOPS - 1) * last / C, 1e-9, "s");
+  net_close(&n);
 }
 
 /* Messages that fit in the initial window leave a source one after another
@@ -132,18 +165,18 @@ TEST(test_transport_slow_start_of_one_flow) {
  * 2 of the other leaf. Fluid: both share host 0's link and end together. */
 TEST(test_transport_small_messages_leave_fifo) {
   for (int fifo = 0; fifo < 2; fifo++) {
-    fs_topo *t = two_leaves(2);
-    fs_router *r;
-    fs_sim *s;
     fs_err err = {0, ""};
-    fs_router_new(t, &r, &err);
-    fs_sim_new(t, &s, &err);
     fs_transport tp;
     fs_transport_defaults(fifo ? FS_TRANSPORT_TCP : FS_TRANSPORT_FLUID, &tp);
     tp.persistent = 1;
-    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+    net n;
+    if (net_open(&n, two_leaves(2), &tp)) {
+      net_close(&n);
+      return;
+    }
+    fs_sim *s = n.s;
     double bytes = 60000; /* fits the first flight (<= 65535 bytes) */
-    int32_t a = add(s, r, 0, 2, bytes), b = add(s, r, 0, 3, bytes);
+    int32_t a = add(&n, 0, 2, bytes), b = add(&n, 0, 3, bytes);
     CHECK_OK(fs_sim_run(s, NULL, &err), &err);
     if (!fifo) {
       CHECK_REL(fs_sim_finish_s(s, a), 2 * bytes / C + HOPS * LAT, 1e-12, "s");
@@ -155,28 +188,26 @@ TEST(test_transport_small_messages_leave_fifo) {
       CHECK_REL(fs_sim_finish_s(s, a), w / C + tail, 1e-12, "s (first in the queue)");
       CHECK_REL(fs_sim_finish_s(s, b), 2 * w / C + tail, 1e-12, "s (second)");
     }
-    fs_sim_free(s);
-    fs_router_free(r);
-    fs_topo_free(t);
+    net_close(&n);
   }
 }
 
 /* Two bulk flows into one host: while both are on its link they get
  * efficiency x C between them; the shorter one ends, the other has C. */
 TEST(test_transport_shared_link_efficiency) {
-  fs_topo *t = two_leaves(2);
-  fs_router *r;
-  fs_sim *s;
   fs_err err = {0, ""};
-  fs_router_new(t, &r, &err);
-  fs_sim_new(t, &s, &err);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.persistent = 1;
   tp.efficiency = 0.9;
-  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  net n;
+  if (net_open(&n, two_leaves(2), &tp)) {
+    net_close(&n);
+    return;
+  }
+  fs_sim *s = n.s;
   double small = 4e6, big = 8e6;
-  int32_t a = add(s, r, 0, 2, small), b = add(s, r, 1, 2, big);
+  int32_t a = add(&n, 0, 2, small), b = add(&n, 1, 2, big);
   CHECK_OK(fs_sim_run(s, NULL, &err), &err);
   double la, wa = wire(&tp, small, &la), lb, wb = wire(&tp, big, &lb);
   double share = tp.efficiency * C / 2, t1 = wa / share;
@@ -187,11 +218,9 @@ TEST(test_transport_shared_link_efficiency) {
   /* the links carried the wire bytes */
   double sum = 0;
   const fs_sim_link_stats *ls = fs_sim_links(s);
-  for (int32_t l = 0; l < t->n_links; l++) sum += ls[l].bytes;
+  for (int32_t l = 0; l < n.t->n_links; l++) sum += ls[l].bytes;
   CHECK_REL(sum, HOPS * (wa + wb), 1e-12, "B x hops");
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
+  net_close(&n);
 }
 
 TEST(test_transport_bad_input_exits_2) {
@@ -243,24 +272,14 @@ TEST(test_transport_two_flows_unequal_shares) {
   double P = tp.mss_bytes, H = tp.header_bytes;
   double bytes_a = 10e6, bytes_b = 8 * P; /* 7 segments, then 1 */
   for (int both = 0; both < 2; both++) {
-    fs_topo *t = NULL;
     fs_err err = {0, ""};
-    CHECK_OK(fs_topo_star(3, 100, 10000, &t, &err), &err); /* 10 us per link */
-    if (!t) return;
-    fs_router *r;
-    fs_sim *s;
-    fs_router_new(t, &r, &err);
-    fs_sim_new(t, &s, &err);
-    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
-    fs_route rt;
-    fs_route_init(&rt);
-    CHECK_OK(fs_route_shortest(r, 0, 2, &rt, &err), &err);
-    int32_t a = fs_sim_add_flow(s, 0, 2, bytes_a, 0, &rt, &err), b = -1;
-    if (both) {
-      CHECK_OK(fs_route_shortest(r, 1, 2, &rt, &err), &err);
-      b = fs_sim_add_flow(s, 1, 2, bytes_b, (int64_t)(start_b * 1e9), &rt, &err);
+    net n;
+    if (net_open(&n, star(3, 10000), &tp)) { /* 10 us per link */
+      net_close(&n);
+      return;
     }
-    fs_route_free(&rt);
+    fs_sim *s = n.s;
+    int32_t a = add(&n, 0, 2, bytes_a), b = both ? add_at(&n, 1, 2, bytes_b, start_b) : -1;
     CHECK_OK(fs_sim_run(s, NULL, &err), &err);
     if (both) {
       fin_a = fs_sim_finish_s(s, a);
@@ -268,9 +287,7 @@ TEST(test_transport_two_flows_unequal_shares) {
     } else {
       fin_alone = fs_sim_finish_s(s, a);
     }
-    fs_sim_free(s);
-    fs_router_free(r);
-    fs_topo_free(t);
+    net_close(&n);
   }
   double prop = 20e-6, hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double d0 = 7 * (P + H) / (C / 2), d1 = (P + H) / (C / 2);
@@ -294,29 +311,20 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   fs_transport tp;
   double t1 = 6e-6, bytes = 60000, small = 1000;
   for (int queued = 0; queued < 2; queued++) {
-    fs_topo *t = NULL;
     fs_err err = {0, ""};
-    CHECK_OK(fs_topo_star(4, 100, 1000, &t, &err), &err); /* 1 us per link */
-    if (!t) return;
-    fs_router *r;
-    fs_sim *s;
-    fs_router_new(t, &r, &err);
-    fs_sim_new(t, &s, &err);
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
     if (!queued) tp.queue_k = 0;
-    CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
-    add(s, r, 0, 2, bytes);
-    add(s, r, 1, 2, bytes);
-    fs_route rt;
-    fs_route_init(&rt);
-    CHECK_OK(fs_route_shortest(r, 2, 3, &rt, &err), &err);
-    int32_t d = fs_sim_add_flow(s, 2, 3, small, (int64_t)(t1 * 1e9), &rt, &err);
-    fs_route_free(&rt);
-    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
-    fin[queued] = fs_sim_finish_s(s, d);
-    fs_sim_free(s);
-    fs_router_free(r);
-    fs_topo_free(t);
+    net n;
+    if (net_open(&n, star(4, 1000), &tp)) { /* 1 us per link */
+      net_close(&n);
+      return;
+    }
+    add(&n, 0, 2, bytes);
+    add(&n, 1, 2, bytes);
+    int32_t d = add_at(&n, 2, 3, small, t1);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    fin[queued] = fs_sim_finish_s(n.s, d);
+    net_close(&n);
   }
   double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
   double w = wire(&tp, bytes, NULL), last, wd = wire(&tp, small, &last);
@@ -332,24 +340,18 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
  * together at the port (DCTCP's equilibrium), so D's SYN-ACK waits
  * K (P + H) / C, 46.8 us at 100 Gb/s, however much A and B have left. */
 TEST(test_transport_congestion_avoidance_queue_is_k) {
-  fs_topo *t = NULL;
   fs_err err = {0, ""};
-  CHECK_OK(fs_topo_star(4, 100, 1000, &t, &err), &err);
-  if (!t) return;
-  fs_router *r;
-  fs_sim *s;
-  fs_router_new(t, &r, &err);
-  fs_sim_new(t, &s, &err);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  net n;
+  if (net_open(&n, star(4, 1000), &tp)) {
+    net_close(&n);
+    return;
+  }
+  fs_sim *s = n.s;
   double t1 = 100e-6, small = 1000;
-  int32_t a = add(s, r, 0, 2, 10e6), b = add(s, r, 1, 2, 10e6);
-  fs_route rt;
-  fs_route_init(&rt);
-  CHECK_OK(fs_route_shortest(r, 2, 3, &rt, &err), &err);
-  int32_t d = fs_sim_add_flow(s, 2, 3, small, (int64_t)(t1 * 1e9), &rt, &err);
-  fs_route_free(&rt);
+  int32_t a = add(&n, 0, 2, 10e6), b = add(&n, 1, 2, 10e6);
+  int32_t d = add_at(&n, 2, 3, small, t1);
   CHECK_OK(fs_sim_run(s, NULL, &err), &err);
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
   double last, wd = wire(&tp, small, &last);
@@ -357,7 +359,5 @@ TEST(test_transport_congestion_avoidance_queue_is_k) {
   CHECK(fs_sim_finish_s(s, a) > t1 + k / (C / 2)); /* A and B still send at C / 2 */
   CHECK(fs_sim_finish_s(s, b) > t1 + k / (C / 2));
   CHECK_REL(fs_sim_finish_s(s, d), t1 + hs + k / C + wd / C + prop + last / C, 1e-9, "s");
-  fs_sim_free(s);
-  fs_router_free(r);
-  fs_topo_free(t);
+  net_close(&n);
 }

@@ -428,6 +428,7 @@ int fs__cli_coll(int argc, char **argv) {
   size_t json_len = 0;
   FILE *json_buf_file = fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
   FILE *out = json_buf_file ? json_buf_file : stdout;
+  int said_servers_ring = 0;
   for (size_t i = 0; i < z.n; i++) {
     fs_coll_params q = prm;
     q.bytes = z.v[i];
@@ -449,7 +450,7 @@ int fs__cli_coll(int argc, char **argv) {
     fs_coll_cost qcost = cost;
     int32_t ring_k = 0;
     int servers_ring = ring_servers_cost(t, router, &g, &q, &qcost, &ring_k);
-    if (i == 0 && servers_ring && fmt == 0)
+    if (servers_ring && fmt == 0 && !said_servers_ring++) /* once, when first used */
       fprintf(out, "# model for the ring over whole servers (%d channels, one NIC each): alpha %.4g "
               "us, beta %.4g ns/B\n", ring_k, qcost.alpha_s * 1e6, qcost.beta_s_per_byte * 1e9);
     double model = fs_coll_model_time(&q, ranks, &qcost);

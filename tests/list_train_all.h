@@ -2,6 +2,7 @@
 X(test_train_private_tp_links_equal_flows)
 X(test_train_rail_symmetry_equals_expanded)
 X(test_train_replica_shift_refused_for_rhd)
+X(test_train_rail_symmetry_with_tp_flows)
 X(test_train_all_equals_isolated_without_shared_links)
 X(test_train_cp_ring_closed_form)
 X(test_train_dp_buckets_overlap_backward)

@@ -101,6 +101,50 @@ TEST(test_train_rail_symmetry_equals_expanded) {
   fs_job_free(job);
 }
 
+/* TP lowered as flows: the rail rotation maps each TP collective onto
+ * itself (a shift of one TP rank), so only rank 0's flows of it are kept;
+ * times as in the full simulation. A TP algorithm that is not invariant
+ * under that shift (recursive halving-doubling all-reduce, without
+ * sequence parallelism: it pairs r with r xor 2^k) is refused: rebuilt with the replica shift alone, said so, still exact. */
+TEST(test_train_rail_symmetry_with_tp_flows) {
+  static const char *const algos[] = {"ring", "rhd"};
+  for (int i = 0; i < 2; i++) {
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"model\": {\"layers\": 8, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+             " \"vocab\": 32000},"
+             " \"training\": {\"global_batch\": 32, \"micro_batch\": 1},"
+             " \"parallelism\": {\"tp\": 4, \"pp\": 2, \"dp\": 4, \"zero\": 0,"
+             " \"sequence_parallel\": %s, \"algorithms\": {\"tp\": \"%s\"}},"
+             " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+             " \"topology\": {\"type\": \"railopt\", \"servers\": 8, \"servers_per_su\": 4,"
+             " \"spines\": 4, \"host_gbps\": 100, \"gpus_per_node\": 4},"
+             " \"placement\": \"rail_aligned\", \"routing\": {\"mode\": \"spray\"}}",
+             i ? "false" : "true", algos[i]);
+    fs_job *job = test_parse_job(text);
+    if (!job) continue;
+    fs_train_result a, b;
+    fs_train_opts o = {.no_compare = 1, .tp_flows = 1};
+    CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
+    o.no_symmetry = 1;
+    CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
+    CHECK(!a.tp_private && !b.tp_private);
+    CHECK(strstr(a.symmetry, "replica shift") != NULL);
+    if (i == 0) {
+      CHECK(strstr(a.symmetry, "rail rotation (") != NULL);
+      CHECK(a.flows * 16 == b.flows);
+    } else {
+      CHECK(strstr(a.symmetry, "rail rotation refused") != NULL);
+      CHECK(a.flows * 4 == b.flows);
+    }
+    CHECK_EQ_INT(a.flows_represented, b.flows_represented);
+    CHECK_REL(a.iter_s, b.iter_s, 1e-9, "s");
+    CHECK_REL(a.kind[FS_PAR_TP].exposed_s, b.kind[FS_PAR_TP].exposed_s, 1e-9, "s");
+    CHECK_REL(a.kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");
+    fs_job_free(job);
+  }
+}
+
 /* Where no other traffic can share TP's links and there is no EP, CP or
  * ZeRO-3, the all-traffic iteration is the isolated one exactly. */
 /* Recursive halving-doubling pairs rank r with r xor 2^k: not invariant

@@ -32,11 +32,11 @@ typedef struct fs__qcoll fs__qcoll;
 int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
                   const fs_coll_params *prm, const fs_coll_group *g, int32_t shift,
                   fs__qcoll **out, fs_err *err);
-/* 1 if q was built for this collective and group size, on a group whose
- * ring server size (fs_coll_ring_server_size; 0 for other algorithms) is
- * ring_g. */
+/* 1 if q was built for this collective, group size and shift, on a group
+ * whose ring server size (fs_coll_ring_server_size; 0 for other
+ * algorithms) is ring_g. */
 int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
-                      int32_t ring_g);
+                      int32_t ring_g, int32_t shift);
 /* Adds the representatives on `hosts` (n of them, the template's member
  * order) to sim, routed by `routes`; the start waits for after[0..n_after).
  * *first is the first item added, *done the done task. 0 or a negative

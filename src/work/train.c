@@ -130,6 +130,9 @@ struct fs_train {
   fs__qcoll **qc;   /* gradient-collective templates under S */
   size_t n_qc, qc_cap;
   int shift_refused; /* a collective was not S-invariant: rebuild with a larger S */
+  int rot_refused;   /* a TP collective lowered as flows was not R-invariant:
+                      * rebuild without R (no_rotation) */
+  int no_rotation;   /* R is not tried (a build before this one refused it) */
   int32_t min_shift; /* shifts up to this one were refused: try only larger ones */
   char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
@@ -194,14 +197,14 @@ static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *p
  * Both map the iteration's traffic onto itself: every per-lane and
  * per-rail item is built the same way for each TP rank, every device the
  * same way for each data-parallel rank, EP groups onto EP groups (ep | g),
- * and the gradient collectives onto themselves (checked per collective:
- * qcoll.h). When the generators extend to automorphisms of the topology
+ * the gradient collectives onto themselves under S and, when TP is lowered
+ * as flows, each TP collective onto itself under R (checked per
+ * collective: qcoll.h; one that is not is rebuilt without that generator). When the generators extend to automorphisms of the topology
  * (fs_symm_new verifies them link by link) and routing is equivariant
  * (spraying; checked over the orbits of the traffic's pairs), only TP rank
  * 0's lanes and rails (R) of data-parallel ranks 0 .. g-1 (S) are
  * simulated, each flow on its quotient route, and max-min gives every
- * member of an orbit the same times (model-symm.md). R is refused when TP
- * is lowered as flows (the TP ring's own orbit is not matched); both for
+ * member of an orbit the same times (model-symm.md). Both are refused for
  * other routing modes, routing control or failures, a cluster, a trace
  * (its link utilisation needs every link), or no automorphism; the report
  * then says why and the full simulation runs. */
@@ -223,7 +226,9 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
   const fs_topo *t = job->topo;
-  int use_r = tr->t >= 2 && tr->tp_mode != TP_FLOWS;
+  /* with TP lowered as flows, R maps each TP collective onto itself (a
+   * shift of one rank), so only its representatives are kept (qcoll.h) */
+  int use_r = tr->t >= 2 && !tr->no_rotation;
   int32_t *perm_r = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
   int32_t *perm_s = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
   if (!perm_r || !perm_s) {
@@ -263,7 +268,7 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   /* Routes of the traffic's pairs (lane 0 of dp 0: pipeline, CP, EP;
    * rail 0 of stage 0: ring neighbours of the gradient group), checked
    * over their whole orbits on plain routes. */
-  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + 8;
+  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + tr->t + 8;
   /* A node-aware ring (coll.h) joins other pairs than neighbours in rank
    * order: every rotation's, G orders in all. */
   int32_t *grp = fs__malloc((size_t)N, sizeof(int32_t)), G = 0;
@@ -299,6 +304,9 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
     pairs[2 * n] = host_dpcp(tr, 0, k, 0), pairs[2 * n + 1] = host_dpcp(tr, 0, (k + 1) % N, 0), n++;
   for (int32_t e = 1; e < ep && e < tr->d; e++)
     pairs[2 * n] = host_lane(tr, 0, 0, 0), pairs[2 * n + 1] = host_lane(tr, 0, e, 0), n++;
+  for (int32_t j = 0; tr->tp_mode == TP_FLOWS && use_r && j < tr->t; j++)
+    pairs[2 * n] = host_lane(tr, j, 0, 0), pairs[2 * n + 1] = host_lane(tr, (j + 1) % tr->t, 0, 0),
+    n++;
   for (int32_t c = 0; tr->c > 1 && c < tr->c; c++)
     pairs[2 * n] = host_lane(tr, tr->t * c, 0, 0),
     pairs[2 * n + 1] = host_lane(tr, tr->t * ((c + 1) % tr->c), 0, 0), n++;
@@ -487,12 +495,16 @@ static size_t idx3(const fs_train *tr, int32_t s, int dir, int32_t mb, int32_t c
 /* Lowers one collective into the job's simulation after `after`: on the
  * replica-shift quotient when shift (in group members) > 0 (only the
  * representatives, from a template built once per distinct collective),
- * else in full. A collective that is not shift-invariant sets
- * shift_refused and returns 1, so that train_new rebuilds with a larger
- * shift (or none). */
+ * on the rail rotation's when shift is -1 (a TP group, R moving each rank
+ * one on), else in full. A collective that is not invariant sets
+ * shift_refused (rot_refused for R) and returns 1, so that train_new
+ * rebuilds with a larger shift or none (without R). */
 static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_group *g,
                       const int32_t *after, int32_t n_after, uint64_t key, int32_t shift,
                       int32_t *first, int32_t *done, fs_err *err) {
+  /* shift -1: the rail rotation R over a TP group, a shift of one rank */
+  int is_rot = shift < 0;
+  if (is_rot) shift = 1;
   const fs_job *job = tr->job;
   int rc;
   if (shift > 0 && shift < g->p) {
@@ -502,13 +514,14 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
     int32_t G = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(job->topo, g) : 0;
     if (G < 0) return fs_err_set(err, G, "out of memory");
     for (size_t i = 0; i < tr->n_qc && !q; i++)
-      if (fs__qcoll_matches(tr->qc[i], prm, g->p, G)) q = tr->qc[i];
+      if (fs__qcoll_matches(tr->qc[i], prm, g->p, G, shift)) q = tr->qc[i];
     if (!q) {
       fs_err why = {0, ""};
       rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, &why);
       if (rc == FS_EINVAL) {
-        tr->shift_refused = 1;
-        snprintf(tr->symm_note, sizeof(tr->symm_note), "replica shift refused: %.180s", why.msg);
+        *(is_rot ? &tr->rot_refused : &tr->shift_refused) = 1;
+        snprintf(tr->symm_note, sizeof(tr->symm_note), "%s refused: %.180s",
+                 is_rot ? "rail rotation" : "replica shift", why.msg);
         return 1;
       }
       if (rc) return fs_err_set(err, rc, "%s", why.msg);
@@ -819,8 +832,10 @@ static int tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_pass
       fs_coll_op op = !job->par.sequence_parallel ? FS_COLL_ALLREDUCE
                       : L % 2 == 0                ? FS_COLL_ALLGATHER
                                                   : FS_COLL_REDUCESCATTER;
-      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key, 0,
-                      &first, &prev, err);
+      /* under R only TP rank 0's lane is simulated: the TP collective's
+       * representatives, R being a shift of one rank of the group */
+      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key,
+                      tr->rails == 1 ? -1 : 0, &first, &prev, err);
       tr->kinds[FS_PAR_TP].algo = tr->last_algo;
     }
     if (rc || tr->c == 1) break;
@@ -1312,11 +1327,13 @@ static double wall_since(const struct timespec *t0) {
 
 /* shared: build into that simulation (a cluster's), else into a new one. */
 static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_free,
-                       fs_sim *shared, int32_t min_shift, fs_train **out, fs_err *err) {
+                       fs_sim *shared, int32_t min_shift, int no_rotation, fs_train **out,
+                       fs_err *err) {
   fs_train *tr = calloc(1, sizeof(*tr));
   if (!tr) return fs_err_set(err, FS_ENOMEM, "out of memory");
   tr->job = job;
   tr->min_shift = min_shift;
+  tr->no_rotation = no_rotation;
   if (opts) tr->opts = *opts;
   tr->fabric_free = fabric_free;
   tr->p = (int32_t)job->par.pp;
@@ -1383,6 +1400,17 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   *out = tr;
   return 0;
 fail:
+  if (rc == 1 && tr->rot_refused) {
+    /* A TP collective lowered as flows is not invariant under R: the same
+     * build without it. */
+    char note[240];
+    snprintf(note, sizeof(note), "%s", tr->symm_note);
+    fs_train_free(tr);
+    rc = train_build(job, opts, fabric_free, shared, min_shift, 1, out, err);
+    if (!rc && !(*out)->symm_note[0])
+      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
+    return rc;
+  }
   if (rc == 1 && tr->shift_refused) {
     /* A gradient collective is not invariant under this shift: try the
      * larger ones (a node-aware ring's snake holds under a shift of two
@@ -1392,7 +1420,7 @@ fail:
     snprintf(note, sizeof(note), "%s", tr->symm_note);
     int32_t refused = tr->shift_g;
     fs_train_free(tr);
-    rc = train_build(job, opts, fabric_free, shared, refused, out, err);
+    rc = train_build(job, opts, fabric_free, shared, refused, no_rotation, out, err);
     if (!rc && (*out)->shift_g)
       snprintf((*out)->symm_note, sizeof((*out)->symm_note), "smaller %.200s", note);
     else if (!rc && !strstr((*out)->symm_note, "replica shift refused"))
@@ -1405,7 +1433,7 @@ fail:
 
 static int train_new(const fs_job *job, const fs_train_opts *opts, int fabric_free,
                      fs_sim *shared, fs_train **out, fs_err *err) {
-  return train_build(job, opts, fabric_free, shared, 0, out, err);
+  return train_build(job, opts, fabric_free, shared, 0, 0, out, err);
 }
 
 int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, fs_err *err) {

@@ -145,6 +145,54 @@ TEST(test_train_rail_symmetry_with_tp_flows) {
   }
 }
 
+/* Without sequence parallelism a pipeline message is scattered over the
+ * t ranks and all-gathered over NVLink by the receivers before their op.
+ * tp 2 x pp 2, one micro-batch, each stage a 2-GPU server: stage 0 waits
+ * for two transfers and two such all-gathers (before stage 1's forward and
+ * before its own backward), so doubling the NVLink rate lowers its exposed
+ * PP time by two all-gathers' bandwidth terms, 2 x (t - 1)/t b s h D / r -
+ * the same at 2r = b s h D / (2 r); with SP there is no all-gather and the
+ * NVLink rate leaves the exposed PP time as it is. */
+static fs_job *gather_job(int sp, double nvlink_gbps) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": 1, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 2, \"pp\": 2, \"dp\": 1, \"sequence_parallel\": %s},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"nvlink_gbps\": %g},"
+           " \"topology\": {\"type\": \"leafspine\", \"leaves\": 1, \"spines\": 1,"
+           " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 100,"
+           " \"gpus_per_node\": 2, \"nvlink_gbps\": %g}, \"placement\": \"packed\"}",
+           sp ? "true" : "false", nvlink_gbps, nvlink_gbps);
+  return test_parse_job(text);
+}
+
+TEST(test_train_pp_scatter_gather_all_gather) {
+  for (int sp = 0; sp < 2; sp++) {
+    fs_job *slow = gather_job(sp, 1000), *fast = gather_job(sp, 2000);
+    if (!slow || !fast) {
+      fs_job_free(slow);
+      fs_job_free(fast);
+      continue;
+    }
+    fs_train_result a, b;
+    fs_train_opts o = {.no_compare = 1};
+    CHECK_EQ_INT(test_train_run(slow, &o, &a), 0);
+    CHECK_EQ_INT(test_train_run(fast, &o, &b), 0);
+    double bytes = 1.0 * 1024 * 1024 * 2; /* b s h D, fp16 */
+    double want = sp ? 0 : bytes / (2 * 1000e9 / 8);
+    CHECK_EQ_INT(a.device_stage, 0);
+    double got = a.kind[FS_PAR_PP].exposed_s - b.kind[FS_PAR_PP].exposed_s;
+    if (sp)
+      CHECK(fabs(got) < 1e-12);
+    else
+      CHECK_REL(got, want, 1e-6, "s");
+    fs_job_free(slow);
+    fs_job_free(fast);
+  }
+}
+
 /* Where no other traffic can share TP's links and there is no EP, CP or
  * ZeRO-3, the all-traffic iteration is the isolated one exactly. */
 /* Recursive halving-doubling pairs rank r with r xor 2^k: not invariant

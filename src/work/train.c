@@ -1183,6 +1183,12 @@ static int build(fs_train *tr, fs_err *err) {
     for (int32_t i = 0; i < n; i++)
       if ((rc = group_colls(tr, s, i, err))) return rc;
   /* Cross-device dependencies: activations forward, gradients backward. */
+  double gather_s = 0;
+  if (p > 1 && tr->t > 1 && !job->par.sequence_parallel && !tr->fabric_free &&
+      !tr->opts.free_comm &&
+      (rc = coll_time(tr, FS_COLL_ALLGATHER, FS_ALGO_AUTO, fs_work_tp_bytes(job), NULL, tr->t,
+                      0, &gather_s, err)))
+    return rc;
   int32_t *flows = malloc((size_t)tr->t * tr->c * sizeof(int32_t));
   if (!flows) return fs_err_set(err, FS_ENOMEM, "out of memory");
   for (int32_t r = 0; r < tr->ds && !rc; r++)
@@ -1200,8 +1206,21 @@ static int build(fs_train *tr, fs_err *err) {
             continue;
           }
           if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
+          /* Without sequence parallelism each TP rank sends 1 / t of the
+           * activation and the receivers all-gather it over NVLink before
+           * the op (Megatron-LM's scatter/gather, Narayanan et al. 2021,
+           * sec. 4.1): a task of that all-gather's time alone (an NCCL
+           * all-gather, torch.distributed's, so the tuner's algorithm). */
+          int32_t into = to->compute;
+          if (gather_s > 0) {
+            into = add_task(tr, host(tr, 0, r, s2), gather_s, err);
+            if (into < 0 || (rc = fs_sim_add_dep(tr->sim, into, to->compute, err))) {
+              rc = into < 0 ? into : rc;
+              break;
+            }
+          }
           for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step)
-            rc = fs_sim_add_dep(tr->sim, flows[j], to->compute, err);
+            rc = fs_sim_add_dep(tr->sim, flows[j], into, err);
           /* (a ZeRO-3 gather may run before the data arrives; ZeRO-3 needs
            * pp = 1, so this never happens today) */
         }

@@ -105,7 +105,8 @@ TEST(test_train_rail_symmetry_equals_expanded) {
  * itself (a shift of one TP rank), so only rank 0's flows of it are kept;
  * times as in the full simulation. A TP algorithm that is not invariant
  * under that shift (recursive halving-doubling all-reduce, without
- * sequence parallelism: it pairs r with r xor 2^k) is refused: rebuilt with the replica shift alone, said so, still exact. */
+ * sequence parallelism: it pairs r with r xor 2^k) is refused: rebuilt
+ * with the replica shift alone, said so, still exact. */
 TEST(test_train_rail_symmetry_with_tp_flows) {
   static const char *const algos[] = {"ring", "rhd"};
   for (int i = 0; i < 2; i++) {

@@ -43,7 +43,8 @@ void fs__qcoll_free(fs__qcoll *q) {
 
 int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
                       int32_t ring_g, int32_t shift) {
-  return q->n == n && q->shift == shift && q->ring_g == ring_g && q->prm.op == prm->op && q->prm.algo == prm->algo &&
+  return q->n == n && q->shift == shift && q->ring_g == ring_g && q->prm.op == prm->op &&
+         q->prm.algo == prm->algo &&
          q->prm.bytes == prm->bytes && q->prm.chunks == prm->chunks &&
          q->prm.channels == prm->channels && q->prm.gamma_s_per_byte == prm->gamma_s_per_byte &&
          q->prm.root == prm->root && q->prm.node_size == prm->node_size;

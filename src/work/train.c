@@ -199,7 +199,8 @@ static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *p
  * same way for each data-parallel rank, EP groups onto EP groups (ep | g),
  * the gradient collectives onto themselves under S and, when TP is lowered
  * as flows, each TP collective onto itself under R (checked per
- * collective: qcoll.h; one that is not is rebuilt without that generator). When the generators extend to automorphisms of the topology
+ * collective: qcoll.h; one that is not is rebuilt without that generator).
+ * When the generators extend to automorphisms of the topology
  * (fs_symm_new verifies them link by link) and routing is equivariant
  * (spraying; checked over the orbits of the traffic's pairs), only TP rank
  * 0's lanes and rails (R) of data-parallel ranks 0 .. g-1 (S) are

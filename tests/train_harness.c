@@ -1,5 +1,6 @@
 #include "train_harness.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "test.h"
@@ -19,4 +20,21 @@ int test_train_run(const fs_job *job, const fs_train_opts *o, fs_train_result *r
   if (rc) test_fail(__FILE__, __LINE__, "train: %s", err.msg);
   fs_train_free(tr);
   return rc;
+}
+
+int test_train_symmetry_exact(const fs_job *job, const fs_train_opts *o, int64_t orbit,
+                              fs_train_result *a, fs_train_result *full) {
+  fs_train_result b;
+  fs_train_opts off = *o;
+  off.no_symmetry = 1;
+  int rc = test_train_run(job, o, a);
+  if (!rc) rc = test_train_run(job, &off, &b);
+  if (rc) return rc;
+  if (full) *full = b;
+  CHECK_EQ_INT(a->flows * orbit, b.flows);
+  CHECK_EQ_INT(a->flows_represented, b.flows_represented);
+  CHECK_REL(a->iter_s, b.iter_s, 1e-9, "s");
+  CHECK_REL(a->kind[FS_PAR_TP].exposed_s, b.kind[FS_PAR_TP].exposed_s, 1e-9, "s");
+  CHECK_REL(a->kind[FS_PAR_DP].exposed_s, b.kind[FS_PAR_DP].exposed_s, 1e-9, "s");
+  return 0;
 }

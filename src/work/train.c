@@ -1420,32 +1420,26 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   *out = tr;
   return 0;
 fail:
-  if (rc == 1 && tr->rot_refused) {
-    /* A TP collective lowered as flows is not invariant under R: the same
-     * build without it. */
+  if (rc == 1 && (tr->rot_refused || tr->shift_refused)) {
+    /* A collective is not invariant under a generator: a TP collective
+     * lowered as flows under R (the same build without R), or a gradient
+     * collective under this shift (try the larger ones: a node-aware ring's
+     * snake holds under a shift of two servers, not one; then none). Each
+     * try is at most one more build, and there are at most d / ep shift
+     * candidates. */
+    int rot = tr->rot_refused;
+    int32_t next_min = rot ? min_shift : tr->shift_g;
     char note[240];
     snprintf(note, sizeof(note), "%s", tr->symm_note);
     fs_train_free(tr);
-    rc = train_build(job, opts, fabric_free, shared, min_shift, 1, out, err);
-    if (!rc && !(*out)->symm_note[0])
-      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
-    return rc;
-  }
-  if (rc == 1 && tr->shift_refused) {
-    /* A gradient collective is not invariant under this shift: try the
-     * larger ones (a node-aware ring's snake holds under a shift of two
-     * servers, not one), then none. Each try is at most one more build,
-     * and there are at most d / ep candidates. */
-    char note[240];
-    snprintf(note, sizeof(note), "%s", tr->symm_note);
-    int32_t refused = tr->shift_g;
-    fs_train_free(tr);
-    rc = train_build(job, opts, fabric_free, shared, refused, no_rotation, out, err);
-    if (!rc && (*out)->shift_g)
-      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "smaller %.200s", note);
-    else if (!rc && !strstr((*out)->symm_note, "replica shift refused"))
-      snprintf((*out)->symm_note, sizeof((*out)->symm_note), "%s", note);
-    return rc;
+    rc = train_build(job, opts, fabric_free, shared, next_min, no_rotation || rot, out, err);
+    if (rc) return rc;
+    char *said = (*out)->symm_note;
+    if (!rot && (*out)->shift_g)
+      snprintf(said, sizeof((*out)->symm_note), "smaller %.200s", note);
+    else if (rot ? !said[0] : !strstr(said, "replica shift refused"))
+      snprintf(said, sizeof((*out)->symm_note), "%s", note);
+    return 0;
   }
   fs_train_free(tr);
   return rc;

@@ -17,6 +17,8 @@ bin=${FABRICSIM:-build/fabricsim}
 variants="ns3 fluid"
 if "$bin" sim --help | grep -q -- '--transport'; then
   variants="$variants tcp rdma"
+  # tcp with the source's fair queue ("source_queue": "fq"), when it exists
+  grep -q source_queue docs/formats.md 2>/dev/null && variants="$variants tcp-fq"
 fi
 
 out=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-validate-XXXXXX")}
@@ -24,14 +26,26 @@ mkdir -p "$out"
 for case in "$@"; do
   name=$(basename "$case" .json)
   for v in $variants; do
+    file=$case
     case $v in
       ns3) opts="--backend ns3" ;;
       fluid) opts="--transport fluid" ;;
+      tcp-fq)
+        opts="--transport tcp"
+        file=$out/$name.fq-case.json
+        python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("transport", "tcp")
+t = {"kind": t} if isinstance(t, str) else t
+t["source_queue"] = "fq"
+d["transport"] = t
+json.dump(d, open(sys.argv[2], "w"))' "$case" "$file"
+        ;;
       *) opts="--transport $v" ;;
     esac
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    if ! "$bin" sim "$case" --format json $opts >"$out/$name.$v.json"; then
+    if ! "$bin" sim "$file" --format json $opts >"$out/$name.$v.json"; then
       echo "validate: $case: fabricsim sim $opts failed" >&2
       exit 1
     fi

@@ -233,6 +233,7 @@ TEST(test_transport_bad_input_exits_2) {
       {"{\"kind\": \"rdma\", \"connections\": \"new\"}", "$.transport.connections"},
       {"{\"kind\": \"tcp\", \"mss_bytes\": 0}", "$.transport.mss_bytes"},
       {"{\"kind\": \"tcp\", \"queue_k\": -1}", "$.transport.queue_k"},
+      {"{\"kind\": \"tcp\", \"source_queue\": \"fifo\"}", "$.transport.source_queue"},
   };
   char path[64], cmd[160], out[4096];
   snprintf(path, sizeof(path), "/tmp/fabricsim-transport.%d.json", (int)getpid());
@@ -360,4 +361,68 @@ TEST(test_transport_congestion_avoidance_queue_is_k) {
   CHECK(fs_sim_finish_s(s, b) > t1 + k / (C / 2));
   CHECK_REL(fs_sim_finish_s(s, d), t1 + hs + k / C + wd / C + prop + last / C, 1e-9, "s");
   net_close(&n);
+}
+
+/* The source's fair queue (docs/model.md, "Transport"): host 1 sends A to
+ * host 0, whose link three other senders share (A gets C / 4 there), and B
+ * to host 2, 1 MB each, all entering together. While A's first window
+ * (7 segments) waits in host 1's queue it leaves at half the link, so B
+ * gets C / 2, not the C - C / 4 that max-min leaves it. A's window is out
+ * after 7 w / (C / 2); B's own first round ends then too (it is
+ * rate-limited, so its next round, past the bandwidth-delay product, is in
+ * congestion avoidance) and B has the link: C. A's window is delivered at
+ * 7 w / (C / 4); A too is past slow start and takes its rate again: B gets
+ * 3 C / 4. With "source_queue" "none" B gets 3 C / 4 from the start. */
+typedef struct rate_log {
+  int32_t a, b;
+  int n;
+  double t[64], ra[64], rb[64];
+} rate_log;
+
+static void log_rates(void *ctx, const fs_sim *s, double now) {
+  rate_log *g = ctx;
+  double ra = fs_sim_flow_rate_bps(s, g->a) / 8, rb = fs_sim_flow_rate_bps(s, g->b) / 8;
+  if (g->n && g->ra[g->n - 1] == ra && g->rb[g->n - 1] == rb) return;
+  if (g->n < 64) g->t[g->n] = now, g->ra[g->n] = ra, g->rb[g->n] = rb, g->n++;
+}
+
+TEST(test_transport_source_fair_queue_shares) {
+  for (int fq = 0; fq < 2; fq++) {
+    fs_transport tp;
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.source_fq = fq;
+    net n;
+    if (net_open(&n, star(6, 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    rate_log g = {0};
+    g.a = add(&n, 1, 0, 1e6);
+    g.b = add(&n, 1, 2, 1e6);
+    for (int32_t h = 3; h < 6; h++) add(&n, h, 0, 1e6);
+    fs_sim_opts opts = {0};
+    opts.observe = log_rates;
+    opts.observe_ctx = &g;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_sim_run(n.s, &opts, &err), &err);
+    net_close(&n);
+    double w = tp.mss_bytes + tp.header_bytes, H = tp.header_bytes;
+    double hs = 2 * 2 * LAT + 2 * 2 * H / C;
+    int i = 0;
+    while (i < g.n && !(g.rb[i] > 0)) i++;
+    CHECK(i + 2 < g.n);
+    if (i + 2 >= g.n) return;
+    CHECK_REL(g.t[i], hs, 1e-9, "s (after the handshakes)");
+    CHECK_REL(g.ra[i], C / 4, 1e-9, "B/s (A, at host 0's link)");
+    if (!fq) {
+      CHECK_REL(g.rb[i], 3 * C / 4, 1e-9, "B/s (B, max-min)");
+      continue;
+    }
+    CHECK_REL(g.rb[i], C / 2, 1e-9, "B/s (B, half the source's link)");
+    CHECK_REL(g.t[i + 1], hs + 7 * w / (C / 2), 1e-9, "s (A's window out)");
+    CHECK_REL(g.rb[i + 1], C, 1e-9, "B/s (B alone at its source)");
+    CHECK_REL(g.t[i + 2], hs + 7 * w / (C / 4), 1e-9, "s (A's window delivered)");
+    CHECK_REL(g.rb[i + 2], 3 * C / 4, 1e-9, "B/s (B, max-min)");
+    CHECK_REL(g.ra[i + 2], C / 4, 1e-9, "B/s (A)");
+  }
 }

@@ -95,6 +95,10 @@ typedef struct fs_transport {
                              100 Gb/s (scaled with a port's rate): the most
                              that flows in congestion avoidance hold queued
                              at a switch port (65; 0: no switch queues) */
+  int source_fq;          /* tcp: a slow-start window waits in its source's
+                             per-flow fair queue and leaves at the flow's share
+                             of the source link, whatever binds it further on
+                             (1); 0 (the default): it takes its rate there */
 } fs_transport;
 
 /* The documented defaults of a kind (fluid: no effect at all). */
@@ -129,6 +133,11 @@ typedef struct fs_sim_opts {
    * of the links out of the flows' sources or into their destinations):
    * the same rates in exact arithmetic, ~1e-12 relative in floating point. */
   int rate_all_links;
+  /* Re-rate every flow in flight after every batch (plain progressive
+   * filling from scratch) instead of only those a batch may change: the
+   * same rates, at a much higher cost; for checking the incremental
+   * re-rating (src/sim/maxmin.c). */
+  int rerate_all;
   /* Record the bytes each link carries per time bin (fs_sim_get_link_bins):
    * at most this many equal bins over the run, in [0, FS_SIM_MAX_LINK_BINS];
    * 0 (the default) records nothing and costs nothing. Computed exactly

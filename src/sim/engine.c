@@ -16,7 +16,8 @@
 #include "internal.h"
 
 /* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
- * bytes (tcp slow start). */
+ * bytes (tcp slow start); EV_INJECTED: the window is out of its source's
+ * fair queue. */
 enum {
   EV_START = 0,
   EV_DRAIN = 1,
@@ -25,7 +26,8 @@ enum {
   EV_TIMER = 4,
   EV_REENTER = 5,
   EV_ENTER = 6,
-  EV_WINDOW = 7
+  EV_WINDOW = 7,
+  EV_INJECTED = 8
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -115,6 +117,7 @@ struct fs_sim {
   double now, makespan;
   int64_t items_done;
   int ran;
+  int rerate_all;       /* opts.rerate_all */
 };
 
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
@@ -154,6 +157,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.gone_load);
   free(s->core.gone_max);
   free(s->core.arrived);
+  free(s->core.src_phase);
+  free(s->core.src_rate);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -471,7 +476,9 @@ static void heap_remove_top(evq *q) {
  * always dead: versions only grow and a flow leaves its links only by
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
-  if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW) return 1;
+  if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW &&
+      p->type != EV_INJECTED)
+    return 1;
   const fs__flow *f = &s->core.flows[s->items[p->item].idx];
   if (p->version != f->version) return 0;
   return p->type == EV_REENTER ? f->held : f->active_idx >= 0;
@@ -572,7 +579,8 @@ static int evq_pop_live(fs_sim *s, fs__event *out) {
   evrun *r = evq_min(q);
   const evpl *p = &q->pl[r->first];
   *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
-  if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW)
+  if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW ||
+      p->type == EV_INJECTED)
     s->core.flows[s->items[p->item].idx].pending = 0;
   evq_take(q, r);
   return 1;
@@ -612,15 +620,17 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
     fs__flow *f = &c->flows[a->flow[j]];
+    int32_t fi = a->flow[j];
     settle(s, f);
     note_leaver(c, f->rate);
     for (int32_t k = 0; k < f->n; k++) {
       int32_t l = f->links[k];
-      c->load[l] -= f->w[k] * f->rate;
+      c->load[l] -= f->w[k] * fs__take(c, fi, k);
       c->arrived[l] = 1;
       mark_dirty(s, l);
     }
     f->rate = 0;
+    if (c->src_rate) c->src_rate[fi] = 0;
     supersede(s, f);
   }
   c->arrived[link] = 1;
@@ -651,7 +661,10 @@ static void route_busy(fs_sim *s, int32_t rid, int delta) {
  * which keeps the results the same either way. */
 static int32_t first_saturated(const fs_sim *s, const fs__flow *f) {
   const fs__simcore *c = &s->core;
-  for (int32_t k = 0; k < f->n; k++) {
+  /* a window leaving the source's fair queue (or out of it) is not
+   * served there in the order it arrives */
+  int32_t k0 = c->src_phase && c->src_phase[f - c->flows] != FS__SRC_RATE;
+  for (int32_t k = k0; k < f->n; k++) {
     int32_t l = f->links[k];
     double cap = c->cap_Bps[l];
     if (s->can_bind && !s->can_bind[l]) continue;
@@ -712,7 +725,16 @@ static void q_add(fs_sim *s, int32_t fi) {
   double dt = s->now - f->last_s;
   double rem = f->remaining - r * dt, b = tf->budget - r * dt;
   double e = b < rem ? b : rem;
-  if (!(e > 0)) return;
+  if (c->src_phase && c->src_phase[fi] == FS__SRC_INJECT) {
+    /* what has left the source, and grows at the source share's excess */
+    double a = c->src_rate[fi];
+    e -= tf->inject_left - a * dt;
+    r -= a;
+    if (!(e > 0) && !(r < 0)) return;
+    if (e < 0) e = 0;
+  } else if (!(e > 0)) {
+    return;
+  }
   q_advance(s, l);
   fs__portq *q = &s->portq[l];
   tf->qca = tf->budget == INFINITY && !tf->small;
@@ -802,6 +824,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
   f->rate = 0;
+  if (c->src_rate) c->src_rate[fi] = 0;
   f->last_s = s->now;
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
@@ -830,10 +853,10 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     fs__link_active *a = &c->active[l];
-    double x = f->w[k] * f->rate;
+    double take = fs__take(c, fi, k), x = f->w[k] * take;
     c->load[l] -= x;
     c->gone_load[l] += x;
-    if (f->rate > c->gone_max[l]) c->gone_max[l] = f->rate;
+    if (take > c->gone_max[l]) c->gone_max[l] = take;
     int32_t pos = c->pos[f->pos + k];
     int32_t last = --a->n;
     if (pos != last) {
@@ -872,7 +895,12 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 /* Bytes left now, at the current rate since last_s. */
 static void settle(fs_sim *s, fs__flow *f) {
   double t0 = f->last_s, before = f->remaining;
-  if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
+  if (s->tf) {
+    int32_t fi = (int32_t)(f - s->core.flows);
+    s->tf[fi].budget -= f->rate * (s->now - f->last_s);
+    if (s->core.src_phase && s->core.src_phase[fi] == FS__SRC_INJECT)
+      s->tf[fi].inject_left -= s->core.src_rate[fi] * (s->now - f->last_s);
+  }
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
@@ -892,6 +920,33 @@ static void charge(fs_sim *s, fs__flow *f) {
 
 static int release(fs_sim *s, int32_t id, int32_t kind);
 
+/* Source fair queue (tcp): the phase of flow fi for the round that may send
+ * its budget, with `rem` bytes left: a slow-start window of a flow that is
+ * not sent whole waits in the source's queue; otherwise the flow takes its
+ * rate there. A route rated on one link has nothing downstream to queue at. */
+static void src_round(fs_sim *s, int32_t fi, double rem) {
+  fs__simcore *c = &s->core;
+  if (!c->src_phase) return;
+  const fs__flow *f = &c->flows[fi];
+  fs__tflow *tf = &s->tf[fi];
+  int inject = tf->budget < INFINITY && !tf->small && f->n >= 2 &&
+               c->t->links[f->links[0]].from == f->src;
+  c->src_phase[fi] = inject ? FS__SRC_INJECT : FS__SRC_RATE;
+  tf->inject_left = tf->budget < rem ? tf->budget : rem;
+}
+
+/* Flow fi (in flight) takes something else from its source link: it leaves
+ * and comes back as an arrival, so that the re-rating sees the change. */
+static int src_relink(fs_sim *s, int32_t fi, int phase) {
+  fs__flow *f = &s->core.flows[fi];
+  settle(s, f);
+  int rc = flow_unlink(s, fi);
+  if (rc) return rc;
+  s->core.src_phase[fi] = (uint8_t)phase;
+  supersede(s, f);
+  return flow_link(s, fi);
+}
+
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
  * may send one window, whose first ACK comes back a round trip and the
  * switch queues on its way later. */
@@ -899,6 +954,7 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   fs__tflow *tf = &s->tf[fi];
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
   if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
+  src_round(s, fi, s->core.flows[fi].bytes);
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
   return flow_enter(s, fi);
@@ -1014,6 +1070,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_WINDOW:
       return window_sent(s, it->idx);
+    case EV_INJECTED:
+      return src_relink(s, it->idx, FS__SRC_OUT); /* out of the source's queue */
     case EV_FLOW_DONE:
     case EV_TASK_DONE:
       return item_finished(s, e->item);
@@ -1044,6 +1102,14 @@ static int predict(fs_sim *s, fs__flow *f) {
     if (tf->budget < left) left = tf->budget > 0 ? tf->budget : 0, type = EV_WINDOW;
   }
   double t = s->now + left / r;
+  const fs__simcore *c = &s->core;
+  int32_t fi = (int32_t)(f - c->flows);
+  if (c->src_phase && c->src_phase[fi] == FS__SRC_INJECT && c->src_rate[fi] > 0) {
+    /* the window out (well) before the flow's own event: a flow its source
+     * share binds has both at once, up to rounding, and takes the latter */
+    double t_out = s->now + s->tf[fi].inject_left / c->src_rate[fi];
+    if (t_out - s->now < (t - s->now) * (1 - 1e-9)) t = t_out, type = EV_INJECTED;
+  }
   if (!isfinite(t)) return 0;
   if (evq_push(s, t, type, f->item, f->version)) return FS_ENOMEM;
   f->pending = 1;
@@ -1071,6 +1137,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
     if (rc) return rc;
     f->held = 1;
     tf->budget = next;
+    src_round(s, fi, f->remaining);
     double back = tf->round_end;
     tf->round_end = back + tf->rtt_s + queue;
     if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
@@ -1079,6 +1146,15 @@ static int window_sent(fs_sim *s, int32_t fi) {
   }
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
+  if (c->src_phase) {
+    uint8_t was = c->src_phase[fi];
+    src_round(s, fi, f->remaining);
+    uint8_t now = c->src_phase[fi];
+    if (was != FS__SRC_RATE || now != FS__SRC_RATE) {
+      c->src_phase[fi] = was;
+      return src_relink(s, fi, now);
+    }
+  }
   q_update(s, fi);
   supersede(s, f);
   return predict(s, f);
@@ -1087,6 +1163,16 @@ static int window_sent(fs_sim *s, int32_t fi) {
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
+  if (s->rerate_all && c->n_dirty) { /* every flow in flight joins S: theta 0, all links new */
+    for (int32_t i = 0; i < s->n_active; i++) {
+      const fs__flow *f = &c->flows[s->active_list[i]];
+      for (int32_t k = 0; k < f->n; k++) {
+        c->arrived[f->links[k]] = 1;
+        mark_dirty(s, f->links[k]);
+      }
+    }
+    c->theta = 0;
+  }
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   for (size_t i = 0; i < c->n_dirty; i++) {
@@ -1101,11 +1187,17 @@ static int rerate(fs_sim *s) {
     int32_t fi = s->mm.comp_flows[i];
     fs__flow *f = &c->flows[fi];
     double r = s->mm.new_rate[fi];
-    if (r == f->rate) continue;
+    int share = fs__inject(c, fi, 0);
+    double a = share ? s->mm.new_src[fi] : 0;
+    if (r == f->rate && (!share || a == c->src_rate[fi])) continue;
     settle(s, f);
-    for (int32_t k = 0; k < f->n; k++)
-      c->load[f->links[k]] += f->w[k] * (r - f->rate);
+    for (int32_t k = 0; k < f->n; k++) {
+      if (fs__skip(c, fi, k)) continue;
+      double was = fs__take(c, fi, k);
+      c->load[f->links[k]] += f->w[k] * ((share && !k ? a : r) - was);
+    }
     f->rate = r;
+    if (share) c->src_rate[fi] = a;
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
   }
@@ -1171,6 +1263,10 @@ static int transport_setup(fs_sim *s) {
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
       !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
     return FS_ENOMEM;
+  if (s->tp.kind == FS_TRANSPORT_TCP && s->tp.source_fq &&
+      (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
+       !(c->src_rate = calloc((size_t)c->n_flows + 1, sizeof(double)))))
+    return FS_ENOMEM;
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
@@ -1194,6 +1290,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "link_bins must be in [0, %d], got %d",
                       FS_SIM_MAX_LINK_BINS, (int)opts->link_bins);
   s->ran = 1;
+  s->rerate_all = opts->rerate_all;
   int rc = setup(s, err);
   if (rc) return rc;
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
@@ -1202,8 +1299,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   int prune = !s->n_timers && !opts->observe && !opts->rate_all_links;
   if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
-    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, prune, s->portq ? &s->can_bind : NULL,
-                  &pruned))
+    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
+                  s->portq ? &s->can_bind : NULL, &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))

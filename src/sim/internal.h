@@ -74,6 +74,7 @@ typedef struct fs__maxmin {
   int32_t *comp_links, *comp_flows;
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
+  double *new_src;     /* per flow injecting at its source: its new share there */
   fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
@@ -112,7 +113,33 @@ typedef struct fs__simcore {
   double *gone_max;         /* fastest of those */
   uint8_t *arrived;         /* a flow came on it (or its capacity changed)
                              * since the last re-rating */
+  /* tcp with the source's fair queue (NULL otherwise; docs/model.md,
+   * "Transport"): per flow, what it takes from the first link of its rating
+   * route, its source's link. FS__SRC_RATE (0): its rate, as on every link;
+   * FS__SRC_INJECT: a slow-start window waits in the source's per-flow fair
+   * queue and leaves at src_rate, a share of that link that keeps rising in
+   * the fill until the link saturates, whatever binds the flow further on
+   * (the window's excess queues downstream); FS__SRC_OUT: the window has
+   * left, the flow takes nothing there. */
+  uint8_t *src_phase;
+  double *src_rate;
 } fs__simcore;
+
+enum { FS__SRC_RATE = 0, FS__SRC_INJECT = 1, FS__SRC_OUT = 2 };
+
+/* What flow f takes (per unit of weight) on entry k of its rating route. */
+static inline double fs__take(const fs__simcore *c, int32_t f, int32_t k) {
+  if (k || !c->src_phase || c->src_phase[f] == FS__SRC_RATE) return c->flows[f].rate;
+  return c->src_phase[f] == FS__SRC_INJECT ? c->src_rate[f] : 0;
+}
+/* Entry k of flow f is left out of the fill (its window has left the source). */
+static inline int fs__skip(const fs__simcore *c, int32_t f, int32_t k) {
+  return !k && c->src_phase && c->src_phase[f] == FS__SRC_OUT;
+}
+/* Entry k of flow f is its source share, rising until that link saturates. */
+static inline int fs__inject(const fs__simcore *c, int32_t f, int32_t k) {
+  return !k && c->src_phase && c->src_phase[f] == FS__SRC_INJECT;
+}
 
 /* A flow's transport state (transport.c; tcp and rdma only). Bytes are on
  * the wire (payload + headers). */
@@ -134,6 +161,7 @@ typedef struct fs__tflow {
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   int32_t qlink;      /* the switch port it queues at, -1 (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
+  double inject_left; /* source fair queue: the round's bytes not yet out of the source */
 } fs__tflow;
 
 /* tcp: what the flows queued at a switch port hold (engine.c): bursts
@@ -159,12 +187,14 @@ double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, co
  * (prune.c): sets each flow's rid and rating route, core->proutes, and
  * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps; a
  * link is left out only if its bound is within efficiency x its capacity
- * (the share a transport uses of a shared link). apply 0: changes nothing
+ * (the share a transport uses of a shared link). keep_first: the first link
+ * of every route stays too (the source fair queue's link, whose windows'
+ * shares are not bounded by the flows' rates). apply 0: changes nothing
  * (*n_pruned 0). can_bind (optional): set to a new array, per link 1 if it
  * stays (it may bind), 0 if it would be left out or carries no flow; the
  * caller frees it. 0 or FS_ENOMEM (flows unchanged, *can_bind untouched or
  * set). */
-int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int apply,
+int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int keep_first, int apply,
               uint8_t **can_bind, int64_t *n_pruned);
 
 /* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0,

@@ -58,6 +58,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->comp_links = fs__malloc(L, sizeof(int32_t));
   m->comp_flows = fs__malloc(F, sizeof(int32_t));
   m->new_rate = fs__malloc(F, sizeof(double));
+  m->new_src = fs__malloc(F, sizeof(double));
   m->wstamp = fs__calloc(L, sizeof(uint32_t));
   m->wtot = fs__malloc(L, sizeof(double));
   m->bn = fs__malloc(F, sizeof(int32_t));
@@ -67,7 +68,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
-      !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate ||
+      !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_src ||
       !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
       !m->cmin || !m->ubmax) {
     fs__maxmin_free(m);
@@ -86,6 +87,7 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->comp_links);
   free(m->comp_flows);
   free(m->new_rate);
+  free(m->new_src);
   free(m->heap);
   free(m->wstamp);
   free(m->wtot);
@@ -139,6 +141,12 @@ static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   return 1;
 }
 
+/* Under the source's fair queue (internal.h) a flow injecting a window is
+ * two in the fill: its delivery on the route, and its share of its source
+ * link, which stays unfrozen there (weight, count and residual untouched)
+ * when the flow freezes elsewhere, and freezes at the source link's own
+ * level; the delivery freezes there too if it is still rising (it cannot
+ * outrun its injection). An entry whose window is out takes no part. */
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
   /* Residual = capacity - load of the fixed flows = capacity - link load +
@@ -149,14 +157,18 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->wsum[l] = 0;
     m->cnt[l] = 0;
   }
+  int32_t left = 0; /* S flows and source shares not frozen yet */
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
     m->new_rate[f] = -1;
+    left++;
+    if (fs__inject(core, f, 0)) m->new_src[f] = -1, left++;
     for (int32_t k = 0; k < fl->n; k++) {
       int32_t l = fl->links[k];
       double w = fl->w[k];
-      m->res[l] += w * fl->rate;
+      m->res[l] += w * fs__take(core, f, k);
+      if (fs__skip(core, f, k)) continue;
       m->wsum[l] += w;
       m->cnt[l]++;
     }
@@ -171,30 +183,35 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
    * steps are mostly such flows, which keeps the heap small. */
-  int32_t left = m->n_comp_flows; /* S flows not frozen yet */
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
-    int alone = fl->n > 0;
-    for (int32_t k = 0; k < fl->n && alone; k++) alone = m->cnt[fl->links[k]] == 1;
+    int alone = 0;
+    for (int32_t k = 0; k < fl->n; k++) {
+      if (fs__skip(core, f, k)) continue;
+      alone = m->cnt[fl->links[k]] == 1;
+      if (!alone) break;
+    }
     if (!alone) continue;
     left--;
     double rate = INFINITY;
     int32_t bl = -1;
     for (int32_t k = 0; k < fl->n; k++) {
+      if (fs__skip(core, f, k)) continue;
       int32_t l = fl->links[k];
       double r = m->res[l] / fl->w[k];
       if (r < rate) rate = r, bl = l;
+      m->cnt[l] = 0;
     }
     m->new_rate[f] = rate;
     m->bn[f] = bl;
-    for (int32_t k = 0; k < fl->n; k++) m->cnt[fl->links[k]] = 0;
+    if (fs__inject(core, f, 0)) m->new_src[f] = m->res[fl->links[0]] / fl->w[0], left--;
   }
   /* A flow freezes at or below ub = min over its links of res / w (its
    * links never give more). A link's level only rises from res / wsum, so a
    * link starting above the ub of every S flow on it never freezes one:
    * left out of the heap (most slack links; about a third of the heap on
-   * B4). */
+   * B4). A source share's own bound is its link's res / w. */
   for (int32_t i = 0; i < m->n_comp_links; i++) m->ubmax[m->comp_links[i]] = 0;
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
@@ -202,12 +219,15 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     const fs__flow *fl = &core->flows[f];
     double ub = INFINITY;
     for (int32_t k = 0; k < fl->n; k++) {
+      if (fs__skip(core, f, k)) continue;
       double r = m->res[fl->links[k]] / fl->w[k];
       if (r < ub) ub = r;
     }
     for (int32_t k = 0; k < fl->n; k++) {
+      if (fs__skip(core, f, k)) continue;
       int32_t l = fl->links[k];
-      if (ub > m->ubmax[l]) m->ubmax[l] = ub;
+      double u = fs__inject(core, f, k) ? m->res[l] / fl->w[k] : ub;
+      if (u > m->ubmax[l]) m->ubmax[l] = u;
     }
   }
   m->heap_len = 0;
@@ -236,13 +256,27 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {
-      int32_t f = a->flow[j];
-      if (m->flow_seen[f] != ep || m->new_rate[f] >= 0) continue;
+      int32_t f = a->flow[j], slot = a->slot[j];
+      if (m->flow_seen[f] != ep || fs__skip(core, f, slot)) continue;
+      int share = fs__inject(core, f, slot);
+      const fs__flow *fl = &core->flows[f];
+      if (m->new_rate[f] >= 0) { /* frozen further on: its source share freezes now */
+        if (!share || m->new_src[f] >= 0) continue;
+        m->new_src[f] = level;
+        left--;
+        m->res[l] -= fl->w[0] * level;
+        if (m->res[l] < 0) m->res[l] = 0;
+        m->wsum[l] -= fl->w[0];
+        m->cnt[l]--;
+        continue;
+      }
       m->new_rate[f] = level;
       m->bn[f] = l;
       left--;
-      const fs__flow *fl = &core->flows[f];
+      if (share) m->new_src[f] = level, left--;
       for (int32_t k = 0; k < fl->n; k++) {
+        /* a source share not frozen here keeps rising on its link */
+        if (fs__skip(core, f, k) || (fs__inject(core, f, k) && !share)) continue;
         int32_t l2 = fl->links[k];
         double w = fl->w[k];
         m->res[l2] -= w * level;
@@ -295,21 +329,48 @@ static void walk(fs__simcore *core, fs__maxmin *m, int32_t from, double cut) {
       if (!(load >= core->cap_Bps[l] * (1 - EPS))) continue; /* slack */
       double mx = core->gone_max[l];
       for (int32_t j = 0; j < a->n; j++) {
-        double x = core->flows[a->flow[j]].rate;
+        double x = fs__take(core, a->flow[j], a->slot[j]);
         if (x > mx) mx = x;
       }
       if (mx * (1 - EPS) > bar) bar = mx * (1 - EPS);
     }
     for (int32_t j = 0; j < a->n; j++) {
       int32_t g = a->flow[j];
-      if (m->flow_seen[g] != m->epoch && core->flows[g].rate >= bar) add_flow_S(core, m, g);
+      /* a source share has no bottleneck but this link: it follows the
+       * link's level, whatever it was */
+      if (m->flow_seen[g] != m->epoch &&
+          (fs__take(core, g, a->slot[j]) >= bar || fs__inject(core, g, a->slot[j])))
+        add_flow_S(core, m, g);
     }
   }
 }
 
 /* After a fill: every S flow froze on a saturated link l where S flows are
- * at most as fast; fixed flows on l must be too. Those faster join S.
- * Returns how many joined. */
+ * at most as fast (a source share: on its source link); fixed flows on l
+ * must be too. Those faster join S. Returns how many joined. */
+static void note_frozen(fs__maxmin *m, uint32_t st, int32_t l, double x) {
+  if (m->cstamp[l] != st) {
+    m->cstamp[l] = st;
+    m->cmin[l] = x;
+  } else if (x < m->cmin[l]) {
+    m->cmin[l] = x;
+  }
+}
+
+static int32_t scan_frozen(fs__simcore *core, fs__maxmin *m, uint32_t st, int32_t l) {
+  if (l < 0 || m->cstamp[l] != st) return 0;
+  m->cstamp[l] = st - 1; /* scan each link once */
+  double lim = m->cmin[l] * (1 + EPS);
+  const fs__link_active *a = &core->active[l];
+  int32_t added = 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t g = a->flow[j];
+    if (m->flow_seen[g] != m->epoch && fs__take(core, g, a->slot[j]) > lim)
+      added += add_flow_S(core, m, g);
+  }
+  return added;
+}
+
 static int32_t check_frozen(fs__simcore *core, fs__maxmin *m) {
   uint32_t st = ++m->cround;
   if (st == 0) {
@@ -319,26 +380,14 @@ static int32_t check_frozen(fs__simcore *core, fs__maxmin *m) {
   int32_t n = m->n_comp_flows;
   for (int32_t i = 0; i < n; i++) {
     int32_t f = m->comp_flows[i], l = m->bn[f];
-    if (l < 0) continue;
-    double x = m->new_rate[f];
-    if (m->cstamp[l] != st) {
-      m->cstamp[l] = st;
-      m->cmin[l] = x;
-    } else if (x < m->cmin[l]) {
-      m->cmin[l] = x;
-    }
+    if (l >= 0) note_frozen(m, st, l, m->new_rate[f]);
+    if (fs__inject(core, f, 0)) note_frozen(m, st, core->flows[f].links[0], m->new_src[f]);
   }
   int32_t added = 0;
   for (int32_t i = 0; i < n; i++) {
-    int32_t l = m->bn[m->comp_flows[i]];
-    if (l < 0 || m->cstamp[l] != st) continue;
-    m->cstamp[l] = st - 1; /* scan each link once */
-    double lim = m->cmin[l] * (1 + EPS);
-    const fs__link_active *a = &core->active[l];
-    for (int32_t j = 0; j < a->n; j++) {
-      int32_t g = a->flow[j];
-      if (m->flow_seen[g] != m->epoch && core->flows[g].rate > lim) added += add_flow_S(core, m, g);
-    }
+    int32_t f = m->comp_flows[i];
+    added += scan_frozen(core, m, st, m->bn[f]);
+    if (fs__inject(core, f, 0)) added += scan_frozen(core, m, st, core->flows[f].links[0]);
   }
   return added;
 }

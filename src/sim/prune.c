@@ -95,8 +95,8 @@ out:
   return rc;
 }
 
-int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int apply, uint8_t **can_bind,
-              int64_t *n_pruned) {
+int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int keep_first, int apply,
+              uint8_t **can_bind, int64_t *n_pruned) {
   const fs_topo *t = c->t;
   int32_t L = t->n_links, nr = 0;
   *n_pruned = 0;
@@ -131,6 +131,7 @@ int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int apply, ui
     as[r] = anchor_entry(c, &routes[r], 0);
     ad[r] = anchor_entry(c, &routes[r], 1);
     keep[routes[r].links[as[r]]] = keep[routes[r].links[ad[r]]] = 1;
+    if (keep_first) keep[routes[r].links[0]] = 1;
     for (int32_t k = 0; k < routes[r].n; k++) used[routes[r].links[k]] = 1;
   }
   if (add_bounds(c, routes, nr, as, bs) || add_bounds(c, routes, nr, ad, bd)) goto out;

@@ -22,6 +22,8 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
       out->mss_bytes = 9000 - 52;
       out->header_bytes = 54;
       out->queue_k = 65; /* DCTCP's K at 100 Gb/s (Alizadeh et al. 2010) */
+      /* source_fq stays 0: its re-rating costs 14-17x the fluid run on the
+       * tcp benchmarks (docs/validation.md) */
       /* efficiency stays 1: against ns-3's DCTCP an incast's bottleneck
        * runs at line rate while an oversubscribed all-to-all's uplinks run
        * at ~95 % (docs/validation.md), so no one constant is right */
@@ -142,9 +144,9 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
   if (cJSON_IsString(t)) {
     kind = t->valuestring;
   } else {
-    static const char *const keys[] = {"kind",         "connections", "mss_bytes",
-                                       "header_bytes", "init_window", "efficiency", "queue_k",
-                                       NULL};
+    static const char *const keys[] = {"kind",       "connections", "mss_bytes",    "header_bytes",
+                                       "init_window", "efficiency", "queue_k",
+                                       "source_queue", NULL};
     int rc = fs__json_expect_object(c, t, P, keys);
     if (rc || (rc = fs__json_str(c, t, P, "kind", 1, NULL, &kind))) return rc;
   }
@@ -155,7 +157,7 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
                          "unknown transport (expected fluid, tcp or rdma)");
   fs_transport_defaults(k, out);
   if (cJSON_IsString(t)) return 0;
-  const char *conn;
+  const char *conn, *srcq;
   int rc;
   if ((rc = fs__json_str(c, t, P, "connections", 0, out->persistent ? "persistent" : "new",
                          &conn)) ||
@@ -165,8 +167,16 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
       (rc = fs__json_num(c, t, P, "init_window", 0, out->init_window, 1, 1e9,
                          &out->init_window)) ||
       (rc = fs__json_num(c, t, P, "efficiency", 0, out->efficiency, 1e-9, 1, &out->efficiency)) ||
-      (rc = fs__json_num(c, t, P, "queue_k", 0, out->queue_k, 0, 1e9, &out->queue_k)))
+      (rc = fs__json_num(c, t, P, "queue_k", 0, out->queue_k, 0, 1e9, &out->queue_k)) ||
+      (rc = fs__json_str(c, t, P, "source_queue", 0, out->source_fq ? "fq" : "none", &srcq)))
     return rc;
+  if (strcmp(srcq, "fq") == 0 || strcmp(srcq, "none") == 0) {
+    out->source_fq = srcq[0] == 'f';
+  } else {
+    return fs__json_fail(c, "$.transport.source_queue",
+                         cJSON_GetObjectItemCaseSensitive(t, "source_queue"),
+                         "must be \"fq\" or \"none\"");
+  }
   if (strcmp(conn, "new") == 0) {
     out->persistent = 0;
   } else if (strcmp(conn, "persistent") == 0) {

@@ -10,7 +10,8 @@
 
 /* root["transport"]: absent = fluid; "tcp" (a kind's defaults); or
  * {"kind", "connections": "new"|"persistent", "mss_bytes", "header_bytes",
- * "init_window", "efficiency", "queue_k"} over the kind's defaults. Errors name
+ * "init_window", "efficiency", "queue_k", "source_queue": "fq"|"none"} over
+ * the kind's defaults. Errors name
  * $.transport... and the value. */
 int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out);
 

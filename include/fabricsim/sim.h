@@ -133,11 +133,12 @@ typedef struct fs_sim_opts {
    * of the links out of the flows' sources or into their destinations):
    * the same rates in exact arithmetic, ~1e-12 relative in floating point. */
   int rate_all_links;
-  /* Re-rate every flow in flight after every batch (plain progressive
-   * filling from scratch) instead of only those a batch may change: the
-   * same rates, at a much higher cost; for checking the incremental
-   * re-rating (src/sim/maxmin.c). */
-  int rerate_all;
+  /* After every batch's incremental re-rating, fill every flow in flight
+   * from scratch as well and count in fs_sim_counters.rerate_mismatches
+   * the rates (and tcp source-queue shares) that differ by more than 1e-9
+   * relative; the run itself is unchanged. For checking the incremental
+   * re-rating (src/sim/maxmin.c); costs a full fill per batch. */
+  int check_rerate;
   /* Record the bytes each link carries per time bin (fs_sim_get_link_bins):
    * at most this many equal bins over the run, in [0, FS_SIM_MAX_LINK_BINS];
    * 0 (the default) records nothing and costs nothing. Computed exactly
@@ -195,6 +196,7 @@ typedef struct fs_sim_counters {
   int64_t max_active;       /* most flows in flight at once */
   uint64_t memory_bytes;    /* engine state */
   int64_t links_left_out;   /* links no flow is rated on (they cannot bind) */
+  uint64_t rerate_mismatches; /* opts.check_rerate: rates that differed */
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 

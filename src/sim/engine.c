@@ -16,8 +16,8 @@
 #include "internal.h"
 
 /* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
- * bytes (tcp slow start); EV_INJECTED: the window is out of its source's
- * fair queue. */
+ * bytes (tcp slow start); EV_SRC_OUT: the first waiting window of a source
+ * link (the event's item) is out of its fair queue. */
 enum {
   EV_START = 0,
   EV_DRAIN = 1,
@@ -27,7 +27,7 @@ enum {
   EV_REENTER = 5,
   EV_ENTER = 6,
   EV_WINDOW = 7,
-  EV_INJECTED = 8
+  EV_SRC_OUT = 8
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -76,6 +76,17 @@ typedef struct task {
   double duration_s;
 } task;
 
+/* tcp source fair queue, per link: the virtual clock (bytes each waiting
+ * window has sent, v as of t, rising at src_y) and a min-heap of the
+ * waiting flows by tag; its EV_SRC_OUT carries `version`. */
+typedef struct srcq {
+  double v, t;
+  int32_t *heap;
+  int32_t n, cap;
+  uint32_t version;
+  uint8_t pending;
+} srcq;
+
 typedef struct timer {
   fs_sim_timer_fn fn;
   void *ctx;
@@ -114,10 +125,12 @@ struct fs_sim {
                          * only: what is queued at it (switch ports) */
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
                          * bind (prune.c), so it never queues */
+  srcq *srcq;           /* per link, tcp with source_fq only */
   double now, makespan;
   int64_t items_done;
   int ran;
-  int rerate_all;       /* opts.rerate_all */
+  int check_rerate;     /* opts.check_rerate */
+  fs__maxmin mm_check;  /* its own scratch: the run's is left as it was */
 };
 
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
@@ -158,7 +171,11 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.gone_max);
   free(s->core.arrived);
   free(s->core.src_phase);
-  free(s->core.src_rate);
+  free(s->core.src_w);
+  free(s->core.src_y);
+  if (s->srcq)
+    for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->srcq[l].heap);
+  free(s->srcq);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -172,6 +189,7 @@ void fs_sim_free(fs_sim *s) {
   fs__bins_free(&s->bins);
   evq_free(&s->heap);
   fs__maxmin_free(&s->mm);
+  fs__maxmin_free(&s->mm_check);
   fs__arena_free(&s->arena);
   free(s);
 }
@@ -476,9 +494,8 @@ static void heap_remove_top(evq *q) {
  * always dead: versions only grow and a flow leaves its links only by
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
-  if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW &&
-      p->type != EV_INJECTED)
-    return 1;
+  if (p->type == EV_SRC_OUT) return p->version == s->srcq[p->item].version;
+  if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW) return 1;
   const fs__flow *f = &s->core.flows[s->items[p->item].idx];
   if (p->version != f->version) return 0;
   return p->type == EV_REENTER ? f->held : f->active_idx >= 0;
@@ -579,8 +596,8 @@ static int evq_pop_live(fs_sim *s, fs__event *out) {
   evrun *r = evq_min(q);
   const evpl *p = &q->pl[r->first];
   *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
-  if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW ||
-      p->type == EV_INJECTED)
+  if (p->type == EV_SRC_OUT) s->srcq[p->item].pending = 0;
+  if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW)
     s->core.flows[s->items[p->item].idx].pending = 0;
   evq_take(q, r);
   return 1;
@@ -630,7 +647,6 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
       mark_dirty(s, l);
     }
     f->rate = 0;
-    if (c->src_rate) c->src_rate[fi] = 0;
     supersede(s, f);
   }
   c->arrived[link] = 1;
@@ -651,6 +667,119 @@ static void route_busy(fs_sim *s, int32_t rid, int delta) {
     if (delta < 0 && --c->busy_routes[l] == 0)
       s->link_stats[l].busy_s += s->now - c->active[l].busy_since;
   }
+}
+
+/* ---- tcp source fair queue (docs/model.md, "Transport") ----
+ * The windows waiting at a source link leave at one share each, src_y, so
+ * a link keeps one virtual clock (the bytes each has sent) and a heap of
+ * the clock readings at which each is out (tags): a change of the share
+ * re-predicts one event per link, not one per window. */
+static double srcq_clock(const fs_sim *s, int32_t l) {
+  const srcq *q = &s->srcq[l];
+  return q->v + s->core.src_y[l] * (s->now - q->t);
+}
+
+static void srcq_advance(fs_sim *s, int32_t l) {
+  s->srcq[l].v = srcq_clock(s, l);
+  s->srcq[l].t = s->now;
+}
+
+/* Heap order: tag, then flow index (deterministic ties). */
+static int tag_before(const fs_sim *s, int32_t a, int32_t b) {
+  double ta = s->tf[a].tag, tb = s->tf[b].tag;
+  return ta < tb || (ta == tb && a < b);
+}
+
+static void srcq_place(fs_sim *s, srcq *q, int32_t i, int32_t fi) {
+  q->heap[i] = fi;
+  s->tf[fi].hpos = i;
+}
+
+static void srcq_sift(fs_sim *s, srcq *q, int32_t i) {
+  int32_t x = q->heap[i];
+  while (i > 0 && tag_before(s, x, q->heap[(i - 1) / 2])) {
+    srcq_place(s, q, i, q->heap[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && tag_before(s, q->heap[c + 1], q->heap[c])) c++;
+    if (!tag_before(s, q->heap[c], x)) break;
+    srcq_place(s, q, i, q->heap[c]);
+    i = c;
+  }
+  srcq_place(s, q, i, x);
+}
+
+/* Link l's next window out: one live event. */
+static int srcq_predict(fs_sim *s, int32_t l) {
+  srcq *q = &s->srcq[l];
+  if (q->pending) {
+    q->pending = 0;
+    s->heap.stale++;
+  }
+  q->version++;
+  double y = s->core.src_y[l];
+  if (!q->n || !(y > 0)) return 0;
+  double t = s->now + (s->tf[q->heap[0]].tag - srcq_clock(s, l)) / y;
+  if (t < s->now) t = s->now;
+  if (!isfinite(t)) return 0;
+  if (evq_push(s, t, EV_SRC_OUT, l, q->version)) return FS_ENOMEM;
+  q->pending = 1;
+  return 0;
+}
+
+/* Flow fi's window (inject_left bytes) joins its source link's queue, at
+ * the share the queue has (the batch's re-rating sets the new one). */
+static int srcq_join(fs_sim *s, int32_t fi) {
+  fs__simcore *c = &s->core;
+  const fs__flow *f = &c->flows[fi];
+  fs__tflow *tf = &s->tf[fi];
+  int32_t l = f->links[0];
+  srcq *q = &s->srcq[l];
+  srcq_advance(s, l);
+  if (q->n == q->cap) {
+    int32_t ncap = q->cap ? 2 * q->cap : 4;
+    int32_t *nh = realloc(q->heap, (size_t)ncap * sizeof(int32_t));
+    if (!nh) return FS_ENOMEM;
+    q->heap = nh;
+    q->cap = ncap;
+  }
+  tf->tag = q->v + tf->inject_left;
+  q->n++;
+  srcq_place(s, q, q->n - 1, fi);
+  srcq_sift(s, q, q->n - 1);
+  c->src_w[l] += f->w[0];
+  c->load[l] += f->w[0] * c->src_y[l];
+  return srcq_predict(s, l);
+}
+
+/* Flow fi's window leaves its source link's queue (out, or the flow leaves
+ * its links): a departure of its share from the link. */
+static int srcq_leave(fs_sim *s, int32_t fi) {
+  fs__simcore *c = &s->core;
+  const fs__flow *f = &c->flows[fi];
+  fs__tflow *tf = &s->tf[fi];
+  int32_t l = f->links[0];
+  srcq *q = &s->srcq[l];
+  srcq_advance(s, l);
+  double left = tf->tag - q->v, y = c->src_y[l], x = f->w[0] * y;
+  tf->inject_left = left > 0 ? left : 0;
+  int32_t i = tf->hpos, last = --q->n;
+  tf->hpos = -1;
+  if (i != last) {
+    srcq_place(s, q, i, q->heap[last]);
+    srcq_sift(s, q, i);
+  }
+  c->load[l] -= x;
+  c->gone_load[l] += x;
+  if (y > c->gone_max[l]) c->gone_max[l] = y;
+  note_leaver(c, y);
+  c->src_w[l] -= f->w[0];
+  if (!q->n) c->src_w[l] = c->src_y[l] = 0; /* exactly, whatever rounding left */
+  mark_dirty(s, l);
+  return srcq_predict(s, l);
 }
 
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
@@ -725,11 +854,13 @@ static void q_add(fs_sim *s, int32_t fi) {
   double dt = s->now - f->last_s;
   double rem = f->remaining - r * dt, b = tf->budget - r * dt;
   double e = b < rem ? b : rem;
-  if (c->src_phase && c->src_phase[fi] == FS__SRC_INJECT) {
-    /* what has left the source, and grows at the source share's excess */
-    double a = c->src_rate[fi];
-    e -= tf->inject_left - a * dt;
-    r -= a;
+  if (fs__inject(c, fi, 0)) {
+    /* what has left the source, growing at the source share's excess */
+    if (tf->hpos >= 0) {
+      int32_t l0 = f->links[0];
+      e -= tf->tag - srcq_clock(s, l0);
+      r -= c->src_y[l0];
+    }
     if (!(e > 0) && !(r < 0)) return;
     if (e < 0) e = 0;
   } else if (!(e > 0)) {
@@ -824,12 +955,11 @@ static int flow_link(fs_sim *s, int32_t fi) {
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
   f->rate = 0;
-  if (c->src_rate) c->src_rate[fi] = 0;
   f->last_s = s->now;
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
   if (s->n_active > s->counters.max_active) s->counters.max_active = s->n_active;
-  return 0;
+  return fs__inject(c, fi, 0) ? srcq_join(s, fi) : 0;
 }
 
 static int flow_enter(fs_sim *s, int32_t fi) {
@@ -850,6 +980,8 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__flow *f = &c->flows[fi];
   if (s->portq) q_remove(s, fi);
   note_leaver(c, f->rate);
+  int rc = fs__inject(c, fi, 0) && s->tf[fi].hpos >= 0 ? srcq_leave(s, fi) : 0;
+  if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     fs__link_active *a = &c->active[l];
@@ -879,7 +1011,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   f->active_idx = -1;
   f->rate = 0;
   if (f->rid >= 0) route_busy(s, f->rid, -1);
-  int rc = pos_release(c, f->pos, f->n);
+  rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
   return rc;
 }
@@ -898,8 +1030,6 @@ static void settle(fs_sim *s, fs__flow *f) {
   if (s->tf) {
     int32_t fi = (int32_t)(f - s->core.flows);
     s->tf[fi].budget -= f->rate * (s->now - f->last_s);
-    if (s->core.src_phase && s->core.src_phase[fi] == FS__SRC_INJECT)
-      s->tf[fi].inject_left -= s->core.src_rate[fi] * (s->now - f->last_s);
   }
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
@@ -945,6 +1075,38 @@ static int src_relink(fs_sim *s, int32_t fi, int phase) {
   s->core.src_phase[fi] = (uint8_t)phase;
   supersede(s, f);
   return flow_link(s, fi);
+}
+
+/* EV_SRC_OUT: the windows of link l's queue whose tags its clock reached
+ * are out. A flow whose delivery ends now too (its source share bound it:
+ * both at once up to rounding) only leaves the queue, and its own event
+ * follows. The others take nothing there from now on: one bound further on
+ * keeps its rate (the queue's share, which it was below, no longer binds
+ * it); one the share bound is re-linked, to be re-rated from scratch. */
+static int src_out(fs_sim *s, int32_t l) {
+  srcq *q = &s->srcq[l];
+  srcq_advance(s, l);
+  double tol = 1e-9 * fmax(1, fabs(q->v));
+  while (q->n && s->tf[q->heap[0]].tag <= q->v + tol) {
+    int32_t fi = q->heap[0];
+    fs__flow *f = &s->core.flows[fi];
+    fs__tflow *tf = &s->tf[fi];
+    settle(s, f);
+    double d = tf->budget < f->remaining ? tf->budget : f->remaining;
+    int rc;
+    if (d <= 1e-9 * f->bytes) {
+      rc = srcq_leave(s, fi);
+    } else if (f->rate < s->core.src_y[l] * (1 - 1e-9)) {
+      /* bound further on, not by its injection: its rate stands */
+      rc = srcq_leave(s, fi);
+      s->core.src_phase[fi] = FS__SRC_OUT;
+      if (!rc && s->portq) q_update(s, fi);
+    } else {
+      rc = src_relink(s, fi, FS__SRC_OUT);
+    }
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
@@ -1047,7 +1209,7 @@ static int item_finished(fs_sim *s, int32_t id) {
 static int window_sent(fs_sim *s, int32_t fi);
 
 static int handle(fs_sim *s, const fs__event *e) {
-  sim_item *it = e->type == EV_TIMER ? NULL : &s->items[e->item];
+  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT ? NULL : &s->items[e->item];
   switch (e->type) {
     case EV_START: {
       it->start_s = s->now;
@@ -1070,8 +1232,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_WINDOW:
       return window_sent(s, it->idx);
-    case EV_INJECTED:
-      return src_relink(s, it->idx, FS__SRC_OUT); /* out of the source's queue */
+    case EV_SRC_OUT:
+      return src_out(s, e->item);
     case EV_FLOW_DONE:
     case EV_TASK_DONE:
       return item_finished(s, e->item);
@@ -1102,14 +1264,6 @@ static int predict(fs_sim *s, fs__flow *f) {
     if (tf->budget < left) left = tf->budget > 0 ? tf->budget : 0, type = EV_WINDOW;
   }
   double t = s->now + left / r;
-  const fs__simcore *c = &s->core;
-  int32_t fi = (int32_t)(f - c->flows);
-  if (c->src_phase && c->src_phase[fi] == FS__SRC_INJECT && c->src_rate[fi] > 0) {
-    /* the window out (well) before the flow's own event: a flow its source
-     * share binds has both at once, up to rounding, and takes the latter */
-    double t_out = s->now + s->tf[fi].inject_left / c->src_rate[fi];
-    if (t_out - s->now < (t - s->now) * (1 - 1e-9)) t = t_out, type = EV_INJECTED;
-  }
   if (!isfinite(t)) return 0;
   if (evq_push(s, t, type, f->item, f->version)) return FS_ENOMEM;
   f->pending = 1;
@@ -1160,19 +1314,43 @@ static int window_sent(fs_sim *s, int32_t fi) {
   return predict(s, f);
 }
 
+/* opts.check_rerate: fills every flow in flight from scratch (theta 0,
+ * every link new) into the scratch arrays only, and counts the rates and
+ * source-queue shares that differ from those the incremental re-rating
+ * kept by more than 1e-9, in scratch of its own: it changes nothing the
+ * run reads. */
+static void check_rerate(fs_sim *s) {
+  fs__simcore *c = &s->core;
+  for (int32_t i = 0; i < s->n_active; i++) {
+    const fs__flow *f = &c->flows[s->active_list[i]];
+    for (int32_t k = 0; k < f->n; k++) {
+      c->arrived[f->links[k]] = 1;
+      mark_dirty(s, f->links[k]);
+    }
+  }
+  c->theta = 0;
+  fs__maxmin_rerate(c, &s->mm_check);
+  for (size_t i = 0; i < c->n_dirty; i++) {
+    int32_t l = c->dirty_links[i];
+    c->is_dirty[l] = c->arrived[l] = 0;
+    c->gone_load[l] = c->gone_max[l] = 0;
+  }
+  c->n_dirty = 0;
+  for (int32_t i = 0; i < s->mm_check.n_comp_flows; i++) {
+    int32_t fi = s->mm_check.comp_flows[i];
+    double x = s->mm_check.new_rate[fi], r = c->flows[fi].rate;
+    s->counters.rerate_mismatches += !(fabs(x - r) <= 1e-9 * fabs(x));
+  }
+  for (int32_t i = 0; c->src_w && i < s->mm_check.n_comp_links; i++) {
+    int32_t l = s->mm_check.comp_links[i];
+    double y = s->mm_check.new_y[l];
+    s->counters.rerate_mismatches += c->src_w[l] > 0 && !(fabs(y - c->src_y[l]) <= 1e-9 * fabs(y));
+  }
+}
+
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
-  if (s->rerate_all && c->n_dirty) { /* every flow in flight joins S: theta 0, all links new */
-    for (int32_t i = 0; i < s->n_active; i++) {
-      const fs__flow *f = &c->flows[s->active_list[i]];
-      for (int32_t k = 0; k < f->n; k++) {
-        c->arrived[f->links[k]] = 1;
-        mark_dirty(s, f->links[k]);
-      }
-    }
-    c->theta = 0;
-  }
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   for (size_t i = 0; i < c->n_dirty; i++) {
@@ -1183,21 +1361,28 @@ static int rerate(fs_sim *s) {
   }
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
+  if (s->srcq) /* the source queues' new shares: their clocks and next windows */
+    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
+      int32_t l = s->mm.comp_links[i];
+      double y = s->mm.new_y[l];
+      if (!(c->src_w[l] > 0) || y == c->src_y[l]) continue;
+      srcq_advance(s, l);
+      c->load[l] += c->src_w[l] * (y - c->src_y[l]);
+      c->src_y[l] = y;
+      if (srcq_predict(s, l)) return FS_ENOMEM;
+      if (s->portq) /* its windows' queues downstream grow at the new excess */
+        for (int32_t j = 0; j < s->srcq[l].n; j++) q_update(s, s->srcq[l].heap[j]);
+    }
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
     int32_t fi = s->mm.comp_flows[i];
     fs__flow *f = &c->flows[fi];
     double r = s->mm.new_rate[fi];
-    int share = fs__inject(c, fi, 0);
-    double a = share ? s->mm.new_src[fi] : 0;
-    if (r == f->rate && (!share || a == c->src_rate[fi])) continue;
+    if (r == f->rate) continue;
     settle(s, f);
-    for (int32_t k = 0; k < f->n; k++) {
-      if (fs__skip(c, fi, k)) continue;
-      double was = fs__take(c, fi, k);
-      c->load[f->links[k]] += f->w[k] * ((share && !k ? a : r) - was);
-    }
+    for (int32_t k = 0; k < f->n; k++)
+      if (!fs__skip(c, fi, k) && !fs__inject(c, fi, k))
+        c->load[f->links[k]] += f->w[k] * (r - f->rate);
     f->rate = r;
-    if (share) c->src_rate[fi] = a;
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
   }
@@ -1217,6 +1402,7 @@ static int rerate(fs_sim *s) {
    * outnumber the live events (amortised O(1) per re-rating). */
   if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && evq_compact(s))
     return FS_ENOMEM;
+  if (s->check_rerate) check_rerate(s);
   return 0;
 }
 
@@ -1263,9 +1449,12 @@ static int transport_setup(fs_sim *s) {
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
       !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
     return FS_ENOMEM;
+  for (int32_t fi = 0; fi < c->n_flows; fi++) s->tf[fi].hpos = -1;
   if (s->tp.kind == FS_TRANSPORT_TCP && s->tp.source_fq &&
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
-       !(c->src_rate = calloc((size_t)c->n_flows + 1, sizeof(double)))))
+       !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||
+       !(c->src_y = calloc(L ? L : 1, sizeof(double))) ||
+       !(s->srcq = calloc(L ? L : 1, sizeof(*s->srcq)))))
     return FS_ENOMEM;
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
@@ -1290,9 +1479,11 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "link_bins must be in [0, %d], got %d",
                       FS_SIM_MAX_LINK_BINS, (int)opts->link_bins);
   s->ran = 1;
-  s->rerate_all = opts->rerate_all;
+  s->check_rerate = opts->check_rerate;
   int rc = setup(s, err);
   if (rc) return rc;
+  if (s->check_rerate && fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows))
+    return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");

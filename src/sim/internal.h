@@ -74,7 +74,7 @@ typedef struct fs__maxmin {
   int32_t *comp_links, *comp_flows;
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
-  double *new_src;     /* per flow injecting at its source: its new share there */
+  double *new_y;       /* per link with waiting windows: their new share (src_y) */
   fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
@@ -114,31 +114,40 @@ typedef struct fs__simcore {
   uint8_t *arrived;         /* a flow came on it (or its capacity changed)
                              * since the last re-rating */
   /* tcp with the source's fair queue (NULL otherwise; docs/model.md,
-   * "Transport"): per flow, what it takes from the first link of its rating
-   * route, its source's link. FS__SRC_RATE (0): its rate, as on every link;
-   * FS__SRC_INJECT: a slow-start window waits in the source's per-flow fair
-   * queue and leaves at src_rate, a share of that link that keeps rising in
-   * the fill until the link saturates, whatever binds the flow further on
-   * (the window's excess queues downstream); FS__SRC_OUT: the window has
-   * left, the flow takes nothing there. */
+   * "Transport"). Per flow, what it takes from the first link of its rating
+   * route, its source's link: FS__SRC_RATE (0): its rate, as on every
+   * link; FS__SRC_INJECT: a slow-start window waits in the source's
+   * per-flow fair queue; FS__SRC_OUT: the window has left, the flow takes
+   * nothing there. The waiting windows of a link leave at one equal share
+   * each, src_y (per link), a quantity that rises in the fill until the
+   * link saturates, whatever binds their flows further on (the excess
+   * queues downstream): one aggregate of weight src_w (the sum of their
+   * first entries' weights) in the fill, taking src_w x src_y. A waiting
+   * flow itself takes nothing there (its aggregate does) but is frozen when
+   * the link saturates if it is still rising: it cannot outrun its
+   * injection. */
   uint8_t *src_phase;
-  double *src_rate;
+  double *src_w, *src_y;
 } fs__simcore;
 
 enum { FS__SRC_RATE = 0, FS__SRC_INJECT = 1, FS__SRC_OUT = 2 };
 
-/* What flow f takes (per unit of weight) on entry k of its rating route. */
-static inline double fs__take(const fs__simcore *c, int32_t f, int32_t k) {
-  if (k || !c->src_phase || c->src_phase[f] == FS__SRC_RATE) return c->flows[f].rate;
-  return c->src_phase[f] == FS__SRC_INJECT ? c->src_rate[f] : 0;
+/* Flow f's window waits at its source link (entry k = 0). */
+static inline int fs__inject(const fs__simcore *c, int32_t f, int32_t k) {
+  return !k && c->src_phase && c->src_phase[f] == FS__SRC_INJECT;
 }
-/* Entry k of flow f is left out of the fill (its window has left the source). */
+/* Entry k of flow f takes no part in the fill (its window has left). */
 static inline int fs__skip(const fs__simcore *c, int32_t f, int32_t k) {
   return !k && c->src_phase && c->src_phase[f] == FS__SRC_OUT;
 }
-/* Entry k of flow f is its source share, rising until that link saturates. */
-static inline int fs__inject(const fs__simcore *c, int32_t f, int32_t k) {
-  return !k && c->src_phase && c->src_phase[f] == FS__SRC_INJECT;
+/* What flow f takes (per unit of weight) on entry k of its rating route. */
+static inline double fs__take(const fs__simcore *c, int32_t f, int32_t k) {
+  return fs__inject(c, f, k) || fs__skip(c, f, k) ? 0 : c->flows[f].rate;
+}
+/* The rate by which the re-rating judges flow f on entry k: its own, where
+ * it takes part in the fill. */
+static inline double fs__pace(const fs__simcore *c, int32_t f, int32_t k) {
+  return fs__skip(c, f, k) ? 0 : c->flows[f].rate;
 }
 
 /* A flow's transport state (transport.c; tcp and rdma only). Bytes are on
@@ -161,7 +170,12 @@ typedef struct fs__tflow {
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   int32_t qlink;      /* the switch port it queues at, -1 (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
-  double inject_left; /* source fair queue: the round's bytes not yet out of the source */
+  double inject_left; /* source fair queue: the round's bytes not yet out of the
+                       * source, as of when it last joined its link's queue */
+  double tag;         /* while waiting: when the window is out, on its source
+                       * link's virtual clock (the bytes each waiting window
+                       * has sent there) */
+  int32_t hpos;       /* its place in that link's heap of tags; -1: none */
 } fs__tflow;
 
 /* tcp: what the flows queued at a switch port hold (engine.c): bursts

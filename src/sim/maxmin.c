@@ -58,7 +58,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->comp_links = fs__malloc(L, sizeof(int32_t));
   m->comp_flows = fs__malloc(F, sizeof(int32_t));
   m->new_rate = fs__malloc(F, sizeof(double));
-  m->new_src = fs__malloc(F, sizeof(double));
+  m->new_y = fs__malloc(L, sizeof(double));
   m->wstamp = fs__calloc(L, sizeof(uint32_t));
   m->wtot = fs__malloc(L, sizeof(double));
   m->bn = fs__malloc(F, sizeof(int32_t));
@@ -68,7 +68,7 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->heap = fs__malloc(L, sizeof(*m->heap));
   m->heap_cap = L;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
-      !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_src ||
+      !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_y ||
       !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
       !m->cmin || !m->ubmax) {
     fs__maxmin_free(m);
@@ -87,7 +87,7 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->comp_links);
   free(m->comp_flows);
   free(m->new_rate);
-  free(m->new_src);
+  free(m->new_y);
   free(m->heap);
   free(m->wstamp);
   free(m->wtot);
@@ -141,14 +141,17 @@ static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   return 1;
 }
 
-/* Under the source's fair queue (internal.h) a flow injecting a window is
- * two in the fill: its delivery on the route, and its share of its source
- * link, which stays unfrozen there (weight, count and residual untouched)
- * when the flow freezes elsewhere, and freezes at the source link's own
- * level; the delivery freezes there too if it is still rising (it cannot
- * outrun its injection). An entry whose window is out takes no part. */
+/* Under the source's fair queue (internal.h) a link's waiting windows are
+ * one more unfrozen member of the fill, of weight src_w, that freezes only
+ * when the link saturates; a waiting flow counts there (it freezes then if
+ * still rising) but weighs nothing. */
+static int has_queue(const fs__simcore *core, int32_t l) {
+  return core->src_w && core->src_w[l] > 0;
+}
+
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
+  int32_t left = 0; /* S flows and source queues not frozen yet */
   /* Residual = capacity - load of the fixed flows = capacity - link load +
    * S's old share: O(S's route entries), not O(flows on S's links). */
   for (int32_t i = 0; i < m->n_comp_links; i++) {
@@ -156,21 +159,27 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->res[l] = core->cap_Bps[l] - core->load[l];
     m->wsum[l] = 0;
     m->cnt[l] = 0;
+    if (has_queue(core, l)) {
+      m->res[l] += core->src_w[l] * core->src_y[l];
+      m->wsum[l] = core->src_w[l];
+      m->cnt[l] = 1;
+      m->new_y[l] = -1;
+      left++;
+    }
   }
-  int32_t left = 0; /* S flows and source shares not frozen yet */
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
     m->new_rate[f] = -1;
     left++;
-    if (fs__inject(core, f, 0)) m->new_src[f] = -1, left++;
     for (int32_t k = 0; k < fl->n; k++) {
+      if (fs__skip(core, f, k)) continue;
       int32_t l = fl->links[k];
       double w = fl->w[k];
-      m->res[l] += w * fs__take(core, f, k);
-      if (fs__skip(core, f, k)) continue;
-      m->wsum[l] += w;
       m->cnt[l]++;
+      if (fs__inject(core, f, k)) continue;
+      m->res[l] += w * fl->rate;
+      m->wsum[l] += w;
     }
   }
   /* The kept load carries rounding from its updates (~1e-16 of the largest
@@ -182,7 +191,8 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
   }
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
-   * steps are mostly such flows, which keeps the heap small. */
+   * steps are mostly such flows, which keeps the heap small. (A waiting
+   * flow never is: its source queue shares the link.) */
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     const fs__flow *fl = &core->flows[f];
@@ -205,14 +215,17 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     }
     m->new_rate[f] = rate;
     m->bn[f] = bl;
-    if (fs__inject(core, f, 0)) m->new_src[f] = m->res[fl->links[0]] / fl->w[0], left--;
   }
   /* A flow freezes at or below ub = min over its links of res / w (its
-   * links never give more). A link's level only rises from res / wsum, so a
-   * link starting above the ub of every S flow on it never freezes one:
-   * left out of the heap (most slack links; about a third of the heap on
-   * B4). A source share's own bound is its link's res / w. */
-  for (int32_t i = 0; i < m->n_comp_links; i++) m->ubmax[m->comp_links[i]] = 0;
+   * links never give more; a source queue's link gives at most res / src_w).
+   * A link's level only rises from res / wsum, so a link starting above the
+   * ub of every S flow on it never freezes one: left out of the heap (most
+   * slack links; about a third of the heap on B4). A source queue always
+   * freezes on its link. */
+  for (int32_t i = 0; i < m->n_comp_links; i++) {
+    int32_t l = m->comp_links[i];
+    m->ubmax[l] = has_queue(core, l) ? INFINITY : 0;
+  }
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
     if (m->new_rate[f] >= 0) continue; /* alone, already set */
@@ -220,21 +233,21 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     double ub = INFINITY;
     for (int32_t k = 0; k < fl->n; k++) {
       if (fs__skip(core, f, k)) continue;
-      double r = m->res[fl->links[k]] / fl->w[k];
+      int32_t l = fl->links[k];
+      double r = fs__inject(core, f, k) ? m->res[l] / core->src_w[l] : m->res[l] / fl->w[k];
       if (r < ub) ub = r;
     }
     for (int32_t k = 0; k < fl->n; k++) {
       if (fs__skip(core, f, k)) continue;
       int32_t l = fl->links[k];
-      double u = fs__inject(core, f, k) ? m->res[l] / fl->w[k] : ub;
-      if (u > m->ubmax[l]) m->ubmax[l] = u;
+      if (ub > m->ubmax[l]) m->ubmax[l] = ub;
     }
   }
   m->heap_len = 0;
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
     if (!m->cnt[l]) continue;
-    m->key[l] = m->res[l] / m->wsum[l];
+    m->key[l] = m->wsum[l] > 0 ? m->res[l] / m->wsum[l] : INFINITY;
     if (m->key[l] <= m->ubmax[l]) m->heap[m->heap_len++] = (fs__lkey){m->key[l], l};
   }
   for (size_t i = m->heap_len / 4 + 1; i-- > 0;)
@@ -256,28 +269,19 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {
-      int32_t f = a->flow[j], slot = a->slot[j];
-      if (m->flow_seen[f] != ep || fs__skip(core, f, slot)) continue;
-      int share = fs__inject(core, f, slot);
-      const fs__flow *fl = &core->flows[f];
-      if (m->new_rate[f] >= 0) { /* frozen further on: its source share freezes now */
-        if (!share || m->new_src[f] >= 0) continue;
-        m->new_src[f] = level;
-        left--;
-        m->res[l] -= fl->w[0] * level;
-        if (m->res[l] < 0) m->res[l] = 0;
-        m->wsum[l] -= fl->w[0];
-        m->cnt[l]--;
-        continue;
-      }
+      int32_t f = a->flow[j];
+      if (m->flow_seen[f] != ep || m->new_rate[f] >= 0 || fs__skip(core, f, a->slot[j])) continue;
       m->new_rate[f] = level;
       m->bn[f] = l;
       left--;
-      if (share) m->new_src[f] = level, left--;
+      const fs__flow *fl = &core->flows[f];
       for (int32_t k = 0; k < fl->n; k++) {
-        /* a source share not frozen here keeps rising on its link */
-        if (fs__skip(core, f, k) || (fs__inject(core, f, k) && !share)) continue;
+        if (fs__skip(core, f, k)) continue;
         int32_t l2 = fl->links[k];
+        if (fs__inject(core, f, k)) { /* weighs nothing: its link's level stays */
+          m->cnt[l2]--;
+          continue;
+        }
         double w = fl->w[k];
         m->res[l2] -= w * level;
         if (m->res[l2] < 0) m->res[l2] = 0;
@@ -288,6 +292,11 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
         if (k2 < level) k2 = level;
         m->key[l2] = k2;
       }
+    }
+    if (has_queue(core, l) && m->new_y[l] < 0) { /* the link's waiting windows */
+      m->new_y[l] = level;
+      left--;
+      m->cnt[l]--;
     }
   }
 }
@@ -328,26 +337,24 @@ static void walk(fs__simcore *core, fs__maxmin *m, int32_t from, double cut) {
       double load = core->load[l] + core->gone_load[l];
       if (!(load >= core->cap_Bps[l] * (1 - EPS))) continue; /* slack */
       double mx = core->gone_max[l];
+      if (has_queue(core, l) && core->src_y[l] > mx) mx = core->src_y[l];
       for (int32_t j = 0; j < a->n; j++) {
-        double x = fs__take(core, a->flow[j], a->slot[j]);
+        double x = fs__pace(core, a->flow[j], a->slot[j]);
         if (x > mx) mx = x;
       }
       if (mx * (1 - EPS) > bar) bar = mx * (1 - EPS);
     }
     for (int32_t j = 0; j < a->n; j++) {
       int32_t g = a->flow[j];
-      /* a source share has no bottleneck but this link: it follows the
-       * link's level, whatever it was */
-      if (m->flow_seen[g] != m->epoch &&
-          (fs__take(core, g, a->slot[j]) >= bar || fs__inject(core, g, a->slot[j])))
+      if (m->flow_seen[g] != m->epoch && fs__pace(core, g, a->slot[j]) >= bar)
         add_flow_S(core, m, g);
     }
   }
 }
 
 /* After a fill: every S flow froze on a saturated link l where S flows are
- * at most as fast (a source share: on its source link); fixed flows on l
- * must be too. Those faster join S. Returns how many joined. */
+ * at most as fast (a source queue: on its link); fixed flows on l must be
+ * too. Those faster join S. Returns how many joined. */
 static void note_frozen(fs__maxmin *m, uint32_t st, int32_t l, double x) {
   if (m->cstamp[l] != st) {
     m->cstamp[l] = st;
@@ -365,7 +372,7 @@ static int32_t scan_frozen(fs__simcore *core, fs__maxmin *m, uint32_t st, int32_
   int32_t added = 0;
   for (int32_t j = 0; j < a->n; j++) {
     int32_t g = a->flow[j];
-    if (m->flow_seen[g] != m->epoch && fs__take(core, g, a->slot[j]) > lim)
+    if (m->flow_seen[g] != m->epoch && fs__pace(core, g, a->slot[j]) > lim)
       added += add_flow_S(core, m, g);
   }
   return added;
@@ -381,15 +388,28 @@ static int32_t check_frozen(fs__simcore *core, fs__maxmin *m) {
   for (int32_t i = 0; i < n; i++) {
     int32_t f = m->comp_flows[i], l = m->bn[f];
     if (l >= 0) note_frozen(m, st, l, m->new_rate[f]);
-    if (fs__inject(core, f, 0)) note_frozen(m, st, core->flows[f].links[0], m->new_src[f]);
+  }
+  int32_t nl = m->n_comp_links; /* the fill's links (the scans add more) */
+  for (int32_t i = 0; i < nl; i++) {
+    int32_t l = m->comp_links[i];
+    if (has_queue(core, l)) note_frozen(m, st, l, m->new_y[l]);
   }
   int32_t added = 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t f = m->comp_flows[i];
     added += scan_frozen(core, m, st, m->bn[f]);
-    if (fs__inject(core, f, 0)) added += scan_frozen(core, m, st, core->flows[f].links[0]);
   }
+  for (int32_t i = 0; i < nl; i++)
+    if (has_queue(core, m->comp_links[i])) added += scan_frozen(core, m, st, m->comp_links[i]);
   return added;
+}
+
+/* A source queue on a link of S: its share is re-filled even when no flow
+ * is (a window left it and nothing else changes). */
+static int queue_reached(const fs__simcore *core, const fs__maxmin *m) {
+  for (int32_t i = 0; core->src_w && i < m->n_comp_links; i++)
+    if (has_queue(core, m->comp_links[i])) return 1;
+  return 0;
 }
 
 int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
@@ -428,7 +448,7 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
     double cut = theta * (1 - EPS);
     walk(core, m, walked, cut);
     walked = m->n_comp_links;
-    if (!m->n_comp_flows) break;
+    if (!m->n_comp_flows && !queue_reached(core, m)) break;
     fill_S(core, m);
     double mu = INFINITY;
     for (int32_t i = 0; i < m->n_comp_flows; i++) {

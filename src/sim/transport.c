@@ -22,8 +22,8 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
       out->mss_bytes = 9000 - 52;
       out->header_bytes = 54;
       out->queue_k = 65; /* DCTCP's K at 100 Gb/s (Alizadeh et al. 2010) */
-      /* source_fq stays 0: its re-rating costs 14-17x the fluid run on the
-       * tcp benchmarks (docs/validation.md) */
+      /* source_fq stays 0: its re-rating costs 3.7-16.6x the fluid run on
+       * the tcp benchmarks (docs/performance.md) */
       /* efficiency stays 1: against ns-3's DCTCP an incast's bottleneck
        * runs at line rate while an oversubscribed all-to-all's uplinks run
        * at ~95 % (docs/validation.md), so no one constant is right */

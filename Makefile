@@ -140,7 +140,8 @@ bench: $(BENCHBIN) $(BIN)
 # libFuzzer on the scenario and topology parsers (needs clang).
 fuzz: $(PB_C)
 	@mkdir -p $(BUILD)/fuzz/corpus
-	@cp -n examples/*.json tests/data/bad/*.json $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	@cp -n examples/*.json tests/data/bad/*.json tests/data/fuzz-seeds/*.json $(BUILD)/fuzz/corpus/ \
+	  2>/dev/null || true
 	@for f in tests/data/fuzz-crashes/*.json; do case $$f in */oom-*) ;; \
 	  *) cp -n $$f $(BUILD)/fuzz/corpus/ 2>/dev/null || true;; esac; done
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Iinclude \

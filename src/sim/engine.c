@@ -842,7 +842,10 @@ static void q_remove(fs_sim *s, int32_t fi) {
  * once, so a slow-start round holds the part of its window (at most what
  * the flow has left) its rate has not carried yet; a message sent whole
  * or a flow no longer window-limited (DCTCP's congestion avoidance) holds
- * what it has left, the latter at most K a port (port_queue_s). */
+ * what it has left, the latter at most K a port (port_queue_s). Under the
+ * source fair queue a window goes out at its queue's share instead: what
+ * has left the source and not been carried, growing at the share's excess
+ * over the rate while the window waits. */
 static void q_add(fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];

@@ -636,8 +636,8 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   c->cap_Bps[link] = Bps;
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
-    fs__flow *f = &c->flows[a->flow[j]];
     int32_t fi = a->flow[j];
+    fs__flow *f = &c->flows[fi];
     settle(s, f);
     note_leaver(c, f->rate);
     for (int32_t k = 0; k < f->n; k++) {
@@ -1030,10 +1030,7 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 /* Bytes left now, at the current rate since last_s. */
 static void settle(fs_sim *s, fs__flow *f) {
   double t0 = f->last_s, before = f->remaining;
-  if (s->tf) {
-    int32_t fi = (int32_t)(f - s->core.flows);
-    s->tf[fi].budget -= f->rate * (s->now - f->last_s);
-  }
+  if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
@@ -1318,10 +1315,9 @@ static int window_sent(fs_sim *s, int32_t fi) {
 }
 
 /* opts.check_rerate: fills every flow in flight from scratch (theta 0,
- * every link new) into the scratch arrays only, and counts the rates and
- * source-queue shares that differ from those the incremental re-rating
- * kept by more than 1e-9, in scratch of its own: it changes nothing the
- * run reads. */
+ * every link new) in scratch of its own, which nothing the run reads, and
+ * counts the rates and source-queue shares that differ from those the
+ * incremental re-rating kept by more than 1e-9. */
 static void check_rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   for (int32_t i = 0; i < s->n_active; i++) {
@@ -1452,7 +1448,6 @@ static int transport_setup(fs_sim *s) {
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
       !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
     return FS_ENOMEM;
-  for (int32_t fi = 0; fi < c->n_flows; fi++) s->tf[fi].hpos = -1;
   if (s->tp.kind == FS_TRANSPORT_TCP && s->tp.source_fq &&
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
        !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||

@@ -352,9 +352,7 @@ static void walk(fs__simcore *core, fs__maxmin *m, int32_t from, double cut) {
   }
 }
 
-/* After a fill: every S flow froze on a saturated link l where S flows are
- * at most as fast (a source queue: on its link); fixed flows on l must be
- * too. Those faster join S. Returns how many joined. */
+/* Link l froze an S member at rate x: cmin[l] is the slowest (stamp st). */
 static void note_frozen(fs__maxmin *m, uint32_t st, int32_t l, double x) {
   if (m->cstamp[l] != st) {
     m->cstamp[l] = st;
@@ -364,6 +362,7 @@ static void note_frozen(fs__maxmin *m, uint32_t st, int32_t l, double x) {
   }
 }
 
+/* Fixed flows on l faster than its slowest frozen S member join S. */
 static int32_t scan_frozen(fs__simcore *core, fs__maxmin *m, uint32_t st, int32_t l) {
   if (l < 0 || m->cstamp[l] != st) return 0;
   m->cstamp[l] = st - 1; /* scan each link once */
@@ -378,6 +377,9 @@ static int32_t scan_frozen(fs__simcore *core, fs__maxmin *m, uint32_t st, int32_
   return added;
 }
 
+/* After a fill: every S flow froze on a saturated link l where S flows are
+ * at most as fast (a source queue: on its link); fixed flows on l must be
+ * too. Those faster join S. Returns how many joined. */
 static int32_t check_frozen(fs__simcore *core, fs__maxmin *m) {
   uint32_t st = ++m->cround;
   if (st == 0) {

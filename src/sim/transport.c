@@ -93,6 +93,7 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->payload = f->bytes;
   tf->next = -1;
   tf->qlink = -1;
+  tf->hpos = -1;
   tf->budget = INFINITY;
   tf->cwnd = INFINITY;
   if (!(f->bytes > 0)) return;

@@ -1050,29 +1050,40 @@ static void charge(fs_sim *s, fs__flow *f) {
 
 static int release(fs_sim *s, int32_t id, int32_t kind);
 
-/* Source fair queue (tcp): the phase of flow fi for the round that may send
- * its budget, with `rem` bytes left: a slow-start window of a flow that is
- * not sent whole waits in the source's queue; otherwise the flow takes its
- * rate there. A route rated on one link has nothing downstream to queue at. */
-static void src_round(fs_sim *s, int32_t fi, double rem) {
-  fs__simcore *c = &s->core;
-  if (!c->src_phase) return;
+/* Source fair queue (tcp): the phase of flow fi in the round that may send
+ * its budget: a slow-start window of a flow that is not sent whole waits in
+ * the source's queue; otherwise the flow takes its rate there. A route
+ * rated on one link has nothing downstream to queue at. */
+static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
+  const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  fs__tflow *tf = &s->tf[fi];
+  const fs__tflow *tf = &s->tf[fi];
   int inject = tf->budget < INFINITY && !tf->small && f->n >= 2 &&
                c->t->links[f->links[0]].from == f->src;
-  c->src_phase[fi] = inject ? FS__SRC_INJECT : FS__SRC_RATE;
+  return inject ? FS__SRC_INJECT : FS__SRC_RATE;
+}
+
+/* Flow fi (off its links) starts a round with `rem` bytes left: its phase
+ * and what its window must get out of the source. */
+static void src_round(fs_sim *s, int32_t fi, double rem) {
+  if (!s->core.src_phase) return;
+  fs__tflow *tf = &s->tf[fi];
+  s->core.src_phase[fi] = src_round_phase(s, fi);
   tf->inject_left = tf->budget < rem ? tf->budget : rem;
 }
 
-/* Flow fi (in flight) takes something else from its source link: it leaves
- * and comes back as an arrival, so that the re-rating sees the change. */
-static int src_relink(fs_sim *s, int32_t fi, int phase) {
+/* Flow fi (in flight) takes something else from its source link, as a new
+ * round starts (new_round) or its window is out: it leaves and comes back
+ * as an arrival, so that the re-rating sees the change. The round is set
+ * between the two, as leaving the queue keeps what the old window had left
+ * to send. */
+static int src_relink(fs_sim *s, int32_t fi, int new_round) {
   fs__flow *f = &s->core.flows[fi];
   settle(s, f);
   int rc = flow_unlink(s, fi);
   if (rc) return rc;
-  s->core.src_phase[fi] = (uint8_t)phase;
+  if (new_round) src_round(s, fi, f->remaining);
+  else s->core.src_phase[fi] = FS__SRC_OUT;
   supersede(s, f);
   return flow_link(s, fi);
 }
@@ -1102,7 +1113,7 @@ static int src_out(fs_sim *s, int32_t l) {
       s->core.src_phase[fi] = FS__SRC_OUT;
       if (!rc && s->portq) q_update(s, fi);
     } else {
-      rc = src_relink(s, fi, FS__SRC_OUT);
+      rc = src_relink(s, fi, 0);
     }
     if (rc) return rc;
   }
@@ -1300,15 +1311,9 @@ static int window_sent(fs_sim *s, int32_t fi) {
   }
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
-  if (c->src_phase) {
-    uint8_t was = c->src_phase[fi];
-    src_round(s, fi, f->remaining);
-    uint8_t now = c->src_phase[fi];
-    if (was != FS__SRC_RATE || now != FS__SRC_RATE) {
-      c->src_phase[fi] = was;
-      return src_relink(s, fi, now);
-    }
-  }
+  if (c->src_phase &&
+      (c->src_phase[fi] != FS__SRC_RATE || src_round_phase(s, fi) != FS__SRC_RATE))
+    return src_relink(s, fi, 1);
   q_update(s, fi);
   supersede(s, f);
   return predict(s, f);

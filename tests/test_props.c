@@ -304,6 +304,16 @@ TEST(test_props_staggered_arrivals) {
   }
 }
 
+/* Every item's start and finish, interleaved (a new array). */
+static double *item_times(const fs_sim *s, int32_t n) {
+  double *x = malloc((size_t)n * 2 * sizeof(double));
+  for (int32_t i = 0; x && i < n; i++) {
+    x[2 * i] = fs_sim_start_s(s, i);
+    x[2 * i + 1] = fs_sim_finish_s(s, i);
+  }
+  return x;
+}
+
 /* Two runs of the same random scenario give bit-identical times. */
 TEST(test_props_deterministic) {
   for (uint64_t seed = 100; seed < 110; seed++) {
@@ -320,11 +330,7 @@ TEST(test_props_deterministic) {
       fs_sim_new(t, &s, &err);
       n = random_scenario(&g, t, r, s, FS_ROUTE_ECMP, seed, 200);
       CHECK_OK(fs_sim_run(s, NULL, &err), &err);
-      times[run] = malloc((size_t)n * 2 * sizeof(double));
-      for (int32_t i = 0; i < n; i++) {
-        times[run][2 * i] = fs_sim_start_s(s, i);
-        times[run][2 * i + 1] = fs_sim_finish_s(s, i);
-      }
+      times[run] = item_times(s, n);
       fs_sim_free(s);
       fs_router_free(r);
       fs_topo_free(t);
@@ -380,12 +386,8 @@ TEST(test_props_pruning_is_exact) {
       CHECK_OK(fs_sim_run(s, &opts, &err), &err);
       left_out[run] = fs_sim_get_counters(s).links_left_out;
       n_links = t->n_links;
-      times[run] = malloc((size_t)n * 2 * sizeof(double));
+      times[run] = item_times(s, n);
       links[run] = malloc((size_t)n_links * sizeof(fs_sim_link_stats));
-      for (int32_t i = 0; i < n; i++) {
-        times[run][2 * i] = fs_sim_start_s(s, i);
-        times[run][2 * i + 1] = fs_sim_finish_s(s, i);
-      }
       memcpy(links[run], fs_sim_links(s), (size_t)n_links * sizeof(fs_sim_link_stats));
       fs_sim_free(s);
       fs_router_free(r);
@@ -440,11 +442,7 @@ static double *tcp_times(uint64_t seed, int source_fq, int32_t *n, uint64_t *mis
   opts.check_rerate = 1;
   CHECK_OK(fs_sim_run(s, &opts, &err), &err);
   *mismatches = fs_sim_get_counters(s).rerate_mismatches;
-  double *x = malloc((size_t)*n * 2 * sizeof(double));
-  for (int32_t i = 0; i < *n; i++) {
-    x[2 * i] = fs_sim_start_s(s, i);
-    x[2 * i + 1] = fs_sim_finish_s(s, i);
-  }
+  double *x = item_times(s, *n);
   fs_sim_free(s);
   fs_router_free(r);
   fs_topo_free(t);

@@ -17,8 +17,9 @@ bin=${FABRICSIM:-build/fabricsim}
 variants="ns3 fluid"
 if "$bin" sim --help | grep -q -- '--transport'; then
   variants="$variants tcp rdma"
-  # tcp with the source's fair queue ("source_queue": "fq"), when it exists
-  grep -q source_queue docs/formats.md 2>/dev/null && variants="$variants tcp-fq"
+  # tcp with the source's fair queue ("source_queue": "fq"), when the
+  # binary knows the key
+  if grep -aq source_queue "$bin"; then variants="$variants tcp-fq"; fi
 fi
 
 out=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-validate-XXXXXX")}

@@ -426,3 +426,113 @@ TEST(test_transport_source_fair_queue_shares) {
     CHECK_REL(g.ra[i + 2], C / 4, 1e-9, "B/s (A)");
   }
 }
+
+/* A quotient under a transport model (sim.h fs_sim_set_symmetry) times
+ * its representatives as the expanded simulation times the flows they
+ * stand for. 4 leaves x 4 hosts, 2 spines at 100 Gb/s (2:1), spraying;
+ * the group is the leaf shift times the rotation of the hosts of every
+ * leaf (16 elements, acting freely on the hosts). Every host sends a
+ * chain of messages (small ones that fit the first flight, larger ones
+ * that slow-start) to the same slot one and two leaves on and to its
+ * neighbour in its leaf, new tcp connections: handshakes and slow-start
+ * rounds wait behind the switch queues its orbit's images build. The
+ * quotient simulates host 0's chain alone; its queues at a link orbit
+ * hold 16 / |O| of each flow's (4 at a leaf's uplinks), spread over the
+ * two sprayed uplinks as the packets are. */
+enum { QL = 4, QH = 4, QM = 6 };
+
+static int32_t q_host(fs_topo *t, int32_t leaf, int32_t slot) {
+  (void)t;
+  return ((leaf % QL + QL) % QL) * QH + (slot % QH + QH) % QH;
+}
+
+static int32_t q_dst(fs_topo *t, int32_t h, int32_t k) {
+  int32_t leaf = h / QH, slot = h % QH;
+  switch (k % 3) {
+    case 0: return q_host(t, leaf + 1, slot);
+    case 1: return q_host(t, leaf, slot + 1 + k / QM);
+    default: return q_host(t, leaf + 2, slot + k / QM);
+  }
+}
+
+/* Message k of a chain: two chains a host, the second of small messages
+ * whose handshakes come while the first's windows are queued. */
+static double q_bytes(int32_t k) {
+  static const double sizes[] = {2e6, 300e3, 60e3, 1e6, 9e3, 150e3};
+  return k < QM ? sizes[k % 6] : 9e3 + 3e3 * (k - QM);
+}
+
+/* Host h's two chains of QM messages in sim s (quotient routes if symm). */
+static void q_chain(fs_router *r, fs_sim *s, const fs_symm *symm, int32_t h, int32_t *ids) {
+  fs_err err = {0, ""};
+  for (int32_t k = 0; k < 2 * QM; k++) {
+    int32_t dst = q_dst(NULL, h, k);
+    fs_route rt, q;
+    fs_route_init(&rt);
+    fs_route_init(&q);
+    CHECK_OK(fs_route_spray(r, h, dst, &rt, &err), &err);
+    const fs_route *use = &rt;
+    if (symm) {
+      CHECK_OK(fs_symm_quotient_route(symm, &rt, QL * QH, &q, &err), &err);
+      q.expanded = &rt;
+      use = &q;
+    }
+    ids[k] = fs_sim_add_flow(s, h, dst, q_bytes(k), 0, use, &err);
+    CHECK(ids[k] >= 0);
+    if (k % QM) CHECK_OK(fs_sim_add_dep(s, ids[k - 1], ids[k], &err), &err);
+    fs_route_free(&rt);
+    fs_route_free(&q);
+  }
+}
+
+TEST(test_transport_quotient_equals_expanded) {
+  fs_err err = {0, ""};
+  for (int kind = 0; kind < 3; kind++) {
+    fs_transport tp;
+    fs_transport_defaults(kind == 2 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
+    tp.persistent = kind == 1;
+    fs_topo *t = NULL;
+    fs_leafspine_params p = {QL, 2, QH, 100, 100, 1, 1000};
+    CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+    if (!t) return;
+    int32_t shift[QL * QH], rot[QL * QH];
+    for (int32_t h = 0; h < QL * QH; h++) {
+      shift[h] = q_host(t, h / QH + 1, h % QH);
+      rot[h] = q_host(t, h / QH, h % QH + 1);
+    }
+    const int32_t *gens[2] = {shift, rot};
+    fs_symm *symm = NULL;
+    CHECK_OK(fs_symm_new(t, gens, 2, &symm, &err), &err);
+    net full;
+    if (!symm || net_open(&full, t, &tp)) {
+      fs_symm_free(symm);
+      return;
+    }
+    fs_sim *qs = NULL;
+    CHECK_OK(fs_sim_new(t, &qs, &err), &err);
+    CHECK_OK(fs_sim_set_transport(qs, &tp, &err), &err);
+    int32_t all[QL * QH][2 * QM], rep[2 * QM];
+    for (int32_t h = 0; h < QL * QH; h++) q_chain(full.r, full.s, NULL, h, all[h]);
+    q_chain(full.r, qs, symm, 0, rep);
+    /* without the symmetry the quotient's links cannot be read */
+    CHECK_EQ_INT(fs_sim_run(qs, NULL, &err), FS_EINVAL);
+    fs_sim_free(qs);
+    qs = NULL;
+    CHECK_OK(fs_sim_new(t, &qs, &err), &err);
+    CHECK_OK(fs_sim_set_transport(qs, &tp, &err), &err);
+    CHECK_OK(fs_sim_set_symmetry(qs, symm, &err), &err);
+    q_chain(full.r, qs, symm, 0, rep);
+    CHECK_OK(fs_sim_run(full.s, NULL, &err), &err);
+    CHECK_OK(fs_sim_run(qs, NULL, &err), &err);
+    for (int32_t k = 0; k < 2 * QM; k++) {
+      CHECK_REL(fs_sim_finish_s(qs, rep[k]), fs_sim_finish_s(full.s, all[0][k]), 1e-9, "s");
+      /* every image finishes with its representative */
+      for (int32_t h = 1; h < QL * QH; h++)
+        CHECK_REL(fs_sim_finish_s(full.s, all[h][k]), fs_sim_finish_s(full.s, all[0][k]), 1e-9,
+                  "s");
+    }
+    fs_sim_free(qs);
+    fs_symm_free(symm);
+    net_close(&full);
+  }
+}

@@ -23,6 +23,7 @@
 
 #include "fabricsim/err.h"
 #include "fabricsim/route.h"
+#include "fabricsim/symm.h"
 #include "fabricsim/topo.h"
 
 typedef struct fs_sim fs_sim;
@@ -112,6 +113,16 @@ int fs_transport_check(const fs_transport *tp, fs_err *err);
 /* Before the run; the default is fluid. 0, FS_EINVAL (bad fields, or the
  * simulation ran). */
 int fs_sim_set_transport(fs_sim *s, const fs_transport *tp, fs_err *err);
+/* The flows added on quotient routes (fs_route.expanded set, symm.h) are
+ * representatives under `symm`: a transport model times each by the route
+ * its packets take (the expanded one: hops, round trip, store and forward)
+ * and keeps the queues of every link orbit at its representative, each
+ * flow's share multiplied by flow_orbit / |orbit| (docs/model-symm.md).
+ * Needed before the run when such flows run under a transport model
+ * (fs_sim_run fails without it); the fluid model needs nothing. Copies
+ * what it needs (symm may be freed). 0, FS_EINVAL (another topology, or
+ * the simulation ran), FS_ENOMEM. */
+int fs_sim_set_symmetry(fs_sim *s, const fs_symm *symm, fs_err *err);
 
 typedef struct fs_sim_progress {
   double now_s;

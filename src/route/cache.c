@@ -18,6 +18,9 @@ struct fs_route_cache {
   size_t routes_cap;
   fs_route_transform_fn transform; /* applied to each route computed */
   void *transform_ctx;
+  fs_route **expanded; /* with a transform: routes[i] before it (each its
+                        * own allocation: routes[i].expanded points at it) */
+  size_t expanded_cap;
 };
 
 void fs_route_cache_set_transform(fs_route_cache *c, fs_route_transform_fn fn, void *ctx) {
@@ -40,8 +43,15 @@ int fs_route_cache_new(fs_router *r, fs_route_mode mode, uint64_t seed, uint64_t
 
 void fs_route_cache_free(fs_route_cache *c) {
   if (!c) return;
-  for (size_t i = 0; i < c->len; i++) fs_route_free(&c->routes[i]);
+  for (size_t i = 0; i < c->len; i++) {
+    fs_route_free(&c->routes[i]);
+    if (i < c->expanded_cap && c->expanded[i]) {
+      fs_route_free(c->expanded[i]);
+      free(c->expanded[i]);
+    }
+  }
   free(c->routes);
+  free(c->expanded);
   fs__u64map_free(&c->index);
   free(c);
 }
@@ -56,28 +66,42 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
   }
   if (fs__grow(&c->routes, &c->routes_cap, c->len + 1, sizeof(fs_route)))
     return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+  if (c->transform && c->expanded_cap < c->routes_cap) {
+    fs_route **ne = realloc(c->expanded, c->routes_cap * sizeof(*ne));
+    if (!ne) return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+    for (size_t i = c->expanded_cap; i < c->routes_cap; i++) ne[i] = NULL;
+    c->expanded = ne;
+    c->expanded_cap = c->routes_cap;
+  }
   fs_route *r = &c->routes[c->len];
   fs_route_init(r);
   int rc;
   rc = fs_route_by_mode(c->router, c->mode, src, dst, c->seed, fs__mix64(c->key ^ key), r, err);
+  fs_route *orig = NULL;
   if (!rc && c->transform) {
     fs_route q;
     fs_route_init(&q);
-    if ((rc = c->transform(c->transform_ctx, r, &q, err))) {
+    if (!(orig = malloc(sizeof(*orig)))) {
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory routing");
+    } else if ((rc = c->transform(c->transform_ctx, r, &q, err))) {
       fs_route_free(&q);
+      free(orig);
+      orig = NULL;
     } else {
-      fs_route_free(r);
+      *orig = *r;
       *r = q;
+      r->expanded = orig;
     }
   }
-  if (rc) {
+  if (rc || fs__u64map_put(&c->index, key, (int32_t)c->len)) {
     fs_route_free(r);
-    return rc;
+    if (orig) {
+      fs_route_free(orig);
+      free(orig);
+    }
+    return rc ? rc : fs_err_set(err, FS_ENOMEM, "out of memory routing");
   }
-  if (fs__u64map_put(&c->index, key, (int32_t)c->len)) {
-    fs_route_free(r);
-    return fs_err_set(err, FS_ENOMEM, "out of memory routing");
-  }
+  if (c->transform) c->expanded[c->len] = orig;
   c->len++;
   *out = r;
   return 0;

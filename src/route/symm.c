@@ -753,5 +753,6 @@ int fs_symm_quotient_route(const fs_symm *s, const fs_route *in, int64_t flow_or
   out->n_paths = in->n_paths;
   out->hops = in->hops;
   out->latency_ns = in->latency_ns;
+  out->flow_orbit = flow_orbit;
   return 0;
 }

@@ -92,6 +92,15 @@ typedef struct timer {
   void *ctx;
 } timer;
 
+/* A flow on a quotient route (symm.h): the route its packets take (one of
+ * the flows it stands for) and how many flows it stands for. */
+typedef struct fs__fpath {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  double orbit;
+} fs__fpath;
+
 struct fs_sim {
   fs__simcore core;
   fs__arena arena;
@@ -126,6 +135,11 @@ struct fs_sim {
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
                          * bind (prune.c), so it never queues */
   srcq *srcq;           /* per link, tcp with source_fq only */
+  fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
+                         * is added: the route its packets take */
+  size_t paths_cap;
+  int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
+  double *lorb;         /* ... and the orbit's size */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -157,6 +171,9 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.proutes);
   free(s->core.busy_routes);
   free(s->tf);
+  free(s->paths);
+  free(s->lrep);
+  free(s->lorb);
   free(s->portq);
   free(s->can_bind);
   free(s->fifo_head);
@@ -249,9 +266,40 @@ static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
   return (int32_t)s->n_items++;
 }
 
+/* Flow fi's route is a quotient: keeps the route its packets take (the
+ * expanded one, borrowed or copied as the flow's own route) and its orbit. */
+static int add_path(fs_sim *s, size_t fi, const fs_route *route, int borrow) {
+  const fs_route *x = route->expanded;
+  if (s->paths_cap < s->flows_cap) { /* every flow has an entry, zero if none */
+    fs__fpath *np = realloc(s->paths, s->flows_cap * sizeof(*np));
+    if (!np) return FS_ENOMEM;
+    memset(np + s->paths_cap, 0, (s->flows_cap - s->paths_cap) * sizeof(*np));
+    s->paths = np;
+    s->paths_cap = s->flows_cap;
+  }
+  if (!x) return 0;
+  fs__fpath *p = &s->paths[fi];
+  p->n = x->n;
+  p->orbit = route->flow_orbit > 0 ? (double)route->flow_orbit : 1;
+  if (borrow) {
+    p->links = x->links;
+    p->w = x->weights;
+    return 0;
+  }
+  int32_t *links = fs__arena_alloc(&s->arena, (size_t)x->n, sizeof(int32_t));
+  double *w = fs__arena_alloc(&s->arena, (size_t)x->n, sizeof(double));
+  if (!links || !w) return FS_ENOMEM;
+  memcpy(links, x->links, (size_t)x->n * sizeof(int32_t));
+  memcpy(w, x->weights, (size_t)x->n * sizeof(double));
+  p->links = links;
+  p->w = w;
+  return 0;
+}
+
 static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64_t start_ns,
                         const fs_route *route, int borrow, fs_err *err) {
   fs__simcore *c = &s->core;
+  int rc;
   if (!(bytes >= 0) || !isfinite(bytes))
     return fs_err_set(err, FS_EINVAL, "flow bytes must be finite and >= 0, got %g", bytes);
   if (start_ns < 0)
@@ -265,6 +313,11 @@ static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64
     if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
         !(route->weights[k] > 0 && isfinite(route->weights[k])))
       return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
+  for (int32_t k = 0; route->expanded && k < route->expanded->n; k++)
+    if (route->expanded->links[k] < 0 || route->expanded->links[k] >= c->t->n_links ||
+        !(route->expanded->weights[k] > 0 && isfinite(route->expanded->weights[k])))
+      return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad expanded route entry %d", src, dst,
+                        k);
   size_t nflows = (size_t)c->n_flows;
   if (fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
@@ -288,6 +341,8 @@ static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64
   f->rid = -1;
   f->bytes = bytes;
   f->latency_s = (double)route->latency_ns * 1e-9;
+  if ((route->expanded || s->paths) && (rc = add_path(s, nflows, route, borrow)))
+    return fs_err_set(err, rc, "out of memory adding flow");
   return id;
 }
 
@@ -782,24 +837,82 @@ static int srcq_leave(fs_sim *s, int32_t fi) {
   return srcq_predict(s, l);
 }
 
-/* tcp queue model (docs/model.md, "Transport": queues at switch ports).
- * A flow's packets queue at the first link of its route that is saturated
- * and can bind: downstream they arrive no faster than they are served. A
- * link that cannot bind (prune.c) is at most exactly full, with no excess
- * arriving; it never queues, whether or not it is left out of the rating,
- * which keeps the results the same either way. */
-static int32_t first_saturated(const fs_sim *s, const fs__flow *f) {
+/* The route flow fi's packets take: a quotient flow's expanded route
+ * (symm.h), else its route as added (a pruned flow's whole route). The
+ * transport model reads hops and queues there. */
+static void packet_route(const fs_sim *s, int32_t fi, const int32_t **links, const double **w,
+                         int32_t *n) {
   const fs__simcore *c = &s->core;
+  const fs__flow *f = &c->flows[fi];
+  if (s->paths && s->paths[fi].links) {
+    *links = s->paths[fi].links;
+    *w = s->paths[fi].w;
+    *n = s->paths[fi].n;
+  } else if (f->rid >= 0) {
+    *links = c->proutes[f->rid].links;
+    *w = c->proutes[f->rid].w;
+    *n = c->proutes[f->rid].n;
+  } else {
+    *links = f->links;
+    *w = f->w;
+    *n = f->n;
+  }
+}
+
+/* Where link l of flow fi's packet route is in the simulation: its orbit's
+ * representative for a quotient flow, else itself. */
+static int32_t sim_link(const fs_sim *s, int32_t fi, int32_t l) {
+  return s->paths && s->paths[fi].links ? s->lrep[l] : l;
+}
+
+/* The part of what one flow queues at link l of its packet route that each
+ * link of the simulation's link holds: a quotient flow stands for its orbit
+ * of flows, whose queues spread over the |O| links of l's orbit. */
+static double queue_mult(const fs_sim *s, int32_t fi, int32_t l) {
+  return s->paths && s->paths[fi].links ? s->paths[fi].orbit / s->lorb[l] : 1;
+}
+
+/* tcp queue model (docs/model.md, "Transport": queues at switch ports).
+ * A flow's packets queue at the first level of its packet route with a
+ * link that is saturated and can bind: downstream they arrive no faster
+ * than they are served. A level is the links every path crosses once (a
+ * run of entries whose weights sum to 1, in route order: one link per level
+ * on a single path, a sprayed route's links of one hop), and the queue
+ * spreads over its switch ports as the packets do, by weight: the same
+ * rule for every image of a flow under a symmetry, so a quotient holds
+ * each orbit's queues exactly. A link that cannot bind (prune.c) is at
+ * most exactly full, with no excess arriving; it never queues, whether or
+ * not it is left out of the rating, which keeps the results the same
+ * either way. Sets [*k0, *k1) in the packet route; 0 if none. */
+static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
+  const fs__simcore *c = &s->core;
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  packet_route(s, fi, &links, &w, &n);
   /* a window leaving the source's fair queue (or out of it) is not
    * served there in the order it arrives */
-  int32_t k0 = c->src_phase && c->src_phase[f - c->flows] != FS__SRC_RATE;
-  for (int32_t k = k0; k < f->n; k++) {
-    int32_t l = f->links[k];
+  int skip0 = c->src_phase && c->src_phase[fi] != FS__SRC_RATE;
+  double acc = 0;
+  int32_t level = 0, first = 0, sat = 0;
+  for (int32_t k = 0; k < n; k++) {
+    int32_t l = sim_link(s, fi, links[k]);
     double cap = c->cap_Bps[l];
-    if (s->can_bind && !s->can_bind[l]) continue;
-    if (cap > 0 && c->load[l] >= cap * (1 - 1e-9)) return l;
+    if (!(level == 0 && skip0) && (!s->can_bind || s->can_bind[l]) && cap > 0 &&
+        c->load[l] >= cap * (1 - 1e-9))
+      sat = 1;
+    acc += w[k];
+    if (acc >= level + 1 - 1e-6 || k == n - 1) { /* the level ends */
+      if (sat) {
+        *k0 = first;
+        *k1 = k + 1;
+        return 1;
+      }
+      level++;
+      first = k + 1;
+    }
   }
-  return -1;
+  return 0;
 }
 
 /* Brings port l's queue sums to now: between a flow's events its queued
@@ -816,28 +929,45 @@ static void q_advance(fs_sim *s, int32_t l) {
   q->t = s->now;
 }
 
-/* Takes flow fi's queued bytes out of the port it queues at. */
+/* Adds (sign 1) or takes out (-1) flow fi's queued bytes, e now falling at
+ * r, at the switch ports of its queue's level. */
+static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
+  const fs__simcore *c = &s->core;
+  fs__tflow *tf = &s->tf[fi];
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  packet_route(s, fi, &links, &w, &n);
+  for (int32_t k = tf->qlink; k < tf->qend; k++) {
+    if (c->t->nodes[c->t->links[links[k]].from].kind != FS_NODE_SWITCH) continue;
+    int32_t l = sim_link(s, fi, links[k]);
+    double x = w[k] * queue_mult(s, fi, links[k]);
+    q_advance(s, l);
+    fs__portq *q = &s->portq[l];
+    if (tf->qca) {
+      q->ca = fmax(q->ca + sign * e * x, 0);
+      q->ca_rate += sign * r * x;
+      q->n_ca += (int32_t)sign;
+      if (q->n_ca == 0) q->ca = q->ca_rate = 0; /* exactly, whatever rounding left */
+    } else {
+      q->burst = fmax(q->burst + sign * e * x, 0);
+      q->burst_rate += sign * r * x;
+      q->n_burst += (int32_t)sign;
+      if (q->n_burst == 0) q->burst = q->burst_rate = 0;
+    }
+  }
+}
+
+/* Takes flow fi's queued bytes out of the ports it queues at. */
 static void q_remove(fs_sim *s, int32_t fi) {
   fs__tflow *tf = &s->tf[fi];
-  int32_t l = tf->qlink;
-  if (l < 0) return;
-  q_advance(s, l);
-  fs__portq *q = &s->portq[l];
+  if (tf->qlink < 0) return;
   double e = tf->qbytes - tf->qrate * (s->now - tf->qsince);
-  if (e < 0) e = 0;
-  if (tf->qca) {
-    q->ca = q->ca > e ? q->ca - e : 0;
-    q->ca_rate -= tf->qrate;
-    if (--q->n_ca == 0) q->ca = q->ca_rate = 0; /* exactly, whatever rounding left */
-  } else {
-    q->burst = q->burst > e ? q->burst - e : 0;
-    q->burst_rate -= tf->qrate;
-    if (--q->n_burst == 0) q->burst = q->burst_rate = 0;
-  }
+  q_spread(s, fi, -1, e < 0 ? 0 : e, tf->qrate);
   tf->qlink = -1;
 }
 
-/* Puts flow fi's queued bytes (now) at the port it queues at: what it has
+/* Puts flow fi's queued bytes (now) at the ports it queues at: what it has
  * sent in packets but not yet at its fluid rate. A window goes out at
  * once, so a slow-start round holds the part of its window (at most what
  * the flow has left) its rate has not carried yet; a message sent whole
@@ -851,9 +981,8 @@ static void q_add(fs_sim *s, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
   fs__tflow *tf = &s->tf[fi];
   double r = f->rate;
-  if (!(r > 0)) return;
-  int32_t l = first_saturated(s, f);
-  if (l < 0 || c->t->nodes[c->t->links[l].from].kind != FS_NODE_SWITCH) return;
+  int32_t k0, k1;
+  if (!(r > 0) || !queue_level(s, fi, &k0, &k1)) return;
   double dt = s->now - f->last_s;
   double rem = f->remaining - r * dt, b = tf->budget - r * dt;
   double e = b < rem ? b : rem;
@@ -869,22 +998,13 @@ static void q_add(fs_sim *s, int32_t fi) {
   } else if (!(e > 0)) {
     return;
   }
-  q_advance(s, l);
-  fs__portq *q = &s->portq[l];
   tf->qca = tf->budget == INFINITY && !tf->small;
-  if (tf->qca) {
-    q->ca += e;
-    q->ca_rate += r;
-    q->n_ca++;
-  } else {
-    q->burst += e;
-    q->burst_rate += r;
-    q->n_burst++;
-  }
-  tf->qlink = l;
+  tf->qlink = k0;
+  tf->qend = k1;
   tf->qbytes = e;
   tf->qrate = r;
   tf->qsince = s->now;
+  q_spread(s, fi, 1, e, r);
 }
 
 /* After flow fi's rate, budget or the loads on its route changed. */
@@ -907,22 +1027,20 @@ static double port_queue_s(fs_sim *s, int32_t l) {
 }
 
 /* What a packet of flow fi and its answer wait in switch queues now: at
- * the ports of its whole route and at their reverses (the ACKs' path). */
+ * the ports of its packet route and at their reverses (the ACKs' path). */
 static double route_queue_s(fs_sim *s, int32_t fi) {
   if (!s->portq) return 0;
   const fs__simcore *c = &s->core;
-  const fs__flow *f = &c->flows[fi];
-  const int32_t *links = f->links;
-  const double *w = f->w;
-  int32_t n = f->n;
-  if (f->rid >= 0) {
-    links = c->proutes[f->rid].links;
-    w = c->proutes[f->rid].w;
-    n = c->proutes[f->rid].n;
-  }
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  packet_route(s, fi, &links, &w, &n);
   double d = 0;
-  for (int32_t k = 0; k < n; k++)
-    d += w[k] * (port_queue_s(s, links[k]) + port_queue_s(s, c->t->links[links[k]].reverse));
+  for (int32_t k = 0; k < n; k++) {
+    int32_t rev = c->t->links[links[k]].reverse;
+    d += w[k] * (port_queue_s(s, sim_link(s, fi, links[k])) +
+                 port_queue_s(s, rev < 0 ? -1 : sim_link(s, fi, rev)));
+  }
   return d;
 }
 
@@ -1447,8 +1565,22 @@ static int transport_setup(fs_sim *s) {
   s->src_busy = fs__malloc(N, sizeof(int32_t));
   if (!s->tf || !s->fifo_head || !s->fifo_tail || !s->src_busy) return FS_ENOMEM;
   for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
-  for (int32_t fi = 0; fi < c->n_flows; fi++)
-    fs__transport_flow(&s->tp, c, &c->flows[fi], &s->tf[fi]);
+  for (int32_t fi = 0; fi < c->n_flows; fi++) {
+    fs__flow *f = &c->flows[fi];
+    if (!s->paths || !s->paths[fi].links) {
+      fs__transport_flow(&s->tp, c, f, &s->tf[fi]);
+      continue;
+    }
+    /* a quotient flow: hops, round trip and store and forward of the
+     * route its packets take */
+    fs__flow view = *f;
+    view.links = s->paths[fi].links;
+    view.w = s->paths[fi].w;
+    view.n = s->paths[fi].n;
+    fs__transport_flow(&s->tp, c, &view, &s->tf[fi]);
+    f->bytes = view.bytes;
+    f->latency_s = view.latency_s;
+  }
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
       !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
@@ -1463,6 +1595,30 @@ static int transport_setup(fs_sim *s) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
+  return 0;
+}
+
+int fs_sim_set_symmetry(fs_sim *s, const fs_symm *symm, fs_err *err) {
+  if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
+  const fs_topo *t = s->core.t;
+  if (fs_symm_topo(symm) != t)
+    return fs_err_set(err, FS_EINVAL, "the symmetry is of another topology");
+  size_t L = (size_t)t->n_links;
+  int32_t *rep = fs__malloc(L ? L : 1, sizeof(int32_t));
+  double *orb = fs__malloc(L ? L : 1, sizeof(double));
+  if (!rep || !orb) {
+    free(rep);
+    free(orb);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int32_t l = 0; l < t->n_links; l++) {
+    rep[l] = fs_symm_link_rep(symm, l);
+    orb[l] = (double)fs_symm_link_orbit_size(symm, l);
+  }
+  free(s->lrep);
+  free(s->lorb);
+  s->lrep = rep;
+  s->lorb = orb;
   return 0;
 }
 
@@ -1489,6 +1645,10 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
+  if (s->paths && !s->lrep && s->tp.kind != FS_TRANSPORT_FLUID)
+    return fs_err_set(err, FS_EINVAL,
+                      "flows on quotient routes under a transport model need the symmetry "
+                      "(fs_sim_set_symmetry)");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
   int prune = !s->n_timers && !opts->observe && !opts->rate_all_links;
   if (prune || (s->portq && !s->n_timers)) {
@@ -1679,6 +1839,7 @@ double fs_sim_link_capacity_bps(const fs_sim *s, int32_t link) {
  * not grow memory), else in the arena. */
 static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   fs__flow *f = &s->core.flows[fi];
+  if (s->paths) s->paths[fi].links = NULL; /* its packets now take this route */
   if (route->n <= f->owned_cap) {
     memcpy((int32_t *)f->links, route->links, (size_t)route->n * sizeof(int32_t));
     memcpy((double *)f->w, route->weights, (size_t)route->n * sizeof(double));

@@ -168,7 +168,8 @@ typedef struct fs__tflow {
   int32_t next;       /* source FIFO: the next small flow waiting, -1 */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
-  int32_t qlink;      /* the switch port it queues at, -1 (engine.c) */
+  int32_t qlink, qend; /* the level of its packet route it queues at: entries
+                        * [qlink, qend); qlink -1: none (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
   double inject_left; /* source fair queue: the round's bytes not yet out of the
                        * source, as of when it last joined its link's queue */

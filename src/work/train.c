@@ -222,8 +222,16 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   if (job->mode != FS_ROUTE_SPRAY)
     return symm_refuse(tr, "refused: routing is not spray (per-flow hashing breaks it)"), 0;
   if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
-  if (tr->job->transport.kind != FS_TRANSPORT_FLUID)
-    return symm_refuse(tr, "refused: a transport model times each flow by its whole route"), 0;
+  /* a transport model times each flow by its expanded route (kept by the
+   * route cache) and keeps each link orbit's queues at its representative
+   * (fs_sim_set_symmetry); what it cannot fold is refused */
+  if (tr->job->transport.efficiency < 1)
+    return symm_refuse(tr, "refused: the transport's shared-link efficiency counts the flows "
+                           "on each link"),
+           0;
+  if (tr->job->transport.source_fq)
+    return symm_refuse(tr, "refused: the source fair queue shares each host link by its flows"),
+           0;
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
   const fs_topo *t = job->topo;
@@ -338,7 +346,9 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
     tr->orbit *= tr->d / g;
   }
   fs_route_cache_set_transform(tr->routes, quotient_route, tr);
-  return 0;
+  return tr->job->transport.kind != FS_TRANSPORT_FLUID
+             ? fs_sim_set_symmetry(tr->sim, tr->symm, err)
+             : 0;
 }
 
 /* Time of one collective run alone, cached by (op, bytes, group). hosts
@@ -920,6 +930,7 @@ static int cp_seconds(fs_train *tr, fs_work_pass pass, int64_t layers, int32_t v
   int32_t end;
   int rc = fs_sim_new(tr->job->topo, &sim, err);
   if (!rc) rc = fs_sim_set_transport(sim, &tr->job->transport, err);
+  if (!rc && tr->symm) rc = fs_sim_set_symmetry(sim, tr->symm, err);
   if (!rc) rc = cp_ring(tr, sim, 0, 0, vs, pass, -1, &end, err);
   if (!rc) rc = fs_sim_run(sim, NULL, err);
   if (!rc) *out = fs_sim_makespan_s(sim);

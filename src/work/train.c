@@ -205,10 +205,13 @@ static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *p
  * (spraying; checked over the orbits of the traffic's pairs), only TP rank
  * 0's lanes and rails (R) of data-parallel ranks 0 .. g-1 (S) are
  * simulated, each flow on its quotient route, and max-min gives every
- * member of an orbit the same times (model-symm.md). Both are refused for
- * other routing modes, routing control or failures, a cluster, a trace
- * (its link utilisation needs every link), or no automorphism; the report
- * then says why and the full simulation runs. */
+ * member of an orbit the same times (model-symm.md); under a transport
+ * model each flow is timed by its expanded route and the switch queues
+ * are folded too. Both are refused for other routing modes, routing
+ * control or failures, a cluster, a trace (its link utilisation needs
+ * every link), a transport's per-link counts (shared-link efficiency,
+ * source fair queue), or no automorphism; the report then says why and
+ * the full simulation runs. */
 static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   const fs_job *job = tr->job;
   tr->lane_step = 1;

@@ -438,7 +438,8 @@ TEST(test_transport_source_fair_queue_shares) {
  * rounds wait behind the switch queues its orbit's images build. The
  * quotient simulates host 0's chain alone; its queues at a link orbit
  * hold 16 / |O| of each flow's (4 at a leaf's uplinks), spread over the
- * two sprayed uplinks as the packets are. */
+ * two sprayed uplinks as the packets are; also with the source fair
+ * queue. */
 enum { QL = 4, QH = 4, QM = 6 };
 
 static int32_t q_host(fs_topo *t, int32_t leaf, int32_t slot) {
@@ -487,10 +488,11 @@ static void q_chain(fs_router *r, fs_sim *s, const fs_symm *symm, int32_t h, int
 
 TEST(test_transport_quotient_equals_expanded) {
   fs_err err = {0, ""};
-  for (int kind = 0; kind < 3; kind++) {
+  for (int kind = 0; kind < 4; kind++) {
     fs_transport tp;
     fs_transport_defaults(kind == 2 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
     tp.persistent = kind == 1;
+    tp.source_fq = kind == 3;
     fs_topo *t = NULL;
     fs_leafspine_params p = {QL, 2, QH, 100, 100, 1, 1000};
     CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);

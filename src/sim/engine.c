@@ -1176,8 +1176,12 @@ static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
   const fs__tflow *tf = &s->tf[fi];
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  packet_route(s, fi, &links, &w, &n); /* a quotient's first link: its orbit's */
   int inject = tf->budget < INFINITY && !tf->small && f->n >= 2 &&
-               c->t->links[f->links[0]].from == f->src;
+               c->t->links[links[0]].from == f->src && sim_link(s, fi, links[0]) == f->links[0];
   return inject ? FS__SRC_INJECT : FS__SRC_RATE;
 }
 

@@ -209,9 +209,9 @@ static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *p
  * model each flow is timed by its expanded route and the switch queues
  * are folded too. Both are refused for other routing modes, routing
  * control or failures, a cluster, a trace (its link utilisation needs
- * every link), a transport's per-link counts (shared-link efficiency,
- * source fair queue), or no automorphism; the report then says why and
- * the full simulation runs. */
+ * every link), a transport's shared-link efficiency (it counts the flows
+ * of each link), or no automorphism; the report then says why and the
+ * full simulation runs. */
 static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   const fs_job *job = tr->job;
   tr->lane_step = 1;
@@ -227,13 +227,10 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
   /* a transport model times each flow by its expanded route (kept by the
    * route cache) and keeps each link orbit's queues at its representative
-   * (fs_sim_set_symmetry); what it cannot fold is refused */
+   * (fs_sim_set_symmetry); the shared-link efficiency is not folded */
   if (tr->job->transport.efficiency < 1)
     return symm_refuse(tr, "refused: the transport's shared-link efficiency counts the flows "
                            "on each link"),
-           0;
-  if (tr->job->transport.source_fq)
-    return symm_refuse(tr, "refused: the source fair queue shares each host link by its flows"),
            0;
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;

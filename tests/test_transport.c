@@ -2,7 +2,8 @@
  * cases: one flow over h hops (headers, store and forward), the slow start
  * of one flow, the source FIFO of small messages, a shared link's
  * efficiency, a handshake behind a switch queue (bursts; K packets in
- * congestion avoidance); the fluid default
+ * congestion avoidance) and behind the packet on a busy host's wire; a
+ * quotient under a symmetry against its expanded run; the fluid default
  * unchanged; bad keys exit 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -334,6 +335,40 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   double queue = 2 * w - C * (t1 - hs);
   CHECK_REL(fin[0], alone, 1e-12, "s (no queue model)");
   CHECK_REL(fin[1], alone + queue / C, 1e-9, "s (SYN-ACK behind A's and B's rest)");
+}
+
+/* A host's fair queue: D (host 0 -> host 1, 1000 bytes) opens its
+ * connection at 100 us while host 1 sends A (10 MB) to host 2. D's
+ * SYN-ACK leaves host 1 behind the packet of A on the wire: half a full
+ * packet's time, (P + H) / 2C, on average. No switch queue is on D's way
+ * (A queues at no switch port: its only saturated links are its own).
+ * With A sent by host 3 instead, host 1's link is idle: no wait; with the
+ * queue model off (queue_k 0), none either. */
+TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
+  double fin[3] = {0, 0, 0};
+  fs_transport tp;
+  double t1 = 100e-6, small = 1000;
+  for (int v = 0; v < 3; v++) {
+    fs_err err = {0, ""};
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    if (v == 2) tp.queue_k = 0;
+    net n;
+    if (net_open(&n, star(4, 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    add(&n, v == 1 ? 3 : 1, 2, 10e6);
+    int32_t d = add_at(&n, 0, 1, small, t1);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    fin[v] = fs_sim_finish_s(n.s, d);
+    net_close(&n);
+  }
+  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double last, wd = wire(&tp, small, &last);
+  double alone = t1 + hs + wd / C + prop + last / C;
+  CHECK_REL(fin[0], alone + (P + H) / (2 * C), 1e-9, "s (SYN-ACK behind A's packet)");
+  CHECK_REL(fin[1], alone, 1e-12, "s (host 1 idle)");
+  CHECK_REL(fin[2], alone, 1e-12, "s (no queue model)");
 }
 
 /* The same, with A and B long (10 MB) and past slow start when D opens

@@ -92,6 +92,13 @@ typedef struct timer {
   void *ctx;
 } timer;
 
+/* A change of host_flows waiting for the batch's end: link's count moves
+ * by delta; link -1: flow's `hcounted` becomes delta > 0. */
+typedef struct hc_change {
+  int32_t link, flow;
+  double delta;
+} hc_change;
+
 /* A flow on a quotient route (symm.h): the route its packets take (one of
  * the flows it stands for) and how many flows it stands for. */
 typedef struct fs__fpath {
@@ -135,6 +142,10 @@ struct fs_sim {
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
                          * bind (prune.c), so it never queues */
   srcq *srcq;           /* per link, tcp with source_fq only */
+  double *host_flows;   /* per link, with portq: flows in flight on it, for
+                         * the links leaving hosts (host_count) */
+  hc_change *hc_pending; /* changes to it since the last re-rating */
+  size_t n_hc, hc_cap;
   fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
                          * is added: the route its packets take */
   size_t paths_cap;
@@ -175,6 +186,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->lrep);
   free(s->lorb);
   free(s->portq);
+  free(s->host_flows);
+  free(s->hc_pending);
   free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
@@ -1026,6 +1039,53 @@ static double port_queue_s(fs_sim *s, int32_t l) {
   return (q->burst + (q->ca < k ? q->ca : k)) / s->core.cap_Bps[l];
 }
 
+/* A packet leaving a host (or its NIC) on link l while another flow sends
+ * there: the host's fair queue serves it after the packet on the wire,
+ * which has half a full packet's time left on average (the mean residual
+ * of a deterministic service, Kleinrock, Queueing Systems vol. 1, 5.2).
+ * self: the flow the packet belongs to is counted on l. */
+static double host_residual_s(fs_sim *s, int32_t l, int self) {
+  const fs__simcore *c = &s->core;
+  if (l < 0 || c->t->nodes[c->t->links[l].from].kind == FS_NODE_SWITCH) return 0;
+  if (!(s->host_flows[l] - self > 0.5)) return 0;
+  return (s->tp.mss_bytes + s->tp.header_bytes) / (2 * c->cap_Bps[l]);
+}
+
+/* Counts flow fi (sign 1) or stops counting it (-1) on the host links its
+ * packets leave by (the first entries of its packet route, before the
+ * first switch): whether or not the rating keeps them, and for a quotient
+ * flow its orbit's members per link (orbit / |O|). The change is applied
+ * at the batch's re-rating, as the port queues are: what a packet finds
+ * must not depend on the order of the events of one instant. */
+static int host_count(fs_sim *s, int32_t fi, double sign) {
+  if (!s->host_flows) return 0;
+  const fs__simcore *c = &s->core;
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  packet_route(s, fi, &links, &w, &n);
+  for (int32_t k = 0; k <= n; k++) {
+    int last = k == n || c->t->nodes[c->t->links[links[k]].from].kind == FS_NODE_SWITCH;
+    if (fs__grow(&s->hc_pending, &s->hc_cap, s->n_hc + 1, sizeof(*s->hc_pending)))
+      return FS_ENOMEM;
+    s->hc_pending[s->n_hc++] =
+        last ? (hc_change){-1, fi, sign} : (hc_change){sim_link(s, fi, links[k]), fi,
+                                                        sign * queue_mult(s, fi, links[k])};
+    if (last) return 0;
+  }
+  return 0;
+}
+
+/* The batch's host link counts (host_count). */
+static void host_count_apply(fs_sim *s) {
+  for (size_t i = 0; i < s->n_hc; i++) {
+    const hc_change *h = &s->hc_pending[i];
+    if (h->link >= 0) s->host_flows[h->link] += h->delta;
+    else s->tf[h->flow].hcounted = h->delta > 0;
+  }
+  s->n_hc = 0;
+}
+
 /* What a packet of flow fi and its answer wait in switch queues now: at
  * the ports of its packet route and at their reverses (the ACKs' path). */
 static double route_queue_s(fs_sim *s, int32_t fi) {
@@ -1035,11 +1095,13 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   const double *w;
   int32_t n;
   packet_route(s, fi, &links, &w, &n);
+  int self = s->tf[fi].hcounted;
   double d = 0;
   for (int32_t k = 0; k < n; k++) {
     int32_t rev = c->t->links[links[k]].reverse;
-    d += w[k] * (port_queue_s(s, sim_link(s, fi, links[k])) +
-                 port_queue_s(s, rev < 0 ? -1 : sim_link(s, fi, rev)));
+    int32_t l = sim_link(s, fi, links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
+    d += w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self) +
+                 host_residual_s(s, lr, 0));
   }
   return d;
 }
@@ -1075,6 +1137,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     if (a->n == 2 && s->cap_base) capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
+  if (host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
   f->active_idx = s->n_active;
@@ -1100,8 +1163,10 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
   if (s->portq) q_remove(s, fi);
+  int rc = host_count(s, fi, -1);
+  if (rc) return rc;
   note_leaver(c, f->rate);
-  int rc = fs__inject(c, fi, 0) && s->tf[fi].hpos >= 0 ? srcq_leave(s, fi) : 0;
+  rc = fs__inject(c, fi, 0) && s->tf[fi].hpos >= 0 ? srcq_leave(s, fi) : 0;
   if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -1477,6 +1542,7 @@ static void check_rerate(fs_sim *s) {
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
+  if (s->n_hc) host_count_apply(s);
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   for (size_t i = 0; i < c->n_dirty; i++) {
@@ -1587,7 +1653,8 @@ static int transport_setup(fs_sim *s) {
   }
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
-      !(s->portq = calloc(L ? L : 1, sizeof(*s->portq))))
+      (!(s->portq = calloc(L ? L : 1, sizeof(*s->portq))) ||
+       !(s->host_flows = calloc(L ? L : 1, sizeof(double)))))
     return FS_ENOMEM;
   if (s->tp.kind == FS_TRANSPORT_TCP && s->tp.source_fq &&
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||

@@ -104,6 +104,24 @@ def alltoall_ordered(hosts, size, rotated):
     return flows
 
 
+def mice_elephants(chains):
+    """Two 8 MiB flows and 30 messages of 16 KiB to host 8 of a star:
+    from hosts 2..7, all at once (5 a host, through the source FIFO), or
+    as 3 chains of 10 (each message after the previous) from hosts 2..4."""
+    flows = [flow("E0", 0, 8, 8 * MIB), flow("E1", 1, 8, 8 * MIB)]
+    if not chains:
+        return flows + [flow("m%d" % i, 2 + i % 6, 8, 16 * KIB) for i in range(30)]
+    for c in range(3):
+        for i in range(10):
+            after = ["c%d.%d" % (c, i - 1)] if i else None
+            flows.append(flow("c%d.%d" % (c, i), 2 + c, 8, 16 * KIB, after))
+    return flows
+
+
+def star400(hosts):
+    return {"type": "star", "hosts": hosts, "gbps": 400, "latency_ns": 500}
+
+
 CASES = {
     "incast16": scenario("16->1 incast, 1 MiB each, one switch", star(17),
                          incast([MIB] * 16)),
@@ -132,6 +150,24 @@ CASES = {
     "alltoall64k-rotated": scenario("64 KiB all-to-all, 16 hosts, one message at a time, "
                                     "sender i in the order i+1, i+2, ...",
                                     leafspine(2, 2, 8), alltoall_ordered(16, 64 * KIB, True)),
+    # Added 2026-12-04 to see how far the model carries beyond the cases
+    # it was built on (docs/validation.md).
+    "mice-elephants": scenario("2 x 8 MiB and 30 x 16 KiB (5 from each of 6 hosts) to one host",
+                               star(9), mice_elephants(False)),
+    "mice-chains": scenario("2 x 8 MiB and 3 chains of 10 x 16 KiB to one host", star(9),
+                            mice_elephants(True)),
+    "incast8-400g": scenario("8->1 incast, 1 MiB each, one switch, 400 Gb/s, 500 ns", star400(9),
+                             incast([MIB] * 8)),
+    "incast32-64k": scenario("32->1 incast, 64 KiB each, one switch", star(33),
+                             incast([64 * KIB] * 32)),
+    "ring-256k-4to1": scenario("ring all-reduce, 8 hosts, 256 KiB steps, leaf-spine 2x4, "
+                               "one spine (4:1)", leafspine(2, 1, 4),
+                               ring_allreduce(8, 256 * KIB)),
+    "alltoall-fattree4-128k": scenario("all-to-all of 128 KiB, 16 hosts, fat-tree k=4, ECMP",
+                                       {"type": "fattree", "k": 4, "gbps": 100,
+                                        "latency_ns": 1000}, alltoall(16, 128 * KIB)),
+    "pingpong-1m": scenario("ping-pong: 10 chained 1 MiB messages between leaves",
+                            leafspine(2, 2, 4), pingpong(0, 4, MIB, 10)),
 }
 
 

@@ -256,15 +256,21 @@ static int pos_release(fs__simcore *c, int32_t off, int32_t n) {
   return 0;
 }
 
-/* A copy of the route's arrays in the arena (stable for the run). */
+/* A copy of a route's arrays in the arena (stable for the run). */
+static int arena_route(fs_sim *s, const fs_route *route, const int32_t **links,
+                       const double **w) {
+  int32_t *l = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(int32_t));
+  double *x = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(double));
+  if (!l || !x) return FS_ENOMEM;
+  memcpy(l, route->links, (size_t)route->n * sizeof(int32_t));
+  memcpy(x, route->weights, (size_t)route->n * sizeof(double));
+  *links = l;
+  *w = x;
+  return 0;
+}
+
 static int copy_route(fs_sim *s, fs__flow *f, const fs_route *route) {
-  int32_t *links = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(int32_t));
-  double *w = fs__arena_alloc(&s->arena, (size_t)route->n, sizeof(double));
-  if (!links || !w) return FS_ENOMEM;
-  memcpy(links, route->links, (size_t)route->n * sizeof(int32_t));
-  memcpy(w, route->weights, (size_t)route->n * sizeof(double));
-  f->links = links;
-  f->w = w;
+  if (arena_route(s, route, &f->links, &f->w)) return FS_ENOMEM;
   f->owned_cap = route->n;
   return 0;
 }
@@ -294,18 +300,9 @@ static int add_path(fs_sim *s, size_t fi, const fs_route *route, int borrow) {
   fs__fpath *p = &s->paths[fi];
   p->n = x->n;
   p->orbit = route->flow_orbit > 0 ? (double)route->flow_orbit : 1;
-  if (borrow) {
-    p->links = x->links;
-    p->w = x->weights;
-    return 0;
-  }
-  int32_t *links = fs__arena_alloc(&s->arena, (size_t)x->n, sizeof(int32_t));
-  double *w = fs__arena_alloc(&s->arena, (size_t)x->n, sizeof(double));
-  if (!links || !w) return FS_ENOMEM;
-  memcpy(links, x->links, (size_t)x->n * sizeof(int32_t));
-  memcpy(w, x->weights, (size_t)x->n * sizeof(double));
-  p->links = links;
-  p->w = w;
+  if (!borrow) return arena_route(s, x, &p->links, &p->w);
+  p->links = x->links;
+  p->w = x->weights;
   return 0;
 }
 
@@ -853,23 +850,20 @@ static int srcq_leave(fs_sim *s, int32_t fi) {
 /* The route flow fi's packets take: a quotient flow's expanded route
  * (symm.h), else its route as added (a pruned flow's whole route). The
  * transport model reads hops and queues there. */
-static void packet_route(const fs_sim *s, int32_t fi, const int32_t **links, const double **w,
-                         int32_t *n) {
+typedef struct pkt_route {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+} pkt_route;
+
+static pkt_route packet_route(const fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  if (s->paths && s->paths[fi].links) {
-    *links = s->paths[fi].links;
-    *w = s->paths[fi].w;
-    *n = s->paths[fi].n;
-  } else if (f->rid >= 0) {
-    *links = c->proutes[f->rid].links;
-    *w = c->proutes[f->rid].w;
-    *n = c->proutes[f->rid].n;
-  } else {
-    *links = f->links;
-    *w = f->w;
-    *n = f->n;
-  }
+  if (s->paths && s->paths[fi].links)
+    return (pkt_route){s->paths[fi].links, s->paths[fi].w, s->paths[fi].n};
+  if (f->rid >= 0)
+    return (pkt_route){c->proutes[f->rid].links, c->proutes[f->rid].w, c->proutes[f->rid].n};
+  return (pkt_route){f->links, f->w, f->n};
 }
 
 /* Where link l of flow fi's packet route is in the simulation: its orbit's
@@ -899,23 +893,20 @@ static double queue_mult(const fs_sim *s, int32_t fi, int32_t l) {
  * either way. Sets [*k0, *k1) in the packet route; 0 if none. */
 static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   const fs__simcore *c = &s->core;
-  const int32_t *links;
-  const double *w;
-  int32_t n;
-  packet_route(s, fi, &links, &w, &n);
+  pkt_route p = packet_route(s, fi);
   /* a window leaving the source's fair queue (or out of it) is not
    * served there in the order it arrives */
   int skip0 = c->src_phase && c->src_phase[fi] != FS__SRC_RATE;
   double acc = 0;
   int32_t level = 0, first = 0, sat = 0;
-  for (int32_t k = 0; k < n; k++) {
-    int32_t l = sim_link(s, fi, links[k]);
+  for (int32_t k = 0; k < p.n; k++) {
+    int32_t l = sim_link(s, fi, p.links[k]);
     double cap = c->cap_Bps[l];
     if (!(level == 0 && skip0) && (!s->can_bind || s->can_bind[l]) && cap > 0 &&
         c->load[l] >= cap * (1 - 1e-9))
       sat = 1;
-    acc += w[k];
-    if (acc >= level + 1 - 1e-6 || k == n - 1) { /* the level ends */
+    acc += p.w[k];
+    if (acc >= level + 1 - 1e-6 || k == p.n - 1) { /* the level ends */
       if (sat) {
         *k0 = first;
         *k1 = k + 1;
@@ -947,14 +938,11 @@ static void q_advance(fs_sim *s, int32_t l) {
 static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   const fs__simcore *c = &s->core;
   fs__tflow *tf = &s->tf[fi];
-  const int32_t *links;
-  const double *w;
-  int32_t n;
-  packet_route(s, fi, &links, &w, &n);
+  pkt_route p = packet_route(s, fi);
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
-    if (c->t->nodes[c->t->links[links[k]].from].kind != FS_NODE_SWITCH) continue;
-    int32_t l = sim_link(s, fi, links[k]);
-    double x = w[k] * queue_mult(s, fi, links[k]);
+    if (c->t->nodes[c->t->links[p.links[k]].from].kind != FS_NODE_SWITCH) continue;
+    int32_t l = sim_link(s, fi, p.links[k]);
+    double x = p.w[k] * queue_mult(s, fi, p.links[k]);
     q_advance(s, l);
     fs__portq *q = &s->portq[l];
     if (tf->qca) {
@@ -1060,17 +1048,14 @@ static double host_residual_s(fs_sim *s, int32_t l, int self) {
 static int host_count(fs_sim *s, int32_t fi, double sign) {
   if (!s->host_flows) return 0;
   const fs__simcore *c = &s->core;
-  const int32_t *links;
-  const double *w;
-  int32_t n;
-  packet_route(s, fi, &links, &w, &n);
-  for (int32_t k = 0; k <= n; k++) {
-    int last = k == n || c->t->nodes[c->t->links[links[k]].from].kind == FS_NODE_SWITCH;
+  pkt_route p = packet_route(s, fi);
+  for (int32_t k = 0; k <= p.n; k++) {
+    int last = k == p.n || c->t->nodes[c->t->links[p.links[k]].from].kind == FS_NODE_SWITCH;
     if (fs__grow(&s->hc_pending, &s->hc_cap, s->n_hc + 1, sizeof(*s->hc_pending)))
       return FS_ENOMEM;
     s->hc_pending[s->n_hc++] =
-        last ? (hc_change){-1, fi, sign} : (hc_change){sim_link(s, fi, links[k]), fi,
-                                                        sign * queue_mult(s, fi, links[k])};
+        last ? (hc_change){-1, fi, sign} : (hc_change){sim_link(s, fi, p.links[k]), fi,
+                                                        sign * queue_mult(s, fi, p.links[k])};
     if (last) return 0;
   }
   return 0;
@@ -1091,16 +1076,13 @@ static void host_count_apply(fs_sim *s) {
 static double route_queue_s(fs_sim *s, int32_t fi) {
   if (!s->portq) return 0;
   const fs__simcore *c = &s->core;
-  const int32_t *links;
-  const double *w;
-  int32_t n;
-  packet_route(s, fi, &links, &w, &n);
+  pkt_route p = packet_route(s, fi);
   int self = s->tf[fi].hcounted;
   double d = 0;
-  for (int32_t k = 0; k < n; k++) {
-    int32_t rev = c->t->links[links[k]].reverse;
-    int32_t l = sim_link(s, fi, links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
-    d += w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self) +
+  for (int32_t k = 0; k < p.n; k++) {
+    int32_t rev = c->t->links[p.links[k]].reverse;
+    int32_t l = sim_link(s, fi, p.links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
+    d += p.w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self) +
                  host_residual_s(s, lr, 0));
   }
   return d;
@@ -1241,12 +1223,9 @@ static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
   const fs__tflow *tf = &s->tf[fi];
-  const int32_t *links;
-  const double *w;
-  int32_t n;
-  packet_route(s, fi, &links, &w, &n); /* a quotient's first link: its orbit's */
+  int32_t first = packet_route(s, fi).links[0]; /* a quotient's: its orbit's */
   int inject = tf->budget < INFINITY && !tf->small && f->n >= 2 &&
-               c->t->links[links[0]].from == f->src && sim_link(s, fi, links[0]) == f->links[0];
+               c->t->links[first].from == f->src && sim_link(s, fi, first) == f->links[0];
   return inject ? FS__SRC_INJECT : FS__SRC_RATE;
 }
 

@@ -1018,9 +1018,9 @@ static void q_update(fs_sim *s, int32_t fi) {
 /* The queueing delay of port l now: its bursts, and at most K packets
  * (scaled with the port's rate) of its flows in congestion avoidance. */
 static double port_queue_s(fs_sim *s, int32_t l) {
-  if (l < 0 || !(s->core.cap_Bps[l] > 0)) return 0;
+  if (l < 0) return 0;
   fs__portq *q = &s->portq[l];
-  if (!q->n_burst && !q->n_ca) return 0;
+  if ((!q->n_burst && !q->n_ca) || !(s->core.cap_Bps[l] > 0)) return 0;
   q_advance(s, l);
   double k = s->tp.queue_k * (s->tp.mss_bytes + s->tp.header_bytes) *
              (s->core.t->links[l].capacity_bps / 100e9);
@@ -1033,10 +1033,9 @@ static double port_queue_s(fs_sim *s, int32_t l) {
  * of a deterministic service, Kleinrock, Queueing Systems vol. 1, 5.2).
  * self: the flow the packet belongs to is counted on l. */
 static double host_residual_s(fs_sim *s, int32_t l, int self) {
-  const fs__simcore *c = &s->core;
-  if (l < 0 || c->t->nodes[c->t->links[l].from].kind == FS_NODE_SWITCH) return 0;
-  if (!(s->host_flows[l] - self > 0.5)) return 0;
-  return (s->tp.mss_bytes + s->tp.header_bytes) / (2 * c->cap_Bps[l]);
+  /* only host links are counted (host_count): 0 elsewhere */
+  if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
+  return (s->tp.mss_bytes + s->tp.header_bytes) / (2 * s->core.cap_Bps[l]);
 }
 
 /* Counts flow fi (sign 1) or stops counting it (-1) on the host links its

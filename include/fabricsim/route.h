@@ -51,9 +51,10 @@ typedef struct fs_route {
   int64_t latency_ns; /* longest path's summed link latency */
   /* A quotient route (symm.h) stands for flow_orbit flows (0 otherwise);
    * `expanded` is one of their routes as the router gave it (set by a route
-   * cache that transforms, fs_route_cache_set_transform; borrowed, never
-   * freed with this route, NULL otherwise). A transport model (sim.h) times
-   * a flow by its packets' route, so it reads hops and queues there. */
+   * cache that transforms and keeps them, fs_route_cache_keep_expanded;
+   * borrowed, never freed with this route, NULL otherwise). A transport
+   * model (sim.h) times a flow by its packets' route, so it reads hops and
+   * queues there. */
   int64_t flow_orbit;
   const struct fs_route *expanded;
 } fs_route;
@@ -116,10 +117,13 @@ void fs_route_cache_free(fs_route_cache *c); /* NULL is a no-op */
 /* A function every route the cache computes goes through before it is
  * kept (e.g. the symmetry quotient, symm.h): fills out (initialised) from
  * in, or returns a negative code with err set (the get then fails). Set it
- * before the first get; routes already cached are not transformed. The
- * cache keeps `in` too, as the kept route's `expanded`. */
+ * before the first get; routes already cached are not transformed. */
 typedef int (*fs_route_transform_fn)(void *ctx, const fs_route *in, fs_route *out, fs_err *err);
 void fs_route_cache_set_transform(fs_route_cache *c, fs_route_transform_fn fn, void *ctx);
+/* From now on the cache also keeps each route before its transform, as the
+ * kept route's `expanded` (what a transport model reads; memory: one more
+ * route per pair). */
+void fs_route_cache_keep_expanded(fs_route_cache *c);
 
 /* ---- family-aware routing (single paths; errors as fs_route_explicit, and
  * FS_EINVAL on a topology of another family or src == dst) ---- */

@@ -116,7 +116,7 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
  * (>= 1) flows: one entry per link orbit that `in` touches, at the orbit's
  * representative link, in order of first appearance in `in`, with weight
  * flow_orbit * W_O / |O|; latency_ns, hops and n_paths copied, flow_orbit
- * set (expanded is left to the caller: see fs_route_cache). *out's
+ * set (expanded is left to the caller: fs_route_cache_keep_expanded). *out's
  * previous contents are replaced (it must be initialised). Returns 0, or
  * FS_EINVAL (link out of range, weight not finite and > 0, flow_orbit < 1)
  * or FS_ENOMEM, with *out unchanged. in and out must differ. */

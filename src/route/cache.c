@@ -18,10 +18,13 @@ struct fs_route_cache {
   size_t routes_cap;
   fs_route_transform_fn transform; /* applied to each route computed */
   void *transform_ctx;
-  fs_route **expanded; /* with a transform: routes[i] before it (each its
+  int keep_expanded;   /* fs_route_cache_keep_expanded */
+  fs_route **expanded; /* then: routes[i] before the transform (each its
                         * own allocation: routes[i].expanded points at it) */
   size_t expanded_cap;
 };
+
+void fs_route_cache_keep_expanded(fs_route_cache *c) { c->keep_expanded = 1; }
 
 void fs_route_cache_set_transform(fs_route_cache *c, fs_route_transform_fn fn, void *ctx) {
   c->transform = fn;
@@ -66,7 +69,8 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
   }
   if (fs__grow(&c->routes, &c->routes_cap, c->len + 1, sizeof(fs_route)))
     return fs_err_set(err, FS_ENOMEM, "out of memory routing");
-  if (c->transform && c->expanded_cap < c->routes_cap) {
+  int keep = c->transform && c->keep_expanded;
+  if (keep && c->expanded_cap < c->routes_cap) {
     fs_route **ne = realloc(c->expanded, c->routes_cap * sizeof(*ne));
     if (!ne) return fs_err_set(err, FS_ENOMEM, "out of memory routing");
     for (size_t i = c->expanded_cap; i < c->routes_cap; i++) ne[i] = NULL;
@@ -81,14 +85,15 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
   if (!rc && c->transform) {
     fs_route q;
     fs_route_init(&q);
-    if (!(orig = malloc(sizeof(*orig)))) {
+    if (keep && !(orig = malloc(sizeof(*orig)))) {
       rc = fs_err_set(err, FS_ENOMEM, "out of memory routing");
     } else if ((rc = c->transform(c->transform_ctx, r, &q, err))) {
       fs_route_free(&q);
       free(orig);
       orig = NULL;
     } else {
-      *orig = *r;
+      if (keep) *orig = *r;
+      else fs_route_free(r);
       *r = q;
       r->expanded = orig;
     }
@@ -101,7 +106,7 @@ int fs_route_cache_get(fs_route_cache *c, int32_t src, int32_t dst, const fs_rou
     }
     return rc ? rc : fs_err_set(err, FS_ENOMEM, "out of memory routing");
   }
-  if (c->transform) c->expanded[c->len] = orig;
+  if (keep) c->expanded[c->len] = orig;
   c->len++;
   *out = r;
   return 0;

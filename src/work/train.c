@@ -346,9 +346,9 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
     tr->orbit *= tr->d / g;
   }
   fs_route_cache_set_transform(tr->routes, quotient_route, tr);
-  return tr->job->transport.kind != FS_TRANSPORT_FLUID
-             ? fs_sim_set_symmetry(tr->sim, tr->symm, err)
-             : 0;
+  if (tr->job->transport.kind == FS_TRANSPORT_FLUID) return 0;
+  fs_route_cache_keep_expanded(tr->routes); /* what the transport times */
+  return fs_sim_set_symmetry(tr->sim, tr->symm, err);
 }
 
 /* Time of one collective run alone, cached by (op, bytes, group). hosts

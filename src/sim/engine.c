@@ -134,7 +134,8 @@ struct fs_sim {
   fs__bins bins;        /* per-link bytes per time bin; off unless opts.link_bins */
   fs_sim_counters counters;
   fs_transport tp;      /* fluid unless set */
-  fs__tflow *tf;        /* per flow, tcp and rdma only */
+  fs__tflow *tf;        /* per flow, tcp only */
+  double *payload;      /* per flow, rdma only: its bytes as added */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
   fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
@@ -182,6 +183,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.proutes);
   free(s->core.busy_routes);
   free(s->tf);
+  free(s->payload);
   free(s->paths);
   free(s->lrep);
   free(s->lorb);
@@ -1601,33 +1603,53 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
+/* tcp/rdma: flow fi's bytes as added (f->bytes are on the wire). */
+static double flow_payload(const fs_sim *s, int32_t fi) {
+  return s->tf ? s->tf[fi].payload : s->payload[fi];
+}
+
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
 static int transport_setup(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->tp.kind == FS_TRANSPORT_FLUID) return 0;
   size_t N = (size_t)c->t->n_nodes, L = (size_t)c->t->n_links;
-  s->tf = fs__malloc((size_t)c->n_flows + 1, sizeof(*s->tf));
-  s->fifo_head = fs__malloc(N, sizeof(int32_t));
-  s->fifo_tail = fs__malloc(N, sizeof(int32_t));
-  s->src_busy = fs__malloc(N, sizeof(int32_t));
-  if (!s->tf || !s->fifo_head || !s->fifo_tail || !s->src_busy) return FS_ENOMEM;
-  for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
+  /* rdma has no handshake, slow start, FIFO or queues: once its flows
+   * carry their wire bytes and longer latency they run as fluid ones, and
+   * only their payloads are kept (8 bytes a flow, not a tcp flow's state) */
+  int tcp = s->tp.kind == FS_TRANSPORT_TCP;
+  if (tcp) {
+    s->tf = fs__malloc((size_t)c->n_flows + 1, sizeof(*s->tf));
+    s->fifo_head = fs__malloc(N, sizeof(int32_t));
+    s->fifo_tail = fs__malloc(N, sizeof(int32_t));
+    s->src_busy = fs__malloc(N, sizeof(int32_t));
+    if (!s->tf || !s->fifo_head || !s->fifo_tail || !s->src_busy) return FS_ENOMEM;
+    for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
+  } else if (!(s->payload = fs__malloc((size_t)c->n_flows + 1, sizeof(double)))) {
+    return FS_ENOMEM;
+  }
   for (int32_t fi = 0; fi < c->n_flows; fi++) {
     fs__flow *f = &c->flows[fi];
+    fs__tflow one, *tf = tcp ? &s->tf[fi] : &one;
     if (!s->paths || !s->paths[fi].links) {
-      fs__transport_flow(&s->tp, c, f, &s->tf[fi]);
-      continue;
+      fs__transport_flow(&s->tp, c, f, tf);
+    } else {
+      /* a quotient flow: hops, round trip and store and forward of the
+       * route its packets take */
+      fs__flow view = *f;
+      view.links = s->paths[fi].links;
+      view.w = s->paths[fi].w;
+      view.n = s->paths[fi].n;
+      fs__transport_flow(&s->tp, c, &view, tf);
+      f->bytes = view.bytes;
+      f->latency_s = view.latency_s;
     }
-    /* a quotient flow: hops, round trip and store and forward of the
-     * route its packets take */
-    fs__flow view = *f;
-    view.links = s->paths[fi].links;
-    view.w = s->paths[fi].w;
-    view.n = s->paths[fi].n;
-    fs__transport_flow(&s->tp, c, &view, &s->tf[fi]);
-    f->bytes = view.bytes;
-    f->latency_s = view.latency_s;
+    if (!tcp) s->payload[fi] = one.payload;
+  }
+  if (!tcp) { /* nothing reads the packets' routes any more */
+    free(s->paths);
+    s->paths = NULL;
+    s->paths_cap = 0;
   }
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
@@ -1818,7 +1840,7 @@ double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item) {
   return s->core.flows[s->items[item].idx].rate * 8.0;
 }
 double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
-  if (s->tf) return s->tf[s->items[item].idx].payload;
+  if (s->tf || s->payload) return flow_payload(s, s->items[item].idx);
   return s->core.flows[s->items[item].idx].bytes;
 }
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
@@ -1897,7 +1919,8 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   }
   f->n = route->n;
   f->latency_s = (double)route->latency_ns * 1e-9;
-  if (s->tf) f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->tf[fi].payload);
+  if (s->tf || s->payload)
+    f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, flow_payload(s, fi));
   return 0;
 }
 

@@ -134,8 +134,10 @@ struct fs_sim {
   fs__bins bins;        /* per-link bytes per time bin; off unless opts.link_bins */
   fs_sim_counters counters;
   fs_transport tp;      /* fluid unless set */
-  fs__tflow *tf;        /* per flow, tcp only */
-  double *payload;      /* per flow, rdma only: its bytes as added */
+  fs__tflow *tf;        /* per flow, tcp with new connections only */
+  double *payload;      /* per flow, tcp and rdma: its bytes as added */
+  uint8_t *small;       /* per flow, tcp: it fits the first flight (source FIFO) */
+  int32_t *fifo_nx;     /* per flow, tcp: the next small flow queued behind it */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
   fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
@@ -184,6 +186,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.busy_routes);
   free(s->tf);
   free(s->payload);
+  free(s->small);
+  free(s->fifo_nx);
   free(s->paths);
   free(s->lrep);
   free(s->lorb);
@@ -1001,7 +1005,7 @@ static void q_add(fs_sim *s, int32_t fi) {
   } else if (!(e > 0)) {
     return;
   }
-  tf->qca = tf->budget == INFINITY && !tf->small;
+  tf->qca = tf->budget == INFINITY && !s->small[fi];
   tf->qlink = k0;
   tf->qend = k1;
   tf->qbytes = e;
@@ -1225,7 +1229,7 @@ static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
   const fs__tflow *tf = &s->tf[fi];
   int32_t first = packet_route(s, fi).links[0]; /* a quotient's: its orbit's */
-  int inject = tf->budget < INFINITY && !tf->small && f->n >= 2 &&
+  int inject = tf->budget < INFINITY && !s->small[fi] && f->n >= 2 &&
                c->t->links[first].from == f->src && sim_link(s, fi, first) == f->links[0];
   return inject ? FS__SRC_INJECT : FS__SRC_RATE;
 }
@@ -1303,37 +1307,37 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
 /* tcp: a small flow leaves its source after the small flows queued there
  * before it (the NIC sends its queue in order); others right away. */
 static int admit(fs_sim *s, int32_t fi) {
-  fs__tflow *tf = &s->tf[fi];
-  if (tf->small) {
+  if (s->small[fi]) {
     int32_t src = s->core.flows[fi].src;
     if (s->src_busy[src] >= 0) {
       if (s->fifo_head[src] < 0) s->fifo_head[src] = fi;
-      else s->tf[s->fifo_tail[src]].next = fi;
+      else s->fifo_nx[s->fifo_tail[src]] = fi;
       s->fifo_tail[src] = fi;
+      s->fifo_nx[fi] = -1;
       return 0;
     }
     s->src_busy[src] = fi;
   }
-  return tflow_enter(s, fi);
+  return s->tf ? tflow_enter(s, fi) : flow_enter(s, fi);
 }
 
 /* A small flow fi drained: the next one queued at its source goes. */
 static int fifo_next(fs_sim *s, int32_t fi) {
   int32_t src = s->core.flows[fi].src;
-  if (!s->tf[fi].small || s->src_busy[src] != fi) return 0;
+  if (!s->small[fi] || s->src_busy[src] != fi) return 0;
   int32_t nx = s->fifo_head[src];
   s->src_busy[src] = nx;
   if (nx < 0) return 0;
-  s->fifo_head[src] = s->tf[nx].next;
-  return tflow_enter(s, nx);
+  s->fifo_head[src] = s->fifo_nx[nx];
+  return s->tf ? tflow_enter(s, nx) : flow_enter(s, nx);
 }
 
 /* A flow's dependencies and start time are met (it counts as started):
  * under tcp a new connection first spends its handshake. */
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
-  if (!s->tf) return flow_enter(s, fi);
-  if (s->tf[fi].handshake_s > 0)
+  if (!s->small) return flow_enter(s, fi);
+  if (s->tf && s->tf[fi].handshake_s > 0)
     return evq_push(s, s->now + s->tf[fi].handshake_s + route_queue_s(s, fi), EV_ENTER, id, 0);
   return admit(s, fi);
 }
@@ -1405,7 +1409,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       fs__flow *f = &s->core.flows[it->idx];
       int rc = flow_leave(s, it->idx);
       if (!rc) rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
-      if (!rc && s->tf) rc = fifo_next(s, it->idx);
+      if (!rc && s->small) rc = fifo_next(s, it->idx);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
     case EV_WINDOW:
@@ -1604,9 +1608,7 @@ static int setup(fs_sim *s, fs_err *err) {
 }
 
 /* tcp/rdma: flow fi's bytes as added (f->bytes are on the wire). */
-static double flow_payload(const fs_sim *s, int32_t fi) {
-  return s->tf ? s->tf[fi].payload : s->payload[fi];
-}
+static double flow_payload(const fs_sim *s, int32_t fi) { return s->payload[fi]; }
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
@@ -1614,23 +1616,29 @@ static int transport_setup(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->tp.kind == FS_TRANSPORT_FLUID) return 0;
   size_t N = (size_t)c->t->n_nodes, L = (size_t)c->t->n_links;
-  /* rdma has no handshake, slow start, FIFO or queues: once its flows
-   * carry their wire bytes and longer latency they run as fluid ones, and
-   * only their payloads are kept (8 bytes a flow, not a tcp flow's state) */
-  int tcp = s->tp.kind == FS_TRANSPORT_TCP;
+  /* A flow's state past this point: its payload; under tcp whether it is
+   * small (the source FIFO); with new connections (handshake, slow start,
+   * queues) the whole of it. Otherwise (rdma, persistent tcp) a flow that
+   * carries its wire bytes and longer latency runs as a fluid one: 8 or
+   * 13 bytes a flow instead of a tcp flow's ~144. */
+  size_t F = (size_t)c->n_flows + 1;
+  int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && !s->tp.persistent;
+  if (!(s->payload = fs__malloc(F, sizeof(double))) ||
+      (state && !(s->tf = fs__malloc(F, sizeof(*s->tf)))))
+    return FS_ENOMEM;
   if (tcp) {
-    s->tf = fs__malloc((size_t)c->n_flows + 1, sizeof(*s->tf));
+    s->small = fs__malloc(F, 1);
+    s->fifo_nx = fs__malloc(F, sizeof(int32_t));
     s->fifo_head = fs__malloc(N, sizeof(int32_t));
     s->fifo_tail = fs__malloc(N, sizeof(int32_t));
     s->src_busy = fs__malloc(N, sizeof(int32_t));
-    if (!s->tf || !s->fifo_head || !s->fifo_tail || !s->src_busy) return FS_ENOMEM;
+    if (!s->small || !s->fifo_nx || !s->fifo_head || !s->fifo_tail || !s->src_busy)
+      return FS_ENOMEM;
     for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
-  } else if (!(s->payload = fs__malloc((size_t)c->n_flows + 1, sizeof(double)))) {
-    return FS_ENOMEM;
   }
   for (int32_t fi = 0; fi < c->n_flows; fi++) {
     fs__flow *f = &c->flows[fi];
-    fs__tflow one, *tf = tcp ? &s->tf[fi] : &one;
+    fs__tflow one, *tf = state ? &s->tf[fi] : &one;
     if (!s->paths || !s->paths[fi].links) {
       fs__transport_flow(&s->tp, c, f, tf);
     } else {
@@ -1644,9 +1652,10 @@ static int transport_setup(fs_sim *s) {
       f->bytes = view.bytes;
       f->latency_s = view.latency_s;
     }
-    if (!tcp) s->payload[fi] = one.payload;
+    s->payload[fi] = tf->payload;
+    if (tcp) s->small[fi] = tf->small;
   }
-  if (!tcp) { /* nothing reads the packets' routes any more */
+  if (!state) { /* nothing reads the packets' routes any more */
     free(s->paths);
     s->paths = NULL;
     s->paths_cap = 0;
@@ -1840,7 +1849,7 @@ double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item) {
   return s->core.flows[s->items[item].idx].rate * 8.0;
 }
 double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
-  if (s->tf || s->payload) return flow_payload(s, s->items[item].idx);
+  if (s->payload) return flow_payload(s, s->items[item].idx);
   return s->core.flows[s->items[item].idx].bytes;
 }
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
@@ -1919,7 +1928,7 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   }
   f->n = route->n;
   f->latency_s = (double)route->latency_ns * 1e-9;
-  if (s->tf || s->payload)
+  if (s->payload)
     f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, flow_payload(s, fi));
   return 0;
 }

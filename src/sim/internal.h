@@ -165,7 +165,6 @@ typedef struct fs__tflow {
   double round_bytes; /* what the current round may send */
   double budget;      /* bytes the current round may still send; INFINITY: no limit */
   double round_end;   /* when the current round's first ACK is back */
-  int32_t next;       /* source FIFO: the next small flow waiting, -1 */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */

@@ -91,7 +91,6 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   double P = tp->mss_bytes, H = tp->header_bytes;
   memset(tf, 0, sizeof(*tf));
   tf->payload = f->bytes;
-  tf->next = -1;
   tf->qlink = -1;
   tf->hpos = -1;
   tf->budget = INFINITY;

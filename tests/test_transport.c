@@ -474,7 +474,8 @@ TEST(test_transport_source_fair_queue_shares) {
  * quotient simulates host 0's chain alone; its queues at a link orbit
  * hold 16 / |O| of each flow's (4 at a leaf's uplinks), spread over the
  * two sprayed uplinks as the packets are; also with the source fair
- * queue. */
+ * queue and with a shared-link efficiency (flows counted per link the
+ * same way). */
 enum { QL = 4, QH = 4, QM = 6 };
 
 static int32_t q_host(fs_topo *t, int32_t leaf, int32_t slot) {
@@ -523,11 +524,12 @@ static void q_chain(fs_router *r, fs_sim *s, const fs_symm *symm, int32_t h, int
 
 TEST(test_transport_quotient_equals_expanded) {
   fs_err err = {0, ""};
-  for (int kind = 0; kind < 4; kind++) {
+  for (int kind = 0; kind < 5; kind++) {
     fs_transport tp;
     fs_transport_defaults(kind == 2 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
     tp.persistent = kind == 1;
     tp.source_fq = kind == 3;
+    if (kind == 4) tp.efficiency = 0.9;
     fs_topo *t = NULL;
     fs_leafspine_params p = {QL, 2, QH, 100, 100, 1, 1000};
     CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);

@@ -140,6 +140,8 @@ struct fs_sim {
   int32_t *fifo_nx;     /* per flow, tcp: the next small flow queued behind it */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
+  double *lcount;       /* then, under a symmetry: flows on each link of its
+                         * orbit (quotient flows stand for several) */
   fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
                          * only: what is queued at it (switch ports) */
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
@@ -199,6 +201,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->fifo_tail);
   free(s->src_busy);
   free(s->cap_base);
+  free(s->lcount);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
@@ -1093,6 +1096,24 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   return d;
 }
 
+/* Efficiency under a symmetry: entry k of quotient flow fi's rating route
+ * stands for orbit x n / |O| flows on each link of its orbit (n: the links
+ * of its packet route there). Counts them on (sign 1) or off (-1) and says
+ * whether the count crossed 2, where a link becomes or stops being shared. */
+static int shared_count(fs_sim *s, int32_t fi, int32_t k, double sign) {
+  int32_t l = s->core.flows[fi].links[k];
+  double m = 1;
+  if (s->paths && s->paths[fi].links) {
+    const fs__fpath *p = &s->paths[fi];
+    int32_t n = 0;
+    for (int32_t j = 0; j < p->n; j++) n += s->lrep[p->links[j]] == l;
+    m = p->orbit * n / s->lorb[l];
+  }
+  double before = s->lcount[l];
+  s->lcount[l] += sign * m;
+  return sign > 0 ? before < 1.5 && s->lcount[l] >= 1.5 : before >= 1.5 && s->lcount[l] < 1.5;
+}
+
 /* Puts a flow on its links with its bytes left unchanged; its rate is set
  * by the batch's re-rating. */
 static int flow_link(fs_sim *s, int32_t fi) {
@@ -1121,7 +1142,8 @@ static int flow_link(fs_sim *s, int32_t fi) {
     c->pos[f->pos + k] = a->n;
     a->n++;
     mark_dirty(s, l);
-    if (a->n == 2 && s->cap_base) capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
+    if (s->cap_base && (s->lcount ? shared_count(s, fi, k, 1) : a->n == 2))
+      capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
   if (host_count(s, fi, 1)) return FS_ENOMEM;
@@ -1174,7 +1196,8 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       c->load[l] = 0; /* exactly, whatever rounding the updates left */
     }
     mark_dirty(s, l);
-    if (a->n == 1 && s->cap_base) capacity_changed(s, l, s->cap_base[l]);
+    if (s->cap_base && (s->lcount ? shared_count(s, fi, k, -1) : a->n == 1))
+      capacity_changed(s, l, s->cap_base[l]);
   }
   int32_t moved = s->active_list[--s->n_active];
   if (moved != fi) {
@@ -1672,7 +1695,9 @@ static int transport_setup(fs_sim *s) {
        !(s->srcq = calloc(L ? L : 1, sizeof(*s->srcq)))))
     return FS_ENOMEM;
   if (s->tp.efficiency < 1) {
-    if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double)))) return FS_ENOMEM;
+    if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double))) ||
+        (s->lrep && !(s->lcount = calloc(L ? L : 1, sizeof(double)))))
+      return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
   return 0;
@@ -1903,7 +1928,8 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
   if (s->cap_base) { /* efficiency < 1: the new capacity, times it while shared */
     s->cap_base[link] = bps / 8.0;
-    capacity_changed(s, link, bps / 8.0 * (c->active[link].n >= 2 ? s->tp.efficiency : 1));
+    int shared = s->lcount ? s->lcount[link] > 1.5 : c->active[link].n >= 2;
+    capacity_changed(s, link, bps / 8.0 * (shared ? s->tp.efficiency : 1));
   } else {
     capacity_changed(s, link, bps / 8.0);
   }

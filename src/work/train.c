@@ -209,9 +209,8 @@ static void lane_perm(const fs_train *tr, int32_t rot, int32_t shift, int32_t *p
  * model each flow is timed by its expanded route and the switch queues
  * are folded too. Both are refused for other routing modes, routing
  * control or failures, a cluster, a trace (its link utilisation needs
- * every link), a transport's shared-link efficiency (it counts the flows
- * of each link), or no automorphism; the report then says why and the
- * full simulation runs. */
+ * every link), or no automorphism; the report then says why and the full
+ * simulation runs. */
 static int symm_setup(fs_train *tr, int shared, fs_err *err) {
   const fs_job *job = tr->job;
   tr->lane_step = 1;
@@ -226,12 +225,8 @@ static int symm_setup(fs_train *tr, int shared, fs_err *err) {
     return symm_refuse(tr, "refused: routing is not spray (per-flow hashing breaks it)"), 0;
   if (shared) return symm_refuse(tr, "refused: several jobs share the cluster"), 0;
   /* a transport model times each flow by its expanded route (kept by the
-   * route cache) and keeps each link orbit's queues at its representative
-   * (fs_sim_set_symmetry); the shared-link efficiency is not folded */
-  if (tr->job->transport.efficiency < 1)
-    return symm_refuse(tr, "refused: the transport's shared-link efficiency counts the flows "
-                           "on each link"),
-           0;
+   * route cache) and keeps each link orbit's queues and flow counts at its
+   * representative (fs_sim_set_symmetry) */
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
   const fs_topo *t = job->topo;

@@ -524,12 +524,12 @@ static void q_chain(fs_router *r, fs_sim *s, const fs_symm *symm, int32_t h, int
 
 TEST(test_transport_quotient_equals_expanded) {
   fs_err err = {0, ""};
-  for (int kind = 0; kind < 5; kind++) {
+  for (int kind = 0; kind < 6; kind++) {
     fs_transport tp;
-    fs_transport_defaults(kind == 2 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
-    tp.persistent = kind == 1;
+    fs_transport_defaults(kind == 2 || kind == 5 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
+    tp.persistent = kind == 1 || kind == 2 || kind == 5;
     tp.source_fq = kind == 3;
-    if (kind == 4) tp.efficiency = 0.9;
+    if (kind >= 4) tp.efficiency = 0.9;
     fs_topo *t = NULL;
     fs_leafspine_params p = {QL, 2, QH, 100, 100, 1, 1000};
     CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);

@@ -1678,11 +1678,7 @@ static int transport_setup(fs_sim *s) {
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;
   }
-  if (!state) { /* nothing reads the packets' routes any more */
-    free(s->paths);
-    s->paths = NULL;
-    s->paths_cap = 0;
-  }
+
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
       (!(s->portq = calloc(L ? L : 1, sizeof(*s->portq))) ||
@@ -1699,6 +1695,11 @@ static int transport_setup(fs_sim *s) {
         (s->lrep && !(s->lcount = calloc(L ? L : 1, sizeof(double)))))
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
+  }
+  if (!state && !s->lcount) { /* nothing reads the packets' routes any more */
+    free(s->paths);
+    s->paths = NULL;
+    s->paths_cap = 0;
   }
   return 0;
 }

@@ -315,6 +315,16 @@ static int add_path(fs_sim *s, size_t fi, const fs_route *route, int borrow) {
   return 0;
 }
 
+/* The first entry of a route whose link is out of range or whose weight is
+ * not finite and > 0; -1 if none. */
+static int32_t bad_entry(const fs_topo *t, const fs_route *route) {
+  for (int32_t k = 0; k < route->n; k++)
+    if (route->links[k] < 0 || route->links[k] >= t->n_links ||
+        !(route->weights[k] > 0 && isfinite(route->weights[k])))
+      return k;
+  return -1;
+}
+
 static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64_t start_ns,
                         const fs_route *route, int borrow, fs_err *err) {
   fs__simcore *c = &s->core;
@@ -328,15 +338,12 @@ static int32_t add_flow(fs_sim *s, int32_t src, int32_t dst, double bytes, int64
     return fs_err_set(err, FS_EINVAL, "flow endpoints %d -> %d invalid", src, dst);
   if (!route || route->n < 1)
     return fs_err_set(err, FS_EINVAL, "flow %d -> %d has an empty route", src, dst);
-  for (int32_t k = 0; k < route->n; k++)
-    if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
-        !(route->weights[k] > 0 && isfinite(route->weights[k])))
-      return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, k);
-  for (int32_t k = 0; route->expanded && k < route->expanded->n; k++)
-    if (route->expanded->links[k] < 0 || route->expanded->links[k] >= c->t->n_links ||
-        !(route->expanded->weights[k] > 0 && isfinite(route->expanded->weights[k])))
-      return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad expanded route entry %d", src, dst,
-                        k);
+  int32_t bad = bad_entry(c->t, route);
+  if (bad >= 0)
+    return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad route entry %d", src, dst, bad);
+  if (route->expanded && (bad = bad_entry(c->t, route->expanded)) >= 0)
+    return fs_err_set(err, FS_EINVAL, "flow %d -> %d: bad expanded route entry %d", src, dst,
+                      bad);
   size_t nflows = (size_t)c->n_flows;
   if (fs__grow(&c->flows, &s->flows_cap, nflows + 1, sizeof(*c->flows)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding flow");
@@ -1966,10 +1973,9 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     return fs_err_set(err, FS_EINVAL, "item %d is not a flow", item);
   if (!route || route->n < 1)
     return fs_err_set(err, FS_EINVAL, "re-route of flow %d: empty route", item);
-  for (int32_t k = 0; k < route->n; k++)
-    if (route->links[k] < 0 || route->links[k] >= c->t->n_links ||
-        !(route->weights[k] > 0 && isfinite(route->weights[k])))
-      return fs_err_set(err, FS_EINVAL, "re-route of flow %d: bad route entry %d", item, k);
+  int32_t bad = bad_entry(c->t, route);
+  if (bad >= 0)
+    return fs_err_set(err, FS_EINVAL, "re-route of flow %d: bad route entry %d", item, bad);
   if (!(hold_s >= 0) || !isfinite(hold_s))
     return fs_err_set(err, FS_EINVAL, "re-route hold must be finite and >= 0 s, got %g", hold_s);
   sim_item *it = &s->items[item];

@@ -1637,9 +1637,6 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
-/* tcp/rdma: flow fi's bytes as added (f->bytes are on the wire). */
-static double flow_payload(const fs_sim *s, int32_t fi) { return s->payload[fi]; }
-
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
 static int transport_setup(fs_sim *s) {
@@ -1685,13 +1682,12 @@ static int transport_setup(fs_sim *s) {
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;
   }
-
   /* the queues delay handshakes and slow-start rounds: none without them */
-  if (s->tp.kind == FS_TRANSPORT_TCP && !s->tp.persistent && s->tp.queue_k > 0 &&
+  if (state && s->tp.queue_k > 0 &&
       (!(s->portq = calloc(L ? L : 1, sizeof(*s->portq))) ||
        !(s->host_flows = calloc(L ? L : 1, sizeof(double)))))
     return FS_ENOMEM;
-  if (s->tp.kind == FS_TRANSPORT_TCP && s->tp.source_fq &&
+  if (tcp && s->tp.source_fq &&
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
        !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||
        !(c->src_y = calloc(L ? L : 1, sizeof(double))) ||
@@ -1882,7 +1878,7 @@ double fs_sim_flow_rate_bps(const fs_sim *s, int32_t item) {
   return s->core.flows[s->items[item].idx].rate * 8.0;
 }
 double fs_sim_flow_bytes(const fs_sim *s, int32_t item) {
-  if (s->payload) return flow_payload(s, s->items[item].idx);
+  if (s->payload) return s->payload[s->items[item].idx]; /* f->bytes are on the wire */
   return s->core.flows[s->items[item].idx].bytes;
 }
 void fs_sim_flow_route(const fs_sim *s, int32_t item, const int32_t **links,
@@ -1963,7 +1959,7 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   f->n = route->n;
   f->latency_s = (double)route->latency_ns * 1e-9;
   if (s->payload)
-    f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, flow_payload(s, fi));
+    f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->payload[fi]);
   return 0;
 }
 

@@ -107,14 +107,17 @@ TEST(test_transport_one_flow_headers_and_store_and_forward) {
   tp.persistent = 1; /* no handshake, no slow start */
   double last, w = wire(&tp, bytes, &last);
   /* 118 packets of 8948 B payload, 54 B each of headers; the last packet
-   * (1714 B on the wire) is stored and forwarded at the 3 switches */
+   * (1714 B on the wire) is stored and forwarded at the 3 switches, each
+   * of which is still sending the full packet before it when it is in:
+   * it leaves every switch a full packet's time after that one */
   CHECK_REL(w, bytes + 118 * 54.0, 1e-15, "B");
   CHECK_REL(last, 1714, 1e-15, "B");
-  CHECK_REL(run_one(&tp, bytes), w / C + HOPS * LAT + (HOPS - 1) * last / C, 1e-12,
+  double full = tp.mss_bytes + tp.header_bytes;
+  CHECK_REL(run_one(&tp, bytes), w / C + HOPS * LAT + (HOPS - 1) * full / C, 1e-12,
             "s (tcp, persistent)");
   fs_transport_defaults(FS_TRANSPORT_RDMA, &tp);
   w = wire(&tp, bytes, &last);
-  CHECK_REL(last, 4096 + 62, 1e-15, "B");
+  CHECK_REL(last, 4096 + 62, 1e-15, "B"); /* whole packets: none waits */
   CHECK_REL(run_one(&tp, bytes), w / C + HOPS * LAT + (HOPS - 1) * last / C, 1e-12,
             "s (rdma)");
   /* fluid set explicitly = no transport, bit for bit */
@@ -157,7 +160,11 @@ TEST(test_transport_slow_start_of_one_flow) {
   }
   tnow += left / C;
   CHECK(paused >= 4); /* the case this test is for */
-  CHECK_REL(fs_sim_finish_s(n.s, id), tnow + prop + (HOPS - 1) * last / C, 1e-9, "s");
+  /* the last round streams at line rate: the last packet leaves each
+   * switch a full packet's time after the one before it (above) */
+  CHECK(left > 2 * (P + H));
+  (void)last;
+  CHECK_REL(fs_sim_finish_s(n.s, id), tnow + prop + (HOPS - 1) * (P + H) / C, 1e-9, "s");
   net_close(&n);
 }
 
@@ -183,9 +190,14 @@ TEST(test_transport_small_messages_leave_fifo) {
       CHECK_REL(fs_sim_finish_s(s, a), 2 * bytes / C + HOPS * LAT, 1e-12, "s");
       CHECK_REL(fs_sim_finish_s(s, b), 2 * bytes / C + HOPS * LAT, 1e-12, "s");
     } else {
-      double last, w = wire(&tp, bytes, &last);
-      /* store and forward on the two 200 Gb/s spine links and the host's */
-      double tail = HOPS * LAT + 2 * last / (2 * C) + last / C;
+      double last, w = wire(&tp, bytes, &last), full = tp.mss_bytes + tp.header_bytes;
+      /* store and forward on the two 200 Gb/s spine links and the host's;
+       * the last packet (6366 B) ends last / C after the full one before
+       * it at the source and gains (full - last) / 2C on it at each spine
+       * link, so the host's link, still sending that one, holds it
+       * full / C - (2 last - full) / C = 2 (full - last) / C */
+      CHECK_REL(last, 6366, 1e-15, "B");
+      double tail = HOPS * LAT + 2 * last / (2 * C) + last / C + 2 * (full - last) / C;
       CHECK_REL(fs_sim_finish_s(s, a), w / C + tail, 1e-12, "s (first in the queue)");
       CHECK_REL(fs_sim_finish_s(s, b), 2 * w / C + tail, 1e-12, "s (second)");
     }
@@ -207,7 +219,8 @@ TEST(test_transport_shared_link_efficiency) {
     return;
   }
   fs_sim *s = n.s;
-  double small = 4e6, big = 8e6;
+  /* whole packets: no last packet waits for the one before it */
+  double small = 448 * tp.mss_bytes, big = 2 * small;
   int32_t a = add(&n, 0, 2, small), b = add(&n, 1, 2, big);
   CHECK_OK(fs_sim_run(s, NULL, &err), &err);
   double la, wa = wire(&tp, small, &la), lb, wb = wire(&tp, big, &lb);
@@ -222,6 +235,70 @@ TEST(test_transport_shared_link_efficiency) {
   for (int32_t l = 0; l < n.t->n_links; l++) sum += ls[l].bytes;
   CHECK_REL(sum, HOPS * (wa + wb), 1e-12, "B x hops");
   net_close(&n);
+}
+
+/* The last packet of a message waits at a switch port still sending the
+ * flow's packet before it (docs/model.md, "Store and forward"), by how
+ * closely it follows that one: g, its lag behind it at the end of a hop,
+ * is spacing - S + T at the source (S and T the full and the last
+ * packet's serialization), and a hop holds it max(0, S - g), after which
+ * g = max(g - S, 0) + T. 1 MiB flows over uniform links:
+ * - A (host 0 to the other leaf) shares host 0's link with B (host 0 to
+ *   its leaf's other host): its packets leave every 2 S. g = S + T: the
+ *   first switch does not hold it, g = 2 T, the spine holds it S - 2 T,
+ *   the last switch S - T: 2 S - 3 T in all.
+ * - B crosses one switch with g = S + T: not held.
+ * - C, a 64 KiB message on a new connection between two hosts of a star:
+ *   7 full packets (the SYN's 65535-byte window), then the last packet
+ *   alone once their first ACK is back, a pause p = RTT - 7 S later. It
+ *   ends T + p after the packet before it; the switch holds it S - T - p
+ *   when p < S - T (as here: 0.41 us at 100 Gb/s, 1 us links); with 2 us
+ *   links (p = 2.4 us) not at all. */
+TEST(test_transport_last_packet_waits_for_the_one_before) {
+  fs_err err = {0, ""};
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1;
+  fs_topo *t = NULL;
+  fs_leafspine_params lp = {2, 1, 2, 100, 100, 1, 1000};
+  CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
+  net n;
+  if (net_open(&n, t, &tp)) {
+    net_close(&n);
+    return;
+  }
+  double bytes = 1 << 20, last, w = wire(&tp, bytes, &last);
+  double S = (tp.mss_bytes + tp.header_bytes) / C, T = last / C;
+  int32_t a = add(&n, 0, 2, bytes), b = add(&n, 0, 1, bytes);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  CHECK(S > 2 * T); /* the spine holds it */
+  CHECK_REL(fs_sim_finish_s(n.s, a), 2 * w / C + HOPS * LAT + 3 * T + (2 * S - 3 * T), 1e-12,
+            "s (A, held twice)");
+  CHECK_REL(fs_sim_finish_s(n.s, b), 2 * w / C + 2 * LAT + T, 1e-12, "s (B, not held)");
+  net_close(&n);
+
+  for (int slow = 0; slow < 2; slow++) {
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp); /* new connections */
+    double lat = slow ? 2e-6 : 1e-6;
+    if (net_open(&n, star(2, slow ? 2000 : 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    double H = tp.header_bytes, P = tp.mss_bytes, msg = 65536;
+    w = wire(&tp, msg, &last);
+    S = (P + H) / C, T = last / C;
+    CHECK_REL(floor(65535 / P), 7, 1e-15, "segments in the first flight");
+    CHECK_REL(w - 7 * (P + H), last, 1e-12, "B (one packet left)");
+    int32_t id = add(&n, 0, 1, msg);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    double hs = 2 * 2 * lat + 2 * 2 * H / C, rtt = 2 * 2 * lat + 2 * (P + 2 * H) / C;
+    double pause = rtt - 7 * S, held = S - T - pause;
+    CHECK(slow ? held < 0 : held > 0);
+    double sent = hs + rtt + T; /* the last packet's last byte leaves */
+    CHECK_REL(fs_sim_finish_s(n.s, id), sent + 2 * lat + T + (held > 0 ? held : 0), 1e-9,
+              slow ? "s (not held: it follows a pause)" : "s (held S - T - pause)");
+    net_close(&n);
+  }
 }
 
 TEST(test_transport_bad_input_exits_2) {

@@ -136,6 +136,12 @@ struct fs_sim {
   fs_transport tp;      /* fluid unless set */
   fs__tflow *tf;        /* per flow, tcp with new connections only */
   double *payload;      /* per flow, tcp and rdma: its bytes as added */
+  double *tail_reach;   /* per flow, tcp and rdma: how close behind the packet
+                         * before it its last packet waits at a switch
+                         * (fs__transport_tail_reach_s); NULL: none ever waits */
+  double *tail_rate;    /* per flow, with tail_reach: the rate its bytes were
+                         * last sent at (a capacity change at the instant its
+                         * last byte leaves re-rates it before it drains) */
   uint8_t *small;       /* per flow, tcp: it fits the first flight (source FIFO) */
   int32_t *fifo_nx;     /* per flow, tcp: the next small flow queued behind it */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
@@ -188,6 +194,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.busy_routes);
   free(s->tf);
   free(s->payload);
+  free(s->tail_reach);
+  free(s->tail_rate);
   free(s->small);
   free(s->fifo_nx);
   free(s->paths);
@@ -882,6 +890,18 @@ static pkt_route packet_route(const fs_sim *s, int32_t fi) {
   return (pkt_route){f->links, f->w, f->n};
 }
 
+/* What flow fi's last packet, leaving the source now, waits at
+ * switch ports for the flow's packet before it (tcp, rdma). */
+static double tail_wait(const fs_sim *s, int32_t fi) {
+  if (!s->tail_reach || !(s->tail_reach[fi] > 0)) return 0;
+  const fs__flow *f = &s->core.flows[fi];
+  double rate = f->last_s < s->now ? f->rate : s->tail_rate[fi];
+  if (!(rate > 0)) return 0;
+  double gap = (s->tp.mss_bytes + s->tp.header_bytes) / rate;
+  if (s->tf) gap += s->tf[fi].tail_pause;
+  return s->tail_reach[fi] > gap ? s->tail_reach[fi] - gap : 0;
+}
+
 /* Where link l of flow fi's packet route is in the simulation: its orbit's
  * representative for a quotient flow, else itself. */
 static int32_t sim_link(const fs_sim *s, int32_t fi, int32_t l) {
@@ -1230,6 +1250,7 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 /* Bytes left now, at the current rate since last_s. */
 static void settle(fs_sim *s, fs__flow *f) {
   double t0 = f->last_s, before = f->remaining;
+  if (s->tail_rate && s->now > t0) s->tail_rate[f - s->core.flows] = f->rate;
   if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
@@ -1437,8 +1458,9 @@ static int handle(fs_sim *s, const fs__event *e) {
       return admit(s, it->idx);
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
+      double tail = tail_wait(s, it->idx);
       int rc = flow_leave(s, it->idx);
-      if (!rc) rc = evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
+      if (!rc) rc = evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
       if (!rc && s->small) rc = fifo_next(s, it->idx);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
@@ -1506,6 +1528,8 @@ static int window_sent(fs_sim *s, int32_t fi) {
     src_round(s, fi, f->remaining);
     double back = tf->round_end;
     tf->round_end = back + tf->rtt_s + queue;
+    if (f->remaining <= fs__transport_last_bytes(&s->tp, s->payload[fi]) * (1 + 1e-9))
+      tf->tail_pause = back - s->now;
     if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
     f->pending = 1;
     return 0;
@@ -1651,6 +1675,8 @@ static int transport_setup(fs_sim *s) {
   size_t F = (size_t)c->n_flows + 1;
   int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && !s->tp.persistent;
   if (!(s->payload = fs__malloc(F, sizeof(double))) ||
+      !(s->tail_reach = fs__malloc(F, sizeof(double))) ||
+      !(s->tail_rate = calloc(F, sizeof(double))) ||
       (state && !(s->tf = fs__malloc(F, sizeof(*s->tf)))))
     return FS_ENOMEM;
   if (tcp) {
@@ -1668,6 +1694,8 @@ static int transport_setup(fs_sim *s) {
     fs__tflow one, *tf = state ? &s->tf[fi] : &one;
     if (!s->paths || !s->paths[fi].links) {
       fs__transport_flow(&s->tp, c, f, tf);
+      s->tail_reach[fi] =
+          fs__transport_tail_reach_s(&s->tp, c->cap_Bps, f->links, f->w, f->n, tf->payload);
     } else {
       /* a quotient flow: hops, round trip and store and forward of the
        * route its packets take */
@@ -1676,11 +1704,24 @@ static int transport_setup(fs_sim *s) {
       view.w = s->paths[fi].w;
       view.n = s->paths[fi].n;
       fs__transport_flow(&s->tp, c, &view, tf);
+      s->tail_reach[fi] = fs__transport_tail_reach_s(&s->tp, c->cap_Bps, view.links, view.w,
+                                                     view.n, tf->payload);
       f->bytes = view.bytes;
       f->latency_s = view.latency_s;
     }
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;
+  }
+  /* a last packet shorter than a full one may wait for the one before it:
+   * without any (e.g. rdma messages of whole packets) nothing is kept */
+  int runts = 0;
+  for (int32_t fi = 0; fi < c->n_flows && !runts; fi++)
+    runts = s->payload[fi] > s->tp.mss_bytes &&
+            fs__transport_last_bytes(&s->tp, s->payload[fi]) < s->tp.mss_bytes + s->tp.header_bytes;
+  if (!runts) {
+    free(s->tail_reach);
+    free(s->tail_rate);
+    s->tail_reach = s->tail_rate = NULL;
   }
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (state && s->tp.queue_k > 0 &&
@@ -1960,6 +2001,10 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   f->latency_s = (double)route->latency_ns * 1e-9;
   if (s->payload)
     f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->payload[fi]);
+  if (s->tail_reach)
+    s->tail_reach[fi] = fs__transport_tail_reach_s(
+        &s->tp, s->cap_base ? s->cap_base : s->core.cap_Bps, f->links, f->w, f->n,
+        s->payload[fi]);
   return 0;
 }
 

@@ -167,6 +167,8 @@ typedef struct fs__tflow {
   double round_bytes; /* what the current round may send */
   double budget;      /* bytes the current round may still send; INFINITY: no limit */
   double round_end;   /* when the current round's first ACK is back */
+  double tail_pause;  /* the last packet alone in its round: how long the
+                       * flow waited for that round's ACK (0: not alone) */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */
@@ -199,6 +201,16 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *core, fs__flo
  * for a message of `payload` bytes: what a transport adds to its latency. */
 double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, const fs__flow *f,
                              double payload);
+/* How close behind the packet before it the last packet of a message of
+ * `payload` bytes must leave the source to wait for it at a switch port of
+ * the route (links, weights, n; capacities cap_Bps): it waits
+ * max(0, Z - spacing - pause), spacing = (P + H) / rate (docs/model.md,
+ * "Store and forward"). Returns Z in s (0: never). */
+double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
+                                  const int32_t *links, const double *w, int32_t n,
+                                  double payload);
+/* The wire bytes of the last packet of a message of `payload` bytes. */
+double fs__transport_last_bytes(const fs_transport *tp, double payload);
 
 /* Leaves the links that can never bind out of the flows' rating routes
  * (prune.c): sets each flow's rid and rating route, core->proutes, and

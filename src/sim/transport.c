@@ -75,15 +75,76 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
 double fs__transport_store_s(const fs_transport *tp, const fs__simcore *c, const fs__flow *f,
                              double payload) {
   if (!(payload > 0)) return 0;
-  double P = tp->mss_bytes, H = tp->header_bytes;
-  double packets = ceil(payload / P);
-  double last = payload - (packets - 1) * P + H;
+  double last = fs__transport_last_bytes(tp, payload);
   double store = 0;
   for (int32_t k = 0; k < f->n; k++) {
     double cap = c->cap_Bps[f->links[k]];
     if (cap > 0 && c->t->links[f->links[k]].from != f->src) store += f->w[k] * last / cap;
   }
   return store;
+}
+
+double fs__transport_last_bytes(const fs_transport *tp, double payload) {
+  double P = tp->mss_bytes;
+  return payload - (ceil(payload / P) - 1) * P + tp->header_bytes;
+}
+
+/* The last packet is often short (the message's remainder) and follows the
+ * flow's previous, full packet closely: a switch port still sending that
+ * one holds it (docs/model.md, "Store and forward"). With g = how much
+ * later the last packet than the packet before it on the same link
+ * finishes a hop (times in s), S = (P + H) / C and T = last / C the two
+ * packets' serialization on a link: g = spacing - S + T at the source's
+ * level, then at each later hop the last packet waits max(0, S - g) and
+ * leaves with g = max(g - S, 0) + T. The first hop that holds it resets g
+ * to T, so the total wait falls one for one with the spacing (or a pause
+ * before the last packet): it is max(0, Z - spacing - pause), and this
+ * returns the reach Z = s0 + wait(s0) at the flow's closest spacing
+ * s0 = (P + H) / r_max (0: it never waits). A route's levels (runs of
+ * entries whose weights sum to 1) average their links by weight, each
+ * link's packets every s0 / w: exact on one path. */
+double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
+                                  const int32_t *links, const double *w, int32_t n,
+                                  double payload) {
+  double P = tp->mss_bytes, H = tp->header_bytes;
+  if (!(payload > P)) return 0; /* one packet: none ahead of it */
+  double full = P + H, last = fs__transport_last_bytes(tp, payload), rmax = INFINITY;
+  for (int32_t k = 0; k < n; k++) {
+    double cap = cap_Bps[links[k]];
+    if (cap > 0 && w[k] > 0 && cap / w[k] < rmax) rmax = cap / w[k];
+  }
+  if (!(rmax < INFINITY)) return 0;
+  double s0 = full / rmax;
+  double g = 0, sp = 0, wait = 0, acc = 0, lg = 0, lsp = 0, lwait = 0;
+  int32_t level = 0;
+  for (int32_t k = 0; k < n; k++) {
+    double cap = cap_Bps[links[k]], wk = w[k];
+    if (cap > 0 && wk > 0) {
+      double spk = s0 / wk, S = full / cap, T = last / cap, out;
+      if (level == 0) {
+        out = spk - S + T;
+      } else {
+        double gin = g + spk - sp; /* behind the packet before it on this link */
+        if (gin >= 0) {
+          if (S > gin) lwait += wk * (S - gin);
+          out = (gin > S ? gin - S : 0) + T;
+        } else { /* it arrives first (another path was faster) */
+          out = T - S - (-gin > T ? -gin : T);
+        }
+      }
+      lg += wk * out;
+      lsp += wk * spk;
+    }
+    acc += wk;
+    if (acc >= level + 1 - 1e-6 || k == n - 1) { /* the level ends */
+      wait += lwait;
+      g = lg;
+      sp = lsp;
+      lg = lsp = lwait = 0;
+      level++;
+    }
+  }
+  return wait > 0 ? s0 + wait : 0;
 }
 
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,

@@ -416,16 +416,19 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
 
 /* A host's fair queue: D (host 0 -> host 1, 1000 bytes) opens its
  * connection at 100 us while host 1 sends A (10 MB) to host 2. D's
- * SYN-ACK leaves host 1 behind the packet of A on the wire: half a full
- * packet's time, (P + H) / 2C, on average. No switch queue is on D's way
- * (A queues at no switch port: its only saturated links are its own).
- * With A sent by host 3 instead, host 1's link is idle: no wait; with the
- * queue model off (queue_k 0), none either. */
+ * SYN-ACK leaves host 1 behind the packet of A on the wire, half a full
+ * packet's time on average, and, as A keeps host 1's link at line rate,
+ * behind the packet of A its NIC already holds: 3 (P + H) / 2C. With
+ * host 3 sending to host 2 as well, A runs at half the link: the packet
+ * on the wire only. No switch queue is on D's way (A queues at no switch
+ * port: its only saturated links are its own). With A sent by host 3
+ * instead, host 1's link is idle: no wait; with the queue model off
+ * (queue_k 0), none either. */
 TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
-  double fin[3] = {0, 0, 0};
+  double fin[4] = {0, 0, 0, 0};
   fs_transport tp;
   double t1 = 100e-6, small = 1000;
-  for (int v = 0; v < 3; v++) {
+  for (int v = 0; v < 4; v++) {
     fs_err err = {0, ""};
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
     if (v == 2) tp.queue_k = 0;
@@ -435,6 +438,7 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
       return;
     }
     add(&n, v == 1 ? 3 : 1, 2, 10e6);
+    if (v == 3) add(&n, 3, 2, 10e6);
     int32_t d = add_at(&n, 0, 1, small, t1);
     CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
     fin[v] = fs_sim_finish_s(n.s, d);
@@ -443,9 +447,48 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
   double last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C;
-  CHECK_REL(fin[0], alone + (P + H) / (2 * C), 1e-9, "s (SYN-ACK behind A's packet)");
+  CHECK_REL(fin[0], alone + 3 * (P + H) / (2 * C), 1e-9,
+            "s (SYN-ACK behind A's packet and the NIC's)");
   CHECK_REL(fin[1], alone, 1e-12, "s (host 1 idle)");
   CHECK_REL(fin[2], alone, 1e-12, "s (no queue model)");
+  CHECK_REL(fin[3], alone + (P + H) / (2 * C), 1e-9, "s (A at half the link)");
+}
+
+/* The ACKs of a round that begins at the same instant as another flow's
+ * window on the receiver's link count that flow, whichever of the
+ * instant's events comes first: D (host 0 -> host 1, 100 kB) and A (host
+ * 1 -> host 2, 10 MB) open their connections together, so both send their
+ * first bytes a handshake later. D's first round: its 7 full packets (the
+ * SYN's window); the first ACK leaves host 1 behind A's packet on the wire
+ * and its NIC's, 3 S / 2 (S = (P + H) / C). Its window then covers the
+ * bandwidth-delay product: 4 full packets and the last (1626 B) go at
+ * line rate, and the last leaves the switch a full packet's time after the
+ * one before it. Also with D added first. */
+TEST(test_transport_round_ack_counts_flows_of_the_same_instant) {
+  for (int order = 0; order < 2; order++) {
+    fs_err err = {0, ""};
+    fs_transport tp;
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    net n;
+    if (net_open(&n, star(3, 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    int32_t d = -1;
+    if (order) d = add(&n, 0, 1, 100e3);
+    add(&n, 1, 2, 10e6);
+    if (!order) d = add(&n, 0, 1, 100e3);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = 2 * LAT;
+    double hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+    double last;
+    wire(&tp, 100e3, &last);
+    CHECK_REL(last, 1626, 1e-15, "B");
+    CHECK(C * rtt < 17 * (P + H)); /* the second round is not window-limited */
+    double drain = hs + rtt + 1.5 * S + (4 * (P + H) + last) / C;
+    CHECK_REL(fs_sim_finish_s(n.s, d), drain + prop + S, 1e-9, "s");
+    net_close(&n);
+  }
 }
 
 /* The same, with A and B long (10 MB) and past slow start when D opens

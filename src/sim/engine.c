@@ -99,6 +99,16 @@ typedef struct hc_change {
   double delta;
 } hc_change;
 
+/* An exchange begun in the batch whose ACK (or SYN-ACK) leaves the
+ * receiver's host later: its wait there is read at the batch's end, with
+ * the flows that begin at the same instant counted. item >= 0: a new
+ * connection's handshake, entering at t + the wait; -1: a round, whose
+ * first ACK is back that much later. */
+typedef struct ack_wait {
+  int32_t flow, item;
+  double t;
+} ack_wait;
+
 /* A flow on a quotient route (symm.h): the route its packets take (one of
  * the flows it stands for) and how many flows it stands for. */
 typedef struct fs__fpath {
@@ -157,6 +167,8 @@ struct fs_sim {
                          * the links leaving hosts (host_count) */
   hc_change *hc_pending; /* changes to it since the last re-rating */
   size_t n_hc, hc_cap;
+  ack_wait *ack_pending; /* exchanges whose receiver's wait is read at the batch's end */
+  size_t n_ack, ack_cap;
   fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
                          * is added: the route its packets take */
   size_t paths_cap;
@@ -204,6 +216,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->portq);
   free(s->host_flows);
   free(s->hc_pending);
+  free(s->ack_pending);
   free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
@@ -1066,12 +1079,18 @@ static double port_queue_s(fs_sim *s, int32_t l) {
 /* A packet leaving a host (or its NIC) on link l while another flow sends
  * there: the host's fair queue serves it after the packet on the wire,
  * which has half a full packet's time left on average (the mean residual
- * of a deterministic service, Kleinrock, Queueing Systems vol. 1, 5.2).
- * self: the flow the packet belongs to is counted on l. */
+ * of a deterministic service, Kleinrock, Queueing Systems vol. 1, 5.2),
+ * and when the host sends at line rate (the link saturated) after the
+ * packet its NIC already took from that queue too (the reference's device
+ * queue of one packet; a NIC's transmit ring). self: the flow the packet
+ * belongs to is counted on l. */
 static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
-  return (s->tp.mss_bytes + s->tp.header_bytes) / (2 * s->core.cap_Bps[l]);
+  const fs__simcore *c = &s->core;
+  double full = (s->tp.mss_bytes + s->tp.header_bytes) / c->cap_Bps[l];
+  int line = (!s->can_bind || s->can_bind[l]) && c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+  return full / 2 + (line ? full : 0);
 }
 
 /* Counts flow fi (sign 1) or stops counting it (-1) on the host links its
@@ -1117,10 +1136,46 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < p.n; k++) {
     int32_t rev = c->t->links[p.links[k]].reverse;
     int32_t l = sim_link(s, fi, p.links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
-    d += p.w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self) +
-                 host_residual_s(s, lr, 0));
+    d += p.w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self));
   }
   return d;
+}
+
+/* What flow fi's ACKs (or SYN-ACK) wait leaving the receiver's host, behind
+ * what it sends itself (host_residual_s on the reverses of its links). */
+static double ack_host_s(fs_sim *s, int32_t fi) {
+  const fs__simcore *c = &s->core;
+  pkt_route p = packet_route(s, fi);
+  double d = 0;
+  for (int32_t k = 0; k < p.n; k++) {
+    int32_t rev = c->t->links[p.links[k]].reverse;
+    if (rev >= 0) d += p.w[k] * host_residual_s(s, sim_link(s, fi, rev), 0);
+  }
+  return d;
+}
+
+/* Reads fi's receiver's wait at the batch's end (ack_wait). */
+static int ack_defer(fs_sim *s, int32_t fi, int32_t item, double t) {
+  if (fs__grow(&s->ack_pending, &s->ack_cap, s->n_ack + 1, sizeof(*s->ack_pending)))
+    return FS_ENOMEM;
+  s->ack_pending[s->n_ack++] = (ack_wait){fi, item, t};
+  return 0;
+}
+
+/* The batch's deferred waits, with its host counts and rates final. */
+static int ack_apply(fs_sim *s) {
+  for (size_t i = 0; i < s->n_ack; i++) {
+    const ack_wait *a = &s->ack_pending[i];
+    double wait = ack_host_s(s, a->flow);
+    if (a->item < 0) {
+      s->tf[a->flow].round_end += wait;
+    } else {
+      int rc = evq_push(s, a->t + wait, EV_ENTER, a->item, 0);
+      if (rc) return rc;
+    }
+  }
+  s->n_ack = 0;
+  return 0;
 }
 
 /* Efficiency under a symmetry: entry k of quotient flow fi's rating route
@@ -1352,7 +1407,8 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   src_round(s, fi, s->core.flows[fi].bytes);
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
-  return flow_enter(s, fi);
+  int rc = s->host_flows ? ack_defer(s, fi, -1, 0) : 0;
+  return rc ? rc : flow_enter(s, fi);
 }
 
 /* tcp: a small flow leaves its source after the small flows queued there
@@ -1388,8 +1444,10 @@ static int fifo_next(fs_sim *s, int32_t fi) {
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
   if (!s->small) return flow_enter(s, fi);
-  if (s->tf && s->tf[fi].handshake_s > 0)
-    return evq_push(s, s->now + s->tf[fi].handshake_s + route_queue_s(s, fi), EV_ENTER, id, 0);
+  if (s->tf && s->tf[fi].handshake_s > 0) {
+    double t = s->now + s->tf[fi].handshake_s + route_queue_s(s, fi);
+    return s->host_flows ? ack_defer(s, fi, id, t) : evq_push(s, t, EV_ENTER, id, 0);
+  }
   return admit(s, fi);
 }
 
@@ -1528,6 +1586,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
     src_round(s, fi, f->remaining);
     double back = tf->round_end;
     tf->round_end = back + tf->rtt_s + queue;
+    if (s->host_flows && (rc = ack_defer(s, fi, -1, 0))) return rc;
     if (f->remaining <= fs__transport_last_bytes(&s->tp, s->payload[fi]) * (1 + 1e-9))
       tf->tail_pause = back - s->now;
     if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
@@ -1536,6 +1595,10 @@ static int window_sent(fs_sim *s, int32_t fi) {
   }
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
+  if (s->host_flows) {
+    int rc = ack_defer(s, fi, -1, 0);
+    if (rc) return rc;
+  }
   if (c->src_phase &&
       (c->src_phase[fi] != FS__SRC_RATE || src_round_phase(s, fi) != FS__SRC_RATE))
     return src_relink(s, fi, 1);
@@ -1578,7 +1641,7 @@ static void check_rerate(fs_sim *s) {
 }
 
 /* Re-rates the component touched by this batch and predicts drains. */
-static int rerate(fs_sim *s) {
+static int rerate_batch(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->n_hc) host_count_apply(s);
   if (!c->n_dirty) return 0;
@@ -1634,6 +1697,13 @@ static int rerate(fs_sim *s) {
     return FS_ENOMEM;
   if (s->check_rerate) check_rerate(s);
   return 0;
+}
+
+/* The batch's end: its re-rating, then the receivers' waits read on its
+ * final state. */
+static int rerate(fs_sim *s) {
+  int rc = rerate_batch(s);
+  return rc || !s->n_ack ? rc : ack_apply(s);
 }
 
 static int setup(fs_sim *s, fs_err *err) {

@@ -454,17 +454,20 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
   CHECK_REL(fin[3], alone + (P + H) / (2 * C), 1e-9, "s (A at half the link)");
 }
 
-/* The ACKs of a round that begins at the same instant as another flow's
- * window on the receiver's link count that flow, whichever of the
- * instant's events comes first: D (host 0 -> host 1, 100 kB) and A (host
- * 1 -> host 2, 10 MB) open their connections together, so both send their
- * first bytes a handshake later. D's first round: its 7 full packets (the
- * SYN's window); the first ACK leaves host 1 behind A's packet on the wire
- * and its NIC's, 3 S / 2 (S = (P + H) / C). Its window then covers the
- * bandwidth-delay product: 4 full packets and the last (1626 B) go at
- * line rate, and the last leaves the switch a full packet's time after the
- * one before it. Also with D added first. */
-TEST(test_transport_round_ack_counts_flows_of_the_same_instant) {
+/* The first ACK of a round leaves the receiver a data packet's trip
+ * after the round begins, and waits behind what the receiver sends then.
+ * (1) D (host 0 -> host 1, 100 kB) and A (host 1 -> host 2, 10 MB) open
+ * their connections together, so both send their first bytes a handshake
+ * later, in either order of the instant's events. D's first round: its 7
+ * full packets (the SYN's window); the first ACK leaves host 1 behind A's
+ * packet on the wire and its NIC's, 3 S / 2 (S = (P + H) / C). Its window
+ * then covers the bandwidth-delay product: 4 full packets and the last
+ * (1626 B) go at line rate, and the last leaves the switch a full
+ * packet's time after the one before it. (2) Across a leaf-spine, D (host
+ * 0 -> host 2, 100 kB) begins its round 4 us after A (host 2 -> host 3 of
+ * the same leaf, 64 KiB) began its first window, which is still going out
+ * then but out before D's first packet reaches host 2: no wait. */
+TEST(test_transport_round_ack_waits_when_it_leaves) {
   for (int order = 0; order < 2; order++) {
     fs_err err = {0, ""};
     fs_transport tp;
@@ -489,6 +492,31 @@ TEST(test_transport_round_ack_counts_flows_of_the_same_instant) {
     CHECK_REL(fs_sim_finish_s(n.s, d), drain + prop + S, 1e-9, "s");
     net_close(&n);
   }
+  fs_err err = {0, ""};
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  fs_topo *t = NULL;
+  fs_leafspine_params lp = {2, 1, 2, 100, 100, 1, 1000};
+  CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
+  net n;
+  if (net_open(&n, t, &tp)) {
+    net_close(&n);
+    return;
+  }
+  int32_t d = add(&n, 0, 2, 100e3);
+  add(&n, 2, 3, 65536);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = HOPS * LAT;
+  double hs = 2 * prop + HOPS * 2 * H / C, rtt = 2 * prop + HOPS * (P + 2 * H) / C;
+  double a_hs = 2 * 2 * LAT + 2 * 2 * H / C;
+  CHECK(a_hs + 7 * S > hs && a_hs + 7 * S < hs + rtt - hs / 2); /* the case */
+  double last;
+  wire(&tp, 100e3, &last);
+  CHECK(C * rtt < 17 * (P + H));
+  double drain = hs + rtt + (4 * (P + H) + last) / C;
+  CHECK_REL(fs_sim_finish_s(n.s, d), drain + prop + (HOPS - 1) * S, 1e-9,
+            "s (host 2 no longer sending)");
+  net_close(&n);
 }
 
 /* The same, with A and B long (10 MB) and past slow start when D opens

@@ -27,7 +27,8 @@ enum {
   EV_REENTER = 5,
   EV_ENTER = 6,
   EV_WINDOW = 7,
-  EV_SRC_OUT = 8
+  EV_SRC_OUT = 8,
+  EV_ACK = 9 /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -99,16 +100,6 @@ typedef struct hc_change {
   double delta;
 } hc_change;
 
-/* An exchange begun in the batch whose ACK (or SYN-ACK) leaves the
- * receiver's host later: its wait there is read at the batch's end, with
- * the flows that begin at the same instant counted. item >= 0: a new
- * connection's handshake, entering at t + the wait; -1: a round, whose
- * first ACK is back that much later. */
-typedef struct ack_wait {
-  int32_t flow, item;
-  double t;
-} ack_wait;
-
 /* A flow on a quotient route (symm.h): the route its packets take (one of
  * the flows it stands for) and how many flows it stands for. */
 typedef struct fs__fpath {
@@ -167,8 +158,6 @@ struct fs_sim {
                          * the links leaving hosts (host_count) */
   hc_change *hc_pending; /* changes to it since the last re-rating */
   size_t n_hc, hc_cap;
-  ack_wait *ack_pending; /* exchanges whose receiver's wait is read at the batch's end */
-  size_t n_ack, ack_cap;
   fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
                          * is added: the route its packets take */
   size_t paths_cap;
@@ -216,7 +205,6 @@ void fs_sim_free(fs_sim *s) {
   free(s->portq);
   free(s->host_flows);
   free(s->hc_pending);
-  free(s->ack_pending);
   free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
@@ -1087,10 +1075,8 @@ static double port_queue_s(fs_sim *s, int32_t l) {
 static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
-  const fs__simcore *c = &s->core;
-  double full = (s->tp.mss_bytes + s->tp.header_bytes) / c->cap_Bps[l];
-  int line = (!s->can_bind || s->can_bind[l]) && c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
-  return full / 2 + (line ? full : 0);
+  double full = (s->tp.mss_bytes + s->tp.header_bytes) / s->core.cap_Bps[l];
+  return full / 2 + (s->portq[l].saturated ? full : 0);
 }
 
 /* Counts flow fi (sign 1) or stops counting it (-1) on the host links its
@@ -1154,28 +1140,38 @@ static double ack_host_s(fs_sim *s, int32_t fi) {
   return d;
 }
 
-/* Reads fi's receiver's wait at the batch's end (ack_wait). */
-static int ack_defer(fs_sim *s, int32_t fi, int32_t item, double t) {
-  if (fs__grow(&s->ack_pending, &s->ack_cap, s->n_ack + 1, sizeof(*s->ack_pending)))
-    return FS_ENOMEM;
-  s->ack_pending[s->n_ack++] = (ack_wait){fi, item, t};
-  return 0;
+/* Schedules the moment the (SYN-)ACK of an exchange flow fi begins now
+ * leaves its receiver, where it waits behind what the receiver sends
+ * (ack_left): its first packet's trip, for a handshake's SYN half the
+ * handshake, for a round's first data packet RTT - handshake / 2 (a full
+ * packet per hop instead of a header and a full packet's ACK). base: when
+ * the handshake ends without that wait. */
+static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
+  fs__tflow *tf = &s->tf[fi];
+  tf->ack_kind = kind;
+  tf->ack_base = base;
+  double dt = kind == FS__ACK_HANDSHAKE ? tf->handshake_s / 2 : tf->rtt_s - tf->handshake_s / 2;
+  return evq_push(s, s->now + dt, EV_ACK, s->core.flows[fi].item, 0);
 }
 
-/* The batch's deferred waits, with its host counts and rates final. */
-static int ack_apply(fs_sim *s) {
-  for (size_t i = 0; i < s->n_ack; i++) {
-    const ack_wait *a = &s->ack_pending[i];
-    double wait = ack_host_s(s, a->flow);
-    if (a->item < 0) {
-      s->tf[a->flow].round_end += wait;
-    } else {
-      int rc = evq_push(s, a->t + wait, EV_ENTER, a->item, 0);
-      if (rc) return rc;
-    }
-  }
-  s->n_ack = 0;
-  return 0;
+/* Flow fi's (SYN-)ACK leaves its receiver now: the handshake ends, or the
+ * round's first ACK is back, that much later; a flow whose window is
+ * already out waits for it off its links. */
+static int ack_left(fs_sim *s, int32_t fi) {
+  fs__tflow *tf = &s->tf[fi];
+  fs__flow *f = &s->core.flows[fi];
+  double wait = ack_host_s(s, fi);
+  uint8_t kind = tf->ack_kind;
+  tf->ack_kind = 0;
+  if (kind == FS__ACK_HANDSHAKE) return evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
+  if (kind != FS__ACK_ROUND || !(wait > 0)) return 0;
+  tf->round_end += wait; /* this round's end, or the next one's once it waits */
+  if (!tf->round_hold) return 0;
+  supersede(s, f);
+  tf->ack_base += wait;
+  int rc = evq_push(s, tf->ack_base, EV_REENTER, f->item, f->version);
+  if (!rc) f->pending = 1;
+  return rc;
 }
 
 /* Efficiency under a symmetry: entry k of quotient flow fi's rating route
@@ -1407,7 +1403,7 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   src_round(s, fi, s->core.flows[fi].bytes);
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
-  int rc = s->host_flows ? ack_defer(s, fi, -1, 0) : 0;
+  int rc = s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
   return rc ? rc : flow_enter(s, fi);
 }
 
@@ -1446,7 +1442,8 @@ static int flow_begin(fs_sim *s, int32_t id) {
   if (!s->small) return flow_enter(s, fi);
   if (s->tf && s->tf[fi].handshake_s > 0) {
     double t = s->now + s->tf[fi].handshake_s + route_queue_s(s, fi);
-    return s->host_flows ? ack_defer(s, fi, id, t) : evq_push(s, t, EV_ENTER, id, 0);
+    return s->host_flows ? ack_schedule(s, fi, FS__ACK_HANDSHAKE, t)
+                         : evq_push(s, t, EV_ENTER, id, 0);
   }
   return admit(s, fi);
 }
@@ -1538,8 +1535,17 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_REENTER: {
       fs__flow *f = &s->core.flows[it->idx];
       f->held = 0;
+      if (s->tf && s->tf[it->idx].round_hold) { /* its next round begins */
+        s->tf[it->idx].round_hold = 0;
+        if (s->host_flows) {
+          int rc = ack_schedule(s, it->idx, FS__ACK_ROUND, 0);
+          if (rc) return rc;
+        }
+      }
       return flow_link(s, it->idx);
     }
+    case EV_ACK:
+      return ack_left(s, it->idx);
   }
   return FS_EINTERNAL;
 }
@@ -1586,7 +1592,8 @@ static int window_sent(fs_sim *s, int32_t fi) {
     src_round(s, fi, f->remaining);
     double back = tf->round_end;
     tf->round_end = back + tf->rtt_s + queue;
-    if (s->host_flows && (rc = ack_defer(s, fi, -1, 0))) return rc;
+    tf->round_hold = 1; /* the next round begins at back (EV_REENTER) */
+    tf->ack_base = back;
     if (f->remaining <= fs__transport_last_bytes(&s->tp, s->payload[fi]) * (1 + 1e-9))
       tf->tail_pause = back - s->now;
     if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
@@ -1596,7 +1603,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
   if (s->host_flows) {
-    int rc = ack_defer(s, fi, -1, 0);
+    int rc = ack_schedule(s, fi, FS__ACK_ROUND, 0);
     if (rc) return rc;
   }
   if (c->src_phase &&
@@ -1641,7 +1648,7 @@ static void check_rerate(fs_sim *s) {
 }
 
 /* Re-rates the component touched by this batch and predicts drains. */
-static int rerate_batch(fs_sim *s) {
+static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->n_hc) host_count_apply(s);
   if (!c->n_dirty) return 0;
@@ -1697,13 +1704,6 @@ static int rerate_batch(fs_sim *s) {
     return FS_ENOMEM;
   if (s->check_rerate) check_rerate(s);
   return 0;
-}
-
-/* The batch's end: its re-rating, then the receivers' waits read on its
- * final state. */
-static int rerate(fs_sim *s) {
-  int rc = rerate_batch(s);
-  return rc || !s->n_ack ? rc : ack_apply(s);
 }
 
 static int setup(fs_sim *s, fs_err *err) {

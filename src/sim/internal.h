@@ -154,6 +154,9 @@ static inline double fs__pace(const fs__simcore *c, int32_t f, int32_t k) {
  * engine keeps it per flow only for tcp with new connections, and the
  * payload and `small` alone otherwise). Bytes are on the wire (payload +
  * headers). */
+/* Which exchange's first reply a flow's pending EV_ACK is (engine.c). */
+enum { FS__ACK_HANDSHAKE = 1, FS__ACK_ROUND = 2 };
+
 typedef struct fs__tflow {
   double payload;     /* bytes as added */
   double handshake_s; /* before its first byte: a new connection's SYN round trip */
@@ -169,6 +172,10 @@ typedef struct fs__tflow {
   double round_end;   /* when the current round's first ACK is back */
   double tail_pause;  /* the last packet alone in its round: how long the
                        * flow waited for that round's ACK (0: not alone) */
+  double ack_base;    /* with ack_kind: when the handshake ends, or the held
+                       * flow's next round begins, before the receiver's wait */
+  uint8_t ack_kind;   /* the (SYN-)ACK on its way: FS__ACK_* (engine.c) */
+  uint8_t round_hold; /* off its links until its round's first ACK is back */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */

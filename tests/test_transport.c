@@ -382,9 +382,10 @@ TEST(test_transport_two_flows_unequal_shares) {
  * (host 1) send a 60000-byte message each to host 2; both fit the first
  * flight, so in packets both are at once in the switch's queue to host 2,
  * which drains them at C while the fluid rates carry C / 2 each. D (host 2
- * to host 3) opens its connection while they drain: its SYN-ACK comes back
- * through that port and waits behind what A and B have left,
- * 2 w - C (t1 - enter). With queue_k = 0 (no queue model) it does not. */
+ * to host 3) opens its connection at t1 while they drain: its SYN-ACK,
+ * leaving host 3 half a handshake later, comes back through that port and
+ * waits behind what A and B have left then, 2 w - C (t1 + hs / 2 - enter).
+ * With queue_k = 0 (no queue model) it does not. */
 TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   double fin[2] = {0, 0};
   fs_transport tp;
@@ -408,8 +409,8 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
   double w = wire(&tp, bytes, NULL), last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C; /* stored at the switch */
-  CHECK(t1 > hs && t1 < hs + 2 * w / C);             /* A and B are draining */
-  double queue = 2 * w - C * (t1 - hs);
+  CHECK(t1 > hs && t1 + hs / 2 < hs + 2 * w / C);    /* A and B are draining */
+  double queue = 2 * w - C * (t1 + hs / 2 - hs);
   CHECK_REL(fin[0], alone, 1e-12, "s (no queue model)");
   CHECK_REL(fin[1], alone + queue / C, 1e-9, "s (SYN-ACK behind A's and B's rest)");
 }

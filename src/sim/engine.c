@@ -1122,7 +1122,8 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < p.n; k++) {
     int32_t rev = c->t->links[p.links[k]].reverse;
     int32_t l = sim_link(s, fi, p.links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
-    d += p.w[k] * (port_queue_s(s, l) + port_queue_s(s, lr) + host_residual_s(s, l, self));
+    d += p.w[k] * (port_queue_s(s, l) + (s->host_flows ? 0 : port_queue_s(s, lr)) +
+                   host_residual_s(s, l, self));
   }
   return d;
 }
@@ -1135,7 +1136,9 @@ static double ack_host_s(fs_sim *s, int32_t fi) {
   double d = 0;
   for (int32_t k = 0; k < p.n; k++) {
     int32_t rev = c->t->links[p.links[k]].reverse;
-    if (rev >= 0) d += p.w[k] * host_residual_s(s, sim_link(s, fi, rev), 0);
+    if (rev < 0) continue;
+    int32_t lr = sim_link(s, fi, rev);
+    d += p.w[k] * (port_queue_s(s, lr) + host_residual_s(s, lr, 0));
   }
   return d;
 }

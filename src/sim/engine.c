@@ -140,9 +140,10 @@ struct fs_sim {
   double *tail_reach;   /* per flow, tcp and rdma: how close behind the packet
                          * before it its last packet waits at a switch
                          * (fs__transport_tail_reach_s); NULL: none ever waits */
-  double *tail_rate;    /* per flow, with tail_reach: the rate its bytes were
-                         * last sent at (a capacity change at the instant its
-                         * last byte leaves re-rates it before it drains) */
+  double *tail_rate;    /* per flow, with tail_reach and efficiency < 1: the
+                         * rate its bytes were last sent at (a capacity change
+                         * at the instant its last byte leaves re-rates it
+                         * before it drains; nothing else does) */
   uint8_t *small;       /* per flow, tcp: it fits the first flight (source FIFO) */
   int32_t *fifo_nx;     /* per flow, tcp: the next small flow queued behind it */
   int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
@@ -896,7 +897,7 @@ static pkt_route packet_route(const fs_sim *s, int32_t fi) {
 static double tail_wait(const fs_sim *s, int32_t fi) {
   if (!s->tail_reach || !(s->tail_reach[fi] > 0)) return 0;
   const fs__flow *f = &s->core.flows[fi];
-  double rate = f->last_s < s->now ? f->rate : s->tail_rate[fi];
+  double rate = f->last_s < s->now || !s->tail_rate ? f->rate : s->tail_rate[fi];
   if (!(rate > 0)) return 0;
   double gap = (s->tp.mss_bytes + s->tp.header_bytes) / rate;
   if (s->tf) gap += s->tf[fi].tail_pause;
@@ -1115,30 +1116,33 @@ static void host_count_apply(fs_sim *s) {
  * the ports of its packet route and at their reverses (the ACKs' path). */
 static double route_queue_s(fs_sim *s, int32_t fi) {
   if (!s->portq) return 0;
-  const fs__simcore *c = &s->core;
+  const fs_topo *t = s->core.t;
   pkt_route p = packet_route(s, fi);
   int self = s->tf[fi].hcounted;
   double d = 0;
-  for (int32_t k = 0; k < p.n; k++) {
-    int32_t rev = c->t->links[p.links[k]].reverse;
-    int32_t l = sim_link(s, fi, p.links[k]), lr = rev < 0 ? -1 : sim_link(s, fi, rev);
-    d += p.w[k] * (port_queue_s(s, l) + (s->host_flows ? 0 : port_queue_s(s, lr)) +
-                   host_residual_s(s, l, self));
-  }
+  for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_queue_s(s, sim_link(s, fi, p.links[k]));
+  /* the host links: its first entries, before the first switch */
+  for (int32_t k = 0; k < p.n && t->nodes[t->links[p.links[k]].from].kind != FS_NODE_SWITCH; k++)
+    d += p.w[k] * host_residual_s(s, sim_link(s, fi, p.links[k]), self);
   return d;
 }
 
-/* What flow fi's ACKs (or SYN-ACK) wait leaving the receiver's host, behind
- * what it sends itself (host_residual_s on the reverses of its links). */
+/* What flow fi's SYN-ACK or ACKs wait on their way back: the switch queues
+ * on the reverses of its links, and leaving the receiver's host behind what
+ * it sends itself (host_residual_s on the reverses of its last entries,
+ * after the last switch). */
 static double ack_host_s(fs_sim *s, int32_t fi) {
-  const fs__simcore *c = &s->core;
+  const fs_topo *t = s->core.t;
   pkt_route p = packet_route(s, fi);
   double d = 0;
   for (int32_t k = 0; k < p.n; k++) {
-    int32_t rev = c->t->links[p.links[k]].reverse;
-    if (rev < 0) continue;
-    int32_t lr = sim_link(s, fi, rev);
-    d += p.w[k] * (port_queue_s(s, lr) + host_residual_s(s, lr, 0));
+    int32_t rev = t->links[p.links[k]].reverse;
+    if (rev >= 0) d += p.w[k] * port_queue_s(s, sim_link(s, fi, rev));
+  }
+  for (int32_t k = p.n - 1; k >= 0 && t->nodes[t->links[p.links[k]].to].kind != FS_NODE_SWITCH;
+       k--) {
+    int32_t rev = t->links[p.links[k]].reverse;
+    if (rev >= 0) d += p.w[k] * host_residual_s(s, sim_link(s, fi, rev), 0);
   }
   return d;
 }
@@ -1749,7 +1753,7 @@ static int transport_setup(fs_sim *s) {
   int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && !s->tp.persistent;
   if (!(s->payload = fs__malloc(F, sizeof(double))) ||
       !(s->tail_reach = fs__malloc(F, sizeof(double))) ||
-      !(s->tail_rate = calloc(F, sizeof(double))) ||
+      (s->tp.efficiency < 1 && !(s->tail_rate = calloc(F, sizeof(double)))) ||
       (state && !(s->tf = fs__malloc(F, sizeof(*s->tf)))))
     return FS_ENOMEM;
   if (tcp) {
@@ -1762,25 +1766,36 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
   }
+  /* Flows of a route cache share their routes: the flow before with the
+   * same route, bytes and latency has the same transport (the expanded
+   * routes of a train run are long, sprayed over every spine). */
+  fs__flow prev = {0};
+  fs__tflow prev_tf;
+  double prev_reach = 0, prev_bytes = -1, prev_lat = 0;
   for (int32_t fi = 0; fi < c->n_flows; fi++) {
     fs__flow *f = &c->flows[fi];
     fs__tflow one, *tf = state ? &s->tf[fi] : &one;
-    if (!s->paths || !s->paths[fi].links) {
-      fs__transport_flow(&s->tp, c, f, tf);
-      s->tail_reach[fi] =
-          fs__transport_tail_reach_s(&s->tp, c->cap_Bps, f->links, f->w, f->n, tf->payload);
-    } else {
-      /* a quotient flow: hops, round trip and store and forward of the
-       * route its packets take */
-      fs__flow view = *f;
+    /* a quotient flow: hops, round trip and store and forward of the
+     * route its packets take */
+    fs__flow view = *f;
+    if (s->paths && s->paths[fi].links) {
       view.links = s->paths[fi].links;
       view.w = s->paths[fi].w;
       view.n = s->paths[fi].n;
-      fs__transport_flow(&s->tp, c, &view, tf);
-      s->tail_reach[fi] = fs__transport_tail_reach_s(&s->tp, c->cap_Bps, view.links, view.w,
-                                                     view.n, tf->payload);
-      f->bytes = view.bytes;
-      f->latency_s = view.latency_s;
+    }
+    if (view.links == prev.links && view.w == prev.w && view.n == prev.n &&
+        f->bytes == prev.bytes && f->latency_s == prev.latency_s) {
+      *tf = prev_tf;
+      f->bytes = prev_bytes;
+      f->latency_s = prev_lat;
+      s->tail_reach[fi] = prev_reach;
+    } else {
+      prev = view;
+      fs__transport_flow(&s->tp, c, &view, tf, &prev_reach);
+      s->tail_reach[fi] = prev_reach;
+      prev_tf = *tf;
+      prev_bytes = f->bytes = view.bytes;
+      prev_lat = f->latency_s = view.latency_s;
     }
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;

@@ -201,9 +201,10 @@ typedef struct fs__portq {
 
 /* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and
  * turns f's bytes into wire bytes and its latency into one with the last
- * packet's store and forward. */
+ * packet's store and forward; *reach (if given): its last packet's reach
+ * (fs__transport_tail_reach_s). */
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *core, fs__flow *f,
-                        fs__tflow *tf);
+                        fs__tflow *tf, double *reach);
 /* The last packet's store and forward over f's route (after its first hop)
  * for a message of `payload` bytes: what a transport adds to its latency. */
 double fs__transport_store_s(const fs_transport *tp, const fs__simcore *core, const fs__flow *f,

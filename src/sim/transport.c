@@ -103,24 +103,19 @@ double fs__transport_last_bytes(const fs_transport *tp, double payload) {
  * s0 = (P + H) / r_max (0: it never waits). A route's levels (runs of
  * entries whose weights sum to 1) average their links by weight, each
  * link's packets every s0 / w: exact on one path. */
-double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
-                                  const int32_t *links, const double *w, int32_t n,
-                                  double payload) {
+static double tail_reach(const fs_transport *tp, const double *cap_Bps, const int32_t *links,
+                         const double *w, int32_t n, double payload, double rmax) {
   double P = tp->mss_bytes, H = tp->header_bytes;
-  if (!(payload > P)) return 0; /* one packet: none ahead of it */
-  double full = P + H, last = fs__transport_last_bytes(tp, payload), rmax = INFINITY;
-  for (int32_t k = 0; k < n; k++) {
-    double cap = cap_Bps[links[k]];
-    if (cap > 0 && w[k] > 0 && cap / w[k] < rmax) rmax = cap / w[k];
-  }
-  if (!(rmax < INFINITY)) return 0;
+  double full = P + H, last = fs__transport_last_bytes(tp, payload);
+  /* one packet (none ahead of it) or whole packets (never caught up) */
+  if (!(payload > P) || !(last < full) || !(rmax < INFINITY)) return 0;
   double s0 = full / rmax;
   double g = 0, sp = 0, wait = 0, acc = 0, lg = 0, lsp = 0, lwait = 0;
   int32_t level = 0;
   for (int32_t k = 0; k < n; k++) {
     double cap = cap_Bps[links[k]], wk = w[k];
     if (cap > 0 && wk > 0) {
-      double spk = s0 / wk, S = full / cap, T = last / cap, out;
+      double inv = 1 / cap, spk = wk == 1 ? s0 : s0 / wk, S = full * inv, T = last * inv, out;
       if (level == 0) {
         out = spk - S + T;
       } else {
@@ -147,8 +142,19 @@ double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
   return wait > 0 ? s0 + wait : 0;
 }
 
+double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
+                                  const int32_t *links, const double *w, int32_t n,
+                                  double payload) {
+  double rmax = INFINITY;
+  for (int32_t k = 0; k < n; k++) {
+    double cap = cap_Bps[links[k]];
+    if (cap > 0 && w[k] > 0 && cap < rmax * w[k]) rmax = cap / w[k];
+  }
+  return tail_reach(tp, cap_Bps, links, w, n, payload, rmax);
+}
+
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,
-                        fs__tflow *tf) {
+                        fs__tflow *tf, double *reach) {
   double P = tp->mss_bytes, H = tp->header_bytes;
   memset(tf, 0, sizeof(*tf));
   tf->payload = f->bytes;
@@ -156,24 +162,28 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->hpos = -1;
   tf->budget = INFINITY;
   tf->cwnd = INFINITY;
+  if (reach) *reach = 0;
   if (!(f->bytes > 0)) return;
-  double packets = ceil(f->bytes / P);
-  double store = fs__transport_store_s(tp, c, f, f->bytes);
-  f->bytes += packets * H;
-  /* per-hop sums over the route (weights: the fraction on each link, so a
-   * sprayed route counts its paths' average): the last packet's store and
-   * forward after the first hop, a full packet and its ACK per hop for the
-   * round trip, and the link that binds the flow alone */
-  double per_rtt = 0, rmax = INFINITY;
+  double packets = ceil(f->bytes / P), last = fs__transport_last_bytes(tp, f->bytes);
+  /* one pass over the route (weights: the fraction on each link, so a
+   * sprayed route counts its paths' average): the time per byte summed
+   * over its hops, the last packet's store and forward after the first
+   * hop, and the link that binds the flow alone */
+  double per_byte = 0, store = 0, rmax = INFINITY;
   for (int32_t k = 0; k < f->n; k++) {
     double cap = c->cap_Bps[f->links[k]];
     if (!(cap > 0)) continue;
-    per_rtt += f->w[k] * (P + 2 * H) / cap;
-    if (cap / f->w[k] < rmax) rmax = cap / f->w[k];
+    double x = f->w[k] / cap;
+    per_byte += x;
+    if (c->t->links[f->links[k]].from != f->src) store += x * last;
+    if (cap < rmax * f->w[k]) rmax = cap / f->w[k];
   }
+  if (reach) *reach = tail_reach(tp, c->cap_Bps, f->links, f->w, f->n, f->bytes, rmax);
+  f->bytes += packets * H;
+  double prop = f->latency_s; /* the route's propagation */
   f->latency_s += store;
-  double prop = f->latency_s - store; /* the route's propagation */
-  tf->rtt_s = 2 * prop + per_rtt;
+  /* a full packet and its ACK per hop for the round trip */
+  tf->rtt_s = 2 * prop + (P + 2 * H) * per_byte;
   if (tp->kind != FS_TRANSPORT_TCP) return;
   /* RFC 7323, 2.2: the window field of a SYN is never scaled, so the first
    * flight is at most 65535 bytes, in whole segments (no sender sends a
@@ -185,12 +195,7 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->small = payload <= fits;
   if (tp->persistent) return;
   /* SYN and SYN-ACK: a round trip of header-sized packets */
-  double hs = 2 * prop;
-  for (int32_t k = 0; k < f->n; k++) {
-    double cap = c->cap_Bps[f->links[k]];
-    if (cap > 0) hs += f->w[k] * 2 * H / cap;
-  }
-  tf->handshake_s = hs;
+  tf->handshake_s = 2 * prop + 2 * H * per_byte;
   tf->bdp = rmax * tf->rtt_s;
   tf->cwnd = tp->init_window * (P + H);
   tf->first = tf->small ? INFINITY : (first_segs < 1 ? 1 : first_segs) * (P + H);

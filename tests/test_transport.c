@@ -28,6 +28,15 @@ static fs_topo *two_leaves(int32_t hosts) {
   return t;
 }
 
+/* Two leaves of 2 hosts under one spine, every link 100 Gb/s, 1 us. */
+static fs_topo *two_leaves_flat(void) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_leafspine_params p = {2, 1, 2, 100, 100, 1, 1000};
+  CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+  return t;
+}
+
 /* A star of `hosts` hosts, 100 Gb/s, latency_ns per link. */
 static fs_topo *star(int32_t hosts, int64_t latency_ns) {
   fs_topo *t = NULL;
@@ -259,11 +268,8 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.persistent = 1;
-  fs_topo *t = NULL;
-  fs_leafspine_params lp = {2, 1, 2, 100, 100, 1, 1000};
-  CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
   net n;
-  if (net_open(&n, t, &tp)) {
+  if (net_open(&n, two_leaves_flat(), &tp)) {
     net_close(&n);
     return;
   }
@@ -496,11 +502,8 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   fs_err err = {0, ""};
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  fs_topo *t = NULL;
-  fs_leafspine_params lp = {2, 1, 2, 100, 100, 1, 1000};
-  CHECK_OK(fs_topo_leafspine(&lp, &t, &err), &err);
   net n;
-  if (net_open(&n, t, &tp)) {
+  if (net_open(&n, two_leaves_flat(), &tp)) {
     net_close(&n);
     return;
   }

@@ -307,6 +307,59 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
   }
 }
 
+/* A re-route while a flow waits for its round's first ACK (tcp, new
+ * connections) replaces that wait with its own hold, and the ACK, leaving
+ * the receiver later, must not schedule the flow again: a 1 MB flow
+ * between the leaves has its first window (7 full packets) out 7 S after
+ * the handshake and waits until RTT later; re-routed (onto the same
+ * path) 0.5 us after the window is out, before its ACK leaves host 2
+ * (which sends 10 MB to host 3 meanwhile, so the ACK waits there), with
+ * no hold it goes on at once and ends before the flow left alone; with a
+ * hold of 20 us it ends at least 20 us after the re-route plus its bytes
+ * left at line rate. */
+typedef struct reroute_at {
+  int32_t item;
+  fs_route route;
+  double hold_s;
+} reroute_at;
+
+static int do_reroute(void *ctx, fs_sim *s, double now, fs_err *err) {
+  (void)now;
+  reroute_at *c = ctx;
+  int rc = fs_sim_reroute(s, c->item, &c->route, c->hold_s, err);
+  return rc < 0 ? rc : 0;
+}
+
+TEST(test_transport_reroute_while_waiting_for_an_ack) {
+  double fin[3] = {0, 0, 0}, bytes = 1e6, t_r = 0;
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C;
+  double hs = 2 * HOPS * LAT + HOPS * 2 * H / C, rtt = 2 * HOPS * LAT + HOPS * (P + 2 * H) / C;
+  t_r = hs + 7 * S + 0.5e-6;
+  CHECK(t_r < hs + rtt - hs / 2); /* before the ACK leaves host 2 */
+  for (int v = 0; v < 3; v++) {
+    fs_err err = {0, ""};
+    net n;
+    if (net_open(&n, two_leaves_flat(), &tp)) {
+      net_close(&n);
+      return;
+    }
+    reroute_at c = {add(&n, 0, 2, bytes), {0}, v == 2 ? 20e-6 : 0};
+    add(&n, 2, 3, 10e6);
+    fs_route_init(&c.route);
+    CHECK_OK(fs_route_shortest(n.r, 0, 2, &c.route, &err), &err);
+    if (v) CHECK_OK(fs_sim_add_timer(n.s, t_r, do_reroute, &c, &err), &err);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    fin[v] = fs_sim_finish_s(n.s, c.item);
+    fs_route_free(&c.route);
+    net_close(&n);
+  }
+  double w = wire(&tp, bytes, NULL);
+  CHECK(isfinite(fin[1]) && fin[1] < fin[0]);
+  CHECK(isfinite(fin[2]) && fin[2] >= t_r + 20e-6 + (w - 7 * (P + H)) / C);
+}
+
 TEST(test_transport_bad_input_exits_2) {
   static const char *const bad[][2] = {
       {"{\"kind\": \"udp\"}", "$.transport.kind"},

@@ -2123,6 +2123,9 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
       if ((rc = flow_unlink(s, fi))) goto fail;
     }
     supersede(s, f); /* a pending drain or re-entry */
+    /* its own hold (or none) replaces a wait for its round's first ACK,
+     * which must not re-schedule the re-entry when that ACK leaves */
+    if (s->tf) s->tf[fi].round_hold = 0;
     if ((rc = set_route(s, fi, route))) goto fail;
     if (hold_s > 0) {
       f->held = 1;

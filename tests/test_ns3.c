@@ -146,7 +146,7 @@ TEST(test_ns3_bad_results_name_the_line_and_change_nothing) {
   fs_scenario_free(sc);
 }
 
-TEST(test_ns3_refuses_spray_control_and_failures) {
+TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
   static const struct {
     const char *mode, *extra, *want;
   } cases[] = {
@@ -155,6 +155,11 @@ TEST(test_ns3_refuses_spray_control_and_failures) {
       {"optimized", "", "star.json: $.routing.mode: the ns-3 backend has no routing control"},
       {"ecmp", ", \"failures\": [{\"at_ns\": 5, \"switch\": \"switch0\"}]",
        "star.json: $.failures: the ns-3 backend has no routing control, got 3 failed cable(s)"},
+      {"ecmp", ", \"transport\": \"rdma\"",
+       "star.json: $.transport.kind: the ns-3 backend runs TCP (DCTCP) only"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
+       "star.json: $.transport.connections: the ns-3 backend opens a new connection for "
+       "every flow, got \"persistent\""},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_scenario *sc = star(cases[i].mode, cases[i].extra, 0);
@@ -166,8 +171,12 @@ TEST(test_ns3_refuses_spray_control_and_failures) {
                 cases[i].mode, cases[i].want, rc, err.msg);
     fs_scenario_free(sc);
   }
-  fs_scenario *sc = star("ecmp", "", 0);
-  if (sc) {
+  /* the fluid engine and tcp with new connections have it as reference */
+  static const char *const fine[] = {"", ", \"transport\": \"tcp\"",
+                                     ", \"transport\": \"fluid\""};
+  for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+    fs_scenario *sc = star("ecmp", fine[i], 0);
+    if (!sc) continue;
     fs_err err = {0, ""};
     CHECK_OK(fs_ns3_check(sc, &err), &err);
     fs_scenario_free(sc);

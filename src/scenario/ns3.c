@@ -48,6 +48,18 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                       "%s: $.routing.mode: the ns-3 backend pins each flow to one path; "
                       "use shortest, ecmp or explicit, got \"spray\"",
                       sc->file);
+  /* Its packets are TCP (DCTCP), a new connection a flow: a run it would
+   * not be the reference of is refused, not answered with another. */
+  if (sc->transport.kind == FS_TRANSPORT_RDMA)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.transport.kind: the ns-3 backend runs TCP (DCTCP) only, it has no "
+                      "RoCE/DCQCN; use tcp or fluid (or --transport tcp), got \"rdma\"",
+                      sc->file);
+  if (sc->transport.kind == FS_TRANSPORT_TCP && sc->transport.persistent)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.transport.connections: the ns-3 backend opens a new connection "
+                      "for every flow, got \"persistent\"",
+                      sc->file);
   return 0;
 }
 

@@ -1112,8 +1112,9 @@ static void host_count_apply(fs_sim *s) {
   s->n_hc = 0;
 }
 
-/* What a packet of flow fi and its answer wait in switch queues now: at
- * the ports of its packet route and at their reverses (the ACKs' path). */
+/* What a packet of flow fi waits now on its way: in the switch queues of
+ * its packet route, and leaving its host behind the other flows' packets
+ * (its answer's waits on the way back: ack_wait_s, read when it leaves). */
 static double route_queue_s(fs_sim *s, int32_t fi) {
   if (!s->portq) return 0;
   const fs_topo *t = s->core.t;
@@ -1131,7 +1132,7 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
  * on the reverses of its links, and leaving the receiver's host behind what
  * it sends itself (host_residual_s on the reverses of its last entries,
  * after the last switch). */
-static double ack_host_s(fs_sim *s, int32_t fi) {
+static double ack_wait_s(fs_sim *s, int32_t fi) {
   const fs_topo *t = s->core.t;
   pkt_route p = packet_route(s, fi);
   double d = 0;
@@ -1167,7 +1168,7 @@ static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
 static int ack_left(fs_sim *s, int32_t fi) {
   fs__tflow *tf = &s->tf[fi];
   fs__flow *f = &s->core.flows[fi];
-  double wait = ack_host_s(s, fi);
+  double wait = ack_wait_s(s, fi);
   uint8_t kind = tf->ack_kind;
   tf->ack_kind = 0;
   if (kind == FS__ACK_HANDSHAKE) return evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
@@ -1766,12 +1767,6 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     for (size_t v = 0; v < N; v++) s->fifo_head[v] = s->fifo_tail[v] = s->src_busy[v] = -1;
   }
-  /* Flows of a route cache share their routes: the flow before with the
-   * same route, bytes and latency has the same transport (the expanded
-   * routes of a train run are long, sprayed over every spine). */
-  fs__flow prev = {0};
-  fs__tflow prev_tf;
-  double prev_reach = 0, prev_bytes = -1, prev_lat = 0;
   for (int32_t fi = 0; fi < c->n_flows; fi++) {
     fs__flow *f = &c->flows[fi];
     fs__tflow one, *tf = state ? &s->tf[fi] : &one;
@@ -1783,20 +1778,9 @@ static int transport_setup(fs_sim *s) {
       view.w = s->paths[fi].w;
       view.n = s->paths[fi].n;
     }
-    if (view.links == prev.links && view.w == prev.w && view.n == prev.n &&
-        f->bytes == prev.bytes && f->latency_s == prev.latency_s) {
-      *tf = prev_tf;
-      f->bytes = prev_bytes;
-      f->latency_s = prev_lat;
-      s->tail_reach[fi] = prev_reach;
-    } else {
-      prev = view;
-      fs__transport_flow(&s->tp, c, &view, tf, &prev_reach);
-      s->tail_reach[fi] = prev_reach;
-      prev_tf = *tf;
-      prev_bytes = f->bytes = view.bytes;
-      prev_lat = f->latency_s = view.latency_s;
-    }
+    fs__transport_flow(&s->tp, c, &view, tf, &s->tail_reach[fi]);
+    f->bytes = view.bytes;
+    f->latency_s = view.latency_s;
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;
   }

@@ -150,13 +150,13 @@ static inline double fs__pace(const fs__simcore *c, int32_t f, int32_t k) {
   return fs__skip(c, f, k) ? 0 : c->flows[f].rate;
 }
 
+/* Which exchange's first reply a flow's pending EV_ACK is (engine.c). */
+enum { FS__ACK_HANDSHAKE = 1, FS__ACK_ROUND = 2 };
+
 /* A flow's transport state (transport.c fills it under tcp and rdma; the
  * engine keeps it per flow only for tcp with new connections, and the
  * payload and `small` alone otherwise). Bytes are on the wire (payload +
  * headers). */
-/* Which exchange's first reply a flow's pending EV_ACK is (engine.c). */
-enum { FS__ACK_HANDSHAKE = 1, FS__ACK_ROUND = 2 };
-
 typedef struct fs__tflow {
   double payload;     /* bytes as added */
   double handshake_s; /* before its first byte: a new connection's SYN round trip */

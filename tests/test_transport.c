@@ -1,8 +1,11 @@
 /* Transport models (sim.h, docs/model.md "Transport") against hand-computed
  * cases: one flow over h hops (headers, store and forward), the slow start
  * of one flow, the source FIFO of small messages, a shared link's
- * efficiency, a handshake behind a switch queue (bursts; K packets in
- * congestion avoidance) and behind the packet on a busy host's wire; a
+ * efficiency, the last packet held behind the one before it (also against
+ * the two packets forwarded hop by hop on random paths), a handshake
+ * behind a switch queue (bursts; K packets in congestion avoidance) and
+ * behind the packets on a busy host's wire and in its NIC, a round's
+ * first ACK read when it leaves, a re-route while a flow waits for one; a
  * quotient under a symmetry against its expanded run; the fluid default
  * unchanged; bad keys exit 2. */
 #include <math.h>

@@ -4,7 +4,9 @@
 # fluid engine, and also with `--transport tcp` and `--transport rdma` when
 # `fabricsim sim --help` lists --transport; prints a markdown table:
 # makespan per backend, its error against ns-3, and the per-flow FCT error
-# (FCT = finish - start; |x - ns3| / ns3, max and mean over the flows).
+# (FCT = finish - start; |x - ns3| / ns3, max and mean over the flows),
+# then per variant the cases within issue 12's goal (5 % makespan, 10 %
+# mean per-flow error).
 #
 #   scripts/validate.sh [CASE.json ...]     (needs `make ns3`)
 #   FABRICSIM=path/to/fabricsim  KEEP=dir   (keep the JSON results in dir)
@@ -76,6 +78,9 @@ def fcts(d):
     return {f["id"]: f["fct_ns"] for f in d["flows"]}
 
 
+# issue 12's goal: makespan within 5 % and mean per-flow error within 10 %
+GOAL_MAKESPAN, GOAL_FCT_MEAN = 5.0, 10.0
+met = {v: [] for v in others}
 head = ["case", "flows", "ns-3 (us)"]
 for v in others:
     head += ["%s (us)" % v, "%s err" % v, "%s FCT err max" % v, "%s FCT err mean" % v]
@@ -98,7 +103,15 @@ for name in cases:
         mean = sum(abs(e) for e in errs) / len(errs) if errs else 0.0
         row += ["%.1f" % (d["makespan_ns"] / 1e3), "%+.1f%%" % err, "%+.1f%%" % worst,
                 "%.1f%%" % mean]
+        if abs(err) <= GOAL_MAKESPAN and mean <= GOAL_FCT_MEAN:
+            met[v].append(name)
     row.append("%.2f" % wall)
     print("| " + " | ".join(row) + " |")
+print()
+for v in others:
+    print("%s: %d of %d cases within %g %% makespan and %g %% mean per-flow error%s" %
+          (v, len(met[v]), len(cases), GOAL_MAKESPAN, GOAL_FCT_MEAN,
+           "; not: " + ", ".join(c for c in cases if c not in met[v])
+           if len(met[v]) < len(cases) else ""))
 EOF
 [ -n "${KEEP:-}" ] || rm -rf "$out"

@@ -1080,6 +1080,14 @@ static double host_residual_s(fs_sim *s, int32_t l, int self) {
   return full / 2 + (s->portq[l].saturated ? full : 0);
 }
 
+/* How many of route p's first entries leave a host or its NIC (before its
+ * first switch): the links whose waits are a host's (host_residual_s). */
+static int32_t n_host_entries(const fs_topo *t, pkt_route p) {
+  int32_t k = 0;
+  while (k < p.n && t->nodes[t->links[p.links[k]].from].kind != FS_NODE_SWITCH) k++;
+  return k;
+}
+
 /* Counts flow fi (sign 1) or stops counting it (-1) on the host links its
  * packets leave by (the first entries of its packet route, before the
  * first switch): whether or not the rating keeps them, and for a quotient
@@ -1090,15 +1098,13 @@ static int host_count(fs_sim *s, int32_t fi, double sign) {
   if (!s->host_flows) return 0;
   const fs__simcore *c = &s->core;
   pkt_route p = packet_route(s, fi);
-  for (int32_t k = 0; k <= p.n; k++) {
-    int last = k == p.n || c->t->nodes[c->t->links[p.links[k]].from].kind == FS_NODE_SWITCH;
-    if (fs__grow(&s->hc_pending, &s->hc_cap, s->n_hc + 1, sizeof(*s->hc_pending)))
-      return FS_ENOMEM;
+  int32_t nh = n_host_entries(c->t, p);
+  if (fs__grow(&s->hc_pending, &s->hc_cap, s->n_hc + (size_t)nh + 1, sizeof(*s->hc_pending)))
+    return FS_ENOMEM;
+  for (int32_t k = 0; k < nh; k++)
     s->hc_pending[s->n_hc++] =
-        last ? (hc_change){-1, fi, sign} : (hc_change){sim_link(s, fi, p.links[k]), fi,
-                                                        sign * queue_mult(s, fi, p.links[k])};
-    if (last) return 0;
-  }
+        (hc_change){sim_link(s, fi, p.links[k]), fi, sign * queue_mult(s, fi, p.links[k])};
+  s->hc_pending[s->n_hc++] = (hc_change){-1, fi, sign};
   return 0;
 }
 
@@ -1122,8 +1128,7 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   int self = s->tf[fi].hcounted;
   double d = 0;
   for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_queue_s(s, sim_link(s, fi, p.links[k]));
-  /* the host links: its first entries, before the first switch */
-  for (int32_t k = 0; k < p.n && t->nodes[t->links[p.links[k]].from].kind != FS_NODE_SWITCH; k++)
+  for (int32_t k = 0, nh = n_host_entries(t, p); k < nh; k++)
     d += p.w[k] * host_residual_s(s, sim_link(s, fi, p.links[k]), self);
   return d;
 }
@@ -1160,6 +1165,12 @@ static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
   tf->ack_base = base;
   double dt = kind == FS__ACK_HANDSHAKE ? tf->handshake_s / 2 : tf->rtt_s - tf->handshake_s / 2;
   return evq_push(s, s->now + dt, EV_ACK, s->core.flows[fi].item, 0);
+}
+
+/* A slow-start round of flow fi begins now: with the queue model, its
+ * first ACK's wait at the receiver is read when that ACK leaves. */
+static int round_begins(fs_sim *s, int32_t fi) {
+  return s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
 }
 
 /* Flow fi's (SYN-)ACK leaves its receiver now: the handshake ends, or the
@@ -1411,7 +1422,7 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   src_round(s, fi, s->core.flows[fi].bytes);
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
-  int rc = s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
+  int rc = round_begins(s, fi);
   return rc ? rc : flow_enter(s, fi);
 }
 
@@ -1545,10 +1556,8 @@ static int handle(fs_sim *s, const fs__event *e) {
       f->held = 0;
       if (s->tf && s->tf[it->idx].round_hold) { /* its next round begins */
         s->tf[it->idx].round_hold = 0;
-        if (s->host_flows) {
-          int rc = ack_schedule(s, it->idx, FS__ACK_ROUND, 0);
-          if (rc) return rc;
-        }
+        int rc = round_begins(s, it->idx);
+        if (rc) return rc;
       }
       return flow_link(s, it->idx);
     }
@@ -1610,10 +1619,8 @@ static int window_sent(fs_sim *s, int32_t fi) {
   }
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
-  if (s->host_flows) {
-    int rc = ack_schedule(s, fi, FS__ACK_ROUND, 0);
-    if (rc) return rc;
-  }
+  int rc = round_begins(s, fi);
+  if (rc) return rc;
   if (c->src_phase &&
       (c->src_phase[fi] != FS__SRC_RATE || src_round_phase(s, fi) != FS__SRC_RATE))
     return src_relink(s, fi, 1);
@@ -1788,8 +1795,7 @@ static int transport_setup(fs_sim *s) {
    * without any (e.g. rdma messages of whole packets) nothing is kept */
   int runts = 0;
   for (int32_t fi = 0; fi < c->n_flows && !runts; fi++)
-    runts = s->payload[fi] > s->tp.mss_bytes &&
-            fs__transport_last_bytes(&s->tp, s->payload[fi]) < s->tp.mss_bytes + s->tp.header_bytes;
+    runts = fs__transport_last_short(&s->tp, s->payload[fi]);
   if (!runts) {
     free(s->tail_reach);
     free(s->tail_rate);

@@ -219,6 +219,9 @@ double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
                                   double payload);
 /* The wire bytes of the last packet of a message of `payload` bytes. */
 double fs__transport_last_bytes(const fs_transport *tp, double payload);
+/* 1 if that last packet follows another and is shorter than a full one
+ * (it may wait for the one before it). */
+int fs__transport_last_short(const fs_transport *tp, double payload);
 
 /* Leaves the links that can never bind out of the flows' rating routes
  * (prune.c): sets each flow's rid and rating route, core->proutes, and

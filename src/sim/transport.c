@@ -72,21 +72,40 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   return 0;
 }
 
+/* One pass over f's route (weights: the fraction on each link, so a
+ * sprayed route counts its paths' average): the time per byte summed over
+ * its hops, the store and forward of a last packet of `last` bytes after
+ * the first hop, and the rate that binds the flow alone. */
+static void route_sums(const fs__simcore *c, const fs__flow *f, double last, double *per_byte,
+                       double *store, double *rmax) {
+  *per_byte = *store = 0;
+  *rmax = INFINITY;
+  for (int32_t k = 0; k < f->n; k++) {
+    double cap = c->cap_Bps[f->links[k]];
+    if (!(cap > 0)) continue;
+    double x = f->w[k] / cap;
+    *per_byte += x;
+    if (c->t->links[f->links[k]].from != f->src) *store += x * last;
+    if (cap < *rmax * f->w[k]) *rmax = cap / f->w[k];
+  }
+}
+
 double fs__transport_store_s(const fs_transport *tp, const fs__simcore *c, const fs__flow *f,
                              double payload) {
   if (!(payload > 0)) return 0;
-  double last = fs__transport_last_bytes(tp, payload);
-  double store = 0;
-  for (int32_t k = 0; k < f->n; k++) {
-    double cap = c->cap_Bps[f->links[k]];
-    if (cap > 0 && c->t->links[f->links[k]].from != f->src) store += f->w[k] * last / cap;
-  }
+  double per_byte, store, rmax;
+  route_sums(c, f, fs__transport_last_bytes(tp, payload), &per_byte, &store, &rmax);
   return store;
 }
 
 double fs__transport_last_bytes(const fs_transport *tp, double payload) {
   double P = tp->mss_bytes;
   return payload - (ceil(payload / P) - 1) * P + tp->header_bytes;
+}
+
+int fs__transport_last_short(const fs_transport *tp, double payload) {
+  return payload > tp->mss_bytes &&
+         fs__transport_last_bytes(tp, payload) < tp->mss_bytes + tp->header_bytes;
 }
 
 /* The last packet is often short (the message's remainder) and follows the
@@ -105,10 +124,9 @@ double fs__transport_last_bytes(const fs_transport *tp, double payload) {
  * link's packets every s0 / w: exact on one path. */
 static double tail_reach(const fs_transport *tp, const double *cap_Bps, const int32_t *links,
                          const double *w, int32_t n, double payload, double rmax) {
-  double P = tp->mss_bytes, H = tp->header_bytes;
-  double full = P + H, last = fs__transport_last_bytes(tp, payload);
   /* one packet (none ahead of it) or whole packets (never caught up) */
-  if (!(payload > P) || !(last < full) || !(rmax < INFINITY)) return 0;
+  if (!fs__transport_last_short(tp, payload) || !(rmax < INFINITY)) return 0;
+  double full = tp->mss_bytes + tp->header_bytes, last = fs__transport_last_bytes(tp, payload);
   double s0 = full / rmax;
   double g = 0, sp = 0, wait = 0, acc = 0, lg = 0, lsp = 0, lwait = 0;
   int32_t level = 0;
@@ -164,20 +182,8 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->cwnd = INFINITY;
   if (reach) *reach = 0;
   if (!(f->bytes > 0)) return;
-  double packets = ceil(f->bytes / P), last = fs__transport_last_bytes(tp, f->bytes);
-  /* one pass over the route (weights: the fraction on each link, so a
-   * sprayed route counts its paths' average): the time per byte summed
-   * over its hops, the last packet's store and forward after the first
-   * hop, and the link that binds the flow alone */
-  double per_byte = 0, store = 0, rmax = INFINITY;
-  for (int32_t k = 0; k < f->n; k++) {
-    double cap = c->cap_Bps[f->links[k]];
-    if (!(cap > 0)) continue;
-    double x = f->w[k] / cap;
-    per_byte += x;
-    if (c->t->links[f->links[k]].from != f->src) store += x * last;
-    if (cap < rmax * f->w[k]) rmax = cap / f->w[k];
-  }
+  double packets = ceil(f->bytes / P), per_byte, store, rmax;
+  route_sums(c, f, fs__transport_last_bytes(tp, f->bytes), &per_byte, &store, &rmax);
   if (reach) *reach = tail_reach(tp, c->cap_Bps, f->links, f->w, f->n, f->bytes, rmax);
   f->bytes += packets * H;
   double prop = f->latency_s; /* the route's propagation */

@@ -39,6 +39,23 @@ for c in incast16 ring-64k; do
 done
 "$bin" sim validation/ring-64k.json --backend ns3 >"$dir/ring-64k.again.json"
 
+# rdma (RoCEv2, DCQCN): a lone 1 MiB message and one of 1 MiB + 1000 B (a
+# short last packet) across a leaf-spine; incast16 against the model;
+# determinism.
+for extra in 0 1000; do
+  cat >"$dir/roce-$extra.json" <<EOF
+{"topology": {"type": "leafspine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+              "host_gbps": 100, "latency_ns": 1000},
+ "routing": {"mode": "ecmp", "seed": 1}, "transport": "rdma",
+ "flows": [{"id": "a", "src": 0, "dst": 2, "bytes": $((1048576 + extra))}]}
+EOF
+  "$bin" sim "$dir/roce-$extra.json" --backend ns3 >"$dir/roce-$extra.ns3.json"
+  "$bin" sim "$dir/roce-$extra.json" >"$dir/roce-$extra.fluid.json"
+done
+"$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.ns3.json"
+"$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.again.json"
+"$bin" sim validation/incast16.json --transport rdma >"$dir/roce-incast16.fluid.json"
+
 # The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
 ns3=$(dirname "$bin")/fabricsim-ns3
 printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
@@ -47,7 +64,18 @@ printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%
   'flow 0 0 1 1000 0 2 0 2 1 0 3' 'flow 1 1 0 1000 0 2 1 2 0 2 1' >"$dir/ok.txt"
 sed 's/^end$/dep 0 1 sent\nend/' "$dir/ok.txt" >"$dir/sent.txt"
 sed 's/^flow 1 1 0 1000 0 2 1 2 0 2 1$/flow 1 1 0 1000 0 2 1 2 0 2 3/' "$dir/ok.txt" >"$dir/offpath.txt"
-for c in ok sent offpath; do
+# 2 MiB from host 0 and from host 1 to host 2 over RoCE, one switch: the
+# marks need a queue beyond Kmin (400 KB), which this incast builds
+printf 'fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\nnode 0 host\nnode 1 host\nnode 2 host\nnode 3 switch\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
+  'link 0 0 3 100000000000 1000 1' 'link 1 3 0 100000000000 1000 0' \
+  'link 2 1 3 100000000000 1000 3' 'link 3 3 1 100000000000 1000 2' \
+  'link 4 2 3 100000000000 1000 5' 'link 5 3 2 100000000000 1000 4' \
+  'flow 0 0 2 2097152 0 2 0 3 2 0 5' 'flow 1 1 2 2097152 0 2 1 3 2 2 5' >"$dir/roce2.txt"
+sed 's/^transport rdma 4096 62$/transport rdma 4096 20/' "$dir/roce2.txt" >"$dir/roce-hdr.txt"
+st=0
+"$ns3" --in="$dir/roce2.txt" --out="$dir/roce2.out" --verbose 2>"$dir/roce2.err" || st=$?
+echo "$st" >"$dir/roce2.status"
+for c in ok sent offpath roce-hdr; do
   st=0
   "$ns3" --in="$dir/$c.txt" --out="$dir/$c.out" 2>"$dir/$c.err" || st=$?
   echo "$st" >"$dir/$c.status"
@@ -128,6 +156,32 @@ check("'sent' dependencies are refused (exit 2)", st == 2 and "'sent' dependenci
 st, msg = status("offpath")
 check("a path whose links do not join its hosts is refused (exit 2)",
       st == 2 and "flow 1: path does not join its hosts" in msg, "exit %d: %s" % (st, msg))
+
+# rdma: every packet 4096 + 62 bytes at line rate, 4 latencies, and the last
+# packet once more on each of the 3 later hops, a full packet's time there
+# even when it is short (it leaves each switch right behind the full one
+# before it): exact, since ns-3 runs in picoseconds.
+for extra in (0, 1000):
+    size = 1048576 + extra
+    pkts = math.ceil(size / 4096)
+    want = 8 * (size + pkts * 62) / rate * 1e9 + 4 * lat + 3 * 8 * 4158 / rate * 1e9
+    got = load("roce-%d.ns3" % extra)["makespan_ns"]
+    model = load("roce-%d.fluid" % extra)["makespan_ns"]
+    check("rdma: a lone %d-byte message across a leaf-spine vs closed form" % size,
+          abs(got - want) < 2 and abs(model - want) < 2,
+          "ns-3 %.0f ns, --transport rdma %.2f ns, closed form %.2f ns" % (got, model, want))
+ns3, fluid = load("roce-incast16.ns3")["makespan_ns"], load("roce-incast16.fluid")["makespan_ns"]
+check("rdma: incast16 makespan within 5% of --transport rdma", abs(ns3 - fluid) / fluid < 0.05,
+      "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
+check("rdma: deterministic", load("roce-incast16.ns3") == load("roce-incast16.again"),
+      "two runs of incast16")
+st, msg = status("roce2")
+check("rdma: an incast of 2 x 2 MiB marks ECN at the switch port (DCQCN acts), drops nothing",
+      st == 0 and "link 5 (3 -> 2): 0 dropped" in msg and "ECN-marked" in msg,
+      "exit %d: %s" % (st, msg))
+st, msg = status("roce-hdr")
+check("rdma: a header too small for PPP, IPv4 and UDP is refused (exit 2)",
+      st == 2 and "HEADER >= 30" in msg, "exit %d: %s" % (st, msg))
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF

@@ -2,9 +2,12 @@
 # Runs each validation case (validation/*.json, or the files given) with
 # `fabricsim sim --backend ns3` (the packet-level reference) and with the
 # fluid engine, and also with `--transport tcp` and `--transport rdma` when
-# `fabricsim sim --help` lists --transport; prints a markdown table:
-# makespan per backend, its error against ns-3, and the per-flow FCT error
-# (FCT = finish - start; |x - ns3| / ns3, max and mean over the flows),
+# `fabricsim sim --help` lists --transport, and rdma's own reference
+# (`--backend ns3 --transport rdma`, RoCEv2 with DCQCN) when the ns-3
+# program has it; prints a markdown table: makespan per backend, its error
+# against its reference (rdma's: the RoCE run; every other: the DCTCP run),
+# and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
+# and mean over the flows),
 # then per variant the cases within issue 12's goal (5 % makespan, 10 %
 # mean per-flow error).
 #
@@ -19,6 +22,10 @@ bin=${FABRICSIM:-build/fabricsim}
 variants="ns3 fluid"
 if "$bin" sim --help | grep -q -- '--transport'; then
   variants="$variants tcp rdma"
+  # the RoCE/DCQCN reference of rdma, when the ns-3 program has one
+  if grep -aq dcqcn "${FABRICSIM_NS3:-$(dirname "$bin")/fabricsim-ns3}" 2>/dev/null; then
+    variants="$variants ns3-rdma"
+  fi
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
   if grep -aq source_queue "$bin"; then variants="$variants tcp-fq"; fi
@@ -32,6 +39,7 @@ for case in "$@"; do
     file=$case
     case $v in
       ns3) opts="--backend ns3" ;;
+      ns3-rdma) opts="--backend ns3 --transport rdma" ;;
       fluid) opts="--transport fluid" ;;
       tcp-fq)
         opts="--transport tcp"
@@ -63,7 +71,11 @@ import json
 import sys
 
 out, variants = sys.argv[1], sys.argv[2:]
-others = [v for v in variants if v != "ns3"]
+refs = [v for v in variants if v.startswith("ns3")]
+others = [v for v in variants if v not in refs]
+# each variant's reference: rdma's is the RoCE/DCQCN run when there is one,
+# every other's (and rdma's without it) the DCTCP run
+ref_of = {v: "ns3-rdma" if v == "rdma" and "ns3-rdma" in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 
 
@@ -81,17 +93,20 @@ def fcts(d):
 # issue 12's goal: makespan within 5 % and mean per-flow error within 10 %
 GOAL_MAKESPAN, GOAL_FCT_MEAN = 5.0, 10.0
 met = {v: [] for v in others}
-head = ["case", "flows", "ns-3 (us)"]
+head = ["case", "flows", "ns-3 (us)"] + (["ns-3 rdma (us)"] if "ns3-rdma" in refs else [])
 for v in others:
     head += ["%s (us)" % v, "%s err" % v, "%s FCT err max" % v, "%s FCT err mean" % v]
 head += ["ns-3 wall (s)"]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for name in cases:
-    ref, wall = load(name, "ns3")
-    ref_fct = fcts(ref)
-    row = [name, str(len(ref["flows"])), "%.1f" % (ref["makespan_ns"] / 1e3)]
+    runs = {r: load(name, r)[0] for r in refs}
+    _, wall = load(name, "ns3")
+    row = [name, str(len(runs["ns3"]["flows"]))]
+    row += ["%.1f" % (runs[r]["makespan_ns"] / 1e3) for r in refs]
     for v in others:
+        ref = runs[ref_of[v]]
+        ref_fct = fcts(ref)
         d, _ = load(name, v)
         err = (d["makespan_ns"] - ref["makespan_ns"]) / ref["makespan_ns"] * 100
         errs = []
@@ -109,8 +124,8 @@ for name in cases:
     print("| " + " | ".join(row) + " |")
 print()
 for v in others:
-    print("%s: %d of %d cases within %g %% makespan and %g %% mean per-flow error%s" %
-          (v, len(met[v]), len(cases), GOAL_MAKESPAN, GOAL_FCT_MEAN,
+    print("%s (against %s): %d of %d cases within %g %% makespan and %g %% mean per-flow error%s" %
+          (v, ref_of[v], len(met[v]), len(cases), GOAL_MAKESPAN, GOAL_FCT_MEAN,
            "; not: " + ", ".join(c for c in cases if c not in met[v])
            if len(met[v]) < len(cases) else ""))
 EOF

@@ -3,7 +3,7 @@
  * simulation (times, makespan, link busy time as the union of its flows'
  * intervals) and rejected (each error names the file and line, and leaves
  * the times as they were), the refusals (spray, routing control,
- * failures), and the CLI round trip through a stand-in program (a shell
+ * failures, persistent tcp, RoCE packets ns-3 cannot carry), and the CLI round trip through a stand-in program (a shell
  * script that answers with fixed times), a missing program and one that
  * refuses its input. The real program is checked by `make ns3-test`. */
 #include <stdio.h>
@@ -76,6 +76,33 @@ TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
     test_fail(__FILE__, __LINE__, "exchange file: expected\n%sgot\n%s", want, buf ? buf : "");
   free(buf);
   fs_scenario_free(sc);
+}
+
+/* rdma: the second line names the transport and its packet sizes (the
+ * defaults: 4096-byte payload, 62 header bytes); tcp writes none. */
+TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
+  static const char *const extra[] = {", \"transport\": \"rdma\"",
+                                      ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": "
+                                      "1024, \"header_bytes\": 30}",
+                                      ", \"transport\": \"tcp\""};
+  static const char *const want[] = {"fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
+                                     "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
+                                     "fabricsim-ns3 1\nnodes 4\n"};
+  for (size_t i = 0; i < 3; i++) {
+    fs_scenario *sc = star("shortest", extra[i], 1);
+    if (!sc) continue;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fs_err err = {0, ""};
+    CHECK_OK(fs_ns3_write(f, sc, &err), &err);
+    fclose(f);
+    if (!buf || strncmp(buf, want[i], strlen(want[i])) != 0)
+      test_fail(__FILE__, __LINE__, "case %zu: expected the file to begin\n%sgot\n%.80s", i,
+                want[i], buf ? buf : "");
+    free(buf);
+    fs_scenario_free(sc);
+  }
 }
 
 TEST(test_ns3_results_replace_times_and_busy) {
@@ -155,8 +182,14 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
       {"optimized", "", "star.json: $.routing.mode: the ns-3 backend has no routing control"},
       {"ecmp", ", \"failures\": [{\"at_ns\": 5, \"switch\": \"switch0\"}]",
        "star.json: $.failures: the ns-3 backend has no routing control, got 3 failed cable(s)"},
-      {"ecmp", ", \"transport\": \"rdma\"",
-       "star.json: $.transport.kind: the ns-3 backend runs TCP (DCTCP) only"},
+      {"ecmp", ", \"transport\": {\"kind\": \"rdma\", \"header_bytes\": 28}",
+       "star.json: $.transport.header_bytes: the ns-3 backend's RoCE packets carry whole "
+       "bytes, at least 30 of headers (PPP 2, IPv4 20, UDP 8), got 28"},
+      {"ecmp", ", \"transport\": {\"kind\": \"rdma\", \"header_bytes\": 62.5}",
+       "star.json: $.transport.header_bytes: the ns-3 backend's RoCE packets carry whole"},
+      {"ecmp", ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8960}",
+       "star.json: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole bytes, "
+       "payload + headers at most 9002 (MTU 9000 + PPP 2), got 8960"},
       {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
        "star.json: $.transport.connections: the ns-3 backend opens a new connection for "
        "every flow, got \"persistent\""},
@@ -171,9 +204,10 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
                 cases[i].mode, cases[i].want, rc, err.msg);
     fs_scenario_free(sc);
   }
-  /* the fluid engine and tcp with new connections have it as reference */
+  /* the fluid engine, tcp with new connections and rdma have it as reference */
   static const char *const fine[] = {"", ", \"transport\": \"tcp\"",
-                                     ", \"transport\": \"fluid\""};
+                                     ", \"transport\": \"fluid\"", ", \"transport\": \"rdma\"",
+                                     ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8940}"};
   for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
     fs_scenario *sc = star("ecmp", fine[i], 0);
     if (!sc) continue;

@@ -13,6 +13,7 @@
 #include "fabricsim/ns3.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +49,29 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                       "%s: $.routing.mode: the ns-3 backend pins each flow to one path; "
                       "use shortest, ecmp or explicit, got \"spray\"",
                       sc->file);
-  /* Its packets are TCP (DCTCP), a new connection a flow: a run it would
-   * not be the reference of is refused, not answered with another. */
-  if (sc->transport.kind == FS_TRANSPORT_RDMA)
-    return fs_err_set(err, FS_EINVAL,
-                      "%s: $.transport.kind: the ns-3 backend runs TCP (DCTCP) only, it has no "
-                      "RoCE/DCQCN; use tcp or fluid (or --transport tcp), got \"rdma\"",
-                      sc->file);
-  if (sc->transport.kind == FS_TRANSPORT_TCP && sc->transport.persistent)
+  /* Its packets are DCTCP on a new connection a flow, or RoCEv2 with DCQCN
+   * on persistent queue pairs: a run it would not be the reference of is
+   * refused, not answered with another. */
+  const fs_transport *tp = &sc->transport;
+  if (tp->kind == FS_TRANSPORT_TCP && tp->persistent)
     return fs_err_set(err, FS_EINVAL,
                       "%s: $.transport.connections: the ns-3 backend opens a new connection "
                       "for every flow, got \"persistent\"",
                       sc->file);
+  if (tp->kind == FS_TRANSPORT_RDMA) {
+    /* ns-3 itself adds PPP 2, IPv4 20 and UDP 8 bytes; the packets are at
+     * most the MTU of 9000 (+ PPP) */
+    if (tp->header_bytes != floor(tp->header_bytes) || tp->header_bytes < 30)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.header_bytes: the ns-3 backend's RoCE packets carry "
+                        "whole bytes, at least 30 of headers (PPP 2, IPv4 20, UDP 8), got %g",
+                        sc->file, tp->header_bytes);
+    if (tp->mss_bytes != floor(tp->mss_bytes) || tp->mss_bytes + tp->header_bytes > 9002)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole "
+                        "bytes, payload + headers at most 9002 (MTU 9000 + PPP 2), got %g",
+                        sc->file, tp->mss_bytes);
+  }
   return 0;
 }
 
@@ -81,6 +93,8 @@ int fs_ns3_write(FILE *f, const fs_scenario *sc, fs_err *err) {
                         sc->file, i, sc->flows[i].n_paths, fs_route_mode_name(sc->mode));
   }
   fprintf(f, "fabricsim-ns3 1\n");
+  if (sc->transport.kind == FS_TRANSPORT_RDMA)
+    fprintf(f, "transport rdma %.0f %.0f\n", sc->transport.mss_bytes, sc->transport.header_bytes);
   fprintf(f, "nodes %d\n", t->n_nodes);
   for (int32_t v = 0; v < t->n_nodes; v++) fprintf(f, "node %d %s\n", v, kind_name(t->nodes[v].kind));
   for (int32_t l = 0; l < t->n_links; l++) {

@@ -30,7 +30,9 @@
 // Sizes: this is a validation tool for <= ~64 hosts and a few MiB per flow;
 // the static routing tables grow with the flows crossing a node and are
 // searched linearly per packet.
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +58,9 @@ constexpr uint32_t kIpHeader = 20;
 constexpr uint32_t kTcpHeader = 20; // no options: timestamps off (ns-3 stamps in ms)
 constexpr uint32_t kSegment = kMtu - kIpHeader - kTcpHeader; // 8960
 constexpr uint16_t kPort = 5000;
+// rdma: the headers ns-3 itself puts on a RoCE packet (PPP 2, IPv4 20, UDP
+// 8); the rest of the header bytes (BTH, ICRC, Ethernet's) are UDP payload
+constexpr uint32_t kRoceHeaders = 30;
 
 struct Link {
   int32_t from, to;
@@ -81,6 +86,8 @@ struct Item {
   Ipv4Address saddr, daddr;
 };
 
+struct Rdma; // RoCEv2 with DCQCN: the hosts' NICs and queue pairs (below)
+
 struct Run {
   std::vector<int32_t> kinds; // node kinds: 1 host or NIC (FIFO ports), 0 switch (RED/ECN)
   std::vector<int32_t> hosts; // 1 for a host (an end of flows and tasks)
@@ -88,6 +95,11 @@ struct Run {
   std::vector<Item> items;
   NodeContainer nodes;
   int32_t remaining = 0;
+  // "transport rdma PAYLOAD HEADER" in the exchange file: RoCEv2 with DCQCN
+  // instead of DCTCP (packets of PAYLOAD bytes plus HEADER on the wire)
+  bool rdma = false;
+  uint32_t payload = 0, header = 0;
+  Rdma *roce = nullptr;
 };
 
 [[noreturn]] void bad(const std::string &file, int line, const std::string &what) {
@@ -96,6 +108,7 @@ struct Run {
 }
 
 void Finish(Run *r, int32_t i);
+void RdmaStart(Run *r, int32_t i);
 
 void StartItem(Run *r, int32_t i) {
   Item &it = r->items[i];
@@ -109,6 +122,10 @@ void StartItem(Run *r, int32_t i) {
     int64_t lat = 0;
     for (int32_t l : it.links) lat += r->links[l].latency_ns;
     Simulator::Schedule(NanoSeconds(lat), &Finish, r, i);
+    return;
+  }
+  if (r->rdma) {
+    RdmaStart(r, i);
     return;
   }
   BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
@@ -145,6 +162,241 @@ void OnRx(RxCtx *c, Ptr<const Packet> p, const Address &) {
   Item &it = c->run->items[c->item];
   it.received += p->GetSize();
   if (!it.done && it.received >= it.bytes) Finish(c->run, c->item);
+}
+
+// ---- RoCEv2 with DCQCN (a "transport rdma" line) ----
+//
+// No RDMA stack ships with ns-3, so this is the part of one that sets a
+// flow's time: queue pairs that exist before the job (no handshake), each
+// paced at its DCQCN rate and started at line rate, served round robin by
+// their host's NIC at line rate; switch ports mark ECN with RED between
+// Kmin and Kmax; a receiver answers a marked packet with a CNP; the sender
+// reacts as DCQCN's reaction point (Zhu et al., "Congestion Control for
+// Large-Scale RDMA Deployments", SIGCOMM 2015) with the timers and steps of
+// NVIDIA's ConnectX firmware as the HPCC/SimAI ns-3 artifacts configure it
+// (docs/formats.md, "The ns-3 backend"). PFC is off and nothing is dropped
+// (100000-packet queues), so there are no retransmissions. Packets are UDP
+// datagrams on the flow's address pair: data from S_f to D_f, CNPs back.
+
+struct DcqcnParams {
+  double kmin_kb = 400, kmax_kb = 1600; // RED marking band at 100 Gb/s, scaled with the rate
+  double pmax = 0.2;                    // marking probability at Kmax
+  double g = 1.0 / 256;                 // alpha's gain
+  double alpha_us = 1;                  // alpha update period
+  double dec_us = 4;                    // at most one rate decrease per this period
+  double inc_us = 300;                  // rate increase timer
+  int f = 1;                            // fast-recovery stages
+  double ai_mbps100 = 20, hai_mbps100 = 200; // additive / hyper increase at 100 Gb/s
+  double min_mbps = 1000;               // a queue pair's floor
+  double cnp_us = 0;                    // a receiver's least spacing of CNPs per queue pair
+};
+
+struct Qp {
+  int32_t item = -1;
+  Ptr<Socket> tx;            // on S_f, connected to D_f
+  uint64_t left = 0;         // payload bytes not yet sent
+  double line = 0;           // its NIC's rate, bit/s
+  double rate = 0, target = 0, alpha = 1;
+  int stage = 0;             // rate-increase events since the last decrease
+  bool cc = false;           // a CNP has come: the timers run
+  bool cnp_alpha = false, cnp_dec = false;
+  double next_ns = 0;        // when its pacer lets the next packet go
+  EventId alpha_ev, dec_ev, inc_ev;
+  // receiver side
+  Ptr<Socket> rx;            // on D_f
+  double last_cnp_ns = -1e18;
+};
+
+struct Nic {
+  double bps = 0;
+  std::vector<int32_t> active; // queue pairs with bytes to send
+  size_t rr = 0;               // round-robin position in `active`
+  double free_ns = 0;          // the NIC's wire is busy until then
+  EventId wake;
+};
+
+struct Rdma {
+  Run *run = nullptr;
+  DcqcnParams prm;
+  std::vector<Qp> qps;        // by item
+  std::vector<Nic> nics;      // by node
+};
+
+double NowNs() { return (double)Simulator::Now().GetPicoSeconds() / 1e3; }
+
+double WireBits(const Run *r, uint64_t data) { return 8.0 * (double)(data + r->header); }
+
+void NicPump(Rdma *d, int32_t node);
+
+void NicArm(Rdma *d, int32_t node, double at_ns) {
+  Nic &n = d->nics[node];
+  double now = NowNs();
+  if (n.wake.IsRunning()) Simulator::Cancel(n.wake);
+  double dt_ps = at_ns > now ? std::ceil((at_ns - now) * 1e3) : 0;
+  n.wake = Simulator::Schedule(PicoSeconds((int64_t)dt_ps), &NicPump, d, node);
+}
+
+// The NIC sends one packet of the next queue pair (round robin) whose pacer
+// allows it, if its wire is free; then waits for the wire or the pacers.
+void NicPump(Rdma *d, int32_t node) {
+  Nic &n = d->nics[node];
+  Run *r = d->run;
+  double now = NowNs();
+  if (n.active.empty()) return;
+  if (n.free_ns > now + 1e-3) {
+    NicArm(d, node, n.free_ns);
+    return;
+  }
+  double soonest = 1e300;
+  for (size_t k = 0; k < n.active.size(); k++) {
+    size_t at = (n.rr + k) % n.active.size();
+    Qp &q = d->qps[n.active[at]];
+    if (q.next_ns > now + 1e-3) {
+      soonest = std::min(soonest, q.next_ns);
+      continue;
+    }
+    uint64_t data = std::min<uint64_t>(q.left, r->payload);
+    Ptr<Packet> pkt = Create<Packet>((uint32_t)(data + r->header - kRoceHeaders));
+    SocketIpTosTag ect; // ECT(0): RoCEv2 is ECN-capable
+    ect.SetTos(0x02);
+    pkt->AddPacketTag(ect);
+    q.tx->Send(pkt);
+    q.left -= data;
+    double bits = WireBits(r, data);
+    q.next_ns = std::max(q.next_ns, now) + bits / q.rate * 1e9;
+    n.free_ns = std::max(n.free_ns, now) + bits / n.bps * 1e9;
+    if (q.left == 0) {
+      n.active.erase(n.active.begin() + (std::ptrdiff_t)at);
+      n.rr = n.active.empty() ? 0 : at % n.active.size();
+    } else {
+      n.rr = (at + 1) % n.active.size();
+    }
+    if (!n.active.empty()) NicArm(d, node, n.free_ns);
+    return;
+  }
+  NicArm(d, node, std::max(soonest, n.free_ns));
+}
+
+void DcqcnAlpha(Rdma *d, int32_t i) {
+  Qp &q = d->qps[i];
+  q.alpha = (1 - d->prm.g) * q.alpha + (q.cnp_alpha ? d->prm.g : 0);
+  q.cnp_alpha = false;
+  q.alpha_ev = Simulator::Schedule(NanoSeconds((int64_t)(d->prm.alpha_us * 1e3)), &DcqcnAlpha, d, i);
+}
+
+void DcqcnIncrease(Rdma *d, int32_t i) {
+  Qp &q = d->qps[i];
+  const DcqcnParams &p = d->prm;
+  double scale = q.line / 100e9;
+  q.stage++;
+  if (q.stage == p.f) q.target += p.ai_mbps100 * 1e6 * scale; // additive increase
+  else if (q.stage > p.f) q.target += p.hai_mbps100 * 1e6 * scale; // hyper increase
+  q.target = std::min(q.target, q.line);
+  q.rate = std::min((q.rate + q.target) / 2, q.line); // and fast recovery below F
+  q.inc_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.inc_us * 1e3)), &DcqcnIncrease, d, i);
+}
+
+// Every dec_us while CNPs come: cut the rate by alpha / 2, remember the
+// rate before the cut as the target (unless the previous period cut too),
+// restart the increase timer.
+void DcqcnDecrease(Rdma *d, int32_t i) {
+  Qp &q = d->qps[i];
+  const DcqcnParams &p = d->prm;
+  if (q.cnp_dec) {
+    if (q.stage != 0) q.target = q.rate;
+    q.rate = std::max(q.rate * (1 - q.alpha / 2), p.min_mbps * 1e6);
+    q.stage = 0;
+    q.cnp_dec = false;
+    if (q.inc_ev.IsRunning()) Simulator::Cancel(q.inc_ev);
+    q.inc_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.inc_us * 1e3)), &DcqcnIncrease, d, i);
+  }
+  q.dec_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.dec_us * 1e3)), &DcqcnDecrease, d, i);
+}
+
+struct QpCtx {
+  Rdma *d;
+  int32_t item;
+};
+
+// A CNP at the sender: the first starts alpha (at 1) and the timers, and cuts
+// at once; later ones are counted by the next alpha and decrease periods.
+void OnCnp(QpCtx *c, Ptr<Socket> sock) {
+  while (sock->Recv()) {
+    Qp &q = c->d->qps[c->item];
+    q.cnp_alpha = q.cnp_dec = true;
+    if (!q.cc) {
+      q.cc = true;
+      q.alpha = 1;
+      DcqcnDecrease(c->d, c->item);
+      q.alpha_ev = Simulator::Schedule(NanoSeconds((int64_t)(c->d->prm.alpha_us * 1e3)),
+                                       &DcqcnAlpha, c->d, c->item);
+    }
+  }
+}
+
+// Data at the receiver: count its payload, answer a CE mark with a CNP.
+void OnRoceData(QpCtx *c, Ptr<Socket> sock) {
+  Rdma *d = c->d;
+  Run *r = d->run;
+  Address from;
+  Ptr<Packet> p;
+  while ((p = sock->RecvFrom(from))) {
+    Item &it = r->items[c->item];
+    Qp &q = d->qps[c->item];
+    it.received += p->GetSize() - (r->header - kRoceHeaders);
+    SocketIpTosTag tos;
+    double now = NowNs();
+    if (p->PeekPacketTag(tos) && (tos.GetTos() & 0x3) == 0x3 &&
+        now - q.last_cnp_ns >= d->prm.cnp_us * 1e3) {
+      q.last_cnp_ns = now;
+      // a CNP: BTH 12 + 16 reserved bytes, ICRC 4, Ethernet 18 (a 64-byte
+      // frame less the headers ns-3 adds)
+      sock->SendTo(Create<Packet>(64 - kRoceHeaders + 2 + 12), 0, from);
+    }
+    if (!it.done && it.received >= it.bytes) {
+      for (EventId *e : {&q.alpha_ev, &q.dec_ev, &q.inc_ev})
+        if (e->IsRunning()) Simulator::Cancel(*e);
+      Finish(r, c->item);
+    }
+  }
+}
+
+void RdmaStart(Run *r, int32_t i) {
+  Rdma *d = r->roce;
+  Qp &q = d->qps[i];
+  Item &it = r->items[i];
+  q.left = it.bytes;
+  q.rate = q.target = q.line;
+  q.next_ns = NowNs();
+  Nic &n = d->nics[it.src];
+  n.active.push_back(i);
+  if (!n.wake.IsRunning()) NicPump(d, it.src);
+}
+
+// The queue pairs' sockets (bound before the run: the pairs are persistent).
+void RdmaBuild(Run *r, Rdma *d) {
+  d->run = r;
+  d->qps.resize(r->items.size());
+  d->nics.resize(r->kinds.size());
+  for (const Link &l : r->links)
+    if (r->hosts[l.from]) d->nics[l.from].bps = std::max(d->nics[l.from].bps, (double)l.bps);
+  TypeId udp = UdpSocketFactory::GetTypeId();
+  for (int32_t i = 0; i < (int32_t)r->items.size(); i++) {
+    Item &it = r->items[i];
+    if (!it.is_flow || it.bytes == 0) continue;
+    Qp &q = d->qps[i];
+    q.item = i;
+    q.line = (double)r->links[it.links.front()].bps;
+    auto *ctx = new QpCtx{d, i}; // lives for the run, freed at exit
+    q.rx = Socket::CreateSocket(r->nodes.Get(it.dst), udp);
+    q.rx->SetIpRecvTos(true);
+    q.rx->Bind(InetSocketAddress(it.daddr, kPort));
+    q.rx->SetRecvCallback(MakeBoundCallback(&OnRoceData, ctx));
+    q.tx = Socket::CreateSocket(r->nodes.Get(it.src), udp);
+    q.tx->Bind(InetSocketAddress(it.saddr, kPort));
+    q.tx->Connect(InetSocketAddress(it.daddr, kPort));
+    q.tx->SetRecvCallback(MakeBoundCallback(&OnCnp, ctx));
+  }
 }
 
 // The exchange file (docs/formats.md). Every line is checked; ids must be
@@ -245,6 +497,15 @@ void Parse(const std::string &file, Run *r) {
       if (kind != "done") bad(file, ln, "dep kind must be done or sent, got '" + kind + "'");
       r->items[a].next.push_back(b);
       r->items[b].waiting++;
+    } else if (kw == "transport") {
+      std::string kind;
+      want(static_cast<bool>(s >> kind >> r->payload >> r->header));
+      if (kind != "rdma") bad(file, ln, "transport must be rdma (tcp is the default), got '" + kind + "'");
+      if (r->payload < 1 || r->header < kRoceHeaders || r->payload + r->header - 2 > kMtu)
+        bad(file, ln, "transport rdma: need PAYLOAD >= 1, HEADER >= " + std::to_string(kRoceHeaders) +
+                          " (PPP 2 + IPv4 20 + UDP 8 are part of it) and PAYLOAD + HEADER - 2 <= " +
+                          std::to_string(kMtu) + " (the MTU), got '" + line + "'");
+      r->rdma = true;
     } else if (kw == "end") {
       want(true);
       end = true;
@@ -301,7 +562,25 @@ void Build(Run *r, double k100, const std::string &host_queue) {
       TrafficControlHelper tc;
       double k = k100 * (double)x->bps / 100e9;
       if (k < 1) k = 1;
-      if (host_queue == "fifo" && r->kinds[x->from]) {
+      if (r->rdma) {
+        // RoCE: the hosts' NICs pace and schedule their queue pairs (a FIFO
+        // behind them holds at most a CNP); switch ports mark ECN with
+        // RED between Kmin and Kmax on the instantaneous queue, in bytes
+        const DcqcnParams &p = r->roce->prm;
+        double scale = (double)x->bps / 100e9;
+        if (r->kinds[x->from])
+          tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
+        else
+          tc.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
+                              BooleanValue(false), "Gentle", BooleanValue(false), "Wait",
+                              BooleanValue(false), "MinTh", DoubleValue(p.kmin_kb * 1e3 * scale),
+                              "MaxTh", DoubleValue(p.kmax_kb * 1e3 * scale), "LInterm",
+                              DoubleValue(1.0 / p.pmax), "QW", DoubleValue(1.0), "MeanPktSize",
+                              UintegerValue(r->payload + r->header - 2), "MaxSize",
+                              StringValue("1000000000B"), "LinkBandwidth",
+                              DataRateValue(DataRate(x->bps)), "LinkDelay",
+                              TimeValue(NanoSeconds(x->latency_ns)));
+      } else if (host_queue == "fifo" && r->kinds[x->from]) {
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
       } else if (host_queue == "fq" && r->kinds[x->from]) {
         // Per-flow queues served round robin (a host's fq): an ACK does not
@@ -353,7 +632,7 @@ void Build(Run *r, double k100, const std::string &host_queue) {
       static_routing.GetStaticRouting(r->nodes.Get(bw.from)->GetObject<Ipv4>())
           ->AddHostRouteTo(it.saddr, bw.ifindex);
     }
-    if (it.bytes == 0) continue;
+    if (it.bytes == 0 || r->rdma) continue; // rdma: RdmaBuild's sockets
     PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
     ApplicationContainer app = sink.Install(r->nodes.Get(it.dst));
     app.Start(Seconds(0));
@@ -365,6 +644,10 @@ void Build(Run *r, double k100, const std::string &host_queue) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Picoseconds: at nanoseconds ns-3 rounds every packet's serialization
+  // (a 4158-byte RoCE packet at 100 Gb/s takes 332.64 ns, counted 333),
+  // which adds up over a message (93 ns over 1 MiB). Before any Time exists.
+  Time::SetResolution(Time::PS);
   std::string in, out;
   double k100 = 65;
   double max_s = 100;
@@ -380,6 +663,20 @@ int main(int argc, char **argv) {
                "queue of host and NIC ports: fq (per-flow, ECN at K), red (as switches) or fifo",
                host_queue);
   cmd.AddValue("verbose", "print each queue's drops and ECN marks on stderr", verbose);
+  Rdma roce; // used when the exchange file says "transport rdma"
+  DcqcnParams &dq = roce.prm;
+  cmd.AddValue("dcqcn-kmin", "rdma: RED/ECN Kmin in KB at 100 Gb/s (scaled with the rate)", dq.kmin_kb);
+  cmd.AddValue("dcqcn-kmax", "rdma: RED/ECN Kmax in KB at 100 Gb/s (scaled with the rate)", dq.kmax_kb);
+  cmd.AddValue("dcqcn-pmax", "rdma: marking probability at Kmax", dq.pmax);
+  cmd.AddValue("dcqcn-g", "rdma: DCQCN's alpha gain g", dq.g);
+  cmd.AddValue("dcqcn-alpha-us", "rdma: alpha update period, us", dq.alpha_us);
+  cmd.AddValue("dcqcn-dec-us", "rdma: rate decrease period, us", dq.dec_us);
+  cmd.AddValue("dcqcn-inc-us", "rdma: rate increase timer, us", dq.inc_us);
+  cmd.AddValue("dcqcn-f", "rdma: fast recovery stages F", dq.f);
+  cmd.AddValue("dcqcn-ai", "rdma: additive increase, Mb/s at 100 Gb/s", dq.ai_mbps100);
+  cmd.AddValue("dcqcn-hai", "rdma: hyper increase, Mb/s at 100 Gb/s", dq.hai_mbps100);
+  cmd.AddValue("dcqcn-min-rate", "rdma: a queue pair's least rate, Mb/s", dq.min_mbps);
+  cmd.AddValue("dcqcn-cnp-us", "rdma: a receiver's least spacing of CNPs per queue pair, us", dq.cnp_us);
   cmd.Parse(argc, argv);
   if (in.empty()) {
     std::fprintf(stderr, "fabricsim-ns3: --in=FILE is required\n");
@@ -392,6 +689,14 @@ int main(int argc, char **argv) {
   }
   if (!(k100 > 0) || !(max_s > 0)) {
     std::fprintf(stderr, "fabricsim-ns3: --k100 and --max-seconds must be > 0\n");
+    return 2;
+  }
+  if (!(dq.kmin_kb >= 0) || !(dq.kmax_kb > dq.kmin_kb) || !(dq.pmax > 0 && dq.pmax <= 1) ||
+      !(dq.g > 0 && dq.g <= 1) || !(dq.alpha_us > 0) || !(dq.dec_us > 0) || !(dq.inc_us > 0) ||
+      dq.f < 0 || !(dq.ai_mbps100 >= 0) || !(dq.hai_mbps100 >= 0) || !(dq.min_mbps > 0) ||
+      !(dq.cnp_us >= 0)) {
+    std::fprintf(stderr, "fabricsim-ns3: a --dcqcn-* value is out of range (Kmax > Kmin >= 0, "
+                         "0 < pmax, g <= 1, periods > 0, F >= 0, steps >= 0, min rate > 0)\n");
     return 2;
   }
 
@@ -411,7 +716,9 @@ int main(int argc, char **argv) {
   Run r;
   Parse(in, &r);
   CheckReverses(in, &r);
+  if (r.rdma) r.roce = &roce;
   Build(&r, k100, host_queue);
+  if (r.rdma) RdmaBuild(&r, &roce);
   r.remaining = (int32_t)r.items.size();
   for (int32_t i = 0; i < (int32_t)r.items.size(); i++)
     if (r.items[i].waiting == 0) Ready(&r, i);

@@ -18,7 +18,8 @@
 // node on the path gets the host route D_f -> the next link, and every node
 // on the reverse path S_f -> the reverse link, so data follows exactly the
 // given path and ACKs its reverse, and two flows of one host pair can take
-// different paths. A flow starts (its BulkSend application is created) when
+// different paths. With a "transport rdma" line the flows are RoCEv2 queue
+// pairs under DCQCN instead (the section "RoCEv2 with DCQCN" below). A flow starts (its BulkSend application is created) when
 // its dependencies are done and its earliest start has come; it finishes
 // when its receiver has all its bytes. A task is a timer of its duration.
 //

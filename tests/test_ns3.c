@@ -46,15 +46,22 @@ static fs_scenario *star(const char *mode, const char *extra, int run) {
   return sc;
 }
 
-TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
-  fs_scenario *sc = star("shortest", "", 1);
-  if (!sc) return;
+/* The exchange file fs_ns3_write gives for sc (malloc'd; NULL after a
+ * failed check). */
+static char *exchange_file(const fs_scenario *sc) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   fs_err err = {0, ""};
   CHECK_OK(fs_ns3_write(f, sc, &err), &err);
   fclose(f);
+  return buf;
+}
+
+TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
+  fs_scenario *sc = star("shortest", "", 1);
+  if (!sc) return;
+  char *buf = exchange_file(sc);
   static const char *const want =
       "fabricsim-ns3 1\n"
       "nodes 4\n"
@@ -81,22 +88,17 @@ TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
 /* rdma: the second line names the transport and its packet sizes (the
  * defaults: 4096-byte payload, 62 header bytes); tcp writes none. */
 TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
-  static const char *const extra[] = {", \"transport\": \"rdma\"",
-                                      ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": "
-                                      "1024, \"header_bytes\": 30}",
-                                      ", \"transport\": \"tcp\""};
+  static const char *const extra[] = {
+      ", \"transport\": \"rdma\"",
+      ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 1024, \"header_bytes\": 30}",
+      ", \"transport\": \"tcp\""};
   static const char *const want[] = {"fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
                                      "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
                                      "fabricsim-ns3 1\nnodes 4\n"};
   for (size_t i = 0; i < 3; i++) {
     fs_scenario *sc = star("shortest", extra[i], 1);
     if (!sc) continue;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    fs_err err = {0, ""};
-    CHECK_OK(fs_ns3_write(f, sc, &err), &err);
-    fclose(f);
+    char *buf = exchange_file(sc);
     if (!buf || strncmp(buf, want[i], strlen(want[i])) != 0)
       test_fail(__FILE__, __LINE__, "case %zu: expected the file to begin\n%sgot\n%.80s", i,
                 want[i], buf ? buf : "");

@@ -46,8 +46,9 @@ static void help(FILE *f) {
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
           "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
-          "                      routes run packet by packet in ns-3 (DCTCP; build it\n"
-          "                      with 'make ns3'; FABRICSIM_NS3 names the program;\n"
+          "                      routes run packet by packet in ns-3 (DCTCP; RoCEv2\n"
+          "                      with DCQCN under rdma; build it with 'make ns3';\n"
+          "                      FABRICSIM_NS3 names the program;\n"
           "                      single-path routing only, no control or failures)\n"
           "  --help              this text\n");
 }

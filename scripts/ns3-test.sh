@@ -56,6 +56,12 @@ done
 "$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.again.json"
 "$bin" sim validation/incast16.json --transport rdma >"$dir/roce-incast16.fluid.json"
 
+# tcp on warm persistent connections: the 1 MiB flow of one.json, and the
+# 64 KiB ping-pong against the model.
+"$bin" sim "$dir/one.json" --backend ns3 --transport tcp --connections persistent >"$dir/one.warm.json"
+"$bin" sim validation/pingpong-64k.json --backend ns3 --connections persistent >"$dir/pp.warm.ns3.json"
+"$bin" sim validation/pingpong-64k.json --connections persistent >"$dir/pp.warm.fluid.json"
+
 # The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
 ns3=$(dirname "$bin")/fabricsim-ns3
 printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
@@ -179,6 +185,20 @@ st, msg = status("roce2")
 check("rdma: an incast of 2 x 2 MiB marks ECN at the switch port (DCQCN acts), drops nothing",
       st == 0 and "link 5 (3 -> 2): 0 dropped" in msg and "ECN-marked" in msg,
       "exit %d: %s" % (st, msg))
+# A warm connection: the closed form above without the handshake.
+got = item(load("one.warm"), "a")["fct_ns"]
+size = 1048576
+pkts = math.ceil(size / seg)
+last = size - (pkts - 1) * seg + hdr
+want_warm = 8 * (size + pkts * hdr) / rate * 1e9 + 2 * lat + 8 * last / rate * 1e9
+check("tcp, persistent: one 1 MiB flow vs closed form without the handshake",
+      abs(got - want_warm) / want_warm < 0.02,
+      "ns-3 %.0f ns, closed form %.0f ns (%+.2f%%)" % (got, want_warm,
+                                                      (got - want_warm) / want_warm * 100))
+ns3, fluid = load("pp.warm.ns3")["makespan_ns"], load("pp.warm.fluid")["makespan_ns"]
+check("tcp, persistent: 64 KiB ping-pong within 1% of --transport tcp --connections persistent",
+      abs(ns3 - fluid) / fluid < 0.01,
+      "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
 st, msg = status("roce-hdr")
 check("rdma: a header too small for PPP, IPv4 and UDP is refused (exit 2)",
       st == 2 and "HEADER >= 30" in msg, "exit %d: %s" % (st, msg))

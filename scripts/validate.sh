@@ -2,11 +2,12 @@
 # Runs each validation case (validation/*.json, or the files given) with
 # `fabricsim sim --backend ns3` (the packet-level reference) and with the
 # fluid engine, and also with `--transport tcp` and `--transport rdma` when
-# `fabricsim sim --help` lists --transport, and rdma's own reference
-# (`--backend ns3 --transport rdma`, RoCEv2 with DCQCN) when the ns-3
-# program has it; prints a markdown table: makespan per backend, its error
-# against its reference (rdma's: the RoCE run; every other: the DCTCP run),
-# and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
+# `fabricsim sim --help` lists --transport; when the ns-3 program has them,
+# rdma with its own reference (`--backend ns3 --transport rdma`, RoCEv2
+# with DCQCN) and tcp on persistent connections with its own
+# (`--connections persistent`, warm DCTCP connections); prints a markdown
+# table: makespan per run, each variant's error against its reference (the
+# DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
 # and mean over the flows),
 # then per variant the cases within issue 12's goal (5 % makespan, 10 %
 # mean per-flow error).
@@ -23,8 +24,13 @@ variants="ns3 fluid"
 if "$bin" sim --help | grep -q -- '--transport'; then
   variants="$variants tcp rdma"
   # the RoCE/DCQCN reference of rdma, when the ns-3 program has one
-  if grep -aq dcqcn "${FABRICSIM_NS3:-$(dirname "$bin")/fabricsim-ns3}" 2>/dev/null; then
+  ns3prog=${FABRICSIM_NS3:-$(dirname "$bin")/fabricsim-ns3}
+  if grep -aq dcqcn "$ns3prog" 2>/dev/null; then
     variants="$variants ns3-rdma"
+  fi
+  # tcp on warm persistent connections and its reference, likewise
+  if grep -aq "tcp persistent" "$ns3prog" 2>/dev/null; then
+    variants="$variants tcp-persistent ns3-persistent"
   fi
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
@@ -40,6 +46,8 @@ for case in "$@"; do
     case $v in
       ns3) opts="--backend ns3" ;;
       ns3-rdma) opts="--backend ns3 --transport rdma" ;;
+      ns3-persistent) opts="--backend ns3 --transport tcp --connections persistent" ;;
+      tcp-persistent) opts="--transport tcp --connections persistent" ;;
       fluid) opts="--transport fluid" ;;
       tcp-fq)
         opts="--transport tcp"
@@ -73,9 +81,11 @@ import sys
 out, variants = sys.argv[1], sys.argv[2:]
 refs = [v for v in variants if v.startswith("ns3")]
 others = [v for v in variants if v not in refs]
-# each variant's reference: rdma's is the RoCE/DCQCN run when there is one,
-# every other's (and rdma's without it) the DCTCP run
-ref_of = {v: "ns3-rdma" if v == "rdma" and "ns3-rdma" in refs else "ns3" for v in others}
+# each variant's reference: rdma's is the RoCE/DCQCN run and tcp-persistent's
+# the DCTCP run on warm connections when there are those, every other's the
+# DCTCP run on new connections
+own = {"rdma": "ns3-rdma", "tcp-persistent": "ns3-persistent"}
+ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 
 
@@ -93,7 +103,7 @@ def fcts(d):
 # issue 12's goal: makespan within 5 % and mean per-flow error within 10 %
 GOAL_MAKESPAN, GOAL_FCT_MEAN = 5.0, 10.0
 met = {v: [] for v in others}
-head = ["case", "flows", "ns-3 (us)"] + (["ns-3 rdma (us)"] if "ns3-rdma" in refs else [])
+head = ["case", "flows"] + ["%s (us)" % r.replace("ns3", "ns-3") for r in refs]
 for v in others:
     head += ["%s (us)" % v, "%s err" % v, "%s FCT err max" % v, "%s FCT err mean" % v]
 head += ["ns-3 wall (s)"]

@@ -3,7 +3,7 @@
  * simulation (times, makespan, link busy time as the union of its flows'
  * intervals) and rejected (each error names the file and line, and leaves
  * the times as they were), the refusals (spray, routing control,
- * failures, persistent tcp, RoCE packets ns-3 cannot carry), and the CLI round trip through a stand-in program (a shell
+ * failures, RoCE packets ns-3 cannot carry), and the CLI round trip through a stand-in program (a shell
  * script that answers with fixed times), a missing program and one that
  * refuses its input. The real program is checked by `make ns3-test`. */
 #include <stdio.h>
@@ -86,16 +86,19 @@ TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
 }
 
 /* rdma: the second line names the transport and its packet sizes (the
- * defaults: 4096-byte payload, 62 header bytes); tcp writes none. */
+ * defaults: 4096-byte payload, 62 header bytes); tcp with persistent
+ * connections names those; tcp with new ones (the default) writes none. */
 TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
   static const char *const extra[] = {
       ", \"transport\": \"rdma\"",
       ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 1024, \"header_bytes\": 30}",
-      ", \"transport\": \"tcp\""};
+      ", \"transport\": \"tcp\"",
+      ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}"};
   static const char *const want[] = {"fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
                                      "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
-                                     "fabricsim-ns3 1\nnodes 4\n"};
-  for (size_t i = 0; i < 3; i++) {
+                                     "fabricsim-ns3 1\nnodes 4\n",
+                                     "fabricsim-ns3 1\ntransport tcp persistent\nnodes 4\n"};
+  for (size_t i = 0; i < 4; i++) {
     fs_scenario *sc = star("shortest", extra[i], 1);
     if (!sc) continue;
     char *buf = exchange_file(sc);
@@ -192,9 +195,6 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
       {"ecmp", ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8960}",
        "star.json: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole bytes, "
        "payload + headers at most 9002 (MTU 9000 + PPP 2), got 8960"},
-      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
-       "star.json: $.transport.connections: the ns-3 backend opens a new connection for "
-       "every flow, got \"persistent\""},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_scenario *sc = star(cases[i].mode, cases[i].extra, 0);
@@ -209,6 +209,7 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
   /* the fluid engine, tcp with new connections and rdma have it as reference */
   static const char *const fine[] = {"", ", \"transport\": \"tcp\"",
                                      ", \"transport\": \"fluid\"", ", \"transport\": \"rdma\"",
+                                     ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
                                      ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8940}"};
   for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
     fs_scenario *sc = star("ecmp", fine[i], 0);

@@ -49,15 +49,10 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                       "%s: $.routing.mode: the ns-3 backend pins each flow to one path; "
                       "use shortest, ecmp or explicit, got \"spray\"",
                       sc->file);
-  /* Its packets are DCTCP on a new connection a flow, or RoCEv2 with DCQCN
-   * on persistent queue pairs: a run it would not be the reference of is
-   * refused, not answered with another. */
+  /* Its packets are DCTCP on a new or a warm persistent connection a flow,
+   * or RoCEv2 with DCQCN on persistent queue pairs: a run it would not be
+   * the reference of is refused, not answered with another. */
   const fs_transport *tp = &sc->transport;
-  if (tp->kind == FS_TRANSPORT_TCP && tp->persistent)
-    return fs_err_set(err, FS_EINVAL,
-                      "%s: $.transport.connections: the ns-3 backend opens a new connection "
-                      "for every flow, got \"persistent\"",
-                      sc->file);
   if (tp->kind == FS_TRANSPORT_RDMA) {
     /* ns-3 itself adds PPP 2, IPv4 20 and UDP 8 bytes; the packets are at
      * most the MTU of 9000 (+ PPP) */
@@ -95,6 +90,8 @@ int fs_ns3_write(FILE *f, const fs_scenario *sc, fs_err *err) {
   fprintf(f, "fabricsim-ns3 1\n");
   if (sc->transport.kind == FS_TRANSPORT_RDMA)
     fprintf(f, "transport rdma %.0f %.0f\n", sc->transport.mss_bytes, sc->transport.header_bytes);
+  else if (sc->transport.kind == FS_TRANSPORT_TCP && sc->transport.persistent)
+    fprintf(f, "transport tcp persistent\n");
   fprintf(f, "nodes %d\n", t->n_nodes);
   for (int32_t v = 0; v < t->n_nodes; v++) fprintf(f, "node %d %s\n", v, kind_name(t->nodes[v].kind));
   for (int32_t l = 0; l < t->n_links; l++) {

@@ -101,7 +101,17 @@ struct Run {
   bool rdma = false;
   uint32_t payload = 0, header = 0;
   Rdma *roce = nullptr;
+  // "transport tcp persistent": every flow's connection is opened and warm
+  // before the run, which starts t0_ns later (times are reported from it)
+  bool persistent = false;
+  int64_t t0_ns = 0;
+  std::vector<Ptr<Socket>> conn; // by item: the open connection
+  std::vector<uint64_t> unsent;  // by item: bytes not yet written to it
+  int32_t connected = 0, connecting = 0;
 };
+
+// The run's clock: ns-3's less the warm-up of persistent connections.
+int64_t RunNs(const Run *r) { return Simulator::Now().GetNanoSeconds() - r->t0_ns; }
 
 [[noreturn]] void bad(const std::string &file, int line, const std::string &what) {
   std::fprintf(stderr, "fabricsim-ns3: %s:%d: %s\n", file.c_str(), line, what.c_str());
@@ -111,10 +121,61 @@ struct Run {
 void Finish(Run *r, int32_t i);
 void RdmaStart(Run *r, int32_t i);
 
+// A persistent connection's message: written as its send buffer has room.
+void FillConnection(Run *r, int32_t i) {
+  Ptr<Socket> s = r->conn[i];
+  while (r->unsent[i] > 0 && s->GetTxAvailable() > 0) {
+    uint32_t n = (uint32_t)std::min<uint64_t>({r->unsent[i], s->GetTxAvailable(), 1u << 20});
+    if (s->Send(Create<Packet>(n)) < 0) break;
+    r->unsent[i] -= n;
+  }
+}
+
+void OnTxRoom(Run *r, int32_t i, Ptr<Socket>, uint32_t) {
+  if (r->unsent[i] > 0) FillConnection(r, i);
+}
+
+// Open: one byte each way is what makes it warm besides its window: the
+// receiver's ACK of it carries its scaled receive window (the SYN-ACK's is
+// never scaled, at most 65535 bytes, RFC 7323 2.2). The byte is not counted.
+void OnConnected(Run *r, Ptr<Socket> s) {
+  r->connected++;
+  s->Send(Create<Packet>(1));
+}
+
+void OnConnectFailed(Run *r, Ptr<Socket>) { r->connecting = -1; }
+
+// The warm-up: every flow's connection opened at time 0 with a window that
+// covers its path's bandwidth-delay product (it is in congestion avoidance
+// there, DCTCP's state after earlier messages); the run starts at t0_ns.
+void OpenConnections(Run *r) {
+  r->conn.resize(r->items.size());
+  r->unsent.assign(r->items.size(), 0);
+  for (int32_t i = 0; i < (int32_t)r->items.size(); i++) {
+    Item &it = r->items[i];
+    if (!it.is_flow || it.bytes == 0) continue;
+    double rtt_s = 0, c = (double)r->links[it.links.front()].bps;
+    for (int32_t l : it.links)
+      rtt_s += 2 * r->links[l].latency_ns * 1e-9 +
+               8.0 * (kMtu + 2 + kIpHeader + kTcpHeader + 2) / (double)r->links[l].bps;
+    uint32_t w = (uint32_t)std::ceil(c * rtt_s / 8 / kSegment);
+    if (w < 10) w = 10;
+    Ptr<Socket> s = Socket::CreateSocket(r->nodes.Get(it.src), TcpSocketFactory::GetTypeId());
+    s->SetAttribute("InitialCwnd", UintegerValue(w));
+    s->SetAttribute("InitialSlowStartThreshold", UintegerValue(w * kSegment));
+    s->Bind(InetSocketAddress(it.saddr, 0));
+    s->SetConnectCallback(MakeBoundCallback(&OnConnected, r), MakeBoundCallback(&OnConnectFailed, r));
+    s->SetSendCallback(MakeBoundCallback(&OnTxRoom, r, i));
+    s->Connect(InetSocketAddress(it.daddr, kPort));
+    r->conn[i] = s;
+    r->connecting++;
+  }
+}
+
 void StartItem(Run *r, int32_t i) {
   Item &it = r->items[i];
   it.started = true;
-  it.t_start = Simulator::Now().GetNanoSeconds();
+  it.t_start = RunNs(r);
   if (!it.is_flow) {
     Simulator::Schedule(NanoSeconds(it.duration_ns), &Finish, r, i);
     return;
@@ -129,6 +190,11 @@ void StartItem(Run *r, int32_t i) {
     RdmaStart(r, i);
     return;
   }
+  if (r->persistent) {
+    r->unsent[i] = it.bytes;
+    FillConnection(r, i);
+    return;
+  }
   BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
   bulk.SetAttribute("MaxBytes", UintegerValue(it.bytes));
   bulk.SetAttribute("SendSize", UintegerValue(kSegment * 8));
@@ -139,7 +205,7 @@ void StartItem(Run *r, int32_t i) {
 
 // Dependencies done: start now, or at the earliest start if it is later.
 void Ready(Run *r, int32_t i) {
-  int64_t now = Simulator::Now().GetNanoSeconds();
+  int64_t now = RunNs(r);
   int64_t at = r->items[i].start_ns;
   Simulator::Schedule(NanoSeconds(at > now ? at - now : 0), &StartItem, r, i);
 }
@@ -148,7 +214,7 @@ void Finish(Run *r, int32_t i) {
   Item &it = r->items[i];
   if (it.done) return;
   it.done = true;
-  it.t_finish = Simulator::Now().GetNanoSeconds();
+  it.t_finish = RunNs(r);
   for (int32_t j : it.next)
     if (--r->items[j].waiting == 0) Ready(r, j);
   if (--r->remaining == 0) Simulator::Stop();
@@ -500,13 +566,21 @@ void Parse(const std::string &file, Run *r) {
       r->items[b].waiting++;
     } else if (kw == "transport") {
       std::string kind;
-      want(static_cast<bool>(s >> kind >> r->payload >> r->header));
-      if (kind != "rdma") bad(file, ln, "transport must be rdma (tcp is the default), got '" + kind + "'");
-      if (r->payload < 1 || r->header < kRoceHeaders || r->payload + r->header - 2 > kMtu)
-        bad(file, ln, "transport rdma: need PAYLOAD >= 1, HEADER >= " + std::to_string(kRoceHeaders) +
-                          " (PPP 2 + IPv4 20 + UDP 8 are part of it) and PAYLOAD + HEADER - 2 <= " +
-                          std::to_string(kMtu) + " (the MTU), got '" + line + "'");
-      r->rdma = true;
+      s >> kind;
+      if (kind == "tcp") {
+        std::string conn;
+        want(static_cast<bool>(s >> conn) && conn == "persistent");
+        r->persistent = true;
+      } else if (kind == "rdma") {
+        want(static_cast<bool>(s >> r->payload >> r->header));
+        if (r->payload < 1 || r->header < kRoceHeaders || r->payload + r->header - 2 > kMtu)
+          bad(file, ln, "transport rdma: need PAYLOAD >= 1, HEADER >= " + std::to_string(kRoceHeaders) +
+                            " (PPP 2 + IPv4 20 + UDP 8 are part of it) and PAYLOAD + HEADER - 2 <= " +
+                            std::to_string(kMtu) + " (the MTU), got '" + line + "'");
+        r->rdma = true;
+      } else {
+        bad(file, ln, "transport must be 'rdma PAYLOAD HEADER' or 'tcp persistent', got '" + line + "'");
+      }
     } else if (kw == "end") {
       want(true);
       end = true;
@@ -720,9 +794,27 @@ int main(int argc, char **argv) {
   if (r.rdma) r.roce = &roce;
   Build(&r, k100, host_queue);
   if (r.rdma) RdmaBuild(&r, &roce);
+  if (r.persistent) {
+    // 1 ms of warm-up: the handshakes of every connection at once, once
+    // the run has begun (the queue discs start with it)
+    Simulator::Schedule(Seconds(0), &OpenConnections, &r);
+    r.t0_ns = 1000000;
+  }
   r.remaining = (int32_t)r.items.size();
   for (int32_t i = 0; i < (int32_t)r.items.size(); i++)
-    if (r.items[i].waiting == 0) Ready(&r, i);
+    if (r.items[i].waiting == 0) {
+      if (r.t0_ns == 0) Ready(&r, i);
+      else Simulator::Schedule(NanoSeconds(r.t0_ns), &Ready, &r, i);
+    }
+  if (r.persistent)
+    Simulator::Schedule(NanoSeconds(r.t0_ns), +[](Run *run) {
+      if (run->connected != run->connecting) {
+        std::fprintf(stderr, "fabricsim-ns3: %d of %d connections not open after the warm-up\n",
+                     run->connecting - run->connected, run->connecting);
+        std::exit(1);
+      }
+      for (Item &it : run->items) it.received = 0; // the warm-up's byte
+    }, &r);
   if (r.remaining > 0) {
     Simulator::Stop(Seconds(max_s));
     Simulator::Run();

@@ -18,10 +18,12 @@
 // node on the path gets the host route D_f -> the next link, and every node
 // on the reverse path S_f -> the reverse link, so data follows exactly the
 // given path and ACKs its reverse, and two flows of one host pair can take
-// different paths. With a "transport rdma" line the flows are RoCEv2 queue
-// pairs under DCQCN instead (the section "RoCEv2 with DCQCN" below). A flow starts (its BulkSend application is created) when
+// different paths. A flow starts (its BulkSend application is created) when
 // its dependencies are done and its earliest start has come; it finishes
-// when its receiver has all its bytes. A task is a timer of its duration.
+// when its receiver has all its bytes. With a "transport tcp persistent"
+// line every flow's connection is opened and warmed before the run
+// (OpenConnections); with "transport rdma" the flows are RoCEv2 queue pairs
+// under DCQCN (the section "RoCEv2 with DCQCN" below). A task is a timer of its duration.
 //
 // Writes one line per item "item I START_NS FINISH_NS" and "makespan NS"
 // (integer nanoseconds, ns-3's time resolution). Deterministic: fixed
@@ -107,7 +109,7 @@ struct Run {
   int64_t t0_ns = 0;
   std::vector<Ptr<Socket>> conn; // by item: the open connection
   std::vector<uint64_t> unsent;  // by item: bytes not yet written to it
-  int32_t connected = 0, connecting = 0;
+  int32_t connecting = 0, connected = 0, refused = 0;
 };
 
 // The run's clock: ns-3's less the warm-up of persistent connections.
@@ -135,7 +137,7 @@ void OnTxRoom(Run *r, int32_t i, Ptr<Socket>, uint32_t) {
   if (r->unsent[i] > 0) FillConnection(r, i);
 }
 
-// Open: one byte each way is what makes it warm besides its window: the
+// Open: one byte sent is what makes it warm besides its window: the
 // receiver's ACK of it carries its scaled receive window (the SYN-ACK's is
 // never scaled, at most 65535 bytes, RFC 7323 2.2). The byte is not counted.
 void OnConnected(Run *r, Ptr<Socket> s) {
@@ -143,7 +145,7 @@ void OnConnected(Run *r, Ptr<Socket> s) {
   s->Send(Create<Packet>(1));
 }
 
-void OnConnectFailed(Run *r, Ptr<Socket>) { r->connecting = -1; }
+void OnConnectFailed(Run *r, Ptr<Socket>) { r->refused++; }
 
 // The warm-up: every flow's connection opened at time 0 with a window that
 // covers its path's bandwidth-delay product (it is in congestion avoidance
@@ -259,7 +261,6 @@ struct DcqcnParams {
 };
 
 struct Qp {
-  int32_t item = -1;
   Ptr<Socket> tx;            // on S_f, connected to D_f
   uint64_t left = 0;         // payload bytes not yet sent
   double line = 0;           // its NIC's rate, bit/s
@@ -290,6 +291,9 @@ struct Rdma {
 };
 
 double NowNs() { return (double)Simulator::Now().GetPicoSeconds() / 1e3; }
+
+// A DCQCN period (microseconds, as the options give them) as an ns-3 delay.
+Time Us(double us) { return NanoSeconds((int64_t)(us * 1e3)); }
 
 double WireBits(const Run *r, uint64_t data) { return 8.0 * (double)(data + r->header); }
 
@@ -348,7 +352,7 @@ void DcqcnAlpha(Rdma *d, int32_t i) {
   Qp &q = d->qps[i];
   q.alpha = (1 - d->prm.g) * q.alpha + (q.cnp_alpha ? d->prm.g : 0);
   q.cnp_alpha = false;
-  q.alpha_ev = Simulator::Schedule(NanoSeconds((int64_t)(d->prm.alpha_us * 1e3)), &DcqcnAlpha, d, i);
+  q.alpha_ev = Simulator::Schedule(Us(d->prm.alpha_us), &DcqcnAlpha, d, i);
 }
 
 void DcqcnIncrease(Rdma *d, int32_t i) {
@@ -360,7 +364,7 @@ void DcqcnIncrease(Rdma *d, int32_t i) {
   else if (q.stage > p.f) q.target += p.hai_mbps100 * 1e6 * scale; // hyper increase
   q.target = std::min(q.target, q.line);
   q.rate = std::min((q.rate + q.target) / 2, q.line); // and fast recovery below F
-  q.inc_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.inc_us * 1e3)), &DcqcnIncrease, d, i);
+  q.inc_ev = Simulator::Schedule(Us(p.inc_us), &DcqcnIncrease, d, i);
 }
 
 // Every dec_us while CNPs come: cut the rate by alpha / 2, remember the
@@ -375,9 +379,9 @@ void DcqcnDecrease(Rdma *d, int32_t i) {
     q.stage = 0;
     q.cnp_dec = false;
     if (q.inc_ev.IsRunning()) Simulator::Cancel(q.inc_ev);
-    q.inc_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.inc_us * 1e3)), &DcqcnIncrease, d, i);
+    q.inc_ev = Simulator::Schedule(Us(p.inc_us), &DcqcnIncrease, d, i);
   }
-  q.dec_ev = Simulator::Schedule(NanoSeconds((int64_t)(p.dec_us * 1e3)), &DcqcnDecrease, d, i);
+  q.dec_ev = Simulator::Schedule(Us(p.dec_us), &DcqcnDecrease, d, i);
 }
 
 struct QpCtx {
@@ -395,8 +399,7 @@ void OnCnp(QpCtx *c, Ptr<Socket> sock) {
       q.cc = true;
       q.alpha = 1;
       DcqcnDecrease(c->d, c->item);
-      q.alpha_ev = Simulator::Schedule(NanoSeconds((int64_t)(c->d->prm.alpha_us * 1e3)),
-                                       &DcqcnAlpha, c->d, c->item);
+      q.alpha_ev = Simulator::Schedule(Us(c->d->prm.alpha_us), &DcqcnAlpha, c->d, c->item);
     }
   }
 }
@@ -452,7 +455,6 @@ void RdmaBuild(Run *r, Rdma *d) {
     Item &it = r->items[i];
     if (!it.is_flow || it.bytes == 0) continue;
     Qp &q = d->qps[i];
-    q.item = i;
     q.line = (double)r->links[it.links.front()].bps;
     auto *ctx = new QpCtx{d, i}; // lives for the run, freed at exit
     q.rx = Socket::CreateSocket(r->nodes.Get(it.dst), udp);
@@ -809,8 +811,9 @@ int main(int argc, char **argv) {
   if (r.persistent)
     Simulator::Schedule(NanoSeconds(r.t0_ns), +[](Run *run) {
       if (run->connected != run->connecting) {
-        std::fprintf(stderr, "fabricsim-ns3: %d of %d connections not open after the warm-up\n",
-                     run->connecting - run->connected, run->connecting);
+        std::fprintf(stderr, "fabricsim-ns3: %d of %d connections not open after the warm-up "
+                     "(%d refused)\n", run->connecting - run->connected, run->connecting,
+                     run->refused);
         std::exit(1);
       }
       for (Item &it : run->items) it.received = 0; // the warm-up's byte

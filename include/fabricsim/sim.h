@@ -76,12 +76,31 @@ int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
  *   congestion avoidance); a link shared by two or more flows carries
  *   `efficiency` of its capacity.
  * rdma: RoCEv2 headers and store-and-forward; queue pairs are persistent and
- *   start at line rate (DCQCN), so no handshake, no slow start, no FIFO. */
+ *   start at line rate (DCQCN), so no handshake, no slow start, no FIFO.
+ *   With `dcqcn` set, each queue pair's rate follows DCQCN's reaction point
+ *   (cuts on ECN marks at switch ports, slow recovery) and a port with a
+ *   queue serves its flows in proportion to what they send (FIFO), instead
+ *   of every flow taking its max-min share at once. */
 typedef enum fs_transport_kind {
   FS_TRANSPORT_FLUID = 0,
   FS_TRANSPORT_TCP,
   FS_TRANSPORT_RDMA
 } fs_transport_kind;
+
+/* DCQCN (Zhu et al., SIGCOMM 2015) as NVIDIA's firmware sets it (the HPCC
+ * and SimAI ns-3 simulators' settings; docs/model.md, "DCQCN"). Byte sizes
+ * and rates are at 100 Gb/s and scale with a port's or a NIC's rate. */
+typedef struct fs_dcqcn {
+  double kmin_kb, kmax_kb; /* RED/ECN marking band of a switch port (400, 1600) */
+  double pmax;             /* marking probability at kmax (0.2) */
+  double g;                /* alpha's gain (1/256) */
+  double alpha_us;         /* alpha update period (1) */
+  double dec_us;           /* at most one rate cut per period (4) */
+  double inc_us;           /* rate-increase timer (300) */
+  int f;                   /* fast-recovery stages (1) */
+  double ai_mbps, hai_mbps; /* additive and hyper increase (20, 200) */
+  double min_mbps;         /* a queue pair's least rate (1000, not scaled) */
+} fs_dcqcn;
 
 typedef struct fs_transport {
   fs_transport_kind kind;
@@ -100,6 +119,9 @@ typedef struct fs_transport {
                              per-flow fair queue and leaves at the flow's share
                              of the source link, whatever binds it further on
                              (1); 0 (the default): it takes its rate there */
+  int dcqcn;              /* rdma: rates under DCQCN's rate control (1); 0
+                             (the default): max-min at once */
+  fs_dcqcn dcqcn_prm;     /* its settings (fs_transport_defaults) */
 } fs_transport;
 
 /* The documented defaults of a kind (fluid: no effect at all). */

@@ -28,7 +28,8 @@ enum {
   EV_ENTER = 6,
   EV_WINDOW = 7,
   EV_SRC_OUT = 8,
-  EV_ACK = 9 /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
+  EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
+  EV_CC = 10   /* rdma with DCQCN: the rate control steps (dcqcn.c) */
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -164,6 +165,11 @@ struct fs_sim {
   size_t paths_cap;
   int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
   double *lorb;         /* ... and the orbit's size */
+  fs__dcqcn *dq;        /* rdma with DCQCN only: the rate control */
+  uint32_t cc_version;  /* its step event that is live */
+  uint8_t cc_due;       /* a step event came in this batch */
+  uint8_t cc_arrived;   /* a flow started since the last step */
+  uint8_t cc_fast;      /* the live step event is dec_us away (ports queued) */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -222,6 +228,9 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_phase);
   free(s->core.src_w);
   free(s->core.src_y);
+  free(s->core.flow_cap);
+  if (s->dq) fs__dcqcn_free(s->dq);
+  free(s->dq);
   if (s->srcq)
     for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->srcq[l].heap);
   free(s->srcq);
@@ -586,6 +595,7 @@ static void heap_remove_top(evq *q) {
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
   if (p->type == EV_SRC_OUT) return p->version == s->srcq[p->item].version;
+  if (p->type == EV_CC) return p->version == s->cc_version;
   if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW) return 1;
   const fs__flow *f = &s->core.flows[s->items[p->item].idx];
   if (p->version != f->version) return 0;
@@ -742,6 +752,45 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   }
   c->arrived[link] = 1;
   mark_dirty(s, link);
+}
+
+/* Flow fi's own rate bound becomes cap (rdma's DCQCN): like a capacity
+ * change, it comes back as an arrival so that the re-rating fills it. */
+static void recap(fs_sim *s, int32_t fi, double cap) {
+  fs__simcore *c = &s->core;
+  fs__flow *f = &c->flows[fi];
+  c->flow_cap[fi] = cap;
+  if (f->active_idx < 0) return; /* not on its links */
+  settle(s, f);
+  note_leaver(c, f->rate);
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k];
+    c->load[l] -= f->w[k] * fs__take(c, fi, k);
+    c->arrived[l] = 1;
+    mark_dirty(s, l);
+  }
+  f->rate = 0;
+  supersede(s, f);
+}
+
+/* rdma with DCQCN: steps the rate control when its event came, or a flow
+ * started while no port was queued; applies the caps and schedules the
+ * next step (dec_us later while a port is queued or over-subscribed, else
+ * at the next rate increase of a flow below line rate, else none). */
+static int cc_step(fs_sim *s) {
+  if (!(s->cc_due || (s->cc_arrived && !s->cc_fast))) return 0;
+  s->cc_due = s->cc_arrived = 0;
+  double next_inc;
+  int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next_inc);
+  for (int32_t i = 0; i < s->n_active; i++) {
+    int32_t fi = s->active_list[i];
+    if (s->dq->cap[fi] != s->core.flow_cap[fi]) recap(s, fi, s->dq->cap[fi]);
+  }
+  s->cc_version++;
+  s->cc_fast = (uint8_t)busy;
+  double at = busy ? s->now + s->dq->prm.dec_us * 1e-6 : next_inc;
+  if (!(at < INFINITY)) return 0;
+  return evq_push(s, at, EV_CC, -1, s->cc_version) ? FS_ENOMEM : 0;
 }
 
 /* A flow of a pruned route comes (+1) or goes (-1): the route's left-out
@@ -1254,6 +1303,11 @@ static int flow_link(fs_sim *s, int32_t fi) {
 
 static int flow_enter(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
+  if (s->dq) { /* its queue pair starts at line rate */
+    fs__dcqcn_start(s->dq, &s->core, fi);
+    s->core.flow_cap[fi] = INFINITY;
+    s->cc_arrived = 1;
+  }
   s->started[s->n_started++] = s->core.flows[fi].item;
   return flow_link(s, fi);
 }
@@ -1516,7 +1570,9 @@ static int item_finished(fs_sim *s, int32_t id) {
 static int window_sent(fs_sim *s, int32_t fi);
 
 static int handle(fs_sim *s, const fs__event *e) {
-  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT ? NULL : &s->items[e->item];
+  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT || e->type == EV_CC
+                     ? NULL
+                     : &s->items[e->item];
   switch (e->type) {
     case EV_START: {
       it->start_s = s->now;
@@ -1563,6 +1619,9 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_ACK:
       return ack_left(s, it->idx);
+    case EV_CC:
+      s->cc_due = 1;
+      return 0;
   }
   return FS_EINTERNAL;
 }
@@ -1721,6 +1780,9 @@ static int rerate(fs_sim *s) {
   return 0;
 }
 
+/* Flows carry their own rate bounds (rdma with DCQCN). */
+static int capped(const fs_sim *s) { return s->tp.kind == FS_TRANSPORT_RDMA && s->tp.dcqcn; }
+
 static int setup(fs_sim *s, fs_err *err) {
   fs__simcore *c = &s->core;
   const fs_topo *t = c->t;
@@ -1739,7 +1801,7 @@ static int setup(fs_sim *s, fs_err *err) {
   if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !c->load ||
       !c->gone_load || !c->gone_max || !c->arrived || !s->link_stats || !s->active_list ||
       !s->started ||
-      fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
+      fs__maxmin_init(&s->mm, t->n_links, c->n_flows, capped(s)) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
   c->theta = INFINITY;
@@ -1818,6 +1880,13 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
+  if (capped(s)) {
+    if (!(c->flow_cap = fs__malloc(F, sizeof(double))) || !(s->dq = calloc(1, sizeof(*s->dq))) ||
+        fs__dcqcn_init(s->dq, &s->tp.dcqcn_prm, c->t->n_links, c->n_flows))
+      return FS_ENOMEM;
+    for (size_t fi = 0; fi < F; fi++) c->flow_cap[fi] = INFINITY;
+    s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
+  }
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */
     free(s->paths);
     s->paths = NULL;
@@ -1869,7 +1938,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->check_rerate = opts->check_rerate;
   int rc = setup(s, err);
   if (rc) return rc;
-  if (s->check_rerate && fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows))
+  if (s->check_rerate &&
+      fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows, capped(s)))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
@@ -1891,6 +1961,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->now = 0;
   for (size_t i = 0; i < s->n_items; i++)
     if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
+  if (s->dq && (rc = cc_step(s)) < 0) goto fail;
   if ((rc = rerate(s)) < 0) goto fail;
   if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
   fs__event e;
@@ -1909,6 +1980,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     }
     s->counters.events += handled;
     s->counters.batches++;
+    if (s->dq && (rc = cc_step(s)) < 0) goto fail;
     if ((rc = rerate(s)) < 0) goto fail;
     if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
     if (opts->progress && (s->counters.batches & 4095) == 0) {

@@ -32,6 +32,9 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
       out->mss_bytes = 4096; /* RoCE path MTU */
       out->header_bytes = 62;
       out->persistent = 1;
+      out->dcqcn_prm = (fs_dcqcn){.kmin_kb = 400, .kmax_kb = 1600, .pmax = 0.2, .g = 1.0 / 256,
+                                  .alpha_us = 1, .dec_us = 4, .inc_us = 300, .f = 1,
+                                  .ai_mbps = 20, .hai_mbps = 200, .min_mbps = 1000};
       break;
     case FS_TRANSPORT_FLUID:
       out->mss_bytes = 9000 - 52; /* unused */
@@ -207,6 +210,38 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   tf->first = tf->small ? INFINITY : (first_segs < 1 ? 1 : first_segs) * (P + H);
 }
 
+/* "dcqcn": {...}, DCQCN's settings (fs_dcqcn), each optional. */
+static int dcqcn_json(const fs__jctx *c, const cJSON *t, fs_dcqcn *d) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(t, "dcqcn");
+  if (!o) return 0;
+  const char *P = "$.transport.dcqcn";
+  static const char *const keys[] = {"kmin_kb", "kmax_kb", "pmax",     "g",        "alpha_us",
+                                     "dec_us",  "inc_us",  "f",        "ai_mbps",  "hai_mbps",
+                                     "min_mbps", NULL};
+  double f = d->f;
+  int rc = fs__json_expect_object(c, o, P, keys);
+  if (rc || (rc = fs__json_num(c, o, P, "kmin_kb", 0, d->kmin_kb, 0, 1e9, &d->kmin_kb)) ||
+      (rc = fs__json_num(c, o, P, "kmax_kb", 0, d->kmax_kb, 1e-9, 1e9, &d->kmax_kb)) ||
+      (rc = fs__json_num(c, o, P, "pmax", 0, d->pmax, 1e-9, 1, &d->pmax)) ||
+      (rc = fs__json_num(c, o, P, "g", 0, d->g, 1e-9, 1, &d->g)) ||
+      (rc = fs__json_num(c, o, P, "alpha_us", 0, d->alpha_us, 1e-3, 1e6, &d->alpha_us)) ||
+      (rc = fs__json_num(c, o, P, "dec_us", 0, d->dec_us, 1e-3, 1e6, &d->dec_us)) ||
+      (rc = fs__json_num(c, o, P, "inc_us", 0, d->inc_us, 1e-3, 1e6, &d->inc_us)) ||
+      (rc = fs__json_num(c, o, P, "f", 0, f, 0, 1000, &f)) ||
+      (rc = fs__json_num(c, o, P, "ai_mbps", 0, d->ai_mbps, 0, 1e9, &d->ai_mbps)) ||
+      (rc = fs__json_num(c, o, P, "hai_mbps", 0, d->hai_mbps, 0, 1e9, &d->hai_mbps)) ||
+      (rc = fs__json_num(c, o, P, "min_mbps", 0, d->min_mbps, 1e-3, 1e9, &d->min_mbps)))
+    return rc;
+  if (f != floor(f))
+    return fs__json_fail(c, "$.transport.dcqcn.f", cJSON_GetObjectItemCaseSensitive(o, "f"),
+                         "must be a whole number of stages");
+  d->f = (int)f;
+  if (!(d->kmax_kb > d->kmin_kb))
+    return fs__json_fail(c, "$.transport.dcqcn.kmax_kb",
+                         cJSON_GetObjectItemCaseSensitive(o, "kmax_kb"), "must be above kmin_kb");
+  return 0;
+}
+
 int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) {
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "transport");
   fs_transport_defaults(FS_TRANSPORT_FLUID, out);
@@ -218,7 +253,7 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
   } else {
     static const char *const keys[] = {"kind",       "connections", "mss_bytes",    "header_bytes",
                                        "init_window", "efficiency", "queue_k",
-                                       "source_queue", NULL};
+                                       "source_queue", "rate_control", "dcqcn", NULL};
     int rc = fs__json_expect_object(c, t, P, keys);
     if (rc || (rc = fs__json_str(c, t, P, "kind", 1, NULL, &kind))) return rc;
   }
@@ -229,7 +264,7 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
                          "unknown transport (expected fluid, tcp or rdma)");
   fs_transport_defaults(k, out);
   if (cJSON_IsString(t)) return 0;
-  const char *conn, *srcq;
+  const char *conn, *srcq, *ratec;
   int rc;
   if ((rc = fs__json_str(c, t, P, "connections", 0, out->persistent ? "persistent" : "new",
                          &conn)) ||
@@ -240,8 +275,21 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
                          &out->init_window)) ||
       (rc = fs__json_num(c, t, P, "efficiency", 0, out->efficiency, 1e-9, 1, &out->efficiency)) ||
       (rc = fs__json_num(c, t, P, "queue_k", 0, out->queue_k, 0, 1e9, &out->queue_k)) ||
-      (rc = fs__json_str(c, t, P, "source_queue", 0, out->source_fq ? "fq" : "none", &srcq)))
+      (rc = fs__json_str(c, t, P, "source_queue", 0, out->source_fq ? "fq" : "none", &srcq)) ||
+      (rc = fs__json_str(c, t, P, "rate_control", 0, "ideal", &ratec)) ||
+      (rc = dcqcn_json(c, t, &out->dcqcn_prm)))
     return rc;
+  if (strcmp(ratec, "dcqcn") == 0 || strcmp(ratec, "ideal") == 0) {
+    out->dcqcn = ratec[0] == 'd';
+  } else {
+    return fs__json_fail(c, "$.transport.rate_control",
+                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
+                         "must be \"dcqcn\" or \"ideal\"");
+  }
+  if (out->dcqcn && k != FS_TRANSPORT_RDMA)
+    return fs__json_fail(c, "$.transport.rate_control",
+                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
+                         "DCQCN is rdma's rate control (kind \"rdma\")");
   if (strcmp(srcq, "fq") == 0 || strcmp(srcq, "none") == 0) {
     out->source_fq = srcq[0] == 'f';
   } else {

@@ -1,0 +1,344 @@
+/* DCQCN rate control for rdma (docs/model.md, "DCQCN"): the fluid form of
+ * RoCEv2's congestion control that the engine (engine.c) asks every
+ * dec_us while a switch port is queued or over-subscribed.
+ *
+ * Senders: each queue pair (a flow) is paced at its reaction point's rate
+ * RC; its NIC serves its queue pairs round robin, so what a flow offers is
+ * its NIC's max-min share under the RC caps. Ports: a link's queue grows at
+ * what its flows bring minus its capacity; RED marks (ECN) with
+ * probability pmax (q - kmin) / (kmax - kmin) between the thresholds and
+ * every packet above; a port with a queue serves its flows in proportion to
+ * what they bring (FIFO), so a flow's delivered rate is what it offers
+ * times C / A at every queued link of its route. What each flow brings to a
+ * link is its offer times those factors upstream, as of the previous step.
+ * Reaction point (the ns-3 backend's, tools/ns3/fabricsim_ns3.cc, step
+ * for step): marks come back as CNPs, one per marked packet, taken
+ * deterministically (a flow's expected marks are summed and each whole one
+ * is a CNP); the first CNP sets alpha to 1 and starts the timers; alpha
+ * decays by (1 - g) every alpha_us and gains g in a period with a CNP; in
+ * a dec_us period with a CNP the rate is cut by alpha / 2 (the rate before
+ * it becomes the target, unless the period before cut too) and the increase
+ * timer restarts; every inc_us after it the rate goes half way to the
+ * target, which rises by ai (at stage F) or hai (beyond F).
+ *
+ * The engine gives each flow its delivered rate as a cap (fs__simcore.
+ * flow_cap) and max-min does the rest, so links are never over capacity.
+ * When no port is queued or over-subscribed the caps are the RC of the
+ * flows below line rate and nothing else. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
+  memset(d, 0, sizeof(*d));
+  d->prm = *prm;
+  size_t L = (size_t)(n_links > 0 ? n_links : 1), F = (size_t)(n_flows > 0 ? n_flows : 1);
+  d->rc = fs__malloc(F, sizeof(double));
+  d->rt = fs__malloc(F, sizeof(double));
+  d->alpha = fs__malloc(F, sizeof(double));
+  d->marks = fs__malloc(F, sizeof(double));
+  d->t_inc = fs__malloc(F, sizeof(double));
+  d->line = fs__malloc(F, sizeof(double));
+  d->offer = fs__malloc(F, sizeof(double));
+  d->cap = fs__malloc(F, sizeof(double));
+  d->stage = fs__malloc(F, sizeof(int32_t));
+  d->cc = fs__malloc(F, 1);
+  d->q = calloc(L, sizeof(double));
+  d->in = fs__malloc(L, sizeof(double));
+  d->left = fs__malloc(L, sizeof(double));
+  d->fifo = fs__malloc(L, sizeof(double));
+  d->q0 = calloc(L, sizeof(double));
+  d->stamp = calloc(L, sizeof(uint32_t));
+  d->links = fs__malloc(L, sizeof(int32_t));
+  d->queued = fs__malloc(L, sizeof(int32_t));
+  d->nic = fs__malloc(F, sizeof(int32_t));
+  d->sent = fs__malloc(F, sizeof(double));
+  d->cnp = calloc(F, sizeof(*d->cnp));
+  d->n_flows = (int32_t)F;
+  if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
+      !d->cap || !d->stage || !d->cc || !d->q || !d->in || !d->left || !d->fifo || !d->q0 ||
+      !d->stamp || !d->links || !d->queued || !d->nic || !d->sent || !d->cnp) {
+    fs__dcqcn_free(d);
+    return FS_ENOMEM;
+  }
+  for (size_t l = 0; l < L; l++) d->fifo[l] = 1;
+  return 0;
+}
+
+void fs__dcqcn_free(fs__dcqcn *d) {
+  free(d->rc);
+  free(d->rt);
+  free(d->alpha);
+  free(d->marks);
+  free(d->t_inc);
+  free(d->line);
+  free(d->offer);
+  free(d->cap);
+  free(d->stage);
+  free(d->cc);
+  free(d->q);
+  free(d->in);
+  free(d->left);
+  free(d->fifo);
+  free(d->q0);
+  free(d->stamp);
+  free(d->links);
+  free(d->queued);
+  free(d->nic);
+  free(d->sent);
+  for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].ev);
+  free(d->cnp);
+  memset(d, 0, sizeof(*d));
+}
+
+/* Flow fi's NIC: the first link of its route when that leaves its source
+ * (-1: none, nothing shares its sending). */
+static int32_t nic_link(const fs__simcore *c, const fs__flow *f) {
+  if (f->n < 1) return -1;
+  int32_t l = f->links[0];
+  return c->t->links[l].from == f->src ? l : -1;
+}
+
+void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
+  const fs__flow *f = &c->flows[fi];
+  int32_t l = nic_link(c, f);
+  double line = l >= 0 ? c->cap_Bps[l] : INFINITY;
+  if (!(line < INFINITY)) /* no NIC on its route: its fastest link */
+    for (int32_t k = 0; k < f->n; k++)
+      if (c->cap_Bps[f->links[k]] < line) line = c->cap_Bps[f->links[k]];
+  d->line[fi] = line;
+  d->rc[fi] = d->rt[fi] = line;
+  d->alpha[fi] = 1;
+  d->marks[fi] = 0;
+  d->stage[fi] = 0;
+  d->cc[fi] = 0;
+  d->t_inc[fi] = INFINITY;
+  d->sent[fi] = 0;
+  d->offer[fi] = 0;
+  d->cnp[fi].head = d->cnp[fi].len = 0;
+}
+
+/* RED's marking probability at a queue of q bytes on a link of Bps. */
+static double red(const fs_dcqcn *p, double q, double Bps) {
+  double scale = Bps / 12.5e9, lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
+  if (q <= lo) return 0;
+  if (q >= hi) return 1;
+  return p->pmax * (q - lo) / (hi - lo);
+}
+
+/* What each flow of a NIC offers: round robin under the RC caps (max-min
+ * on the NIC's link alone). */
+static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
+  const fs__link_active *a = &c->active[l];
+  int32_t n = 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t fi = a->flow[j];
+    if (a->slot[j] != 0) continue;
+    if (d->sent[fi] >= c->flows[fi].bytes) d->offer[fi] = 0; /* its sender is done */
+    else d->nic[n++] = fi;
+  }
+  double room = c->cap_Bps[l];
+  int32_t left = n;
+  for (int32_t i = 0; i < n; i++) d->offer[d->nic[i]] = -1;
+  for (int changed = 1; changed && left > 0;) {
+    changed = 0;
+    double share = room / left;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t fi = d->nic[i];
+      if (d->offer[fi] >= 0 || d->rc[fi] > share) continue;
+      d->offer[fi] = d->rc[fi];
+      room -= d->rc[fi];
+      left--;
+      changed = 1;
+    }
+  }
+  double share = left > 0 ? room / left : 0;
+  for (int32_t i = 0; i < n; i++)
+    if (d->offer[d->nic[i]] < 0) d->offer[d->nic[i]] = share > 0 ? share : 0;
+}
+
+static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n) {
+  uint32_t ep = ++d->epoch;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = active[i];
+    int32_t l = nic_link(c, &c->flows[fi]);
+    if (l < 0) {
+      d->offer[fi] = d->sent[fi] >= c->flows[fi].bytes ? 0 : d->rc[fi];
+    } else if (d->stamp[l] != ep) {
+      d->stamp[l] = ep;
+      nic_share(d, c, l);
+    }
+  }
+}
+
+/* Marks of flow fi (an expected number, n) come back as CNPs at t: kept in
+ * its delay line in time order. */
+static int cnp_push(fs__dcqcn *d, int32_t fi, double t, double n) {
+  fs__cnpq *q = &d->cnp[fi];
+  int32_t at = q->len;
+  while (at > q->head && q->ev[at - 1].t > t) at--;
+  if (at > q->head && q->ev[at - 1].t == t) {
+    q->ev[at - 1].n += n;
+    return 0;
+  }
+  if (q->head > 0 && q->len == q->cap) { /* reuse the room of those taken */
+    memmove(q->ev, q->ev + q->head, (size_t)(q->len - q->head) * sizeof(*q->ev));
+    q->len -= q->head;
+    at -= q->head;
+    q->head = 0;
+  }
+  if (q->len == q->cap) {
+    int32_t ncap = q->cap ? 2 * q->cap : 8;
+    void *nev = realloc(q->ev, (size_t)ncap * sizeof(*q->ev));
+    if (!nev) return FS_ENOMEM;
+    q->ev = nev;
+    q->cap = ncap;
+  }
+  memmove(q->ev + at + 1, q->ev + at, (size_t)(q->len - at) * sizeof(*q->ev));
+  q->ev[at] = (fs__cnp){t, n};
+  q->len++;
+  return 0;
+}
+
+/* The marks of flow fi that have come back by now. */
+static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
+  fs__cnpq *q = &d->cnp[fi];
+  double n = 0;
+  while (q->head < q->len && q->ev[q->head].t <= now * (1 + 1e-12)) n += q->ev[q->head++].n;
+  if (q->head == q->len) q->head = q->len = 0;
+  return n;
+}
+
+int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
+                   double now, double *next_inc) {
+  const fs_dcqcn *p = &d->prm;
+  double dt = now - d->last;
+  if (dt < 0) dt = 0;
+  d->last = now;
+  /* what the senders sent since the last step, at the offers they had */
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = active[i];
+    if (d->sent[fi] < c->flows[fi].bytes) d->sent[fi] += d->offer[fi] * dt;
+    if (d->sent[fi] > c->flows[fi].bytes) d->sent[fi] = c->flows[fi].bytes;
+  }
+  offers(d, c, active, n);
+  /* what reaches each link, and the bytes in flight over it */
+  uint32_t ep = ++d->epoch;
+  int32_t nl = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = active[i];
+    const fs__flow *f = &c->flows[fi];
+    double x = d->offer[fi], held = d->sent[fi] - (f->bytes - f->remaining);
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l = f->links[k];
+      if (d->stamp[l] != ep) {
+        d->stamp[l] = ep;
+        d->in[l] = d->left[l] = 0;
+        d->links[nl++] = l;
+      }
+      d->in[l] += f->w[k] * x;
+      if (held > 0) d->left[l] += f->w[k] * held;
+      x *= d->fifo[l];
+    }
+  }
+  /* queues of links no flow crosses any more are gone */
+  for (int32_t i = 0; i < d->n_queued; i++) {
+    int32_t l = d->queued[i];
+    if (d->stamp[l] != ep) d->q[l] = d->q0[l] = 0, d->fifo[l] = 1;
+  }
+  d->n_queued = 0;
+  int busy = 0;
+  for (int32_t i = 0; i < nl; i++) {
+    int32_t l = d->links[i];
+    double C = c->cap_Bps[l], q0 = d->q[l];
+    double q1 = q0 + (d->in[l] - C) * dt;
+    if (q1 < 0) q1 = 0;
+    if (q1 > d->left[l]) q1 = d->left[l]; /* it holds only bytes sent and not delivered */
+    d->q0[l] = q0;
+    d->q[l] = q1;
+    int over = d->in[l] > C * (1 + 1e-9);
+    if (q1 > 0 || over) {
+      d->fifo[l] = over ? C / d->in[l] : 1;
+      d->queued[d->n_queued++] = l;
+      busy = 1;
+    } else {
+      d->fifo[l] = 1;
+    }
+  }
+  /* the reaction points */
+  double wire = d->wire_bytes, inc = p->inc_us * 1e-6;
+  int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
+  int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
+  double soonest = INFINITY;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = active[i];
+    const fs__flow *f = &c->flows[fi];
+    /* marks made now come back as CNPs once the marked packets are through
+     * the queues (RED marks on arrival) and the CNPs have crossed back */
+    /* a packet marked at hop k waits out the queues from k on, then its
+     * CNP crosses back. Queues move fast against a step (a 16:1 incast
+     * fills Kmin in 2 us), so the marks and their waits are taken at each
+     * alpha period of the step, the queues in between the step's ends. */
+    double pkts = d->offer[fi] * dt / wire / sub;
+    for (int j = 0; j < sub && pkts > 0; j++) {
+      double x = (j + 0.5) / sub, ahead = 0;
+      for (int32_t k = f->n - 1; k >= 0; k--) {
+        int32_t l = f->links[k];
+        if (!(c->cap_Bps[l] > 0)) continue;
+        double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
+        ahead += f->w[k] * ql / c->cap_Bps[l];
+        double pk = f->w[k] * red(p, ql, c->cap_Bps[l]);
+        if (pk > 0 && cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, pkts * pk))
+          return FS_ENOMEM;
+      }
+    }
+    double m0 = d->marks[fi];
+    d->marks[fi] += cnp_take(d, fi, now);
+    double cnps = floor(d->marks[fi]) - floor(m0);
+    if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
+      soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
+    if (d->cc[fi]) { /* alpha, once per alpha period: a gain where a CNP fell */
+      if (cnps <= 0) {
+        d->alpha[fi] *= pow(1 - p->g, periods);
+      } else {
+        for (int j = 0; j < periods; j++) {
+          int hit = floor((j + 1) * cnps / periods) > floor(j * cnps / periods);
+          d->alpha[fi] = (1 - p->g) * d->alpha[fi] + (hit ? p->g : 0);
+        }
+      }
+    }
+    if (cnps > 0) {
+      if (!d->cc[fi]) d->cc[fi] = 1, d->alpha[fi] = 1;
+      if (d->stage[fi] != 0) d->rt[fi] = d->rc[fi];
+      double floor_Bps = p->min_mbps * 1e6 / 8;
+      d->rc[fi] = fmax(d->rc[fi] * (1 - d->alpha[fi] / 2), floor_Bps);
+      d->stage[fi] = 0;
+      d->t_inc[fi] = now + inc;
+    }
+    while (d->cc[fi] && d->t_inc[fi] <= now * (1 + 1e-12)) {
+      double scale = d->line[fi] / 12.5e9;
+      d->stage[fi]++;
+      if (d->stage[fi] == p->f) d->rt[fi] += p->ai_mbps * 1e6 / 8 * scale;
+      else if (d->stage[fi] > p->f) d->rt[fi] += p->hai_mbps * 1e6 / 8 * scale;
+      if (d->rt[fi] > d->line[fi]) d->rt[fi] = d->line[fi];
+      d->rc[fi] = fmin(0.5 * (d->rc[fi] + d->rt[fi]), d->line[fi]);
+      d->t_inc[fi] += inc;
+    }
+    if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
+  }
+  /* the caps: a flow whose route is queued takes its share of the ports
+   * (they stay busy while the queue drains), as does one whose sender is
+   * done (its bytes are in the network); others send at their offer */
+  offers(d, c, active, n);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = active[i];
+    const fs__flow *f = &c->flows[fi];
+    int queued = d->sent[fi] >= f->bytes;
+    for (int32_t k = 0; k < f->n && !queued; k++) queued = d->q[f->links[k]] > 0;
+    d->cap[fi] = queued || !(d->offer[fi] < d->line[fi]) ? INFINITY : d->offer[fi];
+  }
+  *next_inc = soonest;
+  return busy;
+}

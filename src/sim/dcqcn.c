@@ -42,24 +42,23 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->t_inc = fs__malloc(F, sizeof(double));
   d->line = fs__malloc(F, sizeof(double));
   d->offer = fs__malloc(F, sizeof(double));
-  d->cap = fs__malloc(F, sizeof(double));
   d->stage = fs__malloc(F, sizeof(int32_t));
   d->cc = fs__malloc(F, 1);
   d->q = calloc(L, sizeof(double));
   d->in = fs__malloc(L, sizeof(double));
-  d->left = fs__malloc(L, sizeof(double));
   d->fifo = fs__malloc(L, sizeof(double));
   d->q0 = calloc(L, sizeof(double));
   d->stamp = calloc(L, sizeof(uint32_t));
   d->links = fs__malloc(L, sizeof(int32_t));
-  d->queued = fs__malloc(L, sizeof(int32_t));
+  d->live = fs__malloc(L, sizeof(int32_t));
   d->nic = fs__malloc(F, sizeof(int32_t));
-  d->sent = fs__malloc(F, sizeof(double));
+  d->next_dec = fs__malloc(F, sizeof(double));
+  d->cnp_dec = fs__malloc(F, 1);
   d->cnp = calloc(F, sizeof(*d->cnp));
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
-      !d->cap || !d->stage || !d->cc || !d->q || !d->in || !d->left || !d->fifo || !d->q0 ||
-      !d->stamp || !d->links || !d->queued || !d->nic || !d->sent || !d->cnp) {
+      !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
+      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -75,19 +74,18 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->t_inc);
   free(d->line);
   free(d->offer);
-  free(d->cap);
   free(d->stage);
   free(d->cc);
   free(d->q);
   free(d->in);
-  free(d->left);
   free(d->fifo);
   free(d->q0);
   free(d->stamp);
   free(d->links);
-  free(d->queued);
+  free(d->live);
   free(d->nic);
-  free(d->sent);
+  free(d->next_dec);
+  free(d->cnp_dec);
   for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].ev);
   free(d->cnp);
   memset(d, 0, sizeof(*d));
@@ -115,7 +113,8 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   d->stage[fi] = 0;
   d->cc[fi] = 0;
   d->t_inc[fi] = INFINITY;
-  d->sent[fi] = 0;
+  d->cnp_dec[fi] = 0;
+  d->next_dec[fi] = INFINITY;
   d->offer[fi] = 0;
   d->cnp[fi].head = d->cnp[fi].len = 0;
 }
@@ -136,8 +135,7 @@ static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
-    if (d->sent[fi] >= c->flows[fi].bytes) d->offer[fi] = 0; /* its sender is done */
-    else d->nic[n++] = fi;
+    d->nic[n++] = fi;
   }
   double room = c->cap_Bps[l];
   int32_t left = n;
@@ -165,7 +163,7 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t fi = active[i];
     int32_t l = nic_link(c, &c->flows[fi]);
     if (l < 0) {
-      d->offer[fi] = d->sent[fi] >= c->flows[fi].bytes ? 0 : d->rc[fi];
+      d->offer[fi] = d->rc[fi];
     } else if (d->stamp[l] != ep) {
       d->stamp[l] = ep;
       nic_share(d, c, l);
@@ -217,88 +215,50 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   double dt = now - d->last;
   if (dt < 0) dt = 0;
   d->last = now;
-  /* what the senders sent since the last step, at the offers they had */
-  for (int32_t i = 0; i < n; i++) {
-    int32_t fi = active[i];
-    if (d->sent[fi] < c->flows[fi].bytes) d->sent[fi] += d->offer[fi] * dt;
-    if (d->sent[fi] > c->flows[fi].bytes) d->sent[fi] = c->flows[fi].bytes;
-  }
-  offers(d, c, active, n);
-  /* what reaches each link, and the bytes in flight over it */
-  uint32_t ep = ++d->epoch;
-  int32_t nl = 0;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t fi = active[i];
-    const fs__flow *f = &c->flows[fi];
-    double x = d->offer[fi], held = d->sent[fi] - (f->bytes - f->remaining);
-    for (int32_t k = 0; k < f->n; k++) {
-      int32_t l = f->links[k];
-      if (d->stamp[l] != ep) {
-        d->stamp[l] = ep;
-        d->in[l] = d->left[l] = 0;
-        d->links[nl++] = l;
-      }
-      d->in[l] += f->w[k] * x;
-      if (held > 0) d->left[l] += f->w[k] * held;
-      x *= d->fifo[l];
-    }
-  }
-  /* queues of links no flow crosses any more are gone */
-  for (int32_t i = 0; i < d->n_queued; i++) {
-    int32_t l = d->queued[i];
-    if (d->stamp[l] != ep) d->q[l] = d->q0[l] = 0, d->fifo[l] = 1;
-  }
-  d->n_queued = 0;
-  int busy = 0;
-  for (int32_t i = 0; i < nl; i++) {
-    int32_t l = d->links[i];
-    double C = c->cap_Bps[l], q0 = d->q[l];
-    double q1 = q0 + (d->in[l] - C) * dt;
-    if (q1 < 0) q1 = 0;
-    if (q1 > d->left[l]) q1 = d->left[l]; /* it holds only bytes sent and not delivered */
-    d->q0[l] = q0;
-    d->q[l] = q1;
-    int over = d->in[l] > C * (1 + 1e-9);
-    if (q1 > 0 || over) {
-      d->fifo[l] = over ? C / d->in[l] : 1;
-      d->queued[d->n_queued++] = l;
-      busy = 1;
-    } else {
-      d->fifo[l] = 1;
-    }
+  /* the queues over the step, under what came to each link in it (the
+   * offers as of the last step) */
+  for (int32_t i = 0; i < d->n_live; i++) {
+    int32_t l = d->live[i];
+    double q = d->q[l] + (d->in[l] - c->cap_Bps[l]) * dt;
+    d->q0[l] = d->q[l];
+    d->q[l] = q > 0 ? q : 0;
   }
   /* the reaction points */
-  double wire = d->wire_bytes, inc = p->inc_us * 1e-6;
+  double wire = d->wire_bytes, inc = p->inc_us * 1e-6, dec = p->dec_us * 1e-6;
   int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
   int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
   double soonest = INFINITY;
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = active[i];
     const fs__flow *f = &c->flows[fi];
-    /* marks made now come back as CNPs once the marked packets are through
-     * the queues (RED marks on arrival) and the CNPs have crossed back */
-    /* a packet marked at hop k waits out the queues from k on, then its
-     * CNP crosses back. Queues move fast against a step (a 16:1 incast
-     * fills Kmin in 2 us), so the marks and their waits are taken at each
-     * alpha period of the step, the queues in between the step's ends. */
-    double pkts = d->offer[fi] * dt / wire / sub;
-    for (int j = 0; j < sub && pkts > 0; j++) {
-      double x = (j + 0.5) / sub, ahead = 0;
-      for (int32_t k = f->n - 1; k >= 0; k--) {
+    /* A packet marked at hop k (RED marks on arrival) waits out the queues
+     * from k on, then its CNP crosses back. Queues move fast against a
+     * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
+     * are taken at each alpha period of the step, the queues in between
+     * the step's ends; what reaches hop k is the offer thinned before it. */
+    double per = dt / wire / sub;
+    for (int j = 0; j < sub && per > 0 && d->offer[fi] > 0; j++) {
+      double x = (j + 0.5) / sub, ahead = 0, reach = d->offer[fi];
+      for (int32_t k = 0; k < f->n; k++) {
+        int32_t l = f->links[k];
+        if (c->cap_Bps[l] > 0)
+          ahead += f->w[k] * (d->q0[l] + (d->q[l] - d->q0[l]) * x) / c->cap_Bps[l];
+      }
+      for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
         if (!(c->cap_Bps[l] > 0)) continue;
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
-        ahead += f->w[k] * ql / c->cap_Bps[l];
         double pk = f->w[k] * red(p, ql, c->cap_Bps[l]);
-        if (pk > 0 && cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, pkts * pk))
+        if (pk > 0 &&
+            cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, per * reach * pk))
           return FS_ENOMEM;
+        ahead -= f->w[k] * ql / c->cap_Bps[l]; /* past this queue */
+        reach *= d->fifo[l];
       }
     }
     double m0 = d->marks[fi];
     d->marks[fi] += cnp_take(d, fi, now);
     double cnps = floor(d->marks[fi]) - floor(m0);
-    if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
-      soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
     if (d->cc[fi]) { /* alpha, once per alpha period: a gain where a CNP fell */
       if (cnps <= 0) {
         d->alpha[fi] *= pow(1 - p->g, periods);
@@ -309,13 +269,22 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         }
       }
     }
-    if (cnps > 0) {
-      if (!d->cc[fi]) d->cc[fi] = 1, d->alpha[fi] = 1;
-      if (d->stage[fi] != 0) d->rt[fi] = d->rc[fi];
-      double floor_Bps = p->min_mbps * 1e6 / 8;
-      d->rc[fi] = fmax(d->rc[fi] * (1 - d->alpha[fi] / 2), floor_Bps);
-      d->stage[fi] = 0;
-      d->t_inc[fi] = now + inc;
+    if (cnps > 0 && !d->cc[fi]) { /* the first CNP: alpha 1, a cut at once */
+      d->cc[fi] = 1;
+      d->alpha[fi] = 1;
+      d->next_dec[fi] = now;
+    }
+    if (cnps > 0) d->cnp_dec[fi] = 1;
+    if (d->cc[fi] && now >= d->next_dec[fi] - 1e-12) { /* a decrease period ends */
+      if (d->cnp_dec[fi]) {
+        if (d->stage[fi] != 0) d->rt[fi] = d->rc[fi];
+        double floor_Bps = p->min_mbps * 1e6 / 8;
+        d->rc[fi] = fmax(d->rc[fi] * (1 - d->alpha[fi] / 2), floor_Bps);
+        d->stage[fi] = 0;
+        d->t_inc[fi] = now + inc;
+        d->cnp_dec[fi] = 0;
+      }
+      d->next_dec[fi] = now + dec;
     }
     while (d->cc[fi] && d->t_inc[fi] <= now * (1 + 1e-12)) {
       double scale = d->line[fi] / 12.5e9;
@@ -327,18 +296,61 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       d->t_inc[fi] += inc;
     }
     if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
+    if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
+      soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
   }
-  /* the caps: a flow whose route is queued takes its share of the ports
-   * (they stay busy while the queue drains), as does one whose sender is
-   * done (its bytes are in the network); others send at their offer */
+  /* what comes to each link from now: the offers at the new rates, thinned
+   * by the over-subscribed ports before it (as of the last step) */
   offers(d, c, active, n);
+  for (int32_t i = 0; i < d->n_live; i++) d->in[d->live[i]] = 0;
+  uint32_t ep = ++d->epoch;
+  int32_t nl = 0;
+  for (int32_t i = 0; i < d->n_live; i++) { /* standing queues still drain */
+    int32_t l = d->live[i];
+    if (d->q[l] > 0) d->stamp[l] = ep, d->links[nl++] = l;
+  }
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = active[i];
     const fs__flow *f = &c->flows[fi];
-    int queued = d->sent[fi] >= f->bytes;
-    for (int32_t k = 0; k < f->n && !queued; k++) queued = d->q[f->links[k]] > 0;
-    d->cap[fi] = queued || !(d->offer[fi] < d->line[fi]) ? INFINITY : d->offer[fi];
+    double x = d->offer[fi];
+    for (int32_t k = 0; k < f->n; k++) {
+      int32_t l = f->links[k];
+      if (d->stamp[l] != ep) {
+        d->stamp[l] = ep;
+        d->in[l] = 0;
+        d->links[nl++] = l;
+      }
+      d->in[l] += f->w[k] * x;
+      x *= d->fifo[l];
+    }
   }
+  int busy = 0;
+  for (int32_t i = 0; i < nl; i++) {
+    int32_t l = d->links[i];
+    double C = c->cap_Bps[l];
+    int over = d->in[l] > C * (1 + 1e-9);
+    d->fifo[l] = over ? C / d->in[l] : 1;
+    busy |= over || d->q[l] > 0;
+  }
+  for (int32_t i = 0; i < d->n_live; i++) /* links left behind: nothing comes */
+    if (d->stamp[d->live[i]] != ep) d->fifo[d->live[i]] = 1, d->q0[d->live[i]] = 0;
+  int32_t *sw = d->live;
+  d->live = d->links;
+  d->links = sw;
+  d->n_live = nl;
   *next_inc = soonest;
   return busy;
+}
+
+double fs__dcqcn_delay_s(const fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
+  const fs__flow *f = &c->flows[fi];
+  double wait = 0, dt = now - d->last;
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k];
+    double C = c->cap_Bps[l];
+    if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) continue;
+    double q = d->q[l] + (d->in[l] - C) * dt; /* since the last step */
+    if (q > 0) wait += f->w[k] * q / C;
+  }
+  return wait;
 }

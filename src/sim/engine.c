@@ -167,9 +167,9 @@ struct fs_sim {
   double *lorb;         /* ... and the orbit's size */
   fs__dcqcn *dq;        /* rdma with DCQCN only: the rate control */
   uint32_t cc_version;  /* its step event that is live */
+  double pending_cc_t;  /* when the live step event is (INFINITY: none) */
   uint8_t cc_due;       /* a step event came in this batch */
-  uint8_t cc_arrived;   /* a flow started since the last step */
-  uint8_t cc_fast;      /* the live step event is dec_us away (ports queued) */
+  uint8_t cc_changed;   /* flows came or went since the last step */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -228,7 +228,6 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_phase);
   free(s->core.src_w);
   free(s->core.src_y);
-  free(s->core.flow_cap);
   if (s->dq) fs__dcqcn_free(s->dq);
   free(s->dq);
   if (s->srcq)
@@ -754,43 +753,24 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   mark_dirty(s, link);
 }
 
-/* Flow fi's own rate bound becomes cap (rdma's DCQCN): like a capacity
- * change, it comes back as an arrival so that the re-rating fills it. */
-static void recap(fs_sim *s, int32_t fi, double cap) {
-  fs__simcore *c = &s->core;
-  fs__flow *f = &c->flows[fi];
-  c->flow_cap[fi] = cap;
-  if (f->active_idx < 0) return; /* not on its links */
-  settle(s, f);
-  note_leaver(c, f->rate);
-  for (int32_t k = 0; k < f->n; k++) {
-    int32_t l = f->links[k];
-    c->load[l] -= f->w[k] * fs__take(c, fi, k);
-    c->arrived[l] = 1;
-    mark_dirty(s, l);
-  }
-  f->rate = 0;
-  supersede(s, f);
-}
-
-/* rdma with DCQCN: steps the rate control when its event came, or a flow
- * started while no port was queued; applies the caps and schedules the
- * next step (dec_us later while a port is queued or over-subscribed, else
- * at the next rate increase of a flow below line rate, else none). */
+/* rdma with DCQCN: steps the rate control when its event came or flows
+ * came or went (their NICs' shares change), and schedules the next step:
+ * dec_us later while a port is queued or over-subscribed, else when a
+ * rate next rises or CNPs come back (docs/model.md, "DCQCN"). The
+ * re-rating then gives each flow its offer (rerate_cc). */
 static int cc_step(fs_sim *s) {
-  if (!(s->cc_due || (s->cc_arrived && !s->cc_fast))) return 0;
-  s->cc_due = s->cc_arrived = 0;
-  double next_inc;
-  int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next_inc);
-  for (int32_t i = 0; i < s->n_active; i++) {
-    int32_t fi = s->active_list[i];
-    if (s->dq->cap[fi] != s->core.flow_cap[fi]) recap(s, fi, s->dq->cap[fi]);
+  if (!s->cc_due && !s->cc_changed) return 0;
+  s->cc_due = s->cc_changed = 0;
+  double next;
+  int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
+  if (busy < 0) return busy;
+  double at = busy ? s->now + s->dq->prm.dec_us * 1e-6 : next;
+  if (at <= s->pending_cc_t && at > s->now) {
+    s->cc_version++;
+    s->pending_cc_t = at;
+    if (evq_push(s, at, EV_CC, -1, s->cc_version)) return FS_ENOMEM;
   }
-  s->cc_version++;
-  s->cc_fast = (uint8_t)busy;
-  double at = busy ? s->now + s->dq->prm.dec_us * 1e-6 : next_inc;
-  if (!(at < INFINITY)) return 0;
-  return evq_push(s, at, EV_CC, -1, s->cc_version) ? FS_ENOMEM : 0;
+  return 0;
 }
 
 /* A flow of a pruned route comes (+1) or goes (-1): the route's left-out
@@ -1305,8 +1285,7 @@ static int flow_enter(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
   if (s->dq) { /* its queue pair starts at line rate */
     fs__dcqcn_start(s->dq, &s->core, fi);
-    s->core.flow_cap[fi] = INFINITY;
-    s->cc_arrived = 1;
+    s->cc_changed = 1;
   }
   s->started[s->n_started++] = s->core.flows[fi].item;
   return flow_link(s, fi);
@@ -1357,6 +1336,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   }
   f->active_idx = -1;
   f->rate = 0;
+  if (s->dq) s->cc_changed = 1; /* its NIC's share changes */
   if (f->rid >= 0) route_busy(s, f->rid, -1);
   rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
@@ -1589,6 +1569,7 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
       double tail = tail_wait(s, it->idx);
+      if (s->dq) tail += fs__dcqcn_delay_s(s->dq, &s->core, it->idx, s->now);
       int rc = flow_leave(s, it->idx);
       if (!rc) rc = evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
       if (!rc && s->small) rc = fifo_next(s, it->idx);
@@ -1621,6 +1602,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       return ack_left(s, it->idx);
     case EV_CC:
       s->cc_due = 1;
+      s->pending_cc_t = INFINITY;
       return 0;
   }
   return FS_EINTERNAL;
@@ -1721,9 +1703,38 @@ static void check_rerate(fs_sim *s) {
   }
 }
 
+/* rdma under DCQCN: each flow sends at its offer (dcqcn.c); the links'
+ * capacities act through the queues, not here. */
+static int rerate_cc(fs_sim *s) {
+  fs__simcore *c = &s->core;
+  for (size_t i = 0; i < c->n_dirty; i++) {
+    int32_t l = c->dirty_links[i];
+    c->is_dirty[l] = c->arrived[l] = 0;
+    c->gone_load[l] = c->gone_max[l] = 0;
+  }
+  c->n_dirty = 0;
+  c->theta = INFINITY;
+  for (int32_t i = 0; i < s->n_active; i++) {
+    int32_t fi = s->active_list[i];
+    fs__flow *f = &c->flows[fi];
+    double r = s->dq->offer[fi];
+    if (r == f->rate) continue;
+    settle(s, f);
+    for (int32_t k = 0; k < f->n; k++) c->load[f->links[k]] += f->w[k] * (r - f->rate);
+    f->rate = r;
+    supersede(s, f);
+    if (predict(s, f)) return FS_ENOMEM;
+  }
+  s->counters.flows_rerated += (uint64_t)s->n_active;
+  if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && evq_compact(s))
+    return FS_ENOMEM;
+  return 0;
+}
+
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
+  if (s->dq) return rerate_cc(s);
   if (s->n_hc) host_count_apply(s);
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
@@ -1780,9 +1791,6 @@ static int rerate(fs_sim *s) {
   return 0;
 }
 
-/* Flows carry their own rate bounds (rdma with DCQCN). */
-static int capped(const fs_sim *s) { return s->tp.kind == FS_TRANSPORT_RDMA && s->tp.dcqcn; }
-
 static int setup(fs_sim *s, fs_err *err) {
   fs__simcore *c = &s->core;
   const fs_topo *t = c->t;
@@ -1801,12 +1809,15 @@ static int setup(fs_sim *s, fs_err *err) {
   if (!c->cap_Bps || !c->active || !c->dirty_links || !c->is_dirty || !c->load ||
       !c->gone_load || !c->gone_max || !c->arrived || !s->link_stats || !s->active_list ||
       !s->started ||
-      fs__maxmin_init(&s->mm, t->n_links, c->n_flows, capped(s)) || build_deps(s))
+      fs__maxmin_init(&s->mm, t->n_links, c->n_flows) || build_deps(s))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   for (size_t l = 0; l < L; l++) c->cap_Bps[l] = t->links[l].capacity_bps / 8.0;
   c->theta = INFINITY;
   return check_acyclic(s, err);
 }
+
+/* rdma under DCQCN: rates are the senders', not max-min (dcqcn.c). */
+static int dcqcn(const fs_sim *s) { return s->tp.kind == FS_TRANSPORT_RDMA && s->tp.dcqcn; }
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
@@ -1880,12 +1891,12 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
-  if (capped(s)) {
-    if (!(c->flow_cap = fs__malloc(F, sizeof(double))) || !(s->dq = calloc(1, sizeof(*s->dq))) ||
+  if (dcqcn(s)) {
+    if (!(s->dq = calloc(1, sizeof(*s->dq))) ||
         fs__dcqcn_init(s->dq, &s->tp.dcqcn_prm, c->t->n_links, c->n_flows))
       return FS_ENOMEM;
-    for (size_t fi = 0; fi < F; fi++) c->flow_cap[fi] = INFINITY;
     s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
+    s->pending_cc_t = INFINITY;
   }
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */
     free(s->paths);
@@ -1938,8 +1949,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->check_rerate = opts->check_rerate;
   int rc = setup(s, err);
   if (rc) return rc;
-  if (s->check_rerate &&
-      fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows, capped(s)))
+  if (s->check_rerate && fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
@@ -1948,7 +1958,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
                       "flows on quotient routes under a transport model need the symmetry "
                       "(fs_sim_set_symmetry)");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
-  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links;
+  /* (under DCQCN every link may queue: none is left out) */
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !s->dq;
   if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
     if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,

@@ -128,10 +128,6 @@ typedef struct fs__simcore {
    * injection. */
   uint8_t *src_phase;
   double *src_w, *src_y;
-  /* Per flow, rdma with DCQCN (dcqcn.c): the rate its reaction point lets
-   * it send at, a bound the fill respects (INFINITY: none); NULL otherwise.
-   * The fill freezes a flow at its cap when no link froze it first. */
-  double *flow_cap;
 } fs__simcore;
 
 enum { FS__SRC_RATE = 0, FS__SRC_INJECT = 1, FS__SRC_OUT = 2 };
@@ -262,10 +258,10 @@ void fs__bins_finish(fs__bins *b, double makespan);
 /* rdma's DCQCN rate control (dcqcn.c): per flow its reaction point, per
  * link its port's queue. */
 typedef struct fs__cnp {
-  double t, n; /* n CNPs reach the sender at t */
+  double t, n; /* n marks (an expected number) come back as CNPs at t */
 } fs__cnp;
 typedef struct fs__cnpq {
-  fs__cnp *ev;
+  fs__cnp *ev; /* in time order from head */
   int32_t head, len, cap;
 } fs__cnpq;
 
@@ -276,39 +272,41 @@ typedef struct fs__dcqcn {
   double last;        /* when it last stepped */
   /* per flow */
   double *rc, *rt, *alpha; /* current and target rate (bytes/s), alpha */
-  double *marks;      /* expected marked packets so far (a CNP per whole one) */
+  double *marks;      /* marks come back so far (a CNP per whole one) */
   double *t_inc;      /* its next rate increase */
+  double *next_dec;   /* the end of its decrease period */
   double *line;       /* its NIC's rate */
-  double *offer;      /* what it sends: its NIC's round robin under the caps rc */
-  double *cap;        /* the step's result: its rate bound (INFINITY: none) */
+  double *offer;      /* what it sends: its NIC's round robin under the rc */
   int32_t *stage;     /* increases since its last cut */
   uint8_t *cc;        /* a CNP has come: its timers run */
+  uint8_t *cnp_dec;   /* a CNP came in this decrease period */
   int32_t *nic;       /* scratch: the flows of one NIC */
-  double *sent;       /* bytes its sender has sent (at its offers) */
-  fs__cnpq *cnp;      /* CNPs on their way back to it */
+  fs__cnpq *cnp;      /* marks on their way back to it */
   /* per link */
-  double *q;          /* bytes queued at its port */
-  double *in;         /* what its flows bring (bytes/s) */
-  double *left;       /* what its flows have not delivered */
-  double *fifo;       /* its capacity / what comes, where queued (else 1) */
-  double *q0;         /* ... at the start of the last step */
+  double *q, *q0;     /* bytes queued at its port, now and a step ago */
+  double *in;         /* what comes to it (bytes/s) */
+  double *fifo;       /* capacity / what comes, where more comes (else 1) */
   uint32_t *stamp, epoch;
-  int32_t *links;     /* scratch: the links the flows cross */
-  int32_t *queued, n_queued; /* links queued or over-subscribed at the last step */
+  int32_t *live, n_live; /* links with a queue or something coming */
+  int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows);
 void fs__dcqcn_free(fs__dcqcn *d);
 /* Flow fi's queue pair begins at its NIC's line rate, alpha 1, no CNP yet. */
 void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
-/* Steps from the last call to `now` over the flows in flight: queues,
- * marks, cuts and increases; d->cap[f] for each of them. Returns 1 while a
- * port is queued or over-subscribed (step again dec_us later); *next_inc:
- * the earliest rate increase of a flow below line rate (INFINITY: none). */
+/* Steps from the last call to `now`: the queues under the offers of the
+ * step, the marks made and the CNPs come back, cuts and increases; then
+ * d->offer of each flow in flight (its sending rate from now). Returns 1
+ * while a port is queued or over-subscribed (step again dec_us later), 0
+ * otherwise, FS_ENOMEM; *next_inc: when a rate next rises or CNPs come
+ * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
+/* What flow fi's last byte, sent now, waits in the queues of its route. */
+double fs__dcqcn_delay_s(const fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now);
 
-int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows, int capped);
+int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
 /* Re-rates after a batch that changed the flows on core->dirty_links (the
  * arrivals have rate 0; core->theta says how fast the leavers were): fills

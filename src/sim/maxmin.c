@@ -46,10 +46,9 @@
 
 #include "internal.h"
 
-int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows, int capped) {
+int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   memset(m, 0, sizeof(*m));
   size_t L = (size_t)n_links, F = (size_t)n_flows;
-  size_t H = L + (capped ? F : 0); /* a capped flow's own entry in the fill */
   m->res = fs__malloc(L, sizeof(double));
   m->wsum = fs__malloc(L, sizeof(double));
   m->cnt = fs__malloc(L, sizeof(int32_t));
@@ -66,8 +65,8 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows, int capped)
   m->cstamp = fs__calloc(L, sizeof(uint32_t));
   m->cmin = fs__malloc(L, sizeof(double));
   m->ubmax = fs__malloc(L, sizeof(double));
-  m->heap = fs__malloc(H ? H : 1, sizeof(*m->heap));
-  m->heap_cap = H;
+  m->heap = fs__malloc(L, sizeof(*m->heap));
+  m->heap_cap = L;
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_y ||
       !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
@@ -150,36 +149,6 @@ static int has_queue(const fs__simcore *core, int32_t l) {
   return core->src_w && core->src_w[l] > 0;
 }
 
-/* Flow f's own bound on its rate (rdma's rate control); INFINITY: none. */
-static double flow_cap(const fs__simcore *core, int32_t f) {
-  return core->flow_cap ? core->flow_cap[f] : INFINITY;
-}
-
-/* Freezes S flow f at `level`: its links lose its share; their levels rise
- * (except that of `at`, the link popped, if any). */
-static void freeze(fs__simcore *core, fs__maxmin *m, int32_t f, double level, int32_t at) {
-  m->new_rate[f] = level;
-  m->bn[f] = at;
-  const fs__flow *fl = &core->flows[f];
-  for (int32_t k = 0; k < fl->n; k++) {
-    if (fs__skip(core, f, k)) continue;
-    int32_t l2 = fl->links[k];
-    if (fs__inject(core, f, k)) { /* weighs nothing: its link's level stays */
-      m->cnt[l2]--;
-      continue;
-    }
-    double w = fl->w[k];
-    m->res[l2] -= w * level;
-    if (m->res[l2] < 0) m->res[l2] = 0;
-    m->wsum[l2] -= w;
-    if (--m->cnt[l2] == 0 || l2 == at) continue;
-    double ws = m->wsum[l2] > 0 ? m->wsum[l2] : 1e-300;
-    double k2 = m->res[l2] / ws;
-    if (k2 < level) k2 = level;
-    m->key[l2] = k2;
-  }
-}
-
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
   int32_t left = 0; /* S flows and source queues not frozen yet */
@@ -244,7 +213,6 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       if (r < rate) rate = r, bl = l;
       m->cnt[l] = 0;
     }
-    if (flow_cap(core, f) < rate) rate = flow_cap(core, f), bl = -1;
     m->new_rate[f] = rate;
     m->bn[f] = bl;
   }
@@ -269,7 +237,6 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       double r = fs__inject(core, f, k) ? m->res[l] / core->src_w[l] : m->res[l] / fl->w[k];
       if (r < ub) ub = r;
     }
-    if (flow_cap(core, f) < ub) ub = flow_cap(core, f);
     for (int32_t k = 0; k < fl->n; k++) {
       if (fs__skip(core, f, k)) continue;
       int32_t l = fl->links[k];
@@ -283,20 +250,13 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->key[l] = m->wsum[l] > 0 ? m->res[l] / m->wsum[l] : INFINITY;
     if (m->key[l] <= m->ubmax[l]) m->heap[m->heap_len++] = (fs__lkey){m->key[l], l};
   }
-  /* A capped flow freezes at its cap if no link froze it first: an entry of
-   * its own (link -1 - f), whose key never changes. */
-  for (int32_t i = 0; core->flow_cap && i < m->n_comp_flows; i++) {
-    int32_t f = m->comp_flows[i];
-    if (m->new_rate[f] < 0 && core->flow_cap[f] < INFINITY)
-      m->heap[m->heap_len++] = (fs__lkey){core->flow_cap[f], -1 - f};
-  }
   for (size_t i = m->heap_len / 4 + 1; i-- > 0;)
     if (i < m->heap_len) sift_down(m, i);
   /* Once every S flow is frozen the links left (slack ones, mostly: their
    * levels are the highest) have nothing to freeze. */
   while (m->heap_len && left > 0) {
     int32_t l = m->heap[0].link;
-    if (l >= 0 && m->cnt[l] && m->heap[0].key < m->key[l]) { /* stale: re-key */
+    if (m->cnt[l] && m->heap[0].key < m->key[l]) { /* stale: re-key */
       m->heap[0].key = m->key[l];
       sift_down(m, 0);
       continue;
@@ -306,21 +266,32 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       m->heap[0] = m->heap[m->heap_len];
       sift_down(m, 0);
     }
-    if (l < 0) { /* a flow's cap */
-      int32_t f = -1 - l;
-      if (m->new_rate[f] < 0) {
-        freeze(core, m, f, level, -1);
-        left--;
-      }
-      continue;
-    }
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {
       int32_t f = a->flow[j];
       if (m->flow_seen[f] != ep || m->new_rate[f] >= 0 || fs__skip(core, f, a->slot[j])) continue;
-      freeze(core, m, f, level, l);
+      m->new_rate[f] = level;
+      m->bn[f] = l;
       left--;
+      const fs__flow *fl = &core->flows[f];
+      for (int32_t k = 0; k < fl->n; k++) {
+        if (fs__skip(core, f, k)) continue;
+        int32_t l2 = fl->links[k];
+        if (fs__inject(core, f, k)) { /* weighs nothing: its link's level stays */
+          m->cnt[l2]--;
+          continue;
+        }
+        double w = fl->w[k];
+        m->res[l2] -= w * level;
+        if (m->res[l2] < 0) m->res[l2] = 0;
+        m->wsum[l2] -= w;
+        if (--m->cnt[l2] == 0 || l2 == l) continue;
+        double ws = m->wsum[l2] > 0 ? m->wsum[l2] : 1e-300;
+        double k2 = m->res[l2] / ws;
+        if (k2 < level) k2 = level;
+        m->key[l2] = k2;
+      }
     }
     if (has_queue(core, l) && m->new_y[l] < 0) { /* the link's waiting windows */
       m->new_y[l] = level;
@@ -472,7 +443,6 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
         double bound = core->cap_Bps[l] / link_weight(core, m, l);
         if (bound < theta) theta = bound;
       }
-      if (flow_cap(core, g) < theta) theta = flow_cap(core, g);
     }
   }
   int32_t walked = 0;

@@ -55,10 +55,13 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->next_dec = fs__malloc(F, sizeof(double));
   d->cnp_dec = fs__malloc(F, 1);
   d->cnp = calloc(F, sizeof(*d->cnp));
+  d->tail_hop = fs__malloc(F, sizeof(int32_t));
+  d->tail_more = fs__malloc(F, sizeof(double));
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
       !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
-      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp) {
+      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp ||
+      !d->tail_hop || !d->tail_more) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -88,6 +91,8 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->cnp_dec);
   for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].ev);
   free(d->cnp);
+  free(d->tail_hop);
+  free(d->tail_more);
   memset(d, 0, sizeof(*d));
 }
 
@@ -296,6 +301,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       d->t_inc[fi] += inc;
     }
     if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
+    if (d->cnp_dec[fi] && d->next_dec[fi] < soonest) soonest = d->next_dec[fi]; /* a cut due */
     if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
       soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
   }
@@ -342,15 +348,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   return busy;
 }
 
-double fs__dcqcn_delay_s(const fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
-  const fs__flow *f = &c->flows[fi];
-  double wait = 0, dt = now - d->last;
-  for (int32_t k = 0; k < f->n; k++) {
-    int32_t l = f->links[k];
-    double C = c->cap_Bps[l];
-    if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) continue;
-    double q = d->q[l] + (d->in[l] - C) * dt; /* since the last step */
-    if (q > 0) wait += f->w[k] * q / C;
-  }
-  return wait;
+double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now) {
+  double C = c->cap_Bps[l];
+  if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) return 0;
+  double q = d->q[l] + (d->in[l] - C) * (now - d->last); /* since the last step */
+  return q > 0 ? q / C : 0;
 }

@@ -29,7 +29,8 @@ enum {
   EV_WINDOW = 7,
   EV_SRC_OUT = 8,
   EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
-  EV_CC = 10   /* rdma with DCQCN: the rate control steps (dcqcn.c) */
+  EV_CC = 10,  /* rdma with DCQCN: the rate control steps (dcqcn.c) */
+  EV_TAIL = 11 /* rdma with DCQCN: a flow's last byte is out of a port's queue */
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -771,6 +772,22 @@ static int cc_step(fs_sim *s) {
     if (evq_push(s, at, EV_CC, -1, s->cc_version)) return FS_ENOMEM;
   }
   return 0;
+}
+
+/* rdma with DCQCN: flow fi's last byte, sent, reaches hop k of its route
+ * now and waits out each queue as it finds it (FIFO); past the last one
+ * the flow finishes a path latency (and its store and forward) later. */
+static int cc_tail(fs_sim *s, int32_t fi, int32_t k) {
+  const fs__flow *f = &s->core.flows[fi];
+  for (; k < f->n; k++) {
+    double w = f->w[k] * fs__dcqcn_wait_s(s->dq, &s->core, f->links[k], s->now);
+    if (w > 0) {
+      s->dq->tail_hop[fi] = k + 1;
+      return evq_push(s, s->now + w, EV_TAIL, f->item, 0) ? FS_ENOMEM : 0;
+    }
+  }
+  double t = s->now + f->latency_s + s->dq->tail_more[fi];
+  return evq_push(s, t, EV_FLOW_DONE, f->item, 0) ? FS_ENOMEM : 0;
 }
 
 /* A flow of a pruned route comes (+1) or goes (-1): the route's left-out
@@ -1569,9 +1586,13 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
       double tail = tail_wait(s, it->idx);
-      if (s->dq) tail += fs__dcqcn_delay_s(s->dq, &s->core, it->idx, s->now);
       int rc = flow_leave(s, it->idx);
-      if (!rc) rc = evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
+      if (!rc && s->dq) {
+        s->dq->tail_more[it->idx] = tail;
+        rc = cc_tail(s, it->idx, 0);
+      } else if (!rc) {
+        rc = evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
+      }
       if (!rc && s->small) rc = fifo_next(s, it->idx);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
@@ -1600,6 +1621,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_ACK:
       return ack_left(s, it->idx);
+    case EV_TAIL:
+      return cc_tail(s, it->idx, s->dq->tail_hop[it->idx]);
     case EV_CC:
       s->cc_due = 1;
       s->pending_cc_t = INFINITY;

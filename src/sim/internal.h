@@ -282,6 +282,8 @@ typedef struct fs__dcqcn {
   uint8_t *cnp_dec;   /* a CNP came in this decrease period */
   int32_t *nic;       /* scratch: the flows of one NIC */
   fs__cnpq *cnp;      /* marks on their way back to it */
+  int32_t *tail_hop;  /* its sender done: the hop its last byte queues at next */
+  double *tail_more;  /* ... and what it adds after the queues (store and forward) */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
   double *in;         /* what comes to it (bytes/s) */
@@ -303,8 +305,8 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
-/* What flow fi's last byte, sent now, waits in the queues of its route. */
-double fs__dcqcn_delay_s(const fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now);
+/* What a byte reaching link l now waits in its port's queue. */
+double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now);
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);

@@ -55,13 +55,16 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->next_dec = fs__malloc(F, sizeof(double));
   d->cnp_dec = fs__malloc(F, 1);
   d->cnp = calloc(F, sizeof(*d->cnp));
+  d->hop = calloc(F, sizeof(*d->hop));
+  d->drain = fs__malloc(F, sizeof(int32_t));
+  d->out = calloc(L, sizeof(double));
   d->tail_hop = fs__malloc(F, sizeof(int32_t));
   d->tail_more = fs__malloc(F, sizeof(double));
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
       !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
       !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp ||
-      !d->tail_hop || !d->tail_more) {
+      !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -93,6 +96,10 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->cnp);
   free(d->tail_hop);
   free(d->tail_more);
+  for (int32_t i = 0; d->hop && i < d->n_flows; i++) free(d->hop[i].b);
+  free(d->hop);
+  free(d->drain);
+  free(d->out);
   memset(d, 0, sizeof(*d));
 }
 
@@ -122,6 +129,32 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   d->next_dec[fi] = INFINITY;
   d->offer[fi] = 0;
   d->cnp[fi].head = d->cnp[fi].len = 0;
+  fs__dcqcn_reset_hops(d, fi);
+}
+
+/* Flow fi's per-hop arrays hold n entries (new ones 0). */
+static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
+  fs__hops *h = &d->hop[fi];
+  if (n <= h->cap) return 0;
+  double *b = realloc(h->b, (size_t)n * 3 * sizeof(double));
+  if (!b) return FS_ENOMEM;
+  for (int32_t k = 0; k < 3 * n; k++) b[k] = 0;
+  for (int32_t k = 0; k < h->cap; k++) b[k] = h->b[k], b[n + k] = h->arr[k], b[2 * n + k] = h->out[k];
+  h->b = b;
+  h->arr = b + n;
+  h->out = b + 2 * n;
+  h->cap = n;
+  return 0;
+}
+
+void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
+  fs__hops *h = &d->hop[fi];
+  for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = 0;
+}
+
+int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
+  d->drain[d->n_drain++] = fi;
+  return 0;
 }
 
 /* RED's marking probability at a queue of q bytes on a link of Bps. */
@@ -220,14 +253,40 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   double dt = now - d->last;
   if (dt < 0) dt = 0;
   d->last = now;
-  /* the queues over the step, under what came to each link in it (the
-   * offers as of the last step) */
-  for (int32_t i = 0; i < d->n_live; i++) {
-    int32_t l = d->live[i];
-    double q = d->q[l] + (d->in[l] - c->cap_Bps[l]) * dt;
-    d->q0[l] = d->q[l];
-    d->q[l] = q > 0 ? q : 0;
-  }
+  /* Every flow with bytes in the network (its sender in flight, or done
+   * with bytes still queued) keeps what it has queued at each hop of its
+   * route; over the step each hop gained what came and lost what left. */
+  int32_t nd = 0;
+  for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done */
+    if (c->flows[d->drain[i]].active_idx < 0) d->drain[nd++] = d->drain[i];
+  d->n_drain = nd;
+  uint32_t ep = ++d->epoch;
+  int32_t nl = 0;
+  for (int32_t pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
+      int32_t fi = pass ? d->drain[i] : active[i];
+      const fs__flow *f = &c->flows[fi];
+      fs__hops *h = &d->hop[fi];
+      if (hops(d, fi, f->n)) return FS_ENOMEM;
+      for (int32_t k = 0; k < f->n; k++) {
+        int32_t l = f->links[k];
+        h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dt;
+        if (!(h->b[k] > 0)) h->b[k] = 0;
+        if (d->stamp[l] != ep) {
+          d->stamp[l] = ep;
+          d->q0[l] = d->q[l];
+          d->q[l] = d->in[l] = d->out[l] = 0;
+          d->links[nl++] = l;
+        }
+        d->q[l] += h->b[k];
+      }
+    }
+  for (int32_t i = 0; i < d->n_live; i++) /* links left behind: empty */
+    if (d->stamp[d->live[i]] != ep) {
+      int32_t l = d->live[i];
+      d->q[l] = d->q0[l] = d->in[l] = d->out[l] = 0;
+      d->fifo[l] = 1;
+    }
   /* the reaction points */
   double wire = d->wire_bytes, inc = p->inc_us * 1e-6, dec = p->dec_us * 1e-6;
   int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
@@ -242,8 +301,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
      * are taken at each alpha period of the step, the queues in between
      * the step's ends; what reaches hop k is the offer thinned before it. */
     double per = dt / wire / sub;
-    for (int j = 0; j < sub && per > 0 && d->offer[fi] > 0; j++) {
-      double x = (j + 0.5) / sub, ahead = 0, reach = d->offer[fi];
+    const fs__hops *h = &d->hop[fi];
+    for (int j = 0; j < sub && per > 0 && h->cap >= f->n; j++) {
+      double x = (j + 0.5) / sub, ahead = 0;
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
         if (c->cap_Bps[l] > 0)
@@ -253,12 +313,11 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         int32_t l = f->links[k];
         if (!(c->cap_Bps[l] > 0)) continue;
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
-        double pk = f->w[k] * red(p, ql, c->cap_Bps[l]);
-        if (pk > 0 &&
-            cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, per * reach * pk))
+        double pk = f->w[k] * red(p, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
+        if (pk > 0 && pkts > 0 &&
+            cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, pkts * pk))
           return FS_ENOMEM;
         ahead -= f->w[k] * ql / c->cap_Bps[l]; /* past this queue */
-        reach *= d->fifo[l];
       }
     }
     double m0 = d->marks[fi];
@@ -305,41 +364,50 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
       soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
   }
-  /* what comes to each link from now: the offers at the new rates, thinned
-   * by the over-subscribed ports before it (as of the last step) */
+  /* From now, hop by hop: what comes to a port is what the hop before
+   * lets out (the sender's offer at the first); a queued port lets out its
+   * capacity, shared in proportion to what each flow has queued there, an
+   * empty one what comes (times capacity over load, as of the last step,
+   * when more comes than it carries). */
   offers(d, c, active, n);
-  for (int32_t i = 0; i < d->n_live; i++) d->in[d->live[i]] = 0;
-  uint32_t ep = ++d->epoch;
-  int32_t nl = 0;
-  for (int32_t i = 0; i < d->n_live; i++) { /* standing queues still drain */
-    int32_t l = d->live[i];
-    if (d->q[l] > 0) d->stamp[l] = ep, d->links[nl++] = l;
-  }
-  for (int32_t i = 0; i < n; i++) {
-    int32_t fi = active[i];
-    const fs__flow *f = &c->flows[fi];
-    double x = d->offer[fi];
-    for (int32_t k = 0; k < f->n; k++) {
-      int32_t l = f->links[k];
-      if (d->stamp[l] != ep) {
-        d->stamp[l] = ep;
-        d->in[l] = 0;
-        d->links[nl++] = l;
+  int busy = 0;
+  for (int round = 0; round < 2; round++) { /* the second with this step's loads */
+    for (int32_t i = 0; i < nl; i++) d->in[d->links[i]] = d->out[d->links[i]] = 0;
+    for (int32_t pass = 0; pass < 2; pass++)
+      for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
+        int32_t fi = pass ? d->drain[i] : active[i];
+        const fs__flow *f = &c->flows[fi];
+        fs__hops *h = &d->hop[fi];
+        double x = pass ? 0 : d->offer[fi];
+        for (int32_t k = 0; k < f->n; k++) {
+          int32_t l = f->links[k];
+          double C = c->cap_Bps[l];
+          h->arr[k] = x;
+          x = d->q[l] > 0 ? C * h->b[k] / d->q[l] / f->w[k] : x * d->fifo[l];
+          h->out[k] = x;
+          d->in[l] += f->w[k] * h->arr[k];
+          d->out[l] += f->w[k] * x;
+        }
       }
-      d->in[l] += f->w[k] * x;
-      x *= d->fifo[l];
+    busy = 0;
+    for (int32_t i = 0; i < nl; i++) {
+      int32_t l = d->links[i];
+      double C = c->cap_Bps[l];
+      int over = d->in[l] > C * (1 + 1e-9);
+      d->fifo[l] = over ? C / d->in[l] : 1;
+      busy |= over || d->q[l] > 0;
     }
   }
-  int busy = 0;
-  for (int32_t i = 0; i < nl; i++) {
-    int32_t l = d->links[i];
-    double C = c->cap_Bps[l];
-    int over = d->in[l] > C * (1 + 1e-9);
-    d->fifo[l] = over ? C / d->in[l] : 1;
-    busy |= over || d->q[l] > 0;
+  /* flows whose bytes are all through leave the step */
+  nd = 0;
+  for (int32_t i = 0; i < d->n_drain; i++) {
+    int32_t fi = d->drain[i];
+    double held = 0;
+    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->hop[fi].b[k];
+    if (held > 1e-3) d->drain[nd++] = fi;
+    else fs__dcqcn_reset_hops(d, fi);
   }
-  for (int32_t i = 0; i < d->n_live; i++) /* links left behind: nothing comes */
-    if (d->stamp[d->live[i]] != ep) d->fifo[d->live[i]] = 1, d->q0[d->live[i]] = 0;
+  d->n_drain = nd;
   int32_t *sw = d->live;
   d->live = d->links;
   d->links = sw;
@@ -351,6 +419,6 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now) {
   double C = c->cap_Bps[l];
   if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) return 0;
-  double q = d->q[l] + (d->in[l] - C) * (now - d->last); /* since the last step */
+  double q = d->q[l] + (d->in[l] - d->out[l]) * (now - d->last); /* since the last step */
   return q > 0 ? q / C : 0;
 }

@@ -1588,6 +1588,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       double tail = tail_wait(s, it->idx);
       int rc = flow_leave(s, it->idx);
       if (!rc && s->dq) {
+        fs__dcqcn_sent(s->dq, it->idx);
         s->dq->tail_more[it->idx] = tail;
         rc = cc_tail(s, it->idx, 0);
       } else if (!rc) {

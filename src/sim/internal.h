@@ -265,6 +265,12 @@ typedef struct fs__cnpq {
   int32_t head, len, cap;
 } fs__cnpq;
 
+typedef struct fs__hops {
+  double *b, *arr, *out; /* per hop of its route: bytes queued at the port,
+                          * what comes to it and what leaves it (bytes/s) */
+  int32_t cap;
+} fs__hops;
+
 typedef struct fs__dcqcn {
   fs_dcqcn prm;
   int32_t n_flows;
@@ -282,11 +288,13 @@ typedef struct fs__dcqcn {
   uint8_t *cnp_dec;   /* a CNP came in this decrease period */
   int32_t *nic;       /* scratch: the flows of one NIC */
   fs__cnpq *cnp;      /* marks on their way back to it */
+  fs__hops *hop;      /* what it has queued along its route */
+  int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
   int32_t *tail_hop;  /* its sender done: the hop its last byte queues at next */
   double *tail_more;  /* ... and what it adds after the queues (store and forward) */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
-  double *in;         /* what comes to it (bytes/s) */
+  double *in, *out;   /* what comes to it and what leaves it (bytes/s) */
   double *fifo;       /* capacity / what comes, where more comes (else 1) */
   uint32_t *stamp, epoch;
   int32_t *live, n_live; /* links with a queue or something coming */
@@ -305,6 +313,10 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
+/* Flow fi's sender is done (it left the flows in flight): its queued
+ * bytes still move on. */
+int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi);
+void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi);
 /* What a byte reaching link l now waits in its port's queue. */
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now);
 

@@ -4,6 +4,7 @@
 #include "list_route.h"
 #include "list_sim.h"
 #include "list_transport.h"
+#include "list_dcqcn.h"
 #include "list_bins.h"
 #include "list_coll.h"
 #include "list_coll_tree.h"

@@ -37,7 +37,7 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
-                      int persistent, fs_transport *tp) {
+                      const char *rate_control, int persistent, fs_transport *tp) {
   if (kind) {
     fs_transport_kind k;
     if (fs_transport_kind_parse(kind, &k))
@@ -58,6 +58,14 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
       return fs__cli_usage(cmd, "--connections must be new or persistent, got '%s'",
                            connections);
     }
+  }
+  if (rate_control) {
+    if (strcmp(rate_control, "dcqcn") != 0 && strcmp(rate_control, "ideal") != 0)
+      return fs__cli_usage(cmd, "--rate-control must be dcqcn or ideal, got '%s'", rate_control);
+    if (tp->kind != FS_TRANSPORT_RDMA)
+      return fs__cli_usage(cmd, "--rate-control %s: DCQCN is rdma's (--transport rdma)",
+                           rate_control);
+    tp->dcqcn = rate_control[0] == 'd';
   }
   return 0;
 }

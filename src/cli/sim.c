@@ -45,6 +45,9 @@ static void help(FILE *f) {
           "                      rdma (RoCEv2); overrides the file's \"transport\"\n"
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
+          "  --rate-control dcqcn|ideal  rdma: DCQCN's rate control (queues, ECN\n"
+          "                      marks, cuts, slow recovery; costs ~9x a fluid run)\n"
+          "                      or max-min at once (ideal, the default)\n"
           "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
           "                      routes run packet by packet in ns-3 (DCTCP; RoCEv2\n"
           "                      with DCQCN under rdma; build it with 'make ns3';\n"
@@ -102,7 +105,7 @@ static int sim_report(FILE *f, void *ctx) { return fs_html_sim_report(f, ctx); }
 
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
-  const char *transport = NULL, *connections = NULL;
+  const char *transport = NULL, *connections = NULL, *rate_control = NULL;
   const char *trace = NULL, *backend = "fluid", *report = NULL;
   int summary = 0;
   for (int i = 0; i < argc; i++) {
@@ -132,6 +135,9 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--connections") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--connections needs new or persistent");
       connections = argv[++i];
+    } else if (strcmp(a, "--rate-control") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--rate-control needs dcqcn or ideal");
+      rate_control = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
       seed = argv[++i];
@@ -178,7 +184,8 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
   }
   if (seed) sc->seed = seed_v;
-  if ((rc = fs__cli_transport("sim", transport, connections, 0, &sc->transport))) {
+  if ((rc = fs__cli_transport("sim", transport, connections, rate_control, 0,
+                              &sc->transport))) {
     fs_scenario_free(sc);
     return rc;
   }

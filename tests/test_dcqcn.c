@@ -1,0 +1,203 @@
+/* rdma under DCQCN's rate control (docs/model.md, "DCQCN") against
+ * hand-computed cases: a lone flow is the ideal rdma flow (nothing queues,
+ * nothing is marked); a 16:1 incast keeps the receiver's port busy (its
+ * queue never empties, whatever the cuts), so it takes the ideal time; a
+ * short message behind a standing queue waits it out (FIFO), where max-min
+ * would share the port at once; two long flows cut by DCQCN under-use their
+ * port. On random incasts and permutations it is never faster than the
+ * ideal (max-min at line rate is a bound) and it is deterministic. Bad keys
+ * exit 2 naming the JSON path. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabricsim/route.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+#include "test.h"
+
+static const double C = 100e9 / 8; /* bytes per second of every link */
+static const double LAT = 1e-6;    /* per link */
+
+static fs_transport rdma(int dcqcn) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_RDMA, &tp);
+  tp.dcqcn = dcqcn;
+  return tp;
+}
+
+/* Wire bytes of a message under tp, and its last packet's. */
+static double wire(const fs_transport *tp, double bytes, double *last) {
+  double packets = ceil(bytes / tp->mss_bytes);
+  if (last) *last = bytes - (packets - 1) * tp->mss_bytes + tp->header_bytes;
+  return bytes + packets * tp->header_bytes;
+}
+
+typedef struct msg {
+  int32_t src, dst;
+  double bytes, start_s;
+} msg;
+
+/* Runs the messages on topology t (taken over) under tp; fin[i] their
+ * finish times; returns the makespan (NAN if anything failed). */
+static double run(fs_topo *t, const fs_transport *tp, const msg *m, int n, double *fin) {
+  fs_err err = {0, ""};
+  fs_router *r = NULL;
+  fs_sim *s = NULL;
+  double makespan = NAN;
+  int32_t ids[64];
+  if (!t || n > 64) goto done;
+  CHECK_OK(fs_router_new(t, &r, &err), &err);
+  CHECK_OK(fs_sim_new(t, &s, &err), &err);
+  if (!r || !s) goto done;
+  CHECK_OK(fs_sim_set_transport(s, tp, &err), &err);
+  for (int i = 0; i < n; i++) {
+    fs_route rt;
+    fs_route_init(&rt);
+    CHECK_OK(fs_route_ecmp(r, m[i].src, m[i].dst, 1, (uint64_t)i, &rt, &err), &err);
+    ids[i] = fs_sim_add_flow(s, m[i].src, m[i].dst, m[i].bytes, (int64_t)llround(m[i].start_s * 1e9),
+                             &rt, &err);
+    fs_route_free(&rt);
+    CHECK(ids[i] >= 0);
+    if (ids[i] < 0) goto done;
+  }
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  for (int i = 0; fin && i < n; i++) fin[i] = fs_sim_finish_s(s, ids[i]);
+  makespan = fs_sim_makespan_s(s);
+done:
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+  return makespan;
+}
+
+static fs_topo *star(int32_t hosts) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(hosts, 100, 1000, &t, &err), &err);
+  return t;
+}
+
+TEST(test_dcqcn_lone_flow_is_the_ideal_rdma_flow) {
+  fs_transport on = rdma(1), off = rdma(0);
+  msg m = {0, 3, 1 << 20, 0};
+  fs_leafspine_params p = {2, 1, 2, 100, 100, 1, 1000};
+  fs_topo *a = NULL, *b = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_leafspine(&p, &a, &err), &err);
+  CHECK_OK(fs_topo_leafspine(&p, &b, &err), &err);
+  double last, w = wire(&on, m.bytes, &last);
+  /* 4 links; the last packet stored and forwarded at the 3 switches */
+  double want = w / C + 4 * LAT + 3 * last / C;
+  CHECK_REL(run(a, &on, &m, 1, NULL), want, 1e-12, "s (dcqcn)");
+  CHECK_REL(run(b, &off, &m, 1, NULL), want, 1e-12, "s (ideal)");
+}
+
+/* 16 senders at line rate into one port: the queue grows at 15 C, and
+ * DCQCN's cuts (the CNPs come back behind that queue) never empty it
+ * before every byte is in: the port is busy throughout, 16 w / C. ns-3's
+ * RoCE run of the same case agrees to the ns (docs/validation.md). */
+TEST(test_dcqcn_incast_keeps_the_port_busy) {
+  fs_transport on = rdma(1);
+  msg m[16];
+  for (int i = 0; i < 16; i++) m[i] = (msg){i, 16, 1 << 20, 0};
+  double last, w = wire(&on, 1 << 20, &last);
+  CHECK_REL(run(star(17), &on, m, 16, NULL), 16 * w / C + 2 * LAT + last / C, 1e-9, "s");
+}
+
+/* Two 256 KiB messages fill the receiver's port for w / C (nothing is
+ * marked: the queue stays under Kmin); a one-packet message sent 1 us
+ * after their senders are done finds w - C x 1 us queued ahead of it and
+ * waits that out, FIFO. Under max-min it would take a third of the port. */
+TEST(test_dcqcn_short_message_waits_out_the_queue) {
+  fs_transport on = rdma(1), off = rdma(0);
+  double last, w = wire(&on, 256 << 10, NULL), mw = wire(&on, 4096, &last);
+  double t0 = w / C + 1e-6;
+  msg m[3] = {{0, 3, 256 << 10, 0}, {1, 3, 256 << 10, 0}, {2, 3, 4096, t0}};
+  double fin[3];
+  run(star(4), &on, m, 3, fin);
+  CHECK_REL(fin[2] - t0, mw / C + (w - C * 1e-6) / C + 2 * LAT + last / C, 1e-9, "s (fifo)");
+  /* the two long ones: their last bytes, in at w / C, wait out w: the
+   * short one comes after them */
+  CHECK_REL(fin[0], 2 * w / C + 2 * LAT + last / C, 1e-9, "s");
+  CHECK_REL(fin[1], 2 * w / C + 2 * LAT + last / C, 1e-9, "s");
+  run(star(4), &off, m, 3, fin);
+  CHECK(fin[2] - t0 < 3 * mw / C + 2 * LAT + last / C + 1e-9); /* max-min: a third at once */
+}
+
+/* Two 8 MiB flows into one port: the queue passes Kmin, both rates are cut
+ * every 4 us down to the 1 Gb/s floor while it drains, and they come back
+ * only at the first increase, 300 us after the last cut: the port idles
+ * meanwhile. (ns-3 takes 2031 us for this pair beside 30 short messages
+ * against max-min's 1405.) */
+TEST(test_dcqcn_cuts_under_use_the_port) {
+  fs_transport on = rdma(1), off = rdma(0);
+  msg m[2] = {{0, 2, 8 << 20, 0}, {1, 2, 8 << 20, 0}};
+  double ideal = run(star(3), &off, m, 2, NULL), dcqcn = run(star(3), &on, m, 2, NULL);
+  CHECK(dcqcn > 1.2 * ideal);
+  CHECK(dcqcn < 3 * ideal);
+}
+
+/* Random incasts and permutations: never faster than max-min at line rate
+ * (each port carries its bytes at most at its capacity), the same bits on
+ * a second run. */
+TEST(test_dcqcn_never_beats_the_ideal_and_is_deterministic) {
+  unsigned seed = 12;
+  fs_transport on = rdma(1), off = rdma(0);
+  for (int trial = 0; trial < 12; trial++) {
+    msg m[12];
+    int n = 2 + (int)(rand_r(&seed) % 10);
+    int incast = trial % 2 == 0;
+    for (int i = 0; i < n; i++) {
+      m[i].src = i;
+      m[i].dst = incast ? 12 : (i + 1 + (int)(rand_r(&seed) % 11)) % 12;
+      if (m[i].dst == m[i].src) m[i].dst = 12;
+      m[i].bytes = 4096.0 * (1 + rand_r(&seed) % 1024);
+      m[i].start_s = 1e-6 * (rand_r(&seed) % 200);
+    }
+    double f1[12], f2[12];
+    double ideal = run(star(13), &off, m, n, NULL);
+    double a = run(star(13), &on, m, n, f1), b = run(star(13), &on, m, n, f2);
+    CHECK(a >= ideal * (1 - 1e-9));
+    CHECK(memcmp(f1, f2, (size_t)n * sizeof(double)) == 0);
+    CHECK(a == b);
+  }
+}
+
+TEST(test_dcqcn_bad_input_exits_2) {
+  static const char *const bad[][2] = {
+      {"{\"kind\": \"rdma\", \"rate_control\": \"pfc\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"tcp\", \"rate_control\": \"dcqcn\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"f\": 1.5}}", "$.transport.dcqcn.f"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 800, \"kmax_kb\": 400}}",
+       "$.transport.dcqcn.kmax_kb"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"pmax\": 2}}", "$.transport.dcqcn.pmax"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"gain\": 0.1}}", "$.transport.dcqcn.gain"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": 4}", "$.transport.dcqcn"},
+  };
+  char path[64], cmd[160], out[4096];
+  snprintf(path, sizeof(path), "/tmp/fabricsim-dcqcn.%d.json", (int)getpid());
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f,
+            "{\"topology\": {\"type\": \"star\", \"hosts\": 2}, \"transport\": %s,"
+            " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": 1000}]}",
+            bad[i][0]);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "sim %s", path);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+    if (!strstr(out, bad[i][1])) test_fail(__FILE__, __LINE__, "%s: %s", bad[i][1], out);
+  }
+  remove(path);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport rdma --rate-control pfc", "2>&1",
+                            out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--rate-control") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --rate-control dcqcn", "2>&1", out,
+                            sizeof(out)),
+               2);
+  CHECK(strstr(out, "rdma") != NULL);
+}

@@ -4,7 +4,8 @@
 # fluid engine, and also with `--transport tcp` and `--transport rdma` when
 # `fabricsim sim --help` lists --transport; when the ns-3 program has them,
 # rdma with its own reference (`--backend ns3 --transport rdma`, RoCEv2
-# with DCQCN) and tcp on persistent connections with its own
+# with DCQCN; also `--rate-control dcqcn`, the fluid DCQCN model, against
+# it) and tcp on persistent connections with its own
 # (`--connections persistent`, warm DCTCP connections); prints a markdown
 # table: makespan per run, each variant's error against its reference (the
 # DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
@@ -27,6 +28,10 @@ if "$bin" sim --help | grep -q -- '--transport'; then
   ns3prog=${FABRICSIM_NS3:-$(dirname "$bin")/fabricsim-ns3}
   if grep -aq dcqcn "$ns3prog" 2>/dev/null; then
     variants="$variants ns3-rdma"
+    # rdma under the fluid DCQCN model, against it too
+    if "$bin" sim --help | grep -q -- '--rate-control'; then
+      variants="$variants rdma-dcqcn"
+    fi
   fi
   # tcp on warm persistent connections and its reference, likewise
   if grep -aq "tcp persistent" "$ns3prog" 2>/dev/null; then
@@ -48,6 +53,7 @@ for case in "$@"; do
       ns3-rdma) opts="--backend ns3 --transport rdma" ;;
       ns3-persistent) opts="--backend ns3 --transport tcp --connections persistent" ;;
       tcp-persistent) opts="--transport tcp --connections persistent" ;;
+      rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
       fluid) opts="--transport fluid" ;;
       tcp-fq)
         opts="--transport tcp"
@@ -84,7 +90,7 @@ others = [v for v in variants if v not in refs]
 # each variant's reference: rdma's is the RoCE/DCQCN run and tcp-persistent's
 # the DCTCP run on warm connections when there are those, every other's the
 # DCTCP run on new connections
-own = {"rdma": "ns3-rdma", "tcp-persistent": "ns3-persistent"}
+own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent"}
 ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 

@@ -88,8 +88,22 @@ int fs_ns3_write(FILE *f, const fs_scenario *sc, fs_err *err) {
                         sc->file, i, sc->flows[i].n_paths, fs_route_mode_name(sc->mode));
   }
   fprintf(f, "fabricsim-ns3 1\n");
-  if (sc->transport.kind == FS_TRANSPORT_RDMA)
+  if (sc->transport.kind == FS_TRANSPORT_RDMA) {
     fprintf(f, "transport rdma %.0f %.0f\n", sc->transport.mss_bytes, sc->transport.header_bytes);
+    /* DCQCN's settings when the scenario changed them (the program's own
+     * defaults, and its --dcqcn-* options, are the others) */
+    fs_transport def;
+    fs_transport_defaults(FS_TRANSPORT_RDMA, &def);
+    const fs_dcqcn *d = &sc->transport.dcqcn_prm;
+    const fs_dcqcn *e = &def.dcqcn_prm;
+    if (d->kmin_kb != e->kmin_kb || d->kmax_kb != e->kmax_kb || d->pmax != e->pmax ||
+        d->g != e->g || d->alpha_us != e->alpha_us || d->dec_us != e->dec_us ||
+        d->inc_us != e->inc_us || d->f != e->f || d->ai_mbps != e->ai_mbps ||
+        d->hai_mbps != e->hai_mbps || d->min_mbps != e->min_mbps)
+      fprintf(f, "dcqcn %.17g %.17g %.17g %.17g %.17g %.17g %.17g %d %.17g %.17g %.17g\n",
+              d->kmin_kb, d->kmax_kb, d->pmax, d->g, d->alpha_us, d->dec_us, d->inc_us, d->f,
+              d->ai_mbps, d->hai_mbps, d->min_mbps);
+  }
   else if (sc->transport.kind == FS_TRANSPORT_TCP && sc->transport.persistent)
     fprintf(f, "transport tcp persistent\n");
   fprintf(f, "nodes %d\n", t->n_nodes);

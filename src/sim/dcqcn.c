@@ -238,6 +238,18 @@ static int cnp_push(fs__dcqcn *d, int32_t fi, double t, double n) {
   return 0;
 }
 
+/* When the marks on their way back to flow fi next make a whole CNP
+ * (INFINITY: they do not). */
+static double next_cnp(const fs__dcqcn *d, int32_t fi) {
+  const fs__cnpq *q = &d->cnp[fi];
+  double m = d->marks[fi], whole = floor(m) + 1;
+  for (int32_t i = q->head; i < q->len; i++) {
+    m += q->ev[i].n;
+    if (m >= whole) return q->ev[i].t;
+  }
+  return INFINITY;
+}
+
 /* The marks of flow fi that have come back by now. */
 static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
   fs__cnpq *q = &d->cnp[fi];
@@ -339,6 +351,18 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       d->next_dec[fi] = now;
     }
     if (cnps > 0) d->cnp_dec[fi] = 1;
+    /* an increase due at the end of a decrease period comes first (as in
+     * the ns-3 backend, whose increase timer was set before the decrease
+     * timer): a cut right after it takes the raised rate as its target */
+    while (d->cc[fi] && d->t_inc[fi] <= now * (1 + 1e-12)) {
+      double scale = d->line[fi] / 12.5e9;
+      d->stage[fi]++;
+      if (d->stage[fi] == p->f) d->rt[fi] += p->ai_mbps * 1e6 / 8 * scale;
+      else if (d->stage[fi] > p->f) d->rt[fi] += p->hai_mbps * 1e6 / 8 * scale;
+      if (d->rt[fi] > d->line[fi]) d->rt[fi] = d->line[fi];
+      d->rc[fi] = fmin(0.5 * (d->rc[fi] + d->rt[fi]), d->line[fi]);
+      d->t_inc[fi] += inc;
+    }
     if (d->cc[fi] && now >= d->next_dec[fi] - 1e-12) { /* a decrease period ends */
       if (d->cnp_dec[fi]) {
         if (d->stage[fi] != 0) d->rt[fi] = d->rc[fi];
@@ -350,19 +374,19 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       }
       d->next_dec[fi] = now + dec;
     }
-    while (d->cc[fi] && d->t_inc[fi] <= now * (1 + 1e-12)) {
-      double scale = d->line[fi] / 12.5e9;
-      d->stage[fi]++;
-      if (d->stage[fi] == p->f) d->rt[fi] += p->ai_mbps * 1e6 / 8 * scale;
-      else if (d->stage[fi] > p->f) d->rt[fi] += p->hai_mbps * 1e6 / 8 * scale;
-      if (d->rt[fi] > d->line[fi]) d->rt[fi] = d->line[fi];
-      d->rc[fi] = fmin(0.5 * (d->rc[fi] + d->rt[fi]), d->line[fi]);
-      d->t_inc[fi] += inc;
-    }
     if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
-    if (d->cnp_dec[fi] && d->next_dec[fi] < soonest) soonest = d->next_dec[fi]; /* a cut due */
-    if (d->cnp[fi].len > d->cnp[fi].head && d->cnp[fi].ev[d->cnp[fi].head].t < soonest)
-      soonest = d->cnp[fi].ev[d->cnp[fi].head].t;
+    /* when CNPs act: the first at once; later ones at the end of the
+     * decrease period they fall in */
+    double act = d->cnp_dec[fi] ? d->next_dec[fi] : INFINITY;
+    double tc = next_cnp(d, fi);
+    if (tc < INFINITY) {
+      if (d->cc[fi] && tc > d->next_dec[fi])
+        tc = d->next_dec[fi] + ceil((tc - d->next_dec[fi]) / dec - 1e-9) * dec;
+      else if (d->cc[fi])
+        tc = d->next_dec[fi];
+      if (tc < act) act = tc;
+    }
+    if (act < soonest) soonest = act;
   }
   /* From now, hop by hop: what comes to a port is what the hop before
    * lets out (the sender's offer at the first); a queued port lets out its

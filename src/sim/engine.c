@@ -765,7 +765,8 @@ static int cc_step(fs_sim *s) {
   double next;
   int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
-  double at = busy ? s->now + s->dq->prm.dec_us * 1e-6 : next;
+  double step = fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US) * 1e-6;
+  double at = busy ? fmin(s->now + step, next) : next;
   if (at <= s->pending_cc_t && at > s->now) {
     s->cc_version++;
     s->pending_cc_t = at;

@@ -265,6 +265,11 @@ typedef struct fs__cnpq {
   int32_t head, len, cap;
 } fs__cnpq;
 
+/* The longest step of the DCQCN model while a port is queued: a queue
+ * moves at most 50 KB in it at 100 Gb/s (an eighth of the default Kmin),
+ * and a first CNP acts at most this late (docs/model.md, "DCQCN"). */
+#define FS__DCQCN_STEP_US 4.0
+
 typedef struct fs__hops {
   double *b, *arr, *out; /* per hop of its route: bytes queued at the port,
                           * what comes to it and what leaves it (bytes/s) */

@@ -91,6 +91,19 @@ struct Item {
 
 struct Rdma; // RoCEv2 with DCQCN: the hosts' NICs and queue pairs (below)
 
+struct DcqcnParams {
+  double kmin_kb = 400, kmax_kb = 1600; // RED marking band at 100 Gb/s, scaled with the rate
+  double pmax = 0.2;                    // marking probability at Kmax
+  double g = 1.0 / 256;                 // alpha's gain
+  double alpha_us = 1;                  // alpha update period
+  double dec_us = 4;                    // at most one rate decrease per this period
+  double inc_us = 300;                  // rate increase timer
+  int f = 1;                            // fast-recovery stages
+  double ai_mbps100 = 20, hai_mbps100 = 200; // additive / hyper increase at 100 Gb/s
+  double min_mbps = 1000;               // a queue pair's floor
+  double cnp_us = 0;                    // a receiver's least spacing of CNPs per queue pair
+};
+
 struct Run {
   std::vector<int32_t> kinds; // node kinds: 1 host or NIC (FIFO ports), 0 switch (RED/ECN)
   std::vector<int32_t> hosts; // 1 for a host (an end of flows and tasks)
@@ -103,6 +116,10 @@ struct Run {
   bool rdma = false;
   uint32_t payload = 0, header = 0;
   Rdma *roce = nullptr;
+  // "dcqcn KMIN KMAX PMAX G ALPHA DEC INC F AI HAI MIN": the scenario's
+  // DCQCN settings (the --dcqcn-* options apply to files without one)
+  bool has_dcqcn = false;
+  DcqcnParams dcqcn;
   // "transport tcp persistent": every flow's connection is opened and warm
   // before the run, which starts t0_ns later (times are reported from it)
   bool persistent = false;
@@ -247,18 +264,6 @@ void OnRx(RxCtx *c, Ptr<const Packet> p, const Address &) {
 // (100000-packet queues), so there are no retransmissions. Packets are UDP
 // datagrams on the flow's address pair: data from S_f to D_f, CNPs back.
 
-struct DcqcnParams {
-  double kmin_kb = 400, kmax_kb = 1600; // RED marking band at 100 Gb/s, scaled with the rate
-  double pmax = 0.2;                    // marking probability at Kmax
-  double g = 1.0 / 256;                 // alpha's gain
-  double alpha_us = 1;                  // alpha update period
-  double dec_us = 4;                    // at most one rate decrease per this period
-  double inc_us = 300;                  // rate increase timer
-  int f = 1;                            // fast-recovery stages
-  double ai_mbps100 = 20, hai_mbps100 = 200; // additive / hyper increase at 100 Gb/s
-  double min_mbps = 1000;               // a queue pair's floor
-  double cnp_us = 0;                    // a receiver's least spacing of CNPs per queue pair
-};
 
 struct Qp {
   Ptr<Socket> tx;            // on S_f, connected to D_f
@@ -468,6 +473,14 @@ void RdmaBuild(Run *r, Rdma *d) {
   }
 }
 
+// DCQCN's settings in range: Kmax > Kmin >= 0, 0 < pmax, g <= 1, periods
+// > 0, F >= 0, increases >= 0, a least rate > 0.
+bool DcqcnOk(const DcqcnParams &p) {
+  return p.kmin_kb >= 0 && p.kmax_kb > p.kmin_kb && p.pmax > 0 && p.pmax <= 1 && p.g > 0 &&
+         p.g <= 1 && p.alpha_us > 0 && p.dec_us > 0 && p.inc_us > 0 && p.f >= 0 &&
+         p.ai_mbps100 >= 0 && p.hai_mbps100 >= 0 && p.min_mbps > 0 && p.cnp_us >= 0;
+}
+
 // The exchange file (docs/formats.md). Every line is checked; ids must be
 // consecutive from 0 in the order given.
 void Parse(const std::string &file, Run *r) {
@@ -583,6 +596,13 @@ void Parse(const std::string &file, Run *r) {
       } else {
         bad(file, ln, "transport must be 'rdma PAYLOAD HEADER' or 'tcp persistent', got '" + line + "'");
       }
+    } else if (kw == "dcqcn") {
+      DcqcnParams &p = r->dcqcn;
+      want(static_cast<bool>(s >> p.kmin_kb >> p.kmax_kb >> p.pmax >> p.g >> p.alpha_us >>
+                             p.dec_us >> p.inc_us >> p.f >> p.ai_mbps100 >> p.hai_mbps100 >>
+                             p.min_mbps));
+      if (!DcqcnOk(p)) bad(file, ln, "dcqcn: a value is out of range: '" + line + "'");
+      r->has_dcqcn = true;
     } else if (kw == "end") {
       want(true);
       end = true;
@@ -768,10 +788,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "fabricsim-ns3: --k100 and --max-seconds must be > 0\n");
     return 2;
   }
-  if (!(dq.kmin_kb >= 0) || !(dq.kmax_kb > dq.kmin_kb) || !(dq.pmax > 0 && dq.pmax <= 1) ||
-      !(dq.g > 0 && dq.g <= 1) || !(dq.alpha_us > 0) || !(dq.dec_us > 0) || !(dq.inc_us > 0) ||
-      dq.f < 0 || !(dq.ai_mbps100 >= 0) || !(dq.hai_mbps100 >= 0) || !(dq.min_mbps > 0) ||
-      !(dq.cnp_us >= 0)) {
+  if (!DcqcnOk(dq)) {
     std::fprintf(stderr, "fabricsim-ns3: a --dcqcn-* value is out of range (Kmax > Kmin >= 0, "
                          "0 < pmax, g <= 1, periods > 0, F >= 0, steps >= 0, min rate > 0)\n");
     return 2;
@@ -794,6 +811,11 @@ int main(int argc, char **argv) {
   Parse(in, &r);
   CheckReverses(in, &r);
   if (r.rdma) r.roce = &roce;
+  if (r.has_dcqcn) { // the scenario's settings; the CNP spacing stays the option's
+    double cnp_us = roce.prm.cnp_us;
+    roce.prm = r.dcqcn;
+    roce.prm.cnp_us = cnp_us;
+  }
   Build(&r, k100, host_queue);
   if (r.rdma) RdmaBuild(&r, &roce);
   if (r.persistent) {

@@ -56,6 +56,11 @@ done
 "$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.again.json"
 "$bin" sim validation/incast16.json --transport rdma >"$dir/roce-incast16.fluid.json"
 
+# rdma under the fluid DCQCN model where DCQCN under-uses the links (two
+# flows collide on ECMP uplinks; max-min is 34 % faster than ns-3)
+"$bin" sim validation/permutation-fattree4.json --backend ns3 --transport rdma >"$dir/roce-perm.ns3.json"
+"$bin" sim validation/permutation-fattree4.json --transport rdma --rate-control dcqcn >"$dir/roce-perm.dcqcn.json"
+
 # tcp on warm persistent connections: the 1 MiB flow of one.json, and the
 # 64 KiB ping-pong against the model.
 "$bin" sim "$dir/one.json" --backend ns3 --transport tcp --connections persistent >"$dir/one.warm.json"
@@ -78,10 +83,15 @@ printf 'fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\nnode 0 host\nnode 1 ho
   'link 4 2 3 100000000000 1000 5' 'link 5 3 2 100000000000 1000 4' \
   'flow 0 0 2 2097152 0 2 0 3 2 0 5' 'flow 1 1 2 2097152 0 2 1 3 2 2 5' >"$dir/roce2.txt"
 sed 's/^transport rdma 4096 62$/transport rdma 4096 20/' "$dir/roce2.txt" >"$dir/roce-hdr.txt"
+# the same incast under DCQCN's paper settings (a 'dcqcn' line), and a bad one
+sed 's/^transport rdma 4096 62$/transport rdma 4096 62\ndcqcn 5 200 0.01 0.00390625 55 55 55 5 20 200 1000/' \
+  "$dir/roce2.txt" >"$dir/roce-paper.txt"
+sed 's/^transport rdma 4096 62$/transport rdma 4096 62\ndcqcn 500 200 0.01 0.00390625 55 55 55 5 20 200 1000/' \
+  "$dir/roce2.txt" >"$dir/roce-baddq.txt"
 st=0
 "$ns3" --in="$dir/roce2.txt" --out="$dir/roce2.out" --verbose 2>"$dir/roce2.err" || st=$?
 echo "$st" >"$dir/roce2.status"
-for c in ok sent offpath roce-hdr; do
+for c in ok sent offpath roce-hdr roce-paper roce-baddq; do
   st=0
   "$ns3" --in="$dir/$c.txt" --out="$dir/$c.out" 2>"$dir/$c.err" || st=$?
   echo "$st" >"$dir/$c.status"
@@ -199,6 +209,24 @@ ns3, fluid = load("pp.warm.ns3")["makespan_ns"], load("pp.warm.fluid")["makespan
 check("tcp, persistent: 64 KiB ping-pong within 1% of --transport tcp --connections persistent",
       abs(ns3 - fluid) / fluid < 0.01,
       "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
+ns3, fluid = load("roce-perm.ns3")["makespan_ns"], load("roce-perm.dcqcn")["makespan_ns"]
+check("rdma: a permutation whose flows DCQCN cuts, --rate-control dcqcn within 5% of ns-3",
+      abs(ns3 - fluid) / ns3 < 0.05,
+      "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (fluid - ns3) / ns3 * 100))
+
+
+def makespan_txt(name):
+    with open("%s/%s.out" % (d, name)) as f:
+        return [int(x.split()[1]) for x in f if x.startswith("makespan")][0]
+
+
+st, msg = status("roce-paper")
+check("rdma: a 'dcqcn' line sets the settings (another makespan than the defaults')",
+      st == 0 and makespan_txt("roce-paper") != makespan_txt("roce2"),
+      "exit %d: %s" % (st, msg))
+st, msg = status("roce-baddq")
+check("rdma: a 'dcqcn' line out of range is refused (exit 2)",
+      st == 2 and "dcqcn: a value is out of range" in msg, "exit %d: %s" % (st, msg))
 st, msg = status("roce-hdr")
 check("rdma: a header too small for PPP, IPv4 and UDP is refused (exit 2)",
       st == 2 and "HEADER >= 30" in msg, "exit %d: %s" % (st, msg))

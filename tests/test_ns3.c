@@ -86,19 +86,26 @@ TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
 }
 
 /* rdma: the second line names the transport and its packet sizes (the
- * defaults: 4096-byte payload, 62 header bytes); tcp with persistent
- * connections names those; tcp with new ones (the default) writes none. */
+ * defaults: 4096-byte payload, 62 header bytes), and a third its DCQCN
+ * settings when the scenario changed them; tcp with persistent connections
+ * names those; tcp with new ones (the default) writes none. */
 TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
   static const char *const extra[] = {
       ", \"transport\": \"rdma\"",
       ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 1024, \"header_bytes\": 30}",
       ", \"transport\": \"tcp\"",
-      ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}"};
-  static const char *const want[] = {"fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
-                                     "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
-                                     "fabricsim-ns3 1\nnodes 4\n",
-                                     "fabricsim-ns3 1\ntransport tcp persistent\nnodes 4\n"};
-  for (size_t i = 0; i < 4; i++) {
+      ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
+      ", \"transport\": {\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"}",
+      ", \"transport\": {\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 5, \"f\": 5}}"};
+  static const char *const want[] = {
+      "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
+      "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
+      "fabricsim-ns3 1\nnodes 4\n",
+      "fabricsim-ns3 1\ntransport tcp persistent\nnodes 4\n",
+      "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
+      "fabricsim-ns3 1\ntransport rdma 4096 62\ndcqcn 5 1600 0.20000000000000001 0.00390625 1 4 "
+      "300 5 20 200 1000\nnodes 4\n"};
+  for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
     fs_scenario *sc = star("shortest", extra[i], 1);
     if (!sc) continue;
     char *buf = exchange_file(sc);

@@ -55,6 +55,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->next_dec = fs__malloc(F, sizeof(double));
   d->cnp_dec = fs__malloc(F, 1);
   d->cnp = calloc(F, sizeof(*d->cnp));
+  d->pend = calloc(F, sizeof(double));
   d->hop = calloc(F, sizeof(*d->hop));
   d->drain = fs__malloc(F, sizeof(int32_t));
   d->out = calloc(L, sizeof(double));
@@ -63,7 +64,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
       !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
-      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp ||
+      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp || !d->pend ||
       !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
@@ -92,8 +93,9 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->nic);
   free(d->next_dec);
   free(d->cnp_dec);
-  for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].ev);
+  for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].n);
   free(d->cnp);
+  free(d->pend);
   free(d->tail_hop);
   free(d->tail_more);
   for (int32_t i = 0; d->hop && i < d->n_flows; i++) free(d->hop[i].b);
@@ -128,7 +130,9 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   d->cnp_dec[fi] = 0;
   d->next_dec[fi] = INFINITY;
   d->offer[fi] = 0;
-  d->cnp[fi].head = d->cnp[fi].len = 0;
+  for (int32_t k = 0; k < d->cnp[fi].cap; k++) d->cnp[fi].n[k] = 0;
+  d->cnp[fi].len = 0;
+  d->pend[fi] = 0;
   fs__dcqcn_reset_hops(d, fi);
 }
 
@@ -210,42 +214,42 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
 }
 
 /* Marks of flow fi (an expected number, n) come back as CNPs at t: kept in
- * its delay line in time order. */
+ * its delay line, a ring of time buckets of d->bucket seconds (a bucket
+ * acts at its end: a CNP counts at most a bucket late, and the alpha and
+ * decrease periods it acts in are no finer). A bucket before the oldest
+ * one kept joins that one. */
 static int cnp_push(fs__dcqcn *d, int32_t fi, double t, double n) {
   fs__cnpq *q = &d->cnp[fi];
-  int32_t at = q->len;
-  while (at > q->head && q->ev[at - 1].t > t) at--;
-  if (at > q->head && q->ev[at - 1].t == t) {
-    q->ev[at - 1].n += n;
-    return 0;
-  }
-  if (q->head > 0 && q->len == q->cap) { /* reuse the room of those taken */
-    memmove(q->ev, q->ev + q->head, (size_t)(q->len - q->head) * sizeof(*q->ev));
-    q->len -= q->head;
-    at -= q->head;
-    q->head = 0;
-  }
-  if (q->len == q->cap) {
-    int32_t ncap = q->cap ? 2 * q->cap : 8;
-    void *nev = realloc(q->ev, (size_t)ncap * sizeof(*q->ev));
-    if (!nev) return FS_ENOMEM;
-    q->ev = nev;
+  int64_t b = (int64_t)ceil(t / d->bucket - 1e-9);
+  if (q->len == 0) q->base = b;
+  if (b < q->base) b = q->base;
+  int64_t span = b - q->base + 1;
+  if (span > q->cap) { /* a larger ring, the buckets kept where they go */
+    int32_t ncap = q->cap ? q->cap : 16;
+    while (ncap < span) ncap *= 2;
+    double *nb = calloc((size_t)ncap, sizeof(double));
+    if (!nb) return FS_ENOMEM;
+    for (int64_t i = q->base; i < q->base + q->len; i++)
+      nb[i & (ncap - 1)] = q->n[i & (q->cap - 1)];
+    free(q->n);
+    q->n = nb;
     q->cap = ncap;
   }
-  memmove(q->ev + at + 1, q->ev + at, (size_t)(q->len - at) * sizeof(*q->ev));
-  q->ev[at] = (fs__cnp){t, n};
-  q->len++;
+  q->n[b & (q->cap - 1)] += n;
+  if (span > q->len) q->len = (int32_t)span;
+  d->pend[fi] += n;
   return 0;
 }
 
-/* When the marks on their way back to flow fi next make a whole CNP
- * (INFINITY: they do not). */
-static double next_cnp(const fs__dcqcn *d, int32_t fi) {
+/* When flow fi's marks on their way back next make a whole CNP, and when
+ * the first of them comes (INFINITY: never). */
+static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
   const fs__cnpq *q = &d->cnp[fi];
   double m = d->marks[fi], whole = floor(m) + 1;
-  for (int32_t i = q->head; i < q->len; i++) {
-    m += q->ev[i].n;
-    if (m >= whole) return q->ev[i].t;
+  for (int64_t i = q->base; i < q->base + q->len; i++) {
+    double x = q->n[i & (q->cap - 1)];
+    m += x;
+    if (whole_one ? m >= whole : x > 0) return (double)i * d->bucket;
   }
   return INFINITY;
 }
@@ -254,8 +258,14 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi) {
 static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
   fs__cnpq *q = &d->cnp[fi];
   double n = 0;
-  while (q->head < q->len && q->ev[q->head].t <= now * (1 + 1e-12)) n += q->ev[q->head++].n;
-  if (q->head == q->len) q->head = q->len = 0;
+  while (q->len > 0 && (double)q->base * d->bucket <= now * (1 + 1e-12)) {
+    double *x = &q->n[q->base & (q->cap - 1)];
+    n += *x;
+    *x = 0;
+    q->base++;
+    q->len--;
+  }
+  d->pend[fi] = q->len ? d->pend[fi] - n : 0;
   return n;
 }
 
@@ -314,22 +324,22 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
      * the step's ends; what reaches hop k is the offer thinned before it. */
     double per = dt / wire / sub;
     const fs__hops *h = &d->hop[fi];
-    for (int j = 0; j < sub && per > 0 && h->cap >= f->n; j++) {
+    int marked = 0; /* a queue of its route over Kmin at either end of the step */
+    for (int32_t k = 0; k < f->n && !marked; k++) {
+      int32_t l = f->links[k];
+      marked = red(p, d->q0[l], c->cap_Bps[l]) > 0 || red(p, d->q[l], c->cap_Bps[l]) > 0;
+    }
+    for (int j = 0; j < sub && per > 0 && marked && h->cap >= f->n; j++) {
       double x = (j + 0.5) / sub, ahead = 0;
-      for (int32_t k = 0; k < f->n; k++) {
-        int32_t l = f->links[k];
-        if (c->cap_Bps[l] > 0)
-          ahead += f->w[k] * (d->q0[l] + (d->q[l] - d->q0[l]) * x) / c->cap_Bps[l];
-      }
-      for (int32_t k = 0; k < f->n; k++) {
+      for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
         int32_t l = f->links[k];
         if (!(c->cap_Bps[l] > 0)) continue;
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
+        ahead += f->w[k] * ql / c->cap_Bps[l];
         double pk = f->w[k] * red(p, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
         if (pk > 0 && pkts > 0 &&
             cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, pkts * pk))
           return FS_ENOMEM;
-        ahead -= f->w[k] * ql / c->cap_Bps[l]; /* past this queue */
       }
     }
     double m0 = d->marks[fi];
@@ -377,8 +387,11 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
     /* when CNPs act: the first at once; later ones at the end of the
      * decrease period they fall in */
-    double act = d->cnp_dec[fi] ? d->next_dec[fi] : INFINITY;
-    double tc = next_cnp(d, fi);
+    double act = d->cnp_dec[fi] ? d->next_dec[fi] : INFINITY, tc = INFINITY;
+    if (!d->cc[fi]) /* the first CNP: when its marks make a whole one */
+      tc = next_cnp(d, fi, 1);
+    else if (d->cnp[fi].len > 0 && d->marks[fi] - floor(d->marks[fi]) + d->pend[fi] >= 1)
+      tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
     if (tc < INFINITY) {
       if (d->cc[fi] && tc > d->next_dec[fi])
         tc = d->next_dec[fi] + ceil((tc - d->next_dec[fi]) / dec - 1e-9) * dec;

@@ -1921,6 +1921,7 @@ static int transport_setup(fs_sim *s) {
         fs__dcqcn_init(s->dq, &s->tp.dcqcn_prm, c->t->n_links, c->n_flows))
       return FS_ENOMEM;
     s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
+    s->dq->bucket = fmin(s->tp.dcqcn_prm.alpha_us, s->tp.dcqcn_prm.dec_us) * 1e-6;
     s->pending_cc_t = INFINITY;
   }
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */

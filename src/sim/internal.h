@@ -257,12 +257,11 @@ void fs__bins_finish(fs__bins *b, double makespan);
 
 /* rdma's DCQCN rate control (dcqcn.c): per flow its reaction point, per
  * link its port's queue. */
-typedef struct fs__cnp {
-  double t, n; /* n marks (an expected number) come back as CNPs at t */
-} fs__cnp;
 typedef struct fs__cnpq {
-  fs__cnp *ev; /* in time order from head */
-  int32_t head, len, cap;
+  double *n;     /* ring of cap (a power of 2) time buckets: marks that come
+                  * back in bucket i (ending at i x bucket seconds) */
+  int64_t base;  /* the oldest bucket kept */
+  int32_t len, cap;
 } fs__cnpq;
 
 /* The longest step of the DCQCN model while a port is queued: a queue
@@ -280,6 +279,7 @@ typedef struct fs__dcqcn {
   fs_dcqcn prm;
   int32_t n_flows;
   double wire_bytes;  /* a full packet on the wire */
+  double bucket;      /* CNPs' time resolution, s: the alpha period or less */
   double last;        /* when it last stepped */
   /* per flow */
   double *rc, *rt, *alpha; /* current and target rate (bytes/s), alpha */
@@ -293,6 +293,7 @@ typedef struct fs__dcqcn {
   uint8_t *cnp_dec;   /* a CNP came in this decrease period */
   int32_t *nic;       /* scratch: the flows of one NIC */
   fs__cnpq *cnp;      /* marks on their way back to it */
+  double *pend;       /* ... and how many (expected) */
   fs__hops *hop;      /* what it has queued along its route */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
   int32_t *tail_hop;  /* its sender done: the hop its last byte queues at next */

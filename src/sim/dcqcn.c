@@ -218,9 +218,12 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
  * acts at its end: a CNP counts at most a bucket late, and the alpha and
  * decrease periods it acts in are no finer). A bucket before the oldest
  * one kept joins that one. */
-static int cnp_push(fs__dcqcn *d, int32_t fi, double t, double n) {
+static int64_t cnp_bucket(const fs__dcqcn *d, double t) {
+  return (int64_t)ceil(t / d->bucket - 1e-9);
+}
+
+static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t b, double n) {
   fs__cnpq *q = &d->cnp[fi];
-  int64_t b = (int64_t)ceil(t / d->bucket - 1e-9);
   if (q->len == 0) q->base = b;
   if (b < q->base) b = q->base;
   int64_t span = b - q->base + 1;
@@ -329,6 +332,8 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       int32_t l = f->links[k];
       marked = red(p, d->q0[l], c->cap_Bps[l]) > 0 || red(p, d->q[l], c->cap_Bps[l]) > 0;
     }
+    int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
+    double acc = 0;
     for (int j = 0; j < sub && per > 0 && marked && h->cap >= f->n; j++) {
       double x = (j + 0.5) / sub, ahead = 0;
       for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
@@ -337,11 +342,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
         ahead += f->w[k] * ql / c->cap_Bps[l];
         double pk = f->w[k] * red(p, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
-        if (pk > 0 && pkts > 0 &&
-            cnp_push(d, fi, now - dt * (1 - x) + ahead + 2 * f->latency_s, pkts * pk))
-          return FS_ENOMEM;
+        if (!(pk > 0 && pkts > 0)) continue;
+        int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
+        if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+        if (b != cur) cur = b, acc = 0;
+        acc += pkts * pk;
       }
     }
+    if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
     double m0 = d->marks[fi];
     d->marks[fi] += cnp_take(d, fi, now);
     double cnps = floor(d->marks[fi]) - floor(m0);

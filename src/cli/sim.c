@@ -46,7 +46,7 @@ static void help(FILE *f) {
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
           "  --rate-control dcqcn|ideal  rdma: DCQCN's rate control (queues, ECN\n"
-          "                      marks, cuts, slow recovery; costs ~9x a fluid run)\n"
+          "                      marks, cuts, slow recovery; a few times the cost)\n"
           "                      or max-min at once (ideal, the default)\n"
           "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
           "                      routes run packet by packet in ns-3 (DCTCP; RoCEv2\n"

@@ -103,8 +103,7 @@ TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
       "fabricsim-ns3 1\nnodes 4\n",
       "fabricsim-ns3 1\ntransport tcp persistent\nnodes 4\n",
       "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
-      "fabricsim-ns3 1\ntransport rdma 4096 62\ndcqcn 5 1600 0.20000000000000001 0.00390625 1 4 "
-      "300 5 20 200 1000\nnodes 4\n"};
+      "fabricsim-ns3 1\ntransport rdma 4096 62\ndcqcn 5 1600 0.20000000000000001 0.00390625 1 4 300 5 20 200 1000\nnodes 4\n"};
   for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
     fs_scenario *sc = star("shortest", extra[i], 1);
     if (!sc) continue;

@@ -5,12 +5,11 @@
  * short message behind a standing queue waits it out (FIFO), where max-min
  * would share the port at once; two long flows cut by DCQCN under-use their
  * port. On random incasts and permutations it is never faster than the
- * ideal (max-min at line rate is a bound) and it is deterministic. Bad keys
- * exit 2 naming the JSON path. */
+ * ideal (max-min at line rate is a bound) and it is deterministic. (Its
+ * bad keys: test_transport_bad_input_exits_2.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
@@ -163,41 +162,4 @@ TEST(test_dcqcn_never_beats_the_ideal_and_is_deterministic) {
     CHECK(memcmp(f1, f2, (size_t)n * sizeof(double)) == 0);
     CHECK(a == b);
   }
-}
-
-TEST(test_dcqcn_bad_input_exits_2) {
-  static const char *const bad[][2] = {
-      {"{\"kind\": \"rdma\", \"rate_control\": \"pfc\"}", "$.transport.rate_control"},
-      {"{\"kind\": \"tcp\", \"rate_control\": \"dcqcn\"}", "$.transport.rate_control"},
-      {"{\"kind\": \"rdma\", \"dcqcn\": {\"f\": 1.5}}", "$.transport.dcqcn.f"},
-      {"{\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 800, \"kmax_kb\": 400}}",
-       "$.transport.dcqcn.kmax_kb"},
-      {"{\"kind\": \"rdma\", \"dcqcn\": {\"pmax\": 2}}", "$.transport.dcqcn.pmax"},
-      {"{\"kind\": \"rdma\", \"dcqcn\": {\"gain\": 0.1}}", "$.transport.dcqcn.gain"},
-      {"{\"kind\": \"rdma\", \"dcqcn\": 4}", "$.transport.dcqcn"},
-  };
-  char path[64], cmd[160], out[4096];
-  snprintf(path, sizeof(path), "/tmp/fabricsim-dcqcn.%d.json", (int)getpid());
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fprintf(f,
-            "{\"topology\": {\"type\": \"star\", \"hosts\": 2}, \"transport\": %s,"
-            " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": 1000}]}",
-            bad[i][0]);
-    fclose(f);
-    snprintf(cmd, sizeof(cmd), "sim %s", path);
-    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
-    if (!strstr(out, bad[i][1])) test_fail(__FILE__, __LINE__, "%s: %s", bad[i][1], out);
-  }
-  remove(path);
-  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport rdma --rate-control pfc", "2>&1",
-                            out, sizeof(out)),
-               2);
-  CHECK(strstr(out, "--rate-control") != NULL);
-  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --rate-control dcqcn", "2>&1", out,
-                            sizeof(out)),
-               2);
-  CHECK(strstr(out, "rdma") != NULL);
 }

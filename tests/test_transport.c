@@ -430,6 +430,14 @@ TEST(test_transport_bad_input_exits_2) {
       {"{\"kind\": \"tcp\", \"mss_bytes\": 0}", "$.transport.mss_bytes"},
       {"{\"kind\": \"tcp\", \"queue_k\": -1}", "$.transport.queue_k"},
       {"{\"kind\": \"tcp\", \"source_queue\": \"fifo\"}", "$.transport.source_queue"},
+      {"{\"kind\": \"rdma\", \"rate_control\": \"pfc\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"tcp\", \"rate_control\": \"dcqcn\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"f\": 1.5}}", "$.transport.dcqcn.f"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 800, \"kmax_kb\": 400}}",
+       "$.transport.dcqcn.kmax_kb"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"pmax\": 2}}", "$.transport.dcqcn.pmax"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": {\"gain\": 0.1}}", "$.transport.dcqcn.gain"},
+      {"{\"kind\": \"rdma\", \"dcqcn\": 4}", "$.transport.dcqcn"},
   };
   char path[64], cmd[160], out[4096];
   snprintf(path, sizeof(path), "/tmp/fabricsim-transport.%d.json", (int)getpid());
@@ -450,6 +458,14 @@ TEST(test_transport_bad_input_exits_2) {
   CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport udp", "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "--transport") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport rdma --rate-control pfc", "2>&1",
+                            out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--rate-control") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --rate-control dcqcn", "2>&1", out,
+                            sizeof(out)),
+               2);
+  CHECK(strstr(out, "rdma") != NULL);
   CHECK_EQ_INT(
       test_run_cli("sim examples/demo.json --connections often", "2>&1", out, sizeof(out)), 2);
   CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport tcp --format csv", ">/dev/null",

@@ -213,20 +213,43 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   }
 }
 
-/* Marks of flow fi (an expected number, n) come back as CNPs at t: kept in
- * its delay line, a ring of time buckets of d->bucket seconds (a bucket
- * acts at its end: a CNP counts at most a bucket late, and the alpha and
- * decrease periods it acts in are no finer). A bucket before the oldest
- * one kept joins that one. */
+/* Marks of flow fi (an expected number, n) come back as CNPs: kept in its
+ * delay line, a ring of time buckets (a bucket acts at its end: a CNP
+ * counts at most a bucket late). A bucket is d->bucket seconds (an alpha
+ * period) x 2^shift: when the marks on their way span more than
+ * FS__CNP_BUCKETS buckets (queues of milliseconds) the ring merges its
+ * buckets pairwise, each into the later one, so it stays that small; an
+ * empty ring starts fine again. A bucket before the oldest one kept joins
+ * that one. */
 static int64_t cnp_bucket(const fs__dcqcn *d, double t) {
   return (int64_t)ceil(t / d->bucket - 1e-9);
 }
 
-static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t b, double n) {
+static double bucket_s(const fs__dcqcn *d, const fs__cnpq *q) {
+  return d->bucket * (double)((int64_t)1 << q->shift);
+}
+
+static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
   fs__cnpq *q = &d->cnp[fi];
+  if (q->len == 0) q->shift = 0;
+  int64_t b = (fine + ((int64_t)1 << q->shift) - 1) >> q->shift;
   if (q->len == 0) q->base = b;
   if (b < q->base) b = q->base;
   int64_t span = b - q->base + 1;
+  while (span > FS__CNP_BUCKETS) { /* coarser: bucket i into ceil(i / 2) */
+    int64_t last = q->base + q->len - 1, nbase = (q->base + 1) >> 1;
+    double *nb = calloc((size_t)q->cap, sizeof(double));
+    if (!nb) return FS_ENOMEM;
+    for (int64_t i = q->base; i <= last; i++)
+      nb[((i + 1) >> 1) & (q->cap - 1)] += q->n[i & (q->cap - 1)];
+    free(q->n);
+    q->n = nb;
+    q->len = (int32_t)(((last + 1) >> 1) - nbase + 1);
+    q->base = nbase;
+    q->shift++;
+    b = (b + 1) >> 1;
+    span = b - q->base + 1;
+  }
   if (span > q->cap) { /* a larger ring, the buckets kept where they go */
     int32_t ncap = q->cap ? q->cap : 16;
     while (ncap < span) ncap *= 2;
@@ -252,7 +275,7 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
   for (int64_t i = q->base; i < q->base + q->len; i++) {
     double x = q->n[i & (q->cap - 1)];
     m += x;
-    if (whole_one ? m >= whole : x > 0) return (double)i * d->bucket;
+    if (whole_one ? m >= whole : x > 0) return (double)i * bucket_s(d, q);
   }
   return INFINITY;
 }
@@ -260,8 +283,8 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
 /* The marks of flow fi that have come back by now. */
 static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
   fs__cnpq *q = &d->cnp[fi];
-  double n = 0;
-  while (q->len > 0 && (double)q->base * d->bucket <= now * (1 + 1e-12)) {
+  double n = 0, w = bucket_s(d, q);
+  while (q->len > 0 && (double)q->base * w <= now * (1 + 1e-12)) {
     double *x = &q->n[q->base & (q->cap - 1)];
     n += *x;
     *x = 0;

@@ -259,10 +259,12 @@ void fs__bins_finish(fs__bins *b, double makespan);
  * link its port's queue. */
 typedef struct fs__cnpq {
   double *n;     /* ring of cap (a power of 2) time buckets: marks that come
-                  * back in bucket i (ending at i x bucket seconds) */
+                  * back in bucket i (ending at i x bucket x 2^shift s) */
   int64_t base;  /* the oldest bucket kept */
-  int32_t len, cap;
+  int32_t len, cap, shift;
 } fs__cnpq;
+/* The most buckets a flow's delay line keeps (dcqcn.c, cnp_push). */
+#define FS__CNP_BUCKETS 1024
 
 /* The longest step of the DCQCN model while a port is queued: a queue
  * moves at most 50 KB in it at 100 Gb/s (an eighth of the default Kmin),

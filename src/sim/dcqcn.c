@@ -1,30 +1,31 @@
-/* DCQCN rate control for rdma (docs/model.md, "DCQCN"): the fluid form of
- * RoCEv2's congestion control that the engine (engine.c) asks every
- * dec_us while a switch port is queued or over-subscribed.
+/* DCQCN rate control for rdma (docs/model.md, "DCQCN"): the fluid model
+ * of RoCEv2's congestion control that the engine (engine.c, cc_step) steps
+ * when flows come or go, every few microseconds while a switch port is
+ * queued or over-subscribed, and when a rate increase, a cut or a CNP is
+ * due. Under it the engine does not share links max-min: each flow sends
+ * at its offer (rerate_cc), and capacities act through the queues here.
  *
  * Senders: each queue pair (a flow) is paced at its reaction point's rate
  * RC; its NIC serves its queue pairs round robin, so what a flow offers is
- * its NIC's max-min share under the RC caps. Ports: a link's queue grows at
- * what its flows bring minus its capacity; RED marks (ECN) with
- * probability pmax (q - kmin) / (kmax - kmin) between the thresholds and
- * every packet above; a port with a queue serves its flows in proportion to
- * what they bring (FIFO), so a flow's delivered rate is what it offers
- * times C / A at every queued link of its route. What each flow brings to a
- * link is its offer times those factors upstream, as of the previous step.
- * Reaction point (the ns-3 backend's, tools/ns3/fabricsim_ns3.cc, step
- * for step): marks come back as CNPs, one per marked packet, taken
- * deterministically (a flow's expected marks are summed and each whole one
- * is a CNP); the first CNP sets alpha to 1 and starts the timers; alpha
- * decays by (1 - g) every alpha_us and gains g in a period with a CNP; in
- * a dec_us period with a CNP the rate is cut by alpha / 2 (the rate before
- * it becomes the target, unless the period before cut too) and the increase
+ * its NIC's max-min share under the RC caps. Ports: every flow keeps what
+ * it has queued at each port of its route (also after its sender is done,
+ * until it is all through); what comes to a port is what the port before
+ * lets out; a queued port lets out its capacity, shared in proportion to
+ * what each flow has queued there (FIFO in the fluid limit), an empty one
+ * what comes (thinned when more comes than it carries). RED marks (ECN)
+ * with probability pmax (q - kmin) / (kmax - kmin) between the thresholds
+ * and every packet above; a marked packet waits out the queues from its
+ * port on, then its CNP crosses back (a delay line of time buckets per
+ * flow). Marks are summed as expected numbers and each whole one is a CNP,
+ * so the model is deterministic. Reaction point (the ns-3 backend's,
+ * tools/ns3/fabricsim_ns3.cc, step for step): the first CNP sets alpha to
+ * 1, cuts at once and starts the timers; alpha decays by (1 - g) every
+ * alpha_us and gains g in a period with a CNP; at the end of a dec_us
+ * period with a CNP the rate is cut by alpha / 2 (the rate before it
+ * becomes the target, unless the period before cut too) and the increase
  * timer restarts; every inc_us after it the rate goes half way to the
- * target, which rises by ai (at stage F) or hai (beyond F).
- *
- * The engine gives each flow its delivered rate as a cap (fs__simcore.
- * flow_cap) and max-min does the rest, so links are never over capacity.
- * When no port is queued or over-subscribed the caps are the RC of the
- * flows below line rate and nothing else. */
+ * target, which rises by ai (at stage F) or hai (beyond F). A flow's last
+ * byte waits out each queue as it reaches it (engine.c, cc_tail). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

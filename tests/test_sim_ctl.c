@@ -113,12 +113,23 @@ TEST(test_sim_reroute_in_flight_closed_form) {
 /* A flow alone loses its spine at 20 ms and is re-routed at 50 ms: it
  * stands still for 30 ms. Without the re-route the run reports a stall. */
 TEST(test_sim_link_failure_then_reroute) {
+  /* fluid (the closed form), then rdma with and without DCQCN: under
+   * DCQCN a flow over a failed link sends nothing either, so with no queue
+   * anywhere it finishes when the ideal rdma flow does */
+  double rdma_fin[2] = {0, 0};
+  for (int mode = 0; mode < 3; mode++)
   for (int reroute = 0; reroute < 2; reroute++) {
     net n;
     net_init(&n);
     fs_err err = {0, ""};
     fs_sim *s;
     CHECK_OK(fs_sim_new(n.t, &s, &err), &err);
+    if (mode > 0) {
+      fs_transport tp;
+      fs_transport_defaults(FS_TRANSPORT_RDMA, &tp);
+      tp.dcqcn = mode == 2;
+      CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+    }
     fs_route r;
     fs_route_init(&r);
     via(&n, 0, 2, 0, &r);
@@ -133,7 +144,8 @@ TEST(test_sim_link_failure_then_reroute) {
     int rc = fs_sim_run(s, NULL, &err);
     if (reroute) {
       CHECK_EQ_INT(rc, 0);
-      CHECK_REL(fs_sim_finish_s(s, a), X / CAP + 0.030, 1e-12, "s");
+      if (mode == 0) CHECK_REL(fs_sim_finish_s(s, a), X / CAP + 0.030, 1e-12, "s");
+      else rdma_fin[mode - 1] = fs_sim_finish_s(s, a);
       CHECK_REL(fs_sim_link_capacity_bps(s, f.fail_link), 0, 1e-12, "bps");
     } else {
       CHECK_EQ_INT(rc, FS_EINVAL);
@@ -146,6 +158,8 @@ TEST(test_sim_link_failure_then_reroute) {
     fs_sim_free(s);
     net_free(&n);
   }
+  CHECK(rdma_fin[0] > X / CAP + 0.030);
+  CHECK_REL(rdma_fin[1], rdma_fin[0], 1e-9, "s (rdma under DCQCN)");
 }
 
 /* A flow re-routed before it starts runs entirely on the new route; a

@@ -170,6 +170,14 @@ static double red(const fs_dcqcn *p, double q, double Bps) {
   return p->pmax * (q - lo) / (hi - lo);
 }
 
+/* Flow f crosses a failed link (no capacity): it sends nothing until it is
+ * given another route (as under max-min, where it gets no rate). */
+static int blocked(const fs__simcore *c, const fs__flow *f) {
+  for (int32_t k = 0; k < f->n; k++)
+    if (!(c->cap_Bps[f->links[k]] > 0)) return 1;
+  return 0;
+}
+
 /* What each flow of a NIC offers: round robin under the RC caps (max-min
  * on the NIC's link alone). */
 static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
@@ -178,7 +186,8 @@ static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
-    d->nic[n++] = fi;
+    if (blocked(c, &c->flows[fi])) d->offer[fi] = 0;
+    else d->nic[n++] = fi;
   }
   double room = c->cap_Bps[l];
   int32_t left = n;
@@ -206,7 +215,7 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t fi = active[i];
     int32_t l = nic_link(c, &c->flows[fi]);
     if (l < 0) {
-      d->offer[fi] = d->rc[fi];
+      d->offer[fi] = blocked(c, &c->flows[fi]) ? 0 : d->rc[fi];
     } else if (d->stamp[l] != ep) {
       d->stamp[l] = ep;
       nic_share(d, c, l);

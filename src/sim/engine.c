@@ -735,6 +735,7 @@ static void supersede(fs_sim *s, fs__flow *f);
 static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   fs__simcore *c = &s->core;
   c->cap_Bps[link] = Bps;
+  if (s->dq) s->cc_changed = 1; /* its flows' offers may change */
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
@@ -1290,6 +1291,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
       capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
+  if (s->dq) s->cc_changed = 1; /* its NIC's share changes */
   if (host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
@@ -2185,6 +2187,8 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
     return FS_ENOMEM;
   }
   f->n = route->n;
+  if (s->dq) fs__dcqcn_reset_hops(s->dq, fi); /* (its bytes queued on the old
+                                             * route leave the model) */
   f->latency_s = (double)route->latency_ns * 1e-9;
   if (s->payload)
     f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->payload[fi]);

@@ -67,6 +67,19 @@ done
 "$bin" sim validation/pingpong-64k.json --backend ns3 --connections persistent >"$dir/pp.warm.ns3.json"
 "$bin" sim validation/pingpong-64k.json --connections persistent >"$dir/pp.warm.fluid.json"
 
+# tcp's settings reach ns-3 (a 'tcp' line): a 1 MiB message with an
+# initial window of 4 segments and the timestamp option (54 header bytes,
+# the model's default), against the model, and with a window of 10
+for iw in 4 10; do
+  cat >"$dir/iw$iw.json" <<EOF
+{"topology": {"type": "star", "hosts": 2, "gbps": 100, "latency_ns": 1000},
+ "routing": {"mode": "shortest"}, "transport": {"kind": "tcp", "init_window": $iw},
+ "flows": [{"id": "a", "src": 0, "dst": 1, "bytes": 1048576}]}
+EOF
+  "$bin" sim "$dir/iw$iw.json" --backend ns3 >"$dir/iw$iw.ns3.json"
+  "$bin" sim "$dir/iw$iw.json" >"$dir/iw$iw.fluid.json"
+done
+
 # The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
 ns3=$(dirname "$bin")/fabricsim-ns3
 printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
@@ -91,7 +104,8 @@ sed 's/^transport rdma 4096 62$/transport rdma 4096 62\ndcqcn 500 200 0.01 0.003
 st=0
 "$ns3" --in="$dir/roce2.txt" --out="$dir/roce2.out" --verbose 2>"$dir/roce2.err" || st=$?
 echo "$st" >"$dir/roce2.status"
-for c in ok sent offpath roce-hdr roce-paper roce-baddq; do
+sed 's/^nodes 3$/tcp 8960 41 10 65\nnodes 3/' "$dir/ok.txt" >"$dir/tcp-hdr.txt"
+for c in ok sent offpath roce-hdr roce-paper roce-baddq tcp-hdr; do
   st=0
   "$ns3" --in="$dir/$c.txt" --out="$dir/$c.out" 2>"$dir/$c.err" || st=$?
   echo "$st" >"$dir/$c.status"
@@ -195,9 +209,11 @@ st, msg = status("roce2")
 check("rdma: an incast of 2 x 2 MiB marks ECN at the switch port (DCQCN acts), drops nothing",
       st == 0 and "link 5 (3 -> 2): 0 dropped" in msg and "ECN-marked" in msg,
       "exit %d: %s" % (st, msg))
-# A warm connection: the closed form above without the handshake.
+# A warm connection: the closed form above without the handshake, in the
+# packets of --transport tcp's defaults (8948-byte segments, 54 header
+# bytes with timestamps), which its 'tcp' line gives ns-3.
 got = item(load("one.warm"), "a")["fct_ns"]
-size = 1048576
+size, seg, hdr = 1048576, 8948, 54
 pkts = math.ceil(size / seg)
 last = size - (pkts - 1) * seg + hdr
 want_warm = 8 * (size + pkts * hdr) / rate * 1e9 + 2 * lat + 8 * last / rate * 1e9
@@ -230,6 +246,16 @@ check("rdma: a 'dcqcn' line out of range is refused (exit 2)",
 st, msg = status("roce-hdr")
 check("rdma: a header too small for PPP, IPv4 and UDP is refused (exit 2)",
       st == 2 and "HEADER >= 30" in msg, "exit %d: %s" % (st, msg))
+st, msg = status("tcp-hdr")
+check("tcp: a header other than 42 or 54 bytes is refused (exit 2)",
+      st == 2 and "HEADER 42 or 54" in msg, "exit %d: %s" % (st, msg))
+ns3, fluid = load("iw4.ns3")["makespan_ns"], load("iw4.fluid")["makespan_ns"]
+check("tcp: a 1 MiB message, initial window 4, timestamps, within 0.5% of --transport tcp",
+      abs(ns3 - fluid) / ns3 < 0.005,
+      "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (fluid - ns3) / ns3 * 100))
+ns10 = load("iw10.ns3")["makespan_ns"]
+check("tcp: the scenario's initial window reaches ns-3 (4 segments slower than 10)",
+      ns3 > ns10 * 1.02, "ns-3 %.0f ns with 4, %.0f ns with 10" % (ns3, ns10))
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF

@@ -88,7 +88,8 @@ TEST(test_ns3_exchange_file_lists_nodes_links_paths_tasks_deps) {
 /* rdma: the second line names the transport and its packet sizes (the
  * defaults: 4096-byte payload, 62 header bytes), and a third its DCQCN
  * settings when the scenario changed them; tcp with persistent connections
- * names those; tcp with new ones (the default) writes none. */
+ * names those; tcp (new connections or persistent ones) writes its
+ * segment, header bytes, initial window and K; the fluid engine nothing. */
 TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
   static const char *const extra[] = {
       ", \"transport\": \"rdma\"",
@@ -96,14 +97,19 @@ TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
       ", \"transport\": \"tcp\"",
       ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
       ", \"transport\": {\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"}",
-      ", \"transport\": {\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 5, \"f\": 5}}"};
+      ", \"transport\": {\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 5, \"f\": 5}}",
+      ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42, "
+      "\"init_window\": 4, \"queue_k\": 20.5}",
+      ", \"transport\": \"fluid\""};
   static const char *const want[] = {
       "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
       "fabricsim-ns3 1\ntransport rdma 1024 30\nnodes 4\n",
-      "fabricsim-ns3 1\nnodes 4\n",
-      "fabricsim-ns3 1\ntransport tcp persistent\nnodes 4\n",
+      "fabricsim-ns3 1\ntcp 8948 54 10 65\nnodes 4\n",
+      "fabricsim-ns3 1\ntransport tcp persistent\ntcp 8948 54 10 65\nnodes 4\n",
       "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
-      "fabricsim-ns3 1\ntransport rdma 4096 62\ndcqcn 5 1600 0.20000000000000001 0.00390625 1 4 300 5 20 200 1000\nnodes 4\n"};
+      "fabricsim-ns3 1\ntransport rdma 4096 62\ndcqcn 5 1600 0.20000000000000001 0.00390625 1 4 300 5 20 200 1000\nnodes 4\n",
+      "fabricsim-ns3 1\ntcp 8960 42 4 20.5\nnodes 4\n",
+      "fabricsim-ns3 1\nnodes 4\n"};
   for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
     fs_scenario *sc = star("shortest", extra[i], 1);
     if (!sc) continue;
@@ -201,6 +207,20 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
       {"ecmp", ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8960}",
        "star.json: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole bytes, "
        "payload + headers at most 9002 (MTU 9000 + PPP 2), got 8960"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"header_bytes\": 40}",
+       "star.json: $.transport.header_bytes: the ns-3 backend's TCP packets carry 42 bytes of "
+       "headers (PPP 2, IPv4 20, TCP 20) or 54 (with timestamps), got 40"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8961, \"header_bytes\": 42}",
+       "star.json: $.transport.mss_bytes: the ns-3 backend's TCP segments are whole bytes, "
+       "segment + headers at most 9002 (MTU 9000 + PPP 2), got 8961"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 1000.5}",
+       "star.json: $.transport.mss_bytes: the ns-3 backend's TCP segments are whole bytes"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"init_window\": 2.5}",
+       "star.json: $.transport.init_window: the ns-3 backend's initial window is a whole "
+       "number of segments (at most 1e6), got 2.5"},
+      {"ecmp", ", \"transport\": {\"kind\": \"tcp\", \"queue_k\": 0}",
+       "star.json: $.transport.queue_k: the ns-3 backend's switch ports mark ECN at K > 0 "
+       "packets"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     fs_scenario *sc = star(cases[i].mode, cases[i].extra, 0);
@@ -216,7 +236,9 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
   static const char *const fine[] = {"", ", \"transport\": \"tcp\"",
                                      ", \"transport\": \"fluid\"", ", \"transport\": \"rdma\"",
                                      ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
-                                     ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8940}"};
+                                     ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8940}",
+                                     ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 1460, "
+                                     "\"header_bytes\": 42, \"init_window\": 4, \"queue_k\": 20}"};
   for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
     fs_scenario *sc = star("ecmp", fine[i], 0);
     if (!sc) continue;

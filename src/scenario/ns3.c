@@ -66,6 +66,30 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                         "%s: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole "
                         "bytes, payload + headers at most 9002 (MTU 9000 + PPP 2), got %g",
                         sc->file, tp->mss_bytes);
+  } else if (tp->kind == FS_TRANSPORT_TCP) {
+    /* ns-3's TCP packets: PPP 2, IPv4 20, TCP 20 bytes of headers, and 12
+     * more with the timestamp option; whole segments and windows */
+    if (tp->header_bytes != 42 && tp->header_bytes != 54)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.header_bytes: the ns-3 backend's TCP packets carry 42 "
+                        "bytes of headers (PPP 2, IPv4 20, TCP 20) or 54 (with timestamps), got %g",
+                        sc->file, tp->header_bytes);
+    if (tp->mss_bytes != floor(tp->mss_bytes) || tp->mss_bytes + tp->header_bytes > 9002)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.mss_bytes: the ns-3 backend's TCP segments are whole "
+                        "bytes, segment + headers at most 9002 (MTU 9000 + PPP 2), got %g",
+                        sc->file, tp->mss_bytes);
+    if (tp->init_window != floor(tp->init_window) || tp->init_window > 1e6)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.init_window: the ns-3 backend's initial window is a "
+                        "whole number of segments (at most 1e6), got %g",
+                        sc->file, tp->init_window);
+    if (!(tp->queue_k > 0))
+      return fs_err_set(err, FS_EINVAL,
+                        "%s: $.transport.queue_k: the ns-3 backend's switch ports mark ECN at K > 0 "
+                        "packets (0, the model's switch queues off, has no packet-level "
+                        "counterpart), got %g",
+                        sc->file, tp->queue_k);
   }
   return 0;
 }
@@ -104,8 +128,13 @@ int fs_ns3_write(FILE *f, const fs_scenario *sc, fs_err *err) {
               d->kmin_kb, d->kmax_kb, d->pmax, d->g, d->alpha_us, d->dec_us, d->inc_us, d->f,
               d->ai_mbps, d->hai_mbps, d->min_mbps);
   }
-  else if (sc->transport.kind == FS_TRANSPORT_TCP && sc->transport.persistent)
-    fprintf(f, "transport tcp persistent\n");
+  else if (sc->transport.kind == FS_TRANSPORT_TCP) {
+    const fs_transport *tp = &sc->transport;
+    if (tp->persistent) fprintf(f, "transport tcp persistent\n");
+    /* its packets, initial window and DCTCP's K, as the model's */
+    fprintf(f, "tcp %.0f %.0f %.0f %.17g\n", tp->mss_bytes, tp->header_bytes, tp->init_window,
+            tp->queue_k);
+  }
   fprintf(f, "nodes %d\n", t->n_nodes);
   for (int32_t v = 0; v < t->n_nodes; v++) fprintf(f, "node %d %s\n", v, kind_name(t->nodes[v].kind));
   for (int32_t l = 0; l < t->n_links; l++) {

@@ -60,6 +60,10 @@ constexpr uint32_t kMtu = 9000;
 constexpr uint32_t kIpHeader = 20;
 constexpr uint32_t kTcpHeader = 20; // no options: timestamps off (ns-3 stamps in ms)
 constexpr uint32_t kSegment = kMtu - kIpHeader - kTcpHeader; // 8960
+// a TCP packet's header bytes on the wire: PPP 2, IPv4 20, TCP 20, and 12
+// more with the timestamp option
+constexpr uint32_t kTcpWire = 2 + kIpHeader + kTcpHeader;
+constexpr uint32_t kTimestampOption = 12;
 constexpr uint16_t kPort = 5000;
 // rdma: the headers ns-3 itself puts on a RoCE packet (PPP 2, IPv4 20, UDP
 // 8); the rest of the header bytes (BTH, ICRC, Ethernet's) are UDP payload
@@ -123,6 +127,13 @@ struct Run {
   // "transport tcp persistent": every flow's connection is opened and warm
   // before the run, which starts t0_ns later (times are reported from it)
   bool persistent = false;
+  // "tcp SEGMENT HEADER INITWIN K100": the scenario's packets, initial
+  // window and marking threshold (the defaults and --k100 apply to files
+  // without one); HEADER is kTcpWire, or with timestamps kTcpWire + 12
+  bool has_tcp = false;
+  uint32_t tcp_segment = kSegment, tcp_header = kTcpWire, tcp_iw = 10;
+  double tcp_k100 = 65;
+  uint32_t mtu = kMtu; // the IP packets' largest size on every device
   int64_t t0_ns = 0;
   std::vector<Ptr<Socket>> conn; // by item: the open connection
   std::vector<uint64_t> unsent;  // by item: bytes not yet written to it
@@ -176,12 +187,12 @@ void OpenConnections(Run *r) {
     double rtt_s = 0, c = (double)r->links[it.links.front()].bps;
     for (int32_t l : it.links)
       rtt_s += 2 * r->links[l].latency_ns * 1e-9 +
-               8.0 * (kMtu + 2 + kIpHeader + kTcpHeader + 2) / (double)r->links[l].bps;
-    uint32_t w = (uint32_t)std::ceil(c * rtt_s / 8 / kSegment);
-    if (w < 10) w = 10;
+               8.0 * (r->mtu + 2 + r->tcp_header) / (double)r->links[l].bps;
+    uint32_t w = (uint32_t)std::ceil(c * rtt_s / 8 / r->tcp_segment);
+    if (w < r->tcp_iw) w = r->tcp_iw;
     Ptr<Socket> s = Socket::CreateSocket(r->nodes.Get(it.src), TcpSocketFactory::GetTypeId());
     s->SetAttribute("InitialCwnd", UintegerValue(w));
-    s->SetAttribute("InitialSlowStartThreshold", UintegerValue(w * kSegment));
+    s->SetAttribute("InitialSlowStartThreshold", UintegerValue(w * r->tcp_segment));
     s->Bind(InetSocketAddress(it.saddr, 0));
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, r), MakeBoundCallback(&OnConnectFailed, r));
     s->SetSendCallback(MakeBoundCallback(&OnTxRoom, r, i));
@@ -216,7 +227,7 @@ void StartItem(Run *r, int32_t i) {
   }
   BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(it.daddr, kPort));
   bulk.SetAttribute("MaxBytes", UintegerValue(it.bytes));
-  bulk.SetAttribute("SendSize", UintegerValue(kSegment * 8));
+  bulk.SetAttribute("SendSize", UintegerValue(r->tcp_segment * 8));
   bulk.SetAttribute("Local", AddressValue(InetSocketAddress(it.saddr, 0)));
   ApplicationContainer app = bulk.Install(r->nodes.Get(it.src));
   app.Start(Seconds(0)); // relative to now: installed during the run
@@ -596,6 +607,18 @@ void Parse(const std::string &file, Run *r) {
       } else {
         bad(file, ln, "transport must be 'rdma PAYLOAD HEADER' or 'tcp persistent', got '" + line + "'");
       }
+    } else if (kw == "tcp") {
+      double k;
+      want(static_cast<bool>(s >> r->tcp_segment >> r->tcp_header >> r->tcp_iw >> k));
+      if (r->tcp_segment < 1 || r->tcp_iw < 1 || !(k > 0) ||
+          (r->tcp_header != kTcpWire && r->tcp_header != kTcpWire + kTimestampOption) ||
+          r->tcp_segment + r->tcp_header - 2 > kMtu)
+        bad(file, ln, "tcp: need SEGMENT >= 1, HEADER " + std::to_string(kTcpWire) + " or " +
+                          std::to_string(kTcpWire + kTimestampOption) +
+                          " (with timestamps), SEGMENT + HEADER - 2 <= " + std::to_string(kMtu) +
+                          " (the MTU), INITWIN >= 1 and K100 > 0, got '" + line + "'");
+      r->tcp_k100 = k;
+      r->has_tcp = true;
     } else if (kw == "dcqcn") {
       DcqcnParams &p = r->dcqcn;
       want(static_cast<bool>(s >> p.kmin_kb >> p.kmax_kb >> p.pmax >> p.g >> p.alpha_us >>
@@ -611,6 +634,7 @@ void Parse(const std::string &file, Run *r) {
     }
   }
   if (!header || !end) bad(file, ln, "truncated: no header or no 'end' line");
+  if (r->has_tcp && r->rdma) bad(file, ln, "a 'tcp' line in an rdma run");
   if ((int32_t)r->kinds.size() != n_nodes) bad(file, ln, "fewer node lines than 'nodes' says");
   for (const Item &it : r->items) {
     int32_t h = it.is_flow ? it.src : it.host;
@@ -647,7 +671,7 @@ void Build(Run *r, double k100, const std::string &host_queue) {
     if (l.reverse < i) continue; // built with its partner
     Link &b = r->links[l.reverse];
     PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("Mtu", UintegerValue(kMtu));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(r->mtu));
     p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(l.latency_ns)));
     p2p.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
     NetDeviceContainer d = p2p.Install(r->nodes.Get(l.from), r->nodes.Get(l.to));
@@ -683,14 +707,14 @@ void Build(Run *r, double k100, const std::string &host_queue) {
         // Per-flow queues served round robin (a host's fq): an ACK does not
         // wait behind the host's own bulk data. ECN-marks at the sojourn
         // time of K full packets; CoDel's own drop law never acts (1 s).
-        double ce_s = k * (kMtu + 2) * 8.0 / (double)x->bps;
+        double ce_s = k * (r->mtu + 2) * 8.0 / (double)x->bps;
         tc.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(true), "CeThreshold",
                             TimeValue(Seconds(ce_s)), "Target", StringValue("1s"), "Interval",
                             StringValue("10s"), "MaxSize", StringValue("100000p"));
       } else {
         tc.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
                             BooleanValue(false), "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k),
-                            "QW", DoubleValue(1.0), "MeanPktSize", UintegerValue(kMtu),
+                            "QW", DoubleValue(1.0), "MeanPktSize", UintegerValue(r->mtu),
                             "MaxSize", StringValue("100000p"), "LinkBandwidth",
                             DataRateValue(DataRate(x->bps)), "LinkDelay",
                             TimeValue(NanoSeconds(x->latency_ns)));
@@ -810,6 +834,14 @@ int main(int argc, char **argv) {
   Run r;
   Parse(in, &r);
   CheckReverses(in, &r);
+  if (r.has_tcp) { // the scenario's packets, window and K (not --k100)
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(r.tcp_segment));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(r.tcp_iw));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp",
+                       BooleanValue(r.tcp_header == kTcpWire + kTimestampOption));
+    r.mtu = r.tcp_segment + r.tcp_header - 2;
+    k100 = r.tcp_k100;
+  }
   if (r.rdma) r.roce = &roce;
   if (r.has_dcqcn) { // the scenario's settings; the CNP spacing stays the option's
     double cnp_us = roce.prm.cnp_us;

@@ -60,13 +60,20 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
     }
   }
   if (rate_control) {
-    if (strcmp(rate_control, "dcqcn") != 0 && strcmp(rate_control, "ideal") != 0)
-      return fs__cli_usage(cmd, "--rate-control must be dcqcn or ideal, got '%s'", rate_control);
-    if (tp->kind != FS_TRANSPORT_RDMA)
+    if (strcmp(rate_control, "dcqcn") != 0 && strcmp(rate_control, "dctcp") != 0 &&
+        strcmp(rate_control, "ideal") != 0)
+      return fs__cli_usage(cmd, "--rate-control must be dcqcn, dctcp or ideal, got '%s'",
+                           rate_control);
+    if (strcmp(rate_control, "dctcp") == 0 && tp->kind != FS_TRANSPORT_TCP)
+      return fs__cli_usage(cmd, "--rate-control dctcp: DCTCP is tcp's (--transport tcp)");
+    if (strcmp(rate_control, "dctcp") != 0 && tp->kind != FS_TRANSPORT_RDMA)
       return fs__cli_usage(cmd, "--rate-control %s: DCQCN is rdma's (--transport rdma)",
                            rate_control);
     tp->dcqcn = rate_control[0] == 'd';
   }
+  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !tp->persistent)
+    return fs__cli_usage(cmd, "--rate-control dctcp: DCTCP's model runs on persistent "
+                              "connections only (--connections persistent)");
   return 0;
 }
 

@@ -23,7 +23,7 @@ static void help(FILE *f) {
           "  --seed N             ECMP seed (default 1)\n"
           "  --transport KIND     fluid (default), tcp or rdma\n"
           "  --connections new|persistent  tcp connections (default persistent)\n"
-          "  --rate-control dcqcn|ideal  rdma's rate control (default ideal)\n"
+          "  --rate-control dcqcn|dctcp|ideal  rdma's or tcp's rate control (default ideal)\n"
           "  --format text|json   per-rank finish times (default text)\n");
 }
 

@@ -53,8 +53,9 @@ static void help(FILE *f) {
           "  --transport KIND   fluid (default), tcp or rdma (fabricsim sim --help)\n"
           "  --connections new|persistent  tcp: persistent (the default: NCCL\n"
           "                     connects once) or a new connection per message\n"
-          "  --rate-control dcqcn|ideal  rdma: DCQCN's rate control or max-min at\n"
-          "                     once (ideal, the default; fabricsim sim --help)\n"
+          "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control, tcp:\n"
+          "                     DCTCP's, or max-min at once (ideal, the default;\n"
+          "                     fabricsim sim --help)\n"
           "  --format F         table (default), json, csv\n"
           "  --report FILE.html also write a self-contained HTML report: busbw versus\n"
           "                     size with the closed form, per algorithm\n");

@@ -45,9 +45,11 @@ static void help(FILE *f) {
           "                      rdma (RoCEv2); overrides the file's \"transport\"\n"
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
-          "  --rate-control dcqcn|ideal  rdma: DCQCN's rate control (queues, ECN\n"
-          "                      marks, cuts, slow recovery; a few times the cost)\n"
-          "                      or max-min at once (ideal, the default)\n"
+          "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control (queues,\n"
+          "                      ECN marks, cuts, slow recovery; a few times the\n"
+          "                      cost); tcp on persistent connections: DCTCP's\n"
+          "                      windows over the same queues; or max-min at once\n"
+          "                      (ideal, the default)\n"
           "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
           "                      routes run packet by packet in ns-3 (DCTCP; RoCEv2\n"
           "                      with DCQCN under rdma; build it with 'make ns3';\n"
@@ -136,7 +138,7 @@ int fs__cli_sim(int argc, char **argv) {
       if (!has_val) return fs__cli_usage("sim", "--connections needs new or persistent");
       connections = argv[++i];
     } else if (strcmp(a, "--rate-control") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--rate-control needs dcqcn or ideal");
+      if (!has_val) return fs__cli_usage("sim", "--rate-control needs dcqcn, dctcp or ideal");
       rate_control = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");

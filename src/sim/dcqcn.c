@@ -62,11 +62,18 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->out = calloc(L, sizeof(double));
   d->tail_hop = fs__malloc(F, sizeof(int32_t));
   d->tail_more = fs__malloc(F, sizeof(double));
+  d->cwnd = fs__malloc(F, sizeof(double));
+  d->rtt0 = fs__malloc(F, sizeof(double));
+  d->win_end = fs__malloc(F, sizeof(double));
+  d->win_pk = fs__malloc(F, sizeof(double));
+  d->win_mk = fs__malloc(F, sizeof(double));
+  d->cwr_end = fs__malloc(F, sizeof(double));
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
       !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
       !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp || !d->pend ||
-      !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out) {
+      !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out || !d->cwnd ||
+      !d->rtt0 || !d->win_end || !d->win_pk || !d->win_mk || !d->cwr_end) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -103,6 +110,12 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->hop);
   free(d->drain);
   free(d->out);
+  free(d->cwnd);
+  free(d->rtt0);
+  free(d->win_end);
+  free(d->win_pk);
+  free(d->win_mk);
+  free(d->cwr_end);
   memset(d, 0, sizeof(*d));
 }
 
@@ -134,6 +147,26 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   for (int32_t k = 0; k < d->cnp[fi].cap; k++) d->cnp[fi].n[k] = 0;
   d->cnp[fi].len = 0;
   d->pend[fi] = 0;
+  if (d->dctcp) {
+    /* a warm connection (the ns-3 backend's): its window covers the
+     * path's bandwidth-delay product, at least the initial window; the
+     * round trip is the latencies both ways and a packet and its ACK per
+     * hop */
+    double rtt = 0;
+    for (int32_t k = 0; k < f->n; k++) {
+      const fs_link *lk = &c->t->links[f->links[k]];
+      rtt += f->w[k] * (2 * (double)lk->latency_ns * 1e-9 +
+                        (d->wire_bytes + d->ack_bytes) / (lk->capacity_bps / 8));
+    }
+    double segs = ceil(line * rtt / d->mss - 1e-9);
+    if (segs < d->init_window) segs = d->init_window;
+    d->rtt0[fi] = rtt;
+    d->cwnd[fi] = segs * d->wire_bytes;
+    d->rc[fi] = rtt > 0 ? fmin(d->cwnd[fi] / rtt, line) : line;
+    d->win_end[fi] = -1; /* set at its first step */
+    d->win_pk[fi] = d->win_mk[fi] = 0;
+    d->cwr_end[fi] = -INFINITY;
+  }
   fs__dcqcn_reset_hops(d, fi);
 }
 
@@ -162,9 +195,13 @@ int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
   return 0;
 }
 
-/* RED's marking probability at a queue of q bytes on a link of Bps. */
-static double red(const fs_dcqcn *p, double q, double Bps) {
-  double scale = Bps / 12.5e9, lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
+/* RED's marking probability at a queue of q bytes on a link of Bps;
+ * under DCTCP every packet at or above K packets. */
+static double red(const fs__dcqcn *d, double q, double Bps) {
+  const fs_dcqcn *p = &d->prm;
+  double scale = Bps / 12.5e9;
+  if (d->dctcp) return q >= d->k100 * d->wire_bytes * scale ? 1 : 0;
+  double lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
   if (q <= lo) return 0;
   if (q >= hi) return 1;
   return p->pmax * (q - lo) / (hi - lo);
@@ -305,6 +342,46 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
   return n;
 }
 
+/* DCTCP's sender (Alizadeh et al., SIGCOMM 2010, section 3.1, as ns-3's
+ * TcpDctcp runs it) over a step of dt in which `acked` marks (expected)
+ * and `echoes` whole marked packets came back: the window grows by a
+ * segment per window acknowledged (congestion avoidance); the first echo
+ * in a window cuts it to W (1 - alpha / 2) (at least 2 segments) and none
+ * other until a round trip has passed; at the end of each observation
+ * window (a round trip) alpha <- (1 - g) alpha + g F, F the fraction of its
+ * packets marked, g = 1/16. The flow sends at most W a round trip, the
+ * round trip with the queues on its path and its ACKs' as they are now.
+ * Returns when it next needs a step without queues (its window grows). */
+static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now, double dt,
+                          double marks, double echoes) {
+  const fs__flow *f = &c->flows[fi];
+  const fs__hops *h = &d->hop[fi];
+  const double g = 1.0 / 16;
+  double rtt = d->rtt0[fi];
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k], r = c->t->links[l].reverse;
+    if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
+    if (r >= 0 && c->cap_Bps[r] > 0) rtt += f->w[k] * d->q[r] / c->cap_Bps[r];
+  }
+  double acked = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] * dt : 0;
+  d->win_pk[fi] += acked / d->wire_bytes;
+  d->win_mk[fi] += marks;
+  if (d->cwnd[fi] > 0) d->cwnd[fi] += d->wire_bytes * acked / d->cwnd[fi];
+  if (d->win_end[fi] < 0) d->win_end[fi] = now + rtt;
+  if (now >= d->win_end[fi] - 1e-12) {
+    double F = d->win_pk[fi] > 0 ? fmin(d->win_mk[fi] / d->win_pk[fi], 1) : 0;
+    d->alpha[fi] = (1 - g) * d->alpha[fi] + g * F;
+    d->win_pk[fi] = d->win_mk[fi] = 0;
+    d->win_end[fi] = now + rtt;
+  }
+  if (echoes > 0 && now >= d->cwr_end[fi]) {
+    d->cwnd[fi] = fmax(d->cwnd[fi] * (1 - d->alpha[fi] / 2), 2 * d->wire_bytes);
+    d->cwr_end[fi] = now + rtt;
+  }
+  d->rc[fi] = fmin(d->cwnd[fi] / rtt, d->line[fi]);
+  return d->rc[fi] < d->line[fi] ? d->win_end[fi] : INFINITY;
+}
+
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc) {
   const fs_dcqcn *p = &d->prm;
@@ -363,7 +440,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int marked = 0; /* a queue of its route over Kmin at either end of the step */
     for (int32_t k = 0; k < f->n && !marked; k++) {
       int32_t l = f->links[k];
-      marked = red(p, d->q0[l], c->cap_Bps[l]) > 0 || red(p, d->q[l], c->cap_Bps[l]) > 0;
+      marked = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
     }
     int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
     double acc = 0;
@@ -374,7 +451,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         if (!(c->cap_Bps[l] > 0)) continue;
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
         ahead += f->w[k] * ql / c->cap_Bps[l];
-        double pk = f->w[k] * red(p, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
+        double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
         if (!(pk > 0 && pkts > 0)) continue;
         int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
         if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
@@ -386,6 +463,11 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     double m0 = d->marks[fi];
     d->marks[fi] += cnp_take(d, fi, now);
     double cnps = floor(d->marks[fi]) - floor(m0);
+    if (d->dctcp) {
+      double t = dctcp_react(d, c, fi, now, dt, d->marks[fi] - m0, cnps);
+      if (t < soonest) soonest = t;
+      continue;
+    }
     if (d->cc[fi]) { /* alpha, once per alpha period: a gain where a CNP fell */
       if (cnps <= 0) {
         d->alpha[fi] *= pow(1 - p->g, periods);

@@ -766,7 +766,7 @@ static int cc_step(fs_sim *s) {
   double next;
   int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
-  double step = fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US) * 1e-6;
+  double step = (s->dq->dctcp ? FS__DCTCP_STEP_US : fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US)) * 1e-6;
   double at = busy ? fmin(s->now + step, next) : next;
   if (at <= s->pending_cc_t && at > s->now) {
     s->cc_version++;
@@ -1844,7 +1844,10 @@ static int setup(fs_sim *s, fs_err *err) {
 }
 
 /* rdma under DCQCN: rates are the senders', not max-min (dcqcn.c). */
-static int dcqcn(const fs_sim *s) { return s->tp.kind == FS_TRANSPORT_RDMA && s->tp.dcqcn; }
+static int dcqcn(const fs_sim *s) {
+  return s->tp.dcqcn && (s->tp.kind == FS_TRANSPORT_RDMA ||
+                         (s->tp.kind == FS_TRANSPORT_TCP && s->tp.persistent));
+}
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
@@ -1924,6 +1927,14 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
     s->dq->bucket = fmin(s->tp.dcqcn_prm.alpha_us, s->tp.dcqcn_prm.dec_us) * 1e-6;
+    if (s->tp.kind == FS_TRANSPORT_TCP) { /* DCTCP */
+      s->dq->dctcp = 1;
+      s->dq->k100 = s->tp.queue_k;
+      s->dq->mss = s->tp.mss_bytes;
+      s->dq->ack_bytes = s->tp.header_bytes;
+      s->dq->init_window = s->tp.init_window;
+      s->dq->bucket = 1e-6;
+    }
     s->pending_cc_t = INFINITY;
   }
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */

@@ -270,6 +270,9 @@ typedef struct fs__cnpq {
  * moves at most 50 KB in it at 100 Gb/s (an eighth of the default Kmin),
  * and a first CNP acts at most this late (docs/model.md, "DCQCN"). */
 #define FS__DCQCN_STEP_US 4.0
+/* ... and of DCTCP's: its round trips in a data centre are a few us, and
+ * its window reacts once a round trip, so a step is the echoes' bucket. */
+#define FS__DCTCP_STEP_US 1.0
 
 typedef struct fs__hops {
   double *b, *arr, *out; /* per hop of its route: bytes queued at the port,
@@ -283,6 +286,15 @@ typedef struct fs__dcqcn {
   double wire_bytes;  /* a full packet on the wire */
   double bucket;      /* CNPs' time resolution, s: the alpha period or less */
   double last;        /* when it last stepped */
+  /* tcp under DCTCP (persistent connections) instead of DCQCN: marks at K
+   * packets (at 100 Gb/s, scaled with a port's rate), the window's
+   * reaction point (dcqcn.c, dctcp_react) */
+  int dctcp;
+  double k100, mss, ack_bytes, init_window;
+  double *cwnd, *rtt0;      /* window (wire bytes); round trip without queues */
+  double *win_end, *win_pk, *win_mk; /* alpha's observation window: its end,
+                                      * packets and marks acknowledged in it */
+  double *cwr_end;          /* no second cut before (once a window) */
   /* per flow */
   double *rc, *rt, *alpha; /* current and target rate (bytes/s), alpha */
   double *marks;      /* marks come back so far (a CNP per whole one) */

@@ -72,6 +72,14 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   if (!(tp->queue_k >= 0) || !isfinite(tp->queue_k))
     return fs_err_set(err, FS_EINVAL, "transport queue_k must be >= 0 packets, got %g",
                       tp->queue_k);
+  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !tp->persistent)
+    return fs_err_set(err, FS_EINVAL,
+                      "transport tcp: DCTCP's rate control runs on persistent connections only "
+                      "(new ones' handshakes and slow start are not modelled under it)");
+  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !(tp->queue_k > 0))
+    return fs_err_set(err, FS_EINVAL,
+                      "transport tcp: DCTCP's rate control marks at K = queue_k > 0 packets, got %g",
+                      tp->queue_k);
   return 0;
 }
 
@@ -279,17 +287,21 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
       (rc = fs__json_str(c, t, P, "rate_control", 0, "ideal", &ratec)) ||
       (rc = dcqcn_json(c, t, &out->dcqcn_prm)))
     return rc;
-  if (strcmp(ratec, "dcqcn") == 0 || strcmp(ratec, "ideal") == 0) {
+  if (strcmp(ratec, "dcqcn") == 0 || strcmp(ratec, "dctcp") == 0 || strcmp(ratec, "ideal") == 0) {
     out->dcqcn = ratec[0] == 'd';
   } else {
     return fs__json_fail(c, "$.transport.rate_control",
                          cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
-                         "must be \"dcqcn\" or \"ideal\"");
+                         "must be \"dcqcn\" (rdma), \"dctcp\" (tcp) or \"ideal\"");
   }
-  if (out->dcqcn && k != FS_TRANSPORT_RDMA)
+  if (strcmp(ratec, "dcqcn") == 0 && k != FS_TRANSPORT_RDMA)
     return fs__json_fail(c, "$.transport.rate_control",
                          cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
                          "DCQCN is rdma's rate control (kind \"rdma\")");
+  if (strcmp(ratec, "dctcp") == 0 && k != FS_TRANSPORT_TCP)
+    return fs__json_fail(c, "$.transport.rate_control",
+                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
+                         "DCTCP is tcp's rate control (kind \"tcp\")");
   if (strcmp(srcq, "fq") == 0 || strcmp(srcq, "none") == 0) {
     out->source_fq = srcq[0] == 'f';
   } else {
@@ -310,5 +322,10 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
     return fs__json_fail(c, "$.transport.connections",
                          cJSON_GetObjectItemCaseSensitive(t, "connections"),
                          "rdma queue pairs are persistent");
+  if (k == FS_TRANSPORT_TCP && out->dcqcn && !out->persistent)
+    return fs__json_fail(c, "$.transport.rate_control",
+                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
+                         "DCTCP's model runs on persistent connections only "
+                         "(\"connections\": \"persistent\")");
   return 0;
 }

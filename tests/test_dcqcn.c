@@ -1,4 +1,5 @@
-/* rdma under DCQCN's rate control (docs/model.md, "DCQCN") against
+/* rdma under DCQCN's rate control (docs/model.md, "DCQCN") and tcp under
+ * DCTCP's (its windows over the same queues; the tests at the end) against
  * hand-computed cases: a lone flow is the ideal rdma flow (nothing queues,
  * nothing is marked); a 16:1 incast keeps the receiver's port busy (its
  * queue never empties, whatever the cuts), so it takes the ideal time; a
@@ -161,5 +162,96 @@ TEST(test_dcqcn_never_beats_the_ideal_and_is_deterministic) {
     CHECK(a >= ideal * (1 - 1e-9));
     CHECK(memcmp(f1, f2, (size_t)n * sizeof(double)) == 0);
     CHECK(a == b);
+  }
+}
+
+/* ---- tcp under DCTCP (persistent connections) ---- */
+
+static fs_transport dctcp(int on) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1;
+  tp.dcqcn = on;
+  return tp;
+}
+
+/* A warm window covers the path's bandwidth-delay product: a lone flow
+ * sends at line rate, nothing queues, so it is the ideal persistent tcp
+ * flow to the bit. */
+TEST(test_dctcp_lone_flow_is_the_warm_tcp_flow) {
+  fs_transport on = dctcp(1), off = dctcp(0);
+  msg m = {0, 3, 1 << 20, 0};
+  fs_leafspine_params p = {2, 1, 2, 100, 100, 1, 1000};
+  fs_topo *a = NULL, *b = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_leafspine(&p, &a, &err), &err);
+  CHECK_OK(fs_topo_leafspine(&p, &b, &err), &err);
+  double x = run(a, &on, &m, 1, NULL), y = run(b, &off, &m, 1, NULL);
+  CHECK(x > 0);
+  CHECK(x == y);
+}
+
+/* 16 warm windows into one port: the queue builds to K and beyond before
+ * the first marks come back, and the cuts (alpha starts at 1: halved) still
+ * leave 16 windows of ~3 segments against a bandwidth-delay product of
+ * ~8: the port never idles, 16 w / C. */
+TEST(test_dctcp_incast_keeps_the_port_busy) {
+  fs_transport on = dctcp(1);
+  msg m[16];
+  for (int i = 0; i < 16; i++) m[i] = (msg){i, 16, 1 << 20, 0};
+  double last, w = wire(&on, 1 << 20, &last);
+  CHECK_REL(run(star(17), &on, m, 16, NULL), 16 * w / C + 2 * LAT + last / C, 1e-9, "s");
+}
+
+/* Two long flows into one port settle into DCTCP's sawtooth (Alizadeh et
+ * al. 2010, section 3.3): between K + N - A and K + N packets, A = N (W* +
+ * 1) alpha / 2, alpha ~ sqrt(2 / W*), W* = (C RTT + K) / N, with N = 2 and
+ * a round trip's more growth before the marks come back. A 16 KiB message
+ * sent once they have settled (1 ms: they end at 1.35 ms) goes at once (it
+ * fits the window) and waits out that queue, FIFO; max-min would give it a
+ * third of the port at once. */
+TEST(test_dctcp_short_message_waits_out_the_standing_queue) {
+  fs_transport on = dctcp(1), off = dctcp(0);
+  double t0 = 1e-3, P = on.mss_bytes + on.header_bytes;
+  msg m[3] = {{0, 3, 8 << 20, 0}, {1, 3, 8 << 20, 0}, {2, 3, 16384, t0}};
+  double fin[3], ref[3], last, w = wire(&on, 16384, &last);
+  run(star(4), &on, m, 3, fin);
+  run(star(4), &off, m, 3, ref);
+  double alone = w / C + 2 * LAT + last / C;
+  double rtt = 4 * LAT + 2 * (P + on.header_bytes) / C;
+  double n = 2, k = on.queue_k, ws = (C * rtt / P + k) / n, a = sqrt(2 / ws);
+  double amp = n * (ws + 1) * a / 2;
+  double waited = (fin[2] - t0 - alone) / (P / C); /* packets ahead of it */
+  CHECK(waited >= k + n - amp - 1);
+  CHECK(waited <= k + 2 * n + 1);
+  CHECK(ref[2] - t0 < alone + 3 * w / C); /* max-min: no queue */
+}
+
+/* Random incasts and permutations under DCTCP: never faster than max-min
+ * at line rate but for the last packet's wait behind the one before it at
+ * the switch (at most a full packet's time at each of the two ports of a
+ * star, which each model takes from its own rates), the same bits on a
+ * second run. */
+TEST(test_dctcp_never_beats_the_ideal_and_is_deterministic) {
+  unsigned seed = 21;
+  fs_transport on = dctcp(1), off = dctcp(0);
+  double P = on.mss_bytes + on.header_bytes;
+  for (int trial = 0; trial < 12; trial++) {
+    msg m[12];
+    int n = 2 + (int)(rand_r(&seed) % 10);
+    int incast = trial % 2 == 0;
+    for (int i = 0; i < n; i++) {
+      m[i].src = i;
+      m[i].dst = incast ? 12 : (i + 1 + (int)(rand_r(&seed) % 11)) % 12;
+      if (m[i].dst == m[i].src) m[i].dst = 12;
+      m[i].bytes = 4096.0 * (1 + rand_r(&seed) % 1024);
+      m[i].start_s = 1e-6 * (rand_r(&seed) % 200);
+    }
+    double f1[12], f2[12];
+    double ideal = run(star(13), &off, m, n, NULL);
+    double x = run(star(13), &on, m, n, f1), y = run(star(13), &on, m, n, f2);
+    CHECK(x >= ideal - 2 * P / C);
+    CHECK(memcmp(f1, f2, (size_t)n * sizeof(double)) == 0);
+    CHECK(x == y);
   }
 }

@@ -432,6 +432,10 @@ TEST(test_transport_bad_input_exits_2) {
       {"{\"kind\": \"tcp\", \"source_queue\": \"fifo\"}", "$.transport.source_queue"},
       {"{\"kind\": \"rdma\", \"rate_control\": \"pfc\"}", "$.transport.rate_control"},
       {"{\"kind\": \"tcp\", \"rate_control\": \"dcqcn\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"rdma\", \"rate_control\": \"dctcp\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"tcp\", \"rate_control\": \"dctcp\"}", "$.transport.rate_control"},
+      {"{\"kind\": \"tcp\", \"connections\": \"new\", \"rate_control\": \"dctcp\"}",
+       "$.transport.rate_control"},
       {"{\"kind\": \"rdma\", \"dcqcn\": {\"f\": 1.5}}", "$.transport.dcqcn.f"},
       {"{\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 800, \"kmax_kb\": 400}}",
        "$.transport.dcqcn.kmax_kb"},
@@ -466,6 +470,19 @@ TEST(test_transport_bad_input_exits_2) {
                             sizeof(out)),
                2);
   CHECK(strstr(out, "rdma") != NULL);
+  /* DCTCP's model: tcp's, on persistent connections */
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport tcp --rate-control dctcp", "2>&1",
+                            out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--connections persistent") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport rdma --rate-control dctcp", "2>&1",
+                            out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "DCTCP is tcp's") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport tcp --connections persistent "
+                            "--rate-control dctcp",
+                            ">/dev/null", out, sizeof(out)),
+               0);
   CHECK_EQ_INT(
       test_run_cli("sim examples/demo.json --connections often", "2>&1", out, sizeof(out)), 2);
   CHECK_EQ_INT(test_run_cli("sim examples/demo.json --transport tcp --format csv", ">/dev/null",

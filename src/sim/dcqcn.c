@@ -378,7 +378,13 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
     d->cwnd[fi] = fmax(d->cwnd[fi] * (1 - d->alpha[fi] / 2), 2 * d->wire_bytes);
     d->cwr_end[fi] = now + rtt;
   }
-  d->rc[fi] = fmin(d->cwnd[fi] / rtt, d->line[fi]);
+  /* ACK-clocked at W a round trip, unless what it has left to send fits
+   * the window's room (W less its bytes queued and on the wire): that goes
+   * at once, at line rate */
+  double infl = d->offer[fi] * d->rtt0[fi];
+  for (int32_t k = 0; k < f->n && k < h->cap; k++) infl += f->w[k] * h->b[k];
+  d->rc[fi] = f->remaining <= d->cwnd[fi] - infl ? d->line[fi]
+                                                  : fmin(d->cwnd[fi] / rtt, d->line[fi]);
   return d->rc[fi] < d->line[fi] ? d->win_end[fi] : INFINITY;
 }
 

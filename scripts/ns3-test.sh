@@ -80,6 +80,20 @@ EOF
   "$bin" sim "$dir/iw$iw.json" >"$dir/iw$iw.fluid.json"
 done
 
+# tcp on warm connections under the fluid DCTCP model: a 16 KiB message
+# sent at 0.99 ms behind two 8 MiB flows into one port waits out their
+# standing queue (max-min would give it a third of the port at once)
+cat >"$dir/mouse.json" <<'EOF'
+{"topology": {"type": "star", "hosts": 4, "gbps": 100, "latency_ns": 1000},
+ "routing": {"mode": "shortest"}, "transport": {"kind": "tcp", "connections": "persistent"},
+ "flows": [{"id": "a", "src": 0, "dst": 3, "bytes": 8388608},
+           {"id": "b", "src": 1, "dst": 3, "bytes": 8388608},
+           {"id": "m", "src": 2, "dst": 3, "bytes": 16384, "start_ns": 990000}]}
+EOF
+"$bin" sim "$dir/mouse.json" --backend ns3 >"$dir/mouse.ns3.json"
+"$bin" sim "$dir/mouse.json" --rate-control dctcp >"$dir/mouse.dctcp.json"
+"$bin" sim "$dir/mouse.json" >"$dir/mouse.fluid.json"
+
 # The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
 ns3=$(dirname "$bin")/fabricsim-ns3
 printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
@@ -246,6 +260,13 @@ check("rdma: a 'dcqcn' line out of range is refused (exit 2)",
 st, msg = status("roce-hdr")
 check("rdma: a header too small for PPP, IPv4 and UDP is refused (exit 2)",
       st == 2 and "HEADER >= 30" in msg, "exit %d: %s" % (st, msg))
+ns3 = item(load("mouse.ns3"), "m")["fct_ns"]
+dctcp, ideal = item(load("mouse.dctcp"), "m")["fct_ns"], item(load("mouse.fluid"), "m")["fct_ns"]
+check("tcp, persistent: a short message behind DCTCP's standing queue, --rate-control dctcp "
+      "within 5% of ns-3 (max-min 5x faster)",
+      abs(dctcp - ns3) / ns3 < 0.05 and ideal < ns3 / 5,
+      "ns-3 %.0f ns, dctcp %.0f ns (%+.2f%%), max-min %.0f ns" % (ns3, dctcp,
+                                                                 (dctcp - ns3) / ns3 * 100, ideal))
 st, msg = status("tcp-hdr")
 check("tcp: a header other than 42 or 54 bytes is refused (exit 2)",
       st == 2 and "HEADER 42 or 54" in msg, "exit %d: %s" % (st, msg))

@@ -6,7 +6,8 @@
 # rdma with its own reference (`--backend ns3 --transport rdma`, RoCEv2
 # with DCQCN; also `--rate-control dcqcn`, the fluid DCQCN model, against
 # it) and tcp on persistent connections with its own
-# (`--connections persistent`, warm DCTCP connections); prints a markdown
+# (`--connections persistent`, warm DCTCP connections; also
+# `--rate-control dctcp`, the fluid DCTCP model, against it); prints a markdown
 # table: makespan per run, each variant's error against its reference (the
 # DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
 # and mean over the flows),
@@ -36,6 +37,10 @@ if "$bin" sim --help | grep -q -- '--transport'; then
   # tcp on warm persistent connections and its reference, likewise
   if grep -aq "tcp persistent" "$ns3prog" 2>/dev/null; then
     variants="$variants tcp-persistent ns3-persistent"
+    # and DCTCP's fluid model on them, against it too
+    if "$bin" sim --help | grep -q -- 'dctcp'; then
+      variants="$variants tcp-persistent-dctcp"
+    fi
   fi
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
@@ -53,6 +58,7 @@ for case in "$@"; do
       ns3-rdma) opts="--backend ns3 --transport rdma" ;;
       ns3-persistent) opts="--backend ns3 --transport tcp --connections persistent" ;;
       tcp-persistent) opts="--transport tcp --connections persistent" ;;
+      tcp-persistent-dctcp) opts="--transport tcp --connections persistent --rate-control dctcp" ;;
       rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
       fluid) opts="--transport fluid" ;;
       tcp-fq)
@@ -90,7 +96,8 @@ others = [v for v in variants if v not in refs]
 # each variant's reference: rdma's is the RoCE/DCQCN run and tcp-persistent's
 # the DCTCP run on warm connections when there are those, every other's the
 # DCTCP run on new connections
-own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent"}
+own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent",
+       "tcp-persistent-dctcp": "ns3-persistent"}
 ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 

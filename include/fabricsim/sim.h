@@ -80,7 +80,8 @@ int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
  *   With `dcqcn` set, each queue pair's rate follows DCQCN's reaction point
  *   (cuts on ECN marks at switch ports, slow recovery) and a port with a
  *   queue serves its flows in proportion to what they send (FIFO), instead
- *   of every flow taking its max-min share at once. */
+ *   of every flow taking its max-min share at once. The same for tcp on
+ *   persistent connections with DCTCP's windows (marks at queue_k). */
 typedef enum fs_transport_kind {
   FS_TRANSPORT_FLUID = 0,
   FS_TRANSPORT_TCP,
@@ -119,8 +120,10 @@ typedef struct fs_transport {
                              per-flow fair queue and leaves at the flow's share
                              of the source link, whatever binds it further on
                              (1); 0 (the default): it takes its rate there */
-  int dcqcn;              /* rdma: rates under DCQCN's rate control (1); 0
-                             (the default): max-min at once */
+  int dcqcn;              /* rdma: rates under DCQCN's rate control (1);
+                             tcp on persistent connections: under DCTCP's
+                             windows over the same queues and marks at
+                             queue_k (1); 0 (the default): max-min at once */
   fs_dcqcn dcqcn_prm;     /* its settings (fs_transport_defaults) */
 } fs_transport;
 

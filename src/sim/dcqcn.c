@@ -25,7 +25,11 @@
  * becomes the target, unless the period before cut too) and the increase
  * timer restarts; every inc_us after it the rate goes half way to the
  * target, which rises by ai (at stage F) or hai (beyond F). A flow's last
- * byte waits out each queue as it reaches it (engine.c, cc_tail). */
+ * byte waits out each queue as it reaches it (engine.c, cc_tail).
+ *
+ * tcp on persistent connections under DCTCP (d->dctcp; docs/model.md,
+ * "DCTCP") uses the same ports, marks and delay lines: marks at K packets,
+ * and the sender is a window (dctcp_react) instead of a reaction point. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -166,7 +166,7 @@ struct fs_sim {
   size_t paths_cap;
   int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
   double *lorb;         /* ... and the orbit's size */
-  fs__dcqcn *dq;        /* rdma with DCQCN only: the rate control */
+  fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control */
   uint32_t cc_version;  /* its step event that is live */
   double pending_cc_t;  /* when the live step event is (INFINITY: none) */
   uint8_t cc_due;       /* a step event came in this batch */
@@ -1843,7 +1843,8 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
-/* rdma under DCQCN: rates are the senders', not max-min (dcqcn.c). */
+/* rdma under DCQCN, tcp on persistent connections under DCTCP: rates are
+ * the senders', not max-min (dcqcn.c). */
 static int dcqcn(const fs_sim *s) {
   return s->tp.dcqcn && (s->tp.kind == FS_TRANSPORT_RDMA ||
                          (s->tp.kind == FS_TRANSPORT_TCP && s->tp.persistent));

@@ -255,8 +255,8 @@ void fs__bins_flow(fs__bins *b, const fs__simcore *c, const fs__flow *f, double 
 /* After the run: widens to cover makespan and sets `used`. */
 void fs__bins_finish(fs__bins *b, double makespan);
 
-/* rdma's DCQCN rate control (dcqcn.c): per flow its reaction point, per
- * link its port's queue. */
+/* rdma's DCQCN rate control, and tcp's DCTCP (dcqcn.c): per flow its
+ * reaction point or window, per link its port's queue. */
 typedef struct fs__cnpq {
   double *n;     /* ring of cap (a power of 2) time buckets: marks that come
                   * back in bucket i (ending at i x bucket x 2^shift s) */

@@ -50,7 +50,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->stage = fs__malloc(F, sizeof(int32_t));
   d->cc = fs__malloc(F, 1);
   d->q = calloc(L, sizeof(double));
-  d->in = fs__malloc(L, sizeof(double));
+  d->in = calloc(L, sizeof(double)); /* fs__dcqcn_wait_s reads any link's */
   d->fifo = fs__malloc(L, sizeof(double));
   d->q0 = calloc(L, sizeof(double));
   d->stamp = calloc(L, sizeof(uint32_t));
@@ -382,13 +382,15 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
     d->cwnd[fi] = fmax(d->cwnd[fi] * (1 - d->alpha[fi] / 2), 2 * d->wire_bytes);
     d->cwr_end[fi] = now + rtt;
   }
-  /* ACK-clocked at W a round trip, unless what it has left to send fits
-   * the window's room (W less its bytes queued and on the wire): that goes
-   * at once, at line rate */
-  double infl = d->offer[fi] * d->rtt0[fi];
+  /* A window's sender: at line rate (its NIC's share) while the window
+   * has room for a packet beyond its bytes queued on the path and on the
+   * wires, or room for all it has left; otherwise ACK-clocked, W a round
+   * trip */
+  double infl = d->offer[fi] * d->rtt0[fi], room;
   for (int32_t k = 0; k < f->n && k < h->cap; k++) infl += f->w[k] * h->b[k];
-  d->rc[fi] = f->remaining <= d->cwnd[fi] - infl ? d->line[fi]
-                                                  : fmin(d->cwnd[fi] / rtt, d->line[fi]);
+  room = d->cwnd[fi] - infl;
+  d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
+                                                            : fmin(d->cwnd[fi] / rtt, d->line[fi]);
   return d->rc[fi] < d->line[fi] ? d->win_end[fi] : INFINITY;
 }
 

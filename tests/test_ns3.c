@@ -98,8 +98,8 @@ TEST(test_ns3_exchange_file_names_rdma_and_its_packets) {
       ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
       ", \"transport\": {\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"}",
       ", \"transport\": {\"kind\": \"rdma\", \"dcqcn\": {\"kmin_kb\": 5, \"f\": 5}}",
-      ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42, "
-      "\"init_window\": 4, \"queue_k\": 20.5}",
+      (", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42, "
+       "\"init_window\": 4, \"queue_k\": 20.5}"),
       ", \"transport\": \"fluid\""};
   static const char *const want[] = {
       "fabricsim-ns3 1\ntransport rdma 4096 62\nnodes 4\n",
@@ -237,8 +237,8 @@ TEST(test_ns3_refuses_spray_control_failures_and_other_transports) {
                                      ", \"transport\": \"fluid\"", ", \"transport\": \"rdma\"",
                                      ", \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\"}",
                                      ", \"transport\": {\"kind\": \"rdma\", \"mss_bytes\": 8940}",
-                                     ", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 1460, "
-                                     "\"header_bytes\": 42, \"init_window\": 4, \"queue_k\": 20}"};
+                                     (", \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 1460, "
+                                      "\"header_bytes\": 42, \"init_window\": 4, \"queue_k\": 20}")};
   for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
     fs_scenario *sc = star("ecmp", fine[i], 0);
     if (!sc) continue;

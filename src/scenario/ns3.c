@@ -34,6 +34,18 @@ static const char *kind_name(fs_node_kind k) {
   return "switch";
 }
 
+/* Whole payload bytes a packet, at most the MTU of 9000 (+ PPP 2) with
+ * the headers; `what` names the packets and their payload in the message. */
+static int packet_fits(const fs_scenario *sc, const char *what, fs_err *err) {
+  const fs_transport *tp = &sc->transport;
+  if (tp->mss_bytes != floor(tp->mss_bytes) || tp->mss_bytes + tp->header_bytes > 9002)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.transport.mss_bytes: the ns-3 backend's %s + headers at most 9002 "
+                      "(MTU 9000 + PPP 2), got %g",
+                      sc->file, what, tp->mss_bytes);
+  return 0;
+}
+
 int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
   if (sc->optimized)
     return fs_err_set(err, FS_EINVAL,
@@ -61,11 +73,7 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                         "%s: $.transport.header_bytes: the ns-3 backend's RoCE packets carry "
                         "whole bytes, at least 30 of headers (PPP 2, IPv4 20, UDP 8), got %g",
                         sc->file, tp->header_bytes);
-    if (tp->mss_bytes != floor(tp->mss_bytes) || tp->mss_bytes + tp->header_bytes > 9002)
-      return fs_err_set(err, FS_EINVAL,
-                        "%s: $.transport.mss_bytes: the ns-3 backend's RoCE packets carry whole "
-                        "bytes, payload + headers at most 9002 (MTU 9000 + PPP 2), got %g",
-                        sc->file, tp->mss_bytes);
+    return packet_fits(sc, "RoCE packets carry whole bytes, payload", err);
   } else if (tp->kind == FS_TRANSPORT_TCP) {
     /* ns-3's TCP packets: PPP 2, IPv4 20, TCP 20 bytes of headers, and 12
      * more with the timestamp option; whole segments and windows */
@@ -74,11 +82,8 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                         "%s: $.transport.header_bytes: the ns-3 backend's TCP packets carry 42 "
                         "bytes of headers (PPP 2, IPv4 20, TCP 20) or 54 (with timestamps), got %g",
                         sc->file, tp->header_bytes);
-    if (tp->mss_bytes != floor(tp->mss_bytes) || tp->mss_bytes + tp->header_bytes > 9002)
-      return fs_err_set(err, FS_EINVAL,
-                        "%s: $.transport.mss_bytes: the ns-3 backend's TCP segments are whole "
-                        "bytes, segment + headers at most 9002 (MTU 9000 + PPP 2), got %g",
-                        sc->file, tp->mss_bytes);
+    int rc = packet_fits(sc, "TCP segments are whole bytes, segment", err);
+    if (rc) return rc;
     if (tp->init_window != floor(tp->init_window) || tp->init_window > 1e6)
       return fs_err_set(err, FS_EINVAL,
                         "%s: $.transport.init_window: the ns-3 backend's initial window is a "

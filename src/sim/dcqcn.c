@@ -361,11 +361,14 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   const fs__flow *f = &c->flows[fi];
   const fs__hops *h = &d->hop[fi];
   const double g = 1.0 / 16;
-  double rtt = d->rtt0[fi];
+  /* its round trip with the queues as they are, and what it has in
+   * flight: queued on its path and on the wires */
+  double rtt = d->rtt0[fi], infl = d->offer[fi] * d->rtt0[fi];
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
     if (r >= 0 && c->cap_Bps[r] > 0) rtt += f->w[k] * d->q[r] / c->cap_Bps[r];
+    if (k < h->cap) infl += f->w[k] * h->b[k];
   }
   double acked = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] * dt : 0;
   d->win_pk[fi] += acked / d->wire_bytes;
@@ -386,9 +389,7 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * has room for a packet beyond its bytes queued on the path and on the
    * wires, or room for all it has left; otherwise ACK-clocked, W a round
    * trip */
-  double infl = d->offer[fi] * d->rtt0[fi], room;
-  for (int32_t k = 0; k < f->n && k < h->cap; k++) infl += f->w[k] * h->b[k];
-  room = d->cwnd[fi] - infl;
+  double room = d->cwnd[fi] - infl;
   d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
                                                             : fmin(d->cwnd[fi] / rtt, d->line[fi]);
   return d->rc[fi] < d->line[fi] ? d->win_end[fi] : INFINITY;

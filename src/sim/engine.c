@@ -1843,12 +1843,10 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
-/* rdma under DCQCN, tcp on persistent connections under DCTCP: rates are
- * the senders', not max-min (dcqcn.c). */
-static int dcqcn(const fs_sim *s) {
-  return s->tp.dcqcn && (s->tp.kind == FS_TRANSPORT_RDMA ||
-                         (s->tp.kind == FS_TRANSPORT_TCP && s->tp.persistent));
-}
+/* rdma under DCQCN, tcp on persistent connections under DCTCP (the only
+ * tcp fs_transport_check lets have it): rates are the senders', not
+ * max-min (dcqcn.c). */
+static int dcqcn(const fs_sim *s) { return s->tp.dcqcn && s->tp.kind != FS_TRANSPORT_FLUID; }
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */

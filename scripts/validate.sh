@@ -7,7 +7,8 @@
 # with DCQCN; also `--rate-control dcqcn`, the fluid DCQCN model, against
 # it) and tcp on persistent connections with its own
 # (`--connections persistent`, warm DCTCP connections; also
-# `--rate-control dctcp`, the fluid DCTCP model, against it); prints a markdown
+# `--rate-control dctcp`, the fluid DCTCP model, against it; and that model
+# on new connections, `tcp-dctcp`, against the ns3 run); prints a markdown
 # table: makespan per run, each variant's error against its reference (the
 # DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
 # and mean over the flows),
@@ -42,6 +43,8 @@ if "$bin" sim --help | grep -q -- '--transport'; then
       variants="$variants tcp-persistent-dctcp"
     fi
   fi
+  # DCTCP's fluid model on new connections, against the ns3 run
+  if "$bin" sim --help | grep -q -- 'dctcp'; then variants="$variants tcp-dctcp"; fi
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
   if grep -aq source_queue "$bin"; then variants="$variants tcp-fq"; fi
@@ -59,6 +62,7 @@ for case in "$@"; do
       ns3-persistent) opts="--backend ns3 --transport tcp --connections persistent" ;;
       tcp-persistent) opts="--transport tcp --connections persistent" ;;
       tcp-persistent-dctcp) opts="--transport tcp --connections persistent --rate-control dctcp" ;;
+      tcp-dctcp) opts="--transport tcp --rate-control dctcp" ;;
       rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
       fluid) opts="--transport fluid" ;;
       tcp-fq)

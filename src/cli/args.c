@@ -71,9 +71,6 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
                            rate_control);
     tp->dcqcn = rate_control[0] == 'd';
   }
-  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !tp->persistent)
-    return fs__cli_usage(cmd, "--rate-control dctcp: DCTCP's model runs on persistent "
-                              "connections only (--connections persistent)");
   return 0;
 }
 

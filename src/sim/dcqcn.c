@@ -72,12 +72,16 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   d->win_pk = fs__malloc(F, sizeof(double));
   d->win_mk = fs__malloc(F, sizeof(double));
   d->cwr_end = fs__malloc(F, sizeof(double));
+  d->ss = calloc(F, 1);
+  d->exits = fs__malloc(F, sizeof(int32_t));
+  d->in_drain = calloc(F, 1);
   d->n_flows = (int32_t)F;
   if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
       !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
       !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp || !d->pend ||
       !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out || !d->cwnd ||
-      !d->rtt0 || !d->win_end || !d->win_pk || !d->win_mk || !d->cwr_end) {
+      !d->rtt0 || !d->win_end || !d->win_pk || !d->win_mk || !d->cwr_end || !d->ss ||
+      !d->exits || !d->in_drain) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -120,6 +124,9 @@ void fs__dcqcn_free(fs__dcqcn *d) {
   free(d->win_pk);
   free(d->win_mk);
   free(d->cwr_end);
+  free(d->ss);
+  free(d->exits);
+  free(d->in_drain);
   memset(d, 0, sizeof(*d));
 }
 
@@ -170,8 +177,15 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
     d->win_end[fi] = -1; /* set at its first step */
     d->win_pk[fi] = d->win_mk[fi] = 0;
     d->cwr_end[fi] = -INFINITY;
+    d->ss[fi] = FS__SS_NONE;
   }
   fs__dcqcn_reset_hops(d, fi);
+}
+
+void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
+  d->cwnd[fi] = cwnd;
+  d->ss[fi] = mode;
+  d->rc[fi] = d->line[fi];
 }
 
 /* Flow fi's per-hop arrays hold n entries (new ones 0). */
@@ -195,7 +209,8 @@ void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
 }
 
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
-  d->drain[d->n_drain++] = fi;
+  if (!d->in_drain[fi]) d->drain[d->n_drain++] = fi;
+  d->in_drain[fi] = 1;
   return 0;
 }
 
@@ -204,7 +219,12 @@ int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
 static double red(const fs__dcqcn *d, double q, double Bps) {
   const fs_dcqcn *p = &d->prm;
   double scale = Bps / 12.5e9;
-  if (d->dctcp) return q >= d->k100 * d->wire_bytes * scale ? 1 : 0;
+  if (d->dctcp) { /* ns-3's RED, gentle, both thresholds at K: max_p at K, 1 at 2 K */
+    double k = d->k100 * d->wire_bytes * scale;
+    if (q < k) return 0;
+    if (q >= 2 * k) return 1;
+    return FS__DCTCP_MAXP + (1 - FS__DCTCP_MAXP) * (q - k) / k;
+  }
   double lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
   if (q <= lo) return 0;
   if (q >= hi) return 1;
@@ -363,7 +383,7 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   const double g = 1.0 / 16;
   /* its round trip with the queues as they are, and what it has in
    * flight: queued on its path and on the wires */
-  double rtt = d->rtt0[fi], infl = d->offer[fi] * d->rtt0[fi];
+  double rtt = d->rtt0[fi], infl = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
@@ -373,7 +393,9 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   double acked = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] * dt : 0;
   d->win_pk[fi] += acked / d->wire_bytes;
   d->win_mk[fi] += marks;
-  if (d->cwnd[fi] > 0) d->cwnd[fi] += d->wire_bytes * acked / d->cwnd[fi];
+  if (d->ss[fi] == FS__SS_GROW) d->cwnd[fi] += acked; /* slow start: a segment per segment */
+  else if (d->ss[fi] == FS__SS_NONE && d->cwnd[fi] > 0)
+    d->cwnd[fi] += d->wire_bytes * acked / d->cwnd[fi];
   if (d->win_end[fi] < 0) d->win_end[fi] = now + rtt;
   if (now >= d->win_end[fi] - 1e-12) {
     double F = d->win_pk[fi] > 0 ? fmin(d->win_mk[fi] / d->win_pk[fi], 1) : 0;
@@ -382,17 +404,31 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
     d->win_end[fi] = now + rtt;
   }
   if (echoes > 0 && now >= d->cwr_end[fi]) {
+    /* (a new connection's first echo ends its slow start: ssthresh is the
+     * cut window, RFC 8257 3.3) */
     d->cwnd[fi] = fmax(d->cwnd[fi] * (1 - d->alpha[fi] / 2), 2 * d->wire_bytes);
     d->cwr_end[fi] = now + rtt;
+    if (d->ss[fi] == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
+    d->ss[fi] = FS__SS_NONE;
   }
-  /* A window's sender: at line rate (its NIC's share) while the window
-   * has room for a packet beyond its bytes queued on the path and on the
-   * wires, or room for all it has left; otherwise ACK-clocked, W a round
-   * trip */
-  double room = d->cwnd[fi] - infl;
+  if (d->ss[fi] == FS__SS_ROUNDS) { /* the engine's rounds pace it */
+    d->rc[fi] = d->line[fi];
+    return INFINITY;
+  }
+  /* A window's sender: what it has in flight is what it has queued on
+   * its path and on the wires (its delivery rate over the round trip
+   * without queues); it sends at line rate (its NIC's share) while its
+   * window has room for a packet beyond that, or for all it has left; as
+   * its ACKs come back (its delivery rate) while the window is full; and
+   * nothing while it is over its window (after a cut) */
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0;
+  double room = d->cwnd[fi] - infl - acks * d->rtt0[fi];
   d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
-                                                            : fmin(d->cwnd[fi] / rtt, d->line[fi]);
-  return d->rc[fi] < d->line[fi] ? d->win_end[fi] : INFINITY;
+              : room >= 0                                 ? fmin(acks, d->line[fi])
+                                                          : 0;
+  /* a window under the path's bandwidth-delay product sends in bursts:
+   * stepped as if a port were queued */
+  return d->rc[fi] < d->line[fi] ? fmin(d->win_end[fi], now + FS__DCTCP_STEP_US * 1e-6) : INFINITY;
 }
 
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
@@ -401,12 +437,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   double dt = now - d->last;
   if (dt < 0) dt = 0;
   d->last = now;
+  d->n_exits = 0;
   /* Every flow with bytes in the network (its sender in flight, or done
    * with bytes still queued) keeps what it has queued at each hop of its
    * route; over the step each hop gained what came and lost what left. */
   int32_t nd = 0;
-  for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done */
+  for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done or wait */
     if (c->flows[d->drain[i]].active_idx < 0) d->drain[nd++] = d->drain[i];
+    else d->in_drain[d->drain[i]] = 0; /* back in flight */
   d->n_drain = nd;
   uint32_t ep = ++d->epoch;
   int32_t nl = 0;
@@ -577,8 +615,12 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t fi = d->drain[i];
     double held = 0;
     for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->hop[fi].b[k];
-    if (held > 1e-3) d->drain[nd++] = fi;
-    else fs__dcqcn_reset_hops(d, fi);
+    if (held > 1e-3) {
+      d->drain[nd++] = fi;
+    } else {
+      fs__dcqcn_reset_hops(d, fi);
+      d->in_drain[fi] = 0;
+    }
   }
   d->n_drain = nd;
   int32_t *sw = d->live;

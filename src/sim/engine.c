@@ -732,6 +732,8 @@ static void supersede(fs_sim *s, fs__flow *f);
  * as an arrival (rate 0), so all its links are changed links: the
  * re-rating judges the other links' bottlenecks by their flows' old rates,
  * which this flow no longer has. */
+static int predict(fs_sim *s, fs__flow *f);
+
 static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   fs__simcore *c = &s->core;
   c->cap_Bps[link] = Bps;
@@ -766,6 +768,16 @@ static int cc_step(fs_sim *s) {
   double next;
   int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
+  for (int32_t i = 0; i < s->dq->n_exits; i++) { /* DCTCP: echoes ended their slow start */
+    int32_t fi = s->dq->exits[i];
+    fs__flow *f = &s->core.flows[fi];
+    fs__tflow *tf = &s->tf[fi];
+    if (f->active_idx >= 0) settle(s, f);
+    tf->budget = tf->cwnd = tf->round_bytes = INFINITY;
+    if (f->active_idx < 0) continue; /* waits for its round's ACK, then goes on */
+    supersede(s, f);
+    if (predict(s, f)) return FS_ENOMEM;
+  }
   double step = (s->dq->dctcp ? FS__DCTCP_STEP_US : fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US)) * 1e-6;
   double at = busy ? fmin(s->now + step, next) : next;
   if (at <= s->pending_cc_t && at > s->now) {
@@ -1105,6 +1117,7 @@ static void q_update(fs_sim *s, int32_t fi) {
  * (scaled with the port's rate) of its flows in congestion avoidance. */
 static double port_queue_s(fs_sim *s, int32_t l) {
   if (l < 0) return 0;
+  if (s->dq) return fs__dcqcn_wait_s(s->dq, &s->core, l, s->now); /* DCTCP's FIFO ports */
   fs__portq *q = &s->portq[l];
   if ((!q->n_burst && !q->n_ca) || !(s->core.cap_Bps[l] > 0)) return 0;
   q_advance(s, l);
@@ -1125,7 +1138,8 @@ static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
   double full = (s->tp.mss_bytes + s->tp.header_bytes) / s->core.cap_Bps[l];
-  return full / 2 + (s->portq[l].saturated ? full : 0);
+  int saturated = s->dq ? s->dq->in[l] >= s->core.cap_Bps[l] * (1 - 1e-9) : s->portq[l].saturated;
+  return full / 2 + (saturated ? full : 0);
 }
 
 /* How many of route p's first entries leave a host or its NIC (before its
@@ -1170,7 +1184,7 @@ static void host_count_apply(fs_sim *s) {
  * its packet route, and leaving its host behind the other flows' packets
  * (its answer's waits on the way back: ack_wait_s, read when it leaves). */
 static double route_queue_s(fs_sim *s, int32_t fi) {
-  if (!s->portq) return 0;
+  if (!s->portq && !s->dq) return 0;
   const fs_topo *t = s->core.t;
   pkt_route p = packet_route(s, fi);
   int self = s->tf[fi].hcounted;
@@ -1477,7 +1491,11 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
   int rc = round_begins(s, fi);
-  return rc ? rc : flow_enter(s, fi);
+  if (rc || (rc = flow_enter(s, fi))) return rc;
+  if (s->dq) /* DCTCP: the rounds, or a window of the initial one that grows */
+    fs__dcqcn_slow_start(s->dq, fi, tf->budget < INFINITY ? tf->cwnd : s->tp.init_window * s->dq->wire_bytes,
+                         tf->budget < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
+  return 0;
 }
 
 /* tcp: a small flow leaves its source after the small flows queued there
@@ -1666,11 +1684,14 @@ static int window_sent(fs_sim *s, int32_t fi) {
   settle(s, f);
   tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
+  if (s->dq) /* DCTCP: the next round, or a window that now grows by its ACKs */
+    fs__dcqcn_slow_start(s->dq, fi, tf->cwnd, next < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
   if (!(next < INFINITY)) tf->cwnd = INFINITY;
   tf->round_bytes = next;
   double queue = route_queue_s(s, fi);
   if (s->now < tf->round_end * (1 - 1e-12)) {
     int rc = flow_unlink(s, fi);
+    if (!rc && s->dq) rc = fs__dcqcn_sent(s->dq, fi); /* its queued bytes move on */
     if (rc) return rc;
     f->held = 1;
     tf->budget = next;
@@ -1761,8 +1782,8 @@ static int rerate_cc(fs_sim *s) {
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
-  if (s->dq) return rerate_cc(s);
   if (s->n_hc) host_count_apply(s);
+  if (s->dq) return rerate_cc(s);
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   for (size_t i = 0; i < c->n_dirty; i++) {
@@ -1905,7 +1926,7 @@ static int transport_setup(fs_sim *s) {
   }
   /* the queues delay handshakes and slow-start rounds: none without them */
   if (state && s->tp.queue_k > 0 &&
-      (!(s->portq = calloc(L ? L : 1, sizeof(*s->portq))) ||
+      ((!dcqcn(s) && !(s->portq = calloc(L ? L : 1, sizeof(*s->portq)))) ||
        !(s->host_flows = calloc(L ? L : 1, sizeof(double)))))
     return FS_ENOMEM;
   if (tcp && s->tp.source_fq &&

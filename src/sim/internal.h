@@ -273,6 +273,7 @@ typedef struct fs__cnpq {
 /* ... and of DCTCP's: its round trips in a data centre are a few us, and
  * its window reacts once a round trip, so a step is the echoes' bucket. */
 #define FS__DCTCP_STEP_US 1.0
+#define FS__DCTCP_MAXP (1.0 / 50)
 
 typedef struct fs__hops {
   double *b, *arr, *out; /* per hop of its route: bytes queued at the port,
@@ -295,6 +296,10 @@ typedef struct fs__dcqcn {
   double *win_end, *win_pk, *win_mk; /* alpha's observation window: its end,
                                       * packets and marks acknowledged in it */
   double *cwr_end;          /* no second cut before (once a window) */
+  uint8_t *ss;              /* a new connection's slow start (FS__SS_*) */
+  int32_t *exits, n_exits;  /* flows the last step took out of the engine's
+                             * slow-start rounds (their first echo) */
+  uint8_t *in_drain;        /* it is on the drain list */
   /* per flow */
   double *rc, *rt, *alpha; /* current and target rate (bytes/s), alpha */
   double *marks;      /* marks come back so far (a CNP per whole one) */
@@ -321,6 +326,12 @@ typedef struct fs__dcqcn {
   int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
 
+/* A DCTCP flow's slow start on a new connection: in congestion avoidance
+ * (warm, or cut by an echo), growing by what is acknowledged (its window
+ * covers the path's bandwidth-delay product), or sending the engine's
+ * slow-start rounds (engine.c, window_sent) at its NIC's share. */
+enum { FS__SS_NONE = 0, FS__SS_GROW = 1, FS__SS_ROUNDS = 2 };
+
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows);
 void fs__dcqcn_free(fs__dcqcn *d);
 /* Flow fi's queue pair begins at its NIC's line rate, alpha 1, no CNP yet. */
@@ -333,8 +344,13 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
-/* Flow fi's sender is done (it left the flows in flight): its queued
- * bytes still move on. */
+/* DCTCP on a new connection: flow fi's window is now cwnd wire bytes, in
+ * the engine's slow-start rounds (FS__SS_ROUNDS) or, once it covers the
+ * bandwidth-delay product, growing by what is acknowledged (FS__SS_GROW);
+ * either until its first echo, which cuts it by alpha / 2. */
+void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode);
+/* Flow fi's sender is done or waits off its links (it left the flows in
+ * flight): its queued bytes still move on. */
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi);
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi);
 /* What a byte reaching link l now waits in its port's queue. */

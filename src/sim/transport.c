@@ -72,10 +72,10 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   if (!(tp->queue_k >= 0) || !isfinite(tp->queue_k))
     return fs_err_set(err, FS_EINVAL, "transport queue_k must be >= 0 packets, got %g",
                       tp->queue_k);
-  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !tp->persistent)
+  if (tp->dcqcn && tp->source_fq)
     return fs_err_set(err, FS_EINVAL,
-                      "transport tcp: DCTCP's rate control runs on persistent connections only "
-                      "(new ones' handshakes and slow start are not modelled under it)");
+                      "transport: source_queue \"fq\" is max-min's; under a rate control "
+                      "the NIC's round robin is in the model");
   if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !(tp->queue_k > 0))
     return fs_err_set(err, FS_EINVAL,
                       "transport tcp: DCTCP's rate control marks at K = queue_k > 0 packets, got %g",
@@ -322,10 +322,13 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
     return fs__json_fail(c, "$.transport.connections",
                          cJSON_GetObjectItemCaseSensitive(t, "connections"),
                          "rdma queue pairs are persistent");
-  if (k == FS_TRANSPORT_TCP && out->dcqcn && !out->persistent)
-    return fs__json_fail(c, "$.transport.rate_control",
-                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
-                         "DCTCP's model runs on persistent connections only "
-                         "(\"connections\": \"persistent\")");
+  if (out->dcqcn && out->source_fq)
+    return fs__json_fail(c, "$.transport.source_queue",
+                         cJSON_GetObjectItemCaseSensitive(t, "source_queue"),
+                         "\"fq\" is max-min's source queue; under a rate control the NIC's "
+                         "round robin is in the model");
+  if (k == FS_TRANSPORT_TCP && out->dcqcn && !(out->queue_k > 0))
+    return fs__json_fail(c, "$.transport.queue_k", cJSON_GetObjectItemCaseSensitive(t, "queue_k"),
+                         "DCTCP marks at K = queue_k packets: must be > 0");
   return 0;
 }

@@ -53,7 +53,7 @@ typedef struct bench_case {
                                 * wall-time ratio to it (<= ratio_goal) */
   double ratio_goal;
   int dcqcn;               /* rdma: under DCQCN's rate control; tcp: DCTCP's on
-                            * persistent connections */
+                            * persistent connections (2: on new ones) */
 } bench_case;
 
 /* B5's flow size: 8,000 flows arrive over 5 ms on 128 hosts (62.5 per host,
@@ -99,6 +99,9 @@ static const bench_case cases[] = {
     {.name = "D5", .what = "B5 (8,000 staggered flows) under tcp with DCTCP, persistent connections",
      .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_STAGGERED, .n_flows = 8000,
      .window_ns = 5000000, .bytes = B5_BYTES, .transport = FS_TRANSPORT_TCP, .dcqcn = 1},
+    {.name = "N5", .what = "B5 (8,000 staggered flows) under tcp with DCTCP, new connections",
+     .topo = TOPO_FATTREE, .k = 8, .pattern = PAT_STAGGERED, .n_flows = 8000,
+     .window_ns = 5000000, .bytes = B5_BYTES, .transport = FS_TRANSPORT_TCP, .dcqcn = 2},
     {.name = "C1", .what = "ring all-reduce 1 GiB, 1024 ranks, fat-tree k=16",
      .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 1024 * MIB,
      .goal_s = 1.0, .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_RING, .ranks = 1024},
@@ -426,7 +429,7 @@ static int run_flows(const bench_case *c, fs_transport_kind kind, bench_result *
   fs_transport tp;
   fs_transport_defaults(kind, &tp);
   tp.dcqcn = kind != FS_TRANSPORT_FLUID && c->dcqcn;
-  if (tp.dcqcn && kind == FS_TRANSPORT_TCP) tp.persistent = 1;
+  if (tp.dcqcn && kind == FS_TRANSPORT_TCP) tp.persistent = c->dcqcn == 1;
   if (fs_sim_new(topo, &sim, &err) || fs_sim_set_transport(sim, &tp, &err)) {
     fail(c->name, "sim", &err);
     goto done;

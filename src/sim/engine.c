@@ -779,7 +779,11 @@ static int cc_step(fs_sim *s) {
     if (predict(s, f)) return FS_ENOMEM;
   }
   double step = (s->dq->dctcp ? FS__DCTCP_STEP_US : fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US)) * 1e-6;
-  double at = busy ? fmin(s->now + step, next) : next;
+  /* (DCTCP's windows react once a round trip, at the step after it: their
+   * observation windows' ends need no steps of their own while the model
+   * steps anyway; half the steps of bench D5, no case of the validation
+   * moves by more than 0.1 %) */
+  double at = busy ? (s->dq->dctcp ? s->now + step : fmin(s->now + step, next)) : next;
   if (at <= s->pending_cc_t && at > s->now) {
     s->cc_version++;
     s->pending_cc_t = at;

@@ -108,21 +108,29 @@ static void incast_keeps_the_port_busy(const fs_transport *tp) {
   CHECK(x <= busy + 4 * LAT + 2 * (tp->mss_bytes + 2 * tp->header_bytes) / C);
 }
 
+/* 2 .. hosts - 1 random messages on a star of hosts + 1 (the last host a
+ * sink): an incast into it on even trials, else a random pattern; up to
+ * `pages` x 4 KiB each, starting within `start_us`. Returns how many. */
+static int random_msgs(msg *m, int hosts, int trial, int pages, int start_us, unsigned *seed) {
+  int n = 2 + (int)(rand_r(seed) % (unsigned)(hosts - 2));
+  int incast = trial % 2 == 0;
+  for (int i = 0; i < n; i++) {
+    m[i].src = i;
+    m[i].dst = incast ? hosts : (i + 1 + (int)(rand_r(seed) % (unsigned)(hosts - 1))) % hosts;
+    if (m[i].dst == m[i].src) m[i].dst = hosts;
+    m[i].bytes = 4096.0 * (1 + rand_r(seed) % (unsigned)pages);
+    m[i].start_s = 1e-6 * (rand_r(seed) % (unsigned)start_us);
+  }
+  return n;
+}
+
 /* Random incasts and permutations on a star: under `on` never faster than
  * under max-min (`off`) by more than `slack` s, the same bits twice. */
 static void random_runs(const fs_transport *on, const fs_transport *off, unsigned seed,
                         double slack) {
   for (int trial = 0; trial < 12; trial++) {
     msg m[12];
-    int n = 2 + (int)(rand_r(&seed) % 10);
-    int incast = trial % 2 == 0;
-    for (int i = 0; i < n; i++) {
-      m[i].src = i;
-      m[i].dst = incast ? 12 : (i + 1 + (int)(rand_r(&seed) % 11)) % 12;
-      if (m[i].dst == m[i].src) m[i].dst = 12;
-      m[i].bytes = 4096.0 * (1 + rand_r(&seed) % 1024);
-      m[i].start_s = 1e-6 * (rand_r(&seed) % 200);
-    }
+    int n = random_msgs(m, 12, trial, 1024, 200, &seed);
     double f1[12], f2[12];
     double ideal = run(star(13), off, m, n, NULL);
     double a = run(star(13), on, m, n, f1), b = run(star(13), on, m, n, f2);
@@ -294,15 +302,7 @@ TEST(test_dctcp_new_contention_only_delays_and_is_deterministic) {
   unsigned seed = 34;
   for (int trial = 0; trial < 10; trial++) {
     msg m[10];
-    int n = 2 + (int)(rand_r(&seed) % 8);
-    int incast = trial % 2 == 0;
-    for (int i = 0; i < n; i++) {
-      m[i].src = i;
-      m[i].dst = incast ? 10 : (i + 1 + (int)(rand_r(&seed) % 9)) % 10;
-      if (m[i].dst == m[i].src) m[i].dst = 10;
-      m[i].bytes = 4096.0 * (1 + rand_r(&seed) % 512);
-      m[i].start_s = 1e-6 * (rand_r(&seed) % 100);
-    }
+    int n = random_msgs(m, 10, trial, 512, 100, &seed);
     double f1[10], f2[10];
     run(star(11), &on, m, n, f1);
     run(star(11), &on, m, n, f2);

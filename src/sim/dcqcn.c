@@ -27,61 +27,50 @@
  * target, which rises by ai (at stage F) or hai (beyond F). A flow's last
  * byte waits out each queue as it reaches it (engine.c, cc_tail).
  *
- * tcp on persistent connections under DCTCP (d->dctcp; docs/model.md,
- * "DCTCP") uses the same ports, marks and delay lines: marks at K packets,
- * and the sender is a window (dctcp_react) instead of a reaction point. */
+ * tcp under DCTCP (d->dctcp; docs/model.md, "DCTCP") uses the same ports,
+ * marks and delay lines: marks by gentle RED from K packets, and the sender
+ * is a window (dctcp_react) instead of a reaction point; on a new
+ * connection the engine's slow-start rounds pace it until its first echo. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* The model's arrays: name, per flow (F) or per link (L), element size,
+ * zeroed (1) or not: one list for fs__dcqcn_init and fs__dcqcn_free. */
+#define FS__DCQCN_ARRAYS(X)                                                   \
+  X(rc, F, sizeof(double), 0) X(rt, F, sizeof(double), 0)                     \
+  X(alpha, F, sizeof(double), 0) X(marks, F, sizeof(double), 0)               \
+  X(t_inc, F, sizeof(double), 0) X(line, F, sizeof(double), 0)                \
+  X(offer, F, sizeof(double), 0) X(stage, F, sizeof(int32_t), 0)              \
+  X(cc, F, 1, 0) X(q, L, sizeof(double), 1)                                   \
+  X(in, L, sizeof(double), 1) /* fs__dcqcn_wait_s reads any link's */         \
+  X(fifo, L, sizeof(double), 0) X(q0, L, sizeof(double), 1)                   \
+  X(stamp, L, sizeof(uint32_t), 1) X(links, L, sizeof(int32_t), 0)            \
+  X(live, L, sizeof(int32_t), 0) X(nic, F, sizeof(int32_t), 0)                \
+  X(next_dec, F, sizeof(double), 0) X(cnp_dec, F, 1, 0)                       \
+  X(cnp, F, sizeof(fs__cnpq), 1) X(pend, F, sizeof(double), 1)                \
+  X(hop, F, sizeof(fs__hops), 1) X(drain, F, sizeof(int32_t), 0)              \
+  X(out, L, sizeof(double), 1) X(tail_hop, F, sizeof(int32_t), 0)             \
+  X(tail_more, F, sizeof(double), 0) X(cwnd, F, sizeof(double), 0)            \
+  X(rtt0, F, sizeof(double), 0) X(win_end, F, sizeof(double), 0)             \
+  X(win_pk, F, sizeof(double), 0) X(win_mk, F, sizeof(double), 0)             \
+  X(cwr_end, F, sizeof(double), 0) X(ss, F, 1, 1)                             \
+  X(exits, F, sizeof(int32_t), 0) X(in_drain, F, 1, 1)
+
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
   d->prm = *prm;
   size_t L = (size_t)(n_links > 0 ? n_links : 1), F = (size_t)(n_flows > 0 ? n_flows : 1);
-  d->rc = fs__malloc(F, sizeof(double));
-  d->rt = fs__malloc(F, sizeof(double));
-  d->alpha = fs__malloc(F, sizeof(double));
-  d->marks = fs__malloc(F, sizeof(double));
-  d->t_inc = fs__malloc(F, sizeof(double));
-  d->line = fs__malloc(F, sizeof(double));
-  d->offer = fs__malloc(F, sizeof(double));
-  d->stage = fs__malloc(F, sizeof(int32_t));
-  d->cc = fs__malloc(F, 1);
-  d->q = calloc(L, sizeof(double));
-  d->in = calloc(L, sizeof(double)); /* fs__dcqcn_wait_s reads any link's */
-  d->fifo = fs__malloc(L, sizeof(double));
-  d->q0 = calloc(L, sizeof(double));
-  d->stamp = calloc(L, sizeof(uint32_t));
-  d->links = fs__malloc(L, sizeof(int32_t));
-  d->live = fs__malloc(L, sizeof(int32_t));
-  d->nic = fs__malloc(F, sizeof(int32_t));
-  d->next_dec = fs__malloc(F, sizeof(double));
-  d->cnp_dec = fs__malloc(F, 1);
-  d->cnp = calloc(F, sizeof(*d->cnp));
-  d->pend = calloc(F, sizeof(double));
-  d->hop = calloc(F, sizeof(*d->hop));
-  d->drain = fs__malloc(F, sizeof(int32_t));
-  d->out = calloc(L, sizeof(double));
-  d->tail_hop = fs__malloc(F, sizeof(int32_t));
-  d->tail_more = fs__malloc(F, sizeof(double));
-  d->cwnd = fs__malloc(F, sizeof(double));
-  d->rtt0 = fs__malloc(F, sizeof(double));
-  d->win_end = fs__malloc(F, sizeof(double));
-  d->win_pk = fs__malloc(F, sizeof(double));
-  d->win_mk = fs__malloc(F, sizeof(double));
-  d->cwr_end = fs__malloc(F, sizeof(double));
-  d->ss = calloc(F, 1);
-  d->exits = fs__malloc(F, sizeof(int32_t));
-  d->in_drain = calloc(F, 1);
   d->n_flows = (int32_t)F;
-  if (!d->rc || !d->rt || !d->alpha || !d->marks || !d->t_inc || !d->line || !d->offer ||
-      !d->stage || !d->cc || !d->q || !d->in || !d->fifo || !d->q0 ||
-      !d->stamp || !d->links || !d->live || !d->nic || !d->next_dec || !d->cnp_dec || !d->cnp || !d->pend ||
-      !d->tail_hop || !d->tail_more || !d->hop || !d->drain || !d->out || !d->cwnd ||
-      !d->rtt0 || !d->win_end || !d->win_pk || !d->win_mk || !d->cwr_end || !d->ss ||
-      !d->exits || !d->in_drain) {
+  int ok = 1;
+#define FS__DCQCN_ALLOC(name, count, size, zeroed)                              \
+  d->name = (zeroed) ? calloc(count, size) : fs__malloc(count, size);         \
+  ok &= d->name != NULL;
+  FS__DCQCN_ARRAYS(FS__DCQCN_ALLOC)
+#undef FS__DCQCN_ALLOC
+  if (!ok) {
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
@@ -90,43 +79,11 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
 }
 
 void fs__dcqcn_free(fs__dcqcn *d) {
-  free(d->rc);
-  free(d->rt);
-  free(d->alpha);
-  free(d->marks);
-  free(d->t_inc);
-  free(d->line);
-  free(d->offer);
-  free(d->stage);
-  free(d->cc);
-  free(d->q);
-  free(d->in);
-  free(d->fifo);
-  free(d->q0);
-  free(d->stamp);
-  free(d->links);
-  free(d->live);
-  free(d->nic);
-  free(d->next_dec);
-  free(d->cnp_dec);
   for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].n);
-  free(d->cnp);
-  free(d->pend);
-  free(d->tail_hop);
-  free(d->tail_more);
   for (int32_t i = 0; d->hop && i < d->n_flows; i++) free(d->hop[i].b);
-  free(d->hop);
-  free(d->drain);
-  free(d->out);
-  free(d->cwnd);
-  free(d->rtt0);
-  free(d->win_end);
-  free(d->win_pk);
-  free(d->win_mk);
-  free(d->cwr_end);
-  free(d->ss);
-  free(d->exits);
-  free(d->in_drain);
+#define FS__DCQCN_FREE(name, count, size, zeroed) free(d->name);
+  FS__DCQCN_ARRAYS(FS__DCQCN_FREE)
+#undef FS__DCQCN_FREE
   memset(d, 0, sizeof(*d));
 }
 
@@ -215,7 +172,7 @@ int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
 }
 
 /* RED's marking probability at a queue of q bytes on a link of Bps;
- * under DCTCP every packet at or above K packets. */
+ * under DCTCP the reference's gentle RED with both thresholds at K. */
 static double red(const fs__dcqcn *d, double q, double Bps) {
   const fs_dcqcn *p = &d->prm;
   double scale = Bps / 12.5e9;
@@ -373,9 +330,10 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
  * in a window cuts it to W (1 - alpha / 2) (at least 2 segments) and none
  * other until a round trip has passed; at the end of each observation
  * window (a round trip) alpha <- (1 - g) alpha + g F, F the fraction of its
- * packets marked, g = 1/16. The flow sends at most W a round trip, the
- * round trip with the queues on its path and its ACKs' as they are now.
- * Returns when it next needs a step without queues (its window grows). */
+ * packets marked, g = 1/16. In slow start (d->ss) the window grows by what
+ * is acknowledged, or the engine's rounds pace the flow. Sets its rate
+ * (ACK-clocked, below); returns when it next needs a step without queues
+ * (a window that cannot send at line rate). */
 static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now, double dt,
                           double marks, double echoes) {
   const fs__flow *f = &c->flows[fi];
@@ -390,7 +348,8 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
     if (r >= 0 && c->cap_Bps[r] > 0) rtt += f->w[k] * d->q[r] / c->cap_Bps[r];
     if (k < h->cap) infl += f->w[k] * h->b[k];
   }
-  double acked = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] * dt : 0;
+  /* its delivery rate: the rate its ACKs come back */
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = acks * dt;
   d->win_pk[fi] += acked / d->wire_bytes;
   d->win_mk[fi] += marks;
   if (d->ss[fi] == FS__SS_GROW) d->cwnd[fi] += acked; /* slow start: a segment per segment */
@@ -421,7 +380,6 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * window has room for a packet beyond that, or for all it has left; as
    * its ACKs come back (its delivery rate) while the window is full; and
    * nothing while it is over its window (after a cut) */
-  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0;
   double room = d->cwnd[fi] - infl - acks * d->rtt0[fi];
   d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
               : room >= 0                                 ? fmin(acks, d->line[fi])

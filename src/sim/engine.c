@@ -1496,9 +1496,11 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
   int rc = round_begins(s, fi);
   if (rc || (rc = flow_enter(s, fi))) return rc;
-  if (s->dq) /* DCTCP: the rounds, or a window of the initial one that grows */
-    fs__dcqcn_slow_start(s->dq, fi, tf->budget < INFINITY ? tf->cwnd : s->tp.init_window * s->dq->wire_bytes,
-                         tf->budget < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
+  if (s->dq) { /* DCTCP: the rounds, or a window of the initial one that grows */
+    int rounds = tf->budget < INFINITY;
+    double w = rounds ? tf->cwnd : s->tp.init_window * s->dq->wire_bytes;
+    fs__dcqcn_slow_start(s->dq, fi, w, rounds ? FS__SS_ROUNDS : FS__SS_GROW);
+  }
   return 0;
 }
 
@@ -1868,9 +1870,8 @@ static int setup(fs_sim *s, fs_err *err) {
   return check_acyclic(s, err);
 }
 
-/* rdma under DCQCN, tcp on persistent connections under DCTCP (the only
- * tcp fs_transport_check lets have it): rates are the senders', not
- * max-min (dcqcn.c). */
+/* rdma under DCQCN, tcp under DCTCP: rates are the senders', not max-min
+ * (dcqcn.c). */
 static int dcqcn(const fs_sim *s) { return s->tp.dcqcn && s->tp.kind != FS_TRANSPORT_FLUID; }
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they

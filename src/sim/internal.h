@@ -287,9 +287,9 @@ typedef struct fs__dcqcn {
   double wire_bytes;  /* a full packet on the wire */
   double bucket;      /* CNPs' time resolution, s: the alpha period or less */
   double last;        /* when it last stepped */
-  /* tcp under DCTCP (persistent connections) instead of DCQCN: marks at K
-   * packets (at 100 Gb/s, scaled with a port's rate), the window's
-   * reaction point (dcqcn.c, dctcp_react) */
+  /* tcp under DCTCP instead of DCQCN: marks from K packets (at 100 Gb/s,
+   * scaled with a port's rate), the window's reaction point (dcqcn.c,
+   * dctcp_react) */
   int dctcp;
   double k100, mss, ack_bytes, init_window;
   double *cwnd, *rtt0;      /* window (wire bytes); round trip without queues */
@@ -334,7 +334,8 @@ enum { FS__SS_NONE = 0, FS__SS_GROW = 1, FS__SS_ROUNDS = 2 };
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows);
 void fs__dcqcn_free(fs__dcqcn *d);
-/* Flow fi's queue pair begins at its NIC's line rate, alpha 1, no CNP yet. */
+/* Flow fi's queue pair begins at its NIC's line rate (under DCTCP a warm
+ * window of the path's bandwidth-delay product), alpha 1, no CNP yet. */
 void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
 /* Steps from the last call to `now`: the queues under the offers of the
  * step, the marks made and the CNPs come back, cuts and increases; then

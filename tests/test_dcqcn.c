@@ -178,6 +178,35 @@ TEST(test_dcqcn_short_message_waits_out_the_queue) {
   CHECK(fin[2] - t0 < 3 * mw / C + 2 * LAT + last / C + 1e-9); /* max-min: a third at once */
 }
 
+/* 8 senders on one leaf into a host on the other, over a single spine:
+ * the queue is at the first leaf's uplink, which carries C, and the rest
+ * of the path passes what it lets out. As that queue drains, each step
+ * lets out no more than the bytes it holds plus what comes (a queue shorter
+ * than a step's worth is all let out in the step): the downlink never
+ * carries more than C, and the last byte comes in at 8 w / C, a path
+ * latency and three store-and-forwards later. (A port that let out C in
+ * the shares of its queue for a whole step, however short the queue, sent
+ * bytes on that it never had.) Under DCQCN and under DCTCP with queues
+ * staggered 1 us apart (the steps fall between the arrivals). */
+static void two_tier_queue_passes_on_what_it_holds(const fs_transport *tp) {
+  msg m[8];
+  for (int i = 0; i < 8; i++) m[i] = (msg){i, 8, 1 << 20, 1e-6 * i};
+  fs_leafspine_params p = {2, 1, 8, 100, 100, 1, 1000};
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+  double last, w = wire(tp, 1 << 20, &last);
+  double want = 8 * w / C + 4 * LAT + 3 * last / C, x = run(t, tp, m, 8, NULL);
+  CHECK(x >= want * (1 - 1e-9));
+  if (tp->kind == FS_TRANSPORT_RDMA) CHECK_REL(x, want, 1e-6, "s");
+  else CHECK(x <= want + 4 * LAT + 2 * (tp->mss_bytes + 2 * tp->header_bytes) / C);
+}
+
+TEST(test_dcqcn_two_tier_queue_passes_on_what_it_holds) {
+  fs_transport on = rdma(1);
+  two_tier_queue_passes_on_what_it_holds(&on);
+}
+
 /* Two 8 MiB flows into one port: the queue passes Kmin, both rates are cut
  * every 4 us down to the 1 Gb/s floor while it drains, and they come back
  * only at the first increase, 300 us after the last cut: the port idles
@@ -226,6 +255,11 @@ TEST(test_dctcp_lone_flow_is_the_warm_tcp_flow) {
 TEST(test_dctcp_incast_keeps_the_port_busy) {
   fs_transport on = dctcp(1);
   incast_keeps_the_port_busy(&on);
+}
+
+TEST(test_dctcp_two_tier_queue_passes_on_what_it_holds) {
+  fs_transport on = dctcp(1);
+  two_tier_queue_passes_on_what_it_holds(&on);
 }
 
 /* Two long flows into one port settle into DCTCP's sawtooth (Alizadeh et

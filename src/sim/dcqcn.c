@@ -57,7 +57,10 @@
   X(rtt0, F, sizeof(double), 0) X(win_end, F, sizeof(double), 0)             \
   X(win_pk, F, sizeof(double), 0) X(win_mk, F, sizeof(double), 0)             \
   X(cwr_end, F, sizeof(double), 0) X(ss, F, 1, 1)                             \
-  X(exits, F, sizeof(int32_t), 0) X(in_drain, F, 1, 1)
+  X(exits, F, sizeof(int32_t), 0) X(in_drain, F, 1, 1)                      \
+  X(t_f, F, sizeof(double), 1) X(acked, F, sizeof(double), 1)                \
+  X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
+  X(touch, F, sizeof(int32_t), 0) X(touched, F, 1, 1)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -115,6 +118,7 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   for (int32_t k = 0; k < d->cnp[fi].cap; k++) d->cnp[fi].n[k] = 0;
   d->cnp[fi].len = 0;
   d->pend[fi] = 0;
+  d->acked[fi] = 0;
   if (d->dctcp) {
     /* a warm connection (the ns-3 backend's): its window covers the
      * path's bandwidth-delay product, at least the initial window; the
@@ -149,20 +153,23 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
 static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
   fs__hops *h = &d->hop[fi];
   if (n <= h->cap) return 0;
-  double *b = realloc(h->b, (size_t)n * 3 * sizeof(double));
+  double *b = malloc((size_t)n * 4 * sizeof(double));
   if (!b) return FS_ENOMEM;
-  for (int32_t k = 0; k < 3 * n; k++) b[k] = 0;
-  for (int32_t k = 0; k < h->cap; k++) b[k] = h->b[k], b[n + k] = h->arr[k], b[2 * n + k] = h->out[k];
+  for (int32_t k = 0; k < 4 * n; k++) b[k] = 0;
+  for (int32_t k = 0; k < h->cap; k++)
+    b[k] = h->b[k], b[n + k] = h->arr[k], b[2 * n + k] = h->out[k], b[3 * n + k] = h->came[k];
+  free(h->b);
   h->b = b;
   h->arr = b + n;
   h->out = b + 2 * n;
+  h->came = b + 3 * n;
   h->cap = n;
   return 0;
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
   fs__hops *h = &d->hop[fi];
-  for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = 0;
+  for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = h->came[k] = 0;
 }
 
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
@@ -334,7 +341,7 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
  * is acknowledged, or the engine's rounds pace the flow. Sets its rate
  * (ACK-clocked, below); returns when it next needs a step without queues
  * (a window that cannot send at line rate). */
-static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now, double dt,
+static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now,
                           double marks, double echoes) {
   const fs__flow *f = &c->flows[fi];
   const fs__hops *h = &d->hop[fi];
@@ -349,7 +356,8 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
     if (k < h->cap) infl += f->w[k] * h->b[k];
   }
   /* its delivery rate: the rate its ACKs come back */
-  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = acks * dt;
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->acked[fi];
+  d->acked[fi] = 0;
   d->win_pk[fi] += acked / d->wire_bytes;
   d->win_mk[fi] += marks;
   if (d->ss[fi] == FS__SS_GROW) d->cwnd[fi] += acked; /* slow start: a segment per segment */
@@ -386,7 +394,21 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
                                                           : 0;
   /* a window under the path's bandwidth-delay product sends in bursts:
    * stepped as if a port were queued */
-  return d->rc[fi] < d->line[fi] ? fmin(d->win_end[fi], now + FS__DCTCP_STEP_US * 1e-6) : INFINITY;
+  return d->rc[fi] < d->line[fi] ? fmin(d->win_end[fi], now + d->step_s) : INFINITY;
+}
+
+/* What port l lets out over a step (about d->step_s): a queue that lasts
+ * the step lets out the capacity, shared by what each flow has queued
+ * there (FIFO); a shorter one is all let out in the step, and what comes
+ * shares the capacity left (fifo: that over what comes, at most 1; the
+ * loads of the last round). Returns 1 when more comes than it carries. */
+static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
+  double C = c->cap_Bps[l], room = C - d->q[l] / d->step_s;
+  d->fifo[l] = 1;
+  if (!(room > 0)) return 0; /* (a queue that lasts the step) */
+  int over = d->in[l] > room * (1 + 1e-9);
+  if (over) d->fifo[l] = room / d->in[l];
+  return over;
 }
 
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
@@ -412,14 +434,19 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       const fs__flow *f = &c->flows[fi];
       fs__hops *h = &d->hop[fi];
       if (hops(d, fi, f->n)) return FS_ENOMEM;
+      double dtf = now - d->t_f[fi]; /* (a flow re-rated since the last step: since then) */
+      if (!(dtf > 0)) dtf = 0;
+      d->t_f[fi] = now;
+      if (d->dctcp && !pass && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
-        h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dt;
+        h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
+        h->came[k] += h->arr[k] * dtf;
         if (!(h->b[k] > 0)) h->b[k] = 0;
         if (d->stamp[l] != ep) {
           d->stamp[l] = ep;
           d->q0[l] = d->q[l];
-          d->q[l] = d->in[l] = d->out[l] = 0;
+          d->q[l] = d->qoff[l] = 0; /* (in: the last step's, until the loads below) */
           d->links[nl++] = l;
         }
         d->q[l] += h->b[k];
@@ -428,7 +455,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < d->n_live; i++) /* links left behind: empty */
     if (d->stamp[d->live[i]] != ep) {
       int32_t l = d->live[i];
-      d->q[l] = d->q0[l] = d->in[l] = d->out[l] = 0;
+      d->q[l] = d->q0[l] = d->in[l] = d->out[l] = d->qoff[l] = 0;
       d->fifo[l] = 1;
     }
   /* the reaction points */
@@ -444,8 +471,8 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
      * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
      * are taken at each alpha period of the step, the queues in between
      * the step's ends; what reaches hop k is the offer thinned before it. */
-    double per = dt / wire / sub;
-    const fs__hops *h = &d->hop[fi];
+    double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
+    fs__hops *h = &d->hop[fi];
     int marked = 0; /* a queue of its route over Kmin at either end of the step */
     for (int32_t k = 0; k < f->n && !marked; k++) {
       int32_t l = f->links[k];
@@ -453,14 +480,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     }
     int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
     double acc = 0;
-    for (int j = 0; j < sub && per > 0 && marked && h->cap >= f->n; j++) {
+    for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
       double x = (j + 0.5) / sub, ahead = 0;
       for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
         int32_t l = f->links[k];
         if (!(c->cap_Bps[l] > 0)) continue;
         double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
         ahead += f->w[k] * ql / c->cap_Bps[l];
-        double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->arr[k];
+        double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
         if (!(pk > 0 && pkts > 0)) continue;
         int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
         if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
@@ -469,11 +496,12 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       }
     }
     if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+    for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
     double m0 = d->marks[fi];
     d->marks[fi] += cnp_take(d, fi, now);
     double cnps = floor(d->marks[fi]) - floor(m0);
     if (d->dctcp) {
-      double t = dctcp_react(d, c, fi, now, dt, d->marks[fi] - m0, cnps);
+      double t = dctcp_react(d, c, fi, now, d->marks[fi] - m0, cnps);
       if (t < soonest) soonest = t;
       continue;
     }
@@ -540,6 +568,8 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
    * when more comes than it carries). */
   offers(d, c, active, n);
   int busy = 0;
+  double hs = d->step_s;
+  for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
   for (int round = 0; round < 2; round++) { /* the second with this step's loads */
     for (int32_t i = 0; i < nl; i++) d->in[d->links[i]] = d->out[d->links[i]] = 0;
     for (int32_t pass = 0; pass < 2; pass++)
@@ -552,7 +582,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
           int32_t l = f->links[k];
           double C = c->cap_Bps[l];
           h->arr[k] = x;
-          x = d->q[l] > 0 ? C * h->b[k] / d->q[l] / f->w[k] : x * d->fifo[l];
+          double ql = d->q[l];
+          x = ql >= C * hs ? C * h->b[k] / ql / f->w[k]
+                           : (ql > 0 ? h->b[k] / f->w[k] / hs : 0) + x * d->fifo[l];
           h->out[k] = x;
           d->in[l] += f->w[k] * h->arr[k];
           d->out[l] += f->w[k] * x;
@@ -561,10 +593,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     busy = 0;
     for (int32_t i = 0; i < nl; i++) {
       int32_t l = d->links[i];
-      double C = c->cap_Bps[l];
-      int over = d->in[l] > C * (1 + 1e-9);
-      d->fifo[l] = over ? C / d->in[l] : 1;
-      busy |= over || d->q[l] > 0;
+      busy |= port_fifo(d, c, l) || d->q[l] > 0;
     }
   }
   /* flows whose bytes are all through leave the step */
@@ -572,10 +601,15 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
     double held = 0;
-    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->hop[fi].b[k];
+    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->hop[fi].b[k], d->hop[fi].came[k] = 0;
     if (held > 1e-3) {
       d->drain[nd++] = fi;
-    } else {
+    } else { /* (what it still brought to its ports leaves their loads) */
+      const fs__flow *f = &c->flows[fi];
+      for (int32_t k = 0; k < f->n; k++) {
+        d->in[f->links[k]] -= f->w[k] * d->hop[fi].arr[k];
+        d->out[f->links[k]] -= f->w[k] * d->hop[fi].out[k];
+      }
       fs__dcqcn_reset_hops(d, fi);
       d->in_drain[fi] = 0;
     }
@@ -589,9 +623,77 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   return busy;
 }
 
+/* Flow fi now offers x (re-rated between steps): its queued bytes and
+ * what came to its hops are taken up to now at the old rates; then what
+ * comes to each hop is x, through ports without a queue, up to the first
+ * queued port (whose output shares do not depend on what comes until the
+ * next step). Returns 0, or 1 when a port without a queue is, or would
+ * become, over-subscribed: a step must take the loads again. */
+static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
+  const fs__flow *f = &c->flows[fi];
+  fs__hops *h = &d->hop[fi];
+  double dtf = now - d->t_f[fi];
+  if (!(dtf > 0)) dtf = 0;
+  d->t_f[fi] = now;
+  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
+  for (int32_t k = 0; k < f->n; k++) {
+    h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
+    h->came[k] += h->arr[k] * dtf;
+    if (!(h->b[k] > 0)) h->b[k] = 0;
+  }
+  double since = now - d->last;
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k];
+    double room = c->cap_Bps[l] - d->q[l] / d->step_s, dx = x - h->arr[k], da = f->w[k] * dx;
+    if (dx == 0) return 0; /* nothing changes from here on */
+    h->arr[k] = x;
+    d->in[l] += da;
+    d->qoff[l] -= da * since;
+    if (!(room > 0)) return 0; /* a queue that lasts the step: what leaves it is as it was */
+    if (d->fifo[l] < 1 || d->in[l] > room * (1 + 1e-9)) return 1;
+    h->out[k] += dx; /* (all that comes passes) */
+    d->out[l] += da;
+    d->qoff[l] += da * since;
+    x = h->out[k];
+  }
+  return 0;
+}
+
+int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, int32_t n,
+                    double now) {
+  uint32_t ep = ++d->epoch;
+  int32_t nu = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = flows[i];
+    const fs__flow *f = &c->flows[fi];
+    if (hops(d, fi, f->n)) return FS_ENOMEM;
+    if (f->active_idx >= 0 && d->rc[fi] < d->line[fi])
+      return 1; /* a window under the path's BDP or a cut rate: the model steps it */
+    int32_t l = nic_link(c, f);
+    if (l < 0 || f->active_idx < 0) {
+      d->offer[fi] = f->active_idx < 0 || blocked(c, f) ? 0 : d->rc[fi];
+      d->upd[nu++] = fi;
+    }
+    if (l < 0 || d->stamp[l] == ep) continue;
+    d->stamp[l] = ep;
+    nic_share(d, c, l);
+    const fs__link_active *a = &c->active[l];
+    for (int32_t j = 0; j < a->n; j++)
+      if (a->slot[j] == 0) d->upd[nu++] = a->flow[j];
+  }
+  /* (the stamps mark the NICs shared; the loads' links are not stamped) */
+  for (int32_t i = 0; i < nu; i++) {
+    int32_t fi = d->upd[i];
+    int rc = local_rerate(d, c, fi, d->offer[fi], now);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now) {
   double C = c->cap_Bps[l];
   if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) return 0;
-  double q = d->q[l] + (d->in[l] - d->out[l]) * (now - d->last); /* since the last step */
+  /* since the last step (qoff: flows re-rated since then, from when) */
+  double q = d->q[l] + (d->in[l] - d->out[l]) * (now - d->last) + d->qoff[l];
   return q > 0 ? q / C : 0;
 }

@@ -757,14 +757,27 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
   mark_dirty(s, link);
 }
 
+/* Flow fi came or went: its NIC's share changes (cc_step). */
+static void cc_touch(fs_sim *s, int32_t fi) {
+  fs__dcqcn *d = s->dq;
+  if (!d->touched[fi]) d->touch[d->n_touch++] = fi;
+  d->touched[fi] = 1;
+}
+
 /* rdma with DCQCN: steps the rate control when its event came or flows
  * came or went (their NICs' shares change), and schedules the next step:
  * dec_us later while a port is queued or over-subscribed, else when a
  * rate next rises or CNPs come back (docs/model.md, "DCQCN"). The
  * re-rating then gives each flow its offer (rerate_cc). */
 static int cc_step(fs_sim *s) {
-  if (!s->cc_due && !s->cc_changed) return 0;
+  fs__dcqcn *d = s->dq;
+  if (!s->cc_due && !s->cc_changed && !d->n_touch) return 0;
+  int local = !s->cc_due && !s->cc_changed;
   s->cc_due = s->cc_changed = 0;
+  int rc = local ? fs__dcqcn_local(d, &s->core, d->touch, d->n_touch, s->now) : 1;
+  for (int32_t i = 0; i < d->n_touch; i++) d->touched[d->touch[i]] = 0;
+  d->n_touch = 0;
+  if (rc <= 0) return rc; /* (flows that came or went only re-rated their NICs) */
   double next;
   int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
@@ -778,7 +791,7 @@ static int cc_step(fs_sim *s) {
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
   }
-  double step = (s->dq->dctcp ? FS__DCTCP_STEP_US : fmin(s->dq->prm.dec_us, FS__DCQCN_STEP_US)) * 1e-6;
+  double step = d->step_s;
   /* (DCTCP's windows react once a round trip, at the step after it: their
    * observation windows' ends need no steps of their own while the model
    * steps anyway; half the steps of bench D5, no case of the validation
@@ -1309,7 +1322,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
       capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
-  if (s->dq) s->cc_changed = 1; /* its NIC's share changes */
+  if (s->dq) cc_touch(s, fi); /* its NIC's share changes */
   if (host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
@@ -1323,7 +1336,7 @@ static int flow_enter(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
   if (s->dq) { /* its queue pair starts at line rate */
     fs__dcqcn_start(s->dq, &s->core, fi);
-    s->cc_changed = 1;
+    cc_touch(s, fi);
   }
   s->started[s->n_started++] = s->core.flows[fi].item;
   return flow_link(s, fi);
@@ -1374,7 +1387,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   }
   f->active_idx = -1;
   f->rate = 0;
-  if (s->dq) s->cc_changed = 1; /* its NIC's share changes */
+  if (s->dq) cc_touch(s, fi); /* its NIC's share changes */
   if (f->rid >= 0) route_busy(s, f->rid, -1);
   rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
@@ -1952,6 +1965,7 @@ static int transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
     s->dq->bucket = fmin(s->tp.dcqcn_prm.alpha_us, s->tp.dcqcn_prm.dec_us) * 1e-6;
+    s->dq->step_s = fmin(s->tp.dcqcn_prm.dec_us, FS__DCQCN_STEP_US) * 1e-6;
     if (s->tp.kind == FS_TRANSPORT_TCP) { /* DCTCP */
       s->dq->dctcp = 1;
       s->dq->k100 = s->tp.queue_k;
@@ -1959,6 +1973,7 @@ static int transport_setup(fs_sim *s) {
       s->dq->ack_bytes = s->tp.header_bytes;
       s->dq->init_window = s->tp.init_window;
       s->dq->bucket = 1e-6;
+      s->dq->step_s = FS__DCTCP_STEP_US * 1e-6;
     }
     s->pending_cc_t = INFINITY;
   }
@@ -2223,8 +2238,11 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
     return FS_ENOMEM;
   }
   f->n = route->n;
-  if (s->dq) fs__dcqcn_reset_hops(s->dq, fi); /* (its bytes queued on the old
-                                             * route leave the model) */
+  if (s->dq) { /* its bytes queued on the old route leave the model, which
+               * takes its loads again */
+    fs__dcqcn_reset_hops(s->dq, fi);
+    s->cc_changed = 1;
+  }
   f->latency_s = (double)route->latency_ns * 1e-9;
   if (s->payload)
     f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->payload[fi]);

@@ -278,6 +278,7 @@ typedef struct fs__cnpq {
 typedef struct fs__hops {
   double *b, *arr, *out; /* per hop of its route: bytes queued at the port,
                           * what comes to it and what leaves it (bytes/s) */
+  double *came;          /* ... and the bytes come to it since the last step */
   int32_t cap;
 } fs__hops;
 
@@ -287,6 +288,7 @@ typedef struct fs__dcqcn {
   double wire_bytes;  /* a full packet on the wire */
   double bucket;      /* CNPs' time resolution, s: the alpha period or less */
   double last;        /* when it last stepped */
+  double step_s;      /* its step while a port is queued or over-subscribed */
   /* tcp under DCTCP instead of DCQCN: marks from K packets (at 100 Gb/s,
    * scaled with a port's rate), the window's reaction point (dcqcn.c,
    * dctcp_react) */
@@ -317,10 +319,18 @@ typedef struct fs__dcqcn {
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
   int32_t *tail_hop;  /* its sender done: the hop its last byte queues at next */
   double *tail_more;  /* ... and what it adds after the queues (store and forward) */
+  double *t_f;        /* its queued bytes (hop) are as of then: the last step or
+                       * its last re-rating between steps (fs__dcqcn_local) */
+  double *acked;      /* DCTCP: bytes acknowledged since its last step */
+  int32_t *upd;       /* scratch: the flows fs__dcqcn_local re-rates */
+  int32_t *touch, n_touch; /* flows that came or went since the last step */
+  uint8_t *touched;        /* ... a flag per flow */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
   double *in, *out;   /* what comes to it and what leaves it (bytes/s) */
   double *fifo;       /* capacity / what comes, where more comes (else 1) */
+  double *qoff;       /* its queue's change since the last step beyond
+                       * (in - out) x the time since it: re-ratings' */
   uint32_t *stamp, epoch;
   int32_t *live, n_live; /* links with a queue or something coming */
   int32_t *links;     /* scratch: the next step's live links */
@@ -345,6 +355,14 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
+/* Between steps: the flows of `flows` came or went (their NICs' shares
+ * change). Re-rates the flows of their NICs from now (d->offer) and
+ * carries the new rates through the ports without a queue. Returns 0, 1
+ * when that is not enough (a port without a queue over-subscribed, or a
+ * flow whose rate the model steps): the caller steps the model now (its
+ * state stays consistent), or FS_ENOMEM. */
+int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, int32_t n,
+                    double now);
 /* DCTCP on a new connection: flow fi's window is now cwnd wire bytes, in
  * the engine's slow-start rounds (FS__SS_ROUNDS) or, once it covers the
  * bandwidth-delay product, growing by what is acknowledged (FS__SS_GROW);

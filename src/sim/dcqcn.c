@@ -45,14 +45,14 @@
   X(t_inc, F, sizeof(double), 0) X(line, F, sizeof(double), 0)                \
   X(offer, F, sizeof(double), 0) X(stage, F, sizeof(int32_t), 0)              \
   X(cc, F, 1, 0) X(q, L, sizeof(double), 1)                                   \
-  X(in, L, sizeof(double), 1) /* fs__dcqcn_wait_s reads any link's */         \
-  X(fifo, L, sizeof(double), 0) X(q0, L, sizeof(double), 1)                   \
+  X(port, L, sizeof(fs__port), 1) /* fs__dcqcn_wait_s reads any link's */    \
+  X(q0, L, sizeof(double), 1) X(marking, L, 1, 1)                             \
   X(stamp, L, sizeof(uint32_t), 1) X(links, L, sizeof(int32_t), 0)            \
   X(live, L, sizeof(int32_t), 0) X(nic, F, sizeof(int32_t), 0)                \
   X(next_dec, F, sizeof(double), 0) X(cnp_dec, F, 1, 0)                       \
   X(cnp, F, sizeof(fs__cnpq), 1) X(pend, F, sizeof(double), 1)                \
   X(hop, F, sizeof(fs__hops), 1) X(drain, F, sizeof(int32_t), 0)              \
-  X(out, L, sizeof(double), 1) X(tail_hop, F, sizeof(int32_t), 0)             \
+  X(tail_hop, F, sizeof(int32_t), 0)                                          \
   X(tail_more, F, sizeof(double), 0) X(cwnd, F, sizeof(double), 0)            \
   X(rtt0, F, sizeof(double), 0) X(win_end, F, sizeof(double), 0)             \
   X(win_pk, F, sizeof(double), 0) X(win_mk, F, sizeof(double), 0)             \
@@ -77,7 +77,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
     fs__dcqcn_free(d);
     return FS_ENOMEM;
   }
-  for (size_t l = 0; l < L; l++) d->fifo[l] = 1;
+  for (size_t l = 0; l < L; l++) d->port[l].kg = 1;
   return 0;
 }
 
@@ -403,11 +403,16 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
  * shares the capacity left (fifo: that over what comes, at most 1; the
  * loads of the last round). Returns 1 when more comes than it carries. */
 static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
-  double C = c->cap_Bps[l], room = C - d->q[l] / d->step_s;
-  d->fifo[l] = 1;
-  if (!(room > 0)) return 0; /* (a queue that lasts the step) */
-  int over = d->in[l] > room * (1 + 1e-9);
-  if (over) d->fifo[l] = room / d->in[l];
+  fs__port *p = &d->port[l];
+  double C = c->cap_Bps[l], q = d->q[l], room = C - q / d->step_s;
+  if (!(room > 0)) { /* a queue that lasts the step */
+    p->ka = C / q;
+    p->kg = 0;
+    return 0;
+  }
+  p->ka = 1 / d->step_s;
+  int over = p->in > room * (1 + 1e-9);
+  p->kg = over ? room / p->in : 1;
   return over;
 }
 
@@ -455,9 +460,13 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < d->n_live; i++) /* links left behind: empty */
     if (d->stamp[d->live[i]] != ep) {
       int32_t l = d->live[i];
-      d->q[l] = d->q0[l] = d->in[l] = d->out[l] = d->qoff[l] = 0;
-      d->fifo[l] = 1;
+      d->q[l] = d->q0[l] = d->port[l].in = d->port[l].out = d->qoff[l] = 0;
+      d->port[l].kg = 1;
     }
+  for (int32_t i = 0; i < nl; i++) { /* the ports over Kmin at either end of the step */
+    int32_t l = d->links[i];
+    d->marking[l] = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
+  }
   /* the reaction points */
   double wire = d->wire_bytes, inc = p->inc_us * 1e-6, dec = p->dec_us * 1e-6;
   int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
@@ -474,10 +483,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
     fs__hops *h = &d->hop[fi];
     int marked = 0; /* a queue of its route over Kmin at either end of the step */
-    for (int32_t k = 0; k < f->n && !marked; k++) {
-      int32_t l = f->links[k];
-      marked = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
-    }
+    for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
     int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
     double acc = 0;
     for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
@@ -568,10 +574,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
    * when more comes than it carries). */
   offers(d, c, active, n);
   int busy = 0;
-  double hs = d->step_s;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
   for (int round = 0; round < 2; round++) { /* the second with this step's loads */
-    for (int32_t i = 0; i < nl; i++) d->in[d->links[i]] = d->out[d->links[i]] = 0;
+    for (int32_t i = 0; i < nl; i++) d->port[d->links[i]].in = d->port[d->links[i]].out = 0;
     for (int32_t pass = 0; pass < 2; pass++)
       for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
         int32_t fi = pass ? d->drain[i] : active[i];
@@ -580,14 +585,13 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         double x = pass ? 0 : d->offer[fi];
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
-          double C = c->cap_Bps[l];
+          fs__port *pt = &d->port[l];
+          double w = f->w[k];
           h->arr[k] = x;
-          double ql = d->q[l];
-          x = ql >= C * hs ? C * h->b[k] / ql / f->w[k]
-                           : (ql > 0 ? h->b[k] / f->w[k] / hs : 0) + x * d->fifo[l];
+          pt->in += w * x;
+          x = h->b[k] / w * pt->ka + x * pt->kg; /* (port_fifo) */
           h->out[k] = x;
-          d->in[l] += f->w[k] * h->arr[k];
-          d->out[l] += f->w[k] * x;
+          pt->out += w * x;
         }
       }
     busy = 0;
@@ -607,8 +611,8 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     } else { /* (what it still brought to its ports leaves their loads) */
       const fs__flow *f = &c->flows[fi];
       for (int32_t k = 0; k < f->n; k++) {
-        d->in[f->links[k]] -= f->w[k] * d->hop[fi].arr[k];
-        d->out[f->links[k]] -= f->w[k] * d->hop[fi].out[k];
+        d->port[f->links[k]].in -= f->w[k] * d->hop[fi].arr[k];
+        d->port[f->links[k]].out -= f->w[k] * d->hop[fi].out[k];
       }
       fs__dcqcn_reset_hops(d, fi);
       d->in_drain[fi] = 0;
@@ -647,12 +651,12 @@ static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x
     double room = c->cap_Bps[l] - d->q[l] / d->step_s, dx = x - h->arr[k], da = f->w[k] * dx;
     if (dx == 0) return 0; /* nothing changes from here on */
     h->arr[k] = x;
-    d->in[l] += da;
+    d->port[l].in += da;
     d->qoff[l] -= da * since;
     if (!(room > 0)) return 0; /* a queue that lasts the step: what leaves it is as it was */
-    if (d->fifo[l] < 1 || d->in[l] > room * (1 + 1e-9)) return 1;
+    if (d->port[l].kg < 1 || d->port[l].in > room * (1 + 1e-9)) return 1; /* (port_fifo) */
     h->out[k] += dx; /* (all that comes passes) */
-    d->out[l] += da;
+    d->port[l].out += da;
     d->qoff[l] += da * since;
     x = h->out[k];
   }
@@ -692,8 +696,8 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
 
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now) {
   double C = c->cap_Bps[l];
-  if (!(C > 0) || !(d->q[l] > 0 || d->in[l] > C)) return 0;
+  if (!(C > 0) || !(d->q[l] > 0 || d->port[l].in > C)) return 0;
   /* since the last step (qoff: flows re-rated since then, from when) */
-  double q = d->q[l] + (d->in[l] - d->out[l]) * (now - d->last) + d->qoff[l];
+  double q = d->q[l] + (d->port[l].in - d->port[l].out) * (now - d->last) + d->qoff[l];
   return q > 0 ? q / C : 0;
 }

@@ -1155,7 +1155,7 @@ static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
   double full = (s->tp.mss_bytes + s->tp.header_bytes) / s->core.cap_Bps[l];
-  int saturated = s->dq ? s->dq->in[l] >= s->core.cap_Bps[l] * (1 - 1e-9) : s->portq[l].saturated;
+  int saturated = s->dq ? s->dq->port[l].in >= s->core.cap_Bps[l] * (1 - 1e-9) : s->portq[l].saturated;
   return full / 2 + (saturated ? full : 0);
 }
 

@@ -282,6 +282,15 @@ typedef struct fs__hops {
   int32_t cap;
 } fs__hops;
 
+/* A port of the DCQCN/DCTCP model over a step (dcqcn.c, port_fifo): what
+ * comes to it and what leaves it (bytes/s); a flow with b bytes queued
+ * there that brings x lets out b / w x ka + x x kg (ka: C / q for a queue
+ * that outlasts the step, else 1 / step; kg: 0 for such a queue, else the
+ * capacity left over what comes, at most 1). */
+typedef struct fs__port {
+  double in, out, ka, kg;
+} fs__port;
+
 typedef struct fs__dcqcn {
   fs_dcqcn prm;
   int32_t n_flows;
@@ -327,8 +336,8 @@ typedef struct fs__dcqcn {
   uint8_t *touched;        /* ... a flag per flow */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
-  double *in, *out;   /* what comes to it and what leaves it (bytes/s) */
-  double *fifo;       /* capacity / what comes, where more comes (else 1) */
+  uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
+  fs__port *port;     /* what comes to it and leaves it, how it serves */
   double *qoff;       /* its queue's change since the last step beyond
                        * (in - out) x the time since it: re-ratings' */
   uint32_t *stamp, epoch;

@@ -691,6 +691,7 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
     int rc = local_rerate(d, c, fi, d->offer[fi], now);
     if (rc) return rc;
   }
+  d->n_upd = nu;
   return 0;
 }
 

@@ -171,6 +171,8 @@ struct fs_sim {
   double pending_cc_t;  /* when the live step event is (INFINITY: none) */
   uint8_t cc_due;       /* a step event came in this batch */
   uint8_t cc_changed;   /* flows came or went since the last step */
+  uint8_t cc_offers;    /* offers changed in this batch: 1 those of dq->upd
+                         * (re-rated NICs), 2 any flow's (a step) */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -777,7 +779,9 @@ static int cc_step(fs_sim *s) {
   int rc = local ? fs__dcqcn_local(d, &s->core, d->touch, d->n_touch, s->now) : 1;
   for (int32_t i = 0; i < d->n_touch; i++) d->touched[d->touch[i]] = 0;
   d->n_touch = 0;
-  if (rc <= 0) return rc; /* (flows that came or went only re-rated their NICs) */
+  if (rc == 0) s->cc_offers = 1; /* (flows that came or went only re-rated their NICs) */
+  if (rc <= 0) return rc;
+  s->cc_offers = 2;
   double next;
   int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
@@ -1781,9 +1785,14 @@ static int rerate_cc(fs_sim *s) {
   }
   c->n_dirty = 0;
   c->theta = INFINITY;
-  for (int32_t i = 0; i < s->n_active; i++) {
-    int32_t fi = s->active_list[i];
+  /* (offers change only when the model steps or re-rates NICs: cc_step) */
+  int all = s->cc_offers == 2;
+  int32_t n = all ? s->n_active : s->cc_offers == 1 ? s->dq->n_upd : 0;
+  s->cc_offers = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t fi = all ? s->active_list[i] : s->dq->upd[i];
     fs__flow *f = &c->flows[fi];
+    if (f->active_idx < 0) continue; /* (it left: no rate) */
     double r = s->dq->offer[fi];
     if (r == f->rate) continue;
     settle(s, f);
@@ -1792,7 +1801,7 @@ static int rerate_cc(fs_sim *s) {
     supersede(s, f);
     if (predict(s, f)) return FS_ENOMEM;
   }
-  s->counters.flows_rerated += (uint64_t)s->n_active;
+  s->counters.flows_rerated += (uint64_t)n;
   if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && evq_compact(s))
     return FS_ENOMEM;
   return 0;

@@ -331,7 +331,7 @@ typedef struct fs__dcqcn {
   double *t_f;        /* its queued bytes (hop) are as of then: the last step or
                        * its last re-rating between steps (fs__dcqcn_local) */
   double *acked;      /* DCTCP: bytes acknowledged since its last step */
-  int32_t *upd;       /* scratch: the flows fs__dcqcn_local re-rates */
+  int32_t *upd, n_upd; /* the flows fs__dcqcn_local re-rated (their offers) */
   int32_t *touch, n_touch; /* flows that came or went since the last step */
   uint8_t *touched;        /* ... a flag per flow */
   /* per link */

@@ -118,6 +118,23 @@ def mice_elephants(chains):
     return flows
 
 
+def staggered(hosts, n, size, window_ns, seed):
+    """n messages between random distinct hosts, each starting at a uniform
+    random ns of [0, window_ns) (Python's random.Random(seed): the file
+    does not change with the Python version, as the algorithm is fixed)."""
+    import random
+    rng = random.Random(seed)
+    flows = []
+    for i in range(n):
+        s = rng.randrange(hosts)
+        d = rng.randrange(hosts - 1)
+        d += d >= s
+        f = flow("f%d" % i, s, d, size)
+        f["start_ns"] = rng.randrange(window_ns)
+        flows.append(f)
+    return flows
+
+
 def star400(hosts):
     return {"type": "star", "hosts": hosts, "gbps": 400, "latency_ns": 500}
 
@@ -168,6 +185,13 @@ CASES = {
                                         "latency_ns": 1000}, alltoall(16, 128 * KIB)),
     "pingpong-1m": scenario("ping-pong: 10 chained 1 MiB messages between leaves",
                             leafspine(2, 2, 4), pingpong(0, 4, MIB, 10)),
+    # Added 2026-12-05: arrivals at scale, as bench B5s (~80 % mean load
+    # of a host link), where the DCTCP model's steps fall between arrivals.
+    "staggered-fattree8": scenario("2000 messages of 0.8 MB between random hosts, starting "
+                                   "uniformly over 1.25 ms, fat-tree k=8 (128 hosts), ECMP",
+                                   {"type": "fattree", "k": 8, "gbps": 100,
+                                    "latency_ns": 1000},
+                                   staggered(128, 2000, 800000, 1250000, 7)),
 }
 
 

@@ -46,7 +46,7 @@ static void help(FILE *f) {
           "  --connections new|persistent  tcp: open each flow's connection (the\n"
           "                      default) or reuse warm ones\n"
           "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control (queues,\n"
-          "                      ECN marks, cuts, slow recovery; a few times the\n"
+          "                      ECN marks, cuts, slow recovery; 2-3x the\n"
           "                      cost); tcp: DCTCP's windows over the same queues\n"
           "                      (new connections: after the handshake and slow\n"
           "                      start); or max-min at once\n"

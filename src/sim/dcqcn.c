@@ -361,12 +361,19 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   d->win_pk[fi] += acked / d->wire_bytes;
   d->win_mk[fi] += marks;
   if (d->ss[fi] == FS__SS_GROW) d->cwnd[fi] += acked; /* slow start: a segment per segment */
-  else if (d->ss[fi] == FS__SS_NONE && d->cwnd[fi] > 0)
-    d->cwnd[fi] += d->wire_bytes * acked / d->cwnd[fi];
+  else if (d->ss[fi] == FS__SS_NONE && d->cwnd[fi] > 0) /* W dW = segment x d(acked): */
+    d->cwnd[fi] = sqrt(d->cwnd[fi] * d->cwnd[fi] + 2 * d->wire_bytes * acked); /* exact over the step */
   if (d->win_end[fi] < 0) d->win_end[fi] = now + rtt;
   if (now >= d->win_end[fi] - 1e-12) {
+    /* the observation windows since the last update (steps can be far
+     * apart while nothing queues): as many as round trips have passed,
+     * at most as many windows' worth of packets as came back, each with
+     * the same fraction marked */
     double F = d->win_pk[fi] > 0 ? fmin(d->win_mk[fi] / d->win_pk[fi], 1) : 0;
-    d->alpha[fi] = (1 - g) * d->alpha[fi] + g * F;
+    double n = rtt > 0 ? 1 + floor((now - d->win_end[fi]) / rtt + 1e-9) : 1;
+    double data = d->cwnd[fi] > 0 ? floor(d->win_pk[fi] * d->wire_bytes / d->cwnd[fi] + 1e-9) : 1;
+    if (n > data) n = data > 1 ? data : 1;
+    d->alpha[fi] = F + (d->alpha[fi] - F) * pow(1 - g, n);
     d->win_pk[fi] = d->win_mk[fi] = 0;
     d->win_end[fi] = now + rtt;
   }

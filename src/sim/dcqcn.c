@@ -46,7 +46,7 @@
   X(offer, F, sizeof(double), 0) X(stage, F, sizeof(int32_t), 0)              \
   X(cc, F, 1, 0) X(q, L, sizeof(double), 1)                                   \
   X(port, L, sizeof(fs__port), 1) /* fs__dcqcn_wait_s reads any link's */    \
-  X(q0, L, sizeof(double), 1) X(marking, L, 1, 1)                             \
+  X(q0, L, sizeof(double), 1) X(marking, L, 1, 1) X(kchg, L, 1, 1)         \
   X(stamp, L, sizeof(uint32_t), 1) X(links, L, sizeof(int32_t), 0)            \
   X(live, L, sizeof(int32_t), 0) X(nic, F, sizeof(int32_t), 0)                \
   X(next_dec, F, sizeof(double), 0) X(cnp_dec, F, 1, 0)                       \
@@ -60,7 +60,8 @@
   X(exits, F, sizeof(int32_t), 0) X(in_drain, F, 1, 1)                      \
   X(t_f, F, sizeof(double), 1) X(acked, F, sizeof(double), 1)                \
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
-  X(touch, F, sizeof(int32_t), 0) X(touched, F, 1, 1)
+  X(touch, F, sizeof(int32_t), 0) X(touched, F, 1, 1)                       \
+  X(fstamp, F, sizeof(uint32_t), 1)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -582,18 +583,26 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   offers(d, c, active, n);
   int busy = 0;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
+  int32_t nre = 0; /* the second round's flows */
   for (int round = 0; round < 2; round++) { /* the second with this step's loads */
-    for (int32_t i = 0; i < nl; i++) d->port[d->links[i]].in = d->port[d->links[i]].out = 0;
+    if (round == 0)
+      for (int32_t i = 0; i < nl; i++) d->port[d->links[i]].in = d->port[d->links[i]].out = 0;
     for (int32_t pass = 0; pass < 2; pass++)
-      for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
-        int32_t fi = pass ? d->drain[i] : active[i];
+      for (int32_t i = 0; i < (pass ? d->n_drain : round ? nre : n); i++) {
+        int32_t fi = pass ? d->drain[i] : round ? d->upd[i] : active[i];
         const fs__flow *f = &c->flows[fi];
         fs__hops *h = &d->hop[fi];
+        if (round && pass) { /* (a drained flow: is it through a changed port?) */
+          int again = 0;
+          for (int32_t k = 0; k < f->n && !again; k++) again = d->kchg[f->links[k]];
+          if (!again) continue;
+        }
         double x = pass ? 0 : d->offer[fi];
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
           fs__port *pt = &d->port[l];
           double w = f->w[k];
+          if (round) pt->in -= w * h->arr[k], pt->out -= w * h->out[k];
           h->arr[k] = x;
           pt->in += w * x;
           x = h->b[k] / w * pt->ka + x * pt->kg; /* (port_fifo) */
@@ -602,9 +611,17 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         }
       }
     busy = 0;
+    uint32_t fep = ++d->epoch;
     for (int32_t i = 0; i < nl; i++) {
       int32_t l = d->links[i];
+      double ka = d->port[l].ka, kg = d->port[l].kg;
       busy |= port_fifo(d, c, l) || d->q[l] > 0;
+      d->kchg[l] = round == 0 && (ka != d->port[l].ka || kg != d->port[l].kg);
+      /* the second round takes again only the flows through a port whose
+       * factors the first changed: the others' would come out the same */
+      const fs__link_active *a = &c->active[l];
+      for (int32_t j = 0; d->kchg[l] && j < a->n; j++)
+        if (d->fstamp[a->flow[j]] != fep) d->fstamp[a->flow[j]] = fep, d->upd[nre++] = a->flow[j];
     }
   }
   /* flows whose bytes are all through leave the step */

@@ -337,6 +337,8 @@ typedef struct fs__dcqcn {
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
   uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
+  uint8_t *kchg;      /* its port's factors changed in a step's first round */
+  uint32_t *fstamp;   /* per flow: taken again in this step's second round */
   fs__port *port;     /* what comes to it and leaves it, how it serves */
   double *qoff;       /* its queue's change since the last step beyond
                        * (in - out) x the time since it: re-ratings' */

@@ -1,8 +1,8 @@
 /* DCQCN rate control for rdma (docs/model.md, "DCQCN"): the fluid model
  * of RoCEv2's congestion control that the engine (engine.c, cc_step) steps
- * when flows come or go, every few microseconds while a switch port is
- * queued or over-subscribed, and when a rate increase, a cut or a CNP is
- * due. Under it the engine does not share links max-min: each flow sends
+ * every few microseconds while a switch port is queued or
+ * over-subscribed, and when a rate increase, a cut or a CNP is due; flows
+ * that come or go in between re-rate their NICs only (fs__dcqcn_local). Under it the engine does not share links max-min: each flow sends
  * at its offer (rerate_cc), and capacities act through the queues here.
  *
  * Senders: each queue pair (a flow) is paced at its reaction point's rate
@@ -10,9 +10,10 @@
  * its NIC's max-min share under the RC caps. Ports: every flow keeps what
  * it has queued at each port of its route (also after its sender is done,
  * until it is all through); what comes to a port is what the port before
- * lets out; a queued port lets out its capacity, shared in proportion to
- * what each flow has queued there (FIFO in the fluid limit), an empty one
- * what comes (thinned when more comes than it carries). RED marks (ECN)
+ * lets out; a port whose queue outlasts the step lets out its capacity,
+ * shared in proportion to what each flow has queued there (FIFO in the
+ * fluid limit), a shorter queue is all let out in the step and what comes
+ * shares the capacity left (port_fifo). RED marks (ECN)
  * with probability pmax (q - kmin) / (kmax - kmin) between the thresholds
  * and every packet above; a marked packet waits out the queues from its
  * port on, then its CNP crosses back (a delay line of time buckets per
@@ -405,10 +406,26 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   return d->rc[fi] < d->line[fi] ? fmin(d->win_end[fi], now + d->step_s) : INFINITY;
 }
 
+/* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
+ * what was acknowledged, taken up to now at its rates since d->t_f. */
+static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
+  const fs__flow *f = &c->flows[fi];
+  fs__hops *h = &d->hop[fi];
+  double dtf = now - d->t_f[fi];
+  if (!(dtf > 0)) dtf = 0;
+  d->t_f[fi] = now;
+  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
+  for (int32_t k = 0; k < f->n; k++) {
+    h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
+    h->came[k] += h->arr[k] * dtf;
+    if (!(h->b[k] > 0)) h->b[k] = 0;
+  }
+}
+
 /* What port l lets out over a step (about d->step_s): a queue that lasts
  * the step lets out the capacity, shared by what each flow has queued
  * there (FIFO); a shorter one is all let out in the step, and what comes
- * shares the capacity left (fifo: that over what comes, at most 1; the
+ * shares the capacity left (kg: that over what comes, at most 1; the
  * loads of the last round). Returns 1 when more comes than it carries. */
 static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   fs__port *p = &d->port[l];
@@ -447,15 +464,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       const fs__flow *f = &c->flows[fi];
       fs__hops *h = &d->hop[fi];
       if (hops(d, fi, f->n)) return FS_ENOMEM;
-      double dtf = now - d->t_f[fi]; /* (a flow re-rated since the last step: since then) */
-      if (!(dtf > 0)) dtf = 0;
-      d->t_f[fi] = now;
-      if (d->dctcp && !pass && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
+      catch_up(d, c, fi, now); /* (a flow re-rated since the last step: since then) */
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
-        h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
-        h->came[k] += h->arr[k] * dtf;
-        if (!(h->b[k] > 0)) h->b[k] = 0;
         if (d->stamp[l] != ep) {
           d->stamp[l] = ep;
           d->q0[l] = d->q[l];
@@ -576,10 +587,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     if (act < soonest) soonest = act;
   }
   /* From now, hop by hop: what comes to a port is what the hop before
-   * lets out (the sender's offer at the first); a queued port lets out its
-   * capacity, shared in proportion to what each flow has queued there, an
-   * empty one what comes (times capacity over load, as of the last step,
-   * when more comes than it carries). */
+   * lets out (the sender's offer at the first); what leaves is as
+   * port_fifo says, with the loads of the round before (the step before,
+   * in the first round). */
   offers(d, c, active, n);
   int busy = 0;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
@@ -660,15 +670,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
 static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
   const fs__flow *f = &c->flows[fi];
   fs__hops *h = &d->hop[fi];
-  double dtf = now - d->t_f[fi];
-  if (!(dtf > 0)) dtf = 0;
-  d->t_f[fi] = now;
-  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
-  for (int32_t k = 0; k < f->n; k++) {
-    h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
-    h->came[k] += h->arr[k] * dtf;
-    if (!(h->b[k] > 0)) h->b[k] = 0;
-  }
+  catch_up(d, c, fi, now);
   double since = now - d->last;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];

@@ -766,11 +766,13 @@ static void cc_touch(fs_sim *s, int32_t fi) {
   d->touched[fi] = 1;
 }
 
-/* rdma with DCQCN: steps the rate control when its event came or flows
- * came or went (their NICs' shares change), and schedules the next step:
- * dec_us later while a port is queued or over-subscribed, else when a
- * rate next rises or CNPs come back (docs/model.md, "DCQCN"). The
- * re-rating then gives each flow its offer (rerate_cc). */
+/* rdma with DCQCN, tcp with DCTCP: when flows came or went (their NICs'
+ * shares change) re-rates their NICs (fs__dcqcn_local), or steps the rate
+ * control when that is not enough, its event came or capacities or routes
+ * changed, and schedules the next step: a step (d->step_s) later while a
+ * port is queued or over-subscribed, else when a rate next rises or CNPs
+ * come back (docs/model.md, "DCQCN"). The re-rating then gives each flow
+ * its offer (rerate_cc). */
 static int cc_step(fs_sim *s) {
   fs__dcqcn *d = s->dq;
   if (!s->cc_due && !s->cc_changed && !d->n_touch) return 0;
@@ -783,7 +785,7 @@ static int cc_step(fs_sim *s) {
   if (rc <= 0) return rc;
   s->cc_offers = 2;
   double next;
-  int busy = fs__dcqcn_tick(s->dq, &s->core, s->active_list, s->n_active, s->now, &next);
+  int busy = fs__dcqcn_tick(d, &s->core, s->active_list, s->n_active, s->now, &next);
   if (busy < 0) return busy;
   for (int32_t i = 0; i < s->dq->n_exits; i++) { /* DCTCP: echoes ended their slow start */
     int32_t fi = s->dq->exits[i];

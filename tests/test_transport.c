@@ -668,30 +668,47 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
 }
 
 /* The same, with A and B long (10 MB) and past slow start when D opens
- * its connection at 100 us: flows in congestion avoidance hold K packets
- * together at the port (DCTCP's equilibrium), so D's SYN-ACK waits
- * K (P + H) / C, 46.8 us at 100 Gb/s, however much A and B have left. */
-TEST(test_transport_congestion_avoidance_queue_is_k) {
+ * its connection at 100 us: flows in congestion avoidance hold DCTCP's mean
+ * queue together at the port, K + N - A / 2 packets with N = 2 and A =
+ * sqrt(2 N (C RTT + K)) / 2 (Alizadeh et al. 2010, 3.3): 62.8 packets,
+ * 45.2 us at 100 Gb/s, however much A and B have left. D (host 2 to 3)
+ * meets it with its SYN-ACK; E (host 3 to 2, two whole packets) with its
+ * SYN and again with its data, which the FIFO port serves after the queue
+ * before E takes its share C / 3. */
+static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
+                           double t1) {
   fs_err err = {0, ""};
+  net n;
+  if (net_open(&n, star(4, 1000), tp)) {
+    net_close(&n);
+    return NAN;
+  }
+  int32_t a = add(&n, 0, 2, 10e6), b = add(&n, 1, 2, 10e6);
+  int32_t d = add_at(&n, src, dst, bytes, t1);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  CHECK(fs_sim_finish_s(n.s, a) > t1 + 100e-6); /* A and B still send at C / 2 */
+  CHECK(fs_sim_finish_s(n.s, b) > t1 + 100e-6);
+  double fin = fs_sim_finish_s(n.s, d);
+  net_close(&n);
+  return fin;
+}
+
+TEST(test_transport_congestion_avoidance_queue_is_dctcps_mean) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  net n;
-  if (net_open(&n, star(4, 1000), &tp)) {
-    net_close(&n);
-    return;
-  }
-  fs_sim *s = n.s;
   double t1 = 100e-6, small = 1000;
-  int32_t a = add(&n, 0, 2, 10e6), b = add(&n, 1, 2, 10e6);
-  int32_t d = add_at(&n, 2, 3, small, t1);
-  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double rtt = 2 * prop + 2 * (P + 2 * H) / C, n = 2, k = 65;
+  double amp = sqrt(2 * n * (C * rtt / (P + H) + k)) / 2;
+  double q = (k + n + (k + n - amp)) / 2 * (P + H) / C;
+  CHECK(q > 45e-6 && q < 45.5e-6);
   double last, wd = wire(&tp, small, &last);
-  double k = 65 * (P + H);
-  CHECK(fs_sim_finish_s(s, a) > t1 + k / (C / 2)); /* A and B still send at C / 2 */
-  CHECK(fs_sim_finish_s(s, b) > t1 + k / (C / 2));
-  CHECK_REL(fs_sim_finish_s(s, d), t1 + hs + k / C + wd / C + prop + last / C, 1e-9, "s");
-  net_close(&n);
+  CHECK_REL(ca_queue_run(&tp, 2, 3, small, t1), t1 + hs + q + wd / C + prop + last / C, 1e-9,
+            "s (D: its SYN-ACK waits)");
+  double two = 2 * P;
+  wd = wire(&tp, two, &last);
+  CHECK_REL(ca_queue_run(&tp, 3, 2, two, t1), t1 + hs + 2 * q + wd / (C / 3) + prop + last / C,
+            1e-9, "s (E: its SYN and its data wait)");
 }
 
 /* The source's fair queue (docs/model.md, "Transport"): host 1 sends A to

@@ -1070,7 +1070,10 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       q->ca = fmax(q->ca + sign * e * x, 0);
       q->ca_rate += sign * r * x;
       q->n_ca += (int32_t)sign;
-      if (q->n_ca == 0) q->ca = q->ca_rate = 0; /* exactly, whatever rounding left */
+      q->ca_flows += sign * x;
+      q->ca_rtt += sign * x * tf->rtt_s;
+      if (q->n_ca == 0) /* exactly, whatever rounding left */
+        q->ca = q->ca_rate = q->ca_flows = q->ca_rtt = 0;
     } else {
       q->burst = fmax(q->burst + sign * e * x, 0);
       q->burst_rate += sign * r * x;
@@ -1136,17 +1139,43 @@ static void q_update(fs_sim *s, int32_t fi) {
   q_add(s, fi);
 }
 
-/* The queueing delay of port l now: its bursts, and at most K packets
- * (scaled with the port's rate) of its flows in congestion avoidance. */
+/* What port l's flows in congestion avoidance keep queued there, in
+ * bytes, at most: DCTCP's mean queue, K + N - A / 2 packets (K scaled with
+ * the port's rate), between its sawtooth's top K + N and bottom K + N - A
+ * (at least 0), A = sqrt(2 N (C RTT + K)) / 2 for N flows of mean round
+ * trip RTT (Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010, 3.3). */
+static double standing_cap(const fs_sim *s, int32_t l) {
+  const fs__portq *q = &s->portq[l];
+  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9);
+  double n = q->ca_flows > 0 ? q->ca_flows : 0;
+  double bdp = n > 0 ? s->core.cap_Bps[l] * (q->ca_rtt / n) / pkt : 0;
+  double a = sqrt(2 * n * (bdp + k)) / 2, bottom = k + n - a;
+  return (k + n + (bottom > 0 ? bottom : 0)) / 2 * pkt;
+}
+
+/* The queueing delay of port l now: its bursts, and at most DCTCP's mean
+ * queue (standing_cap) of its flows in congestion avoidance. */
 static double port_queue_s(fs_sim *s, int32_t l) {
   if (l < 0) return 0;
   if (s->dq) return fs__dcqcn_wait_s(s->dq, &s->core, l, s->now); /* DCTCP's FIFO ports */
   fs__portq *q = &s->portq[l];
   if ((!q->n_burst && !q->n_ca) || !(s->core.cap_Bps[l] > 0)) return 0;
   q_advance(s, l);
-  double k = s->tp.queue_k * (s->tp.mss_bytes + s->tp.header_bytes) *
-             (s->core.t->links[l].capacity_bps / 100e9);
+  double k = q->n_ca ? standing_cap(s, l) : 0;
   return (q->burst + (q->ca < k ? q->ca : k)) / s->core.cap_Bps[l];
+}
+
+/* The standing part of port l's queue now: what its flows in congestion
+ * avoidance keep there, at most DCTCP's mean queue (port_queue_s without
+ * the bursts). */
+static double port_standing_s(fs_sim *s, int32_t l) {
+  if (l < 0) return 0;
+  fs__portq *q = &s->portq[l];
+  if (!q->n_ca || !(s->core.cap_Bps[l] > 0)) return 0;
+  q_advance(s, l);
+  double k = standing_cap(s, l);
+  return (q->ca < k ? q->ca : k) / s->core.cap_Bps[l];
 }
 
 /* A packet leaving a host (or its NIC) on link l while another flow sends
@@ -1215,6 +1244,18 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_queue_s(s, sim_link(s, fi, p.links[k]));
   for (int32_t k = 0, nh = n_host_entries(t, p); k < nh; k++)
     d += p.w[k] * host_residual_s(s, sim_link(s, fi, p.links[k]), self);
+  return d;
+}
+
+/* What flow fi's first data packet waits at the switch ports of its route
+ * (tcp model without DCTCP's own queues): the queues others left there. A
+ * FIFO port serves it after them whatever share the fluid drain would give
+ * it at once (the drain is work-conserving for the port, not per flow). */
+static double entry_wait_s(fs_sim *s, int32_t fi) {
+  if (!s->portq || s->dq) return 0;
+  pkt_route p = packet_route(s, fi);
+  double d = 0;
+  for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_standing_s(s, sim_link(s, fi, p.links[k]));
   return d;
 }
 
@@ -1506,7 +1547,7 @@ static int src_out(fs_sim *s, int32_t l) {
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
  * may send one window, whose first ACK comes back a round trip and the
  * switch queues on its way later. */
-static int tflow_enter(fs_sim *s, int32_t fi) {
+static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   fs__tflow *tf = &s->tf[fi];
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
   if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
@@ -1514,7 +1555,18 @@ static int tflow_enter(fs_sim *s, int32_t fi) {
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
   int rc = round_begins(s, fi);
-  if (rc || (rc = flow_enter(s, fi))) return rc;
+  if (rc) return rc;
+  double wait = behind ? 0 : entry_wait_s(s, fi);
+  if (wait > 0) { /* its first packet reaches its bottleneck behind the queue */
+    fs__flow *f = &s->core.flows[fi];
+    f->remaining = f->bytes;
+    s->started[s->n_started++] = f->item;
+    f->held = 1;
+    rc = evq_push(s, s->now + wait, EV_REENTER, f->item, f->version);
+    if (!rc) f->pending = 1;
+    return rc;
+  }
+  if ((rc = flow_enter(s, fi))) return rc;
   if (s->dq) { /* DCTCP: the rounds, or a window of the initial one that grows */
     int rounds = tf->budget < INFINITY;
     double w = rounds ? tf->cwnd : s->tp.init_window * s->dq->wire_bytes;
@@ -1537,7 +1589,7 @@ static int admit(fs_sim *s, int32_t fi) {
     }
     s->src_busy[src] = fi;
   }
-  return s->tf ? tflow_enter(s, fi) : flow_enter(s, fi);
+  return s->tf ? tflow_enter(s, fi, 0) : flow_enter(s, fi);
 }
 
 /* A small flow fi drained: the next one queued at its source goes. */
@@ -1548,7 +1600,7 @@ static int fifo_next(fs_sim *s, int32_t fi) {
   s->src_busy[src] = nx;
   if (nx < 0) return 0;
   s->fifo_head[src] = s->fifo_nx[nx];
-  return s->tf ? tflow_enter(s, nx) : flow_enter(s, nx);
+  return s->tf ? tflow_enter(s, nx, 1) : flow_enter(s, nx);
 }
 
 /* A flow's dependencies and start time are met (it counts as started):
@@ -1658,12 +1710,18 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_REENTER: {
       fs__flow *f = &s->core.flows[it->idx];
-      f->held = 0;
       if (s->tf && s->tf[it->idx].round_hold) { /* its next round begins */
         s->tf[it->idx].round_hold = 0;
         int rc = round_begins(s, it->idx);
         if (rc) return rc;
+        double wait = entry_wait_s(s, it->idx);
+        if (wait > 0) { /* its window reaches its bottleneck behind the queue */
+          rc = evq_push(s, s->now + wait, EV_REENTER, f->item, f->version);
+          if (!rc) f->pending = 1;
+          return rc;
+        }
       }
+      f->held = 0;
       return flow_link(s, it->idx);
     }
     case EV_ACK:

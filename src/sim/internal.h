@@ -195,6 +195,7 @@ typedef struct fs__tflow {
  * avoidance apart, each as bytes at t falling at a rate. */
 typedef struct fs__portq {
   double t, burst, burst_rate, ca, ca_rate;
+  double ca_flows, ca_rtt; /* its flows in congestion avoidance, and the sum of their RTTs */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
 } fs__portq;

@@ -1040,6 +1040,58 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   return 0;
 }
 
+/* DCTCP's mean queue at port l, in packets: K + N - A / 2 (K scaled with
+ * the port's rate), between its sawtooth's top K + N and bottom K + N - A
+ * (at least 0), A = sqrt(2 N (C RTT + K)) / 2 for the N flows in
+ * congestion avoidance there, of mean round trip RTT (Alizadeh et al.,
+ * "Data Center TCP (DCTCP)", SIGCOMM 2010, 3.3). */
+static double dctcp_mean_pkts(const fs_sim *s, int32_t l) {
+  const fs__portq *q = &s->portq[l];
+  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9);
+  double n = q->ca_flows > 0 ? q->ca_flows : 0;
+  double bdp = n > 0 ? s->core.cap_Bps[l] * (q->ca_rtt / n) / pkt : 0;
+  double a = sqrt(2 * n * (bdp + k)) / 2, bottom = k + n - a;
+  return (k + n + (bottom > 0 ? bottom : 0)) / 2;
+}
+
+/* Persistent connections start in congestion avoidance with windows of
+ * their bandwidth-delay products, so their standing queue is not there at
+ * once: it climbs by a packet per flow per round trip, which the queue
+ * itself lengthens: (RTT + Q / C) dQ = N dt, so over dt
+ * Q' = sqrt((C RTT + Q)^2 + 2 N C dt) - C RTT (Q in packets, C in packets
+ * a second), up to DCTCP's mean. Brings port l's climb to now. */
+static void climb_advance(fs_sim *s, int32_t l) {
+  fs__portq *q = &s->portq[l];
+  double dt = s->now - q->climb_t;
+  q->climb_t = s->now;
+  if (!(dt > 0)) return;
+  if (!(q->ca_flows > 0)) { /* none for a while (not a flow re-rated): drained */
+    q->climb = 0;
+    return;
+  }
+  double c = s->core.cap_Bps[l] / (s->tp.mss_bytes + s->tp.header_bytes);
+  double b = c * q->ca_rtt / q->ca_flows;
+  double up = sqrt((b + q->climb) * (b + q->climb) + 2 * q->ca_flows * c * dt) - b;
+  double top = dctcp_mean_pkts(s, l);
+  q->climb = up < top ? up : top;
+}
+
+/* Persistent connections: flow fi (x flows) is in congestion avoidance
+ * at port l. A warm window covers its path's bandwidth-delay product and
+ * is at least the initial window (the reference's warm-up), so the first
+ * time it queues a flow brings what its window exceeds that product by,
+ * max(IW, ceil(C RTT)) - C RTT packets (C its first link's rate). */
+static void climb_join(fs_sim *s, int32_t l, int32_t fi, double x) {
+  climb_advance(s, l);
+  if (x < 0 || s->tf[fi].climbed) return;
+  const fs__flow *f = &s->core.flows[fi];
+  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double bdp = s->core.cap_Bps[f->links[0]] * s->tf[fi].rtt_s / pkt, w = ceil(bdp);
+  if (w < s->tp.init_window) w = s->tp.init_window;
+  s->portq[l].climb += x * (w - bdp);
+}
+
 /* Brings port l's queue sums to now: between a flow's events its queued
  * bytes fall at its rate (and reach 0 at its next event at the latest). */
 static void q_advance(fs_sim *s, int32_t l) {
@@ -1067,6 +1119,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
     q_advance(s, l);
     fs__portq *q = &s->portq[l];
     if (tf->qca) {
+      if (s->tp.persistent) climb_join(s, l, fi, sign * x);
       q->ca = fmax(q->ca + sign * e * x, 0);
       q->ca_rate += sign * r * x;
       q->n_ca += (int32_t)sign;
@@ -1081,6 +1134,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       if (q->n_burst == 0) q->burst = q->burst_rate = 0;
     }
   }
+  if (tf->qca && sign > 0 && s->tp.persistent) tf->climbed = 1; /* on every link of its level */
 }
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
@@ -1140,18 +1194,15 @@ static void q_update(fs_sim *s, int32_t fi) {
 }
 
 /* What port l's flows in congestion avoidance keep queued there, in
- * bytes, at most: DCTCP's mean queue, K + N - A / 2 packets (K scaled with
- * the port's rate), between its sawtooth's top K + N and bottom K + N - A
- * (at least 0), A = sqrt(2 N (C RTT + K)) / 2 for N flows of mean round
- * trip RTT (Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010, 3.3). */
-static double standing_cap(const fs_sim *s, int32_t l) {
-  const fs__portq *q = &s->portq[l];
-  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
-  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9);
-  double n = q->ca_flows > 0 ? q->ca_flows : 0;
-  double bdp = n > 0 ? s->core.cap_Bps[l] * (q->ca_rtt / n) / pkt : 0;
-  double a = sqrt(2 * n * (bdp + k)) / 2, bottom = k + n - a;
-  return (k + n + (bottom > 0 ? bottom : 0)) / 2 * pkt;
+ * bytes, at most: DCTCP's mean queue, or under persistent connections as
+ * far as it has climbed (climb_advance). */
+static double standing_cap(fs_sim *s, int32_t l) {
+  double pkts = dctcp_mean_pkts(s, l);
+  if (s->tp.persistent) {
+    climb_advance(s, l);
+    if (s->portq[l].climb < pkts) pkts = s->portq[l].climb;
+  }
+  return pkts * (s->tp.mss_bytes + s->tp.header_bytes);
 }
 
 /* The queueing delay of port l now: its bursts, and at most DCTCP's mean
@@ -1296,6 +1347,8 @@ static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
 /* A slow-start round of flow fi begins now: with the queue model, its
  * first ACK's wait at the receiver is read when that ACK leaves. */
 static int round_begins(fs_sim *s, int32_t fi) {
+  /* warm connections have no rounds: nothing waits for that ACK */
+  if (s->tp.persistent) return 0;
   return s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
 }
 
@@ -1968,7 +2021,7 @@ static int transport_setup(fs_sim *s) {
    * carries its wire bytes and longer latency runs as a fluid one: 8 or
    * 13 bytes a flow instead of a tcp flow's ~144. */
   size_t F = (size_t)c->n_flows + 1;
-  int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && !s->tp.persistent;
+  int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && (!s->tp.persistent || !dcqcn(s));
   if (!(s->payload = fs__malloc(F, sizeof(double))) ||
       !(s->tail_reach = fs__malloc(F, sizeof(double))) ||
       (s->tp.efficiency < 1 && !(s->tail_rate = calloc(F, sizeof(double)))) ||

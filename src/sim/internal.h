@@ -179,6 +179,7 @@ typedef struct fs__tflow {
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */
+  uint8_t climbed;    /* its warm window's excess is in a port's climb (engine.c) */
   int32_t qlink, qend; /* the level of its packet route it queues at: entries
                         * [qlink, qend); qlink -1: none (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
@@ -196,6 +197,7 @@ typedef struct fs__tflow {
 typedef struct fs__portq {
   double t, burst, burst_rate, ca, ca_rate;
   double ca_flows, ca_rtt; /* its flows in congestion avoidance, and the sum of their RTTs */
+  double climb, climb_t; /* persistent connections: packets their windows added, as of when */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
 } fs__portq;

@@ -1193,40 +1193,40 @@ static void q_update(fs_sim *s, int32_t fi) {
   q_add(s, fi);
 }
 
-/* What port l's flows in congestion avoidance keep queued there, in
- * bytes, at most: DCTCP's mean queue, or under persistent connections as
- * far as it has climbed (climb_advance). */
-static double standing_cap(fs_sim *s, int32_t l) {
+/* What port l's flows in congestion avoidance keep queued there now, in
+ * bytes (port l brought to now, n_ca > 0): what they hold, at most DCTCP's
+ * mean queue, or under persistent connections as far as it has climbed
+ * (climb_advance). */
+static double standing_bytes(fs_sim *s, int32_t l) {
+  const fs__portq *q = &s->portq[l];
   double pkts = dctcp_mean_pkts(s, l);
   if (s->tp.persistent) {
     climb_advance(s, l);
-    if (s->portq[l].climb < pkts) pkts = s->portq[l].climb;
+    if (q->climb < pkts) pkts = q->climb;
   }
-  return pkts * (s->tp.mss_bytes + s->tp.header_bytes);
+  double k = pkts * (s->tp.mss_bytes + s->tp.header_bytes);
+  return q->ca < k ? q->ca : k;
 }
 
-/* The queueing delay of port l now: its bursts, and at most DCTCP's mean
- * queue (standing_cap) of its flows in congestion avoidance. */
+/* The queueing delay of port l now: its bursts and its standing queue
+ * (standing_bytes). */
 static double port_queue_s(fs_sim *s, int32_t l) {
   if (l < 0) return 0;
   if (s->dq) return fs__dcqcn_wait_s(s->dq, &s->core, l, s->now); /* DCTCP's FIFO ports */
   fs__portq *q = &s->portq[l];
   if ((!q->n_burst && !q->n_ca) || !(s->core.cap_Bps[l] > 0)) return 0;
   q_advance(s, l);
-  double k = q->n_ca ? standing_cap(s, l) : 0;
-  return (q->burst + (q->ca < k ? q->ca : k)) / s->core.cap_Bps[l];
+  return (q->burst + (q->n_ca ? standing_bytes(s, l) : 0)) / s->core.cap_Bps[l];
 }
 
-/* The standing part of port l's queue now: what its flows in congestion
- * avoidance keep there, at most DCTCP's mean queue (port_queue_s without
- * the bursts). */
+/* The standing part of port l's queue now (port_queue_s without the
+ * bursts). */
 static double port_standing_s(fs_sim *s, int32_t l) {
   if (l < 0) return 0;
   fs__portq *q = &s->portq[l];
   if (!q->n_ca || !(s->core.cap_Bps[l] > 0)) return 0;
   q_advance(s, l);
-  double k = standing_cap(s, l);
-  return (q->ca < k ? q->ca : k) / s->core.cap_Bps[l];
+  return standing_bytes(s, l) / s->core.cap_Bps[l];
 }
 
 /* A packet leaving a host (or its NIC) on link l while another flow sends
@@ -1330,6 +1330,15 @@ static double ack_wait_s(fs_sim *s, int32_t fi) {
   return d;
 }
 
+/* Flow f (off its links) comes back onto them at t: EV_REENTER, which a
+ * newer version of the flow supersedes. */
+static int reenter_at(fs_sim *s, fs__flow *f, double t) {
+  f->held = 1;
+  int rc = evq_push(s, t, EV_REENTER, f->item, f->version);
+  if (!rc) f->pending = 1;
+  return rc;
+}
+
 /* Schedules the moment the (SYN-)ACK of an exchange flow fi begins now
  * leaves its receiver, where it waits behind what the receiver sends
  * (ack_left): its first packet's trip, for a handshake's SYN half the
@@ -1367,9 +1376,7 @@ static int ack_left(fs_sim *s, int32_t fi) {
   if (!tf->round_hold) return 0;
   supersede(s, f);
   tf->ack_base += wait;
-  int rc = evq_push(s, tf->ack_base, EV_REENTER, f->item, f->version);
-  if (!rc) f->pending = 1;
-  return rc;
+  return reenter_at(s, f, tf->ack_base);
 }
 
 /* Efficiency under a symmetry: entry k of quotient flow fi's rating route
@@ -1432,13 +1439,19 @@ static int flow_link(fs_sim *s, int32_t fi) {
   return fs__inject(c, fi, 0) ? srcq_join(s, fi) : 0;
 }
 
-static int flow_enter(fs_sim *s, int32_t fi) {
+/* Flow fi sends its first byte: all its bytes are left, and it counts as
+ * started; it takes its links now or (held) later. */
+static void flow_starts(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
   if (s->dq) { /* its queue pair starts at line rate */
     fs__dcqcn_start(s->dq, &s->core, fi);
     cc_touch(s, fi);
   }
   s->started[s->n_started++] = s->core.flows[fi].item;
+}
+
+static int flow_enter(fs_sim *s, int32_t fi) {
+  flow_starts(s, fi);
   return flow_link(s, fi);
 }
 
@@ -1611,13 +1624,8 @@ static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   if (rc) return rc;
   double wait = behind ? 0 : entry_wait_s(s, fi);
   if (wait > 0) { /* its first packet reaches its bottleneck behind the queue */
-    fs__flow *f = &s->core.flows[fi];
-    f->remaining = f->bytes;
-    s->started[s->n_started++] = f->item;
-    f->held = 1;
-    rc = evq_push(s, s->now + wait, EV_REENTER, f->item, f->version);
-    if (!rc) f->pending = 1;
-    return rc;
+    flow_starts(s, fi);
+    return reenter_at(s, &s->core.flows[fi], s->now + wait);
   }
   if ((rc = flow_enter(s, fi))) return rc;
   if (s->dq) { /* DCTCP: the rounds, or a window of the initial one that grows */
@@ -1768,11 +1776,8 @@ static int handle(fs_sim *s, const fs__event *e) {
         int rc = round_begins(s, it->idx);
         if (rc) return rc;
         double wait = entry_wait_s(s, it->idx);
-        if (wait > 0) { /* its window reaches its bottleneck behind the queue */
-          rc = evq_push(s, s->now + wait, EV_REENTER, f->item, f->version);
-          if (!rc) f->pending = 1;
-          return rc;
-        }
+        if (wait > 0) /* its window reaches its bottleneck behind the queue */
+          return reenter_at(s, f, s->now + wait);
       }
       f->held = 0;
       return flow_link(s, it->idx);
@@ -1829,7 +1834,6 @@ static int window_sent(fs_sim *s, int32_t fi) {
     int rc = flow_unlink(s, fi);
     if (!rc && s->dq) rc = fs__dcqcn_sent(s->dq, fi); /* its queued bytes move on */
     if (rc) return rc;
-    f->held = 1;
     tf->budget = next;
     src_round(s, fi, f->remaining);
     double back = tf->round_end;
@@ -1838,9 +1842,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
     tf->ack_base = back;
     if (f->remaining <= fs__transport_last_bytes(&s->tp, s->payload[fi]) * (1 + 1e-9))
       tf->tail_pause = back - s->now;
-    if ((rc = evq_push(s, back, EV_REENTER, f->item, f->version))) return rc;
-    f->pending = 1;
-    return 0;
+    return reenter_at(s, f, back);
   }
   tf->budget = next;
   tf->round_end = s->now + tf->rtt_s + queue;
@@ -2407,9 +2409,7 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     if (s->tf) s->tf[fi].round_hold = 0;
     if ((rc = set_route(s, fi, route))) goto fail;
     if (hold_s > 0) {
-      f->held = 1;
-      rc = evq_push(s, s->now + hold_s, EV_REENTER, item, f->version);
-      if (!rc) f->pending = 1;
+      rc = reenter_at(s, f, s->now + hold_s);
     } else {
       f->held = 0;
       rc = flow_link(s, fi);

@@ -1077,19 +1077,17 @@ static void climb_advance(fs_sim *s, int32_t l) {
   q->climb = up < top ? up : top;
 }
 
-/* Persistent connections: flow fi (x flows) is in congestion avoidance
- * at port l. A warm window covers its path's bandwidth-delay product and
- * is at least the initial window (the reference's warm-up), so the first
- * time it queues a flow brings what its window exceeds that product by,
- * max(IW, ceil(C RTT)) - C RTT packets (C its first link's rate). */
-static void climb_join(fs_sim *s, int32_t l, int32_t fi, double x) {
-  climb_advance(s, l);
-  if (x < 0 || s->tf[fi].climbed) return;
-  const fs__flow *f = &s->core.flows[fi];
+/* Persistent connections: what flow fi's warm window brings to the port
+ * it queues at in congestion avoidance the first time, in packets. A warm
+ * window covers its path's bandwidth-delay product and is at least the
+ * initial window (the reference's warm-up), so it exceeds that product by
+ * max(IW, ceil(C RTT)) - C RTT packets (C the rate of the first link of
+ * its packet route p). */
+static double warm_excess(const fs_sim *s, int32_t fi, pkt_route p) {
   double pkt = s->tp.mss_bytes + s->tp.header_bytes;
-  double bdp = s->core.cap_Bps[f->links[0]] * s->tf[fi].rtt_s / pkt, w = ceil(bdp);
-  if (w < s->tp.init_window) w = s->tp.init_window;
-  s->portq[l].climb += x * (w - bdp);
+  double cap = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
+  double bdp = cap * s->tf[fi].rtt_s / pkt, w = ceil(bdp);
+  return (w < s->tp.init_window ? s->tp.init_window : w) - bdp;
 }
 
 /* Brings port l's queue sums to now: between a flow's events its queued
@@ -1112,6 +1110,8 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   const fs__simcore *c = &s->core;
   fs__tflow *tf = &s->tf[fi];
   pkt_route p = packet_route(s, fi);
+  int climb = tf->qca && s->tp.persistent; /* its port's climb moves on, and */
+  double excess = climb && sign > 0 && !tf->climbed ? warm_excess(s, fi, p) : 0; /* joins */
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
     if (c->t->nodes[c->t->links[p.links[k]].from].kind != FS_NODE_SWITCH) continue;
     int32_t l = sim_link(s, fi, p.links[k]);
@@ -1119,7 +1119,10 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
     q_advance(s, l);
     fs__portq *q = &s->portq[l];
     if (tf->qca) {
-      if (s->tp.persistent) climb_join(s, l, fi, sign * x);
+      if (climb) {
+        climb_advance(s, l);
+        q->climb += x * excess;
+      }
       q->ca = fmax(q->ca + sign * e * x, 0);
       q->ca_rate += sign * r * x;
       q->n_ca += (int32_t)sign;
@@ -1134,7 +1137,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       if (q->n_burst == 0) q->burst = q->burst_rate = 0;
     }
   }
-  if (tf->qca && sign > 0 && s->tp.persistent) tf->climbed = 1; /* on every link of its level */
+  if (climb && sign > 0) tf->climbed = 1; /* on every link of its level */
 }
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */

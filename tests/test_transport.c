@@ -667,14 +667,24 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   net_close(&n);
 }
 
-/* The same, with A and B long (10 MB) and past slow start when D opens
- * its connection at 100 us: flows in congestion avoidance hold DCTCP's mean
- * queue together at the port, K + N - A / 2 packets with N = 2 and A =
- * sqrt(2 N (C RTT + K)) / 2 (Alizadeh et al. 2010, 3.3): 62.8 packets,
- * 45.2 us at 100 Gb/s, however much A and B have left. D (host 2 to 3)
- * meets it with its SYN-ACK; E (host 3 to 2, two whole packets) with its
- * SYN and again with its data, which the FIFO port serves after the queue
- * before E takes its share C / 3. */
+/* The same, with A and B long (10 MB) from t = 0 on new connections, and
+ * D opening its connection at t1: the standing queue at host 2's port
+ * goes through slow start's overshoot and DCTCP's cuts before it climbs
+ * to DCTCP's mean (docs/model.md, "Queues at switch ports"). A's and B's
+ * first flights, 7 segments each (the SYN's unscaled window), take
+ * 14 w / C, longer than a round trip: at t_j their windows are IW + 7 = 17
+ * segments each, past the bandwidth-delay product B = C RTT (7.6 packets),
+ * and the 34 - B packets beyond it queue. The queue then grows at C until
+ * it passes K = 65 and that packet's echo is back (B + K) / C later, at
+ * 2K + B; alpha has seen log2((2K + 2B) / 14) rounds unmarked, and each
+ * cut, a round trip apart while the queue is over K, drains it to
+ * (Q + B)(1 - alpha / 2) - B: 79.2, then 43.8 packets, under K; then it
+ * climbs a packet per flow per round trip to the mean
+ * K + N - A / 2 with A = sqrt(2 N (B + K)) / 2 (Alizadeh et al. 2010, 3.3),
+ * 62.8 packets. D (host 2 to 3) meets it with its SYN-ACK, which leaves
+ * host 3 half a handshake after t1; E (host 3 to 2, two whole packets)
+ * with its SYN and again with its data, which the FIFO port serves after
+ * the queue before E takes its share C / 3. */
 static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
                            double t1) {
   fs_err err = {0, ""};
@@ -693,19 +703,38 @@ static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, dou
   return fin;
 }
 
-TEST(test_transport_congestion_avoidance_queue_is_dctcps_mean) {
+TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  double t1 = 100e-6, small = 1000;
-  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
-  double rtt = 2 * prop + 2 * (P + 2 * H) / C, n = 2, k = 65;
-  double amp = sqrt(2 * n * (C * rtt / (P + H) + k)) / 2;
-  double q = (k + n + (k + n - amp)) / 2 * (P + H) / C;
-  CHECK(q > 45e-6 && q < 45.5e-6);
-  double last, wd = wire(&tp, small, &last);
-  CHECK_REL(ca_queue_run(&tp, 2, 3, small, t1), t1 + hs + q + wd / C + prop + last / C, 1e-9,
-            "s (D: its SYN-ACK waits)");
-  double two = 2 * P;
+  double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
+  double hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
+  CHECK(7 * pkt < C * rtt && 7 * pkt / (C / 2) > rtt); /* the case: one rate-limited round */
+  double t_j = hs + 7 * pkt / (C / 2), q0 = 2 * (tp.init_window + 7) - b;
+  double t_k = t_j + (k - q0) / c, t_c1 = t_k + (b + k) / c, peak = 2 * k + b;
+  double alpha = pow(1 - g, log2((peak + b) / 14));
+  double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
+  alpha = (1 - g) * alpha + g;
+  double q2 = (q1 + b) * (1 - alpha / 2) - b, t_c3 = t_c2 + (b + q1) / c;
+  double mean = k + n - sqrt(2 * n * (b + k)) / 4;
+  CHECK(q1 > 79 && q1 < 79.5 && q2 > 43.5 && q2 < 44 && q2 < k && mean > 62.5 && mean < 63);
+  double small = 1000, last, wd = wire(&tp, small, &last);
+  /* D's SYN-ACK: in slow start, on each cut's plateau, and at the mean */
+  double t1s[] = {30e-6, 160e-6, 240e-6, 1e-3};
+  for (int i = 0; i < 4; i++) {
+    double t1 = t1s[i], at = t1 + hs / 2, q;
+    if (i == 0) q = q0 + c * (at - t_j);
+    else if (i == 1) q = q1;
+    else if (i == 2) q = q2;
+    else q = mean;
+    if (i == 0) CHECK(at > t_j && at < t_k);
+    if (i == 1) CHECK(at > t_c1 + (peak - q1) / c && at < t_c2);
+    if (i == 2) CHECK(at > t_c2 + (q1 - q2) / c && at < t_c3);
+    if (i == 3) CHECK(sqrt((b + q2) * (b + q2) + 2 * n * c * (at - t_c3)) - b > mean);
+    CHECK_REL(ca_queue_run(&tp, 2, 3, small, t1), t1 + hs + q * pkt / C + wd / C + prop + last / C,
+              1e-9, "s (D: its SYN-ACK waits)");
+  }
+  double t1 = 1e-3, two = 2 * P, q = mean * pkt / C;
   wd = wire(&tp, two, &last);
   CHECK_REL(ca_queue_run(&tp, 3, 2, two, t1), t1 + hs + 2 * q + wd / (C / 3) + prop + last / C,
             1e-9, "s (E: its SYN and its data wait)");

@@ -1055,39 +1055,129 @@ static double dctcp_mean_pkts(const fs_sim *s, int32_t l) {
   return (k + n + (bottom > 0 ? bottom : 0)) / 2;
 }
 
-/* Persistent connections start in congestion avoidance with windows of
- * their bandwidth-delay products, so their standing queue is not there at
- * once: it climbs by a packet per flow per round trip, which the queue
- * itself lengthens: (RTT + Q / C) dQ = N dt, so over dt
- * Q' = sqrt((C RTT + Q)^2 + 2 N C dt) - C RTT (Q in packets, C in packets
- * a second), up to DCTCP's mean. Brings port l's climb to now. */
-static void climb_advance(fs_sim *s, int32_t l) {
-  fs__portq *q = &s->portq[l];
-  double dt = s->now - q->climb_t;
-  q->climb_t = s->now;
-  if (!(dt > 0)) return;
-  if (!(q->ca_flows > 0)) { /* none for a while (not a flow re-rated): drained */
-    q->climb = 0;
-    return;
-  }
+/* Port l's bandwidth-delay product in packets at the mean round trip of
+ * its flows in congestion avoidance (some). */
+static double port_bdp_pkts(const fs_sim *s, int32_t l) {
+  const fs__portq *q = &s->portq[l];
   double c = s->core.cap_Bps[l] / (s->tp.mss_bytes + s->tp.header_bytes);
-  double b = c * q->ca_rtt / q->ca_flows;
-  double up = sqrt((b + q->climb) * (b + q->climb) + 2 * q->ca_flows * c * dt) - b;
-  double top = dctcp_mean_pkts(s, l);
-  q->climb = up < top ? up : top;
+  return c * q->ca_rtt / q->ca_flows;
 }
 
-/* Persistent connections: what flow fi's warm window brings to the port
- * it queues at in congestion avoidance the first time, in packets. A warm
- * window covers its path's bandwidth-delay product and is at least the
- * initial window (the reference's warm-up), so it exceeds that product by
+/* The standing queue of port l's flows in congestion avoidance (tcp
+ * model; docs/model.md, "Queues at switch ports"), in packets, brought to
+ * now through its phases, each in closed form (C the port's rate in
+ * packets a second, B = C RTT its bandwidth-delay product at the flows'
+ * mean round trip, K DCTCP's marking threshold, N the flows):
+ *  - slow start (new connections): each ACK of theirs adds a packet, so
+ *    the queue grows at their rate through the port from the windows'
+ *    excess over their bandwidth-delay products; a packet marked when it
+ *    passes K echoes back a round trip through the queue later,
+ *    (B + K) / C, by when the queue is at 2K + B;
+ *  - cuts: each echo cuts the windows by alpha / 2, W' = (Q + B)(1 -
+ *    alpha / 2), and the queue drains at C to W' - B while the senders
+ *    wait; one cut a round trip while the queue stays over K. alpha starts
+ *    at 1 and decays by 1 - g (g = 1/16) once a round without marks: by
+ *    the first echo, once per doubling of the windows from their first
+ *    flights, log2((Q + B) / W0) rounds; each round after that is marked
+ *    whole (F = 1);
+ *  - climb (where warm connections begin, their windows covering their
+ *    bandwidth-delay products): a packet per flow per round trip, which
+ *    the queue itself lengthens: (RTT + Q / C) dQ = N dt, so over dt
+ *    Q' = sqrt((B + Q)^2 + 2 N C dt) - B, up to DCTCP's mean.
+ * (ns-3's DCTCP, traced at the port of the validation's mice-chains: slow
+ * start to a peak of 152 packets for 2K + B = 137.6 and the messages',
+ * cuts to 92 and 55 for 79 and 44, then the climb.) */
+static void standing_advance(fs_sim *s, int32_t l) {
+  fs__portq *q = &s->portq[l];
+  double t = q->climb_t;
+  q->climb_t = s->now;
+  if (!(s->now > t)) return;
+  if (!(q->ca_flows > 0)) { /* none for a while (not a flow re-rated): drained */
+    q->climb = 0;
+    q->episode = 0;
+    return;
+  }
+  double pkt = s->tp.mss_bytes + s->tp.header_bytes, c = s->core.cap_Bps[l] / pkt;
+  double b = port_bdp_pkts(s, l);
+  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9), g = 1.0 / 16;
+  while (t < s->now) {
+    if (q->phase == FS__SQ_SLOW_START) {
+      double grow = q->ca_rate / pkt;
+      if (!(grow > 0)) break; /* no ACKs come back: it stands */
+      if (q->cut_t < 0) {
+        if (q->climb < k) {
+          double t_k = t + (k - q->climb) / grow;
+          if (t_k >= s->now) {
+            q->climb += grow * (s->now - t);
+            break;
+          }
+          q->climb = k;
+          t = t_k;
+        }
+        q->cut_t = t + (b + q->climb) / c; /* the first marked packet's echo */
+      }
+      double t1 = q->cut_t < s->now ? q->cut_t : s->now;
+      q->climb += grow * (t1 - t);
+      t = t1;
+      if (t < q->cut_t) break;
+      double rounds = q->ss_first > 0 ? log2((q->climb + b) / q->ss_first) : 0;
+      q->alpha = pow(1 - g, rounds > 0 ? rounds : 0);
+      q->phase = FS__SQ_CUTS;
+    } else if (q->phase == FS__SQ_CUTS) {
+      if (t >= q->cut_t) { /* a cut takes effect: the next one a round trip on */
+        double w = (q->climb + b) * (1 - q->alpha / 2);
+        q->cut_to = w > b ? w - b : 0;
+        q->cut_t = t + (b + q->climb) / c;
+        q->alpha = (1 - g) * q->alpha + g;
+      }
+      double t1 = q->cut_t < s->now ? q->cut_t : s->now;
+      q->climb = fmax(q->climb - c * (t1 - t), q->cut_to);
+      t = t1;
+      if (t < q->cut_t) break;
+      if (q->climb <= k) q->phase = FS__SQ_CLIMB;
+    } else {
+      double up = sqrt((b + q->climb) * (b + q->climb) + 2 * q->ca_flows * c * (s->now - t)) - b;
+      double top = dctcp_mean_pkts(s, l);
+      q->climb = up < top ? up : top;
+      break;
+    }
+  }
+}
+
+/* What flow fi's window brings to the port it queues at in congestion
+ * avoidance the first time, in packets. A new connection's is its window
+ * when it left slow start (standing_join). A warm window covers its
+ * path's bandwidth-delay product and is at least the initial window (the
+ * reference's warm-up), so it exceeds that product by
  * max(IW, ceil(C RTT)) - C RTT packets (C the rate of the first link of
- * its packet route p). */
-static double warm_excess(const fs_sim *s, int32_t fi, pkt_route p) {
+ * its packet route p): what it queues. */
+static double window_pkts(const fs_sim *s, int32_t fi, pkt_route p) {
   double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  const fs__tflow *tf = &s->tf[fi];
+  if (!s->tp.persistent) return tf->ca_window / pkt;
   double cap = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
-  double bdp = cap * s->tf[fi].rtt_s / pkt, w = ceil(bdp);
+  double bdp = cap * tf->rtt_s / pkt, w = ceil(bdp);
   return (w < s->tp.init_window ? s->tp.init_window : w) - bdp;
+}
+
+/* A flow's window (w packets at port l; first: its first flight) joins the
+ * standing queue there (standing_advance). A warm one adds its excess; a
+ * new connection's, once the windows fill the port's bandwidth-delay
+ * product, queues whole. */
+static void standing_join(fs_sim *s, int32_t l, double w, double first) {
+  fs__portq *q = &s->portq[l];
+  if (s->tp.persistent || q->phase != FS__SQ_SLOW_START || q->cut_t >= 0) {
+    q->climb += w;
+    return;
+  }
+  q->ss_win += w;
+  q->ss_first += first;
+  if (q->climb > 0) { /* the pipe is full: it queues whole */
+    q->climb += w;
+    return;
+  }
+  double b = port_bdp_pkts(s, l);
+  q->climb = q->ss_win > b ? q->ss_win - b : 0;
 }
 
 /* Brings port l's queue sums to now: between a flow's events its queued
@@ -1110,8 +1200,9 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   const fs__simcore *c = &s->core;
   fs__tflow *tf = &s->tf[fi];
   pkt_route p = packet_route(s, fi);
-  int climb = tf->qca && s->tp.persistent; /* its port's climb moves on, and */
-  double excess = climb && sign > 0 && !tf->climbed ? warm_excess(s, fi, p) : 0; /* joins */
+  /* joining congestion avoidance: its window's part of the standing queue */
+  int joins = tf->qca && sign > 0 && !tf->climbed;
+  double w = joins ? window_pkts(s, fi, p) : 0;
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
     if (c->t->nodes[c->t->links[p.links[k]].from].kind != FS_NODE_SWITCH) continue;
     int32_t l = sim_link(s, fi, p.links[k]);
@@ -1119,10 +1210,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
     q_advance(s, l);
     fs__portq *q = &s->portq[l];
     if (tf->qca) {
-      if (climb) {
-        climb_advance(s, l);
-        q->climb += x * excess;
-      }
+      standing_advance(s, l); /* up to now with the flows it had */
       q->ca = fmax(q->ca + sign * e * x, 0);
       q->ca_rate += sign * r * x;
       q->n_ca += (int32_t)sign;
@@ -1130,6 +1218,13 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       q->ca_rtt += sign * x * tf->rtt_s;
       if (q->n_ca == 0) /* exactly, whatever rounding left */
         q->ca = q->ca_rate = q->ca_flows = q->ca_rtt = 0;
+      if (sign > 0 && !q->episode) { /* a standing queue begins */
+        q->episode = 1;
+        q->phase = s->tp.persistent ? FS__SQ_CLIMB : FS__SQ_SLOW_START;
+        q->cut_t = -1;
+        q->ss_win = q->ss_first = 0;
+      }
+      if (joins) standing_join(s, l, x * w, x * tf->first / (s->tp.mss_bytes + s->tp.header_bytes));
     } else {
       q->burst = fmax(q->burst + sign * e * x, 0);
       q->burst_rate += sign * r * x;
@@ -1137,7 +1232,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       if (q->n_burst == 0) q->burst = q->burst_rate = 0;
     }
   }
-  if (climb && sign > 0) tf->climbed = 1; /* on every link of its level */
+  if (joins) tf->climbed = 1; /* on every port of its level */
 }
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
@@ -1197,15 +1292,15 @@ static void q_update(fs_sim *s, int32_t fi) {
 }
 
 /* What port l's flows in congestion avoidance keep queued there now, in
- * bytes (port l brought to now, n_ca > 0): what they hold, at most DCTCP's
- * mean queue, or under persistent connections as far as it has climbed
- * (climb_advance). */
+ * bytes (port l brought to now, n_ca > 0): what they hold, at most their
+ * standing queue (standing_advance). */
 static double standing_bytes(fs_sim *s, int32_t l) {
   const fs__portq *q = &s->portq[l];
-  double pkts = dctcp_mean_pkts(s, l);
-  if (s->tp.persistent) {
-    climb_advance(s, l);
-    if (q->climb < pkts) pkts = q->climb;
+  standing_advance(s, l);
+  double pkts = q->climb;
+  if (q->phase == FS__SQ_CLIMB) { /* a window that joined since is above it only at once */
+    double top = dctcp_mean_pkts(s, l);
+    if (top < pkts) pkts = top;
   }
   double k = pkts * (s->tp.mss_bytes + s->tp.header_bytes);
   return q->ca < k ? q->ca : k;
@@ -1619,7 +1714,10 @@ static int src_out(fs_sim *s, int32_t l) {
 static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   fs__tflow *tf = &s->tf[fi];
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
-  if (!(tf->budget < INFINITY)) tf->cwnd = INFINITY;
+  if (!(tf->budget < INFINITY)) {
+    if (tf->cwnd < INFINITY) tf->ca_window = tf->first < tf->cwnd ? tf->first : tf->cwnd;
+    tf->cwnd = INFINITY;
+  }
   src_round(s, fi, s->core.flows[fi].bytes);
   tf->round_bytes = tf->budget;
   tf->round_end = s->now + tf->rtt_s + route_queue_s(s, fi);
@@ -1830,7 +1928,10 @@ static int window_sent(fs_sim *s, int32_t fi) {
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
   if (s->dq) /* DCTCP: the next round, or a window that now grows by its ACKs */
     fs__dcqcn_slow_start(s->dq, fi, tf->cwnd, next < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
-  if (!(next < INFINITY)) tf->cwnd = INFINITY;
+  if (!(next < INFINITY)) {
+    tf->ca_window = tf->cwnd;
+    tf->cwnd = INFINITY;
+  }
   tf->round_bytes = next;
   double queue = route_queue_s(s, fi);
   if (s->now < tf->round_end * (1 - 1e-12)) {

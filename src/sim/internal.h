@@ -179,10 +179,11 @@ typedef struct fs__tflow {
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */
-  uint8_t climbed;    /* its warm window's excess is in a port's climb (engine.c) */
+  uint8_t climbed;    /* its window's excess is in a port's standing queue (engine.c) */
   int32_t qlink, qend; /* the level of its packet route it queues at: entries
                         * [qlink, qend); qlink -1: none (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
+  double ca_window;   /* a new connection's window when it left slow start (bytes) */
   double inject_left; /* source fair queue: the round's bytes not yet out of the
                        * source, as of when it last joined its link's queue */
   double tag;         /* while waiting: when the window is out, on its source
@@ -191,13 +192,24 @@ typedef struct fs__tflow {
   int32_t hpos;       /* its place in that link's heap of tags; -1: none */
 } fs__tflow;
 
+/* The phases of a switch port's standing queue (tcp model, engine.c):
+ * new connections' slow start filling it until the first ECN echo,
+ * DCTCP's cuts while it stays over K, then congestion avoidance's climb
+ * (where warm connections begin). */
+enum { FS__SQ_SLOW_START = 0, FS__SQ_CUTS = 1, FS__SQ_CLIMB = 2 };
+
 /* tcp: what the flows queued at a switch port hold (engine.c): bursts
  * (slow-start windows, messages sent whole) and flows in congestion
  * avoidance apart, each as bytes at t falling at a rate. */
 typedef struct fs__portq {
   double t, burst, burst_rate, ca, ca_rate;
   double ca_flows, ca_rtt; /* its flows in congestion avoidance, and the sum of their RTTs */
-  double climb, climb_t; /* persistent connections: packets their windows added, as of when */
+  double climb, climb_t; /* the standing queue in packets, as of when (engine.c, standing_advance) */
+  double alpha, cut_t, cut_to; /* its DCTCP cuts: alpha, when the next one takes effect
+                                * (-1: none yet), the queue it drains to */
+  double ss_win, ss_first; /* new connections' windows that joined in slow start, and
+                            * their first flights (packets) */
+  uint8_t phase, episode; /* FS__SQ_* of the standing queue; whether one is under way */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
 } fs__portq;

@@ -1040,6 +1040,12 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   return 0;
 }
 
+/* DCTCP's marking threshold K at port l, in packets: queue_k at 100 Gb/s,
+ * scaled with the port's rate. */
+static double port_k_pkts(const fs_sim *s, int32_t l) {
+  return s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9);
+}
+
 /* DCTCP's mean queue at port l, in packets: K + N - A / 2 (K scaled with
  * the port's rate), between its sawtooth's top K + N and bottom K + N - A
  * (at least 0), A = sqrt(2 N (C RTT + K)) / 2 for the N flows in
@@ -1048,7 +1054,7 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
 static double dctcp_mean_pkts(const fs_sim *s, int32_t l) {
   const fs__portq *q = &s->portq[l];
   double pkt = s->tp.mss_bytes + s->tp.header_bytes;
-  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9);
+  double k = port_k_pkts(s, l);
   double n = q->ca_flows > 0 ? q->ca_flows : 0;
   double bdp = n > 0 ? s->core.cap_Bps[l] * (q->ca_rtt / n) / pkt : 0;
   double a = sqrt(2 * n * (bdp + k)) / 2, bottom = k + n - a;
@@ -1099,7 +1105,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
   }
   double pkt = s->tp.mss_bytes + s->tp.header_bytes, c = s->core.cap_Bps[l] / pkt;
   double b = port_bdp_pkts(s, l);
-  double k = s->tp.queue_k * (s->core.t->links[l].capacity_bps / 100e9), g = 1.0 / 16;
+  double k = port_k_pkts(s, l), g = 1.0 / 16;
   while (t < s->now) {
     if (q->phase == FS__SQ_SLOW_START) {
       double grow = q->ca_rate / pkt;
@@ -1160,6 +1166,17 @@ static double window_pkts(const fs_sim *s, int32_t fi, pkt_route p) {
   return (w < s->tp.init_window ? s->tp.init_window : w) - bdp;
 }
 
+/* A standing queue begins at port l (its first flow in congestion
+ * avoidance after none): new connections' in slow start, warm ones' in
+ * the climb. */
+static void standing_begin(fs_sim *s, int32_t l) {
+  fs__portq *q = &s->portq[l];
+  q->episode = 1;
+  q->phase = s->tp.persistent ? FS__SQ_CLIMB : FS__SQ_SLOW_START;
+  q->cut_t = -1;
+  q->ss_win = q->ss_first = 0;
+}
+
 /* A flow's window (w packets at port l; first: its first flight) joins the
  * standing queue there (standing_advance). A warm one adds its excess; a
  * new connection's, once the windows fill the port's bandwidth-delay
@@ -1218,12 +1235,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       q->ca_rtt += sign * x * tf->rtt_s;
       if (q->n_ca == 0) /* exactly, whatever rounding left */
         q->ca = q->ca_rate = q->ca_flows = q->ca_rtt = 0;
-      if (sign > 0 && !q->episode) { /* a standing queue begins */
-        q->episode = 1;
-        q->phase = s->tp.persistent ? FS__SQ_CLIMB : FS__SQ_SLOW_START;
-        q->cut_t = -1;
-        q->ss_win = q->ss_first = 0;
-      }
+      if (sign > 0 && !q->episode) standing_begin(s, l);
       if (joins) standing_join(s, l, x * w, x * tf->first / (s->tp.mss_bytes + s->tp.header_bytes));
     } else {
       q->burst = fmax(q->burst + sign * e * x, 0);
@@ -1249,7 +1261,8 @@ static void q_remove(fs_sim *s, int32_t fi) {
  * once, so a slow-start round holds the part of its window (at most what
  * the flow has left) its rate has not carried yet; a message sent whole
  * or a flow no longer window-limited (DCTCP's congestion avoidance) holds
- * what it has left, the latter at most K a port (port_queue_s). Under the
+ * what it has left, the latter at most the port's standing queue
+ * (standing_bytes). Under the
  * source fair queue a window goes out at its queue's share instead: what
  * has left the source and not been carried, growing at the share's excess
  * over the rate while the window waits. */

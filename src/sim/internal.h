@@ -179,7 +179,7 @@ typedef struct fs__tflow {
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
   uint8_t hcounted;   /* counted in the host links' flows (engine.c) */
-  uint8_t climbed;    /* its window's excess is in a port's standing queue (engine.c) */
+  uint8_t climbed;    /* its window is in its ports' standing queues (engine.c) */
   int32_t qlink, qend; /* the level of its packet route it queues at: entries
                         * [qlink, qend); qlink -1: none (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */

@@ -942,3 +942,48 @@ TEST(test_transport_quotient_equals_expanded) {
     net_close(&full);
   }
 }
+
+/* tcp keeps a flow's transport record only while the flow is under way: a
+ * chain of messages, each sent when the one before it is done, reuses
+ * them (at most two at once: the next begins at the instant the last is
+ * done, before that one's record goes back), and each message of the chain
+ * takes the time of the first (a record taken again starts as new: its
+ * connection's handshake and slow start). Three messages at once take
+ * three. New and persistent connections. */
+TEST(test_transport_records_follow_flows_in_flight) {
+  enum { CHAIN = 40 };
+  for (int persistent = 0; persistent <= 1; persistent++) {
+    fs_transport tp;
+    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.persistent = persistent;
+    net n;
+    fs_err err = {0, ""};
+    if (net_open(&n, star(4, 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    int32_t id[CHAIN];
+    for (int32_t i = 0; i < CHAIN; i++) {
+      id[i] = add(&n, 0, 1, 200e3);
+      if (i > 0) CHECK_OK(fs_sim_add_dep(n.s, id[i - 1], id[i], &err), &err);
+    }
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    fs_sim_counters c = fs_sim_get_counters(n.s);
+    CHECK(c.tcp_records >= 1 && c.tcp_records <= 2);
+    double first = fs_sim_finish_s(n.s, id[0]) - fs_sim_start_s(n.s, id[0]);
+    CHECK(first > 200e3 / C); /* the case: it takes more than its bytes' time */
+    for (int32_t i = 1; i < CHAIN; i++)
+      CHECK_REL(fs_sim_finish_s(n.s, id[i]) - fs_sim_start_s(n.s, id[i]), first, 1e-9,
+                "s (message of the chain as the first)");
+    net_close(&n);
+
+    if (net_open(&n, star(4, 1000), &tp)) {
+      net_close(&n);
+      return;
+    }
+    for (int32_t src = 0; src < 3; src++) add(&n, src, 3, 200e3);
+    CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+    CHECK_EQ_INT(fs_sim_get_counters(n.s).tcp_records, 3);
+    net_close(&n);
+  }
+}

@@ -233,6 +233,8 @@ typedef struct fs_sim_counters {
   uint64_t memory_bytes;    /* engine state */
   int64_t links_left_out;   /* links no flow is rated on (they cannot bind) */
   uint64_t rerate_mismatches; /* opts.check_rerate: rates that differed */
+  int64_t tcp_records;      /* tcp: per-flow transport records made (each taken
+                             * when a flow begins, reused once it is done) */
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 

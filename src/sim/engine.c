@@ -111,6 +111,12 @@ typedef struct fs__fpath {
   double orbit;
 } fs__fpath;
 
+/* What a new connection's route fixes (fs__transport_flow), kept per flow
+ * until its tcp record is taken (fs__tflow's fields of these names). */
+typedef struct fs__tconn {
+  double handshake_s, bdp, first;
+} fs__tconn;
+
 struct fs_sim {
   fs__simcore core;
   fs__arena arena;
@@ -137,7 +143,18 @@ struct fs_sim {
   fs__bins bins;        /* per-link bytes per time bin; off unless opts.link_bins */
   fs_sim_counters counters;
   fs_transport tp;      /* fluid unless set */
-  fs__tflow *tf;        /* per flow, tcp with new connections only */
+  /* tcp state of the flows under way (tcp, unless persistent under the
+   * DCTCP model): a pool of chunks, a flow's record taken when it begins
+   * and given back once it is done, so memory follows the flows in flight
+   * and not all of an iteration's; what its route fixes is kept per flow
+   * from the start (tf_rtt, tf_conn) */
+  fs__tflow **tf_chunk;
+  int32_t n_tf_chunks, tf_used; /* chunks; records ever handed out */
+  int32_t *tf_slot;     /* per flow: its record, -1 none (NULL: no tcp state) */
+  int32_t *tf_free, n_tf_free; /* records given back (room for every record) */
+  int32_t *tf_done, n_tf_done; /* flows done this batch: theirs go back after it */
+  double *tf_rtt;       /* per flow: its round trip (fs__tflow.rtt_s) */
+  fs__tconn *tf_conn;   /* per flow, new connections: handshake, bdp, first */
   double *payload;      /* per flow, tcp and rdma: its bytes as added */
   double *tail_reach;   /* per flow, tcp and rdma: how close behind the packet
                          * before it its last packet waits at a switch
@@ -180,6 +197,16 @@ struct fs_sim {
   fs__maxmin mm_check;  /* its own scratch: the run's is left as it was */
 };
 
+/* Records per chunk of the tcp pool: chunks never move, so a record's
+ * address holds while other flows take theirs. */
+#define TF_CHUNK 1024
+
+/* Flow fi's tcp record (it has begun and is not given back). */
+static inline fs__tflow *TF(const fs_sim *s, int32_t fi) {
+  int32_t k = s->tf_slot[fi];
+  return &s->tf_chunk[k / TF_CHUNK][k % TF_CHUNK];
+}
+
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   fs_sim *s = calloc(1, sizeof(*s));
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
@@ -203,7 +230,13 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.pos_free);
   free(s->core.proutes);
   free(s->core.busy_routes);
-  free(s->tf);
+  for (int32_t k = 0; k < s->n_tf_chunks; k++) free(s->tf_chunk[k]);
+  free(s->tf_chunk);
+  free(s->tf_slot);
+  free(s->tf_free);
+  free(s->tf_done);
+  free(s->tf_rtt);
+  free(s->tf_conn);
   free(s->payload);
   free(s->tail_reach);
   free(s->tail_rate);
@@ -790,7 +823,7 @@ static int cc_step(fs_sim *s) {
   for (int32_t i = 0; i < s->dq->n_exits; i++) { /* DCTCP: echoes ended their slow start */
     int32_t fi = s->dq->exits[i];
     fs__flow *f = &s->core.flows[fi];
-    fs__tflow *tf = &s->tf[fi];
+    fs__tflow *tf = TF(s, fi);
     if (f->active_idx >= 0) settle(s, f);
     tf->budget = tf->cwnd = tf->round_bytes = INFINITY;
     if (f->active_idx < 0) continue; /* waits for its round's ACK, then goes on */
@@ -860,13 +893,13 @@ static void srcq_advance(fs_sim *s, int32_t l) {
 
 /* Heap order: tag, then flow index (deterministic ties). */
 static int tag_before(const fs_sim *s, int32_t a, int32_t b) {
-  double ta = s->tf[a].tag, tb = s->tf[b].tag;
+  double ta = TF(s, a)->tag, tb = TF(s, b)->tag;
   return ta < tb || (ta == tb && a < b);
 }
 
 static void srcq_place(fs_sim *s, srcq *q, int32_t i, int32_t fi) {
   q->heap[i] = fi;
-  s->tf[fi].hpos = i;
+  TF(s, fi)->hpos = i;
 }
 
 static void srcq_sift(fs_sim *s, srcq *q, int32_t i) {
@@ -896,7 +929,7 @@ static int srcq_predict(fs_sim *s, int32_t l) {
   q->version++;
   double y = s->core.src_y[l];
   if (!q->n || !(y > 0)) return 0;
-  double t = s->now + (s->tf[q->heap[0]].tag - srcq_clock(s, l)) / y;
+  double t = s->now + (TF(s, q->heap[0])->tag - srcq_clock(s, l)) / y;
   if (t < s->now) t = s->now;
   if (!isfinite(t)) return 0;
   if (evq_push(s, t, EV_SRC_OUT, l, q->version)) return FS_ENOMEM;
@@ -909,7 +942,7 @@ static int srcq_predict(fs_sim *s, int32_t l) {
 static int srcq_join(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
   srcq *q = &s->srcq[l];
   srcq_advance(s, l);
@@ -934,7 +967,7 @@ static int srcq_join(fs_sim *s, int32_t fi) {
 static int srcq_leave(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
   srcq *q = &s->srcq[l];
   srcq_advance(s, l);
@@ -983,7 +1016,7 @@ static double tail_wait(const fs_sim *s, int32_t fi) {
   double rate = f->last_s < s->now || !s->tail_rate ? f->rate : s->tail_rate[fi];
   if (!(rate > 0)) return 0;
   double gap = (s->tp.mss_bytes + s->tp.header_bytes) / rate;
-  if (s->tf) gap += s->tf[fi].tail_pause;
+  if (s->tf_slot) gap += TF(s, fi)->tail_pause;
   return s->tail_reach[fi] > gap ? s->tail_reach[fi] - gap : 0;
 }
 
@@ -1159,7 +1192,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
  * its packet route p): what it queues. */
 static double window_pkts(const fs_sim *s, int32_t fi, pkt_route p) {
   double pkt = s->tp.mss_bytes + s->tp.header_bytes;
-  const fs__tflow *tf = &s->tf[fi];
+  const fs__tflow *tf = TF(s, fi);
   if (!s->tp.persistent) return tf->ca_window / pkt;
   double cap = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
   double bdp = cap * tf->rtt_s / pkt, w = ceil(bdp);
@@ -1215,7 +1248,7 @@ static void q_advance(fs_sim *s, int32_t l) {
  * r, at the switch ports of its queue's level. */
 static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   const fs__simcore *c = &s->core;
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   pkt_route p = packet_route(s, fi);
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
@@ -1249,7 +1282,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
 static void q_remove(fs_sim *s, int32_t fi) {
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   if (tf->qlink < 0) return;
   double e = tf->qbytes - tf->qrate * (s->now - tf->qsince);
   q_spread(s, fi, -1, e < 0 ? 0 : e, tf->qrate);
@@ -1269,7 +1302,7 @@ static void q_remove(fs_sim *s, int32_t fi) {
 static void q_add(fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   double r = f->rate;
   int32_t k0, k1;
   if (!(r > 0) || !queue_level(s, fi, &k0, &k1)) return;
@@ -1389,7 +1422,7 @@ static void host_count_apply(fs_sim *s) {
   for (size_t i = 0; i < s->n_hc; i++) {
     const hc_change *h = &s->hc_pending[i];
     if (h->link >= 0) s->host_flows[h->link] += h->delta;
-    else s->tf[h->flow].hcounted = h->delta > 0;
+    else TF(s, h->flow)->hcounted = h->delta > 0;
   }
   s->n_hc = 0;
 }
@@ -1401,7 +1434,7 @@ static double route_queue_s(fs_sim *s, int32_t fi) {
   if (!s->portq && !s->dq) return 0;
   const fs_topo *t = s->core.t;
   pkt_route p = packet_route(s, fi);
-  int self = s->tf[fi].hcounted;
+  int self = TF(s, fi)->hcounted;
   double d = 0;
   for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_queue_s(s, sim_link(s, fi, p.links[k]));
   for (int32_t k = 0, nh = n_host_entries(t, p); k < nh; k++)
@@ -1457,7 +1490,7 @@ static int reenter_at(fs_sim *s, fs__flow *f, double t) {
  * packet per hop instead of a header and a full packet's ACK). base: when
  * the handshake ends without that wait. */
 static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   tf->ack_kind = kind;
   tf->ack_base = base;
   double dt = kind == FS__ACK_HANDSHAKE ? tf->handshake_s / 2 : tf->rtt_s - tf->handshake_s / 2;
@@ -1476,9 +1509,12 @@ static int round_begins(fs_sim *s, int32_t fi) {
  * round's first ACK is back, that much later; a flow whose window is
  * already out waits for it off its links. */
 static int ack_left(fs_sim *s, int32_t fi) {
-  fs__tflow *tf = &s->tf[fi];
   fs__flow *f = &s->core.flows[fi];
+  /* read first: it brings the queues on the way back to now */
   double wait = ack_wait_s(s, fi);
+  /* a round's first ACK of a flow done since: nothing waits for it */
+  if (s->tf_slot[fi] < 0) return 0;
+  fs__tflow *tf = TF(s, fi);
   uint8_t kind = tf->ack_kind;
   tf->ack_kind = 0;
   if (kind == FS__ACK_HANDSHAKE) return evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
@@ -1580,7 +1616,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   int rc = host_count(s, fi, -1);
   if (rc) return rc;
   note_leaver(c, f->rate);
-  rc = fs__inject(c, fi, 0) && s->tf[fi].hpos >= 0 ? srcq_leave(s, fi) : 0;
+  rc = fs__inject(c, fi, 0) && TF(s, fi)->hpos >= 0 ? srcq_leave(s, fi) : 0;
   if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -1630,7 +1666,7 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 static void settle(fs_sim *s, fs__flow *f) {
   double t0 = f->last_s, before = f->remaining;
   if (s->tail_rate && s->now > t0) s->tail_rate[f - s->core.flows] = f->rate;
-  if (s->tf) s->tf[f - s->core.flows].budget -= f->rate * (s->now - f->last_s);
+  if (s->tf_slot) TF(s, (int32_t)(f - s->core.flows))->budget -= f->rate * (s->now - f->last_s);
   f->remaining -= f->rate * (s->now - f->last_s);
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
@@ -1657,7 +1693,7 @@ static int release(fs_sim *s, int32_t id, int32_t kind);
 static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
-  const fs__tflow *tf = &s->tf[fi];
+  const fs__tflow *tf = TF(s, fi);
   int32_t first = packet_route(s, fi).links[0]; /* a quotient's: its orbit's */
   int inject = tf->budget < INFINITY && !s->small[fi] && f->n >= 2 &&
                c->t->links[first].from == f->src && sim_link(s, fi, first) == f->links[0];
@@ -1668,7 +1704,7 @@ static uint8_t src_round_phase(const fs_sim *s, int32_t fi) {
  * and what its window must get out of the source. */
 static void src_round(fs_sim *s, int32_t fi, double rem) {
   if (!s->core.src_phase) return;
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   s->core.src_phase[fi] = src_round_phase(s, fi);
   tf->inject_left = tf->budget < rem ? tf->budget : rem;
 }
@@ -1699,10 +1735,10 @@ static int src_out(fs_sim *s, int32_t l) {
   srcq *q = &s->srcq[l];
   srcq_advance(s, l);
   double tol = 1e-9 * fmax(1, fabs(q->v));
-  while (q->n && s->tf[q->heap[0]].tag <= q->v + tol) {
+  while (q->n && TF(s, q->heap[0])->tag <= q->v + tol) {
     int32_t fi = q->heap[0];
     fs__flow *f = &s->core.flows[fi];
-    fs__tflow *tf = &s->tf[fi];
+    fs__tflow *tf = TF(s, fi);
     settle(s, f);
     double d = tf->budget < f->remaining ? tf->budget : f->remaining;
     int rc;
@@ -1725,7 +1761,7 @@ static int src_out(fs_sim *s, int32_t l) {
  * may send one window, whose first ACK comes back a round trip and the
  * switch queues on its way later. */
 static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
   if (!(tf->budget < INFINITY)) {
     if (tf->cwnd < INFINITY) tf->ca_window = tf->first < tf->cwnd ? tf->first : tf->cwnd;
@@ -1764,7 +1800,7 @@ static int admit(fs_sim *s, int32_t fi) {
     }
     s->src_busy[src] = fi;
   }
-  return s->tf ? tflow_enter(s, fi, 0) : flow_enter(s, fi);
+  return s->tf_slot ? tflow_enter(s, fi, 0) : flow_enter(s, fi);
 }
 
 /* A small flow fi drained: the next one queued at its source goes. */
@@ -1775,7 +1811,63 @@ static int fifo_next(fs_sim *s, int32_t fi) {
   s->src_busy[src] = nx;
   if (nx < 0) return 0;
   s->fifo_head[src] = s->fifo_nx[nx];
-  return s->tf ? tflow_enter(s, nx, 1) : flow_enter(s, nx);
+  return s->tf_slot ? tflow_enter(s, nx, 1) : flow_enter(s, nx);
+}
+
+/* Flow fi begins under tcp: its record from the pool, as its route set
+ * it up (fs__transport_flow). */
+static int tf_take(fs_sim *s, int32_t fi) {
+  if (!s->n_tf_free) {
+    if (s->tf_used == s->n_tf_chunks * TF_CHUNK) { /* a chunk more */
+      int32_t n = s->n_tf_chunks + 1;
+      size_t rec = (size_t)n * TF_CHUNK;
+      fs__tflow **ch = realloc(s->tf_chunk, (size_t)n * sizeof(*ch));
+      if (!ch) return FS_ENOMEM;
+      s->tf_chunk = ch;
+      int32_t *fr = realloc(s->tf_free, rec * sizeof(int32_t));
+      if (fr) s->tf_free = fr;
+      int32_t *dn = fr ? realloc(s->tf_done, rec * sizeof(int32_t)) : NULL;
+      if (dn) s->tf_done = dn;
+      if (!fr || !dn || !(ch[n - 1] = fs__malloc(TF_CHUNK, sizeof(fs__tflow)))) return FS_ENOMEM;
+      s->n_tf_chunks = n;
+    }
+    s->tf_free[s->n_tf_free++] = s->tf_used++;
+  }
+  s->tf_slot[fi] = s->tf_free[--s->n_tf_free];
+  fs__tflow *tf = TF(s, fi);
+  double P = s->tp.mss_bytes, H = s->tp.header_bytes;
+  memset(tf, 0, sizeof(*tf));
+  tf->payload = s->payload[fi];
+  tf->qlink = -1;
+  tf->hpos = -1;
+  tf->budget = INFINITY;
+  tf->rtt_s = s->tf_rtt[fi];
+  tf->small = s->small[fi];
+  if (s->tf_conn) {
+    const fs__tconn *cn = &s->tf_conn[fi];
+    tf->handshake_s = cn->handshake_s;
+    tf->bdp = cn->bdp;
+    tf->first = cn->first;
+    tf->cwnd = s->tp.init_window * (P + H);
+  } else {
+    tf->cwnd = INFINITY;
+  }
+  return 0;
+}
+
+/* Flow fi is done: its record goes back to the pool once the batch is
+ * over (the batch's host counts still write to it: host_count_apply). */
+static void tf_give_back(fs_sim *s, int32_t fi) {
+  if (s->tf_slot[fi] >= 0) s->tf_done[s->n_tf_done++] = fi;
+}
+
+static void tf_release_done(fs_sim *s) {
+  for (int32_t i = 0; i < s->n_tf_done; i++) {
+    int32_t fi = s->tf_done[i];
+    s->tf_free[s->n_tf_free++] = s->tf_slot[fi];
+    s->tf_slot[fi] = -1;
+  }
+  s->n_tf_done = 0;
 }
 
 /* A flow's dependencies and start time are met (it counts as started):
@@ -1783,8 +1875,12 @@ static int fifo_next(fs_sim *s, int32_t fi) {
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
   if (!s->small) return flow_enter(s, fi);
-  if (s->tf && s->tf[fi].handshake_s > 0) {
-    double t = s->now + s->tf[fi].handshake_s + route_queue_s(s, fi);
+  if (s->tf_slot) {
+    int rc = tf_take(s, fi);
+    if (rc) return rc;
+  }
+  if (s->tf_slot && TF(s, fi)->handshake_s > 0) {
+    double t = s->now + TF(s, fi)->handshake_s + route_queue_s(s, fi);
     return s->host_flows ? ack_schedule(s, fi, FS__ACK_HANDSHAKE, t)
                          : evq_push(s, t, EV_ENTER, id, 0);
   }
@@ -1875,6 +1971,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_SRC_OUT:
       return src_out(s, e->item);
     case EV_FLOW_DONE:
+      if (s->tf_slot) tf_give_back(s, it->idx);
+      return item_finished(s, e->item);
     case EV_TASK_DONE:
       return item_finished(s, e->item);
     case EV_TIMER: {
@@ -1885,8 +1983,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_REENTER: {
       fs__flow *f = &s->core.flows[it->idx];
-      if (s->tf && s->tf[it->idx].round_hold) { /* its next round begins */
-        s->tf[it->idx].round_hold = 0;
+      if (s->tf_slot && TF(s, it->idx)->round_hold) { /* its next round begins */
+        TF(s, it->idx)->round_hold = 0;
         int rc = round_begins(s, it->idx);
         if (rc) return rc;
         double wait = entry_wait_s(s, it->idx);
@@ -1915,8 +2013,8 @@ static int predict(fs_sim *s, fs__flow *f) {
   if (!(r > 0)) return 0;
   int type = EV_DRAIN;
   double left = f->remaining;
-  if (s->tf) {
-    const fs__tflow *tf = &s->tf[f - s->core.flows];
+  if (s->tf_slot) {
+    const fs__tflow *tf = TF(s, (int32_t)(f - s->core.flows));
     if (tf->budget < left) left = tf->budget > 0 ? tf->budget : 0, type = EV_WINDOW;
   }
   double t = s->now + left / r;
@@ -1935,7 +2033,7 @@ static int predict(fs_sim *s, fs__flow *f) {
 static int window_sent(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
-  fs__tflow *tf = &s->tf[fi];
+  fs__tflow *tf = TF(s, fi);
   settle(s, f);
   tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
@@ -2043,6 +2141,7 @@ static int rerate_cc(fs_sim *s) {
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->n_hc) host_count_apply(s);
+  if (s->n_tf_done) tf_release_done(s);
   if (s->dq) return rerate_cc(s);
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
@@ -2134,17 +2233,21 @@ static int transport_setup(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->tp.kind == FS_TRANSPORT_FLUID) return 0;
   size_t N = (size_t)c->t->n_nodes, L = (size_t)c->t->n_links;
-  /* A flow's state past this point: its payload; under tcp whether it is
-   * small (the source FIFO); with new connections (handshake, slow start,
-   * queues) the whole of it. Otherwise (rdma, persistent tcp) a flow that
-   * carries its wire bytes and longer latency runs as a fluid one: 8 or
-   * 13 bytes a flow instead of a tcp flow's ~144. */
+  /* A flow's state past this point: its payload (rdma: 8 bytes a flow);
+   * under tcp whether it is small and its place in the source FIFO (13)
+   * and, unless persistent under the DCTCP model, its tcp record's index
+   * and what its route fixes of that record: its round trip (25), a new
+   * connection's handshake, bandwidth-delay product and first flight too
+   * (49). The record itself (~200 bytes) exists only while the flow is
+   * under way (tf_take). */
   size_t F = (size_t)c->n_flows + 1;
   int tcp = s->tp.kind == FS_TRANSPORT_TCP, state = tcp && (!s->tp.persistent || !dcqcn(s));
   if (!(s->payload = fs__malloc(F, sizeof(double))) ||
       !(s->tail_reach = fs__malloc(F, sizeof(double))) ||
       (s->tp.efficiency < 1 && !(s->tail_rate = calloc(F, sizeof(double)))) ||
-      (state && !(s->tf = fs__malloc(F, sizeof(*s->tf)))))
+      (state && (!(s->tf_slot = fs__malloc(F, sizeof(int32_t))) ||
+                 !(s->tf_rtt = fs__malloc(F, sizeof(double))) ||
+                 (!s->tp.persistent && !(s->tf_conn = fs__malloc(F, sizeof(fs__tconn)))))))
     return FS_ENOMEM;
   if (tcp) {
     s->small = fs__malloc(F, 1);
@@ -2158,7 +2261,7 @@ static int transport_setup(fs_sim *s) {
   }
   for (int32_t fi = 0; fi < c->n_flows; fi++) {
     fs__flow *f = &c->flows[fi];
-    fs__tflow one, *tf = state ? &s->tf[fi] : &one;
+    fs__tflow one, *tf = &one;
     /* a quotient flow: hops, round trip and store and forward of the
      * route its packets take */
     fs__flow view = *f;
@@ -2172,6 +2275,11 @@ static int transport_setup(fs_sim *s) {
     f->latency_s = view.latency_s;
     s->payload[fi] = tf->payload;
     if (tcp) s->small[fi] = tf->small;
+    if (state) {
+      s->tf_slot[fi] = -1;
+      s->tf_rtt[fi] = tf->rtt_s;
+      if (s->tf_conn) s->tf_conn[fi] = (fs__tconn){tf->handshake_s, tf->bdp, tf->first};
+    }
   }
   /* a last packet shorter than a full one may wait for the one before it:
    * without any (e.g. rdma messages of whole packets) nothing is kept */
@@ -2380,7 +2488,6 @@ int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out) {
 fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
   fs_sim_counters c = s->counters;
   size_t L = (size_t)s->core.t->n_links, F = (size_t)s->core.n_flows;
-  (void)F;
   size_t bytes = s->items_cap * sizeof(sim_item) + s->flows_cap * sizeof(fs__flow) +
                  s->core.pos_cap * sizeof(int32_t) +
                  (size_t)s->core.n_proutes * sizeof(fs__proute) + s->arena.total +
@@ -2388,7 +2495,11 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  s->core.pos_len * 2 * sizeof(int32_t) /* link active lists, at most */ +
                  L * (size_t)s->bins.n * sizeof(double) +
                  (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
+  if (s->tf_slot) /* the tcp records and what the routes fix per flow */
+    bytes += (size_t)s->n_tf_chunks * TF_CHUNK * (sizeof(fs__tflow) + 2 * sizeof(int32_t)) +
+             F * (sizeof(int32_t) + sizeof(double) + (s->tf_conn ? sizeof(fs__tconn) : 0));
   c.memory_bytes = bytes;
+  c.tcp_records = s->tf_used;
   return c;
 }
 
@@ -2523,7 +2634,7 @@ int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s
     supersede(s, f); /* a pending drain or re-entry */
     /* its own hold (or none) replaces a wait for its round's first ACK,
      * which must not re-schedule the re-entry when that ACK leaves */
-    if (s->tf) s->tf[fi].round_hold = 0;
+    if (s->tf_slot) TF(s, fi)->round_hold = 0;
     if ((rc = set_route(s, fi, route))) goto fail;
     if (hold_s > 0) {
       rc = reenter_at(s, f, s->now + hold_s);

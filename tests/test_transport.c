@@ -7,7 +7,8 @@
  * behind the packets on a busy host's wire and in its NIC, a round's
  * first ACK read when it leaves, a re-route while a flow waits for one; a
  * quotient under a symmetry against its expanded run; the fluid default
- * unchanged; bad keys exit 2. */
+ * unchanged; bad keys exit 2; tcp records kept only while flows are under
+ * way. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

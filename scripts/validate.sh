@@ -8,7 +8,8 @@
 # it) and tcp on persistent connections with its own
 # (`--connections persistent`, warm DCTCP connections; also
 # `--rate-control dctcp`, the fluid DCTCP model, against it; and that model
-# on new connections, `tcp-dctcp`, against the ns3 run); prints a markdown
+# on new connections, `tcp-dctcp`, against the ns3 run); fabricsim's own
+# packet-level backend (`--backend packet`, new and warm) against ns-3; prints a markdown
 # table: makespan per run, each variant's error against its reference (the
 # DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
 # and mean over the flows),
@@ -48,6 +49,11 @@ if "$bin" sim --help | grep -q -- '--transport'; then
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
   if grep -aq source_queue "$bin"; then variants="$variants tcp-fq"; fi
+  # fabricsim's own packet-level backend, against ns-3 (new and warm)
+  if "$bin" sim --help | grep -q -- 'ns3|packet'; then
+    variants="$variants packet"
+    case " $variants " in *" ns3-persistent "*) variants="$variants packet-persistent" ;; esac
+  fi
 fi
 
 out=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/fabricsim-validate-XXXXXX")}
@@ -65,6 +71,8 @@ for case in "$@"; do
       tcp-dctcp) opts="--transport tcp --rate-control dctcp" ;;
       rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
       fluid) opts="--transport fluid" ;;
+      packet) opts="--backend packet --transport tcp" ;;
+      packet-persistent) opts="--backend packet --transport tcp --connections persistent" ;;
       tcp-fq)
         opts="--transport tcp"
         file=$out/$name.fq-case.json
@@ -101,7 +109,7 @@ others = [v for v in variants if v not in refs]
 # the DCTCP run on warm connections when there are those, every other's the
 # DCTCP run on new connections
 own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent",
-       "tcp-persistent-dctcp": "ns3-persistent"}
+       "tcp-persistent-dctcp": "ns3-persistent", "packet-persistent": "ns3-persistent"}
 ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 

@@ -32,3 +32,4 @@
 #include "list_sweep.h"
 #include "list_chakra.h"
 #include "list_ns3.h"
+#include "list_packet.h"

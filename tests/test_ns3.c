@@ -331,7 +331,7 @@ TEST(test_ns3_cli_round_trip_and_refusals) {
   }
   snprintf(args, sizeof(args), "sim '%s' --backend omnet", scen);
   CHECK_EQ_INT(test_run_cli(args, "2>&1", out, sizeof(out)), 2);
-  CHECK(strstr(out, "--backend must be fluid or ns3, got 'omnet'") != NULL);
+  CHECK(strstr(out, "--backend must be fluid, ns3 or packet, got 'omnet'") != NULL);
   unsetenv("FABRICSIM_NS3");
   remove(scen);
   remove(fake);

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "fabricsim/ns3.h"
+#include "fabricsim/packet.h"
 #include "fabricsim/html.h"
 #include "fabricsim/report.h"
 #include "fabricsim/scenario.h"
@@ -51,11 +52,13 @@ static void help(FILE *f) {
           "                      (new connections: after the handshake and slow\n"
           "                      start); or max-min at once\n"
           "                      (ideal, the default)\n"
-          "  --backend fluid|ns3 fluid (default): the max-min engine; ns3: the same\n"
-          "                      routes run packet by packet in ns-3 (DCTCP; RoCEv2\n"
-          "                      with DCQCN under rdma; build it with 'make ns3';\n"
-          "                      FABRICSIM_NS3 names the program;\n"
-          "                      single-path routing only, no control or failures)\n"
+          "  --backend fluid|ns3|packet  fluid (default): the max-min engine; ns3:\n"
+          "                      the same routes run packet by packet in ns-3 (DCTCP;\n"
+          "                      RoCEv2 with DCQCN under rdma; build it with 'make\n"
+          "                      ns3'; FABRICSIM_NS3 names the program); packet: the\n"
+          "                      ns-3 backend's set-up in fabricsim's own packet-level\n"
+          "                      engine (tcp only; seconds where ns-3 takes minutes);\n"
+          "                      both single-path routing only, no control or failures\n"
           "  --help              this text\n");
 }
 
@@ -145,7 +148,7 @@ int fs__cli_sim(int argc, char **argv) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
       seed = argv[++i];
     } else if (strcmp(a, "--backend") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--backend needs fluid or ns3");
+      if (!has_val) return fs__cli_usage("sim", "--backend needs fluid, ns3 or packet");
       backend = argv[++i];
     } else if (strcmp(a, "--summary") == 0) {
       summary = 1;
@@ -160,9 +163,10 @@ int fs__cli_sim(int argc, char **argv) {
   if (!in) return fs__cli_usage("sim", "missing SCENARIO.json");
   if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
     return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
-  if (strcmp(backend, "fluid") != 0 && strcmp(backend, "ns3") != 0)
-    return fs__cli_usage("sim", "--backend must be fluid or ns3, got '%s'", backend);
-  int ns3 = strcmp(backend, "ns3") == 0;
+  if (strcmp(backend, "fluid") != 0 && strcmp(backend, "ns3") != 0 &&
+      strcmp(backend, "packet") != 0)
+    return fs__cli_usage("sim", "--backend must be fluid, ns3 or packet, got '%s'", backend);
+  int ns3 = strcmp(backend, "ns3") == 0, packet = strcmp(backend, "packet") == 0;
   fs_route_mode mode = FS_ROUTE_ECMP;
   if (routing && strcmp(routing, "optimized") != 0 && fs_route_mode_parse(routing, &mode))
     return fs__cli_usage("sim",
@@ -175,8 +179,9 @@ int fs__cli_sim(int argc, char **argv) {
 
   fs_err err = {0, ""};
   fs_scenario *sc = NULL;
-  if (report && ns3)
-    return fs__cli_usage("sim", "--report draws the fluid engine's run: not with --backend ns3");
+  if (report && (ns3 || packet))
+    return fs__cli_usage("sim", "--report draws the fluid engine's run: not with --backend %s",
+                         backend);
   if (report && fs__cli_report_check(report)) return 2;
   fs__cli_progress ps;
   fs__cli_progress_start(&ps, "sim");
@@ -192,7 +197,7 @@ int fs__cli_sim(int argc, char **argv) {
     fs_scenario_free(sc);
     return rc;
   }
-  if (ns3 && fs_ns3_check(sc, &err)) {
+  if ((ns3 && fs_ns3_check(sc, &err)) || (packet && fs_packet_check(sc, &err))) {
     fs_scenario_free(sc);
     return fs__cli_fail(&err);
   }
@@ -204,6 +209,8 @@ int fs__cli_sim(int argc, char **argv) {
   if (rc == 0 && ns3) {
     char prog[4096];
     rc = fs_ns3_run(sc, ns3_program(prog, sizeof(prog)), &err);
+  } else if (rc == 0 && packet) {
+    rc = fs_packet_run(sc, &err);
   }
   fs__cli_progress_end(&ps);
   if (rc) {
@@ -218,6 +225,8 @@ int fs__cli_sim(int argc, char **argv) {
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
     if (ns3) printf("backend:         ns-3 packet level (times above; engine counts are the routing run's)\n");
+    if (packet)
+      printf("backend:         packet level (times above; engine counts are the routing run's)\n");
     printf("wall time:       %.3f s\n", fs__cli_progress_elapsed(&ps));
   }
   fs_scenario_free(sc);

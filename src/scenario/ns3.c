@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../base/base.h"
+#include "internal.h"
 
 static const char *kind_name(fs_node_kind k) {
   switch (k) {
@@ -201,7 +202,8 @@ static int cmp_interval(const void *x, const void *y) {
 }
 
 /* Busy time of each link: the union of [start, finish] of its flows. */
-static int busy_times(const fs_scenario *sc, const double *st, const double *fin, double *busy) {
+int fs__scenario_busy_times(const fs_scenario *sc, const double *st, const double *fin,
+                            double *busy) {
   const fs_topo *t = sc->topo;
   size_t *off = calloc((size_t)t->n_links + 1, sizeof(*off));
   if (!off) return FS_ENOMEM;
@@ -317,7 +319,7 @@ int fs_ns3_read(const char *text, size_t len, const char *file, fs_scenario *sc,
     rc = fs_err_set(err, FS_EINVAL, "%s: item %d (of %d) has no times", file, i, n);
     goto done;
   }
-  if (busy_times(sc, st, fin, busy)) {
+  if (fs__scenario_busy_times(sc, st, fin, busy)) {
     rc = fs_err_set(err, FS_ENOMEM, "%s: out of memory", file);
     goto done;
   }

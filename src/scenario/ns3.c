@@ -47,21 +47,43 @@ static int packet_fits(const fs_scenario *sc, const char *what, fs_err *err) {
   return 0;
 }
 
-int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
+int fs__scenario_single_path_check(const fs_scenario *sc, const char *backend, fs_err *err) {
   if (sc->optimized)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: $.routing.mode: the ns-3 backend has no routing control "
+                      "%s: $.routing.mode: %s has no routing control "
                       "(it pins each flow to one path), got \"optimized\"",
-                      sc->file);
+                      sc->file, backend);
   if (sc->n_failures > 0)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: $.failures: the ns-3 backend has no routing control, got %d failed cable(s)",
-                      sc->file, sc->n_failures);
+                      "%s: $.failures: %s has no routing control, got %d failed cable(s)",
+                      sc->file, backend, sc->n_failures);
   if (sc->mode == FS_ROUTE_SPRAY)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: $.routing.mode: the ns-3 backend pins each flow to one path; "
+                      "%s: $.routing.mode: %s pins each flow to one path; "
                       "use shortest, ecmp or explicit, got \"spray\"",
-                      sc->file);
+                      sc->file, backend);
+  return 0;
+}
+
+int fs__scenario_flow_single_path(const fs_scenario *sc, int32_t i, const char *backend,
+                                  fs_err *err) {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  fs_sim_flow_route(sc->sim, i, &links, &w, &n);
+  int single = n > 0 && sc->flows[i].n_paths == 1;
+  for (int32_t k = 0; k < n && single; k++) single = w[k] == 1.0;
+  if (!single)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.flows[%d]: %s pins each flow to one path, but this one is routed "
+                      "over %.15g paths (mode %s)",
+                      sc->file, i, backend, sc->flows[i].n_paths, fs_route_mode_name(sc->mode));
+  return 0;
+}
+
+int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
+  int rc = fs__scenario_single_path_check(sc, "the ns-3 backend", err);
+  if (rc) return rc;
   /* Its packets are DCTCP on a new or a warm persistent connection a flow,
    * or RoCEv2 with DCQCN on persistent queue pairs: a run it would not be
    * the reference of is refused, not answered with another. */
@@ -83,7 +105,7 @@ int fs_ns3_check(const fs_scenario *sc, fs_err *err) {
                         "%s: $.transport.header_bytes: the ns-3 backend's TCP packets carry 42 "
                         "bytes of headers (PPP 2, IPv4 20, TCP 20) or 54 (with timestamps), got %g",
                         sc->file, tp->header_bytes);
-    int rc = packet_fits(sc, "TCP segments are whole bytes, segment", err);
+    rc = packet_fits(sc, "TCP segments are whole bytes, segment", err);
     if (rc) return rc;
     if (tp->init_window != floor(tp->init_window) || tp->init_window > 1e6)
       return fs_err_set(err, FS_EINVAL,
@@ -105,17 +127,8 @@ int fs_ns3_write(FILE *f, const fs_scenario *sc, fs_err *err) {
   const fs_sim *s = sc->sim;
   /* Check every route first, so nothing is written for a refused scenario. */
   for (int32_t i = 0; i < sc->n_flows; i++) {
-    const int32_t *links;
-    const double *w;
-    int32_t n;
-    fs_sim_flow_route(s, i, &links, &w, &n);
-    int single = n > 0 && sc->flows[i].n_paths == 1;
-    for (int32_t k = 0; k < n && single; k++) single = w[k] == 1.0;
-    if (!single)
-      return fs_err_set(err, FS_EINVAL,
-                        "%s: $.flows[%d]: the ns-3 backend pins each flow to one path, but "
-                        "this one is routed over %.15g paths (mode %s)",
-                        sc->file, i, sc->flows[i].n_paths, fs_route_mode_name(sc->mode));
+    int rc = fs__scenario_flow_single_path(sc, i, "the ns-3 backend", err);
+    if (rc) return rc;
   }
   fprintf(f, "fabricsim-ns3 1\n");
   if (sc->transport.kind == FS_TRANSPORT_RDMA) {

@@ -153,6 +153,17 @@ static void free_pkt(run *r, int32_t i) {
   r->free_p = i;
 }
 
+/* Queue x joins the back of host v's round. */
+static void round_append(run *r, int32_t v, int32_t x) {
+  hq *q = &r->q[x];
+  q->in_round = 1;
+  q->next = -1;
+  q->prev = r->round_tail[v];
+  if (q->prev >= 0) r->q[q->prev].next = x;
+  else r->round_head[v] = x;
+  r->round_tail[v] = x;
+}
+
 /* Queue x of host v takes packet i at t; the NIC wakes if idle. */
 static int host_put(run *r, int32_t v, int32_t x, int32_t i, double t) {
   hq *q = &r->q[x];
@@ -161,14 +172,7 @@ static int host_put(run *r, int32_t v, int32_t x, int32_t i, double t) {
   if (q->tail >= 0) r->p[q->tail].next = i;
   else q->head = i;
   q->tail = i;
-  if (!q->in_round) { /* to the back of the host's round */
-    q->in_round = 1;
-    q->next = -1;
-    q->prev = r->round_tail[v];
-    if (q->prev >= 0) r->q[q->prev].next = x;
-    else r->round_head[v] = x;
-    r->round_tail[v] = x;
-  }
+  if (!q->in_round) round_append(r, v, x);
   if (!r->nic_busy[v]) {
     r->nic_busy[v] = 1;
     return push(r, t, EV_NIC, v, 0);
@@ -350,14 +354,7 @@ static int nic_free(run *r, int32_t v, double t) {
   if (q->next >= 0) r->q[q->next].prev = -1;
   else r->round_tail[v] = -1;
   q->in_round = 0;
-  if (q->head >= 0) {
-    q->in_round = 1;
-    q->next = -1;
-    q->prev = r->round_tail[v];
-    if (q->prev >= 0) r->q[q->prev].next = x;
-    else r->round_head[v] = x;
-    r->round_tail[v] = x;
-  }
+  if (q->head >= 0) round_append(r, v, x);
   pkt *p = &r->p[i];
   int32_t l = hop_link(r, p->flow, p->kind, 0);
   double cap = r->t->links[l].capacity_bps / 8;
@@ -402,21 +399,8 @@ int fs_packet_check(const fs_scenario *sc, fs_err *err) {
                       "%s: $.transport.kind: the packet backend runs tcp (DCTCP), got \"%s\" "
                       "(give --transport tcp, or use --backend ns3 for rdma)",
                       sc->file, fs_transport_kind_name(sc->transport.kind));
-  if (sc->optimized)
-    return fs_err_set(err, FS_EINVAL,
-                      "%s: $.routing.mode: the packet backend has no routing control "
-                      "(it pins each flow to one path), got \"optimized\"",
-                      sc->file);
-  if (sc->n_failures > 0)
-    return fs_err_set(err, FS_EINVAL,
-                      "%s: $.failures: the packet backend has no routing control, got %d failed "
-                      "cable(s)",
-                      sc->file, sc->n_failures);
-  if (sc->mode == FS_ROUTE_SPRAY)
-    return fs_err_set(err, FS_EINVAL,
-                      "%s: $.routing.mode: the packet backend pins each flow to one path; use "
-                      "shortest, ecmp or explicit, got \"spray\"",
-                      sc->file);
+  int rc = fs__scenario_single_path_check(sc, "the packet backend", err);
+  if (rc) return rc;
   if (!(sc->transport.queue_k > 0))
     return fs_err_set(err, FS_EINVAL,
                       "%s: $.transport.queue_k: the packet backend's switch ports mark ECN at K > 0 "
@@ -485,13 +469,9 @@ static int setup(run *r, const fs_scenario *sc, fs_err *err) {
     const double *w;
     int32_t n;
     fs_sim_flow_route(s, i, &links, &w, &n);
-    int single = n > 0 && sc->flows[i].n_paths == 1;
-    for (int32_t k = 0; k < n && single; k++) single = w[k] == 1.0;
-    if (!single && sc->flows[i].bytes > 0)
-      return fs_err_set(err, FS_EINVAL,
-                        "%s: $.flows[%d]: the packet backend pins each flow to one path, but "
-                        "this one is routed over %.15g paths (mode %s)",
-                        sc->file, i, sc->flows[i].n_paths, fs_route_mode_name(sc->mode));
+    int rc = sc->flows[i].bytes > 0 ? fs__scenario_flow_single_path(sc, i, "the packet backend", err)
+                                    : 0;
+    if (rc) return rc;
     for (int32_t k = 0; k < n; k++)
       if (t->links[links[k]].reverse < 0)
         return fs_err_set(err, FS_EINVAL,

@@ -37,12 +37,17 @@ typedef struct event {
   int32_t kind, a, b; /* item / host / packet, hop */
 } event;
 
-/* A host queue: a FIFO of packets (head, tail) in the host's round. */
+/* A host queue: a FIFO of packets (head, tail) and its place in the host's
+ * fair queue (FQ-CoDel's scheduler: a list of new queues served first,
+ * one of old ones; a deficit of bytes). */
 typedef struct hq {
   int32_t head, tail;
-  int32_t prev, next; /* neighbours in the host's round of busy queues; -1 */
-  uint8_t in_round;
+  int32_t prev, next; /* neighbours in its list; -1 */
+  uint8_t list;       /* LIST_NONE, LIST_NEW or LIST_OLD */
+  double deficit;
 } hq;
+
+enum { LIST_NONE, LIST_NEW, LIST_OLD };
 
 typedef struct flowst {
   const int32_t *links; /* its path (forward) */
@@ -74,8 +79,9 @@ typedef struct run {
   int32_t *red_count;
   /* hosts: queues 2 per flow (data, control), the round, busy NIC */
   hq *q;
-  int32_t *round_head, *round_tail;
+  int32_t *lhead, *ltail; /* per host and list (2 v + new/old - 1): its queues */
   uint8_t *nic_busy;
+  int32_t *slot; /* per host: the packet in the NIC's device queue, -1 none */
   /* packets and events */
   pkt *p;
   int32_t n_p, cap_p, free_p;
@@ -153,18 +159,77 @@ static void free_pkt(run *r, int32_t i) {
   r->free_p = i;
 }
 
-/* Queue x joins the back of host v's round. */
-static void round_append(run *r, int32_t v, int32_t x) {
+/* The bytes of packet i as the host's queue disc counts them (IP: without
+ * PPP's 2), and its quantum: a full packet (the device's MTU). */
+static double ip_bytes(const run *r, int32_t i) { return r->p[i].bytes - 2; }
+static double quantum(const run *r) { return r->mss + r->hdr - 2; }
+
+static void list_remove(run *r, int32_t v, int32_t x) {
   hq *q = &r->q[x];
-  q->in_round = 1;
-  q->next = -1;
-  q->prev = r->round_tail[v];
-  if (q->prev >= 0) r->q[q->prev].next = x;
-  else r->round_head[v] = x;
-  r->round_tail[v] = x;
+  int32_t *head = &r->lhead[2 * v + q->list - 1], *tail = &r->ltail[2 * v + q->list - 1];
+  if (q->prev >= 0) r->q[q->prev].next = q->next;
+  else *head = q->next;
+  if (q->next >= 0) r->q[q->next].prev = q->prev;
+  else *tail = q->prev;
+  q->list = LIST_NONE;
 }
 
-/* Queue x of host v takes packet i at t; the NIC wakes if idle. */
+static void list_append(run *r, int32_t v, int32_t x, int list) {
+  hq *q = &r->q[x];
+  int32_t *head = &r->lhead[2 * v + list - 1], *tail = &r->ltail[2 * v + list - 1];
+  q->list = (uint8_t)list;
+  q->next = -1;
+  q->prev = *tail;
+  if (*tail >= 0) r->q[*tail].next = x;
+  else *head = x;
+  *tail = x;
+}
+
+static int32_t hop_link(const run *r, int32_t fi, int kind, int32_t k);
+static double k_pkts(const run *r, int32_t l);
+
+/* Host v's fair queue gives its next packet at t (-1: none), by FQ-CoDel's
+ * scheduler (RFC 8290, 4.2): the first new queue, else the first old one;
+ * a queue out of deficit gets a quantum more and goes to the back of the
+ * old ones; an empty new queue goes there too (if there are old ones), an
+ * empty old one leaves. A data packet that waited there more than K full
+ * packets' time is marked (the backend's CE threshold, judged when it
+ * leaves). */
+static int32_t round_take(run *r, int32_t v, double t) {
+  for (;;) {
+    int list = r->lhead[2 * v] >= 0 ? LIST_NEW : LIST_OLD;
+    int32_t x = r->lhead[2 * v + list - 1];
+    if (x < 0) return -1;
+    hq *q = &r->q[x];
+    if (q->deficit <= 0) {
+      q->deficit += quantum(r);
+      list_remove(r, v, x);
+      list_append(r, v, x, LIST_OLD);
+      continue;
+    }
+    if (q->head < 0) {
+      list_remove(r, v, x);
+      if (list == LIST_NEW && r->lhead[2 * v + LIST_OLD - 1] >= 0) list_append(r, v, x, LIST_OLD);
+      continue;
+    }
+    int32_t i = q->head;
+    q->head = r->p[i].next;
+    if (q->head < 0) q->tail = -1;
+    q->deficit -= ip_bytes(r, i);
+    pkt *p = &r->p[i];
+    int32_t l = hop_link(r, p->flow, p->kind, 0);
+    if (p->kind == PK_DATA &&
+        t - p->t_in > k_pkts(r, l) * (r->mss + r->hdr) * 8 / r->t->links[l].capacity_bps)
+      p->ce = 1;
+    return i;
+  }
+}
+
+static int nic_free(run *r, int32_t v, double t);
+
+/* Queue x of host v takes packet i at t: an idle NIC sends it at once,
+ * and the device queue behind a busy one (a packet) takes the fair
+ * queue's next at once, as ns-3's do. */
 static int host_put(run *r, int32_t v, int32_t x, int32_t i, double t) {
   hq *q = &r->q[x];
   r->p[i].t_in = t;
@@ -172,11 +237,12 @@ static int host_put(run *r, int32_t v, int32_t x, int32_t i, double t) {
   if (q->tail >= 0) r->p[q->tail].next = i;
   else q->head = i;
   q->tail = i;
-  if (!q->in_round) round_append(r, v, x);
-  if (!r->nic_busy[v]) {
-    r->nic_busy[v] = 1;
-    return push(r, t, EV_NIC, v, 0);
+  if (q->list == LIST_NONE) { /* a new flow */
+    q->deficit = quantum(r);
+    list_append(r, v, x, LIST_NEW);
   }
+  if (!r->nic_busy[v]) return nic_free(r, v, t); /* an idle NIC sends it at once */
+  if (r->slot[v] < 0) r->slot[v] = round_take(r, v, t);
   return 0;
 }
 
@@ -204,7 +270,10 @@ static int red_mark(run *r, int32_t l, int32_t waiting) {
     return 1;
   }
   double pb = 0.02 + 0.98 * (waiting - k) / k;
-  double pa = c * pb >= 1 ? 1 : pb / (1 - c * pb);
+  /* RED's spacing of marks with Wait (ns-3's default): none until count
+   * x p reaches 1, then p / (2 - count x p) */
+  double cp = c * pb;
+  double pa = cp < 1 ? 0 : cp < 2 ? pb / (2 - cp) : 1;
   if (uniform(r) < pa) {
     r->red_count[l] = 0;
     return 1;
@@ -220,7 +289,9 @@ static int port_send(run *r, int32_t l, int32_t i, int32_t hop, double t) {
     r->ring_head[l] = (r->ring_head[l] + 1) % r->ring_cap[l];
     r->ring_n[l]--;
   }
-  if (r->p[i].kind == PK_DATA && red_mark(r, l, r->ring_n[l])) r->p[i].ce = 1;
+  /* the queue disc holds what waits beyond the device queue's packet */
+  int32_t held = r->ring_n[l];
+  if (r->p[i].kind == PK_DATA && red_mark(r, l, held)) r->p[i].ce = 1;
   double start = r->free_at[l] > t ? r->free_at[l] : t;
   double cap = r->t->links[l].capacity_bps / 8;
   r->free_at[l] = start + r->p[i].bytes / cap;
@@ -338,28 +409,17 @@ static int on_ack(run *r, int32_t fi, int ece, double t) {
   return send_window(r, fi, t);
 }
 
-/* Host v's NIC is free at t: the next queue of its round sends a packet. */
+/* Host v's NIC is free at t: it sends the packet of its device queue, or
+ * the fair queue's next, and the device queue takes the one after. */
 static int nic_free(run *r, int32_t v, double t) {
-  int32_t x = r->round_head[v];
-  if (x < 0) {
-    r->nic_busy[v] = 0;
-    return 0;
-  }
-  hq *q = &r->q[x];
-  int32_t i = q->head;
-  q->head = r->p[i].next;
-  if (q->head < 0) q->tail = -1;
-  /* out of the round's head; back to its tail if it holds more */
-  r->round_head[v] = q->next;
-  if (q->next >= 0) r->q[q->next].prev = -1;
-  else r->round_tail[v] = -1;
-  q->in_round = 0;
-  if (q->head >= 0) round_append(r, v, x);
+  int32_t i = r->slot[v];
+  if (i < 0) i = round_take(r, v, t);
+  r->slot[v] = i < 0 ? -1 : round_take(r, v, t);
+  r->nic_busy[v] = i >= 0;
+  if (i < 0) return 0;
   pkt *p = &r->p[i];
   int32_t l = hop_link(r, p->flow, p->kind, 0);
   double cap = r->t->links[l].capacity_bps / 8;
-  /* the host's fair queue marks past K full packets' sojourn */
-  if (p->kind == PK_DATA && t - p->t_in > k_pkts(r, l) * (r->mss + r->hdr) / cap) p->ce = 1;
   double done = t + p->bytes / cap;
   int rc = push(r, done, EV_NIC, v, 0);
   return rc ? rc : push(r, done + (double)r->t->links[l].latency_ns * 1e-9, EV_HOP, i, 1);
@@ -427,9 +487,10 @@ static void run_free(run *r) {
   free(r->st);
   free(r->fin);
   free(r->q);
-  free(r->round_head);
-  free(r->round_tail);
+  free(r->lhead);
+  free(r->ltail);
   free(r->nic_busy);
+  free(r->slot);
   free(r->p);
   free(r->h);
 }
@@ -450,19 +511,21 @@ static int setup(run *r, const fs_scenario *sc, fs_err *err) {
   r->ring_cap = calloc(L + 1, sizeof(int32_t));
   r->red_count = calloc(L + 1, sizeof(int32_t));
   r->q = fs__malloc(2 * F + 1, sizeof(hq));
-  r->round_head = fs__malloc(V + 1, sizeof(int32_t));
-  r->round_tail = fs__malloc(V + 1, sizeof(int32_t));
+  r->lhead = fs__malloc(2 * V + 1, sizeof(int32_t));
+  r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->nic_busy = calloc(V + 1, 1);
+  r->slot = fs__malloc(V + 1, sizeof(int32_t));
   r->left = calloc(N + 1, sizeof(int32_t));
   r->dep_off = calloc(N + 2, sizeof(int64_t));
   r->st = fs__malloc(N + 1, sizeof(double));
   r->fin = fs__malloc(N + 1, sizeof(double));
   if (!r->f || !r->rev_off || !r->free_at || !r->ring || !r->ring_head || !r->ring_n ||
-      !r->ring_cap || !r->red_count || !r->q || !r->round_head || !r->round_tail ||
-      !r->nic_busy || !r->left || !r->dep_off || !r->st || !r->fin)
+      !r->ring_cap || !r->red_count || !r->q || !r->lhead || !r->ltail ||
+      !r->nic_busy || !r->slot || !r->left || !r->dep_off || !r->st || !r->fin)
     return fs_err_set(err, FS_ENOMEM, "%s: out of memory (packet backend)", sc->file);
-  for (size_t v = 0; v < V; v++) r->round_head[v] = r->round_tail[v] = -1;
-  for (size_t x = 0; x < 2 * F; x++) r->q[x] = (hq){-1, -1, -1, -1, 0};
+  for (size_t v = 0; v < V; v++) r->slot[v] = -1;
+  for (size_t k = 0; k < 2 * V; k++) r->lhead[k] = r->ltail[k] = -1;
+  for (size_t x = 0; x < 2 * F; x++) r->q[x] = (hq){-1, -1, -1, -1, LIST_NONE, 0};
   int64_t entries = 0;
   for (int32_t i = 0; i < sc->n_flows; i++) {
     const int32_t *links;

@@ -5,10 +5,11 @@
  * ends, a host's NIC is free, a packet reaches the next node of its path.
  * A switch port is a FIFO whose sender is free at free_at; the packets it
  * holds that have not begun to leave are counted from a ring of their
- * start times (RED judges the queue a packet joins). A host's NIC serves
- * its queues in turn, a packet each: each flow's data, and each flow's
- * control packets (SYN, SYN-ACK, ACKs) apart, as the backend's per-flow
- * fair queue. Cost: O(packets x hops x log events). */
+ * start times (RED judges the queue a packet joins). A host holds a queue
+ * per flow and direction (data and SYN one way, SYN-ACK and ACKs the
+ * other) under FQ-CoDel's scheduler, in front of its NIC and the NIC's
+ * device queue of one packet, as the backend's hosts. Cost: O(packets x
+ * hops x log events). */
 #include "fabricsim/packet.h"
 
 #include <math.h>
@@ -77,7 +78,7 @@ typedef struct run {
   double **ring;
   int32_t *ring_head, *ring_n, *ring_cap;
   int32_t *red_count;
-  /* hosts: queues 2 per flow (data, control), the round, busy NIC */
+  /* hosts: queues 2 per flow (data, control), their lists, the NIC */
   hq *q;
   int32_t *lhead, *ltail; /* per host and list (2 v + new/old - 1): its queues */
   uint8_t *nic_busy;

@@ -290,9 +290,7 @@ static int port_send(run *r, int32_t l, int32_t i, int32_t hop, double t) {
     r->ring_head[l] = (r->ring_head[l] + 1) % r->ring_cap[l];
     r->ring_n[l]--;
   }
-  /* the queue disc holds what waits beyond the device queue's packet */
-  int32_t held = r->ring_n[l];
-  if (r->p[i].kind == PK_DATA && red_mark(r, l, held)) r->p[i].ce = 1;
+  if (r->p[i].kind == PK_DATA && red_mark(r, l, r->ring_n[l])) r->p[i].ce = 1;
   double start = r->free_at[l] > t ? r->free_at[l] : t;
   double cap = r->t->links[l].capacity_bps / 8;
   r->free_at[l] = start + r->p[i].bytes / cap;
@@ -337,6 +335,12 @@ static double rtt_of(const run *r, int32_t fi) {
 
 static int item_done(run *r, int32_t it, double t);
 
+/* When item `it` may start at the earliest (its start_ns), in s. */
+static double start_of(const run *r, int32_t it) {
+  return it < r->n_flows ? (double)r->sc->flows[it].start_ns * 1e-9
+                         : (double)r->sc->tasks[it - r->n_flows].start_ns * 1e-9;
+}
+
 static int begin(run *r, int32_t it, double t) {
   r->st[it] = t;
   if (it >= r->n_flows) {
@@ -350,16 +354,15 @@ static int begin(run *r, int32_t it, double t) {
   f->last_bytes = bytes - (double)(f->n_seg - 1) * r->mss + r->hdr;
   f->alpha = 1;
   f->recover = -1;
+  double iw = r->sc->transport.init_window;
   if (r->persistent) { /* warm: the backend's window, in congestion avoidance */
     const fs_link *l0 = &r->t->links[f->links[0]];
     double w = ceil(l0->capacity_bps / 8 * rtt_of(r, it) / r->mss);
-    double iw = r->sc->transport.init_window;
     f->cwnd = f->ssthresh = w > iw ? w : iw;
     f->opened = 1;
     return send_window(r, it, t);
   }
   double first = floor(INIT_WINDOW_CAP / r->mss);
-  double iw = r->sc->transport.init_window;
   f->cwnd = iw < first ? iw : first;
   if (f->cwnd < 1) f->cwnd = 1;
   f->ssthresh = INFINITY;
@@ -372,8 +375,7 @@ static int item_done(run *r, int32_t it, double t) {
   for (int64_t k = r->dep_off[it]; k < r->dep_off[it + 1]; k++) {
     int32_t d = r->dep_to[k];
     if (--r->left[d] == 0) {
-      double s0 = d < r->n_flows ? (double)r->sc->flows[d].start_ns * 1e-9
-                                 : (double)r->sc->tasks[d - r->n_flows].start_ns * 1e-9;
+      double s0 = start_of(r, d);
       int rc = push(r, t > s0 ? t : s0, EV_BEGIN, d, 0);
       if (rc) return rc;
     }
@@ -602,9 +604,7 @@ int fs_packet_run(fs_scenario *sc, fs_err *err) {
   for (int32_t it = 0; it < r.n_items; it++) {
     r.st[it] = r.fin[it] = -1;
     if (r.left[it]) continue;
-    double s0 = it < r.n_flows ? (double)sc->flows[it].start_ns * 1e-9
-                               : (double)sc->tasks[it - r.n_flows].start_ns * 1e-9;
-    if ((rc = push(&r, s0, EV_BEGIN, it, 0))) break;
+    if ((rc = push(&r, start_of(&r, it), EV_BEGIN, it, 0))) break;
   }
   while (!rc && r.n_h) {
     event e = pop(&r);

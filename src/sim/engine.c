@@ -1835,12 +1835,7 @@ static int tf_take(fs_sim *s, int32_t fi) {
   }
   s->tf_slot[fi] = s->tf_free[--s->n_tf_free];
   fs__tflow *tf = TF(s, fi);
-  double P = s->tp.mss_bytes, H = s->tp.header_bytes;
-  memset(tf, 0, sizeof(*tf));
-  tf->payload = s->payload[fi];
-  tf->qlink = -1;
-  tf->hpos = -1;
-  tf->budget = INFINITY;
+  fs__transport_fresh(&s->tp, s->payload[fi], tf);
   tf->rtt_s = s->tf_rtt[fi];
   tf->small = s->small[fi];
   if (s->tf_conn) {
@@ -1848,9 +1843,6 @@ static int tf_take(fs_sim *s, int32_t fi) {
     tf->handshake_s = cn->handshake_s;
     tf->bdp = cn->bdp;
     tf->first = cn->first;
-    tf->cwnd = s->tp.init_window * (P + H);
-  } else {
-    tf->cwnd = INFINITY;
   }
   return 0;
 }

@@ -218,6 +218,10 @@ typedef struct fs__portq {
  * turns f's bytes into wire bytes and its latency into one with the last
  * packet's store and forward; *reach (if given): its last packet's reach
  * (fs__transport_tail_reach_s). */
+/* tf as a flow of `payload` bytes begins under tp, before what its route
+ * sets (fs__transport_flow): nothing queued, no window limit but a new
+ * tcp connection's initial window. */
+void fs__transport_fresh(const fs_transport *tp, double payload, fs__tflow *tf);
 void fs__transport_flow(const fs_transport *tp, const fs__simcore *core, fs__flow *f,
                         fs__tflow *tf, double *reach);
 /* The last packet's store and forward over f's route (after its first hop)

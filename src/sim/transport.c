@@ -182,15 +182,22 @@ double fs__transport_tail_reach_s(const fs_transport *tp, const double *cap_Bps,
   return tail_reach(tp, cap_Bps, links, w, n, payload, rmax);
 }
 
-void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,
-                        fs__tflow *tf, double *reach) {
-  double P = tp->mss_bytes, H = tp->header_bytes;
+void fs__transport_fresh(const fs_transport *tp, double payload, fs__tflow *tf) {
   memset(tf, 0, sizeof(*tf));
-  tf->payload = f->bytes;
+  tf->payload = payload;
   tf->qlink = -1;
   tf->hpos = -1;
   tf->budget = INFINITY;
-  tf->cwnd = INFINITY;
+  /* a new connection's slow start begins at the initial window */
+  tf->cwnd = tp->kind == FS_TRANSPORT_TCP && !tp->persistent && payload > 0
+                 ? tp->init_window * (tp->mss_bytes + tp->header_bytes)
+                 : INFINITY;
+}
+
+void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *f,
+                        fs__tflow *tf, double *reach) {
+  double P = tp->mss_bytes, H = tp->header_bytes;
+  fs__transport_fresh(tp, f->bytes, tf);
   if (reach) *reach = 0;
   if (!(f->bytes > 0)) return;
   double packets = ceil(f->bytes / P), per_byte, store, rmax;
@@ -214,7 +221,6 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   /* SYN and SYN-ACK: a round trip of header-sized packets */
   tf->handshake_s = 2 * prop + 2 * H * per_byte;
   tf->bdp = rmax * tf->rtt_s;
-  tf->cwnd = tp->init_window * (P + H);
   tf->first = tf->small ? INFINITY : (first_segs < 1 ? 1 : first_segs) * (P + H);
 }
 

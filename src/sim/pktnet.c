@@ -1,0 +1,599 @@
+/* Packet-level network (pktnet.h).
+ *
+ * Events on one heap ordered by (time, push order): a user event, a host's
+ * NIC is free, a packet reaches the next node of its path. A switch port
+ * is a FIFO whose sender is free at free_at; the packets it holds that
+ * have not begun to leave are counted from a ring of their start times
+ * (RED judges the queue a packet joins). A host holds a queue per flow and
+ * direction (data and SYN one way, SYN-ACK and ACKs the other) under
+ * FQ-CoDel's scheduler, in front of its NIC and the NIC's device queue of
+ * one packet, as the ns-3 backend's hosts. A flow's state lives in a slot,
+ * taken when it begins and given back when its last ACK is home, so memory
+ * follows the flows in flight. Cost: O(packets x hops x log events). */
+#include "pktnet.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/base.h"
+
+enum { EV_USER, EV_NIC, EV_HOP };
+enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK };
+enum { LIST_NONE, LIST_NEW, LIST_OLD };
+
+enum { INIT_WINDOW_CAP = 65535 }; /* the SYN's unscaled receive window, bytes */
+static const double DCTCP_G = 1.0 / 16;
+
+typedef struct pkt {
+  int32_t slot, next; /* next: in its host queue, or the free list */
+  uint8_t kind, ce;
+  double bytes, t_in; /* t_in: when it joined its host's queue */
+} pkt;
+
+typedef struct event {
+  double t;
+  uint64_t seq;
+  int32_t kind, a, b; /* user's a / host / packet, hop */
+} event;
+
+/* A host queue: a FIFO of packets (head, tail) and its place in the host's
+ * fair queue (FQ-CoDel's scheduler: a list of new queues served first,
+ * one of old ones; a deficit of bytes). */
+typedef struct hq {
+  int32_t head, tail;
+  int32_t prev, next; /* neighbours in its list; -1 */
+  uint8_t list;       /* LIST_NONE, LIST_NEW or LIST_OLD */
+  double deficit;
+} hq;
+
+/* A flow in flight: its path and reverse path, segments and window. */
+typedef struct flowst {
+  int32_t id; /* the owner's; -1: the slot is free (next free in host) */
+  const int32_t *links;
+  int32_t *rev, rev_cap;
+  int32_t n, host, dst;
+  int64_t n_seg, sent, out, acked, got, win_end, recover;
+  double last_bytes; /* wire bytes of its last segment */
+  double cwnd, ssthresh, alpha;
+  int64_t win_acked, win_marked;
+  uint8_t opened;
+} flowst;
+
+struct fs__pktnet {
+  fs__pktnet_cfg c;
+  /* flow slots and their two host queues each (2 s: data, 2 s + 1: answers) */
+  flowst *f;
+  hq *q;
+  int32_t n_slots, cap_slots, free_slot, open;
+  /* switch ports: when free, start times of packets not yet leaving */
+  double *free_at, *last_in;
+  double **ring;
+  int32_t *ring_head, *ring_n, *ring_cap;
+  int32_t *red_count;
+  /* hosts: lists of queues (2 per host: new, old), the NIC */
+  int32_t *lhead, *ltail;
+  uint8_t *nic_busy;
+  int32_t *dev; /* per host: the packet in the NIC's device queue, -1 none */
+  /* packets and events */
+  pkt *p;
+  int32_t n_p, cap_p, free_p;
+  event *h;
+  size_t n_h, cap_h;
+  uint64_t seq, rng;
+  int64_t packets;
+};
+
+/* splitmix64: RED's draws, a fixed seed for determinism */
+static double uniform(fs__pktnet *r) {
+  uint64_t z = (r->rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static int ev_less(const event *x, const event *y) {
+  return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int push(fs__pktnet *r, double t, int32_t kind, int32_t a, int32_t b) {
+  if (r->n_h == r->cap_h) {
+    size_t cap = r->cap_h ? 2 * r->cap_h : 1024;
+    event *h = realloc(r->h, cap * sizeof(*h));
+    if (!h) return FS_ENOMEM;
+    r->h = h;
+    r->cap_h = cap;
+  }
+  event e = {t, r->seq++, kind, a, b};
+  size_t i = r->n_h++;
+  while (i > 0 && ev_less(&e, &r->h[(i - 1) / 2])) {
+    r->h[i] = r->h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  r->h[i] = e;
+  return 0;
+}
+
+static event pop(fs__pktnet *r) {
+  event top = r->h[0], x = r->h[--r->n_h];
+  size_t i = 0, n = r->n_h;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ev_less(&r->h[c + 1], &r->h[c])) c++;
+    if (!ev_less(&r->h[c], &x)) break;
+    r->h[i] = r->h[c];
+    i = c;
+  }
+  if (n) r->h[i] = x;
+  return top;
+}
+
+static int32_t new_pkt(fs__pktnet *r, int32_t slot, int kind, double bytes) {
+  int32_t i = r->free_p;
+  if (i >= 0) {
+    r->free_p = r->p[i].next;
+  } else {
+    if (r->n_p == r->cap_p) {
+      int32_t cap = r->cap_p ? 2 * r->cap_p : 1024;
+      pkt *p = realloc(r->p, (size_t)cap * sizeof(*p));
+      if (!p) return -1;
+      r->p = p;
+      r->cap_p = cap;
+    }
+    i = r->n_p++;
+  }
+  r->p[i] = (pkt){slot, -1, (uint8_t)kind, 0, bytes, 0};
+  r->packets++;
+  return i;
+}
+
+static void free_pkt(fs__pktnet *r, int32_t i) {
+  r->p[i].next = r->free_p;
+  r->free_p = i;
+}
+
+/* The bytes of packet i as the host's queue disc counts them (IP: without
+ * PPP's 2), and its quantum: a full packet (the device's MTU). */
+static double ip_bytes(const fs__pktnet *r, int32_t i) { return r->p[i].bytes - 2; }
+static double quantum(const fs__pktnet *r) { return r->c.mss + r->c.hdr - 2; }
+static double cap_Bps(const fs__pktnet *r, int32_t l) { return r->c.t->links[l].capacity_bps / 8; }
+static double lat_s(const fs__pktnet *r, int32_t l) {
+  return (double)r->c.t->links[l].latency_ns * 1e-9;
+}
+
+static void list_remove(fs__pktnet *r, int32_t v, int32_t x) {
+  hq *q = &r->q[x];
+  int32_t *head = &r->lhead[2 * v + q->list - 1], *tail = &r->ltail[2 * v + q->list - 1];
+  if (q->prev >= 0) r->q[q->prev].next = q->next;
+  else *head = q->next;
+  if (q->next >= 0) r->q[q->next].prev = q->prev;
+  else *tail = q->prev;
+  q->list = LIST_NONE;
+}
+
+static void list_append(fs__pktnet *r, int32_t v, int32_t x, int list) {
+  hq *q = &r->q[x];
+  int32_t *head = &r->lhead[2 * v + list - 1], *tail = &r->ltail[2 * v + list - 1];
+  q->list = (uint8_t)list;
+  q->next = -1;
+  q->prev = *tail;
+  if (*tail >= 0) r->q[*tail].next = x;
+  else *head = x;
+  *tail = x;
+}
+
+/* The link a packet of slot s crosses at hop k (forward for data and SYNs,
+ * its reverse path for the answers). */
+static int32_t hop_link(const fs__pktnet *r, int32_t s, int kind, int32_t k) {
+  return kind == PK_DATA || kind == PK_SYN ? r->f[s].links[k] : r->f[s].rev[k];
+}
+
+static double k_pkts(const fs__pktnet *r, int32_t l) {
+  return r->c.k100 * r->c.t->links[l].capacity_bps / 100e9;
+}
+
+/* Host v's fair queue gives its next packet at t (-1: none), by FQ-CoDel's
+ * scheduler (RFC 8290, 4.2): the first new queue, else the first old one;
+ * a queue out of deficit gets a quantum more and goes to the back of the
+ * old ones; an empty new queue goes there too (if there are old ones), an
+ * empty old one leaves. A data packet that waited there more than K full
+ * packets' time is marked (the backend's CE threshold, judged when it
+ * leaves). */
+static int32_t round_take(fs__pktnet *r, int32_t v, double t) {
+  for (;;) {
+    int list = r->lhead[2 * v] >= 0 ? LIST_NEW : LIST_OLD;
+    int32_t x = r->lhead[2 * v + list - 1];
+    if (x < 0) return -1;
+    hq *q = &r->q[x];
+    if (q->deficit <= 0) {
+      q->deficit += quantum(r);
+      list_remove(r, v, x);
+      list_append(r, v, x, LIST_OLD);
+      continue;
+    }
+    if (q->head < 0) {
+      list_remove(r, v, x);
+      if (list == LIST_NEW && r->lhead[2 * v + LIST_OLD - 1] >= 0) list_append(r, v, x, LIST_OLD);
+      continue;
+    }
+    int32_t i = q->head;
+    q->head = r->p[i].next;
+    if (q->head < 0) q->tail = -1;
+    q->deficit -= ip_bytes(r, i);
+    pkt *p = &r->p[i];
+    int32_t l = hop_link(r, p->slot, p->kind, 0);
+    if (p->kind == PK_DATA &&
+        t - p->t_in > k_pkts(r, l) * (r->c.mss + r->c.hdr) * 8 / r->c.t->links[l].capacity_bps)
+      p->ce = 1;
+    return i;
+  }
+}
+
+static int nic_free(fs__pktnet *r, int32_t v, double t);
+
+/* Queue x of host v takes packet i at t: an idle NIC sends it at once,
+ * and the device queue behind a busy one (a packet) takes the fair
+ * queue's next at once, as ns-3's do. */
+static int host_put(fs__pktnet *r, int32_t v, int32_t x, int32_t i, double t) {
+  hq *q = &r->q[x];
+  r->p[i].t_in = t;
+  r->p[i].next = -1;
+  if (q->tail >= 0) r->p[q->tail].next = i;
+  else q->head = i;
+  q->tail = i;
+  if (q->list == LIST_NONE) { /* a new flow */
+    q->deficit = quantum(r);
+    list_append(r, v, x, LIST_NEW);
+  }
+  if (!r->nic_busy[v]) return nic_free(r, v, t); /* an idle NIC sends it at once */
+  if (r->dev[v] < 0) r->dev[v] = round_take(r, v, t);
+  return 0;
+}
+
+/* RED at a switch port (the backend's: MinTh = MaxTh = K, QW 1, gentle):
+ * whether a packet joining `waiting` packets is marked. */
+static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
+  double k = k_pkts(r, l);
+  if (waiting < k) {
+    r->red_count[l] = 0;
+    return 0;
+  }
+  int32_t c = ++r->red_count[l];
+  if (waiting >= 2 * k) {
+    r->red_count[l] = 0;
+    return 1;
+  }
+  double pb = 0.02 + 0.98 * (waiting - k) / k;
+  /* RED's spacing of marks with Wait (ns-3's default): none until count
+   * x p reaches 1, then p / (2 - count x p) */
+  double cp = c * pb;
+  double pa = cp < 1 ? 0 : cp < 2 ? pb / (2 - cp) : 1;
+  if (uniform(r) < pa) {
+    r->red_count[l] = 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* When a packet reaching port l at t begins to leave, with fluid flows
+ * there (fl): behind the fluid's own queue, plus what the packets queued
+ * before it still hold back. That excess drains at the capacity the fluid
+ * leaves (its bytes keep joining the FIFO behind the packets at their
+ * rate), so a port the fluid fills keeps a packet burst's delay until the
+ * fluid's congestion control would trim it (not modelled: a bound). */
+static double fluid_start(fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl) {
+  double cap = cap_Bps(r, l);
+  double excess = r->free_at[l] - r->last_in[l];
+  double drain = 1 - fl->rate_Bps / cap;
+  if (drain < 0) drain = 0;
+  excess -= drain * (t - r->last_in[l]);
+  if (excess < 0) excess = 0;
+  return t + fl->queue_s + excess;
+}
+
+/* Packet i reaches switch port l at t: FIFO, marked by RED, on to the next
+ * node after its transmission and the link's latency. */
+static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
+  double *ring = r->ring[l];
+  while (r->ring_n[l] && ring[r->ring_head[l]] <= t) { /* begun to leave */
+    r->ring_head[l] = (r->ring_head[l] + 1) % r->ring_cap[l];
+    r->ring_n[l]--;
+  }
+  double cap = cap_Bps(r, l);
+  fs__pktnet_fluid fl = {0, 0, 0};
+  if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
+  double start;
+  double waiting = r->ring_n[l];
+  if (fl.n > 0) { /* the fluid's bytes ahead count as packets for RED */
+    start = fluid_start(r, l, t, &fl);
+    waiting = (start - t) * cap / (r->c.mss + r->c.hdr);
+  } else {
+    start = r->free_at[l] > t ? r->free_at[l] : t;
+  }
+  if (r->p[i].kind == PK_DATA && red_mark(r, l, waiting)) r->p[i].ce = 1;
+  r->free_at[l] = start + r->p[i].bytes / cap;
+  r->last_in[l] = t;
+  if (r->c.tx) r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l]);
+  if (r->ring_n[l] == r->ring_cap[l]) {
+    int32_t cap2 = r->ring_cap[l] ? 2 * r->ring_cap[l] : 64;
+    double *nr = malloc((size_t)cap2 * sizeof(double));
+    if (!nr) return FS_ENOMEM;
+    for (int32_t k = 0; k < r->ring_n[l]; k++) nr[k] = ring[(r->ring_head[l] + k) % r->ring_cap[l]];
+    free(ring);
+    r->ring[l] = ring = nr;
+    r->ring_head[l] = 0;
+    r->ring_cap[l] = cap2;
+  }
+  ring[(r->ring_head[l] + r->ring_n[l]++) % r->ring_cap[l]] = start;
+  return push(r, r->free_at[l] + lat_s(r, l), EV_HOP, i, hop + 1);
+}
+
+/* Slot s sends what its window allows. */
+static int send_window(fs__pktnet *r, int32_t s, double t) {
+  flowst *f = &r->f[s];
+  while (f->sent < f->n_seg && (double)(f->sent - f->acked) < floor(f->cwnd)) {
+    double bytes = f->sent == f->n_seg - 1 ? f->last_bytes : r->c.mss + r->c.hdr;
+    int32_t i = new_pkt(r, s, PK_DATA, bytes);
+    if (i < 0) return FS_ENOMEM;
+    f->sent++;
+    int rc = host_put(r, f->host, 2 * s, i, t);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The backend's round trip of slot s: a full packet and its ACK per hop. */
+static double rtt_of(const fs__pktnet *r, int32_t s) {
+  const flowst *f = &r->f[s];
+  double x = 0;
+  for (int32_t k = 0; k < f->n; k++) {
+    const fs_link *lk = &r->c.t->links[f->links[k]];
+    x += 2 * (double)lk->latency_ns * 1e-9 + (r->c.mss + 2 * r->c.hdr) * 8 / lk->capacity_bps;
+  }
+  return x;
+}
+
+/* A free slot (its host queues out of every list), or -1. */
+static int32_t take_slot(fs__pktnet *r) {
+  int32_t s = r->free_slot;
+  if (s >= 0) {
+    r->free_slot = r->f[s].host;
+    return s;
+  }
+  if (r->n_slots == r->cap_slots) {
+    int32_t cap = r->cap_slots ? 2 * r->cap_slots : 256;
+    flowst *f = realloc(r->f, (size_t)cap * sizeof(*f));
+    if (!f) return -1;
+    r->f = f;
+    hq *q = realloc(r->q, 2 * (size_t)cap * sizeof(*q));
+    if (!q) return -1;
+    r->q = q;
+    r->cap_slots = cap;
+  }
+  s = r->n_slots++;
+  r->f[s].rev = NULL;
+  r->f[s].rev_cap = 0;
+  return s;
+}
+
+/* Slot s's last ACK is home: its queues are empty (every packet of the
+ * flow has left both hosts); they leave their lists, which serve the same
+ * packets in the same order without them. */
+static void give_slot(fs__pktnet *r, int32_t s) {
+  flowst *f = &r->f[s];
+  if (r->q[2 * s].list != LIST_NONE) list_remove(r, f->host, 2 * s);
+  if (r->q[2 * s + 1].list != LIST_NONE) list_remove(r, f->dst, 2 * s + 1);
+  f->id = -1;
+  f->host = r->free_slot;
+  r->free_slot = s;
+  r->open--;
+}
+
+int fs__pktnet_begin(fs__pktnet *r, int32_t id, const int32_t *links, int32_t n, double bytes,
+                     double t) {
+  const fs_topo *tp = r->c.t;
+  for (int32_t k = 0; k < n; k++)
+    if (tp->links[links[k]].reverse < 0) return FS_EINVAL;
+  int32_t s = take_slot(r);
+  if (s < 0) return FS_ENOMEM;
+  flowst *f = &r->f[s];
+  if (f->rev_cap < n) {
+    int32_t *rev = realloc(f->rev, (size_t)n * sizeof(int32_t));
+    if (!rev) {
+      f->host = r->free_slot;
+      r->free_slot = s;
+      return FS_ENOMEM;
+    }
+    f->rev = rev;
+    f->rev_cap = n;
+  }
+  for (int32_t k = 0; k < n; k++) f->rev[k] = tp->links[links[n - 1 - k]].reverse;
+  int32_t *rev = f->rev, rev_cap = f->rev_cap;
+  *f = (flowst){.id = id, .links = links, .rev = rev, .rev_cap = rev_cap, .n = n,
+                .host = tp->links[links[0]].from, .dst = tp->links[links[n - 1]].to};
+  r->q[2 * s] = r->q[2 * s + 1] = (hq){-1, -1, -1, -1, LIST_NONE, 0};
+  r->open++;
+  f->n_seg = (int64_t)ceil(bytes / r->c.mss);
+  f->last_bytes = bytes - (double)(f->n_seg - 1) * r->c.mss + r->c.hdr;
+  f->alpha = 1;
+  f->recover = -1;
+  double iw = r->c.init_window;
+  if (r->c.persistent) { /* warm: the backend's window, in congestion avoidance */
+    double w = ceil(cap_Bps(r, links[0]) * rtt_of(r, s) / r->c.mss);
+    f->cwnd = f->ssthresh = w > iw ? w : iw;
+    f->opened = 1;
+    return send_window(r, s, t);
+  }
+  double first = floor(INIT_WINDOW_CAP / r->c.mss);
+  f->cwnd = iw < first ? iw : first;
+  if (f->cwnd < 1) f->cwnd = 1;
+  f->ssthresh = INFINITY;
+  int32_t i = new_pkt(r, s, PK_SYN, r->c.hdr);
+  return i < 0 ? FS_ENOMEM : host_put(r, f->host, 2 * s, i, t);
+}
+
+/* An ACK of slot s, echoing a mark or not: DCTCP's alpha once a window of
+ * data, a cut once a round trip on an echo, else slow start or congestion
+ * avoidance. */
+static int on_ack(fs__pktnet *r, int32_t s, int ece, double t) {
+  flowst *f = &r->f[s];
+  f->acked++;
+  if (!f->opened) { /* past the SYN's unscaled window */
+    f->opened = 1;
+    double iw = r->c.init_window;
+    if (f->cwnd < iw) f->cwnd = iw;
+  }
+  f->win_acked++;
+  f->win_marked += ece;
+  if (f->acked >= f->win_end) {
+    if (f->win_acked)
+      f->alpha = (1 - DCTCP_G) * f->alpha + DCTCP_G * (double)f->win_marked / (double)f->win_acked;
+    f->win_acked = f->win_marked = 0;
+    f->win_end = f->sent + 1;
+  }
+  if (ece && f->acked > f->recover) {
+    double w = f->cwnd * (1 - f->alpha / 2);
+    f->ssthresh = f->cwnd = w > 2 ? w : 2;
+    f->recover = f->sent;
+  } else if (f->acked > f->recover) {
+    f->cwnd += f->cwnd < f->ssthresh ? 1 : 1 / f->cwnd;
+  }
+  if (f->acked == f->n_seg) {
+    give_slot(r, s);
+    return 0;
+  }
+  return send_window(r, s, t);
+}
+
+/* What host v's NIC gives a packet on link l: all of it, or with fluid
+ * flows of the host there, what they leave, but at least an equal turn
+ * among them (the host's fair queue). */
+static double nic_Bps(fs__pktnet *r, int32_t l) {
+  double cap = cap_Bps(r, l);
+  if (!r->c.fluid) return cap;
+  fs__pktnet_fluid fl = {0, 0, 0};
+  r->c.fluid(r->c.ctx, l, &fl);
+  if (fl.n <= 0) return cap;
+  double left = cap - fl.rate_Bps, turn = cap / (fl.n + 1);
+  return left > turn ? left : turn;
+}
+
+/* Host v's NIC is free at t: it sends the packet of its device queue, or
+ * the fair queue's next, and the device queue takes the one after. */
+static int nic_free(fs__pktnet *r, int32_t v, double t) {
+  int32_t i = r->dev[v];
+  if (i < 0) i = round_take(r, v, t);
+  r->dev[v] = i < 0 ? -1 : round_take(r, v, t);
+  r->nic_busy[v] = i >= 0;
+  if (i < 0) return 0;
+  pkt *p = &r->p[i];
+  int32_t l = hop_link(r, p->slot, p->kind, 0);
+  double done = t + p->bytes / nic_Bps(r, l);
+  if (r->c.tx) r->c.tx(r->c.ctx, l, p->bytes, t, done);
+  int rc = push(r, done, EV_NIC, v, 0);
+  if (!rc) rc = push(r, done + lat_s(r, l), EV_HOP, i, 1);
+  flowst *f = &r->f[p->slot];
+  if (!rc && p->kind == PK_DATA && ++f->out == f->n_seg && r->c.sent)
+    rc = r->c.sent(r->c.ctx, f->id, done);
+  return rc;
+}
+
+/* Packet i has crossed `hop` links of its path at t. */
+static int arrive(fs__pktnet *r, int32_t i, int32_t hop, double t) {
+  pkt *p = &r->p[i];
+  int32_t s = p->slot;
+  flowst *f = &r->f[s];
+  if (hop < f->n) return port_send(r, hop_link(r, s, p->kind, hop), i, hop, t);
+  int kind = p->kind, ce = p->ce;
+  free_pkt(r, i);
+  int32_t back = -1;
+  switch (kind) {
+  case PK_SYN:
+    back = new_pkt(r, s, PK_SYNACK, r->c.hdr);
+    return back < 0 ? FS_ENOMEM : host_put(r, f->dst, 2 * s + 1, back, t);
+  case PK_SYNACK:
+    return send_window(r, s, t);
+  case PK_DATA: {
+    back = new_pkt(r, s, PK_ACK, r->c.hdr);
+    if (back < 0) return FS_ENOMEM;
+    r->p[back].ce = (uint8_t)ce; /* the echo */
+    int rc = host_put(r, f->dst, 2 * s + 1, back, t);
+    if (!rc && ++f->got == f->n_seg) rc = r->c.done(r->c.ctx, f->id, t);
+    return rc;
+  }
+  default:
+    return on_ack(r, s, ce, t);
+  }
+}
+
+int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t, EV_USER, a, 0); }
+
+double fs__pktnet_next_t(const fs__pktnet *r) { return r->n_h ? r->h[0].t : INFINITY; }
+
+int fs__pktnet_step(fs__pktnet *r) {
+  if (!r->n_h) return 0;
+  event e = pop(r);
+  switch (e.kind) {
+  case EV_USER: return r->c.user(r->c.ctx, e.a, e.t);
+  case EV_NIC: return nic_free(r, e.a, e.t);
+  default: return arrive(r, e.a, e.b, e.t);
+  }
+}
+
+int64_t fs__pktnet_packets(const fs__pktnet *r) { return r->packets; }
+int32_t fs__pktnet_open(const fs__pktnet *r) { return r->open; }
+
+void fs__pktnet_free(fs__pktnet *r) {
+  if (!r) return;
+  if (r->ring)
+    for (int32_t l = 0; l < r->c.t->n_links; l++) free(r->ring[l]);
+  free(r->ring);
+  free(r->ring_head);
+  free(r->ring_n);
+  free(r->ring_cap);
+  free(r->red_count);
+  free(r->free_at);
+  free(r->last_in);
+  for (int32_t s = 0; s < r->n_slots; s++) free(r->f[s].rev);
+  free(r->f);
+  free(r->q);
+  free(r->lhead);
+  free(r->ltail);
+  free(r->nic_busy);
+  free(r->dev);
+  free(r->p);
+  free(r->h);
+  free(r);
+}
+
+int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
+  *out = NULL;
+  fs__pktnet *r = calloc(1, sizeof(*r));
+  if (!r) return FS_ENOMEM;
+  r->c = *cfg;
+  r->free_p = r->free_slot = -1;
+  r->rng = 1;
+  size_t L = (size_t)cfg->t->n_links, V = (size_t)cfg->t->n_nodes;
+  r->free_at = calloc(L + 1, sizeof(double));
+  r->last_in = calloc(L + 1, sizeof(double));
+  r->ring = calloc(L + 1, sizeof(double *));
+  r->ring_head = calloc(L + 1, sizeof(int32_t));
+  r->ring_n = calloc(L + 1, sizeof(int32_t));
+  r->ring_cap = calloc(L + 1, sizeof(int32_t));
+  r->red_count = calloc(L + 1, sizeof(int32_t));
+  r->lhead = fs__malloc(2 * V + 1, sizeof(int32_t));
+  r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
+  r->nic_busy = calloc(V + 1, 1);
+  r->dev = fs__malloc(V + 1, sizeof(int32_t));
+  if (!r->free_at || !r->last_in || !r->ring || !r->ring_head || !r->ring_n || !r->ring_cap ||
+      !r->red_count || !r->lhead || !r->ltail || !r->nic_busy || !r->dev) {
+    fs__pktnet_free(r);
+    return FS_ENOMEM;
+  }
+  for (size_t v = 0; v < V; v++) r->dev[v] = -1;
+  for (size_t k = 0; k < 2 * V; k++) r->lhead[k] = r->ltail[k] = -1;
+  *out = r;
+  return 0;
+}

@@ -1,0 +1,79 @@
+/* Packet-level network: the rules of the ns-3 backend's set-up (docs/
+ * model.md, "The packet backend"), packet by packet, for whoever owns the
+ * flows: the packet backend runs every flow of a scenario in it
+ * (src/scenario/packet.c), the fluid engine under tcp its small flows
+ * (engine.c, docs/model.md "Small flows as packets").
+ *
+ * Store and forward at every hop; FIFO switch ports marking ECN with RED
+ * (MinTh = MaxTh = K, gentle, Wait); hosts with FQ-CoDel's scheduler (a
+ * queue per flow and direction, new flows first, a quantum of one MTU, CE
+ * past K packets' sojourn) in front of a NIC with a 1-packet device queue;
+ * TCP with DCTCP (handshake, the SYN's first flight and slow start, or the
+ * backend's warm window), an ACK per packet. No loss, no timers.
+ *
+ * The owner gives each flow its path and is told when its last byte left
+ * its host (sent) and reached its destination (done). Its own events ride
+ * on the same clock as "user" events, popped in (time, push order) with the
+ * packets'. Where fluid flows share a link (the fluid callback), a port's
+ * packets wait behind the fluid's queue and the fluid's bytes that keep
+ * arriving while packets are queued, and a host's NIC gives the packets
+ * what its fluid flows leave them, at least an equal turn. */
+#ifndef FABRICSIM_SIM_PKTNET_H
+#define FABRICSIM_SIM_PKTNET_H
+
+#include <stdint.h>
+
+#include "fabricsim/topo.h"
+
+typedef struct fs__pktnet fs__pktnet;
+
+/* What fluid flows do on a link now: their rate (bytes/s), the queueing
+ * delay they keep at its port (s) and how many they are. */
+typedef struct fs__pktnet_fluid {
+  double rate_Bps, queue_s;
+  int32_t n;
+} fs__pktnet_fluid;
+
+typedef struct fs__pktnet_cfg {
+  const fs_topo *t;
+  double mss, hdr;    /* payload and header bytes of a full segment */
+  double k100;        /* ECN threshold K in packets at 100 Gb/s (scaled by capacity) */
+  double init_window; /* segments */
+  int persistent;     /* warm connections: no handshake, the backend's window */
+  void *ctx;
+  /* a user event is due (fs__pktnet_push_user) */
+  int (*user)(void *ctx, int32_t a, double t);
+  /* flow `id` (as given to fs__pktnet_begin): its last data byte left its
+   * host (may be NULL) / reached the destination */
+  int (*sent)(void *ctx, int32_t id, double t);
+  int (*done)(void *ctx, int32_t id, double t);
+  /* the fluid flows on a link (NULL: none anywhere) */
+  void (*fluid)(void *ctx, int32_t link, fs__pktnet_fluid *out);
+  /* a packet occupied a link over [t0, t1] (NULL: not wanted) */
+  void (*tx)(void *ctx, int32_t link, double bytes, double t0, double t1);
+} fs__pktnet_cfg;
+
+/* 0 or FS_ENOMEM. RED's draws come from a fixed seed. */
+int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out);
+void fs__pktnet_free(fs__pktnet *net);
+
+/* Schedules the user callback with `a` at t. 0 or FS_ENOMEM. */
+int fs__pktnet_push_user(fs__pktnet *net, double t, int32_t a);
+
+/* Flow `id` of `bytes` > 0 payload bytes starts at t on the path links[n]
+ * (n >= 1; the caller keeps the array until the flow is done); its ACKs
+ * take each link's reverse. 0, FS_ENOMEM, or FS_EINVAL if a link has no
+ * reverse. */
+int fs__pktnet_begin(fs__pktnet *net, int32_t id, const int32_t *links, int32_t n, double bytes,
+                     double t);
+
+/* The time of the next event (INFINITY: none) and its processing (the
+ * callbacks' codes pass through; FS_ENOMEM). */
+double fs__pktnet_next_t(const fs__pktnet *net);
+int fs__pktnet_step(fs__pktnet *net);
+
+/* Packets sent so far (data, control and ACKs), and flows now open. */
+int64_t fs__pktnet_packets(const fs__pktnet *net);
+int32_t fs__pktnet_open(const fs__pktnet *net);
+
+#endif

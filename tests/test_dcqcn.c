@@ -233,6 +233,7 @@ TEST(test_dcqcn_never_beats_the_ideal_and_is_deterministic) {
 static fs_transport dctcp(int on) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1;
   tp.dcqcn = on;
   return tp;

@@ -33,3 +33,4 @@
 #include "list_chakra.h"
 #include "list_ns3.h"
 #include "list_packet.h"
+#include "list_hybrid.h"

@@ -75,7 +75,8 @@ TEST(test_packet_warm_flow_through_a_switch) {
 /* A lone message on a new connection over a leaf-spine (4 hops): the
  * handshake, the first flight cut to 65535 bytes, slow start, the last
  * packet's store and forward. The tcp model times it as ns-3 does; the
- * packet backend must agree with it. */
+ * packet backend must agree with it (the model's own fluid run: no flow
+ * as packets). */
 TEST(test_packet_lone_message_as_the_tcp_model) {
   static const double sizes[] = {16384, 65536, 1 << 20, 4 << 20};
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -84,7 +85,8 @@ TEST(test_packet_lone_message_as_the_tcp_model) {
              "{\"topology\": {\"type\": \"leafspine\", \"leaves\": 2, \"spines\": 1,"
              " \"hosts_per_leaf\": 1, \"host_gbps\": 100, \"fabric_gbps\": 100,"
              " \"latency_ns\": 1000}, \"routing\": {\"mode\": \"shortest\"},"
-             " \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42},"
+             " \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42,"
+             " \"packet_bytes\": 0},"
              " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": %.0f}]}",
              sizes[i]);
     fs_scenario *model = load(text, 0), *pk = load(text, 1);

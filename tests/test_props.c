@@ -379,6 +379,7 @@ TEST(test_props_pruning_is_exact) {
       if (seed > 60) {
         fs_transport tp;
         fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+        tp.packet_bytes = 0; /* the fluid tcp model alone */
         CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
       }
       fs_sim_opts opts = {0};
@@ -436,6 +437,7 @@ static double *tcp_times(uint64_t seed, int source_fq, int32_t *n, uint64_t *mis
   *n = random_scenario(&g, t, r, s, mode, seed, 200);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.source_fq = source_fq;
   CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
   fs_sim_opts opts = {0};

@@ -118,6 +118,7 @@ TEST(test_transport_one_flow_headers_and_store_and_forward) {
   CHECK_REL(run_one(NULL, bytes), bytes / C + HOPS * LAT, 1e-12, "s (fluid)");
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1; /* no handshake, no slow start */
   double last, w = wire(&tp, bytes, &last);
   /* 118 packets of 8948 B payload, 54 B each of headers; the last packet
@@ -150,6 +151,7 @@ TEST(test_transport_slow_start_of_one_flow) {
   CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.init_window = 1;
   net n;
   if (net_open(&n, t, &tp)) {
@@ -191,6 +193,7 @@ TEST(test_transport_small_messages_leave_fifo) {
     fs_transport tp;
     fs_transport_defaults(fifo ? FS_TRANSPORT_TCP : FS_TRANSPORT_FLUID, &tp);
     tp.persistent = 1;
+    tp.packet_bytes = 0; /* the fluid tcp model's source FIFO */
     net n;
     if (net_open(&n, two_leaves(2), &tp)) {
       net_close(&n);
@@ -225,6 +228,7 @@ TEST(test_transport_shared_link_efficiency) {
   fs_err err = {0, ""};
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1;
   tp.efficiency = 0.9;
   net n;
@@ -272,6 +276,7 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
   fs_err err = {0, ""};
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1;
   net n;
   if (net_open(&n, two_leaves_flat(), &tp)) {
@@ -290,6 +295,7 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
 
   for (int slow = 0; slow < 2; slow++) {
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp); /* new connections */
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     double lat = slow ? 2e-6 : 1e-6;
     if (net_open(&n, star(2, slow ? 2000 : 1000), &tp)) {
       net_close(&n);
@@ -394,6 +400,7 @@ TEST(test_transport_reroute_while_waiting_for_an_ack) {
   double fin[3] = {0, 0, 0}, bytes = 1e6, t_r = 0;
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C;
   double hs = 2 * HOPS * LAT + HOPS * 2 * H / C, rtt = 2 * HOPS * LAT + HOPS * (P + 2 * H) / C;
   t_r = hs + 7 * S + 0.5e-6;
@@ -499,6 +506,7 @@ TEST(test_transport_two_flows_unequal_shares) {
   double fin_alone = 0, fin_a = 0, fin_b = 0, start_b = 500e-6;
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes;
   double bytes_a = 10e6, bytes_b = 8 * P; /* 7 segments, then 1 */
   for (int both = 0; both < 2; both++) {
@@ -544,6 +552,7 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
   for (int queued = 0; queued < 2; queued++) {
     fs_err err = {0, ""};
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     if (!queued) tp.queue_k = 0;
     net n;
     if (net_open(&n, star(4, 1000), &tp)) { /* 1 us per link */
@@ -583,6 +592,7 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
   for (int v = 0; v < 4; v++) {
     fs_err err = {0, ""};
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     if (v == 2) tp.queue_k = 0;
     net n;
     if (net_open(&n, star(4, 1000), &tp)) {
@@ -624,6 +634,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
     fs_err err = {0, ""};
     fs_transport tp;
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     net n;
     if (net_open(&n, star(3, 1000), &tp)) {
       net_close(&n);
@@ -647,6 +658,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   fs_err err = {0, ""};
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   net n;
   if (net_open(&n, two_leaves_flat(), &tp)) {
     net_close(&n);
@@ -707,6 +719,7 @@ static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, dou
 TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
   double hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
@@ -752,6 +765,7 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
 TEST(test_transport_persistent_queue_climbs) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1;
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, pkt = P + H;
   double rtt = 2 * prop + 2 * (P + 2 * H) / C, n = 2, k = 65, c = C / pkt, b = c * rtt;
@@ -793,6 +807,7 @@ TEST(test_transport_source_fair_queue_shares) {
   for (int fq = 0; fq < 2; fq++) {
     fs_transport tp;
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     tp.source_fq = fq;
     net n;
     if (net_open(&n, star(6, 1000), &tp)) {
@@ -897,6 +912,7 @@ TEST(test_transport_quotient_equals_expanded) {
     fs_transport_defaults(kind == 2 || kind == 5 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &tp);
     tp.persistent = kind == 1 || kind == 2 || kind == 5;
     tp.source_fq = kind == 3;
+    tp.packet_bytes = 0; /* quotient flows stay fluid: compare fluid with fluid */
     if (kind >= 4) tp.efficiency = 0.9;
     fs_topo *t = NULL;
     fs_leafspine_params p = {QL, 2, QH, 100, 100, 1, 1000};
@@ -956,6 +972,7 @@ TEST(test_transport_records_follow_flows_in_flight) {
   for (int persistent = 0; persistent <= 1; persistent++) {
     fs_transport tp;
     fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+    tp.packet_bytes = 0; /* the fluid tcp model alone */
     tp.persistent = persistent;
     net n;
     fs_err err = {0, ""};

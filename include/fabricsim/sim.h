@@ -125,6 +125,9 @@ typedef struct fs_transport {
                              windows over the same queues and marks at
                              queue_k (1); 0 (the default): max-min at once */
   fs_dcqcn dcqcn_prm;     /* its settings (fs_transport_defaults) */
+  double packet_bytes;    /* tcp: flows of at most this many bytes (on one
+                             path) run packet by packet beside the fluid ones
+                             (docs/model.md, "Small flows as packets"); 0: none */
 } fs_transport;
 
 /* The documented defaults of a kind (fluid: no effect at all). */
@@ -235,6 +238,8 @@ typedef struct fs_sim_counters {
   uint64_t rerate_mismatches; /* opts.check_rerate: rates that differed */
   int64_t tcp_records;      /* tcp: per-flow transport records made (each taken
                              * when a flow begins, reused once it is done) */
+  int64_t packets;          /* tcp with packet_bytes: packets the flows run as
+                             * packets sent (data, handshakes and ACKs) */
 } fs_sim_counters;
 fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 

@@ -37,7 +37,8 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
-                      const char *rate_control, int persistent, fs_transport *tp) {
+                      const char *rate_control, const char *packet_bytes, int persistent,
+                      fs_transport *tp) {
   if (kind) {
     fs_transport_kind k;
     if (fs_transport_kind_parse(kind, &k))
@@ -70,6 +71,23 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
       return fs__cli_usage(cmd, "--rate-control %s: DCQCN is rdma's (--transport rdma)",
                            rate_control);
     tp->dcqcn = rate_control[0] == 'd';
+  }
+  if (packet_bytes) {
+    char *end;
+    errno = 0;
+    double v = strtod(packet_bytes, &end), mult = 1;
+    if (*end == 'K' || *end == 'M') mult = *end++ == 'K' ? 1024 : 1024 * 1024;
+    v *= mult;
+    if (!*packet_bytes || *end || errno || !isfinite(v) || !(v >= 0) || !(v <= 1e15))
+      return fs__cli_usage(cmd, "--packet-bytes must be a size >= 0 (suffixes K M), got '%s'",
+                           packet_bytes);
+    if (v > 0 && tp->kind != FS_TRANSPORT_TCP)
+      return fs__cli_usage(cmd, "--packet-bytes: flows run as packets under tcp only "
+                                "(--transport tcp)");
+    if (v > 0 && !(tp->queue_k > 0))
+      return fs__cli_usage(cmd, "--packet-bytes: the packets' switch ports mark ECN at K = "
+                                "queue_k packets, and the transport has queue_k 0");
+    tp->packet_bytes = v;
   }
   return 0;
 }

@@ -24,12 +24,14 @@ static void help(FILE *f) {
           "  --transport KIND     fluid (default), tcp or rdma\n"
           "  --connections new|persistent  tcp connections (default persistent)\n"
           "  --rate-control dcqcn|dctcp|ideal  rdma's or tcp's rate control (default ideal)\n"
+          "  --packet-bytes N     tcp: flows of at most N bytes run as packets (default\n"
+          "                       256K; 0: none)\n"
           "  --format text|json   per-rank finish times (default text)\n");
 }
 
 int fs__cli_chakra(int argc, char **argv) {
   const char *prefix = NULL, *topo_s = NULL, *routing = "ecmp", *format = "text";
-  const char *transport = NULL, *connections = NULL, *rate_control = NULL;
+  const char *transport = NULL, *connections = NULL, *rate_control = NULL, *pkt = NULL;
   unsigned long long seed = 1;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -50,6 +52,7 @@ int fs__cli_chakra(int argc, char **argv) {
     else if (strcmp(a, "--transport") == 0) transport = v;
     else if (strcmp(a, "--connections") == 0) connections = v;
     else if (strcmp(a, "--rate-control") == 0) rate_control = v;
+    else if (strcmp(a, "--packet-bytes") == 0) pkt = v;
     else if (strcmp(a, "--seed") == 0) {
       if (fs__cli_parse_seed(v, &seed))
         return fs__cli_usage("chakra", "--seed must be a non-negative integer, got '%s'", v);
@@ -68,7 +71,7 @@ int fs__cli_chakra(int argc, char **argv) {
     return fs__cli_usage("chakra", "--routing must be ecmp, spray or shortest, got '%s'", routing);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
-  int rc = fs__cli_transport("chakra", transport, connections, rate_control, 1, &tp);
+  int rc = fs__cli_transport("chakra", transport, connections, rate_control, pkt, 1, &tp);
   if (rc) return rc;
   fs_err err = {0, ""};
   fs_topo *t = NULL;

@@ -44,13 +44,21 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
 /* A seed: a non-negative decimal integer of 64 bits. 0 or -1. */
 int fs__cli_parse_seed(const char *s, unsigned long long *out);
 
-/* --transport KIND, --connections new|persistent and --rate-control
- * dcqcn|ideal (any may be NULL) over the file's transport *tp: a different kind takes that kind's
- * defaults, with persistent connections if `persistent` (coll and train:
- * NCCL opens its connections once, at initialisation). 0, or 2 after
- * printing a usage error for cmd. */
+/* --transport KIND, --connections new|persistent, --rate-control
+ * dcqcn|dctcp|ideal and --packet-bytes N (any may be NULL) over the file's
+ * transport *tp: a different kind takes that kind's defaults, with
+ * persistent connections if `persistent` (coll and train: NCCL opens its
+ * connections once, at initialisation). 0, or 2 after printing a usage
+ * error for cmd. */
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
-                      const char *rate_control, int persistent, fs_transport *tp);
+                      const char *rate_control, const char *packet_bytes, int persistent,
+                      fs_transport *tp);
+
+/* The help line of --packet-bytes, shared by the commands that take it. */
+#define FS__CLI_PACKET_BYTES_HELP \
+  "  --packet-bytes N   tcp: flows of at most N bytes (suffixes K M) run\n" \
+  "                     packet by packet beside the fluid ones (default\n" \
+  "                     256K; 0: none; docs/model.md \"Small flows as packets\")\n"
 
 /* --report FILE.html (args.c). fs__cli_report_check: before the run, that
  * a file can be created where FILE is to go (a scratch file is created and

@@ -56,6 +56,7 @@ static void help(FILE *f) {
           "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control, tcp:\n"
           "                     DCTCP's, or max-min at once (ideal, the default;\n"
           "                     fabricsim sim --help)\n"
+          FS__CLI_PACKET_BYTES_HELP
           "  --format F         table (default), json, csv\n"
           "  --report FILE.html also write a self-contained HTML report: busbw versus\n"
           "                     size with the closed form, per algorithm\n");
@@ -257,7 +258,7 @@ int fs__cli_coll(int argc, char **argv) {
   const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
   const char *begin_s = NULL, *end_s = NULL, *factor_s = NULL;
   const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL, *report = NULL;
-  const char *rate_control = NULL;
+  const char *rate_control = NULL, *pkt = NULL;
   int32_t ranks = 0;
   fs_coll_params prm;
   fs_coll_params_init(&prm);
@@ -288,6 +289,7 @@ int fs__cli_coll(int argc, char **argv) {
     else if (strcmp(a, "--transport") == 0) transport_s = v;
     else if (strcmp(a, "--connections") == 0) connections_s = v;
     else if (strcmp(a, "--rate-control") == 0) rate_control = v;
+    else if (strcmp(a, "--packet-bytes") == 0) pkt = v;
     else if (strcmp(a, "--ranks") == 0) {
       if (parse_int(v, 1, 1 << 22, &ranks))
         return fs__cli_usage("coll", "--ranks must be an integer >= 1, got '%s'", v);
@@ -317,7 +319,7 @@ int fs__cli_coll(int argc, char **argv) {
   if (!op_s) return fs__cli_usage("coll", "--op is required");
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
-  int trc = fs__cli_transport("coll", transport_s, connections_s, rate_control, 1, &tp);
+  int trc = fs__cli_transport("coll", transport_s, connections_s, rate_control, pkt, 1, &tp);
   if (trc) return trc;
   if (fs_coll_op_parse(op_s, &prm.op))
     return fs__cli_usage("coll", "unknown --op '%s' (allreduce, allgather, reducescatter, "

@@ -52,6 +52,7 @@ static void help(FILE *f) {
           "                      (new connections: after the handshake and slow\n"
           "                      start); or max-min at once\n"
           "                      (ideal, the default)\n"
+          FS__CLI_PACKET_BYTES_HELP
           "  --backend fluid|ns3|packet  fluid (default): the max-min engine; ns3:\n"
           "                      the same routes run packet by packet in ns-3 (DCTCP;\n"
           "                      RoCEv2 with DCQCN under rdma; build it with 'make\n"
@@ -111,7 +112,7 @@ static int sim_report(FILE *f, void *ctx) { return fs_html_sim_report(f, ctx); }
 
 int fs__cli_sim(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
-  const char *transport = NULL, *connections = NULL, *rate_control = NULL;
+  const char *transport = NULL, *connections = NULL, *rate_control = NULL, *pkt = NULL;
   const char *trace = NULL, *backend = "fluid", *report = NULL;
   int summary = 0;
   for (int i = 0; i < argc; i++) {
@@ -144,6 +145,9 @@ int fs__cli_sim(int argc, char **argv) {
     } else if (strcmp(a, "--rate-control") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--rate-control needs dcqcn, dctcp or ideal");
       rate_control = argv[++i];
+    } else if (strcmp(a, "--packet-bytes") == 0) {
+      if (!has_val) return fs__cli_usage("sim", "--packet-bytes needs a size");
+      pkt = argv[++i];
     } else if (strcmp(a, "--seed") == 0) {
       if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
       seed = argv[++i];
@@ -192,7 +196,7 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
   }
   if (seed) sc->seed = seed_v;
-  if ((rc = fs__cli_transport("sim", transport, connections, rate_control, 0,
+  if ((rc = fs__cli_transport("sim", transport, connections, rate_control, pkt, 0,
                               &sc->transport))) {
     fs_scenario_free(sc);
     return rc;

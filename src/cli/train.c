@@ -46,6 +46,7 @@ static void help(FILE *f) {
           "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control, tcp:\n"
           "                      DCTCP's, or max-min at once (ideal, the default;\n"
           "                      fabricsim sim --help)\n"
+          FS__CLI_PACKET_BYTES_HELP
           "  --export-chakra DIR write the iteration as MLCommons Chakra traces\n"
           "                      DIR/trace.<rank>.et (every rank; TP as messages)\n"
           "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
@@ -103,7 +104,7 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 int fs__cli_train(int argc, char **argv) {
   const char *in[MAX_JOBS], *format = "text", *trace = NULL, *report = NULL;
   const char *transport = NULL, *connections = NULL, *chakra_dir = NULL;
-  const char *rate_control = NULL;
+  const char *rate_control = NULL, *pkt = NULL;
   int32_t n_in = 0;
   fs_train_opts opts = {0};
   for (int i = 0; i < argc; i++) {
@@ -134,6 +135,8 @@ int fs__cli_train(int argc, char **argv) {
       connections = argv[++i];
     } else if (strcmp(a, "--rate-control") == 0 && i + 1 < argc) {
       rate_control = argv[++i];
+    } else if (strcmp(a, "--packet-bytes") == 0 && i + 1 < argc) {
+      pkt = argv[++i];
     } else if (strcmp(a, "--tune") == 0 && i + 1 < argc) {
       if (fs_coll_tune_policy_parse(argv[++i], &opts.tune))
         return fs__cli_usage("train", "--tune must be nccl or sim, got '%s'", argv[i]);
@@ -187,8 +190,8 @@ int fs__cli_train(int argc, char **argv) {
   fs_train_result res[MAX_JOBS];
   int status = 0, rc = 0;
   for (int32_t k = 0; k < n_in && !rc; k++) rc = fs_job_load(in[k], &jobs[k], &err);
-  for (int32_t k = 0; k < n_in && !rc && (transport || connections || rate_control); k++)
-    if (fs__cli_transport("train", transport, connections, rate_control, 1,
+  for (int32_t k = 0; k < n_in && !rc && (transport || connections || rate_control || pkt); k++)
+    if (fs__cli_transport("train", transport, connections, rate_control, pkt, 1,
                           &jobs[k]->transport)) {
       fs__cli_progress_end(&pr);
       for (int32_t j = 0; j < n_in; j++) fs_job_free(jobs[j]);

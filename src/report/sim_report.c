@@ -71,6 +71,7 @@ int fs_report_sim_json(FILE *f, const fs_scenario *sc) {
             (unsigned long long)sc->seed);
   fprintf(f, ",\"events\":%llu,\"batches\":%llu", (unsigned long long)cnt.events,
           (unsigned long long)cnt.batches);
+  if (cnt.packets) fprintf(f, ",\"packets\":%lld", (long long)cnt.packets);
   fprintf(f, ",\n\"flows\":[");
   for (int32_t i = 0; i < sc->n_flows; i++) {
     const fs_scenario_flow *fl = &sc->flows[i];
@@ -215,9 +216,11 @@ int fs_report_sim_summary(FILE *f, const fs_scenario *sc) {
           m.fct_mean_s * 1e6, m.fct_p50_s * 1e6, m.fct_p99_s * 1e6, m.fct_max_s * 1e6);
   fprintf(f, "links used:      %d, busiest at %.1f%% of capacity over the makespan\n",
           m.links_used, m.max_link_util * 100);
-  fprintf(f, "engine:          %llu events in %llu batches, %llu flow re-ratings\n",
+  fprintf(f, "engine:          %llu events in %llu batches, %llu flow re-ratings",
           (unsigned long long)c.events, (unsigned long long)c.batches,
           (unsigned long long)c.flows_rerated);
+  if (c.packets) fprintf(f, ", %lld packets (flows run as packets)", (long long)c.packets);
+  fprintf(f, "\n");
   const fs_netctl_stats *k = &sc->control;
   if (sc->controlled && sc->optimized)
     fprintf(f, "re-optimising:   %s every %.6g us (reconfiguration %.6g us): %d runs, %lld pairs "

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pktnet.h"
 
 /* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
  * bytes (tcp slow start); EV_SRC_OUT: the first waiting window of a source
@@ -30,7 +31,8 @@ enum {
   EV_SRC_OUT = 8,
   EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
   EV_CC = 10,  /* rdma with DCQCN: the rate control steps (dcqcn.c) */
-  EV_TAIL = 11 /* rdma with DCQCN: a flow's last byte is out of a port's queue */
+  EV_TAIL = 11, /* rdma with DCQCN: a flow's last byte is out of a port's queue */
+  EV_PKT_SENT = 12 /* tcp: a flow run as packets has its last byte out of its host */
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -184,6 +186,11 @@ struct fs_sim {
   int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
   double *lorb;         /* ... and the orbit's size */
   fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control */
+  fs__pktnet *pk;       /* tcp with packet_bytes > 0: the flows run as packets */
+  uint8_t *as_pkt;      /* per flow then: 1 if it runs in pk (not in the fluid) */
+  double *pk_owed;      /* per flow then: bytes the packets took from it at
+                         * its bottleneck, added to what it has left when it
+                         * would drain */
   uint32_t cc_version;  /* its step event that is live */
   double pending_cc_t;  /* when the live step event is (INFINITY: none) */
   uint8_t cc_due;       /* a step event came in this batch */
@@ -266,6 +273,9 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_y);
   if (s->dq) fs__dcqcn_free(s->dq);
   free(s->dq);
+  fs__pktnet_free(s->pk);
+  free(s->as_pkt);
+  free(s->pk_owed);
   if (s->srcq)
     for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->srcq[l].heap);
   free(s->srcq);
@@ -1866,6 +1876,12 @@ static void tf_release_done(fs_sim *s) {
  * under tcp a new connection first spends its handshake. */
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
+  if (s->as_pkt && s->as_pkt[fi]) { /* its packets, beside the fluid */
+    fs__flow *f = &s->core.flows[fi];
+    f->remaining = f->bytes;
+    s->started[s->n_started++] = id;
+    return fs__pktnet_begin(s->pk, fi, f->links, f->n, s->payload[fi], s->now);
+  }
   if (!s->small) return flow_enter(s, fi);
   if (s->tf_slot) {
     int rc = tf_take(s, fi);
@@ -1946,6 +1962,12 @@ static int handle(fs_sim *s, const fs__event *e) {
       return admit(s, it->idx);
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
+      if (s->pk_owed && s->pk_owed[it->idx] > 0) { /* what packets took: still to send */
+        settle(s, f);
+        f->remaining += s->pk_owed[it->idx];
+        s->pk_owed[it->idx] = 0;
+        return predict(s, f);
+      }
       double tail = tail_wait(s, it->idx);
       int rc = flow_leave(s, it->idx);
       if (!rc && s->dq) {
@@ -1963,8 +1985,16 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_SRC_OUT:
       return src_out(s, e->item);
     case EV_FLOW_DONE:
-      if (s->tf_slot) tf_give_back(s, it->idx);
+      if (s->as_pkt && s->as_pkt[it->idx]) {
+        if (s->bins.n) /* its bytes, spread over its life on its links */
+          fs__bins_flow(&s->bins, &s->core, &s->core.flows[it->idx], it->start_s, s->now,
+                        s->core.flows[it->idx].bytes);
+      } else if (s->tf_slot) {
+        tf_give_back(s, it->idx);
+      }
       return item_finished(s, e->item);
+    case EV_PKT_SENT:
+      return release(s, e->item, DEP_SENT);
     case EV_TASK_DONE:
       return item_finished(s, e->item);
     case EV_TIMER: {
@@ -2219,6 +2249,98 @@ static int setup(fs_sim *s, fs_err *err) {
  * (dcqcn.c). */
 static int dcqcn(const fs_sim *s) { return s->tp.dcqcn && s->tp.kind != FS_TRANSPORT_FLUID; }
 
+/* ---- tcp flows run as packets (pktnet.h; docs/model.md "Small flows as
+ * packets"): they leave the fluid and come back as these events ---- */
+static int pk_sent(void *ctx, int32_t fi, double t) {
+  fs_sim *s = ctx;
+  return evq_push(s, t, EV_PKT_SENT, s->core.flows[fi].item, 0);
+}
+
+static int pk_done(void *ctx, int32_t fi, double t) {
+  fs_sim *s = ctx;
+  return evq_push(s, t, EV_FLOW_DONE, s->core.flows[fi].item, 0);
+}
+
+/* What the fluid flows do on link l as the last re-rating left them. */
+static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
+  fs_sim *s = ctx;
+  out->n = s->core.active[l].n;
+  out->rate_Bps = out->n ? s->core.load[l] : 0;
+  out->queue_s = out->n && (s->portq || s->dq) ? port_queue_s(s, l) : 0;
+}
+
+/* A packet's time on link l counts as busy where no fluid flow is (the
+ * fluid's busy time covers the rest). Where the fluid fills l, the
+ * packet's bytes are taken from its flows there, each in proportion to
+ * its rate (their bytes queued stay as their windows hold them, so each
+ * byte of a packet displaces one of theirs: bytes x rate / capacity
+ * each), once per packet: at the first such port of its path (a later
+ * one gets the fluid's bytes already thinned). Returns whether it took. */
+static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int may_take) {
+  fs_sim *s = ctx;
+  const fs__simcore *c = &s->core;
+  const fs__link_active *a = &c->active[l];
+  if (!a->n) {
+    s->link_stats[l].busy_s += t1 - t0;
+    return 0;
+  }
+  if (!may_take || !(c->load[l] >= c->cap_Bps[l] * (1 - 1e-6))) return 0;
+  double k = bytes / c->cap_Bps[l];
+  for (int32_t j = 0; j < a->n; j++) {
+    const fs__flow *f = &c->flows[a->flow[j]];
+    s->pk_owed[a->flow[j]] += k * f->rate * f->w[a->slot[j]];
+  }
+  return 1;
+}
+
+static int pk_unused(void *ctx, int32_t a, double t) {
+  (void)ctx, (void)a, (void)t;
+  return FS_EINTERNAL;
+}
+
+/* Which flows run as packets: under tcp with switch queues (queue_k > 0:
+ * the packets' ports mark at K), those of at most packet_bytes on one
+ * path whose links all have a reverse for the ACKs, unless the run has
+ * timers (failures and re-routing change what packets would have to
+ * follow) or the flow stands for an orbit (symmetry). */
+static int pk_setup(fs_sim *s) {
+  fs__simcore *c = &s->core;
+  if (s->tp.kind != FS_TRANSPORT_TCP || !(s->tp.packet_bytes > 0) || !(s->tp.queue_k > 0) ||
+      s->n_timers)
+    return 0;
+  if (!(s->as_pkt = calloc((size_t)c->n_flows + 1, 1)) ||
+      !(s->pk_owed = calloc((size_t)c->n_flows + 1, sizeof(double))))
+    return FS_ENOMEM;
+  int32_t n = 0;
+  for (int32_t fi = 0; fi < c->n_flows; fi++) {
+    const fs__flow *f = &c->flows[fi];
+    double b = s->payload[fi];
+    if (!(b > 0 && b <= s->tp.packet_bytes) || f->n < 1 || (s->paths && s->paths[fi].links))
+      continue;
+    int ok = 1;
+    for (int32_t k = 0; k < f->n && ok; k++)
+      ok = f->w[k] == 1 && c->t->links[f->links[k]].reverse >= 0 &&
+           (k == 0 ? c->t->links[f->links[k]].from == f->src
+                   : c->t->links[f->links[k]].from == c->t->links[f->links[k - 1]].to);
+    if (!ok) continue;
+    s->as_pkt[fi] = 1;
+    s->small[fi] = 0; /* the host's fair queue replaces the source FIFO */
+    n++;
+  }
+  if (!n) {
+    free(s->as_pkt);
+    free(s->pk_owed);
+    s->as_pkt = NULL;
+    s->pk_owed = NULL;
+    return 0;
+  }
+  fs__pktnet_cfg cfg = {.t = c->t, .mss = s->tp.mss_bytes, .hdr = s->tp.header_bytes,
+                        .k100 = s->tp.queue_k, .init_window = s->tp.init_window,
+                        .persistent = s->tp.persistent, .ctx = s, .user = pk_unused,
+                        .sent = pk_sent, .done = pk_done, .fluid = pk_fluid, .tx = pk_tx};
+  return fs__pktnet_new(&cfg, &s->pk);
+}
+
 /* tcp/rdma: per-flow transport state from the whole routes (before they
  * are pruned), the source FIFOs, and the capacities before efficiency. */
 static int transport_setup(fs_sim *s) {
@@ -2273,6 +2395,8 @@ static int transport_setup(fs_sim *s) {
       if (s->tf_conn) s->tf_conn[fi] = (fs__tconn){tf->handshake_s, tf->bdp, tf->first};
     }
   }
+  int rc = pk_setup(s);
+  if (rc) return rc;
   /* a last packet shorter than a full one may wait for the one before it:
    * without any (e.g. rdma messages of whole packets) nothing is kept */
   int runts = 0;
@@ -2379,7 +2503,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
                       "(fs_sim_set_symmetry)");
   if ((rc = transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
   /* (under DCQCN every link may queue: none is left out) */
-  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !s->dq;
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !s->dq && !s->pk;
   if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
     if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
@@ -2398,7 +2522,17 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   fs__event e;
   /* The clock moves only to live events: a dead drain prediction later than
    * everything real must not leave `now` past the last event. */
-  while (evq_pop_live(s, &e)) {
+  for (;;) {
+    if (s->pk) { /* packets first at a tie: what they finish joins the batch */
+      double tp = fs__pktnet_next_t(s->pk);
+      if (tp < INFINITY && !(evq_top_live_t(s) < tp)) {
+        s->now = tp;
+        while (fs__pktnet_next_t(s->pk) <= tp)
+          if ((rc = fs__pktnet_step(s->pk)) < 0) goto fail;
+        continue;
+      }
+    }
+    if (!evq_pop_live(s, &e)) break;
     s->now = e.t;
     double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);
     uint64_t handled = 0;
@@ -2492,6 +2626,7 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
              F * (sizeof(int32_t) + sizeof(double) + (s->tf_conn ? sizeof(fs__tconn) : 0));
   c.memory_bytes = bytes;
   c.tcp_records = s->tf_used;
+  c.packets = s->pk ? fs__pktnet_packets(s->pk) : 0;
   return c;
 }
 

@@ -27,8 +27,8 @@ static const double DCTCP_G = 1.0 / 16;
 
 typedef struct pkt {
   int32_t slot, next; /* next: in its host queue, or the free list */
-  uint8_t kind, ce;
-  double bytes, t_in; /* t_in: when it joined its host's queue */
+  uint8_t kind, ce, took; /* took: its bytes were taken from fluid flows */
+  double bytes, t_in;      /* t_in: when it joined its host's queue */
 } pkt;
 
 typedef struct event {
@@ -67,8 +67,9 @@ struct fs__pktnet {
   hq *q;
   int32_t n_slots, cap_slots, free_slot, open;
   /* switch ports: when free, start times of packets not yet leaving */
-  double *free_at, *last_in;
-  double **ring;
+  double *free_at;
+  double **ring, **ring_b; /* start times and bytes of the packets not leaving */
+  double *ring_bytes;      /* ... their sum */
   int32_t *ring_head, *ring_n, *ring_cap;
   int32_t *red_count;
   /* hosts: lists of queues (2 per host: new, old), the NIC */
@@ -144,7 +145,7 @@ static int32_t new_pkt(fs__pktnet *r, int32_t slot, int kind, double bytes) {
     }
     i = r->n_p++;
   }
-  r->p[i] = (pkt){slot, -1, (uint8_t)kind, 0, bytes, 0};
+  r->p[i] = (pkt){slot, -1, (uint8_t)kind, 0, 0, bytes, 0};
   r->packets++;
   return i;
 }
@@ -278,19 +279,15 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
 }
 
 /* When a packet reaching port l at t begins to leave, with fluid flows
- * there (fl): behind the fluid's own queue, plus what the packets queued
- * before it still hold back. That excess drains at the capacity the fluid
- * leaves (its bytes keep joining the FIFO behind the packets at their
- * rate), so a port the fluid fills keeps a packet burst's delay until the
- * fluid's congestion control would trim it (not modelled: a bound). */
-static double fluid_start(fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl) {
-  double cap = cap_Bps(r, l);
-  double excess = r->free_at[l] - r->last_in[l];
-  double drain = 1 - fl->rate_Bps / cap;
-  if (drain < 0) drain = 0;
-  excess -= drain * (t - r->last_in[l]);
-  if (excess < 0) excess = 0;
-  return t + fl->queue_s + excess;
+ * there (fl): behind the fluid's queue and the packets' bytes that have
+ * not begun to leave (ahead), after the packet before it. The fluid's
+ * flows are taken as clocked by their ACKs: where they fill the port,
+ * their bytes queued stay at what their windows hold (fl->queue_s) while
+ * packets pass, rather than piling up at their rate behind a burst. */
+static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl,
+                          double ahead) {
+  double start = t + fl->queue_s + ahead / cap_Bps(r, l);
+  return start > r->free_at[l] ? start : r->free_at[l];
 }
 
 /* Packet i reaches switch port l at t: FIFO, marked by RED, on to the next
@@ -298,35 +295,50 @@ static double fluid_start(fs__pktnet *r, int32_t l, double t, const fs__pktnet_f
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
   double *ring = r->ring[l];
   while (r->ring_n[l] && ring[r->ring_head[l]] <= t) { /* begun to leave */
+    r->ring_bytes[l] -= r->ring_b[l][r->ring_head[l]];
     r->ring_head[l] = (r->ring_head[l] + 1) % r->ring_cap[l];
     r->ring_n[l]--;
   }
+  if (!r->ring_n[l]) r->ring_bytes[l] = 0; /* exactly, whatever rounding left */
   double cap = cap_Bps(r, l);
   fs__pktnet_fluid fl = {0, 0, 0};
   if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
   double start;
   double waiting = r->ring_n[l];
   if (fl.n > 0) { /* the fluid's bytes ahead count as packets for RED */
-    start = fluid_start(r, l, t, &fl);
+    start = fluid_start(r, l, t, &fl, r->ring_bytes[l]);
     waiting = (start - t) * cap / (r->c.mss + r->c.hdr);
   } else {
     start = r->free_at[l] > t ? r->free_at[l] : t;
   }
   if (r->p[i].kind == PK_DATA && red_mark(r, l, waiting)) r->p[i].ce = 1;
   r->free_at[l] = start + r->p[i].bytes / cap;
-  r->last_in[l] = t;
-  if (r->c.tx) r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l]);
+  if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !r->p[i].took))
+    r->p[i].took = 1;
   if (r->ring_n[l] == r->ring_cap[l]) {
     int32_t cap2 = r->ring_cap[l] ? 2 * r->ring_cap[l] : 64;
     double *nr = malloc((size_t)cap2 * sizeof(double));
-    if (!nr) return FS_ENOMEM;
-    for (int32_t k = 0; k < r->ring_n[l]; k++) nr[k] = ring[(r->ring_head[l] + k) % r->ring_cap[l]];
+    double *nb = malloc((size_t)cap2 * sizeof(double));
+    if (!nr || !nb) {
+      free(nr);
+      free(nb);
+      return FS_ENOMEM;
+    }
+    for (int32_t k = 0; k < r->ring_n[l]; k++) {
+      nr[k] = ring[(r->ring_head[l] + k) % r->ring_cap[l]];
+      nb[k] = r->ring_b[l][(r->ring_head[l] + k) % r->ring_cap[l]];
+    }
     free(ring);
+    free(r->ring_b[l]);
     r->ring[l] = ring = nr;
+    r->ring_b[l] = nb;
     r->ring_head[l] = 0;
     r->ring_cap[l] = cap2;
   }
-  ring[(r->ring_head[l] + r->ring_n[l]++) % r->ring_cap[l]] = start;
+  int32_t at = (r->ring_head[l] + r->ring_n[l]++) % r->ring_cap[l];
+  ring[at] = start;
+  r->ring_b[l][at] = r->p[i].bytes;
+  r->ring_bytes[l] += r->p[i].bytes;
   return push(r, r->free_at[l] + lat_s(r, l), EV_HOP, i, hop + 1);
 }
 
@@ -491,7 +503,7 @@ static int nic_free(fs__pktnet *r, int32_t v, double t) {
   pkt *p = &r->p[i];
   int32_t l = hop_link(r, p->slot, p->kind, 0);
   double done = t + p->bytes / nic_Bps(r, l);
-  if (r->c.tx) r->c.tx(r->c.ctx, l, p->bytes, t, done);
+  if (r->c.tx && r->c.tx(r->c.ctx, l, p->bytes, t, done, !p->took)) p->took = 1;
   int rc = push(r, done, EV_NIC, v, 0);
   if (!rc) rc = push(r, done + lat_s(r, l), EV_HOP, i, 1);
   flowst *f = &r->f[p->slot];
@@ -547,15 +559,18 @@ int32_t fs__pktnet_open(const fs__pktnet *r) { return r->open; }
 
 void fs__pktnet_free(fs__pktnet *r) {
   if (!r) return;
-  if (r->ring)
-    for (int32_t l = 0; l < r->c.t->n_links; l++) free(r->ring[l]);
+  for (int32_t l = 0; l < r->c.t->n_links; l++) {
+    if (r->ring) free(r->ring[l]);
+    if (r->ring_b) free(r->ring_b[l]);
+  }
   free(r->ring);
+  free(r->ring_b);
+  free(r->ring_bytes);
   free(r->ring_head);
   free(r->ring_n);
   free(r->ring_cap);
   free(r->red_count);
   free(r->free_at);
-  free(r->last_in);
   for (int32_t s = 0; s < r->n_slots; s++) free(r->f[s].rev);
   free(r->f);
   free(r->q);
@@ -577,8 +592,9 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->rng = 1;
   size_t L = (size_t)cfg->t->n_links, V = (size_t)cfg->t->n_nodes;
   r->free_at = calloc(L + 1, sizeof(double));
-  r->last_in = calloc(L + 1, sizeof(double));
   r->ring = calloc(L + 1, sizeof(double *));
+  r->ring_b = calloc(L + 1, sizeof(double *));
+  r->ring_bytes = calloc(L + 1, sizeof(double));
   r->ring_head = calloc(L + 1, sizeof(int32_t));
   r->ring_n = calloc(L + 1, sizeof(int32_t));
   r->ring_cap = calloc(L + 1, sizeof(int32_t));
@@ -587,7 +603,7 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->nic_busy = calloc(V + 1, 1);
   r->dev = fs__malloc(V + 1, sizeof(int32_t));
-  if (!r->free_at || !r->last_in || !r->ring || !r->ring_head || !r->ring_n || !r->ring_cap ||
+  if (!r->free_at || !r->ring || !r->ring_b || !r->ring_bytes || !r->ring_head || !r->ring_n || !r->ring_cap ||
       !r->red_count || !r->lhead || !r->ltail || !r->nic_busy || !r->dev) {
     fs__pktnet_free(r);
     return FS_ENOMEM;

@@ -49,8 +49,10 @@ typedef struct fs__pktnet_cfg {
   int (*done)(void *ctx, int32_t id, double t);
   /* the fluid flows on a link (NULL: none anywhere) */
   void (*fluid)(void *ctx, int32_t link, fs__pktnet_fluid *out);
-  /* a packet occupied a link over [t0, t1] (NULL: not wanted) */
-  void (*tx)(void *ctx, int32_t link, double bytes, double t0, double t1);
+  /* a packet occupied a link over [t0, t1] (NULL: not wanted); may_take:
+   * no earlier hop of it said it took its bytes from fluid flows (by
+   * returning 1) */
+  int (*tx)(void *ctx, int32_t link, double bytes, double t0, double t1, int may_take);
 } fs__pktnet_cfg;
 
 /* 0 or FS_ENOMEM. RED's draws come from a fixed seed. */

@@ -22,6 +22,12 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
       out->mss_bytes = 9000 - 52;
       out->header_bytes = 54;
       out->queue_k = 65; /* DCTCP's K at 100 Gb/s (Alizadeh et al. 2010) */
+      /* flows of at most 256 KiB run as packets: about three slow-start
+       * rounds from the SYN's 7-segment first flight (7 + 14 + 28
+       * segments), i.e. messages whose life is their first round trips,
+       * where FIFO order at ports sets their times (docs/model.md, "Small
+       * flows as packets") */
+      out->packet_bytes = 256 * 1024;
       /* source_fq stays 0: its re-rating costs 3.7-16.6x the fluid run on
        * the tcp benchmarks (docs/performance.md) */
       /* efficiency stays 1: against ns-3's DCTCP an incast's bottleneck
@@ -80,6 +86,11 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
     return fs_err_set(err, FS_EINVAL,
                       "transport tcp: DCTCP's rate control marks at K = queue_k > 0 packets, got %g",
                       tp->queue_k);
+  if (!(tp->packet_bytes >= 0) || !isfinite(tp->packet_bytes))
+    return fs_err_set(err, FS_EINVAL, "transport packet_bytes must be >= 0, got %g",
+                      tp->packet_bytes);
+  if (tp->packet_bytes > 0 && tp->kind != FS_TRANSPORT_TCP)
+    return fs_err_set(err, FS_EINVAL, "transport packet_bytes: flows run as packets under tcp only");
   return 0;
 }
 
@@ -267,7 +278,8 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
   } else {
     static const char *const keys[] = {"kind",       "connections", "mss_bytes",    "header_bytes",
                                        "init_window", "efficiency", "queue_k",
-                                       "source_queue", "rate_control", "dcqcn", NULL};
+                                       "source_queue", "rate_control", "dcqcn",
+                                       "packet_bytes", NULL};
     int rc = fs__json_expect_object(c, t, P, keys);
     if (rc || (rc = fs__json_str(c, t, P, "kind", 1, NULL, &kind))) return rc;
   }
@@ -291,6 +303,8 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
       (rc = fs__json_num(c, t, P, "queue_k", 0, out->queue_k, 0, 1e9, &out->queue_k)) ||
       (rc = fs__json_str(c, t, P, "source_queue", 0, out->source_fq ? "fq" : "none", &srcq)) ||
       (rc = fs__json_str(c, t, P, "rate_control", 0, "ideal", &ratec)) ||
+      (rc = fs__json_num(c, t, P, "packet_bytes", 0, out->packet_bytes, 0, 1e15,
+                         &out->packet_bytes)) ||
       (rc = dcqcn_json(c, t, &out->dcqcn_prm)))
     return rc;
   if (strcmp(ratec, "dcqcn") == 0 || strcmp(ratec, "dctcp") == 0 || strcmp(ratec, "ideal") == 0) {
@@ -336,5 +350,17 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
   if (k == FS_TRANSPORT_TCP && out->dcqcn && !(out->queue_k > 0))
     return fs__json_fail(c, "$.transport.queue_k", cJSON_GetObjectItemCaseSensitive(t, "queue_k"),
                          "DCTCP marks at K = queue_k packets: must be > 0");
+  if (out->packet_bytes > 0 && k != FS_TRANSPORT_TCP)
+    return fs__json_fail(c, "$.transport.packet_bytes",
+                         cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
+                         "flows run as packets under tcp only (kind \"tcp\")");
+  if (!(out->queue_k > 0)) { /* no switch queues: no packets (they mark at K) */
+    if (cJSON_GetObjectItemCaseSensitive(t, "packet_bytes") && out->packet_bytes > 0)
+      return fs__json_fail(c, "$.transport.packet_bytes",
+                           cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
+                           "flows run as packets at switch ports that mark ECN at K = queue_k "
+                           "packets: give queue_k > 0, or packet_bytes 0");
+    out->packet_bytes = 0;
+  }
   return 0;
 }

@@ -1,0 +1,229 @@
+/* Small tcp flows run as packets inside the fluid engine (transport
+ * packet_bytes; docs/model.md, "Small flows as packets"):
+ * - flows that all run as packets, with chains and a task, give the packet
+ *   backend's times exactly (the same network, driven by the engine's DAG);
+ * - mice beside a fluid elephant into one host: the elephant gives up the
+ *   mice's bytes (its finish moves by their wire time at line rate, no
+ *   link over capacity) and each mouse waits behind the elephant's queue;
+ * - a dependency on a packet flow's bytes being sent fires when its last
+ *   packet has left the NIC; the packets are counted;
+ * - the refusals exit 2 naming the option or the JSON path; the same run
+ *   twice gives the same bytes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/packet.h"
+#include "fabricsim/route.h"
+#include "fabricsim/scenario.h"
+#include "fabricsim/sim.h"
+#include "fabricsim/topo.h"
+#include "test.h"
+
+static const double C = 100e9 / 8; /* bytes per second of every link */
+
+/* A scenario from text, run by the engine (packet 0) or the packet
+ * backend (1); NULL (the test has failed) on error. */
+static fs_scenario *run_text(const char *text, int packet) {
+  fs_err err = {0, ""};
+  fs_scenario *sc = NULL;
+  if (fs_scenario_parse(text, strlen(text), "case.json", &sc, &err)) {
+    test_fail(__FILE__, __LINE__, "parse: %s", err.msg);
+    return NULL;
+  }
+  fs_sim_opts opts = {0};
+  if (fs_scenario_run(sc, &opts, &err) || (packet && fs_packet_run(sc, &err))) {
+    test_fail(__FILE__, __LINE__, "run: %s", err.msg);
+    fs_scenario_free(sc);
+    return NULL;
+  }
+  return sc;
+}
+
+/* Appends to text (of cap bytes) at off. */
+#define PUT(...) (off += (size_t)snprintf(text + off, off < cap ? cap - off : 0, __VA_ARGS__))
+
+/* A 64 KiB all-to-all among 8 hosts of two leaves (2 spines), each sender
+ * chaining its messages in the same destination order, and a task on host
+ * 0 after its last; every flow runs as packets. */
+TEST(test_hybrid_small_flows_equal_the_packet_backend) {
+  for (int persistent = 0; persistent < 2; persistent++) {
+    size_t cap = 16384, off = 0;
+    char *text = malloc(cap);
+    if (!text) return;
+    PUT("{\"topology\": {\"type\": \"leafspine\", \"leaves\": 2, \"spines\": 2,"
+        " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 100, \"latency_ns\": 1000},"
+        " \"routing\": {\"mode\": \"ecmp\", \"seed\": 3},"
+        " \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42,"
+        " \"connections\": \"%s\", \"packet_bytes\": 65536}, \"flows\": [",
+        persistent ? "persistent" : "new");
+    for (int src = 0; src < 8; src++) {
+      int prev = -1;
+      for (int d = 0; d < 8; d++) {
+        if (d == src) continue;
+        PUT("{\"id\": \"m%d_%d\", \"src\": %d, \"dst\": %d, \"bytes\": 65536", src, d, src, d);
+        if (prev >= 0) PUT(", \"after\": [\"m%d_%d\"]", src, prev);
+        PUT("}%s", src == 7 && d == 6 ? "]" : ",");
+        prev = d;
+      }
+    }
+    PUT(", \"tasks\": [{\"id\": \"t\", \"host\": 0, \"duration_ns\": 3000,"
+        " \"after\": [\"m0_7\"]}]}");
+    CHECK(off < cap);
+    fs_scenario *eng = run_text(text, 0), *pk = run_text(text, 1);
+    free(text);
+    if (eng && pk) {
+      int32_t n = fs_sim_n_items(eng->sim);
+      CHECK_EQ_INT(n, 8 * 7 + 1);
+      /* 8 segments each and their ACKs, and a new connection's SYN and SYN-ACK */
+      CHECK_EQ_INT((int)fs_sim_get_counters(eng->sim).packets, 8 * 7 * (16 + 2 * !persistent));
+      for (int32_t i = 0; i < n; i++) {
+        CHECK_REL(fs_sim_start_s(eng->sim, i), fs_sim_start_s(pk->sim, i), 1e-12, "s (start)");
+        CHECK_REL(fs_sim_finish_s(eng->sim, i), fs_sim_finish_s(pk->sim, i), 1e-12, "s (finish)");
+      }
+    }
+    fs_scenario_free(eng);
+    fs_scenario_free(pk);
+  }
+}
+
+/* A star of 4 hosts: hosts 1 and 2 send 8 MiB each to host 0 (fluid,
+ * warm), host 3 a chain of `mice` messages of 16 KiB to host 0 from 200 us
+ * on (packets). The engine's run (packet 0) or the packet backend's:
+ * returns the elephants' last finish, the mice's FCTs in fct. */
+static double elephants_and_mice(int mice, int packet, double *fct) {
+  char text[4096];
+  size_t cap = sizeof(text), off = 0;
+  PUT("{\"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 100, \"latency_ns\": 1000},"
+      " \"routing\": {\"mode\": \"shortest\"},"
+      " \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\", \"mss_bytes\": 8960,"
+      " \"header_bytes\": 42, \"packet_bytes\": 65536},"
+      " \"flows\": [{\"id\": \"e1\", \"src\": 1, \"dst\": 0, \"bytes\": 8388608},"
+      " {\"id\": \"e2\", \"src\": 2, \"dst\": 0, \"bytes\": 8388608}");
+  for (int k = 0; k < mice; k++) {
+    PUT(", {\"id\": \"m%d\", \"src\": 3, \"dst\": 0, \"bytes\": 16384", k);
+    if (k) PUT(", \"after\": [\"m%d\"]}", k - 1);
+    else PUT(", \"start_ns\": %d}", mice > 1 ? 200000 : 0);
+  }
+  PUT("]}");
+  CHECK(off < cap);
+  fs_scenario *sc = run_text(text, packet);
+  if (!sc) return NAN;
+  for (int k = 0; k < mice; k++)
+    fct[k] = fs_sim_finish_s(sc->sim, 2 + k) - fs_sim_start_s(sc->sim, 2 + k);
+  double fin = fmax(fs_sim_finish_s(sc->sim, 0), fs_sim_finish_s(sc->sim, 1));
+  fs_scenario_free(sc);
+  return fin;
+}
+
+TEST(test_hybrid_mice_take_their_bytes_from_the_elephants) {
+  double fct[10], ref[10];
+  double alone = elephants_and_mice(0, 0, NULL), with = elephants_and_mice(10, 0, fct);
+  elephants_and_mice(10, 1, ref);
+  double e_wire = 2 * (8388608 + ceil(8388608 / 8960.0) * 42), m_wire = 10 * (16384 + 2 * 42);
+  /* the host's link carries them all: nothing finishes before their bytes
+   * at line rate, and the elephants keep it full, so they give up the
+   * mice's wire time */
+  CHECK(with >= (e_wire + m_wire) / C);
+  CHECK_REL(with - alone, m_wire / C, 0.1, "s (the mice's wire time)");
+  /* the two warm windows exceed the pipe: the mice wait behind their
+   * standing queue, as they do packet by packet (there ~8 % longer) */
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "{\"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 100, \"latency_ns\": 1000},"
+           " \"routing\": {\"mode\": \"shortest\"},"
+           " \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\", \"mss_bytes\": 8960,"
+           " \"header_bytes\": 42, \"packet_bytes\": 65536},"
+           " \"flows\": [{\"id\": \"m\", \"src\": 3, \"dst\": 0, \"bytes\": 16384}]}");
+  fs_scenario *sc = run_text(text, 0);
+  if (!sc) return;
+  double lone = fs_sim_finish_s(sc->sim, 0);
+  fs_scenario_free(sc);
+  double sum = 0, sum_ref = 0;
+  for (int k = 0; k < 10; k++) {
+    CHECK(fct[k] > 3 * lone);
+    sum += fct[k];
+    sum_ref += ref[k];
+  }
+  CHECK_REL(sum, sum_ref, 0.2, "s (the mice's FCTs against the packet backend)");
+}
+
+/* A warm 64 KiB flow (8 packets, its window 10) from host 0 of a star: its
+ * packets leave back to back, so a task waiting for its bytes to be sent
+ * starts at their wire time at line rate; 8 data packets and 8 ACKs. */
+TEST(test_hybrid_sent_dependency_and_packets_counted) {
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  CHECK_OK(fs_topo_star(2, 100, 1000, &t, &err), &err);
+  if (!t) return;
+  fs_router *r = NULL;
+  fs_sim *s = NULL;
+  CHECK_OK(fs_router_new(t, &r, &err), &err);
+  CHECK_OK(fs_sim_new(t, &s, &err), &err);
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1;
+  tp.mss_bytes = 8960;
+  tp.header_bytes = 42;
+  CHECK(tp.packet_bytes >= 65536); /* the default runs it as packets */
+  if (s) CHECK_OK(fs_sim_set_transport(s, &tp, &err), &err);
+  fs_route rt;
+  fs_route_init(&rt);
+  if (r && s) {
+    CHECK_OK(fs_route_shortest(r, 0, 1, &rt, &err), &err);
+    int32_t f = fs_sim_add_flow(s, 0, 1, 65536, 0, &rt, &err);
+    int32_t task = fs_sim_add_task(s, 0, 0, 1000, &err);
+    CHECK(f >= 0 && task >= 0);
+    CHECK_OK(fs_sim_add_dep_sent(s, f, task, &err), &err);
+    CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+    double wire = 65536 + 8 * 42;
+    CHECK_REL(fs_sim_start_s(s, task), wire / C, 1e-12, "s (sent: last packet out)");
+    CHECK(fs_sim_finish_s(s, f) > fs_sim_start_s(s, task));
+    CHECK_EQ_INT((int)fs_sim_get_counters(s).packets, 16);
+  }
+  fs_route_free(&rt);
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+}
+
+TEST(test_hybrid_refusals_and_determinism) {
+  char out[4096];
+  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport rdma --packet-bytes 64K",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--packet-bytes") != NULL);
+  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport tcp --packet-bytes -1",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "'-1'") != NULL);
+  const char *bad[] = {
+      "{\"kind\": \"rdma\", \"packet_bytes\": 65536}",
+      "{\"kind\": \"tcp\", \"queue_k\": 0, \"packet_bytes\": 65536}",
+      "{\"kind\": \"tcp\", \"packet_bytes\": -5}",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100, \"latency_ns\": 1000},"
+             " \"transport\": %s, \"flows\": [{\"src\": 0, \"dst\": 1, \"bytes\": 1000}]}",
+             bad[i]);
+    FILE *f = fopen("hybrid_bad.json", "w");
+    if (!f) continue;
+    fputs(text, f);
+    fclose(f);
+    CHECK_EQ_INT(test_run_cli("sim hybrid_bad.json", "2>&1", out, sizeof(out)), 2);
+    CHECK(strstr(out, "$.transport.packet_bytes") != NULL);
+  }
+  remove("hybrid_bad.json");
+  /* mice beside elephants: packets and fluid together, twice */
+  char a[65536], b[65536];
+  CHECK_EQ_INT(test_run_cli("sim validation/mice-elephants.json --transport tcp --format json", "",
+                            a, sizeof(a)),
+               0);
+  CHECK_EQ_INT(test_run_cli("sim validation/mice-elephants.json --transport tcp --format json", "",
+                            b, sizeof(b)),
+               0);
+  CHECK(strlen(a) > 1000 && strcmp(a, b) == 0);
+}

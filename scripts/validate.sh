@@ -18,6 +18,10 @@
 #
 #   scripts/validate.sh [CASE.json ...]     (needs `make ns3`)
 #   FABRICSIM=path/to/fabricsim  KEEP=dir   (keep the JSON results in dir)
+#   REUSE=dir   (take the ns-3 runs, and their wall times, from an earlier
+#                KEEP=dir instead of running ns-3 again: fabricsim's
+#                columns re-measured in seconds; FABRICSIM_NS3 still names
+#                the program, which says what runs it had)
 set -eu
 cd "$(dirname "$0")/.."
 bin=${FABRICSIM:-build/fabricsim}
@@ -49,6 +53,12 @@ if "$bin" sim --help | grep -q -- '--transport'; then
   # tcp with the source's fair queue ("source_queue": "fq"), when the
   # binary knows the key
   if grep -aq source_queue "$bin"; then variants="$variants tcp-fq"; fi
+  # the fluid tcp model alone, without its small flows run as packets
+  # (--packet-bytes 0), new and warm
+  if "$bin" sim --help | grep -q -- '--packet-bytes'; then
+    variants="$variants tcp-nopkt"
+    case " $variants " in *" ns3-persistent "*) variants="$variants tcp-persistent-nopkt" ;; esac
+  fi
   # fabricsim's own packet-level backend, against ns-3 (new and warm)
   if "$bin" sim --help | grep -q -- 'ns3|packet'; then
     variants="$variants packet"
@@ -67,6 +77,8 @@ for case in "$@"; do
       ns3-rdma) opts="--backend ns3 --transport rdma" ;;
       ns3-persistent) opts="--backend ns3 --transport tcp --connections persistent" ;;
       tcp-persistent) opts="--transport tcp --connections persistent" ;;
+      tcp-nopkt) opts="--transport tcp --packet-bytes 0" ;;
+      tcp-persistent-nopkt) opts="--transport tcp --connections persistent --packet-bytes 0" ;;
       tcp-persistent-dctcp) opts="--transport tcp --connections persistent --rate-control dctcp" ;;
       tcp-dctcp) opts="--transport tcp --rate-control dctcp" ;;
       rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
@@ -85,6 +97,14 @@ d["transport"] = t
 json.dump(d, open(sys.argv[2], "w"))' "$case" "$file"
         ;;
       *) opts="--transport $v" ;;
+    esac
+    case $v in
+      ns3*)
+        if [ -n "${REUSE:-}" ] && [ -f "$REUSE/$name.$v.json" ]; then
+          [ "$REUSE" = "$out" ] || cp "$REUSE/$name.$v.json" "$REUSE/$name.$v.time" "$out/"
+          continue
+        fi
+        ;;
     esac
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
@@ -109,7 +129,8 @@ others = [v for v in variants if v not in refs]
 # the DCTCP run on warm connections when there are those, every other's the
 # DCTCP run on new connections
 own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent",
-       "tcp-persistent-dctcp": "ns3-persistent", "packet-persistent": "ns3-persistent"}
+       "tcp-persistent-dctcp": "ns3-persistent", "packet-persistent": "ns3-persistent",
+       "tcp-persistent-nopkt": "ns3-persistent"}
 ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}
 cases = open(out + "/cases").read().split()
 

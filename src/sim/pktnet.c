@@ -1,7 +1,8 @@
 /* Packet-level network (pktnet.h).
  *
  * Events on one heap ordered by (time, push order): a user event, a host's
- * NIC is free, a packet reaches the next node of its path. A switch port
+ * NIC is free, a link's first packet on the way reaches the link's far end
+ * (each link keeps its packets on the way in a lane, in time order). A switch port
  * is a FIFO whose sender is free at free_at; the packets it holds that
  * have not begun to leave are counted from a ring of their start times
  * (RED judges the queue a packet joins). A host holds a queue per flow and
@@ -18,7 +19,7 @@
 
 #include "../base/base.h"
 
-enum { EV_USER, EV_NIC, EV_HOP };
+enum { EV_USER, EV_NIC, EV_LINK };
 enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK };
 enum { LIST_NONE, LIST_NEW, LIST_OLD };
 
@@ -27,6 +28,8 @@ static const double DCTCP_G = 1.0 / 16;
 
 typedef struct pkt {
   int32_t slot, next; /* next: in its host queue, or the free list */
+  const int32_t *path; /* the links it crosses (its flow's, or their reverse) */
+  int32_t n;
   uint8_t kind, ce, took; /* took: its bytes were taken from fluid flows */
   double bytes, t_in;      /* t_in: when it joined its host's queue */
 } pkt;
@@ -34,8 +37,25 @@ typedef struct pkt {
 typedef struct event {
   double t;
   uint64_t seq;
-  int32_t kind, a, b; /* user's a / host / packet, hop */
+  int32_t kind, a; /* user's a / host / link */
 } event;
+
+/* A packet on its way over a link to the link's far end: it gets there at
+ * t (push order seq), having crossed `hop` links of its path. */
+typedef struct arrival {
+  double t;
+  uint64_t seq;
+  int32_t pkt, hop;
+} arrival;
+
+/* Per link, its packets on the way in the order they get there: a port
+ * sends in FIFO order and a NIC one packet at a time, so each link's
+ * arrivals come in time order, and the event heap holds each link's first
+ * one only (its size follows the links busy, not the packets in flight). */
+typedef struct lane {
+  arrival *a;
+  int32_t head, n, cap;
+} lane;
 
 /* A host queue: a FIFO of packets (head, tail) and its place in the host's
  * fair queue (FQ-CoDel's scheduler: a list of new queues served first,
@@ -70,6 +90,7 @@ struct fs__pktnet {
   double *free_at;
   double **ring, **ring_b; /* start times and bytes of the packets not leaving */
   double *ring_bytes;      /* ... their sum */
+  lane *lanes;             /* per link: its packets on the way */
   int32_t *ring_head, *ring_n, *ring_cap;
   int32_t *red_count;
   /* hosts: lists of queues (2 per host: new, old), the NIC */
@@ -98,7 +119,7 @@ static int ev_less(const event *x, const event *y) {
   return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
-static int push(fs__pktnet *r, double t, int32_t kind, int32_t a, int32_t b) {
+static int push_seq(fs__pktnet *r, double t, uint64_t seq, int32_t kind, int32_t a) {
   if (r->n_h == r->cap_h) {
     size_t cap = r->cap_h ? 2 * r->cap_h : 1024;
     event *h = realloc(r->h, cap * sizeof(*h));
@@ -106,7 +127,7 @@ static int push(fs__pktnet *r, double t, int32_t kind, int32_t a, int32_t b) {
     r->h = h;
     r->cap_h = cap;
   }
-  event e = {t, r->seq++, kind, a, b};
+  event e = {t, seq, kind, a};
   size_t i = r->n_h++;
   while (i > 0 && ev_less(&e, &r->h[(i - 1) / 2])) {
     r->h[i] = r->h[(i - 1) / 2];
@@ -114,6 +135,30 @@ static int push(fs__pktnet *r, double t, int32_t kind, int32_t a, int32_t b) {
   }
   r->h[i] = e;
   return 0;
+}
+
+static int push(fs__pktnet *r, double t, int32_t kind, int32_t a) {
+  return push_seq(r, t, r->seq++, kind, a);
+}
+
+/* Packet i, having crossed `hop` links, reaches link l's far end at t: at
+ * the back of the link's lane; the heap learns of the lane when it was
+ * empty. */
+static int send_on(fs__pktnet *r, int32_t l, double t, int32_t i, int32_t hop) {
+  lane *ln = &r->lanes[l];
+  if (ln->n == ln->cap) {
+    int32_t cap = ln->cap ? 2 * ln->cap : 16;
+    arrival *a = malloc((size_t)cap * sizeof(*a));
+    if (!a) return FS_ENOMEM;
+    for (int32_t k = 0; k < ln->n; k++) a[k] = ln->a[(ln->head + k) % ln->cap];
+    free(ln->a);
+    ln->a = a;
+    ln->head = 0;
+    ln->cap = cap;
+  }
+  arrival x = {t, r->seq++, i, hop};
+  ln->a[(ln->head + ln->n++) % ln->cap] = x;
+  return ln->n == 1 ? push_seq(r, x.t, x.seq, EV_LINK, l) : 0;
 }
 
 static event pop(fs__pktnet *r) {
@@ -145,7 +190,9 @@ static int32_t new_pkt(fs__pktnet *r, int32_t slot, int kind, double bytes) {
     }
     i = r->n_p++;
   }
-  r->p[i] = (pkt){slot, -1, (uint8_t)kind, 0, 0, bytes, 0};
+  const flowst *f = &r->f[slot];
+  r->p[i] = (pkt){slot, -1, kind == PK_DATA || kind == PK_SYN ? f->links : f->rev, f->n,
+                  (uint8_t)kind, 0, 0, bytes, 0};
   r->packets++;
   return i;
 }
@@ -185,12 +232,6 @@ static void list_append(fs__pktnet *r, int32_t v, int32_t x, int list) {
   *tail = x;
 }
 
-/* The link a packet of slot s crosses at hop k (forward for data and SYNs,
- * its reverse path for the answers). */
-static int32_t hop_link(const fs__pktnet *r, int32_t s, int kind, int32_t k) {
-  return kind == PK_DATA || kind == PK_SYN ? r->f[s].links[k] : r->f[s].rev[k];
-}
-
 static double k_pkts(const fs__pktnet *r, int32_t l) {
   return r->c.k100 * r->c.t->links[l].capacity_bps / 100e9;
 }
@@ -224,7 +265,7 @@ static int32_t round_take(fs__pktnet *r, int32_t v, double t) {
     if (q->head < 0) q->tail = -1;
     q->deficit -= ip_bytes(r, i);
     pkt *p = &r->p[i];
-    int32_t l = hop_link(r, p->slot, p->kind, 0);
+    int32_t l = p->path[0];
     if (p->kind == PK_DATA &&
         t - p->t_in > k_pkts(r, l) * (r->c.mss + r->c.hdr) * 8 / r->c.t->links[l].capacity_bps)
       p->ce = 1;
@@ -339,7 +380,7 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   ring[at] = start;
   r->ring_b[l][at] = r->p[i].bytes;
   r->ring_bytes[l] += r->p[i].bytes;
-  return push(r, r->free_at[l] + lat_s(r, l), EV_HOP, i, hop + 1);
+  return send_on(r, l, r->free_at[l] + lat_s(r, l), i, hop + 1);
 }
 
 /* Slot s sends what its window allows. */
@@ -501,11 +542,11 @@ static int nic_free(fs__pktnet *r, int32_t v, double t) {
   r->nic_busy[v] = i >= 0;
   if (i < 0) return 0;
   pkt *p = &r->p[i];
-  int32_t l = hop_link(r, p->slot, p->kind, 0);
+  int32_t l = p->path[0];
   double done = t + p->bytes / nic_Bps(r, l);
   if (r->c.tx && r->c.tx(r->c.ctx, l, p->bytes, t, done, !p->took)) p->took = 1;
-  int rc = push(r, done, EV_NIC, v, 0);
-  if (!rc) rc = push(r, done + lat_s(r, l), EV_HOP, i, 1);
+  int rc = push(r, done, EV_NIC, v);
+  if (!rc) rc = send_on(r, l, done + lat_s(r, l), i, 1);
   flowst *f = &r->f[p->slot];
   if (!rc && p->kind == PK_DATA && ++f->out == f->n_seg && r->c.sent)
     rc = r->c.sent(r->c.ctx, f->id, done);
@@ -515,9 +556,9 @@ static int nic_free(fs__pktnet *r, int32_t v, double t) {
 /* Packet i has crossed `hop` links of its path at t. */
 static int arrive(fs__pktnet *r, int32_t i, int32_t hop, double t) {
   pkt *p = &r->p[i];
+  if (hop < p->n) return port_send(r, p->path[hop], i, hop, t);
   int32_t s = p->slot;
   flowst *f = &r->f[s];
-  if (hop < f->n) return port_send(r, hop_link(r, s, p->kind, hop), i, hop, t);
   int kind = p->kind, ce = p->ce;
   free_pkt(r, i);
   int32_t back = -1;
@@ -540,7 +581,7 @@ static int arrive(fs__pktnet *r, int32_t i, int32_t hop, double t) {
   }
 }
 
-int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t, EV_USER, a, 0); }
+int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t, EV_USER, a); }
 
 double fs__pktnet_next_t(const fs__pktnet *r) { return r->n_h ? r->h[0].t : INFINITY; }
 
@@ -550,7 +591,17 @@ int fs__pktnet_step(fs__pktnet *r) {
   switch (e.kind) {
   case EV_USER: return r->c.user(r->c.ctx, e.a, e.t);
   case EV_NIC: return nic_free(r, e.a, e.t);
-  default: return arrive(r, e.a, e.b, e.t);
+  default: { /* the first packet of link e.a's lane arrives; the next one goes on the heap */
+    lane *ln = &r->lanes[e.a];
+    arrival x = ln->a[ln->head];
+    ln->head = (ln->head + 1) % ln->cap;
+    if (--ln->n) {
+      const arrival *nx = &ln->a[ln->head];
+      int rc = push_seq(r, nx->t, nx->seq, EV_LINK, e.a);
+      if (rc) return rc;
+    }
+    return arrive(r, x.pkt, x.hop, x.t);
+  }
   }
 }
 
@@ -560,12 +611,14 @@ int32_t fs__pktnet_open(const fs__pktnet *r) { return r->open; }
 void fs__pktnet_free(fs__pktnet *r) {
   if (!r) return;
   for (int32_t l = 0; l < r->c.t->n_links; l++) {
+    if (r->lanes) free(r->lanes[l].a);
     if (r->ring) free(r->ring[l]);
     if (r->ring_b) free(r->ring_b[l]);
   }
   free(r->ring);
   free(r->ring_b);
   free(r->ring_bytes);
+  free(r->lanes);
   free(r->ring_head);
   free(r->ring_n);
   free(r->ring_cap);
@@ -595,6 +648,7 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->ring = calloc(L + 1, sizeof(double *));
   r->ring_b = calloc(L + 1, sizeof(double *));
   r->ring_bytes = calloc(L + 1, sizeof(double));
+  r->lanes = calloc(L + 1, sizeof(lane));
   r->ring_head = calloc(L + 1, sizeof(int32_t));
   r->ring_n = calloc(L + 1, sizeof(int32_t));
   r->ring_cap = calloc(L + 1, sizeof(int32_t));
@@ -603,7 +657,7 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->nic_busy = calloc(V + 1, 1);
   r->dev = fs__malloc(V + 1, sizeof(int32_t));
-  if (!r->free_at || !r->ring || !r->ring_b || !r->ring_bytes || !r->ring_head || !r->ring_n || !r->ring_cap ||
+  if (!r->free_at || !r->ring || !r->ring_b || !r->ring_bytes || !r->lanes || !r->ring_head || !r->ring_n || !r->ring_cap ||
       !r->red_count || !r->lhead || !r->ltail || !r->nic_busy || !r->dev) {
     fs__pktnet_free(r);
     return FS_ENOMEM;

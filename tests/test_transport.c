@@ -91,6 +91,13 @@ static int32_t add(net *n, int32_t src, int32_t dst, double bytes) {
   return add_at(n, src, dst, bytes, 0);
 }
 
+/* A SYN's (and SYN-ACK's) wire bytes for segments of H header bytes: the
+ * window scale (3 bytes) and SACK-permitted (2) options ns-3 sends, with
+ * timestamps (10) when the segments carry them (H = 54), padded to 4. The
+ * handshake ends when the ACK of the SYN-ACK (H bytes) has left the source
+ * ahead of the data: hs = 2 prop + 2 sum_l syn / C_l + H / C_first. */
+static double syn_of(double H) { return H + (H >= 54 ? 4 : 8); }
+
 /* Wire bytes and the last packet of a message under tp. */
 static double wire(const fs_transport *tp, double bytes, double *last) {
   double packets = ceil(bytes / tp->mss_bytes);
@@ -162,7 +169,7 @@ TEST(test_transport_slow_start_of_one_flow) {
   int32_t id = add(&n, 0, 1, bytes);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   double lat = 20e-6, prop = HOPS * lat, H = tp.header_bytes, P = tp.mss_bytes;
-  double hs = 2 * prop + HOPS * 2 * H / C;
+  double hs = 2 * prop + HOPS * 2 * syn_of(H) / C + H / C;
   double rtt = 2 * prop + HOPS * (P + 2 * H) / C;
   double bdp = C * rtt, last, w = wire(&tp, bytes, &last);
   /* rounds: send cwnd at line rate, wait for the round trip, double */
@@ -308,7 +315,7 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
     CHECK_REL(w - 7 * (P + H), last, 1e-12, "B (one packet left)");
     int32_t id = add(&n, 0, 1, msg);
     CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
-    double hs = 2 * 2 * lat + 2 * 2 * H / C, rtt = 2 * 2 * lat + 2 * (P + 2 * H) / C;
+    double hs = 2 * 2 * lat + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * 2 * lat + 2 * (P + 2 * H) / C;
     double pause = rtt - 7 * S, held = S - T - pause;
     CHECK(slow ? held < 0 : held > 0);
     double sent = hs + rtt + T; /* the last packet's last byte leaves */
@@ -402,7 +409,7 @@ TEST(test_transport_reroute_while_waiting_for_an_ack) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C;
-  double hs = 2 * HOPS * LAT + HOPS * 2 * H / C, rtt = 2 * HOPS * LAT + HOPS * (P + 2 * H) / C;
+  double hs = 2 * HOPS * LAT + HOPS * 2 * syn_of(H) / C + H / C, rtt = 2 * HOPS * LAT + HOPS * (P + 2 * H) / C;
   t_r = hs + 7 * S + 0.5e-6;
   CHECK(t_r < hs + rtt - hs / 2); /* before the ACK leaves host 2 */
   for (int v = 0; v < 3; v++) {
@@ -527,7 +534,7 @@ TEST(test_transport_two_flows_unequal_shares) {
     }
     net_close(&n);
   }
-  double prop = 20e-6, hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double prop = 20e-6, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double d0 = 7 * (P + H) / (C / 2), d1 = (P + H) / (C / 2);
   CHECK(d0 < rtt); /* B is window-limited in its first round */
   double enter = start_b + hs;
@@ -566,7 +573,7 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
     fin[queued] = fs_sim_finish_s(n.s, d);
     net_close(&n);
   }
-  double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C;
   double w = wire(&tp, bytes, NULL), last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C; /* stored at the switch */
   CHECK(t1 > hs && t1 + hs / 2 < hs + 2 * w / C);    /* A and B are draining */
@@ -606,7 +613,7 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
     fin[v] = fs_sim_finish_s(n.s, d);
     net_close(&n);
   }
-  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * H / C;
+  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C;
   double last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C;
   CHECK_REL(fin[0], alone + 3 * (P + H) / (2 * C), 1e-9,
@@ -646,7 +653,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
     if (!order) d = add(&n, 0, 1, 100e3);
     CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
     double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = 2 * LAT;
-    double hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+    double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
     double last;
     wire(&tp, 100e3, &last);
     CHECK_REL(last, 1626, 1e-15, "B");
@@ -668,7 +675,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   add(&n, 2, 3, 65536);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = HOPS * LAT;
-  double hs = 2 * prop + HOPS * 2 * H / C, rtt = 2 * prop + HOPS * (P + 2 * H) / C;
+  double hs = 2 * prop + HOPS * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + HOPS * (P + 2 * H) / C;
   double a_hs = 2 * 2 * LAT + 2 * 2 * H / C;
   CHECK(a_hs + 7 * S > hs && a_hs + 7 * S < hs + rtt - hs / 2); /* the case */
   double last;
@@ -721,7 +728,7 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
-  double hs = 2 * prop + 2 * 2 * H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
   CHECK(7 * pkt < C * rtt && 7 * pkt / (C / 2) > rtt); /* the case: one rate-limited round */
   double t_j = hs + 7 * pkt / (C / 2), q0 = 2 * (tp.init_window + 7) - b;
@@ -825,7 +832,7 @@ TEST(test_transport_source_fair_queue_shares) {
     CHECK_OK(fs_sim_run(n.s, &opts, &err), &err);
     net_close(&n);
     double w = tp.mss_bytes + tp.header_bytes, H = tp.header_bytes;
-    double hs = 2 * 2 * LAT + 2 * 2 * H / C;
+    double hs = 2 * 2 * LAT + 2 * 2 * syn_of(H) / C + H / C;
     int i = 0;
     while (i < g.n && !(g.rb[i] > 0)) i++;
     CHECK(i + 2 < g.n);

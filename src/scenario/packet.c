@@ -165,6 +165,7 @@ int fs_packet_run(fs_scenario *sc, fs_err *err) {
   double *busy = NULL;
   fs__pktnet_cfg cfg = {.t = sc->topo, .mss = sc->transport.mss_bytes,
                         .hdr = sc->transport.header_bytes, .k100 = sc->transport.queue_k,
+                        .syn_bytes = fs__pktnet_syn_bytes(sc->transport.header_bytes),
                         .init_window = sc->transport.init_window,
                         .persistent = sc->transport.persistent, .ctx = &r, .user = on_user,
                         .done = on_done};

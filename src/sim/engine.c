@@ -2335,6 +2335,7 @@ static int pk_setup(fs_sim *s) {
     return 0;
   }
   fs__pktnet_cfg cfg = {.t = c->t, .mss = s->tp.mss_bytes, .hdr = s->tp.header_bytes,
+                        .syn_bytes = fs__pktnet_syn_bytes(s->tp.header_bytes),
                         .k100 = s->tp.queue_k, .init_window = s->tp.init_window,
                         .persistent = s->tp.persistent, .ctx = s, .user = pk_unused,
                         .sent = pk_sent, .done = pk_done, .fluid = pk_fluid, .tx = pk_tx};

@@ -19,8 +19,16 @@
 
 #include "../base/base.h"
 
-enum { EV_USER, EV_NIC, EV_LINK };
-enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK };
+/* EV_SYNACK: a listening host answers a SYN, as ns-3's does, in an event
+ * of its own at the same instant (TcpSocketBase forks the connection with
+ * ScheduleNow): what else arrives at that instant goes first */
+enum { EV_USER, EV_NIC, EV_LINK, EV_SYNACK };
+/* PK_HSACK: the handshake's third packet, the sender's ACK of the SYN-ACK,
+ * sent just before its data. A new connection closes as ns-3's BulkSend
+ * and PacketSink close it: the last segment carries the sender's FIN, the
+ * receiver ACKs it and sends its own (PK_FIN), which the sender ACKs
+ * (PK_FINACK). */
+enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK, PK_HSACK, PK_FIN, PK_FINACK };
 enum { LIST_NONE, LIST_NEW, LIST_OLD };
 
 enum { INIT_WINDOW_CAP = 65535 }; /* the SYN's unscaled receive window, bytes */
@@ -191,7 +199,8 @@ static int32_t new_pkt(fs__pktnet *r, int32_t slot, int kind, double bytes) {
     i = r->n_p++;
   }
   const flowst *f = &r->f[slot];
-  r->p[i] = (pkt){slot, -1, kind == PK_DATA || kind == PK_SYN ? f->links : f->rev, f->n,
+  int fwd = kind == PK_DATA || kind == PK_SYN || kind == PK_HSACK || kind == PK_FINACK;
+  r->p[i] = (pkt){slot, -1, fwd ? f->links : f->rev, f->n,
                   (uint8_t)kind, 0, 0, bytes, 0};
   r->packets++;
   return i;
@@ -483,7 +492,7 @@ int fs__pktnet_begin(fs__pktnet *r, int32_t id, const int32_t *links, int32_t n,
   f->cwnd = iw < first ? iw : first;
   if (f->cwnd < 1) f->cwnd = 1;
   f->ssthresh = INFINITY;
-  int32_t i = new_pkt(r, s, PK_SYN, r->c.hdr);
+  int32_t i = new_pkt(r, s, PK_SYN, r->c.syn_bytes);
   return i < 0 ? FS_ENOMEM : host_put(r, f->host, 2 * s, i, t);
 }
 
@@ -513,8 +522,8 @@ static int on_ack(fs__pktnet *r, int32_t s, int ece, double t) {
   } else if (f->acked > f->recover) {
     f->cwnd += f->cwnd < f->ssthresh ? 1 : 1 / f->cwnd;
   }
-  if (f->acked == f->n_seg) {
-    give_slot(r, s);
+  if (f->acked == f->n_seg) { /* new connections: the slot waits for the close */
+    if (r->c.persistent) give_slot(r, s);
     return 0;
   }
   return send_window(r, s, t);
@@ -544,7 +553,6 @@ static int nic_free(fs__pktnet *r, int32_t v, double t) {
   pkt *p = &r->p[i];
   int32_t l = p->path[0];
   double done = t + p->bytes / nic_Bps(r, l);
-  if (r->c.tx && r->c.tx(r->c.ctx, l, p->bytes, t, done, !p->took)) p->took = 1;
   int rc = push(r, done, EV_NIC, v);
   if (!rc) rc = send_on(r, l, done + lat_s(r, l), i, 1);
   flowst *f = &r->f[p->slot];
@@ -564,21 +572,41 @@ static int arrive(fs__pktnet *r, int32_t i, int32_t hop, double t) {
   int32_t back = -1;
   switch (kind) {
   case PK_SYN:
-    back = new_pkt(r, s, PK_SYNACK, r->c.hdr);
-    return back < 0 ? FS_ENOMEM : host_put(r, f->dst, 2 * s + 1, back, t);
-  case PK_SYNACK:
-    return send_window(r, s, t);
+    return push(r, t, EV_SYNACK, s);
+  case PK_SYNACK: { /* the handshake's last packet, then the data */
+    back = new_pkt(r, s, PK_HSACK, r->c.hdr);
+    if (back < 0) return FS_ENOMEM;
+    int rc = host_put(r, f->host, 2 * s, back, t);
+    return rc ? rc : send_window(r, s, t);
+  }
+  case PK_HSACK:
+    return 0;
+  case PK_FIN:
+    back = new_pkt(r, s, PK_FINACK, r->c.hdr);
+    return back < 0 ? FS_ENOMEM : host_put(r, f->host, 2 * s, back, t);
+  case PK_FINACK: /* the connection's last packet */
+    give_slot(r, s);
+    return 0;
   case PK_DATA: {
     back = new_pkt(r, s, PK_ACK, r->c.hdr);
     if (back < 0) return FS_ENOMEM;
     r->p[back].ce = (uint8_t)ce; /* the echo */
     int rc = host_put(r, f->dst, 2 * s + 1, back, t);
-    if (!rc && ++f->got == f->n_seg) rc = r->c.done(r->c.ctx, f->id, t);
-    return rc;
+    if (rc || ++f->got < f->n_seg) return rc;
+    if (!r->c.persistent) { /* the FIN came with it: the receiver's own */
+      int32_t fin = new_pkt(r, s, PK_FIN, r->c.hdr);
+      if (fin < 0) return FS_ENOMEM;
+      if ((rc = host_put(r, f->dst, 2 * s + 1, fin, t))) return rc;
+    }
+    return r->c.done(r->c.ctx, f->id, t);
   }
   default:
     return on_ack(r, s, ce, t);
   }
+}
+
+double fs__pktnet_syn_bytes(double header_bytes) {
+  return header_bytes + (header_bytes >= 54 ? 4 : 8);
 }
 
 int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t, EV_USER, a); }
@@ -591,6 +619,10 @@ int fs__pktnet_step(fs__pktnet *r) {
   switch (e.kind) {
   case EV_USER: return r->c.user(r->c.ctx, e.a, e.t);
   case EV_NIC: return nic_free(r, e.a, e.t);
+  case EV_SYNACK: {
+    int32_t i = new_pkt(r, e.a, PK_SYNACK, r->c.syn_bytes);
+    return i < 0 ? FS_ENOMEM : host_put(r, r->f[e.a].dst, 2 * e.a + 1, i, e.t);
+  }
   default: { /* the first packet of link e.a's lane arrives; the next one goes on the heap */
     lane *ln = &r->lanes[e.a];
     arrival x = ln->a[ln->head];

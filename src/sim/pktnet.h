@@ -39,6 +39,7 @@ typedef struct fs__pktnet_cfg {
   double mss, hdr;    /* payload and header bytes of a full segment */
   double k100;        /* ECN threshold K in packets at 100 Gb/s (scaled by capacity) */
   double init_window; /* segments */
+  double syn_bytes;   /* a SYN's and a SYN-ACK's wire bytes (fs__pktnet_syn_bytes) */
   int persistent;     /* warm connections: no handshake, the backend's window */
   void *ctx;
   /* a user event is due (fs__pktnet_push_user) */
@@ -54,6 +55,13 @@ typedef struct fs__pktnet_cfg {
    * returning 1) */
   int (*tx)(void *ctx, int32_t link, double bytes, double t0, double t1, int may_take);
 } fs__pktnet_cfg;
+
+/* The wire bytes of a SYN or SYN-ACK for segments of header_bytes: they
+ * carry window scale (3 bytes) and SACK-permitted (2) options, and
+ * timestamps (10) when the segments do (header_bytes >= 54: IPv4 20, TCP
+ * 20, timestamps 12 with padding, PPP 2), padded to 4 bytes: 8 bytes over
+ * the header without timestamps, 4 with them (as ns-3 sends them). */
+double fs__pktnet_syn_bytes(double header_bytes);
 
 /* 0 or FS_ENOMEM. RED's draws come from a fixed seed. */
 int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out);

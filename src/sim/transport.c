@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pktnet.h"
 #include "transport_json.h"
 
 static const char *const kind_names[] = {"fluid", "tcp", "rdma"};
@@ -229,8 +230,12 @@ void fs__transport_flow(const fs_transport *tp, const fs__simcore *c, fs__flow *
   double fits = tp->init_window * P < 65535.0 ? tp->init_window * P : 65535.0;
   tf->small = payload <= fits;
   if (tp->persistent) return;
-  /* SYN and SYN-ACK: a round trip of header-sized packets */
-  tf->handshake_s = 2 * prop + 2 * H * per_byte;
+  /* SYN and SYN-ACK: a round trip of packets of a header and their
+   * options (fs__pktnet_syn_bytes); the data follow the handshake's last
+   * packet, a bare ACK, out of the source */
+  tf->handshake_s = 2 * prop + 2 * fs__pktnet_syn_bytes(H) * per_byte;
+  if (f->n > 0 && c->cap_Bps[f->links[0]] > 0)
+    tf->handshake_s += H * f->w[0] / c->cap_Bps[f->links[0]];
   tf->bdp = rmax * tf->rtt_s;
   tf->first = tf->small ? INFINITY : (first_segs < 1 ? 1 : first_segs) * (P + H);
 }

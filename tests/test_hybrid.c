@@ -19,27 +19,10 @@
 #include "fabricsim/scenario.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "packet_harness.h"
 #include "test.h"
 
 static const double C = 100e9 / 8; /* bytes per second of every link */
-
-/* A scenario from text, run by the engine (packet 0) or the packet
- * backend (1); NULL (the test has failed) on error. */
-static fs_scenario *run_text(const char *text, int packet) {
-  fs_err err = {0, ""};
-  fs_scenario *sc = NULL;
-  if (fs_scenario_parse(text, strlen(text), "case.json", &sc, &err)) {
-    test_fail(__FILE__, __LINE__, "parse: %s", err.msg);
-    return NULL;
-  }
-  fs_sim_opts opts = {0};
-  if (fs_scenario_run(sc, &opts, &err) || (packet && fs_packet_run(sc, &err))) {
-    test_fail(__FILE__, __LINE__, "run: %s", err.msg);
-    fs_scenario_free(sc);
-    return NULL;
-  }
-  return sc;
-}
 
 /* Appends to text (of cap bytes) at off. */
 #define PUT(...) (off += (size_t)snprintf(text + off, off < cap ? cap - off : 0, __VA_ARGS__))
@@ -71,7 +54,7 @@ TEST(test_hybrid_small_flows_equal_the_packet_backend) {
     PUT(", \"tasks\": [{\"id\": \"t\", \"host\": 0, \"duration_ns\": 3000,"
         " \"after\": [\"m0_7\"]}]}");
     CHECK(off < cap);
-    fs_scenario *eng = run_text(text, 0), *pk = run_text(text, 1);
+    fs_scenario *eng = test_packet_scenario(text, 0), *pk = test_packet_scenario(text, 1);
     free(text);
     if (eng && pk) {
       int32_t n = fs_sim_n_items(eng->sim);
@@ -109,7 +92,7 @@ static double elephants_and_mice(int mice, int packet, double *fct) {
   }
   PUT("]}");
   CHECK(off < cap);
-  fs_scenario *sc = run_text(text, packet);
+  fs_scenario *sc = test_packet_scenario(text, packet);
   if (!sc) return NAN;
   for (int k = 0; k < mice; k++)
     fct[k] = fs_sim_finish_s(sc->sim, 2 + k) - fs_sim_start_s(sc->sim, 2 + k);
@@ -137,7 +120,7 @@ TEST(test_hybrid_mice_take_their_bytes_from_the_elephants) {
            " \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\", \"mss_bytes\": 8960,"
            " \"header_bytes\": 42, \"packet_bytes\": 65536},"
            " \"flows\": [{\"id\": \"m\", \"src\": 3, \"dst\": 0, \"bytes\": 16384}]}");
-  fs_scenario *sc = run_text(text, 0);
+  fs_scenario *sc = test_packet_scenario(text, 0);
   if (!sc) return;
   double lone = fs_sim_finish_s(sc->sim, 0);
   fs_scenario_free(sc);

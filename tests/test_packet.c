@@ -14,16 +14,14 @@
 
 #include "fabricsim/packet.h"
 #include "fabricsim/scenario.h"
+#include "packet_harness.h"
 #include "test.h"
 
 static const double C = 100e9 / 8; /* bytes per second of every link */
 static const double LAT = 1e-6;    /* per link */
 static const double P = 8960, H = 42;
 
-/* A scenario from text, routed by the fluid engine, then run by the packet
- * backend (packet 0: left as the fluid run). NULL (the test has failed) on
- * error. */
-static fs_scenario *load(const char *text, int packet) {
+fs_scenario *test_packet_scenario(const char *text, int packet) {
   fs_err err = {0, ""};
   fs_scenario *sc = NULL;
   if (fs_scenario_parse(text, strlen(text), "case.json", &sc, &err)) {
@@ -61,7 +59,7 @@ TEST(test_packet_warm_flow_through_a_switch) {
   char flows[128];
   snprintf(flows, sizeof(flows), "{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": %.0f}", bytes);
   char *text = star_case(2, 1, flows);
-  fs_scenario *sc = load(text, 1);
+  fs_scenario *sc = test_packet_scenario(text, 1);
   free(text);
   if (!sc) return;
   double n = ceil(bytes / P), full = P + H, last = bytes - (n - 1) * P + H;
@@ -89,7 +87,7 @@ TEST(test_packet_lone_message_as_the_tcp_model) {
              " \"packet_bytes\": 0},"
              " \"flows\": [{\"id\": \"a\", \"src\": 0, \"dst\": 1, \"bytes\": %.0f}]}",
              sizes[i]);
-    fs_scenario *model = load(text, 0), *pk = load(text, 1);
+    fs_scenario *model = test_packet_scenario(text, 0), *pk = test_packet_scenario(text, 1);
     if (model && pk)
       CHECK_REL(fs_sim_finish_s(pk->sim, 0), fs_sim_finish_s(model->sim, 0), 1e-9,
                 "s (packet backend against the tcp model)");
@@ -119,7 +117,7 @@ TEST(test_packet_incast_chain_and_task) {
   with_task[strlen(with_task) - 1] = '\0'; /* drop the last } */
   strcat(with_task, ", \"tasks\": [{\"id\": \"t\", \"host\": 1, \"duration_ns\": 5000, \"after\": [\"c\"]}]}");
   free(text);
-  fs_scenario *sc = load(with_task, 1);
+  fs_scenario *sc = test_packet_scenario(with_task, 1);
   free(with_task);
   if (!sc) return;
   double wire = 8 * (1048576 + ceil(1048576 / P) * H);

@@ -1291,9 +1291,17 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
 }
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
+/* The rate at which flow fi's packets reach the ports it queues at: its
+ * first link's. */
+static double arrival_Bps(const fs_sim *s, int32_t fi) {
+  pkt_route p = packet_route(s, fi);
+  return p.n ? s->core.cap_Bps[sim_link(s, fi, p.links[0])] : INFINITY;
+}
+
 static void q_remove(fs_sim *s, int32_t fi) {
   fs__tflow *tf = TF(s, fi);
   if (tf->qlink < 0) return;
+  tf->qup = fmax(tf->qup - arrival_Bps(s, fi) * (s->now - tf->qsince), 0);
   double e = tf->qbytes - tf->qrate * (s->now - tf->qsince);
   q_spread(s, fi, -1, e < 0 ? 0 : e, tf->qrate);
   tf->qlink = -1;
@@ -1332,6 +1340,8 @@ static void q_add(fs_sim *s, int32_t fi) {
     return;
   }
   tf->qca = tf->budget == INFINITY && !s->small[fi];
+  tf->qup = tf->qwin ? e : fmin(tf->qup, e);
+  tf->qwin = 0;
   tf->qlink = k0;
   tf->qend = k1;
   tf->qbytes = e;
@@ -1773,6 +1783,7 @@ static int src_out(fs_sim *s, int32_t l) {
 static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   fs__tflow *tf = TF(s, fi);
   tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
+  tf->qwin = 1;
   if (!(tf->budget < INFINITY)) {
     if (tf->cwnd < INFINITY) tf->ca_window = tf->first < tf->cwnd ? tf->first : tf->cwnd;
     tf->cwnd = INFINITY;
@@ -2072,6 +2083,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
     if (!rc && s->dq) rc = fs__dcqcn_sent(s->dq, fi); /* its queued bytes move on */
     if (rc) return rc;
     tf->budget = next;
+    tf->qwin = 1;
     src_round(s, fi, f->remaining);
     double back = tf->round_end;
     tf->round_end = back + tf->rtt_s + queue;
@@ -2082,6 +2094,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
     return reenter_at(s, f, back);
   }
   tf->budget = next;
+  tf->qwin = 1;
   tf->round_end = s->now + tf->rtt_s + queue;
   int rc = round_begins(s, fi);
   if (rc) return rc;
@@ -2261,12 +2274,48 @@ static int pk_done(void *ctx, int32_t fi, double t) {
   return evq_push(s, t, EV_FLOW_DONE, s->core.flows[fi].item, 0);
 }
 
+/* The bytes of slow-start windows and whole messages queued at port l as
+ * packets would find them: the model queues a window at once, where its
+ * packets come at their first link's rate, so each flow's part is what it
+ * queues less what has not arrived yet (qup, brought to now). */
+static double burst_as_packets(fs_sim *s, int32_t l) {
+  const fs__link_active *a = &s->core.active[l];
+  double q = 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t fi = a->flow[j];
+    if (!s->tf_slot || s->tf_slot[fi] < 0) continue;
+    const fs__tflow *tf = TF(s, fi);
+    if (tf->qlink < 0 || tf->qca) continue;
+    pkt_route p = packet_route(s, fi);
+    double x = 0;
+    for (int32_t k = tf->qlink; k < tf->qend; k++)
+      if (sim_link(s, fi, p.links[k]) == l &&
+          s->core.t->nodes[s->core.t->links[p.links[k]].from].kind == FS_NODE_SWITCH)
+        x += p.w[k] * queue_mult(s, fi, p.links[k]);
+    if (!(x > 0)) continue;
+    double dt = s->now - tf->qsince;
+    double held = tf->qbytes - tf->qrate * dt;
+    double up = fmax(tf->qup - arrival_Bps(s, fi) * dt, 0);
+    if (held > up) q += x * (held - up);
+  }
+  return q;
+}
+
 /* What the fluid flows do on link l as the last re-rating left them. */
 static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   fs_sim *s = ctx;
   out->n = s->core.active[l].n;
   out->rate_Bps = out->n ? s->core.load[l] : 0;
-  out->queue_s = out->n && (s->portq || s->dq) ? port_queue_s(s, l) : 0;
+  out->queue_s = 0;
+  if (!out->n || !(s->core.cap_Bps[l] > 0)) return;
+  if (s->dq) {
+    out->queue_s = port_queue_s(s, l);
+  } else if (s->portq) {
+    fs__portq *q = &s->portq[l];
+    q_advance(s, l);
+    double standing = q->n_ca ? standing_bytes(s, l) : 0;
+    out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
+  }
 }
 
 /* A packet's time on link l counts as busy where no fluid flow is (the

@@ -183,6 +183,11 @@ typedef struct fs__tflow {
   int32_t qlink, qend; /* the level of its packet route it queues at: entries
                         * [qlink, qend); qlink -1: none (engine.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
+  double qup;         /* of a window queued at once, the bytes that packets would
+                       * not yet have brought to those ports at qsince (they come
+                       * at the first link's rate): what packets beside it see
+                       * (engine.c, pk_fluid) */
+  uint8_t qwin;       /* a new window: all of it is upstream when it queues */
   double ca_window;   /* a new connection's window when it left slow start (bytes) */
   double inject_left; /* source fair queue: the round's bytes not yet out of the
                        * source, as of when it last joined its link's queue */

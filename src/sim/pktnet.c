@@ -4,13 +4,15 @@
  * NIC is free, a link's first packet on the way reaches the link's far end
  * (each link keeps its packets on the way in a lane, in time order). A switch port
  * is a FIFO whose sender is free at free_at; the packets it holds that
- * have not begun to leave are counted from a ring of their start times
- * (RED judges the queue a packet joins). A host holds a queue per flow and
+ * have not begun to leave are kept in a ring of their start times and
+ * bytes (RED judges the queue a packet joins). A host holds a queue per flow and
  * direction (data and SYN one way, SYN-ACK and ACKs the other) under
  * FQ-CoDel's scheduler, in front of its NIC and the NIC's device queue of
  * one packet, as the ns-3 backend's hosts. A flow's state lives in a slot,
- * taken when it begins and given back when its last ACK is home, so memory
- * follows the flows in flight. Cost: O(packets x hops x log events). */
+ * taken when it begins and given back when its last packet is home (the
+ * last ACK, or on a new connection the ACK of the receiver's FIN), so
+ * memory follows the flows in flight. Cost: O(packets x hops x log links
+ * busy). */
 #include "pktnet.h"
 
 #include <math.h>
@@ -65,6 +67,18 @@ typedef struct lane {
   int32_t head, n, cap;
 } lane;
 
+/* Per switch port, the packets that have not begun to leave: a ring of
+ * their start times and bytes, and the bytes' sum. */
+typedef struct queued {
+  double start, bytes;
+} queued;
+
+typedef struct port_ring {
+  queued *w;
+  int32_t head, n, cap;
+  double bytes;
+} port_ring;
+
 /* A host queue: a FIFO of packets (head, tail) and its place in the host's
  * fair queue (FQ-CoDel's scheduler: a list of new queues served first,
  * one of old ones; a deficit of bytes). */
@@ -96,10 +110,8 @@ struct fs__pktnet {
   int32_t n_slots, cap_slots, free_slot, open;
   /* switch ports: when free, start times of packets not yet leaving */
   double *free_at;
-  double **ring, **ring_b; /* start times and bytes of the packets not leaving */
-  double *ring_bytes;      /* ... their sum */
+  port_ring *ring;         /* per link: its packets not yet leaving */
   lane *lanes;             /* per link: its packets on the way */
-  int32_t *ring_head, *ring_n, *ring_cap;
   int32_t *red_count;
   /* hosts: lists of queues (2 per host: new, old), the NIC */
   int32_t *lhead, *ltail;
@@ -343,20 +355,20 @@ static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pk
 /* Packet i reaches switch port l at t: FIFO, marked by RED, on to the next
  * node after its transmission and the link's latency. */
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
-  double *ring = r->ring[l];
-  while (r->ring_n[l] && ring[r->ring_head[l]] <= t) { /* begun to leave */
-    r->ring_bytes[l] -= r->ring_b[l][r->ring_head[l]];
-    r->ring_head[l] = (r->ring_head[l] + 1) % r->ring_cap[l];
-    r->ring_n[l]--;
+  port_ring *pr = &r->ring[l];
+  while (pr->n && pr->w[pr->head].start <= t) { /* begun to leave */
+    pr->bytes -= pr->w[pr->head].bytes;
+    pr->head = (pr->head + 1) % pr->cap;
+    pr->n--;
   }
-  if (!r->ring_n[l]) r->ring_bytes[l] = 0; /* exactly, whatever rounding left */
+  if (!pr->n) pr->bytes = 0; /* exactly, whatever rounding left */
   double cap = cap_Bps(r, l);
   fs__pktnet_fluid fl = {0, 0, 0};
   if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
   double start;
-  double waiting = r->ring_n[l];
+  double waiting = pr->n;
   if (fl.n > 0) { /* the fluid's bytes ahead count as packets for RED */
-    start = fluid_start(r, l, t, &fl, r->ring_bytes[l]);
+    start = fluid_start(r, l, t, &fl, pr->bytes);
     waiting = (start - t) * cap / (r->c.mss + r->c.hdr);
   } else {
     start = r->free_at[l] > t ? r->free_at[l] : t;
@@ -365,30 +377,18 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   r->free_at[l] = start + r->p[i].bytes / cap;
   if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !r->p[i].took))
     r->p[i].took = 1;
-  if (r->ring_n[l] == r->ring_cap[l]) {
-    int32_t cap2 = r->ring_cap[l] ? 2 * r->ring_cap[l] : 64;
-    double *nr = malloc((size_t)cap2 * sizeof(double));
-    double *nb = malloc((size_t)cap2 * sizeof(double));
-    if (!nr || !nb) {
-      free(nr);
-      free(nb);
-      return FS_ENOMEM;
-    }
-    for (int32_t k = 0; k < r->ring_n[l]; k++) {
-      nr[k] = ring[(r->ring_head[l] + k) % r->ring_cap[l]];
-      nb[k] = r->ring_b[l][(r->ring_head[l] + k) % r->ring_cap[l]];
-    }
-    free(ring);
-    free(r->ring_b[l]);
-    r->ring[l] = ring = nr;
-    r->ring_b[l] = nb;
-    r->ring_head[l] = 0;
-    r->ring_cap[l] = cap2;
+  if (pr->n == pr->cap) {
+    int32_t cap2 = pr->cap ? 2 * pr->cap : 64;
+    queued *w = malloc((size_t)cap2 * sizeof(*w));
+    if (!w) return FS_ENOMEM;
+    for (int32_t k = 0; k < pr->n; k++) w[k] = pr->w[(pr->head + k) % pr->cap];
+    free(pr->w);
+    pr->w = w;
+    pr->head = 0;
+    pr->cap = cap2;
   }
-  int32_t at = (r->ring_head[l] + r->ring_n[l]++) % r->ring_cap[l];
-  ring[at] = start;
-  r->ring_b[l][at] = r->p[i].bytes;
-  r->ring_bytes[l] += r->p[i].bytes;
+  pr->w[(pr->head + pr->n++) % pr->cap] = (queued){start, r->p[i].bytes};
+  pr->bytes += r->p[i].bytes;
   return send_on(r, l, r->free_at[l] + lat_s(r, l), i, hop + 1);
 }
 
@@ -617,7 +617,7 @@ int fs__pktnet_step(fs__pktnet *r) {
   if (!r->n_h) return 0;
   event e = pop(r);
   switch (e.kind) {
-  case EV_USER: return r->c.user(r->c.ctx, e.a, e.t);
+  case EV_USER: return r->c.user ? r->c.user(r->c.ctx, e.a, e.t) : FS_EINTERNAL;
   case EV_NIC: return nic_free(r, e.a, e.t);
   case EV_SYNACK: {
     int32_t i = new_pkt(r, e.a, PK_SYNACK, r->c.syn_bytes);
@@ -644,16 +644,10 @@ void fs__pktnet_free(fs__pktnet *r) {
   if (!r) return;
   for (int32_t l = 0; l < r->c.t->n_links; l++) {
     if (r->lanes) free(r->lanes[l].a);
-    if (r->ring) free(r->ring[l]);
-    if (r->ring_b) free(r->ring_b[l]);
+    if (r->ring) free(r->ring[l].w);
   }
   free(r->ring);
-  free(r->ring_b);
-  free(r->ring_bytes);
   free(r->lanes);
-  free(r->ring_head);
-  free(r->ring_n);
-  free(r->ring_cap);
   free(r->red_count);
   free(r->free_at);
   for (int32_t s = 0; s < r->n_slots; s++) free(r->f[s].rev);
@@ -677,20 +671,15 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->rng = 1;
   size_t L = (size_t)cfg->t->n_links, V = (size_t)cfg->t->n_nodes;
   r->free_at = calloc(L + 1, sizeof(double));
-  r->ring = calloc(L + 1, sizeof(double *));
-  r->ring_b = calloc(L + 1, sizeof(double *));
-  r->ring_bytes = calloc(L + 1, sizeof(double));
+  r->ring = calloc(L + 1, sizeof(port_ring));
   r->lanes = calloc(L + 1, sizeof(lane));
-  r->ring_head = calloc(L + 1, sizeof(int32_t));
-  r->ring_n = calloc(L + 1, sizeof(int32_t));
-  r->ring_cap = calloc(L + 1, sizeof(int32_t));
   r->red_count = calloc(L + 1, sizeof(int32_t));
   r->lhead = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->nic_busy = calloc(V + 1, 1);
   r->dev = fs__malloc(V + 1, sizeof(int32_t));
-  if (!r->free_at || !r->ring || !r->ring_b || !r->ring_bytes || !r->lanes || !r->ring_head || !r->ring_n || !r->ring_cap ||
-      !r->red_count || !r->lhead || !r->ltail || !r->nic_busy || !r->dev) {
+  if (!r->free_at || !r->ring || !r->lanes || !r->red_count || !r->lhead || !r->ltail ||
+      !r->nic_busy || !r->dev) {
     fs__pktnet_free(r);
     return FS_ENOMEM;
   }

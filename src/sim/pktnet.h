@@ -42,7 +42,7 @@ typedef struct fs__pktnet_cfg {
   double syn_bytes;   /* a SYN's and a SYN-ACK's wire bytes (fs__pktnet_syn_bytes) */
   int persistent;     /* warm connections: no handshake, the backend's window */
   void *ctx;
-  /* a user event is due (fs__pktnet_push_user) */
+  /* a user event is due (fs__pktnet_push_user; NULL: the owner pushes none) */
   int (*user)(void *ctx, int32_t a, double t);
   /* flow `id` (as given to fs__pktnet_begin): its last data byte left its
    * host (may be NULL) / reached the destination */

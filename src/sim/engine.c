@@ -1256,17 +1256,25 @@ static void q_advance(fs_sim *s, int32_t l) {
 
 /* Adds (sign 1) or takes out (-1) flow fi's queued bytes, e now falling at
  * r, at the switch ports of its queue's level. */
+/* The part of flow fi's queued bytes that entry k of its packet route p
+ * puts at the port it leaves: 0 unless a switch sends it (hosts keep their
+ * own queues), else its weight times the port's orbit multiplicity. */
+static double queue_share(const fs_sim *s, int32_t fi, pkt_route p, int32_t k) {
+  const fs_topo *t = s->core.t;
+  if (t->nodes[t->links[p.links[k]].from].kind != FS_NODE_SWITCH) return 0;
+  return p.w[k] * queue_mult(s, fi, p.links[k]);
+}
+
 static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
-  const fs__simcore *c = &s->core;
   fs__tflow *tf = TF(s, fi);
   pkt_route p = packet_route(s, fi);
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
   double w = joins ? window_pkts(s, fi, p) : 0;
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
-    if (c->t->nodes[c->t->links[p.links[k]].from].kind != FS_NODE_SWITCH) continue;
+    double x = queue_share(s, fi, p, k);
+    if (!(x > 0)) continue;
     int32_t l = sim_link(s, fi, p.links[k]);
-    double x = p.w[k] * queue_mult(s, fi, p.links[k]);
     q_advance(s, l);
     fs__portq *q = &s->portq[l];
     if (tf->qca) {
@@ -1290,7 +1298,6 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   if (joins) tf->climbed = 1; /* on every port of its level */
 }
 
-/* Takes flow fi's queued bytes out of the ports it queues at. */
 /* The rate at which flow fi's packets reach the ports it queues at: its
  * first link's. */
 static double arrival_Bps(const fs_sim *s, int32_t fi) {
@@ -1298,6 +1305,7 @@ static double arrival_Bps(const fs_sim *s, int32_t fi) {
   return p.n ? s->core.cap_Bps[sim_link(s, fi, p.links[0])] : INFINITY;
 }
 
+/* Takes flow fi's queued bytes out of the ports it queues at. */
 static void q_remove(fs_sim *s, int32_t fi) {
   fs__tflow *tf = TF(s, fi);
   if (tf->qlink < 0) return;
@@ -1607,10 +1615,10 @@ static int flow_link(fs_sim *s, int32_t fi) {
 }
 
 /* Flow fi sends its first byte: all its bytes are left, and it counts as
- * started; it takes its links now or (held) later. */
+ * started; it takes its links now or (held) later, or runs as packets. */
 static void flow_starts(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
-  if (s->dq) { /* its queue pair starts at line rate */
+  if (s->dq && !(s->as_pkt && s->as_pkt[fi])) { /* its queue pair starts at line rate */
     fs__dcqcn_start(s->dq, &s->core, fi);
     cc_touch(s, fi);
   }
@@ -1888,9 +1896,8 @@ static void tf_release_done(fs_sim *s) {
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
   if (s->as_pkt && s->as_pkt[fi]) { /* its packets, beside the fluid */
-    fs__flow *f = &s->core.flows[fi];
-    f->remaining = f->bytes;
-    s->started[s->n_started++] = id;
+    const fs__flow *f = &s->core.flows[fi];
+    flow_starts(s, fi);
     return fs__pktnet_begin(s->pk, fi, f->links, f->n, s->payload[fi], s->now);
   }
   if (!s->small) return flow_enter(s, fi);
@@ -2289,9 +2296,7 @@ static double burst_as_packets(fs_sim *s, int32_t l) {
     pkt_route p = packet_route(s, fi);
     double x = 0;
     for (int32_t k = tf->qlink; k < tf->qend; k++)
-      if (sim_link(s, fi, p.links[k]) == l &&
-          s->core.t->nodes[s->core.t->links[p.links[k]].from].kind == FS_NODE_SWITCH)
-        x += p.w[k] * queue_mult(s, fi, p.links[k]);
+      if (sim_link(s, fi, p.links[k]) == l) x += queue_share(s, fi, p, k);
     if (!(x > 0)) continue;
     double dt = s->now - tf->qsince;
     double held = tf->qbytes - tf->qrate * dt;
@@ -2342,11 +2347,6 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
   return 1;
 }
 
-static int pk_unused(void *ctx, int32_t a, double t) {
-  (void)ctx, (void)a, (void)t;
-  return FS_EINTERNAL;
-}
-
 /* Which flows run as packets: under tcp with switch queues (queue_k > 0:
  * the packets' ports mark at K), those of at most packet_bytes on one
  * path whose links all have a reverse for the ACKs, unless the run has
@@ -2386,7 +2386,7 @@ static int pk_setup(fs_sim *s) {
   fs__pktnet_cfg cfg = {.t = c->t, .mss = s->tp.mss_bytes, .hdr = s->tp.header_bytes,
                         .syn_bytes = fs__pktnet_syn_bytes(s->tp.header_bytes),
                         .k100 = s->tp.queue_k, .init_window = s->tp.init_window,
-                        .persistent = s->tp.persistent, .ctx = s, .user = pk_unused,
+                        .persistent = s->tp.persistent, .ctx = s,
                         .sent = pk_sent, .done = pk_done, .fluid = pk_fluid, .tx = pk_tx};
   return fs__pktnet_new(&cfg, &s->pk);
 }

@@ -36,6 +36,21 @@ int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
   return 0;
 }
 
+int fs__cli_parse_size(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v)) return -1;
+  double mul = 1;
+  if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
+  else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024, end++;
+  else if (*end == 'G' || *end == 'g') mul = 1024.0 * 1024 * 1024, end++;
+  if (*end == 'B' || *end == 'b') end++;
+  if (*end) return -1;
+  *out = v * mul;
+  return 0;
+}
+
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
                       const char *rate_control, const char *packet_bytes, int persistent,
                       fs_transport *tp) {
@@ -73,13 +88,9 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
     tp->dcqcn = rate_control[0] == 'd';
   }
   if (packet_bytes) {
-    char *end;
-    errno = 0;
-    double v = strtod(packet_bytes, &end), mult = 1;
-    if (*end == 'K' || *end == 'M') mult = *end++ == 'K' ? 1024 : 1024 * 1024;
-    v *= mult;
-    if (!*packet_bytes || *end || errno || !isfinite(v) || !(v >= 0) || !(v <= 1e15))
-      return fs__cli_usage(cmd, "--packet-bytes must be a size >= 0 (suffixes K M), got '%s'",
+    double v;
+    if (fs__cli_parse_size(packet_bytes, &v) || !(v >= 0) || !(v <= 1e15))
+      return fs__cli_usage(cmd, "--packet-bytes must be a size >= 0 (suffixes K M G), got '%s'",
                            packet_bytes);
     if (v > 0 && tp->kind != FS_TRANSPORT_TCP)
       return fs__cli_usage(cmd, "--packet-bytes: flows run as packets under tcp only "

@@ -43,6 +43,9 @@ int fs__cli_parse_long(const char *s, long lo, long hi, long *out);
 int fs__cli_parse_double(const char *s, double lo, double hi, double *out);
 /* A seed: a non-negative decimal integer of 64 bits. 0 or -1. */
 int fs__cli_parse_seed(const char *s, unsigned long long *out);
+/* A size in bytes with an optional suffix K, M or G (2^10, 2^20, 2^30;
+ * either case) and an optional B: 0, or -1 if s is not one. */
+int fs__cli_parse_size(const char *s, double *out);
 
 /* --transport KIND, --connections new|persistent, --rate-control
  * dcqcn|dctcp|ideal and --packet-bytes N (any may be NULL) over the file's
@@ -56,7 +59,7 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
 
 /* The help line of --packet-bytes, shared by the commands that take it. */
 #define FS__CLI_PACKET_BYTES_HELP \
-  "  --packet-bytes N   tcp: flows of at most N bytes (suffixes K M) run\n" \
+  "  --packet-bytes N   tcp: flows of at most N bytes (suffixes K M G) run\n" \
   "                     packet by packet beside the fluid ones (default\n" \
   "                     256K; 0: none; docs/model.md \"Small flows as packets\")\n"
 

@@ -62,21 +62,6 @@ static void help(FILE *f) {
           "                     size with the closed form, per algorithm\n");
 }
 
-/* "64", "4K", "1M", "2G" (binary multiples). Returns 0 or -1. */
-static int parse_size(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v)) return -1;
-  double mul = 1;
-  if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
-  else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024, end++;
-  else if (*end == 'G' || *end == 'g') mul = 1024.0 * 1024 * 1024, end++;
-  if (*end == 'B' || *end == 'b') end++;
-  if (*end) return -1;
-  *out = v * mul;
-  return 0;
-}
 
 static int parse_int(const char *s, long lo, long hi, int32_t *out) {
   char *end;
@@ -353,7 +338,7 @@ int fs__cli_coll(int argc, char **argv) {
     snprintf(buf, sizeof(buf), "%s", size_list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       double v;
-      if (parse_size(tok, &v) || !(v > 0)) {
+      if (fs__cli_parse_size(tok, &v) || !(v > 0)) {
         free(z.v);
         return fs__cli_usage("coll", "--sizes: '%s' is not a size > 0", tok);
       }
@@ -363,16 +348,16 @@ int fs__cli_coll(int argc, char **argv) {
     double lo, hi, f = 2;
     const char *b = begin_s ? begin_s : end_s, *e = end_s ? end_s : begin_s;
     if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
-    if (parse_size(b, &lo) || !(lo > 0))
+    if (fs__cli_parse_size(b, &lo) || !(lo > 0))
       return fs__cli_usage("coll", "-b must be a size > 0, got '%s'", b);
-    if (parse_size(e, &hi) || hi < lo)
+    if (fs__cli_parse_size(e, &hi) || hi < lo)
       return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
     if (factor_s && (fs__cli_parse_double(factor_s, 1, 1e9, &f) || !(f > 1)))
       return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", factor_s);
     for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 4096; v *= f) add_size(&z, floor(v));
   } else if (size_range && !strchr(size_range, ':')) {
     double v;
-    if (parse_size(size_range, &v) || !(v > 0))
+    if (fs__cli_parse_size(size_range, &v) || !(v > 0))
       return fs__cli_usage("coll", "--size must be a size > 0 or MIN:MAX, got '%s'", size_range);
     add_size(&z, v);
   } else {
@@ -385,7 +370,7 @@ int fs__cli_coll(int argc, char **argv) {
     memcpy(lo_s, range, (size_t)(colon - range));
     lo_s[colon - range] = '\0';
     snprintf(hi_s, sizeof(hi_s), "%s", colon + 1);
-    if (parse_size(lo_s, &lo) || parse_size(hi_s, &hi) || !(lo > 0) || hi < lo)
+    if (fs__cli_parse_size(lo_s, &lo) || fs__cli_parse_size(hi_s, &hi) || !(lo > 0) || hi < lo)
       return fs__cli_usage("coll", "--size must be MIN:MAX with 0 < MIN <= MAX, got '%s'", range);
     for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 64; v *= 2) add_size(&z, v);
   }

@@ -161,21 +161,31 @@ static int push(fs__pktnet *r, double t, int32_t kind, int32_t a) {
   return push_seq(r, t, r->seq++, kind, a);
 }
 
+/* Makes room for one more element in a full ring buffer (*buf of *cap
+ * elements of `size` bytes, n of them from *head): twice the room (or
+ * `first`), the elements moved to its start in order. 0 or FS_ENOMEM. */
+static int ring_grow(void **buf, int32_t *head, int32_t n, int32_t *cap, size_t size,
+                     int32_t first) {
+  int32_t cap2 = *cap ? 2 * *cap : first;
+  char *b = malloc((size_t)cap2 * size);
+  if (!b) return FS_ENOMEM;
+  for (int32_t k = 0; k < n; k++)
+    memcpy(b + (size_t)k * size, (char *)*buf + (size_t)((*head + k) % *cap) * size, size);
+  free(*buf);
+  *buf = b;
+  *head = 0;
+  *cap = cap2;
+  return 0;
+}
+
 /* Packet i, having crossed `hop` links, reaches link l's far end at t: at
  * the back of the link's lane; the heap learns of the lane when it was
  * empty. */
 static int send_on(fs__pktnet *r, int32_t l, double t, int32_t i, int32_t hop) {
   lane *ln = &r->lanes[l];
-  if (ln->n == ln->cap) {
-    int32_t cap = ln->cap ? 2 * ln->cap : 16;
-    arrival *a = malloc((size_t)cap * sizeof(*a));
-    if (!a) return FS_ENOMEM;
-    for (int32_t k = 0; k < ln->n; k++) a[k] = ln->a[(ln->head + k) % ln->cap];
-    free(ln->a);
-    ln->a = a;
-    ln->head = 0;
-    ln->cap = cap;
-  }
+  if (ln->n == ln->cap &&
+      ring_grow((void **)&ln->a, &ln->head, ln->n, &ln->cap, sizeof(*ln->a), 16))
+    return FS_ENOMEM;
   arrival x = {t, r->seq++, i, hop};
   ln->a[(ln->head + ln->n++) % ln->cap] = x;
   return ln->n == 1 ? push_seq(r, x.t, x.seq, EV_LINK, l) : 0;
@@ -377,16 +387,9 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   r->free_at[l] = start + r->p[i].bytes / cap;
   if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !r->p[i].took))
     r->p[i].took = 1;
-  if (pr->n == pr->cap) {
-    int32_t cap2 = pr->cap ? 2 * pr->cap : 64;
-    queued *w = malloc((size_t)cap2 * sizeof(*w));
-    if (!w) return FS_ENOMEM;
-    for (int32_t k = 0; k < pr->n; k++) w[k] = pr->w[(pr->head + k) % pr->cap];
-    free(pr->w);
-    pr->w = w;
-    pr->head = 0;
-    pr->cap = cap2;
-  }
+  if (pr->n == pr->cap &&
+      ring_grow((void **)&pr->w, &pr->head, pr->n, &pr->cap, sizeof(*pr->w), 64))
+    return FS_ENOMEM;
   pr->w[(pr->head + pr->n++) % pr->cap] = (queued){start, r->p[i].bytes};
   pr->bytes += r->p[i].bytes;
   return send_on(r, l, r->free_at[l] + lat_s(r, l), i, hop + 1);

@@ -762,13 +762,16 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
 }
 
 /* Persistent connections: A and B start warm at t = 0, in congestion
- * avoidance with windows of max(IW, ceil(C RTT)) packets, whose excess
- * over C RTT (2.4 packets each) is queued at once; the queue then climbs
- * by a packet per flow per round trip, which it lengthens itself:
- * Q(t) = sqrt((C RTT + Q0)^2 + 2 N C t) - C RTT, packets and packets a
- * second, until DCTCP's mean. E (host 3 to 2, two whole packets, no
- * handshake) finds Q(50 us), 13.2 packets, and then takes C / 3; at 1 ms
- * the climb is over and it finds the mean, as on new connections. */
+ * avoidance with windows of max(IW, ceil(C RTT)) packets, which together
+ * fill C RTT and queue the rest, Q0 = 2 W - C RTT (12.4 packets): it
+ * builds up from when their first packets reach the switch (a packet's
+ * time and the link's latency) at the excess of their arrival (2C) over
+ * the port's rate (C), and then climbs by a packet per flow per round
+ * trip, which it lengthens itself: Q(t) = sqrt((C RTT + Q0)^2 + 2 N C
+ * (t - t0)) - C RTT, packets and packets a second, until DCTCP's mean.
+ * E (host 3 to 2, two whole packets, no handshake) finds Q(50 us), 17.3
+ * packets, and then takes C / 3; at 1 ms the climb is over and it finds
+ * the mean, as on new connections. */
 TEST(test_transport_persistent_queue_climbs) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
@@ -776,11 +779,11 @@ TEST(test_transport_persistent_queue_climbs) {
   tp.persistent = 1;
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, pkt = P + H;
   double rtt = 2 * prop + 2 * (P + 2 * H) / C, n = 2, k = 65, c = C / pkt, b = c * rtt;
-  double q0 = n * (fmax(tp.init_window, ceil(b)) - b);
+  double q0 = n * fmax(tp.init_window, ceil(b)) - b, t0 = pkt / C + LAT + q0 / ((n - 1) * c);
   double mean = k + n - sqrt(2 * n * (b + k)) / 4;
   double last, wd = wire(&tp, 2 * P, &last);
-  double t1 = 50e-6, q = sqrt((b + q0) * (b + q0) + 2 * n * c * t1) - b;
-  CHECK(q > 13 && q < 13.5 && q < mean);
+  double t1 = 50e-6, q = sqrt((b + q0) * (b + q0) + 2 * n * c * (t1 - t0)) - b;
+  CHECK(q0 > 12 && q0 < 12.5 && q > 17 && q < 17.5 && q < mean);
   double waited = (ca_queue_run(&tp, 3, 2, 2 * P, t1) - t1 - wd / (C / 3) - prop - last / C) / (pkt / C);
   CHECK(fabs(waited - q) < 0.05);
   waited = (ca_queue_run(&tp, 3, 2, 2 * P, 1e-3) - 1e-3 - wd / (C / 3) - prop - last / C) / (pkt / C);

@@ -1185,6 +1185,24 @@ static void standing_advance(fs_sim *s, int32_t l) {
       if (t < q->cut_t) break;
       if (q->climb <= k) q->phase = FS__SQ_CLIMB;
     } else {
+      if (q->warm_t > t) { /* no warm window there yet */
+        if (q->warm_t >= s->now) break;
+        t = q->warm_t;
+      }
+      if (q->climb < q->warm_to) { /* warm windows still arriving */
+        double ramp = (q->warm_in / pkt - c);
+        if (!(ramp > 0)) {
+          q->warm_to = 0; /* they come no faster than the port sends: no queue there */
+        } else {
+          double t_to = t + (q->warm_to - q->climb) / ramp;
+          if (t_to >= s->now) {
+            q->climb += ramp * (s->now - t);
+            break;
+          }
+          q->climb = q->warm_to;
+          t = t_to;
+        }
+      }
       double up = sqrt((b + q->climb) * (b + q->climb) + 2 * q->ca_flows * c * (s->now - t)) - b;
       double top = dctcp_mean_pkts(s, l);
       q->climb = up < top ? up : top;
@@ -1197,16 +1215,15 @@ static void standing_advance(fs_sim *s, int32_t l) {
  * avoidance the first time, in packets. A new connection's is its window
  * when it left slow start (standing_join). A warm window covers its
  * path's bandwidth-delay product and is at least the initial window (the
- * reference's warm-up), so it exceeds that product by
- * max(IW, ceil(C RTT)) - C RTT packets (C the rate of the first link of
- * its packet route p): what it queues. */
+ * reference's warm-up): max(IW, ceil(C RTT)) packets (C the rate of the
+ * first link of its packet route p). */
 static double window_pkts(const fs_sim *s, int32_t fi, pkt_route p) {
   double pkt = s->tp.mss_bytes + s->tp.header_bytes;
   const fs__tflow *tf = TF(s, fi);
   if (!s->tp.persistent) return tf->ca_window / pkt;
   double cap = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
-  double bdp = cap * tf->rtt_s / pkt, w = ceil(bdp);
-  return (w < s->tp.init_window ? s->tp.init_window : w) - bdp;
+  double w = ceil(cap * tf->rtt_s / pkt);
+  return w < s->tp.init_window ? s->tp.init_window : w;
 }
 
 /* A standing queue begins at port l (its first flow in congestion
@@ -1217,16 +1234,29 @@ static void standing_begin(fs_sim *s, int32_t l) {
   q->episode = 1;
   q->phase = s->tp.persistent ? FS__SQ_CLIMB : FS__SQ_SLOW_START;
   q->cut_t = -1;
-  q->ss_win = q->ss_first = 0;
+  q->ss_win = q->ss_first = q->warm_in = q->warm_to = q->warm_t = 0;
 }
 
-/* A flow's window (w packets at port l; first: its first flight) joins the
- * standing queue there (standing_advance). A warm one adds its excess; a
- * new connection's, once the windows fill the port's bandwidth-delay
- * product, queues whole. */
-static void standing_join(fs_sim *s, int32_t l, double w, double first) {
+/* A flow's window (w packets at port l; first: its first flight; in_Bps:
+ * the rate its packets reach the port at, reach_s: when the first of
+ * them does, from now) joins the standing queue there
+ * (standing_advance). Warm windows together fill the port's
+ * bandwidth-delay product and queue the rest, which builds up from the
+ * first one's arrival at the excess of their arrival over the port's
+ * rate; a new connection's window, once the windows fill that product,
+ * queues whole. */
+static void standing_join(fs_sim *s, int32_t l, double w, double first, double in_Bps,
+                          double reach_s) {
   fs__portq *q = &s->portq[l];
-  if (s->tp.persistent || q->phase != FS__SQ_SLOW_START || q->cut_t >= 0) {
+  if (s->tp.persistent) {
+    if (!(q->ss_win > 0)) q->warm_t = s->now + reach_s;
+    q->ss_win += w;
+    q->warm_in += in_Bps;
+    double x = q->ss_win - port_bdp_pkts(s, l);
+    if (x > q->warm_to) q->warm_to = x;
+    return;
+  }
+  if (q->phase != FS__SQ_SLOW_START || q->cut_t >= 0) {
     q->climb += w;
     return;
   }
@@ -1254,6 +1284,22 @@ static void q_advance(fs_sim *s, int32_t l) {
   q->t = s->now;
 }
 
+/* The rate at which flow fi's packets reach the ports it queues at: its
+ * first link's. */
+static double arrival_Bps(const fs_sim *s, int32_t fi) {
+  pkt_route p = packet_route(s, fi);
+  return p.n ? s->core.cap_Bps[sim_link(s, fi, p.links[0])] : INFINITY;
+}
+
+/* A full packet's time over entry k of flow fi's packet route p: its
+ * transmission and the link's latency (store and forward). */
+static double hop_s(const fs_sim *s, int32_t fi, pkt_route p, int32_t k) {
+  const fs_link *lk = &s->core.t->links[p.links[k]];
+  (void)fi;
+  return (s->tp.mss_bytes + s->tp.header_bytes) * 8 / lk->capacity_bps +
+         (double)lk->latency_ns * 1e-9;
+}
+
 /* Adds (sign 1) or takes out (-1) flow fi's queued bytes, e now falling at
  * r, at the switch ports of its queue's level. */
 /* The part of flow fi's queued bytes that entry k of its packet route p
@@ -1271,7 +1317,9 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
   double w = joins ? window_pkts(s, fi, p) : 0;
-  for (int32_t k = tf->qlink; k < tf->qend; k++) {
+  double reach = 0; /* when its first packet reaches the port of entry k (joins) */
+  for (int32_t k = 0; joins && k < tf->qlink; k++) reach += hop_s(s, fi, p, k);
+  for (int32_t k = tf->qlink; k < tf->qend; reach += joins ? hop_s(s, fi, p, k) : 0, k++) {
     double x = queue_share(s, fi, p, k);
     if (!(x > 0)) continue;
     int32_t l = sim_link(s, fi, p.links[k]);
@@ -1287,7 +1335,9 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
       if (q->n_ca == 0) /* exactly, whatever rounding left */
         q->ca = q->ca_rate = q->ca_flows = q->ca_rtt = 0;
       if (sign > 0 && !q->episode) standing_begin(s, l);
-      if (joins) standing_join(s, l, x * w, x * tf->first / (s->tp.mss_bytes + s->tp.header_bytes));
+      if (joins)
+        standing_join(s, l, x * w, x * tf->first / (s->tp.mss_bytes + s->tp.header_bytes),
+                      x * arrival_Bps(s, fi), reach);
     } else {
       q->burst = fmax(q->burst + sign * e * x, 0);
       q->burst_rate += sign * r * x;
@@ -1298,12 +1348,6 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   if (joins) tf->climbed = 1; /* on every port of its level */
 }
 
-/* The rate at which flow fi's packets reach the ports it queues at: its
- * first link's. */
-static double arrival_Bps(const fs_sim *s, int32_t fi) {
-  pkt_route p = packet_route(s, fi);
-  return p.n ? s->core.cap_Bps[sim_link(s, fi, p.links[0])] : INFINITY;
-}
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
 static void q_remove(fs_sim *s, int32_t fi) {
@@ -2311,8 +2355,19 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   fs_sim *s = ctx;
   out->n = s->core.active[l].n;
   out->rate_Bps = out->n ? s->core.load[l] : 0;
-  out->queue_s = 0;
+  out->queue_s = out->rtt_s = 0;
   if (!out->n || !(s->core.cap_Bps[l] > 0)) return;
+  if (s->tf_slot) { /* the fluid flows' mean round trip */
+    const fs__link_active *a = &s->core.active[l];
+    double sum = 0;
+    int32_t k = 0;
+    for (int32_t j = 0; j < a->n; j++)
+      if (s->tf_slot[a->flow[j]] >= 0) {
+        sum += TF(s, a->flow[j])->rtt_s;
+        k++;
+      }
+    out->rtt_s = k ? sum / k : 0;
+  }
   if (s->dq) {
     out->queue_s = port_queue_s(s, l);
   } else if (s->portq) {

@@ -214,6 +214,9 @@ typedef struct fs__portq {
                                 * (-1: none yet), the queue it drains to */
   double ss_win, ss_first; /* new connections' windows that joined in slow start, and
                             * their first flights (packets) */
+  double warm_in, warm_to, warm_t; /* warm connections: the rate their windows reach the
+                                    * port at (bytes/s), the queue those windows fill
+                                    * (packets), and when the first of them reaches it */
   uint8_t phase, episode; /* FS__SQ_* of the standing queue; whether one is under way */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */

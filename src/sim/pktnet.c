@@ -67,16 +67,19 @@ typedef struct lane {
   int32_t head, n, cap;
 } lane;
 
-/* Per switch port, the packets that have not begun to leave: a ring of
- * their start times and bytes, and the bytes' sum. */
+/* A packet at a switch port: when it begins to leave, its bytes, and
+ * the bytes it took from fluid flows that fill the port (0 or bytes). */
 typedef struct queued {
-  double start, bytes;
+  double start, bytes, took;
 } queued;
 
+/* A port's packets: m from `first` on, the last n not yet leaving (from
+ * head); those before head left within the fluid flows' last round trip
+ * (fluid_start). */
 typedef struct port_ring {
   queued *w;
-  int32_t head, n, cap;
-  double bytes;
+  int32_t first, m, head, n, cap;
+  double bytes, took; /* of the n waiting; what the m - n left took */
 } port_ring;
 
 /* A host queue: a FIFO of packets (head, tail) and its place in the host's
@@ -354,11 +357,17 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
  * there (fl): behind the fluid's queue and the packets' bytes that have
  * not begun to leave (ahead), after the packet before it. The fluid's
  * flows are taken as clocked by their ACKs: where they fill the port,
- * their bytes queued stay at what their windows hold (fl->queue_s) while
- * packets pass, rather than piling up at their rate behind a burst. */
+ * their bytes queued are what their windows hold (fl->queue_s), rather
+ * than piling up at their rate behind a burst, plus the bytes of theirs
+ * that the packets which left in their last round trip displaced (their
+ * ACKs, a round trip behind, kept clocking those in: with windows W
+ * and packets at r, the fluid's part of the queue is W - (C - r) RTT, r
+ * RTT above its own; at most what the fluid has on the wire). */
 static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl,
                           double ahead) {
-  double start = t + fl->queue_s + ahead / cap_Bps(r, l);
+  double took = r->ring[l].took, wire = fl->rate_Bps * fl->rtt_s;
+  if (took > wire) took = wire;
+  double start = t + fl->queue_s + (took + ahead) / cap_Bps(r, l);
   return start > r->free_at[l] ? start : r->free_at[l];
 }
 
@@ -366,15 +375,24 @@ static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pk
  * node after its transmission and the link's latency. */
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
   port_ring *pr = &r->ring[l];
+  double cap = cap_Bps(r, l);
+  fs__pktnet_fluid fl = {0, 0, 0, 0};
+  if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
   while (pr->n && pr->w[pr->head].start <= t) { /* begun to leave */
     pr->bytes -= pr->w[pr->head].bytes;
+    pr->took += pr->w[pr->head].took;
     pr->head = (pr->head + 1) % pr->cap;
     pr->n--;
   }
+  /* forget those that left before the fluid's last round trip */
+  double since = fl.n > 0 ? t - fl.rtt_s : INFINITY;
+  while (pr->m > pr->n && pr->w[pr->first].start + pr->w[pr->first].bytes / cap < since) {
+    pr->took -= pr->w[pr->first].took;
+    pr->first = (pr->first + 1) % pr->cap;
+    pr->m--;
+  }
   if (!pr->n) pr->bytes = 0; /* exactly, whatever rounding left */
-  double cap = cap_Bps(r, l);
-  fs__pktnet_fluid fl = {0, 0, 0};
-  if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
+  if (pr->m == pr->n) pr->took = 0;
   double start;
   double waiting = pr->n;
   if (fl.n > 0) { /* the fluid's bytes ahead count as packets for RED */
@@ -387,10 +405,14 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   r->free_at[l] = start + r->p[i].bytes / cap;
   if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !r->p[i].took))
     r->p[i].took = 1;
-  if (pr->n == pr->cap &&
-      ring_grow((void **)&pr->w, &pr->head, pr->n, &pr->cap, sizeof(*pr->w), 64))
-    return FS_ENOMEM;
-  pr->w[(pr->head + pr->n++) % pr->cap] = (queued){start, r->p[i].bytes};
+  if (pr->m == pr->cap) {
+    if (ring_grow((void **)&pr->w, &pr->first, pr->m, &pr->cap, sizeof(*pr->w), 64))
+      return FS_ENOMEM;
+    pr->head = pr->m - pr->n;
+  }
+  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) ? r->p[i].bytes : 0;
+  pr->w[(pr->first + pr->m++) % pr->cap] = (queued){start, r->p[i].bytes, took};
+  pr->n++;
   pr->bytes += r->p[i].bytes;
   return send_on(r, l, r->free_at[l] + lat_s(r, l), i, hop + 1);
 }
@@ -408,6 +430,7 @@ static int send_window(fs__pktnet *r, int32_t s, double t) {
   }
   return 0;
 }
+
 
 /* The backend's round trip of slot s: a full packet and its ACK per hop. */
 static double rtt_of(const fs__pktnet *r, int32_t s) {
@@ -538,7 +561,7 @@ static int on_ack(fs__pktnet *r, int32_t s, int ece, double t) {
 static double nic_Bps(fs__pktnet *r, int32_t l) {
   double cap = cap_Bps(r, l);
   if (!r->c.fluid) return cap;
-  fs__pktnet_fluid fl = {0, 0, 0};
+  fs__pktnet_fluid fl = {0, 0, 0, 0};
   r->c.fluid(r->c.ctx, l, &fl);
   if (fl.n <= 0) return cap;
   double left = cap - fl.rate_Bps, turn = cap / (fl.n + 1);

@@ -28,9 +28,10 @@
 typedef struct fs__pktnet fs__pktnet;
 
 /* What fluid flows do on a link now: their rate (bytes/s), the queueing
- * delay they keep at its port (s) and how many they are. */
+ * delay they keep at its port (s), their mean round trip without queues
+ * (s) and how many they are. */
 typedef struct fs__pktnet_fluid {
-  double rate_Bps, queue_s;
+  double rate_Bps, queue_s, rtt_s;
   int32_t n;
 } fs__pktnet_fluid;
 

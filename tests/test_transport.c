@@ -761,6 +761,31 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
             1e-9, "s (E: its SYN and its data wait)");
 }
 
+/* The same two flows with K = 16 packets: their windows, joining, put the
+ * queue past K at once (Q0 = 2 (IW + 7) - B = 26.4 packets). The first
+ * marked packet is the one at K, so the first cut comes (B + K) / C after
+ * they joined, at a peak of Q0 + B + K, not a round trip through the
+ * whole queue later; D's SYN-ACK then finds the first cut's plateau. */
+TEST(test_transport_queue_past_k_at_once_is_cut_from_k) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
+  tp.queue_k = 16;
+  double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
+  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double k = 16, g = 1.0 / 16, c = C / pkt, b = c * rtt;
+  double t_j = hs + 7 * pkt / (C / 2), q0 = 2 * (tp.init_window + 7) - b;
+  double t_c1 = t_j + (b + k) / c, peak = q0 + b + k;
+  double alpha = pow(1 - g, log2((peak + b) / 14));
+  double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
+  CHECK(q0 > k && q1 > 24.5 && q1 < 25);
+  double small = 1000, last, wd = wire(&tp, small, &last);
+  double t1 = 57e-6, at = t1 + hs / 2;
+  CHECK(at > t_c1 + (peak - q1) / c && at < t_c2);
+  CHECK_REL(ca_queue_run(&tp, 2, 3, small, t1), t1 + hs + q1 * pkt / C + wd / C + prop + last / C,
+            1e-9, "s (D: its SYN-ACK waits on the first cut's plateau)");
+}
+
 /* Persistent connections: A and B start warm at t = 0, in congestion
  * avoidance with windows of max(IW, ceil(C RTT)) packets, which together
  * fill C RTT and queue the rest, Q0 = 2 W - C RTT (12.4 packets): it

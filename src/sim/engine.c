@@ -1163,7 +1163,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
           q->climb = k;
           t = t_k;
         }
-        q->cut_t = t + (b + q->climb) / c; /* the first marked packet's echo */
+        q->cut_t = t + (b + k) / c; /* the first marked packet's echo (at K) */
       }
       double t1 = q->cut_t < s->now ? q->cut_t : s->now;
       q->climb += grow * (t1 - t);

@@ -1291,11 +1291,10 @@ static double arrival_Bps(const fs_sim *s, int32_t fi) {
   return p.n ? s->core.cap_Bps[sim_link(s, fi, p.links[0])] : INFINITY;
 }
 
-/* A full packet's time over entry k of flow fi's packet route p: its
- * transmission and the link's latency (store and forward). */
-static double hop_s(const fs_sim *s, int32_t fi, pkt_route p, int32_t k) {
+/* A full packet's time over entry k of packet route p: its transmission
+ * and the link's latency (store and forward). */
+static double hop_s(const fs_sim *s, pkt_route p, int32_t k) {
   const fs_link *lk = &s->core.t->links[p.links[k]];
-  (void)fi;
   return (s->tp.mss_bytes + s->tp.header_bytes) * 8 / lk->capacity_bps +
          (double)lk->latency_ns * 1e-9;
 }
@@ -1317,9 +1316,11 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
   double w = joins ? window_pkts(s, fi, p) : 0;
-  double reach = 0; /* when its first packet reaches the port of entry k (joins) */
-  for (int32_t k = 0; joins && k < tf->qlink; k++) reach += hop_s(s, fi, p, k);
-  for (int32_t k = tf->qlink; k < tf->qend; reach += joins ? hop_s(s, fi, p, k) : 0, k++) {
+  double next = 0; /* joining: when its first packet reaches the port of entry k */
+  for (int32_t k = 0; joins && k < tf->qlink; k++) next += hop_s(s, p, k);
+  for (int32_t k = tf->qlink; k < tf->qend; k++) {
+    double reach = next;
+    if (joins) next += hop_s(s, p, k);
     double x = queue_share(s, fi, p, k);
     if (!(x > 0)) continue;
     int32_t l = sim_link(s, fi, p.links[k]);
@@ -1347,7 +1348,6 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   }
   if (joins) tf->climbed = 1; /* on every port of its level */
 }
-
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
 static void q_remove(fs_sim *s, int32_t fi) {

@@ -431,7 +431,6 @@ static int send_window(fs__pktnet *r, int32_t s, double t) {
   return 0;
 }
 
-
 /* The backend's round trip of slot s: a full packet and its ACK per hop. */
 static double rtt_of(const fs__pktnet *r, int32_t s) {
   const flowst *f = &r->f[s];

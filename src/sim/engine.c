@@ -1299,8 +1299,6 @@ static double hop_s(const fs_sim *s, pkt_route p, int32_t k) {
          (double)lk->latency_ns * 1e-9;
 }
 
-/* Adds (sign 1) or takes out (-1) flow fi's queued bytes, e now falling at
- * r, at the switch ports of its queue's level. */
 /* The part of flow fi's queued bytes that entry k of its packet route p
  * puts at the port it leaves: 0 unless a switch sends it (hosts keep their
  * own queues), else its weight times the port's orbit multiplicity. */
@@ -1310,6 +1308,8 @@ static double queue_share(const fs_sim *s, int32_t fi, pkt_route p, int32_t k) {
   return p.w[k] * queue_mult(s, fi, p.links[k]);
 }
 
+/* Adds (sign 1) or takes out (-1) flow fi's queued bytes, e now falling at
+ * r, at the switch ports of its queue's level. */
 static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   fs__tflow *tf = TF(s, fi);
   pkt_route p = packet_route(s, fi);
@@ -1400,6 +1400,16 @@ static void q_add(fs_sim *s, int32_t fi) {
   tf->qrate = r;
   tf->qsince = s->now;
   q_spread(s, fi, 1, e, r);
+}
+
+/* Whether flow fi would now queue at another level than it does (a link on
+ * its route saturated or stopped): a flow that queues nowhere is asked
+ * again whenever it has a level. */
+static int queue_moved(const fs_sim *s, int32_t fi) {
+  const fs__tflow *tf = TF(s, fi);
+  int32_t k0, k1;
+  if (!queue_level(s, fi, &k0, &k1)) return tf->qlink >= 0;
+  return tf->qlink != k0 || tf->qend != k1;
 }
 
 /* After flow fi's rate, budget or the loads on its route changed. */
@@ -2265,15 +2275,24 @@ static int rerate(fs_sim *s) {
     if (predict(s, f)) return FS_ENOMEM;
   }
   if (s->portq) { /* the loads are final: where each flow queues, and how much */
-    for (int32_t i = 0; i < s->mm.n_comp_flows; i++) q_update(s, s->mm.comp_flows[i]);
-    /* a link that saturated or stopped changes where its other flows queue */
     for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
       int32_t l = s->mm.comp_links[i];
       uint8_t sat = (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
                     c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
-      if (sat == s->portq[l].saturated) continue;
+      s->portq[l].flipped = sat != s->portq[l].saturated;
       s->portq[l].saturated = sat;
-      for (int32_t j = 0; j < c->active[l].n; j++) q_update(s, c->active[l].flow[j]);
+    }
+    for (int32_t i = 0; i < s->mm.n_comp_flows; i++) q_update(s, s->mm.comp_flows[i]);
+    /* a link that saturated or stopped can move where the other flows on it
+     * queue (their rates and budgets are as they were) */
+    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
+      int32_t l = s->mm.comp_links[i];
+      if (!s->portq[l].flipped) continue;
+      s->portq[l].flipped = 0;
+      for (int32_t j = 0; j < c->active[l].n; j++) {
+        int32_t g = c->active[l].flow[j];
+        if (s->mm.flow_seen[g] != s->mm.epoch && queue_moved(s, g)) q_update(s, g);
+      }
     }
   }
   /* Dead drains pile up by one per re-rating; squeeze them out once they

@@ -220,6 +220,7 @@ typedef struct fs__portq {
   uint8_t phase, episode; /* FS__SQ_* of the standing queue; whether one is under way */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
+  uint8_t flipped;   /* saturated changed in the re-rating under way */
 } fs__portq;
 
 /* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and

@@ -692,9 +692,11 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
  * goes through slow start's overshoot and DCTCP's cuts before it climbs
  * to DCTCP's mean (docs/model.md, "Queues at switch ports"). A's and B's
  * first flights, 7 segments each (the SYN's unscaled window), take
- * 14 w / C, longer than a round trip: at t_j their windows are IW + 7 = 17
- * segments each, past the bandwidth-delay product B = C RTT (7.6 packets),
- * and the 34 - B packets beyond it queue. The queue then grows at C until
+ * 14 w / C, longer than a round trip: their first ACKs are back at
+ * t_j = handshake + RTT with the first flights still going out, and from
+ * then on the ACKs clock them; their windows, IW = 10 segments each, are
+ * past the bandwidth-delay product B = C RTT (7.6 packets) together, and
+ * the 20 - B packets beyond it queue. The queue then grows at C until
  * it passes K = 65 and that packet's echo is back (B + K) / C later, at
  * 2K + B; alpha has seen log2((2K + 2B) / 14) rounds unmarked, and each
  * cut, a round trip apart while the queue is over K, drains it to
@@ -731,7 +733,7 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
   CHECK(7 * pkt < C * rtt && 7 * pkt / (C / 2) > rtt); /* the case: one rate-limited round */
-  double t_j = hs + 7 * pkt / (C / 2), q0 = 2 * (tp.init_window + 7) - b;
+  double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
   double t_k = t_j + (k - q0) / c, t_c1 = t_k + (b + k) / c, peak = 2 * k + b;
   double alpha = pow(1 - g, log2((peak + b) / 14));
   double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
@@ -761,29 +763,74 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
             1e-9, "s (E: its SYN and its data wait)");
 }
 
-/* The same two flows with K = 16 packets: their windows, joining, put the
- * queue past K at once (Q0 = 2 (IW + 7) - B = 26.4 packets). The first
- * marked packet is the one at K, so the first cut comes (B + K) / C after
- * they joined, at a peak of Q0 + B + K, not a round trip through the
- * whole queue later; D's SYN-ACK then finds the first cut's plateau. */
+/* The same two flows with K = 8 packets: their windows, joining, put the
+ * queue past K at once (Q0 = 2 IW - B = 12.4 packets). The first marked
+ * packet is the one at K, so the first cut comes (B + K) / C after they
+ * joined, at a peak of Q0 + B + K, not a round trip through the whole
+ * queue later; D's SYN-ACK then finds the first cut's plateau. */
 TEST(test_transport_queue_past_k_at_once_is_cut_from_k) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
-  tp.queue_k = 16;
+  tp.queue_k = 8;
   double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
   double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
-  double k = 16, g = 1.0 / 16, c = C / pkt, b = c * rtt;
-  double t_j = hs + 7 * pkt / (C / 2), q0 = 2 * (tp.init_window + 7) - b;
+  double k = 8, g = 1.0 / 16, c = C / pkt, b = c * rtt;
+  double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
   double t_c1 = t_j + (b + k) / c, peak = q0 + b + k;
   double alpha = pow(1 - g, log2((peak + b) / 14));
   double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
-  CHECK(q0 > k && q1 > 24.5 && q1 < 25);
+  CHECK(q0 > k && q1 > 11.5 && q1 < 12);
   double small = 1000, last, wd = wire(&tp, small, &last);
-  double t1 = 57e-6, at = t1 + hs / 2;
+  double t1 = 36e-6, at = t1 + hs / 2;
   CHECK(at > t_c1 + (peak - q1) / c && at < t_c2);
   CHECK_REL(ca_queue_run(&tp, 2, 3, small, t1), t1 + hs + q1 * pkt / C + wd / C + prop + last / C,
             1e-9, "s (D: its SYN-ACK waits on the first cut's plateau)");
+}
+
+/* A message run as packets (M, host 3 to 2, 16 KiB, at 12 us) crosses
+ * host 2's port while A's and B's windows grow there in slow start (the
+ * queue of the test before, joined at 9.5 us, first cut at ~99 us): each
+ * of its packets takes its bytes' time from them, and slow start grows a
+ * window by what its ACKs deliver, so the queue there is that much
+ * lower from then on (docs/model.md, "Small flows as packets"). D's
+ * SYN-ACK at ~87 us, before the cut, finds it lower by exactly M's wire
+ * bytes at that port: its SYN, the ACK of the SYN-ACK and its data (the
+ * ACK of the receiver's FIN, H bytes, takes its time from the queue too,
+ * but is still in the port ahead of D's SYN-ACK). */
+static double ss_probe_run(const fs_transport *tp, int with_m, double m_at) {
+  fs_err err = {0, ""};
+  net n;
+  if (net_open(&n, star(4, 1000), tp)) {
+    net_close(&n);
+    return NAN;
+  }
+  add(&n, 0, 2, 10e6);
+  add(&n, 1, 2, 10e6);
+  int32_t m = with_m ? add_at(&n, 3, 2, 16384, m_at) : -1;
+  int32_t d = add_at(&n, 2, 3, 1000, 85e-6);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  if (with_m) CHECK(fs_sim_finish_s(n.s, m) < 65e-6); /* its packets gone a round trip before */
+  CHECK(!with_m || fs_sim_get_counters(n.s).packets > 0);
+  double fin = fs_sim_finish_s(n.s, d);
+  net_close(&n);
+  return fin;
+}
+
+TEST(test_transport_packets_slow_the_slow_start_queue) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  double H = tp.header_bytes, last;
+  double m_bytes = syn_of(H) + H + wire(&tp, 16384, &last);
+  double without = ss_probe_run(&tp, 0, 0), with = ss_probe_run(&tp, 1, 12e-6);
+  CHECK_REL(without - with, m_bytes / C, 1e-6, "s (D's SYN-ACK: the queue M's packets took)");
+  /* M at t = 0: its SYN crosses the port before A and B send (nothing to
+   * take), its data while their first windows go out, before their first
+   * ACKs are back: their windows join the queue that much smaller; the ACK
+   * of the receiver's FIN, at 14 us, is long out by D's SYN-ACK */
+  with = ss_probe_run(&tp, 1, 0);
+  CHECK_REL(without - with, (m_bytes - syn_of(H) + H) / C, 1e-6,
+            "s (D's SYN-ACK: M's packets in A's and B's first round)");
 }
 
 /* Persistent connections: A and B start warm at t = 0, in congestion

@@ -32,7 +32,8 @@ enum {
   EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
   EV_CC = 10,  /* rdma with DCQCN: the rate control steps (dcqcn.c) */
   EV_TAIL = 11, /* rdma with DCQCN: a flow's last byte is out of a port's queue */
-  EV_PKT_SENT = 12 /* tcp: a flow run as packets has its last byte out of its host */
+  EV_PKT_SENT = 12, /* tcp: a flow run as packets has its last byte out of its host */
+  EV_CLOCKED = 13   /* tcp: a slow-start round's first ACK is back before its window is out */
 };
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
@@ -1315,7 +1316,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   pkt_route p = packet_route(s, fi);
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
-  double w = joins ? window_pkts(s, fi, p) : 0;
+  double w = joins ? window_pkts(s, fi, p) : 0, pkt = s->tp.mss_bytes + s->tp.header_bytes;
   double next = 0; /* joining: when its first packet reaches the port of entry k */
   for (int32_t k = 0; joins && k < tf->qlink; k++) next += hop_s(s, p, k);
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
@@ -1337,7 +1338,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
         q->ca = q->ca_rate = q->ca_flows = q->ca_rtt = 0;
       if (sign > 0 && !q->episode) standing_begin(s, l);
       if (joins)
-        standing_join(s, l, x * w, x * tf->first / (s->tp.mss_bytes + s->tp.header_bytes),
+        standing_join(s, l, x * fmax(w - tf->ss_lost / pkt, 0), x * tf->first / pkt,
                       x * arrival_Bps(s, fi), reach);
     } else {
       q->burst = fmax(q->burst + sign * e * x, 0);
@@ -1587,6 +1588,46 @@ static int round_begins(fs_sim *s, int32_t fi) {
   return s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
 }
 
+/* A slow-start round of flow fi (sending, its first ACK on the way back)
+ * whose window will not be out when that ACK is back (at round_end, at its
+ * rate now) is rate-limited: from then on its ACKs come back as its packets
+ * leave the port it queues at, each letting out two (slow start), so its
+ * window no longer limits it and what it sends beyond its rate grows the
+ * queue there. EV_CLOCKED at round_end moves it out of rounds
+ * (flow_clocked). Not under the DCTCP model (its own windows grow by their
+ * ACKs) nor the source fair queue (windows wait at the source). */
+static int clocked_schedule(fs_sim *s, int32_t fi) {
+  const fs__flow *f = &s->core.flows[fi];
+  const fs__tflow *tf = TF(s, fi);
+  if (s->dq || !s->portq || s->core.src_phase || s->small[fi] || !(tf->budget < INFINITY) ||
+      f->held)
+    return 0;
+  double left = tf->budget - f->rate * (s->now - f->last_s);
+  if (f->rate > 0 && !(left > f->rate * (tf->round_end - s->now))) return 0;
+  return evq_push(s, tf->round_end, EV_CLOCKED, f->item, 0);
+}
+
+/* EV_CLOCKED: flow fi's round's first ACK is back (clocked_schedule). If
+ * its window is still going out, it leaves slow start's rounds with the
+ * window it has (the round's), which joins its ports' standing queue in
+ * its slow-start phase (standing_join): the queue model's account of
+ * windows that keep doubling until the first ECN echo. */
+static int flow_clocked(fs_sim *s, int32_t fi) {
+  if (s->tf_slot[fi] < 0) return 0; /* done since */
+  fs__flow *f = &s->core.flows[fi];
+  fs__tflow *tf = TF(s, fi);
+  if (!(tf->budget < INFINITY) || tf->round_hold || f->held ||
+      !(s->now >= tf->round_end * (1 - 1e-12)))
+    return 0; /* the window went out first, or a later round */
+  settle(s, f);
+  if (!(tf->budget > 0)) return 0; /* its window's end is this instant */
+  tf->ca_window = tf->cwnd;
+  tf->cwnd = tf->budget = tf->round_bytes = INFINITY;
+  q_update(s, fi);
+  supersede(s, f);
+  return predict(s, f);
+}
+
 /* Flow fi's (SYN-)ACK leaves its receiver now: the handshake ends, or the
  * round's first ACK is back, that much later; a flow whose window is
  * already out waits for it off its links. */
@@ -1600,9 +1641,10 @@ static int ack_left(fs_sim *s, int32_t fi) {
   uint8_t kind = tf->ack_kind;
   tf->ack_kind = 0;
   if (kind == FS__ACK_HANDSHAKE) return evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
-  if (kind != FS__ACK_ROUND || !(wait > 0)) return 0;
-  tf->round_end += wait; /* this round's end, or the next one's once it waits */
-  if (!tf->round_hold) return 0;
+  if (kind != FS__ACK_ROUND) return 0;
+  if (wait > 0) tf->round_end += wait; /* this round's end, or the next one's once it waits */
+  if (!tf->round_hold) return clocked_schedule(s, fi);
+  if (!(wait > 0)) return 0;
   supersede(s, f);
   tf->ack_base += wait;
   return reenter_at(s, f, tf->ack_base);
@@ -2090,6 +2132,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_ACK:
       return ack_left(s, it->idx);
+    case EV_CLOCKED:
+      return flow_clocked(s, it->idx);
     case EV_TAIL:
       return cc_tail(s, it->idx, s->dq->tail_hop[it->idx]);
     case EV_CC:
@@ -2414,9 +2458,23 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
   }
   if (!may_take || !(c->load[l] >= c->cap_Bps[l] * (1 - 1e-6))) return 0;
   double k = bytes / c->cap_Bps[l];
+  /* Slow start grows a window by what its ACKs deliver: what a packet
+   * displaces from a slow-starting flow is growth its window loses. Its
+   * part of the standing queue in slow start is that much lower; a flow
+   * still in its rounds keeps the loss for when it joins (q_spread). */
+  int ss = s->portq && !s->tp.persistent;
   for (int32_t j = 0; j < a->n; j++) {
-    const fs__flow *f = &c->flows[a->flow[j]];
-    s->pk_owed[a->flow[j]] += k * f->rate * f->w[a->slot[j]];
+    int32_t g = a->flow[j];
+    const fs__flow *f = &c->flows[g];
+    double x = k * f->rate * f->w[a->slot[j]];
+    s->pk_owed[g] += x;
+    if (ss && s->tf_slot[g] >= 0 && TF(s, g)->budget < INFINITY) TF(s, g)->ss_lost += x;
+  }
+  fs__portq *q = ss ? &s->portq[l] : NULL;
+  if (q && q->n_ca && q->phase == FS__SQ_SLOW_START) {
+    standing_advance(s, l);
+    double lost = bytes / (s->tp.mss_bytes + s->tp.header_bytes) * q->ca_rate / c->load[l];
+    q->climb = fmax(q->climb - lost, 0);
   }
   return 1;
 }

@@ -189,6 +189,7 @@ typedef struct fs__tflow {
                        * (engine.c, pk_fluid) */
   uint8_t qwin;       /* a new window: all of it is upstream when it queues */
   double ca_window;   /* a new connection's window when it left slow start (bytes) */
+  double ss_lost;     /* in slow start's rounds: the bytes packets displaced from it */
   double inject_left; /* source fair queue: the round's bytes not yet out of the
                        * source, as of when it last joined its link's queue */
   double tag;         /* while waiting: when the window is out, on its source

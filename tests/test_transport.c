@@ -833,6 +833,37 @@ TEST(test_transport_packets_slow_the_slow_start_queue) {
             "s (D's SYN-ACK: M's packets in A's and B's first round)");
 }
 
+/* Where the queue is: E0 and E1 (hosts 0 and 1, one leaf, to host 2 on
+ * the other) merge at their leaf's uplink and reach host 2's port no
+ * faster than that link sends, so their standing queue is at the uplink
+ * (docs/model.md, "Queues at switch ports"), not at host 2's port, which
+ * their rates (C / 2 each, set by host 2's link) fill. D (host 3, beside
+ * host 2, to host 2, 1000 bytes at 1 ms) crosses only host 2's port: its
+ * handshake and data wait for nothing there, and it takes C / 3 from
+ * then on; the same D in the star before, where A and B meet at host 2's
+ * port, waits DCTCP's mean queue twice. */
+TEST(test_transport_queue_where_flows_merge) {
+  fs_err err = {0, ""};
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
+  net n;
+  if (net_open(&n, two_leaves_flat(), &tp)) {
+    net_close(&n);
+    return;
+  }
+  int32_t e0 = add(&n, 0, 2, 10e6), e1 = add(&n, 1, 2, 10e6);
+  double t1 = 1e-3, bytes = 1000;
+  int32_t d = add_at(&n, 3, 2, bytes, t1);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  CHECK(fs_sim_finish_s(n.s, e0) > t1 + 100e-6 && fs_sim_finish_s(n.s, e1) > t1 + 100e-6);
+  double H = tp.header_bytes, prop = 2 * LAT, last;
+  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, wd = wire(&tp, bytes, &last);
+  CHECK_REL(fs_sim_finish_s(n.s, d), t1 + hs + wd / (C / 3) + prop + last / C, 1e-9,
+            "s (D: no queue at host 2's port)");
+  net_close(&n);
+}
+
 /* Persistent connections: A and B start warm at t = 0, in congestion
  * avoidance with windows of max(IW, ceil(C RTT)) packets, which together
  * fill C RTT and queue the rest, Q0 = 2 W - C RTT (12.4 packets): it

@@ -1044,6 +1044,54 @@ static double queue_mult(const fs_sim *s, int32_t fi, int32_t l) {
   return s->paths && s->paths[fi].links ? s->paths[fi].orbit / s->lorb[l] : 1;
 }
 
+/* Saturated link l's flows, all of them, may come over the same links
+ * before it: then their packets merge, and queue, where the first of
+ * those links leaves a switch, and reach l no faster than it sends (E0
+ * and E1 into one host over the same aggregation switch queue at its
+ * port, not at the host's). Sets portq[l].merge_back to how many links
+ * before l that is, along single-link levels whose rates do not rise
+ * towards l; 0 under a symmetry (a quotient's representatives do not
+ * say which images share a link) or when a flow has no such link. Cached
+ * by l's flows' version; returns whether it changed. */
+static int merge_back(fs_sim *s, int32_t l) {
+  const fs__simcore *c = &s->core;
+  const fs__link_active *a = &c->active[l];
+  fs__portq *q = &s->portq[l];
+  if (q->merge_ver == a->version + 1u) return 0;
+  int32_t back = 0;
+  const int32_t *ref = NULL;
+  int32_t ref_i = 0;
+  for (int32_t j = 0; j < a->n && !s->paths; j++) {
+    pkt_route p = packet_route(s, a->flow[j]);
+    int32_t i = 0;
+    while (i < p.n && p.links[i] != l) i++;
+    if (i == p.n || p.w[i] != 1) {
+      back = 0;
+      break;
+    }
+    int32_t b = 0;
+    if (!ref) { /* as far back as the first flow's route allows */
+      ref = p.links;
+      ref_i = i;
+      const fs_topo *t = c->t;
+      while (i - b - 1 >= 0 && p.w[i - b - 1] == 1 &&
+             t->nodes[t->links[p.links[i - b - 1]].from].kind == FS_NODE_SWITCH &&
+             c->cap_Bps[p.links[i - b - 1]] <= c->cap_Bps[p.links[i - b]])
+        b++;
+    } else {
+      while (b < back && i - b - 1 >= 0 && p.w[i - b - 1] == 1 &&
+             p.links[i - b - 1] == ref[ref_i - b - 1])
+        b++;
+    }
+    back = b;
+    if (!back) break;
+  }
+  int changed = back != q->merge_back;
+  q->merge_back = back;
+  q->merge_ver = a->version + 1u;
+  return changed;
+}
+
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
  * A flow's packets queue at the first level of its packet route with a
  * link that is saturated and can bind: downstream they arrive no faster
@@ -1075,6 +1123,8 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
       if (sat) {
         *k0 = first;
         *k1 = k + 1;
+        if (first == k && s->portq[l].merge_ver == c->active[l].version + 1u)
+          *k0 = *k1 = first - s->portq[l].merge_back, ++*k1; /* where its flows merge */
         return 1;
       }
       level++;
@@ -1690,6 +1740,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
       a->cap = ncap;
     }
     if (a->n == 0) a->busy_since = s->now;
+    a->version++;
     c->arrived[l] = 1;
     a->flow[a->n] = fi;
     a->slot[a->n] = k;
@@ -1751,6 +1802,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
     if (take > c->gone_max[l]) c->gone_max[l] = take;
     int32_t pos = c->pos[f->pos + k];
     int32_t last = --a->n;
+    a->version++;
     if (pos != last) {
       a->flow[pos] = a->flow[last];
       a->slot[pos] = a->slot[last];
@@ -2325,6 +2377,7 @@ static int rerate(fs_sim *s) {
                     c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
       s->portq[l].flipped = sat != s->portq[l].saturated;
       s->portq[l].saturated = sat;
+      if (sat && merge_back(s, l)) s->portq[l].flipped = 1;
     }
     for (int32_t i = 0; i < s->mm.n_comp_flows; i++) q_update(s, s->mm.comp_flows[i]);
     /* a link that saturated or stopped can move where the other flows on it

@@ -57,6 +57,7 @@ typedef struct fs__link_active {
   int32_t *flow; /* flow index */
   int32_t *slot; /* index into the flow's route slice */
   int32_t n, cap;
+  uint32_t version; /* changes whenever a flow comes or goes */
   double busy_since;
 } fs__link_active;
 
@@ -221,7 +222,9 @@ typedef struct fs__portq {
   uint8_t phase, episode; /* FS__SQ_* of the standing queue; whether one is under way */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
-  uint8_t flipped;   /* saturated changed in the re-rating under way */
+  uint8_t flipped;   /* saturated (or merge_back) changed in the re-rating under way */
+  int32_t merge_back; /* where its flows merge, in links before it (engine.c, merge_back) */
+  uint32_t merge_ver; /* its flows' version (fs__link_active) merge_back is of, + 1 */
 } fs__portq;
 
 /* Fills tf for flow f (its route whole, capacities in core->cap_Bps) and

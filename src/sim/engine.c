@@ -2225,12 +2225,15 @@ static int window_sent(fs_sim *s, int32_t fi) {
   fs__flow *f = &c->flows[fi];
   fs__tflow *tf = TF(s, fi);
   settle(s, f);
+  double was = tf->cwnd;
   tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
   if (s->dq) /* DCTCP: the next round, or a window that now grows by its ACKs */
     fs__dcqcn_slow_start(s->dq, fi, tf->cwnd, next < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
   if (!(next < INFINITY)) {
-    tf->ca_window = tf->cwnd;
+    /* its standing queue grows by the round's ACKs from when the first is
+     * back: what is out then is the round's window */
+    tf->ca_window = was;
     tf->cwnd = INFINITY;
   }
   tf->round_bytes = next;

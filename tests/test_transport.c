@@ -763,6 +763,46 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
             1e-9, "s (E: its SYN and its data wait)");
 }
 
+/* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and
+ * B's first flights (7 segments each, 14 w / C = 10.1 us) are out before
+ * their first ACKs are back, so they wait for them; the window then
+ * covers B (IW + 7 = 17 segments) and they leave slow start's rounds at
+ * t_j = handshake + RTT. What is out then is the round's window, IW each:
+ * the queue starts at 2 IW - B = 4.1 packets and grows by their ACKs, at
+ * C, not from the next window (2 (IW + 7) - B). D's SYN-ACK meets it. */
+static double ca_queue_run_lat(const fs_transport *tp, int64_t lat_ns, double t1) {
+  fs_err err = {0, ""};
+  net n;
+  if (net_open(&n, star(4, lat_ns), tp)) {
+    net_close(&n);
+    return NAN;
+  }
+  add(&n, 0, 2, 10e6);
+  add(&n, 1, 2, 10e6);
+  int32_t d = add_at(&n, 2, 3, 1000, t1);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  double fin = fs_sim_finish_s(n.s, d);
+  net_close(&n);
+  return fin;
+}
+
+TEST(test_transport_window_limited_round_joins_with_its_window) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
+  double lat = 2.5e-6, P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * lat;
+  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double c = C / pkt, b = c * rtt, k = 65;
+  CHECK(14 * pkt / C < rtt && 2 * (tp.init_window + 7) > b && tp.init_window + 7 > b); /* the case */
+  double t_j = hs + rtt, q0 = 2 * tp.init_window - b, t_k = t_j + (k - q0) / c;
+  double small = 1000, last, wd = wire(&tp, small, &last);
+  double t1 = 30e-6, at = t1 + hs / 2;
+  CHECK(at > t_j && at < t_k);
+  double q = q0 + c * (at - t_j);
+  CHECK_REL(ca_queue_run_lat(&tp, 2500, t1), t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9,
+            "s (D: its SYN-ACK waits)");
+}
+
 /* The same two flows with K = 8 packets: their windows, joining, put the
  * queue past K at once (Q0 = 2 IW - B = 12.4 packets). The first marked
  * packet is the one at K, so the first cut comes (B + K) / C after they

@@ -76,6 +76,16 @@ static void net_close(net *n) {
 }
 
 /* A flow on the shortest path from src to dst, starting at start_s. */
+/* net_open under tcp's defaults with every flow fluid (packet_bytes 0:
+ * the fluid tcp model alone); nonzero (and closed) if it failed. */
+static int fluid_tcp_open(net *n, fs_topo *t, fs_transport *tp) {
+  fs_transport_defaults(FS_TRANSPORT_TCP, tp);
+  tp->packet_bytes = 0;
+  if (!net_open(n, t, tp)) return 0;
+  net_close(n);
+  return 1;
+}
+
 static int32_t add_at(net *n, int32_t src, int32_t dst, double bytes, double start_s) {
   fs_route rt;
   fs_route_init(&rt);
@@ -707,11 +717,11 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
  * host 3 half a handshake after t1; E (host 3 to 2, two whole packets)
  * with its SYN and again with its data, which the FIFO port serves after
  * the queue before E takes its share C / 3. */
-static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
-                           double t1) {
+static double ca_queue_run_at(const fs_transport *tp, int64_t lat_ns, int32_t src, int32_t dst,
+                              double bytes, double t1) {
   fs_err err = {0, ""};
   net n;
-  if (net_open(&n, star(4, 1000), tp)) {
+  if (net_open(&n, star(4, lat_ns), tp)) {
     net_close(&n);
     return NAN;
   }
@@ -723,6 +733,11 @@ static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, dou
   double fin = fs_sim_finish_s(n.s, d);
   net_close(&n);
   return fin;
+}
+
+static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
+                           double t1) {
+  return ca_queue_run_at(tp, 1000, src, dst, bytes, t1);
 }
 
 TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
@@ -770,22 +785,6 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
  * t_j = handshake + RTT. What is out then is the round's window, IW each:
  * the queue starts at 2 IW - B = 4.1 packets and grows by their ACKs, at
  * C, not from the next window (2 (IW + 7) - B). D's SYN-ACK meets it. */
-static double ca_queue_run_lat(const fs_transport *tp, int64_t lat_ns, double t1) {
-  fs_err err = {0, ""};
-  net n;
-  if (net_open(&n, star(4, lat_ns), tp)) {
-    net_close(&n);
-    return NAN;
-  }
-  add(&n, 0, 2, 10e6);
-  add(&n, 1, 2, 10e6);
-  int32_t d = add_at(&n, 2, 3, 1000, t1);
-  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
-  double fin = fs_sim_finish_s(n.s, d);
-  net_close(&n);
-  return fin;
-}
-
 TEST(test_transport_window_limited_round_joins_with_its_window) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
@@ -799,7 +798,7 @@ TEST(test_transport_window_limited_round_joins_with_its_window) {
   double t1 = 30e-6, at = t1 + hs / 2;
   CHECK(at > t_j && at < t_k);
   double q = q0 + c * (at - t_j);
-  CHECK_REL(ca_queue_run_lat(&tp, 2500, t1), t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9,
+  CHECK_REL(ca_queue_run_at(&tp, 2500, 2, 3, small, t1), t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9,
             "s (D: its SYN-ACK waits)");
 }
 
@@ -885,13 +884,8 @@ TEST(test_transport_packets_slow_the_slow_start_queue) {
 TEST(test_transport_queue_where_flows_merge) {
   fs_err err = {0, ""};
   fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  tp.packet_bytes = 0; /* the fluid tcp model alone */
   net n;
-  if (net_open(&n, two_leaves_flat(), &tp)) {
-    net_close(&n);
-    return;
-  }
+  if (fluid_tcp_open(&n, two_leaves_flat(), &tp)) return;
   int32_t e0 = add(&n, 0, 2, 10e6), e1 = add(&n, 1, 2, 10e6);
   double t1 = 1e-3, bytes = 1000;
   int32_t d = add_at(&n, 3, 2, bytes, t1);

@@ -1101,9 +1101,12 @@ static int merge_back(fs_sim *s, int32_t l) {
  * spreads over its switch ports as the packets do, by weight: the same
  * rule for every image of a flow under a symmetry, so a quotient holds
  * each orbit's queues exactly. A link that cannot bind (prune.c) is at
- * most exactly full, with no excess arriving; it never queues, whether or
- * not it is left out of the rating, which keeps the results the same
- * either way. Sets [*k0, *k1) in the packet route; 0 if none. */
+ * most exactly full; it never queues for itself, whether or not it is left
+ * out of the rating, which keeps the results the same either way. But
+ * where all of a saturated one-link level's flows come over the same links
+ * (merge_back, as of the batch's re-rating), their packets queue at the
+ * first of those, upstream, whatever can bind there. Sets [*k0, *k1) in
+ * the packet route; 0 if none. */
 static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   const fs__simcore *c = &s->core;
   pkt_route p = packet_route(s, fi);
@@ -1123,8 +1126,10 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
       if (sat) {
         *k0 = first;
         *k1 = k + 1;
-        if (first == k && s->portq[l].merge_ver == c->active[l].version + 1u)
-          *k0 = *k1 = first - s->portq[l].merge_back, ++*k1; /* where its flows merge */
+        if (first == k && s->portq[l].merge_ver == c->active[l].version + 1u) {
+          *k0 = first - s->portq[l].merge_back; /* where its flows merge (merge_back) */
+          *k1 = *k0 + 1;
+        }
         return 1;
       }
       level++;

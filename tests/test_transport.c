@@ -75,7 +75,6 @@ static void net_close(net *n) {
   fs_topo_free(n->t);
 }
 
-/* A flow on the shortest path from src to dst, starting at start_s. */
 /* net_open under tcp's defaults with every flow fluid (packet_bytes 0:
  * the fluid tcp model alone); nonzero (and closed) if it failed. */
 static int fluid_tcp_open(net *n, fs_topo *t, fs_transport *tp) {
@@ -86,6 +85,7 @@ static int fluid_tcp_open(net *n, fs_topo *t, fs_transport *tp) {
   return 1;
 }
 
+/* A flow on the shortest path from src to dst, starting at start_s. */
 static int32_t add_at(net *n, int32_t src, int32_t dst, double bytes, double start_s) {
   fs_route rt;
   fs_route_init(&rt);
@@ -717,8 +717,10 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
  * host 3 half a handshake after t1; E (host 3 to 2, two whole packets)
  * with its SYN and again with its data, which the FIFO port serves after
  * the queue before E takes its share C / 3. */
+/* (Links of lat_ns; with m_at >= 0 also M, host 3 to 2, 16 KiB at m_at,
+ * run as packets, whose finish goes to *m_fin.) */
 static double ca_queue_run_at(const fs_transport *tp, int64_t lat_ns, int32_t src, int32_t dst,
-                              double bytes, double t1) {
+                              double bytes, double t1, double m_at, double *m_fin) {
   fs_err err = {0, ""};
   net n;
   if (net_open(&n, star(4, lat_ns), tp)) {
@@ -726,10 +728,15 @@ static double ca_queue_run_at(const fs_transport *tp, int64_t lat_ns, int32_t sr
     return NAN;
   }
   int32_t a = add(&n, 0, 2, 10e6), b = add(&n, 1, 2, 10e6);
+  int32_t m = m_at >= 0 ? add_at(&n, 3, 2, 16384, m_at) : -1;
   int32_t d = add_at(&n, src, dst, bytes, t1);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   CHECK(fs_sim_finish_s(n.s, a) > t1 + 100e-6); /* A and B still send at C / 2 */
   CHECK(fs_sim_finish_s(n.s, b) > t1 + 100e-6);
+  if (m >= 0) {
+    CHECK(fs_sim_get_counters(n.s).packets > 0);
+    *m_fin = fs_sim_finish_s(n.s, m);
+  }
   double fin = fs_sim_finish_s(n.s, d);
   net_close(&n);
   return fin;
@@ -737,7 +744,7 @@ static double ca_queue_run_at(const fs_transport *tp, int64_t lat_ns, int32_t sr
 
 static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
                            double t1) {
-  return ca_queue_run_at(tp, 1000, src, dst, bytes, t1);
+  return ca_queue_run_at(tp, 1000, src, dst, bytes, t1, -1, NULL);
 }
 
 TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
@@ -792,14 +799,15 @@ TEST(test_transport_window_limited_round_joins_with_its_window) {
   double lat = 2.5e-6, P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * lat;
   double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
   double c = C / pkt, b = c * rtt, k = 65;
-  CHECK(14 * pkt / C < rtt && 2 * (tp.init_window + 7) > b && tp.init_window + 7 > b); /* the case */
+  /* the case: a window-limited first round, past B after it */
+  CHECK(14 * pkt / C < rtt && 2 * (tp.init_window + 7) > b && tp.init_window + 7 > b);
   double t_j = hs + rtt, q0 = 2 * tp.init_window - b, t_k = t_j + (k - q0) / c;
   double small = 1000, last, wd = wire(&tp, small, &last);
   double t1 = 30e-6, at = t1 + hs / 2;
   CHECK(at > t_j && at < t_k);
   double q = q0 + c * (at - t_j);
-  CHECK_REL(ca_queue_run_at(&tp, 2500, 2, 3, small, t1), t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9,
-            "s (D: its SYN-ACK waits)");
+  CHECK_REL(ca_queue_run_at(&tp, 2500, 2, 3, small, t1, -1, NULL),
+            t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9, "s (D: its SYN-ACK waits)");
 }
 
 /* The same two flows with K = 8 packets: their windows, joining, put the
@@ -837,22 +845,9 @@ TEST(test_transport_queue_past_k_at_once_is_cut_from_k) {
  * bytes at that port: its SYN, the ACK of the SYN-ACK and its data (the
  * ACK of the receiver's FIN, H bytes, takes its time from the queue too,
  * but is still in the port ahead of D's SYN-ACK). */
-static double ss_probe_run(const fs_transport *tp, int with_m, double m_at) {
-  fs_err err = {0, ""};
-  net n;
-  if (net_open(&n, star(4, 1000), tp)) {
-    net_close(&n);
-    return NAN;
-  }
-  add(&n, 0, 2, 10e6);
-  add(&n, 1, 2, 10e6);
-  int32_t m = with_m ? add_at(&n, 3, 2, 16384, m_at) : -1;
-  int32_t d = add_at(&n, 2, 3, 1000, 85e-6);
-  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
-  if (with_m) CHECK(fs_sim_finish_s(n.s, m) < 65e-6); /* its packets gone a round trip before */
-  CHECK(!with_m || fs_sim_get_counters(n.s).packets > 0);
-  double fin = fs_sim_finish_s(n.s, d);
-  net_close(&n);
+static double ss_probe_run(const fs_transport *tp, double m_at) {
+  double m_fin = 0, fin = ca_queue_run_at(tp, 1000, 2, 3, 1000, 85e-6, m_at, &m_fin);
+  if (m_at >= 0) CHECK(m_fin < 65e-6); /* its packets gone a round trip before */
   return fin;
 }
 
@@ -861,13 +856,13 @@ TEST(test_transport_packets_slow_the_slow_start_queue) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   double H = tp.header_bytes, last;
   double m_bytes = syn_of(H) + H + wire(&tp, 16384, &last);
-  double without = ss_probe_run(&tp, 0, 0), with = ss_probe_run(&tp, 1, 12e-6);
+  double without = ss_probe_run(&tp, -1), with = ss_probe_run(&tp, 12e-6);
   CHECK_REL(without - with, m_bytes / C, 1e-6, "s (D's SYN-ACK: the queue M's packets took)");
   /* M at t = 0: its SYN crosses the port before A and B send (nothing to
    * take), its data while their first windows go out, before their first
    * ACKs are back: their windows join the queue that much smaller; the ACK
    * of the receiver's FIN, at 14 us, is long out by D's SYN-ACK */
-  with = ss_probe_run(&tp, 1, 0);
+  with = ss_probe_run(&tp, 0);
   CHECK_REL(without - with, (m_bytes - syn_of(H) + H) / C, 1e-6,
             "s (D's SYN-ACK: M's packets in A's and B's first round)");
 }

@@ -1092,6 +1092,14 @@ static int merge_back(fs_sim *s, int32_t l) {
   return changed;
 }
 
+/* Whether link l is saturated and can bind, so that packets queue at its
+ * port (queue_level; the saturated flag of rerate). */
+static int queues_full(const fs_sim *s, int32_t l) {
+  const fs__simcore *c = &s->core;
+  return (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
+         c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+}
+
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
  * A flow's packets queue at the first level of its packet route with a
  * link that is saturated and can bind: downstream they arrive no faster
@@ -1117,10 +1125,7 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   int32_t level = 0, first = 0, sat = 0;
   for (int32_t k = 0; k < p.n; k++) {
     int32_t l = sim_link(s, fi, p.links[k]);
-    double cap = c->cap_Bps[l];
-    if (!(level == 0 && skip0) && (!s->can_bind || s->can_bind[l]) && cap > 0 &&
-        c->load[l] >= cap * (1 - 1e-9))
-      sat = 1;
+    if (!(level == 0 && skip0) && queues_full(s, l)) sat = 1;
     acc += p.w[k];
     if (acc >= level + 1 - 1e-6 || k == p.n - 1) { /* the level ends */
       if (sat) {
@@ -2381,8 +2386,7 @@ static int rerate(fs_sim *s) {
   if (s->portq) { /* the loads are final: where each flow queues, and how much */
     for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
       int32_t l = s->mm.comp_links[i];
-      uint8_t sat = (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
-                    c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+      uint8_t sat = (uint8_t)queues_full(s, l);
       s->portq[l].flipped = sat != s->portq[l].saturated;
       s->portq[l].saturated = sat;
       if (sat && merge_back(s, l)) s->portq[l].flipped = 1;
@@ -2529,7 +2533,8 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
     const fs__flow *f = &c->flows[g];
     double x = k * f->rate * f->w[a->slot[j]];
     s->pk_owed[g] += x;
-    if (ss && s->tf_slot[g] >= 0 && TF(s, g)->budget < INFINITY) TF(s, g)->ss_lost += x;
+    fs__tflow *tf = ss && s->tf_slot[g] >= 0 ? TF(s, g) : NULL;
+    if (tf && tf->budget < INFINITY) tf->ss_lost += x;
   }
   fs__portq *q = ss ? &s->portq[l] : NULL;
   if (q && q->n_ca && q->phase == FS__SQ_SLOW_START) {

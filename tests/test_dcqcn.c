@@ -258,6 +258,27 @@ TEST(test_dctcp_incast_keeps_the_port_busy) {
   incast_keeps_the_port_busy(&on);
 }
 
+/* The same incast with one 128 KiB message among the 1 MiB ones, run as
+ * packets beside the fluid (docs/model.md, "Small flows as packets"):
+ * where they fill the port each packet takes its own bytes from the fluid
+ * flows, so the port still carries every byte once, busy throughout. The
+ * fluid rates here are the senders' offers (15 C at first, every window
+ * open): taken as shares of C, each packet had cost the fluid 15 times
+ * its bytes (the 16:1 unequal incast of docs/validation.md ran 10 % long). */
+TEST(test_dctcp_packets_in_an_incast_take_only_their_bytes) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp); /* packets of up to 256 KiB */
+  tp.persistent = 1;
+  tp.dcqcn = 1;
+  CHECK(tp.packet_bytes >= 128 * 1024);
+  msg m[16];
+  for (int i = 0; i < 16; i++) m[i] = (msg){i, 16, i ? 1 << 20 : 128 * 1024, 0};
+  double last, w = wire(&tp, 1 << 20, &last), ws = wire(&tp, 128 * 1024, NULL);
+  double bytes = (15 * w + ws) / C, x = run(star(17), &tp, m, 16, NULL);
+  CHECK(x >= bytes);
+  CHECK(x <= bytes + 2 * LAT + last / C + 4 * LAT + 2 * (tp.mss_bytes + 2 * tp.header_bytes) / C);
+}
+
 TEST(test_dctcp_two_tier_queue_passes_on_what_it_holds) {
   fs_transport on = dctcp(1);
   two_tier_queue_passes_on_what_it_holds(&on);

@@ -2497,6 +2497,8 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     out->rtt_s = k ? sum / k : 0;
   }
   if (s->dq) {
+    /* (the rates are the senders' offers: what passes is at most C) */
+    out->rate_Bps = fmin(out->rate_Bps, s->core.cap_Bps[l]);
     out->queue_s = port_queue_s(s, l);
   } else if (s->portq) {
     fs__portq *q = &s->portq[l];
@@ -2522,7 +2524,10 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
     return 0;
   }
   if (!may_take || !(c->load[l] >= c->cap_Bps[l] * (1 - 1e-6))) return 0;
-  double k = bytes / c->cap_Bps[l];
+  /* Under the DCQCN and DCTCP models the rates are the senders' offers,
+   * whose sum can be many times the capacity (the excess queues): the
+   * packet still displaces its own bytes only, split by rate. */
+  double k = bytes / fmax(c->load[l], c->cap_Bps[l]);
   /* Slow start grows a window by what its ACKs deliver: what a packet
    * displaces from a slow-starting flow is growth its window loses. Its
    * part of the standing queue in slow start is that much lower; a flow

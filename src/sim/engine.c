@@ -2238,8 +2238,10 @@ static int window_sent(fs_sim *s, int32_t fi) {
   double was = tf->cwnd;
   tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
   double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
-  if (s->dq) /* DCTCP: the next round, or a window that now grows by its ACKs */
-    fs__dcqcn_slow_start(s->dq, fi, tf->cwnd, next < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
+  if (s->dq) /* DCTCP: the next round, or the round's window (all in flight),
+              * which from now on grows by its ACKs as they come back */
+    fs__dcqcn_slow_start(s->dq, fi, next < INFINITY ? tf->cwnd : was,
+                         next < INFINITY ? FS__SS_ROUNDS : FS__SS_GROW);
   if (!(next < INFINITY)) {
     /* its standing queue grows by the round's ACKs from when the first is
      * back: what is out then is the round's window */

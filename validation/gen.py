@@ -192,6 +192,17 @@ CASES = {
                                    {"type": "fattree", "k": 8, "gbps": 100,
                                     "latency_ns": 1000},
                                    staggered(128, 2000, 800000, 1250000, 7)),
+    # Added 2026-12-06 (fifteenth session): a small, repeatable piece of
+    # staggered-fattree8 (ns-3 holds its per-flow times to 0.0 % when
+    # their starts move by < 100 ns), where flows of unequal round trips
+    # share one FIFO port.
+    "incast6-mixed-rtt": scenario("staggered-fattree8's 6 messages to host 7 that start in its "
+                                  "first 140 us: one from the host's edge switch (2 hops), five "
+                                  "from other pods (6 hops), 0.8 MB each, fat-tree k=8, ECMP",
+                                  {"type": "fattree", "k": 8, "gbps": 100,
+                                   "latency_ns": 1000},
+                                  [f for f in staggered(128, 2000, 800000, 1250000, 7)
+                                   if f["dst"] == 7 and f["start_ns"] < 140000]),
 }
 
 

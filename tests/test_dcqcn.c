@@ -361,12 +361,13 @@ TEST(test_dctcp_new_lone_flow_is_the_tcp_flow) {
  * IW + segments ACKed), so before its first ACK is back it has sent its
  * first flight (the SYN's window, 7 segments) and at most IW segments.
  * Two 8 MiB flows into one port of a star with 2.5 us links: RTT =
- * 4 L + 2 (P + 2 H) / C = 11.4 us, B = 15.9 segments; the first flight is
+ * 4 L + 2 (P + H) / C = 11.4 us (a full packet P and its ACK H per hop),
+ * B = 15.9 segments; the first flight is
  * out 5 us after the handshake and the next window (IW + 7 = 17) covers
  * B, so the flows leave the rounds then; no ACK is back before
  * 4 L + RTT (the handshake's and the round trip's propagation). (What the
  * window is at the first echo, which the cut halves, is not seen here:
- * validation/results.md, "Fifteenth session".) */
+ * docs/validation.md, "Fifteenth session".) */
 TEST(test_dctcp_new_leaves_the_rounds_with_the_window_in_flight) {
   fs_transport tp = dctcp(1);
   tp.persistent = 0;

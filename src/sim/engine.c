@@ -215,6 +215,9 @@ static inline fs__tflow *TF(const fs_sim *s, int32_t fi) {
   return &s->tf_chunk[k / TF_CHUNK][k % TF_CHUNK];
 }
 
+/* A full packet's bytes on the wire (a segment and its headers). */
+static double full_packet(const fs_sim *s) { return s->tp.mss_bytes + s->tp.header_bytes; }
+
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   fs_sim *s = calloc(1, sizeof(*s));
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
@@ -1026,7 +1029,7 @@ static double tail_wait(const fs_sim *s, int32_t fi) {
   const fs__flow *f = &s->core.flows[fi];
   double rate = f->last_s < s->now || !s->tail_rate ? f->rate : s->tail_rate[fi];
   if (!(rate > 0)) return 0;
-  double gap = (s->tp.mss_bytes + s->tp.header_bytes) / rate;
+  double gap = full_packet(s) / rate;
   if (s->tf_slot) gap += TF(s, fi)->tail_pause;
   return s->tail_reach[fi] > gap ? s->tail_reach[fi] - gap : 0;
 }
@@ -1044,6 +1047,11 @@ static double queue_mult(const fs_sim *s, int32_t fi, int32_t l) {
   return s->paths && s->paths[fi].links ? s->paths[fi].orbit / s->lorb[l] : 1;
 }
 
+/* Whether portq[l].merge_back is of l's flows as they are now. */
+static int merge_current(const fs_sim *s, int32_t l) {
+  return s->portq[l].merge_ver == s->core.active[l].version + 1u;
+}
+
 /* Saturated link l's flows, all of them, may come over the same links
  * before it: then their packets merge, and queue, where the first of
  * those links leaves a switch, and reach l no faster than it sends (E0
@@ -1057,7 +1065,7 @@ static int merge_back(fs_sim *s, int32_t l) {
   const fs__simcore *c = &s->core;
   const fs__link_active *a = &c->active[l];
   fs__portq *q = &s->portq[l];
-  if (q->merge_ver == a->version + 1u) return 0;
+  if (merge_current(s, l)) return 0;
   int32_t back = 0;
   const int32_t *ref = NULL;
   int32_t ref_i = 0;
@@ -1131,7 +1139,7 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
       if (sat) {
         *k0 = first;
         *k1 = k + 1;
-        if (first == k && s->portq[l].merge_ver == c->active[l].version + 1u) {
+        if (first == k && merge_current(s, l)) {
           *k0 = first - s->portq[l].merge_back; /* where its flows merge (merge_back) */
           *k1 = *k0 + 1;
         }
@@ -1157,7 +1165,7 @@ static double port_k_pkts(const fs_sim *s, int32_t l) {
  * "Data Center TCP (DCTCP)", SIGCOMM 2010, 3.3). */
 static double dctcp_mean_pkts(const fs_sim *s, int32_t l) {
   const fs__portq *q = &s->portq[l];
-  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double pkt = full_packet(s);
   double k = port_k_pkts(s, l);
   double n = q->ca_flows > 0 ? q->ca_flows : 0;
   double bdp = n > 0 ? s->core.cap_Bps[l] * (q->ca_rtt / n) / pkt : 0;
@@ -1169,7 +1177,7 @@ static double dctcp_mean_pkts(const fs_sim *s, int32_t l) {
  * its flows in congestion avoidance (some). */
 static double port_bdp_pkts(const fs_sim *s, int32_t l) {
   const fs__portq *q = &s->portq[l];
-  double c = s->core.cap_Bps[l] / (s->tp.mss_bytes + s->tp.header_bytes);
+  double c = s->core.cap_Bps[l] / full_packet(s);
   return c * q->ca_rtt / q->ca_flows;
 }
 
@@ -1207,7 +1215,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
     q->episode = 0;
     return;
   }
-  double pkt = s->tp.mss_bytes + s->tp.header_bytes, c = s->core.cap_Bps[l] / pkt;
+  double pkt = full_packet(s), c = s->core.cap_Bps[l] / pkt;
   double b = port_bdp_pkts(s, l);
   double k = port_k_pkts(s, l), g = 1.0 / 16;
   while (t < s->now) {
@@ -1279,7 +1287,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
  * reference's warm-up): max(IW, ceil(C RTT)) packets (C the rate of the
  * first link of its packet route p). */
 static double window_pkts(const fs_sim *s, int32_t fi, pkt_route p) {
-  double pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double pkt = full_packet(s);
   const fs__tflow *tf = TF(s, fi);
   if (!s->tp.persistent) return tf->ca_window / pkt;
   double cap = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
@@ -1356,7 +1364,7 @@ static double arrival_Bps(const fs_sim *s, int32_t fi) {
  * and the link's latency (store and forward). */
 static double hop_s(const fs_sim *s, pkt_route p, int32_t k) {
   const fs_link *lk = &s->core.t->links[p.links[k]];
-  return (s->tp.mss_bytes + s->tp.header_bytes) * 8 / lk->capacity_bps +
+  return full_packet(s) * 8 / lk->capacity_bps +
          (double)lk->latency_ns * 1e-9;
 }
 
@@ -1376,7 +1384,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
   pkt_route p = packet_route(s, fi);
   /* joining congestion avoidance: its window's part of the standing queue */
   int joins = tf->qca && sign > 0 && !tf->climbed;
-  double w = joins ? window_pkts(s, fi, p) : 0, pkt = s->tp.mss_bytes + s->tp.header_bytes;
+  double w = joins ? window_pkts(s, fi, p) : 0, pkt = full_packet(s);
   double next = 0; /* joining: when its first packet reaches the port of entry k */
   for (int32_t k = 0; joins && k < tf->qlink; k++) next += hop_s(s, p, k);
   for (int32_t k = tf->qlink; k < tf->qend; k++) {
@@ -1491,7 +1499,7 @@ static double standing_bytes(fs_sim *s, int32_t l) {
     double top = dctcp_mean_pkts(s, l);
     if (top < pkts) pkts = top;
   }
-  double k = pkts * (s->tp.mss_bytes + s->tp.header_bytes);
+  double k = pkts * full_packet(s);
   return q->ca < k ? q->ca : k;
 }
 
@@ -1527,7 +1535,7 @@ static double port_standing_s(fs_sim *s, int32_t l) {
 static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
-  double full = (s->tp.mss_bytes + s->tp.header_bytes) / s->core.cap_Bps[l];
+  double full = full_packet(s) / s->core.cap_Bps[l];
   int saturated = s->dq ? s->dq->port[l].in >= s->core.cap_Bps[l] * (1 - 1e-9) : s->portq[l].saturated;
   return full / 2 + (saturated ? full : 0);
 }
@@ -2546,7 +2554,7 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
   fs__portq *q = ss ? &s->portq[l] : NULL;
   if (q && q->n_ca && q->phase == FS__SQ_SLOW_START) {
     standing_advance(s, l);
-    double lost = bytes / (s->tp.mss_bytes + s->tp.header_bytes) * q->ca_rate / c->load[l];
+    double lost = bytes / full_packet(s) * q->ca_rate / c->load[l];
     q->climb = fmax(q->climb - lost, 0);
   }
   return 1;
@@ -2683,7 +2691,7 @@ static int transport_setup(fs_sim *s) {
     if (!(s->dq = calloc(1, sizeof(*s->dq))) ||
         fs__dcqcn_init(s->dq, &s->tp.dcqcn_prm, c->t->n_links, c->n_flows))
       return FS_ENOMEM;
-    s->dq->wire_bytes = s->tp.mss_bytes + s->tp.header_bytes;
+    s->dq->wire_bytes = full_packet(s);
     s->dq->bucket = fmin(s->tp.dcqcn_prm.alpha_us, s->tp.dcqcn_prm.dec_us) * 1e-6;
     s->dq->step_s = fmin(s->tp.dcqcn_prm.dec_us, FS__DCQCN_STEP_US) * 1e-6;
     if (s->tp.kind == FS_TRANSPORT_TCP) { /* DCTCP */

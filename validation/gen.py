@@ -23,6 +23,10 @@ def leafspine(leaves, spines, hosts_per_leaf):
             "latency_ns": 1000}
 
 
+def fattree(k):
+    return {"type": "fattree", "k": k, "gbps": 100, "latency_ns": 1000}
+
+
 def flow(fid, src, dst, size, after=None):
     f = {"id": fid, "src": src, "dst": dst, "bytes": size}
     if after:
@@ -139,14 +143,16 @@ def star400(hosts):
     return {"type": "star", "hosts": hosts, "gbps": 400, "latency_ns": 500}
 
 
+# staggered-fattree8's messages; incast6-mixed-rtt is a piece of them
+STAGGERED = staggered(128, 2000, 800000, 1250000, 7)
+
 CASES = {
     "incast16": scenario("16->1 incast, 1 MiB each, one switch", star(17),
                          incast([MIB] * 16)),
     "incast16-unequal": scenario("16->1 incast, sizes 128 KiB .. 2 MiB, one switch", star(17),
                                  incast([(i + 1) * 128 * KIB for i in range(16)])),
     "permutation-fattree4": scenario("permutation i -> 5i+3 mod 16, 4 MiB each, fat-tree k=4, ECMP",
-                                     {"type": "fattree", "k": 4, "gbps": 100, "latency_ns": 1000},
-                                     permutation(16, 3)),
+                                     fattree(4), permutation(16, 3)),
     "alltoall-oversub": scenario("all-to-all of 256 KiB on a 2:1 oversubscribed leaf-spine "
                                  "(4 leaves x 4 hosts, 2 spines), ECMP",
                                  leafspine(4, 2, 4), alltoall(16, 256 * KIB)),
@@ -181,17 +187,14 @@ CASES = {
                                "one spine (4:1)", leafspine(2, 1, 4),
                                ring_allreduce(8, 256 * KIB)),
     "alltoall-fattree4-128k": scenario("all-to-all of 128 KiB, 16 hosts, fat-tree k=4, ECMP",
-                                       {"type": "fattree", "k": 4, "gbps": 100,
-                                        "latency_ns": 1000}, alltoall(16, 128 * KIB)),
+                                       fattree(4), alltoall(16, 128 * KIB)),
     "pingpong-1m": scenario("ping-pong: 10 chained 1 MiB messages between leaves",
                             leafspine(2, 2, 4), pingpong(0, 4, MIB, 10)),
     # Added 2026-12-05: arrivals at scale, as bench B5s (~80 % mean load
     # of a host link), where the DCTCP model's steps fall between arrivals.
     "staggered-fattree8": scenario("2000 messages of 0.8 MB between random hosts, starting "
                                    "uniformly over 1.25 ms, fat-tree k=8 (128 hosts), ECMP",
-                                   {"type": "fattree", "k": 8, "gbps": 100,
-                                    "latency_ns": 1000},
-                                   staggered(128, 2000, 800000, 1250000, 7)),
+                                   fattree(8), STAGGERED),
     # Added 2026-12-06 (fifteenth session): a small, repeatable piece of
     # staggered-fattree8 (ns-3 holds its per-flow times to 0.0 % when
     # their starts move by < 100 ns), where flows of unequal round trips
@@ -199,9 +202,8 @@ CASES = {
     "incast6-mixed-rtt": scenario("staggered-fattree8's 6 messages to host 7 that start in its "
                                   "first 140 us: one from the host's edge switch (2 hops), five "
                                   "from other pods (6 hops), 0.8 MB each, fat-tree k=8, ECMP",
-                                  {"type": "fattree", "k": 8, "gbps": 100,
-                                   "latency_ns": 1000},
-                                  [f for f in staggered(128, 2000, 800000, 1250000, 7)
+                                  fattree(8),
+                                  [f for f in STAGGERED
                                    if f["dst"] == 7 and f["start_ns"] < 140000]),
 }
 

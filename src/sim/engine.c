@@ -1100,12 +1100,17 @@ static int merge_back(fs_sim *s, int32_t l) {
   return changed;
 }
 
+/* Whether link l's fluid flows fill it: its load is its capacity up to
+ * the fill's rounding (relative 1e-9, as the re-rating checks its rates). */
+static int link_full(const fs__simcore *c, int32_t l) {
+  return c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+}
+
 /* Whether link l is saturated and can bind, so that packets queue at its
  * port (queue_level; the saturated flag of rerate). */
 static int queues_full(const fs_sim *s, int32_t l) {
   const fs__simcore *c = &s->core;
-  return (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 &&
-         c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
+  return (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 && link_full(c, l);
 }
 
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
@@ -2533,7 +2538,7 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
     s->link_stats[l].busy_s += t1 - t0;
     return 0;
   }
-  if (!may_take || !(c->load[l] >= c->cap_Bps[l] * (1 - 1e-6))) return 0;
+  if (!may_take || !link_full(c, l)) return 0;
   /* Under the DCQCN and DCTCP models the rates are the senders' offers,
    * whose sum can be many times the capacity (the excess queues): the
    * packet still displaces its own bytes only, split by rate. */

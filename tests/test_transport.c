@@ -650,13 +650,8 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   for (int order = 0; order < 2; order++) {
     fs_err err = {0, ""};
     fs_transport tp;
-    fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-    tp.packet_bytes = 0; /* the fluid tcp model alone */
     net n;
-    if (net_open(&n, star(3, 1000), &tp)) {
-      net_close(&n);
-      return;
-    }
+    if (fluid_tcp_open(&n, star(3, 1000), &tp)) return;
     int32_t d = -1;
     if (order) d = add(&n, 0, 1, 100e3);
     add(&n, 1, 2, 10e6);
@@ -674,13 +669,8 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   }
   fs_err err = {0, ""};
   fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  tp.packet_bytes = 0; /* the fluid tcp model alone */
   net n;
-  if (net_open(&n, two_leaves_flat(), &tp)) {
-    net_close(&n);
-    return;
-  }
+  if (fluid_tcp_open(&n, two_leaves_flat(), &tp)) return;
   int32_t d = add(&n, 0, 2, 100e3);
   add(&n, 2, 3, 65536);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);

@@ -108,6 +108,20 @@ static int32_t add(net *n, int32_t src, int32_t dst, double bytes) {
  * ahead of the data: hs = 2 prop + 2 sum_l syn / C_l + H / C_first. */
 static double syn_of(double H) { return H + (H >= 54 ? 4 : 8); }
 
+/* Over `hops` links of latency `lat` at C: a new connection's handshake
+ * (its SYN and SYN-ACK stored and forwarded at each hop, then the ACK's
+ * header before the first segment), and a round trip (a full segment out
+ * and its ACK back, per hop). */
+static double handshake_s(const fs_transport *tp, int hops, double lat) {
+  double H = tp->header_bytes;
+  return 2 * (hops * lat) + hops * 2 * syn_of(H) / C + H / C;
+}
+
+static double round_trip_s(const fs_transport *tp, int hops, double lat) {
+  double P = tp->mss_bytes, H = tp->header_bytes;
+  return 2 * (hops * lat) + hops * (P + 2 * H) / C;
+}
+
 /* Wire bytes and the last packet of a message under tp. */
 static double wire(const fs_transport *tp, double bytes, double *last) {
   double packets = ceil(bytes / tp->mss_bytes);
@@ -179,8 +193,8 @@ TEST(test_transport_slow_start_of_one_flow) {
   int32_t id = add(&n, 0, 1, bytes);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   double lat = 20e-6, prop = HOPS * lat, H = tp.header_bytes, P = tp.mss_bytes;
-  double hs = 2 * prop + HOPS * 2 * syn_of(H) / C + H / C;
-  double rtt = 2 * prop + HOPS * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, HOPS, lat);
+  double rtt = round_trip_s(&tp, HOPS, lat);
   double bdp = C * rtt, last, w = wire(&tp, bytes, &last);
   /* rounds: send cwnd at line rate, wait for the round trip, double */
   double tnow = hs, left = w, cwnd = P + H;
@@ -325,7 +339,7 @@ TEST(test_transport_last_packet_waits_for_the_one_before) {
     CHECK_REL(w - 7 * (P + H), last, 1e-12, "B (one packet left)");
     int32_t id = add(&n, 0, 1, msg);
     CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
-    double hs = 2 * 2 * lat + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * 2 * lat + 2 * (P + 2 * H) / C;
+    double hs = handshake_s(&tp, 2, lat), rtt = round_trip_s(&tp, 2, lat);
     double pause = rtt - 7 * S, held = S - T - pause;
     CHECK(slow ? held < 0 : held > 0);
     double sent = hs + rtt + T; /* the last packet's last byte leaves */
@@ -419,7 +433,7 @@ TEST(test_transport_reroute_while_waiting_for_an_ack) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C;
-  double hs = 2 * HOPS * LAT + HOPS * 2 * syn_of(H) / C + H / C, rtt = 2 * HOPS * LAT + HOPS * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, HOPS, LAT), rtt = round_trip_s(&tp, HOPS, LAT);
   t_r = hs + 7 * S + 0.5e-6;
   CHECK(t_r < hs + rtt - hs / 2); /* before the ACK leaves host 2 */
   for (int v = 0; v < 3; v++) {
@@ -544,7 +558,7 @@ TEST(test_transport_two_flows_unequal_shares) {
     }
     net_close(&n);
   }
-  double prop = 20e-6, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double prop = 20e-6, hs = handshake_s(&tp, 2, prop / 2), rtt = round_trip_s(&tp, 2, prop / 2);
   double d0 = 7 * (P + H) / (C / 2), d1 = (P + H) / (C / 2);
   CHECK(d0 < rtt); /* B is window-limited in its first round */
   double enter = start_b + hs;
@@ -583,7 +597,7 @@ TEST(test_transport_handshake_waits_behind_a_switch_queue) {
     fin[queued] = fs_sim_finish_s(n.s, d);
     net_close(&n);
   }
-  double H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C;
+  double prop = 2 * LAT, hs = handshake_s(&tp, 2, LAT);
   double w = wire(&tp, bytes, NULL), last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C; /* stored at the switch */
   CHECK(t1 > hs && t1 + hs / 2 < hs + 2 * w / C);    /* A and B are draining */
@@ -623,7 +637,7 @@ TEST(test_transport_syn_ack_waits_for_the_packet_on_the_wire) {
     fin[v] = fs_sim_finish_s(n.s, d);
     net_close(&n);
   }
-  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C;
+  double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, hs = handshake_s(&tp, 2, LAT);
   double last, wd = wire(&tp, small, &last);
   double alone = t1 + hs + wd / C + prop + last / C;
   CHECK_REL(fin[0], alone + 3 * (P + H) / (2 * C), 1e-9,
@@ -658,7 +672,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
     if (!order) d = add(&n, 0, 1, 100e3);
     CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
     double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = 2 * LAT;
-    double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+    double hs = handshake_s(&tp, 2, LAT), rtt = round_trip_s(&tp, 2, LAT);
     double last;
     wire(&tp, 100e3, &last);
     CHECK_REL(last, 1626, 1e-15, "B");
@@ -675,7 +689,7 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
   add(&n, 2, 3, 65536);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   double P = tp.mss_bytes, H = tp.header_bytes, S = (P + H) / C, prop = HOPS * LAT;
-  double hs = 2 * prop + HOPS * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + HOPS * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, HOPS, LAT), rtt = round_trip_s(&tp, HOPS, LAT);
   double a_hs = 2 * 2 * LAT + 2 * 2 * H / C;
   CHECK(a_hs + 7 * S > hs && a_hs + 7 * S < hs + rtt - hs / 2); /* the case */
   double last;
@@ -742,7 +756,7 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
-  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, 2, LAT), rtt = round_trip_s(&tp, 2, LAT);
   double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
   CHECK(7 * pkt < C * rtt && 7 * pkt / (C / 2) > rtt); /* the case: one rate-limited round */
   double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
@@ -787,7 +801,7 @@ TEST(test_transport_window_limited_round_joins_with_its_window) {
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   double lat = 2.5e-6, P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * lat;
-  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, 2, lat), rtt = round_trip_s(&tp, 2, lat);
   double c = C / pkt, b = c * rtt, k = 65;
   /* the case: a window-limited first round, past B after it */
   CHECK(14 * pkt / C < rtt && 2 * (tp.init_window + 7) > b && tp.init_window + 7 > b);
@@ -811,7 +825,7 @@ TEST(test_transport_queue_past_k_at_once_is_cut_from_k) {
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.queue_k = 8;
   double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
-  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, rtt = 2 * prop + 2 * (P + 2 * H) / C;
+  double hs = handshake_s(&tp, 2, LAT), rtt = round_trip_s(&tp, 2, LAT);
   double k = 8, g = 1.0 / 16, c = C / pkt, b = c * rtt;
   double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
   double t_c1 = t_j + (b + k) / c, peak = q0 + b + k;
@@ -876,8 +890,8 @@ TEST(test_transport_queue_where_flows_merge) {
   int32_t d = add_at(&n, 3, 2, bytes, t1);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   CHECK(fs_sim_finish_s(n.s, e0) > t1 + 100e-6 && fs_sim_finish_s(n.s, e1) > t1 + 100e-6);
-  double H = tp.header_bytes, prop = 2 * LAT, last;
-  double hs = 2 * prop + 2 * 2 * syn_of(H) / C + H / C, wd = wire(&tp, bytes, &last);
+  double prop = 2 * LAT, last;
+  double hs = handshake_s(&tp, 2, LAT), wd = wire(&tp, bytes, &last);
   CHECK_REL(fs_sim_finish_s(n.s, d), t1 + hs + wd / (C / 3) + prop + last / C, 1e-9,
             "s (D: no queue at host 2's port)");
   net_close(&n);
@@ -900,7 +914,7 @@ TEST(test_transport_persistent_queue_climbs) {
   tp.packet_bytes = 0; /* the fluid tcp model alone */
   tp.persistent = 1;
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, pkt = P + H;
-  double rtt = 2 * prop + 2 * (P + 2 * H) / C, n = 2, k = 65, c = C / pkt, b = c * rtt;
+  double rtt = round_trip_s(&tp, 2, LAT), n = 2, k = 65, c = C / pkt, b = c * rtt;
   double q0 = n * fmax(tp.init_window, ceil(b)) - b, t0 = pkt / C + LAT + q0 / ((n - 1) * c);
   double mean = k + n - sqrt(2 * n * (b + k)) / 4;
   double last, wd = wire(&tp, 2 * P, &last);
@@ -956,8 +970,8 @@ TEST(test_transport_source_fair_queue_shares) {
     fs_err err = {0, ""};
     CHECK_OK(fs_sim_run(n.s, &opts, &err), &err);
     net_close(&n);
-    double w = tp.mss_bytes + tp.header_bytes, H = tp.header_bytes;
-    double hs = 2 * 2 * LAT + 2 * 2 * syn_of(H) / C + H / C;
+    double w = tp.mss_bytes + tp.header_bytes;
+    double hs = handshake_s(&tp, 2, LAT);
     int i = 0;
     while (i < g.n && !(g.rb[i] > 0)) i++;
     CHECK(i + 2 < g.n);

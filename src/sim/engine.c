@@ -172,6 +172,10 @@ struct fs_sim {
   double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
   double *lcount;       /* then, under a symmetry: flows on each link of its
                          * orbit (quotient flows stand for several) */
+  int32_t *share_pend;  /* then: links whose flows came or went in this batch
+                         * (share_apply sets their capacities at its end) */
+  size_t n_share_pend, share_pend_cap;
+  uint8_t *share_marked; /* per link: in share_pend */
   fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
                          * only: what is queued at it (switch ports) */
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
@@ -265,6 +269,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->src_busy);
   free(s->cap_base);
   free(s->lcount);
+  free(s->share_pend);
+  free(s->share_marked);
   free(s->core.cap_Bps);
   free(s->core.dirty_links);
   free(s->core.is_dirty);
@@ -1725,9 +1731,8 @@ static int ack_left(fs_sim *s, int32_t fi) {
 
 /* Efficiency under a symmetry: entry k of quotient flow fi's rating route
  * stands for orbit x n / |O| flows on each link of its orbit (n: the links
- * of its packet route there). Counts them on (sign 1) or off (-1) and says
- * whether the count crossed 2, where a link becomes or stops being shared. */
-static int shared_count(fs_sim *s, int32_t fi, int32_t k, double sign) {
+ * of its packet route there). Counts them on (sign 1) or off (-1). */
+static void shared_count(fs_sim *s, int32_t fi, int32_t k, double sign) {
   int32_t l = s->core.flows[fi].links[k];
   double m = 1;
   if (s->paths && s->paths[fi].links) {
@@ -1736,9 +1741,41 @@ static int shared_count(fs_sim *s, int32_t fi, int32_t k, double sign) {
     for (int32_t j = 0; j < p->n; j++) n += s->lrep[p->links[j]] == l;
     m = p->orbit * n / s->lorb[l];
   }
-  double before = s->lcount[l];
   s->lcount[l] += sign * m;
-  return sign > 0 ? before < 1.5 && s->lcount[l] >= 1.5 : before >= 1.5 && s->lcount[l] < 1.5;
+}
+
+/* Whether two or more flows are on link l (efficiency < 1). */
+static int link_shared(const fs_sim *s, int32_t l) {
+  return s->lcount ? s->lcount[l] > 1.5 : s->core.active[l].n >= 2;
+}
+
+/* Efficiency < 1: entry k of flow fi came on (sign 1) or went off (-1) its
+ * link. Whether the link is shared, and so its capacity, is settled at the
+ * batch's end (share_apply): a capacity change re-rates the link's flows
+ * from 0, and what other events of the same instant read meanwhile (the
+ * queues a round's ACK meets) must not depend on the order they come in;
+ * a flow that comes and goes at one instant changes nothing. */
+static int share_note(fs_sim *s, int32_t fi, int32_t k, double sign) {
+  int32_t l = s->core.flows[fi].links[k];
+  if (s->lcount) shared_count(s, fi, k, sign);
+  if (s->share_marked[l]) return 0;
+  if (fs__grow(&s->share_pend, &s->share_pend_cap, s->n_share_pend + 1, sizeof(int32_t)))
+    return FS_ENOMEM;
+  s->share_pend[s->n_share_pend++] = l;
+  s->share_marked[l] = 1;
+  return 0;
+}
+
+/* The batch's end: each link whose flows came or went carries
+ * efficiency x its capacity while shared, its capacity otherwise. */
+static void share_apply(fs_sim *s) {
+  for (size_t i = 0; i < s->n_share_pend; i++) {
+    int32_t l = s->share_pend[i];
+    s->share_marked[l] = 0;
+    double want = s->cap_base[l] * (link_shared(s, l) ? s->tp.efficiency : 1);
+    if (want != s->core.cap_Bps[l]) capacity_changed(s, l, want);
+  }
+  s->n_share_pend = 0;
 }
 
 /* Puts a flow on its links with its bytes left unchanged; its rate is set
@@ -1770,8 +1807,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
     c->pos[f->pos + k] = a->n;
     a->n++;
     mark_dirty(s, l);
-    if (s->cap_base && (s->lcount ? shared_count(s, fi, k, 1) : a->n == 2))
-      capacity_changed(s, l, s->cap_base[l] * s->tp.efficiency);
+    if (s->cap_base && share_note(s, fi, k, 1)) return FS_ENOMEM;
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
   if (s->dq) cc_touch(s, fi); /* its NIC's share changes */
@@ -1836,8 +1872,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
       c->load[l] = 0; /* exactly, whatever rounding the updates left */
     }
     mark_dirty(s, l);
-    if (s->cap_base && (s->lcount ? shared_count(s, fi, k, -1) : a->n == 1))
-      capacity_changed(s, l, s->cap_base[l]);
+    if (s->cap_base && share_note(s, fi, k, -1)) return FS_ENOMEM;
   }
   int32_t moved = s->active_list[--s->n_active];
   if (moved != fi) {
@@ -2688,6 +2723,7 @@ static int transport_setup(fs_sim *s) {
     return FS_ENOMEM;
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double))) ||
+        !(s->share_marked = calloc(L ? L : 1, 1)) ||
         (s->lrep && !(s->lcount = calloc(L ? L : 1, sizeof(double)))))
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
@@ -2784,6 +2820,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->now = 0;
   for (size_t i = 0; i < s->n_items; i++)
     if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
+  if (s->n_share_pend) share_apply(s);
   if (s->dq && (rc = cc_step(s)) < 0) goto fail;
   if ((rc = rerate(s)) < 0) goto fail;
   if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
@@ -2813,6 +2850,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     }
     s->counters.events += handled;
     s->counters.batches++;
+    if (s->n_share_pend) share_apply(s);
     if (s->dq && (rc = cc_step(s)) < 0) goto fail;
     if ((rc = rerate(s)) < 0) goto fail;
     if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
@@ -2960,8 +2998,7 @@ int fs_sim_set_link_capacity(fs_sim *s, int32_t link, double bps, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "link capacity must be finite and >= 0, got %g", bps);
   if (s->cap_base) { /* efficiency < 1: the new capacity, times it while shared */
     s->cap_base[link] = bps / 8.0;
-    int shared = s->lcount ? s->lcount[link] > 1.5 : c->active[link].n >= 2;
-    capacity_changed(s, link, bps / 8.0 * (shared ? s->tp.efficiency : 1));
+    capacity_changed(s, link, bps / 8.0 * (link_shared(s, link) ? s->tp.efficiency : 1));
   } else {
     capacity_changed(s, link, bps / 8.0);
   }

@@ -789,6 +789,35 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
             1e-9, "s (E: its SYN and its data wait)");
 }
 
+/* Slow start through a queue on the ACKs' way: D (host 2 to 3, 1 MB, 112
+ * segments) at t1 = 1 ms, alone on its links, while A and B hold DCTCP's
+ * mean queue M (62.7 packets, Q = M (P + H) / C = 45.2 us) at host 2's
+ * port, which D's SYN-ACK and ACKs cross. Its round trip is RTT + Q, so
+ * its window covers its bandwidth-delay product only at C (RTT + Q) = 70.3
+ * packets, not at B = C RTT = 7.6. Its rounds send 7 segments (the SYN's
+ * window), then 17 (IW + 7), 34, each a round trip of RTT + Q, and the
+ * window of 68 that follows, still short of 70.3, sends the 54 left at C.
+ * (Before, the window of 17 > B ended the rounds after the first. The same
+ * case in packets, 8960-byte segments: ns-3 243.1 us, the packet backend
+ * 246.0, the model 242.4, 177.9 before.) */
+TEST(test_transport_slow_start_through_a_queue_on_the_acks_way) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.packet_bytes = 0; /* the fluid tcp model alone */
+  double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
+  double hs = handshake_s(&tp, 2, LAT), rtt = round_trip_s(&tp, 2, LAT);
+  double n = 2, k = 65, c = C / pkt, b = c * rtt;
+  double q = (k + n - sqrt(2 * n * (b + k)) / 4) / c; /* the mean, as a wait */
+  double bytes = 1e6, t1 = 1e-3, last, w = wire(&tp, bytes, &last);
+  double first = floor(65535 / P), iw = tp.init_window, bdp_q = c * (rtt + q);
+  double sent = first + (iw + first) + 2 * (iw + first); /* the first three rounds */
+  CHECK(first == 7 && iw + first > b); /* out of the rounds after one, before */
+  CHECK(4 * (iw + first) < bdp_q && 2 * (iw + first) / c < rtt + q);
+  CHECK(ceil(bytes / P) > sent && ceil(bytes / P) - sent <= 4 * (iw + first));
+  double fin = t1 + hs + q + 3 * (rtt + q) + (w - sent * pkt) / C + prop + pkt / C;
+  CHECK_REL(ca_queue_run(&tp, 2, 3, bytes, t1), fin, 1e-9, "s (D: rounds of RTT + Q)");
+}
+
 /* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and
  * B's first flights (7 segments each, 14 w / C = 10.1 us) are out before
  * their first ACKs are back, so they wait for them; the window then

@@ -1719,6 +1719,7 @@ static int ack_left(fs_sim *s, int32_t fi) {
   fs__tflow *tf = TF(s, fi);
   uint8_t kind = tf->ack_kind;
   tf->ack_kind = 0;
+  tf->ack_q = wait;
   if (kind == FS__ACK_HANDSHAKE) return evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
   if (kind != FS__ACK_ROUND) return 0;
   if (wait > 0) tf->round_end += wait; /* this round's end, or the next one's once it waits */
@@ -1991,12 +1992,27 @@ static int src_out(fs_sim *s, int32_t l) {
   return 0;
 }
 
+/* Whether a slow-start window of w bytes covers flow fi's bandwidth-delay
+ * product, so that it can no longer be window-limited: its fastest rate
+ * alone over its round trip with what its last (SYN-)ACK waited on the way
+ * back. Others' data queued at the ports its ACKs cross (a ring across a
+ * leaf-spine: the flows the other way share the spine ports) holds the
+ * ACKs, and a flow alone on its own links stays window-limited, its window
+ * doubling a round trip through that queue, well past rmax x rtt. Its own
+ * route's queues are left out: a flow queued there is rate-limited, which
+ * its rounds find by themselves (clocked_schedule). */
+static int window_covers(const fs_sim *s, int32_t fi, double w) {
+  const fs__tflow *tf = TF(s, fi);
+  if (s->dq || !(tf->rtt_s > 0)) return w >= tf->bdp; /* DCTCP: its windows take over */
+  return w >= tf->bdp * (1 + tf->ack_q / tf->rtt_s);
+}
+
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
  * may send one window, whose first ACK comes back a round trip and the
  * switch queues on its way later. */
 static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   fs__tflow *tf = TF(s, fi);
-  tf->budget = tf->cwnd < INFINITY && tf->first < tf->bdp ? tf->first : INFINITY;
+  tf->budget = tf->cwnd < INFINITY && !window_covers(s, fi, tf->first) ? tf->first : INFINITY;
   tf->qwin = 1;
   if (!(tf->budget < INFINITY)) {
     if (tf->cwnd < INFINITY) tf->ca_window = tf->first < tf->cwnd ? tf->first : tf->cwnd;
@@ -2285,7 +2301,7 @@ static int window_sent(fs_sim *s, int32_t fi) {
   settle(s, f);
   double was = tf->cwnd;
   tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
-  double next = tf->cwnd < tf->bdp ? tf->cwnd : INFINITY;
+  double next = !window_covers(s, fi, tf->cwnd) ? tf->cwnd : INFINITY;
   if (s->dq) /* DCTCP: the next round, or the round's window (all in flight),
               * which from now on grows by its ACKs as they come back */
     fs__dcqcn_slow_start(s->dq, fi, next < INFINITY ? tf->cwnd : was,

@@ -171,6 +171,8 @@ typedef struct fs__tflow {
   double round_bytes; /* what the current round may send */
   double budget;      /* bytes the current round may still send; INFINITY: no limit */
   double round_end;   /* when the current round's first ACK is back */
+  double ack_q;       /* the wait its last (SYN-)ACK met on the way back (engine.c,
+                       * ack_left): switch queues of others' data, the receiver */
   double tail_pause;  /* the last packet alone in its round: how long the
                        * flow waited for that round's ACK (0: not alone) */
   double ack_base;    /* with ack_kind: when the handshake ends, or the held

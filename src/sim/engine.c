@@ -1662,8 +1662,9 @@ static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
 /* A slow-start round of flow fi begins now: with the queue model, its
  * first ACK's wait at the receiver is read when that ACK leaves. */
 static int round_begins(fs_sim *s, int32_t fi) {
-  /* warm connections have no rounds: nothing waits for that ACK */
-  if (s->tp.persistent) return 0;
+  /* warm connections have no rounds (unless window-limited: warm_rounds):
+   * nothing waits for that ACK */
+  if (s->tp.persistent && !(TF(s, fi)->cwnd < INFINITY)) return 0;
   return s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
 }
 
@@ -2007,11 +2008,36 @@ static int window_covers(const fs_sim *s, int32_t fi, double w) {
   return w >= tf->bdp * (1 + tf->ack_q / tf->rtt_s);
 }
 
+/* A warm connection (persistent) whose window does not cover its round
+ * trip with the queues its ACKs meet now is window-limited: it sends its
+ * window a round trip at a time, growing it by a segment a round trip
+ * (congestion avoidance: its own links are not marked), until it covers
+ * that round trip, C1 (RTT + D). Its window is the warm one
+ * (window_pkts: max(IW, ceil(C1 RTT)) packets, C1 its first link's rate),
+ * so with no queue on its ACKs' way it always covers and nothing changes.
+ * The queues are read as of the batch's re-rating, so flows entering at
+ * one instant read the same. Under the queue model only (it holds the
+ * queues); not under the DCTCP model (its windows are its own) nor for a
+ * message that fits the first flight (one window: sent whole). */
+static void warm_rounds(fs_sim *s, int32_t fi) {
+  fs__tflow *tf = TF(s, fi);
+  if (!s->portq || s->dq || tf->small || !(tf->rtt_s > 0)) return;
+  pkt_route p = packet_route(s, fi);
+  if (p.n < 1) return;
+  double c1 = s->core.cap_Bps[sim_link(s, fi, p.links[0])];
+  double w = window_pkts(s, fi, p) * full_packet(s), d = ack_wait_s(s, fi);
+  if (!(c1 > 0) || w >= c1 * (tf->rtt_s + d)) return;
+  tf->cwnd = tf->first = w;
+  tf->bdp = c1 * tf->rtt_s;
+  tf->ack_q = d;
+}
+
 /* tcp/rdma: a flow sends its first byte. A slow-starting flow's first round
  * may send one window, whose first ACK comes back a round trip and the
  * switch queues on its way later. */
 static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   fs__tflow *tf = TF(s, fi);
+  if (s->tp.persistent) warm_rounds(s, fi);
   tf->budget = tf->cwnd < INFINITY && !window_covers(s, fi, tf->first) ? tf->first : INFINITY;
   tf->qwin = 1;
   if (!(tf->budget < INFINITY)) {
@@ -2300,7 +2326,9 @@ static int window_sent(fs_sim *s, int32_t fi) {
   fs__tflow *tf = TF(s, fi);
   settle(s, f);
   double was = tf->cwnd;
-  tf->cwnd += tf->round_bytes; /* slow start: a segment more per segment ACKed */
+  /* slow start: a segment more per segment ACKed; a warm window (congestion
+   * avoidance, RFC 5681 3.1): a segment more per round trip */
+  tf->cwnd += s->tp.persistent ? full_packet(s) : tf->round_bytes;
   double next = !window_covers(s, fi, tf->cwnd) ? tf->cwnd : INFINITY;
   if (s->dq) /* DCTCP: the next round, or the round's window (all in flight),
               * which from now on grows by its ACKs as they come back */

@@ -205,6 +205,14 @@ CASES = {
                                   fattree(8),
                                   [f for f in STAGGERED
                                    if f["dst"] == 7 and f["start_ns"] < 140000]),
+    # Added 2026-12-06 (seventeenth session): a flow alone on its links
+    # whose ACKs cross a port others keep queued; its slow start's round
+    # trips take that queue (docs/model.md, "Slow start").
+    "ack-queue": scenario("D (host 2 -> 3, 1 MiB) at 1 ms, alone on its links, while A and B "
+                          "(hosts 0, 1 -> 2, 10 MiB) keep DCTCP's queue at host 2's port, "
+                          "which D's ACKs cross; one switch",
+                          star(4), [flow("A", 0, 2, 10 * MIB), flow("B", 1, 2, 10 * MIB),
+                                    dict(flow("D", 2, 3, MIB), start_ns=1000000)]),
 }
 
 

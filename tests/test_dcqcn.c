@@ -331,6 +331,29 @@ TEST(test_dctcp_short_message_waits_out_the_standing_queue) {
   CHECK(fabs(off_waited - mean) < 0.05);
 }
 
+/* A warm window whose ACKs wait behind a queue: A and B (hosts 0, 1 to
+ * host 2, 8 MiB) keep their sawtooth at host 2's port (at least K + N - amp
+ * packets, as above) when D (host 2 to 3, 1 MB) starts at 1 ms, alone on
+ * its links; its ACKs cross host 2's port. A window-based sender has at
+ * most its window out per round trip, and that round trip is at least
+ * RTT + Q with Q that queue; its warm window, max(IW, ceil(C RTT)) = 10
+ * segments, can at most double a round trip, so its 112 segments take more
+ * than three round trips: 10 + 20 + 40 < 112. Counting in flight only what
+ * is on its own path and wires (what it had before), D ran at C at once. */
+TEST(test_dctcp_window_waits_for_acks_behind_a_queue) {
+  fs_transport on = dctcp(1);
+  double t0 = 1e-3, P = on.mss_bytes + on.header_bytes;
+  msg m[3] = {{0, 2, 8 << 20, 0}, {1, 2, 8 << 20, 0}, {2, 3, 1e6, t0}};
+  double fin[3];
+  run(star(4), &on, m, 3, fin);
+  double rtt = 4 * LAT + 2 * (P + on.header_bytes) / C, n = 2, k = on.queue_k;
+  double bdp = C * rtt / P, ws = (bdp + k) / n, amp = n * (ws + 1) * sqrt(2 / ws) / 2;
+  double q = (k + n - amp) * P / C, w0 = fmax(on.init_window, ceil(bdp));
+  CHECK(w0 == 10 && ceil(1e6 / on.mss_bytes) > 7 * w0);
+  CHECK(fin[0] > fin[2] && fin[1] > fin[2]); /* A and B outlast D */
+  CHECK(fin[2] - t0 > 3 * (rtt + q));
+}
+
 /* Random incasts and permutations under DCTCP: never faster than max-min
  * at line rate but for the last packet's wait behind the one before it at
  * the switch (at most a full packet's time at each of the two ports of a

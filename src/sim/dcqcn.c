@@ -350,13 +350,14 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   const double g = 1.0 / 16;
   /* its round trip with the queues as they are, and what it has in
    * flight: queued on its path and on the wires */
-  double rtt = d->rtt0[fi], infl = 0;
+  double rtt = d->rtt0[fi], infl = 0, back = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
-    if (r >= 0 && c->cap_Bps[r] > 0) rtt += f->w[k] * d->q[r] / c->cap_Bps[r];
+    if (r >= 0 && c->cap_Bps[r] > 0) back += f->w[k] * d->q[r] / c->cap_Bps[r];
     if (k < h->cap) infl += f->w[k] * h->b[k];
   }
+  rtt += back;
   /* its delivery rate: the rate its ACKs come back */
   double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->acked[fi];
   d->acked[fi] = 0;
@@ -397,7 +398,7 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * window has room for a packet beyond that, or for all it has left; as
    * its ACKs come back (its delivery rate) while the window is full; and
    * nothing while it is over its window (after a cut) */
-  double room = d->cwnd[fi] - infl - acks * d->rtt0[fi];
+  double room = d->cwnd[fi] - infl - acks * (d->rtt0[fi] + back);
   d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
               : room >= 0                                 ? fmin(acks, d->line[fi])
                                                           : 0;

@@ -848,6 +848,47 @@ TEST(test_transport_warm_window_through_a_queue_on_the_acks_way) {
   CHECK_REL(ca_queue_run(&tp, 2, 3, bytes, t1), fin, 1e-9, "s (D: warm rounds of RTT + Q)");
 }
 
+/* Small flows as packets behind long fluid ones that fill a port from a
+ * queue upstream (warm connections): A and B (hosts 0, 1 on leaf 0 to
+ * host 4 on leaf 1, 8 MB) queue at leaf 0's uplink, where they merge, and
+ * reach leaf 1's port to host 4 at its rate. M1 (host 5 to 4, 64 KiB, as
+ * packets) joins them there at 100 us: each of its packets takes a
+ * packet's place of theirs, and what it displaced stays queued at that
+ * port behind their stream (a packet trace: 18 packets of messages left
+ * 18 queued until the long flows ended). M2 (host 6 to 4, 16 KiB) at
+ * 200 us, long after M1 is done, waits behind M1's bytes: it takes exactly
+ * M1's wire bytes / C longer than without M1. */
+static double behind_upstream_run(int with_m1) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  tp.persistent = 1; /* packets of up to 256 KiB */
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  fs_leafspine_params p = {2, 1, 4, 100, 100, 1, 1000};
+  CHECK_OK(fs_topo_leafspine(&p, &t, &err), &err);
+  net n;
+  if (net_open(&n, t, &tp)) {
+    net_close(&n);
+    return NAN;
+  }
+  int32_t a = add(&n, 0, 4, 8e6), b = add(&n, 1, 4, 8e6);
+  if (with_m1) add_at(&n, 5, 4, 65536, 100e-6);
+  int32_t m2 = add_at(&n, 6, 4, 16384, 200e-6);
+  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
+  CHECK(fs_sim_get_counters(n.s).packets > 0);
+  CHECK(fs_sim_finish_s(n.s, a) > 300e-6 && fs_sim_finish_s(n.s, b) > 300e-6);
+  double fin = fs_sim_finish_s(n.s, m2);
+  net_close(&n);
+  return fin;
+}
+
+TEST(test_transport_packets_displaced_downstream_stay_queued) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  double m1 = wire(&tp, 65536, NULL);
+  CHECK_REL(behind_upstream_run(1) - behind_upstream_run(0), m1 / C, 1e-9, "s (M2 behind M1's bytes)");
+}
+
 /* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and
  * B's first flights (7 segments each, 14 w / C = 10.1 us) are out before
  * their first ACKs are back, so they wait for them; the window then

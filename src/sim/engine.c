@@ -2572,12 +2572,38 @@ static double burst_as_packets(fs_sim *s, int32_t l) {
   return q;
 }
 
+/* Whether the fluid flows fill link l's port (saturated) and every one of
+ * them queues at a switch port before l on its route: they reach l at its
+ * rate, from a queue that keeps feeding it, so what a packet displaces at l
+ * is not clocked back out by their ACKs a round trip later (as at their
+ * own queue's port) but stays queued at l while they fill it (up to K:
+ * over it l marks them too). A flow whose excess waits at its host has
+ * no such queue: l is its own. */
+static int fills_from_upstream(fs_sim *s, int32_t l) {
+  const fs__simcore *c = &s->core;
+  const fs__link_active *a = &c->active[l];
+  if (!a->n || !link_full(c, l) || !s->tf_slot) return 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t g = a->flow[j];
+    if (s->tf_slot[g] < 0) return 0;
+    const fs__tflow *tf = TF(s, g);
+    if (tf->qlink < 0) return 0;
+    pkt_route p = packet_route(s, g);
+    if (c->t->nodes[c->t->links[p.links[tf->qlink]].from].kind != FS_NODE_SWITCH) return 0;
+    int32_t k = tf->qend;
+    while (k < p.n && sim_link(s, g, p.links[k]) != l) k++;
+    if (k == p.n) return 0; /* l is at or before its queue */
+  }
+  return 1;
+}
+
 /* What the fluid flows do on link l as the last re-rating left them. */
 static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   fs_sim *s = ctx;
   out->n = s->core.active[l].n;
   out->rate_Bps = out->n ? s->core.load[l] : 0;
   out->queue_s = out->rtt_s = 0;
+  out->hold = 0;
   if (!out->n || !(s->core.cap_Bps[l] > 0)) return;
   if (s->tf_slot) { /* the fluid flows' mean round trip */
     const fs__link_active *a = &s->core.active[l];
@@ -2599,6 +2625,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     q_advance(s, l);
     double standing = q->n_ca ? standing_bytes(s, l) : 0;
     out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
+    out->hold = fills_from_upstream(s, l);
   }
 }
 

@@ -366,7 +366,9 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
 static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl,
                           double ahead) {
   double took = r->ring[l].took, wire = fl->rate_Bps * fl->rtt_s;
-  if (took > wire) took = wire;
+  /* held (from upstream): up to K packets, over which the port marks */
+  double most = fl->hold ? k_pkts(r, l) * (r->c.mss + r->c.hdr) : wire;
+  if (took > most) took = most;
   double start = t + fl->queue_s + (took + ahead) / cap_Bps(r, l);
   return start > r->free_at[l] ? start : r->free_at[l];
 }
@@ -376,7 +378,7 @@ static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pk
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
   port_ring *pr = &r->ring[l];
   double cap = cap_Bps(r, l);
-  fs__pktnet_fluid fl = {0, 0, 0, 0};
+  fs__pktnet_fluid fl = {0, 0, 0, 0, 0};
   if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
   while (pr->n && pr->w[pr->head].start <= t) { /* begun to leave */
     pr->bytes -= pr->w[pr->head].bytes;
@@ -384,8 +386,14 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
     pr->head = (pr->head + 1) % pr->cap;
     pr->n--;
   }
-  /* forget those that left before the fluid's last round trip */
-  double since = fl.n > 0 ? t - fl.rtt_s : INFINITY;
+  /* forget those that left before the fluid's last round trip, unless the
+   * fluid fills the port from a queue upstream (fl.hold): there what they
+   * displaced stays, the fluid's bytes arriving at the port's rate behind
+   * it (a packet trace of two long flows merging at a core port, with
+   * messages joining them one hop on: the messages' bytes stay queued at
+   * that next port, 18 packets for 18 packets of messages, until the long
+   * flows end) */
+  double since = fl.hold ? -INFINITY : fl.n > 0 ? t - fl.rtt_s : INFINITY;
   while (pr->m > pr->n && pr->w[pr->first].start + pr->w[pr->first].bytes / cap < since) {
     pr->took -= pr->w[pr->first].took;
     pr->first = (pr->first + 1) % pr->cap;
@@ -403,14 +411,19 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   }
   if (r->p[i].kind == PK_DATA && red_mark(r, l, waiting)) r->p[i].ce = 1;
   r->free_at[l] = start + r->p[i].bytes / cap;
-  if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !r->p[i].took))
+  int took_before = r->p[i].took;
+  if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !took_before))
     r->p[i].took = 1;
   if (pr->m == pr->cap) {
     if (ring_grow((void **)&pr->w, &pr->first, pr->m, &pr->cap, sizeof(*pr->w), 64))
       return FS_ENOMEM;
     pr->head = pr->m - pr->n;
   }
-  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) ? r->p[i].bytes : 0;
+  /* (where the fluid comes from upstream, only a packet that displaced none
+   * of it before adds to it: one that did took a fluid packet's place) */
+  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) && !(fl.hold && took_before)
+                    ? r->p[i].bytes
+                    : 0;
   pr->w[(pr->first + pr->m++) % pr->cap] = (queued){start, r->p[i].bytes, took};
   pr->n++;
   pr->bytes += r->p[i].bytes;
@@ -560,7 +573,7 @@ static int on_ack(fs__pktnet *r, int32_t s, int ece, double t) {
 static double nic_Bps(fs__pktnet *r, int32_t l) {
   double cap = cap_Bps(r, l);
   if (!r->c.fluid) return cap;
-  fs__pktnet_fluid fl = {0, 0, 0, 0};
+  fs__pktnet_fluid fl = {0, 0, 0, 0, 0};
   r->c.fluid(r->c.ctx, l, &fl);
   if (fl.n <= 0) return cap;
   double left = cap - fl.rate_Bps, turn = cap / (fl.n + 1);

@@ -29,10 +29,12 @@ typedef struct fs__pktnet fs__pktnet;
 
 /* What fluid flows do on a link now: their rate (bytes/s), the queueing
  * delay they keep at its port (s), their mean round trip without queues
- * (s) and how many they are. */
+ * (s), how many they are, and whether they fill the port from a queue
+ * upstream of it (hold: the bytes of theirs packets displace there stay
+ * queued, pktnet.c, port_send). */
 typedef struct fs__pktnet_fluid {
   double rate_Bps, queue_s, rtt_s;
-  int32_t n;
+  int32_t n, hold;
 } fs__pktnet_fluid;
 
 typedef struct fs__pktnet_cfg {

@@ -213,6 +213,22 @@ CASES = {
                           "which D's ACKs cross; one switch",
                           star(4), [flow("A", 0, 2, 10 * MIB), flow("B", 1, 2, 10 * MIB),
                                     dict(flow("D", 2, 3, MIB), start_ns=1000000)]),
+    # Added 2026-12-06 (seventeenth session): validation/random.py's
+    # scenario r020 (seed 7), two long flows that merge at a core port and
+    # twelve messages that join them there or further on; the messages'
+    # bytes stay queued at the ports after the merge (docs/validation.md,
+    # "Seventeenth session").
+    "mice-elephants-fattree4": scenario(
+        "2 x 4 MiB to host 4 from other pods (they merge at a core port) and 12 messages of "
+        "16 or 64 KiB to it over the first 200 us, fat-tree k=4, ECMP",
+        fattree(4),
+        [flow("E0", 12, 4, 4 * MIB), flow("E1", 10, 4, 4 * MIB)] +
+        [dict(flow("m%d" % i, src, 4, size * KIB), start_ns=t)
+         for i, (src, size, t) in enumerate([(3, 16, 85454), (5, 64, 27815), (6, 16, 65141),
+                                             (1, 16, 72592), (7, 16, 25623), (11, 64, 147253),
+                                             (14, 16, 199227), (8, 16, 116194), (0, 64, 160570),
+                                             (13, 16, 181595), (15, 64, 118579),
+                                             (2, 64, 133104)])]),
 }
 
 

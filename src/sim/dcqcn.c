@@ -348,8 +348,10 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   const fs__flow *f = &c->flows[fi];
   const fs__hops *h = &d->hop[fi];
   const double g = 1.0 / 16;
-  /* its round trip with the queues as they are, and what it has in
-   * flight: queued on its path and on the wires */
+  /* its round trip with the queues as they are (back: those at the
+   * reverses of its links, others' data its ACKs wait behind), and what it
+   * has in flight: queued on its path, on the wires and in its ACKs' way
+   * back */
   double rtt = d->rtt0[fi], infl = 0, back = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;

@@ -68,18 +68,22 @@ typedef struct lane {
 } lane;
 
 /* A packet at a switch port: when it begins to leave, its bytes, and
- * the bytes it took from fluid flows that fill the port (0 or bytes). */
+ * the bytes it took from fluid flows that fill the port (0 or bytes), of
+ * the fluid's own queue there or (held) of a stream from a queue upstream
+ * (port_send). */
 typedef struct queued {
-  double start, bytes, took;
+  double start, bytes, took, held;
 } queued;
 
 /* A port's packets: m from `first` on, the last n not yet leaving (from
  * head); those before head left within the fluid flows' last round trip
- * (fluid_start). */
+ * (fluid_start). held: what packets displaced while the fluid filled the
+ * port from a queue upstream (port_send), kept while it does. */
 typedef struct port_ring {
   queued *w;
   int32_t first, m, head, n, cap;
   double bytes, took; /* of the n waiting; what the m - n left took */
+  double held;
 } port_ring;
 
 /* A host queue: a FIFO of packets (head, tail) and its place in the host's
@@ -366,9 +370,8 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
 static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pktnet_fluid *fl,
                           double ahead) {
   double took = r->ring[l].took, wire = fl->rate_Bps * fl->rtt_s;
-  /* held (from upstream): up to K packets, over which the port marks */
-  double most = fl->hold ? k_pkts(r, l) * (r->c.mss + r->c.hdr) : wire;
-  if (took > most) took = most;
+  if (took > wire) took = wire;
+  if (fl->hold) took += r->ring[l].held;
   double start = t + fl->queue_s + (took + ahead) / cap_Bps(r, l);
   return start > r->free_at[l] ? start : r->free_at[l];
 }
@@ -380,20 +383,16 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   double cap = cap_Bps(r, l);
   fs__pktnet_fluid fl = {0, 0, 0, 0, 0};
   if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
+  double most = k_pkts(r, l) * (r->c.mss + r->c.hdr);
   while (pr->n && pr->w[pr->head].start <= t) { /* begun to leave */
     pr->bytes -= pr->w[pr->head].bytes;
     pr->took += pr->w[pr->head].took;
+    pr->held = fmin(pr->held + pr->w[pr->head].held, most);
     pr->head = (pr->head + 1) % pr->cap;
     pr->n--;
   }
-  /* forget those that left before the fluid's last round trip, unless the
-   * fluid fills the port from a queue upstream (fl.hold): there what they
-   * displaced stays, the fluid's bytes arriving at the port's rate behind
-   * it (a packet trace of two long flows merging at a core port, with
-   * messages joining them one hop on: the messages' bytes stay queued at
-   * that next port, 18 packets for 18 packets of messages, until the long
-   * flows end) */
-  double since = fl.hold ? -INFINITY : fl.n > 0 ? t - fl.rtt_s : INFINITY;
+  /* forget those that left before the fluid's last round trip */
+  double since = fl.n > 0 ? t - fl.rtt_s : INFINITY;
   while (pr->m > pr->n && pr->w[pr->first].start + pr->w[pr->first].bytes / cap < since) {
     pr->took -= pr->w[pr->first].took;
     pr->first = (pr->first + 1) % pr->cap;
@@ -419,12 +418,24 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
       return FS_ENOMEM;
     pr->head = pr->m - pr->n;
   }
-  /* (where the fluid comes from upstream, only a packet that displaced none
-   * of it before adds to it: one that did took a fluid packet's place) */
-  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) && !(fl.hold && took_before)
-                    ? r->p[i].bytes
-                    : 0;
-  pr->w[(pr->first + pr->m++) % pr->cap] = (queued){start, r->p[i].bytes, took};
+  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) ? r->p[i].bytes : 0;
+  /* Where the fluid fills the port from a queue upstream (fl.hold), its
+   * bytes arrive at the port's rate whatever the port holds, so what a
+   * packet displaces stays queued while they do, not a round trip (a
+   * packet trace of two long flows merging at a core port, with messages
+   * joining them one hop on: the messages' bytes stayed queued at that
+   * next port, 18 packets for 18 packets of messages, until the long flows
+   * ended); at most K packets, over which the port marks them. A packet
+   * that displaced fluid upstream adds none: it took a place in the
+   * stream there. */
+  double held = 0;
+  if (fl.hold) {
+    held = took_before ? 0 : took;
+    took = 0;
+  } else {
+    pr->held = 0;
+  }
+  pr->w[(pr->first + pr->m++) % pr->cap] = (queued){start, r->p[i].bytes, took, held};
   pr->n++;
   pr->bytes += r->p[i].bytes;
   return send_on(r, l, r->free_at[l] + lat_s(r, l), i, hop + 1);

@@ -746,6 +746,14 @@ static double ca_queue_run_at(const fs_transport *tp, int64_t lat_ns, int32_t sr
   return fin;
 }
 
+/* DCTCP's mean queue at a port of N flows in congestion avoidance, in
+ * packets: a sawtooth from K + N down by A = sqrt(2 N (B + K)) / 2
+ * (Alizadeh et al. 2010, section 3.3; B the port's bandwidth-delay
+ * product in packets), whose mean is K + N - A / 2. */
+static double dctcp_mean_pkts(double n, double k, double b) {
+  return k + n - sqrt(2 * n * (b + k)) / 4;
+}
+
 static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
                            double t1) {
   return ca_queue_run_at(tp, 1000, src, dst, bytes, t1, -1, NULL);
@@ -765,7 +773,7 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
   alpha = (1 - g) * alpha + g;
   double q2 = (q1 + b) * (1 - alpha / 2) - b, t_c3 = t_c2 + (b + q1) / c;
-  double mean = k + n - sqrt(2 * n * (b + k)) / 4;
+  double mean = dctcp_mean_pkts(n, k, b);
   CHECK(q1 > 79 && q1 < 79.5 && q2 > 43.5 && q2 < 44 && q2 < k && mean > 62.5 && mean < 63);
   double small = 1000, last, wd = wire(&tp, small, &last);
   /* D's SYN-ACK: in slow start, on each cut's plateau, and at the mean */
@@ -789,6 +797,30 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
             1e-9, "s (E: its SYN and its data wait)");
 }
 
+/* The ack-queue case (ca_queue_run at 1 ms, D from host 2 to 3, 1 MB):
+ * its transport (fluid tcp, connections as asked), a full packet, the
+ * 2-hop round trip and D's wait on its ACKs' way, A's and B's queue at
+ * DCTCP's mean, in seconds. */
+typedef struct acks_case {
+  fs_transport tp;
+  double pkt, rtt, c, q, bytes, t1, w;
+} acks_case;
+
+static acks_case acks_case_new(int persistent) {
+  acks_case a;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &a.tp);
+  a.tp.packet_bytes = 0; /* the fluid tcp model alone */
+  a.tp.persistent = persistent;
+  a.pkt = a.tp.mss_bytes + a.tp.header_bytes;
+  a.rtt = round_trip_s(&a.tp, 2, LAT);
+  a.c = C / a.pkt; /* packets a second */
+  a.q = dctcp_mean_pkts(2, a.tp.queue_k, a.c * a.rtt) / a.c;
+  a.bytes = 1e6;
+  a.t1 = 1e-3;
+  a.w = wire(&a.tp, a.bytes, NULL);
+  return a;
+}
+
 /* Slow start through a queue on the ACKs' way: D (host 2 to 3, 1 MB, 112
  * segments) at t1 = 1 ms, alone on its links, while A and B hold DCTCP's
  * mean queue M (62.7 packets, Q = M (P + H) / C = 45.2 us) at host 2's
@@ -801,21 +833,15 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
  * case in packets, 8960-byte segments: ns-3 243.1 us, the packet backend
  * 246.0, the model 242.4, 177.9 before.) */
 TEST(test_transport_slow_start_through_a_queue_on_the_acks_way) {
-  fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  tp.packet_bytes = 0; /* the fluid tcp model alone */
-  double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
-  double hs = handshake_s(&tp, 2, LAT), rtt = round_trip_s(&tp, 2, LAT);
-  double n = 2, k = 65, c = C / pkt, b = c * rtt;
-  double q = (k + n - sqrt(2 * n * (b + k)) / 4) / c; /* the mean, as a wait */
-  double bytes = 1e6, t1 = 1e-3, last, w = wire(&tp, bytes, &last);
-  double first = floor(65535 / P), iw = tp.init_window, bdp_q = c * (rtt + q);
+  acks_case a = acks_case_new(0);
+  double P = a.tp.mss_bytes, hs = handshake_s(&a.tp, 2, LAT), b = a.c * a.rtt;
+  double first = floor(65535 / P), iw = a.tp.init_window, bdp_q = a.c * (a.rtt + a.q);
   double sent = first + (iw + first) + 2 * (iw + first); /* the first three rounds */
   CHECK(first == 7 && iw + first > b); /* out of the rounds after one, before */
-  CHECK(4 * (iw + first) < bdp_q && 2 * (iw + first) / c < rtt + q);
-  CHECK(ceil(bytes / P) > sent && ceil(bytes / P) - sent <= 4 * (iw + first));
-  double fin = t1 + hs + q + 3 * (rtt + q) + (w - sent * pkt) / C + prop + pkt / C;
-  CHECK_REL(ca_queue_run(&tp, 2, 3, bytes, t1), fin, 1e-9, "s (D: rounds of RTT + Q)");
+  CHECK(4 * (iw + first) < bdp_q && 2 * (iw + first) / a.c < a.rtt + a.q);
+  CHECK(ceil(a.bytes / P) > sent && ceil(a.bytes / P) - sent <= 4 * (iw + first));
+  double fin = a.t1 + hs + a.q + 3 * (a.rtt + a.q) + (a.w - sent * a.pkt) / C + 2 * LAT + a.pkt / C;
+  CHECK_REL(ca_queue_run(&a.tp, 2, 3, a.bytes, a.t1), fin, 1e-9, "s (D: rounds of RTT + Q)");
 }
 
 /* The same on warm connections (persistent): D's window starts warm,
@@ -827,25 +853,19 @@ TEST(test_transport_slow_start_through_a_queue_on_the_acks_way) {
  * same case in packets: ns-3 394.3 us, the packet backend 399.3, the model
  * 414.3, 83.1 before.) */
 TEST(test_transport_warm_window_through_a_queue_on_the_acks_way) {
-  fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  tp.packet_bytes = 0; /* the fluid tcp model alone */
-  tp.persistent = 1;
-  double P = tp.mss_bytes, H = tp.header_bytes, pkt = P + H, prop = 2 * LAT;
-  double rtt = round_trip_s(&tp, 2, LAT), n = 2, k = 65, c = C / pkt, b = c * rtt;
-  double q = (k + n - sqrt(2 * n * (b + k)) / 4) / c; /* the mean, as a wait */
-  double bytes = 1e6, t1 = 1e-3, last, w = wire(&tp, bytes, &last);
-  double w0 = fmax(tp.init_window, ceil(b)), segs = ceil(bytes / P), sent = 0, t = t1;
-  CHECK(w0 == 10 && w0 < c * (rtt + q));
+  acks_case a = acks_case_new(1);
+  double w0 = fmax(a.tp.init_window, ceil(a.c * a.rtt)), segs = ceil(a.bytes / a.tp.mss_bytes);
+  double sent = 0, t = a.t1;
+  CHECK(w0 == 10 && w0 < a.c * (a.rtt + a.q));
   int rounds = 0;
   for (double win = w0; sent + win < segs; win++, rounds++) {
-    CHECK(win < c * (rtt + q) && win / c < rtt + q); /* window-limited, out in time */
+    CHECK(win < a.c * (a.rtt + a.q) && win / a.c < a.rtt + a.q); /* window-limited, in time */
     sent += win;
-    t += rtt + q;
+    t += a.rtt + a.q;
   }
   CHECK(rounds == 8 && sent == 108);
-  double fin = t + (w - sent * pkt) / C + prop + pkt / C;
-  CHECK_REL(ca_queue_run(&tp, 2, 3, bytes, t1), fin, 1e-9, "s (D: warm rounds of RTT + Q)");
+  double fin = t + (a.w - sent * a.pkt) / C + 2 * LAT + a.pkt / C;
+  CHECK_REL(ca_queue_run(&a.tp, 2, 3, a.bytes, a.t1), fin, 1e-9, "s (D: warm rounds of RTT + Q)");
 }
 
 /* Small flows as packets behind long fluid ones that fill a port from a
@@ -1016,7 +1036,7 @@ TEST(test_transport_persistent_queue_climbs) {
   double P = tp.mss_bytes, H = tp.header_bytes, prop = 2 * LAT, pkt = P + H;
   double rtt = round_trip_s(&tp, 2, LAT), n = 2, k = 65, c = C / pkt, b = c * rtt;
   double q0 = n * fmax(tp.init_window, ceil(b)) - b, t0 = pkt / C + LAT + q0 / ((n - 1) * c);
-  double mean = k + n - sqrt(2 * n * (b + k)) / 4;
+  double mean = dctcp_mean_pkts(n, k, b);
   double last, wd = wire(&tp, 2 * P, &last);
   double t1 = 50e-6, q = sqrt((b + q0) * (b + q0) + 2 * n * c * (t1 - t0)) - b;
   CHECK(q0 > 12 && q0 < 12.5 && q > 17 && q < 17.5 && q < mean);

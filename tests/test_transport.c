@@ -870,7 +870,7 @@ TEST(test_transport_warm_window_through_a_queue_on_the_acks_way) {
 
 /* Small flows as packets behind long fluid ones that fill a port from a
  * queue upstream (warm connections): A and B (hosts 0, 1 on leaf 0 to
- * host 4 on leaf 1, 8 MB) queue at leaf 0's uplink, where they merge, and
+ * host 4 on leaf 1, 40 MB) queue at leaf 0's uplink, where they merge, and
  * reach leaf 1's port to host 4 at its rate. M1 (host 5 to 4, 64 KiB, as
  * packets) joins them there at 100 us: each of its packets takes a
  * packet's place of theirs, and what it displaced stays queued at that
@@ -878,7 +878,7 @@ TEST(test_transport_warm_window_through_a_queue_on_the_acks_way) {
  * 18 queued until the long flows ended). M2 (host 6 to 4, 16 KiB) at
  * 200 us, long after M1 is done, waits behind M1's bytes: it takes exactly
  * M1's wire bytes / C longer than without M1. */
-static double behind_upstream_run(int with_m1) {
+static double behind_upstream_run(int with_m1, int32_t m2_src, double m2_at) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.persistent = 1; /* packets of up to 256 KiB */
@@ -891,12 +891,12 @@ static double behind_upstream_run(int with_m1) {
     net_close(&n);
     return NAN;
   }
-  int32_t a = add(&n, 0, 4, 8e6), b = add(&n, 1, 4, 8e6);
-  if (with_m1) add_at(&n, 5, 4, 65536, 100e-6);
-  int32_t m2 = add_at(&n, 6, 4, 16384, 200e-6);
+  int32_t a = add(&n, 0, 4, 40e6), b = add(&n, 1, 4, 40e6);
+  if (with_m1) add_at(&n, 5, 4, 65536, m2_at - 100e-6);
+  int32_t m2 = add_at(&n, m2_src, 4, 16384, m2_at);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   CHECK(fs_sim_get_counters(n.s).packets > 0);
-  CHECK(fs_sim_finish_s(n.s, a) > 300e-6 && fs_sim_finish_s(n.s, b) > 300e-6);
+  CHECK(fs_sim_finish_s(n.s, a) > m2_at + 100e-6 && fs_sim_finish_s(n.s, b) > m2_at + 100e-6);
   double fin = fs_sim_finish_s(n.s, m2);
   net_close(&n);
   return fin;
@@ -906,7 +906,27 @@ TEST(test_transport_packets_displaced_downstream_stay_queued) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   double m1 = wire(&tp, 65536, NULL);
-  CHECK_REL(behind_upstream_run(1) - behind_upstream_run(0), m1 / C, 1e-9, "s (M2 behind M1's bytes)");
+  CHECK_REL(behind_upstream_run(1, 6, 200e-6) - behind_upstream_run(0, 6, 200e-6), m1 / C, 1e-9,
+            "s (M2 behind M1's bytes)");
+}
+
+/* The same at 3 ms, the queue at leaf 0's uplink at DCTCP's mean (its
+ * climb is over), with M2 from host 2 on leaf 0: it waits behind that
+ * queue and then behind M1's bytes at host 4's port, but M1's bytes are
+ * part of A's and B's windows, which in congestion avoidance hold the
+ * mean in all: the uplink holds that much less (a packet trace: the core
+ * port's queue and what the ports after it held summed to about the
+ * mean). M2 takes as long with M1 as without, but for its second packet,
+ * which now reaches host 4's port while the first still waits there and
+ * so waits behind it: a full packet's time at most, where counting M1's
+ * bytes at both ports made it M1's wire bytes / C (8 packets). */
+TEST(test_transport_held_bytes_are_out_of_the_upstream_queue) {
+  fs_transport tp;
+  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
+  double with = behind_upstream_run(1, 2, 3e-3), without = behind_upstream_run(0, 2, 3e-3);
+  double pkt = (tp.mss_bytes + tp.header_bytes) / C, m1 = wire(&tp, 65536, NULL) / C;
+  CHECK(with > 3e-3 && without > 3e-3 && m1 > 7 * pkt);
+  CHECK(with >= without - 1e-12 && with - without <= pkt * (1 + 1e-9));
 }
 
 /* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and

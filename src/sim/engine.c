@@ -2603,7 +2603,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   out->n = s->core.active[l].n;
   out->rate_Bps = out->n ? s->core.load[l] : 0;
   out->queue_s = out->rtt_s = 0;
-  out->hold = 0;
+  out->hold = out->ca = 0;
   if (!out->n || !(s->core.cap_Bps[l] > 0)) return;
   if (s->tf_slot) { /* the fluid flows' mean round trip */
     const fs__link_active *a = &s->core.active[l];
@@ -2626,6 +2626,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     double standing = q->n_ca ? standing_bytes(s, l) : 0;
     out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
     out->hold = fills_from_upstream(s, l);
+    out->ca = q->n_ca && q->phase == FS__SQ_CLIMB;
   }
 }
 

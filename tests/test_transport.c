@@ -877,11 +877,13 @@ TEST(test_transport_warm_window_through_a_queue_on_the_acks_way) {
  * port behind their stream (a packet trace: 18 packets of messages left
  * 18 queued until the long flows ended). M2 (host 6 to 4, 16 KiB) at
  * 200 us, long after M1 is done, waits behind M1's bytes: it takes exactly
- * M1's wire bytes / C longer than without M1. */
-static double behind_upstream_run(int with_m1, int32_t m2_src, double m2_at) {
+ * M1's wire bytes / C longer than without M1, under the tcp model's queues
+ * and under the DCTCP model's (`dctcp`, rate control). */
+static double behind_upstream_run(int with_m1, int32_t m2_src, double m2_at, int dctcp) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.persistent = 1; /* packets of up to 256 KiB */
+  tp.dcqcn = dctcp;
   fs_topo *t = NULL;
   fs_err err = {0, ""};
   fs_leafspine_params p = {2, 1, 4, 100, 100, 1, 1000};
@@ -906,8 +908,9 @@ TEST(test_transport_packets_displaced_downstream_stay_queued) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   double m1 = wire(&tp, 65536, NULL);
-  CHECK_REL(behind_upstream_run(1, 6, 200e-6) - behind_upstream_run(0, 6, 200e-6), m1 / C, 1e-9,
-            "s (M2 behind M1's bytes)");
+  for (int dctcp = 0; dctcp < 2; dctcp++) /* the tcp model, the DCTCP model */
+    CHECK_REL(behind_upstream_run(1, 6, 200e-6, dctcp) - behind_upstream_run(0, 6, 200e-6, dctcp),
+              m1 / C, 1e-9, "s (M2 behind M1's bytes)");
 }
 
 /* The same at 3 ms, the queue at leaf 0's uplink at DCTCP's mean (its
@@ -923,10 +926,13 @@ TEST(test_transport_packets_displaced_downstream_stay_queued) {
 TEST(test_transport_held_bytes_are_out_of_the_upstream_queue) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  double with = behind_upstream_run(1, 2, 3e-3), without = behind_upstream_run(0, 2, 3e-3);
   double pkt = (tp.mss_bytes + tp.header_bytes) / C, m1 = wire(&tp, 65536, NULL) / C;
-  CHECK(with > 3e-3 && without > 3e-3 && m1 > 7 * pkt);
-  CHECK(with >= without - 1e-12 && with - without <= pkt * (1 + 1e-9));
+  for (int dctcp = 0; dctcp < 2; dctcp++) { /* the tcp model, the DCTCP model */
+    double with = behind_upstream_run(1, 2, 3e-3, dctcp);
+    double without = behind_upstream_run(0, 2, 3e-3, dctcp);
+    CHECK(with > 3e-3 && without > 3e-3 && m1 > 7 * pkt);
+    CHECK(with >= without - 1e-12 && with - without <= pkt * (1 + 1e-9));
+  }
 }
 
 /* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and

@@ -2597,6 +2597,28 @@ static int fills_from_upstream(fs_sim *s, int32_t l) {
   return 1;
 }
 
+/* The DCTCP model's ports: fills_from_upstream's test on its own queues
+ * (l holds less than a packet while what comes in fills it, and every
+ * flow on l has a port holding a packet or more before l on its route). */
+static int dq_fills_from_upstream(fs_sim *s, int32_t l) {
+  const fs__simcore *c = &s->core;
+  const fs__link_active *a = &c->active[l];
+  double cap = c->cap_Bps[l], pkt = full_packet(s);
+  if (!a->n || s->dq->port[l].in < cap * (1 - 1e-9) || port_queue_s(s, l) * cap >= pkt) return 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t g = a->flow[j];
+    pkt_route p = packet_route(s, g);
+    int queued = 0;
+    for (int32_t k = 0; k < p.n; k++) {
+      int32_t lk = sim_link(s, g, p.links[k]);
+      if (lk == l) break;
+      if (s->dq->q[lk] >= pkt) queued = 1;
+    }
+    if (!queued) return 0;
+  }
+  return 1;
+}
+
 /* What the fluid flows do on link l as the last re-rating left them. */
 static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   fs_sim *s = ctx;
@@ -2620,6 +2642,10 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     /* (the rates are the senders' offers: what passes is at most C) */
     out->rate_Bps = fmin(out->rate_Bps, s->core.cap_Bps[l]);
     out->queue_s = port_queue_s(s, l);
+    out->hold = dq_fills_from_upstream(s, l);
+    out->ca = 1; /* its windows: out of slow start, all of them */
+    for (int32_t j = 0; j < out->n; j++)
+      if (s->dq->ss[s->core.active[l].flow[j]] != FS__SS_NONE) out->ca = 0;
   } else if (s->portq) {
     fs__portq *q = &s->portq[l];
     q_advance(s, l);

@@ -1119,6 +1119,12 @@ static int queues_full(const fs_sim *s, int32_t l) {
   return (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 && link_full(c, l);
 }
 
+/* Under the DCQCN and DCTCP models: whether what comes to link l's port
+ * fills it (up to the fill's rounding, as link_full). */
+static int dq_port_full(const fs_sim *s, int32_t l) {
+  return s->dq->port[l].in >= s->core.cap_Bps[l] * (1 - 1e-9);
+}
+
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
  * A flow's packets queue at the first level of its packet route with a
  * link that is saturated and can bind: downstream they arrive no faster
@@ -1547,7 +1553,7 @@ static double host_residual_s(fs_sim *s, int32_t l, int self) {
   /* only host links are counted (host_count): 0 elsewhere */
   if (l < 0 || !(s->host_flows[l] - self > 0.5)) return 0;
   double full = full_packet(s) / s->core.cap_Bps[l];
-  int saturated = s->dq ? s->dq->port[l].in >= s->core.cap_Bps[l] * (1 - 1e-9) : s->portq[l].saturated;
+  int saturated = s->dq ? dq_port_full(s, l) : s->portq[l].saturated;
   return full / 2 + (saturated ? full : 0);
 }
 
@@ -2603,18 +2609,14 @@ static int fills_from_upstream(fs_sim *s, int32_t l) {
 static int dq_fills_from_upstream(fs_sim *s, int32_t l) {
   const fs__simcore *c = &s->core;
   const fs__link_active *a = &c->active[l];
-  double cap = c->cap_Bps[l], pkt = full_packet(s);
-  if (!a->n || s->dq->port[l].in < cap * (1 - 1e-9) || port_queue_s(s, l) * cap >= pkt) return 0;
+  double pkt = full_packet(s);
+  if (!a->n || !dq_port_full(s, l) || port_queue_s(s, l) * c->cap_Bps[l] >= pkt) return 0;
   for (int32_t j = 0; j < a->n; j++) {
     int32_t g = a->flow[j];
     pkt_route p = packet_route(s, g);
-    int queued = 0;
-    for (int32_t k = 0; k < p.n; k++) {
-      int32_t lk = sim_link(s, g, p.links[k]);
-      if (lk == l) break;
-      if (s->dq->q[lk] >= pkt) queued = 1;
-    }
-    if (!queued) return 0;
+    int32_t k = 0, lk = -1;
+    while (k < p.n && (lk = sim_link(s, g, p.links[k])) != l && !(s->dq->q[lk] >= pkt)) k++;
+    if (k == p.n || lk == l) return 0; /* no port queued before l */
   }
   return 1;
 }

@@ -376,8 +376,6 @@ static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pk
   return start > r->free_at[l] ? start : r->free_at[l];
 }
 
-/* Packet i reaches switch port l at t: FIFO, marked by RED, on to the next
- * node after its transmission and the link's latency. */
 /* Port l's packets that have begun to leave by t: out of the bytes
  * waiting, what they displaced counted (took, held). */
 static void ring_advance(fs__pktnet *r, int32_t l, double t) {
@@ -392,6 +390,8 @@ static void ring_advance(fs__pktnet *r, int32_t l, double t) {
   }
 }
 
+/* Packet i reaches switch port l at t: FIFO, marked by RED, on to the next
+ * node after its transmission and the link's latency. */
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
   port_ring *pr = &r->ring[l];
   double cap = cap_Bps(r, l);

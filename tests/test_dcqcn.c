@@ -292,6 +292,21 @@ TEST(test_dctcp_two_tier_queue_passes_on_what_it_holds) {
   two_tier_queue_passes_on_what_it_holds(&on);
 }
 
+/* A round trip across a star with links of latency lat under tp: the
+ * latencies both ways and a full packet and its ACK per hop. */
+static double star_rtt(const fs_transport *tp, double lat) {
+  return 4 * lat + 2 * (tp->mss_bytes + 2 * tp->header_bytes) / C;
+}
+
+/* The trough of DCTCP's sawtooth of n flows at a port of the star, in
+ * packets (Alizadeh et al. 2010, section 3.3): K + N - A, A = N (W* + 1)
+ * alpha / 2, alpha ~ sqrt(2 / W*), W* = (C RTT + K) / N. */
+static double dctcp_trough_pkts(const fs_transport *tp, double n) {
+  double bdp = C * star_rtt(tp, LAT) / (tp->mss_bytes + tp->header_bytes), k = tp->queue_k;
+  double ws = (bdp + k) / n;
+  return k + n - n * (ws + 1) * sqrt(2 / ws) / 2;
+}
+
 /* Two long flows into one port settle into DCTCP's sawtooth (Alizadeh et
  * al. 2010, section 3.3): its trough K + N - A packets, A = N (W* + 1)
  * alpha / 2, alpha ~ sqrt(2 / W*), W* = (C RTT + K) / N, with N = 2. The
@@ -312,16 +327,15 @@ TEST(test_dctcp_short_message_waits_out_the_standing_queue) {
   run(star(4), &on, m, 3, fin);
   run(star(4), &off, m, 3, ref);
   double alone = w / C + 2 * LAT + last / C;
-  double rtt = 4 * LAT + 2 * (P + on.header_bytes) / C;
-  double n = 2, k = on.queue_k, ws = (C * rtt / P + k) / n, a = sqrt(2 / ws);
-  double amp = n * (ws + 1) * a / 2, bdp = C * rtt / P, lo = k, hi = 2 * k;
+  double rtt = star_rtt(&on, LAT);
+  double n = 2, k = on.queue_k, bdp = C * rtt / P, lo = k, hi = 2 * k;
   for (int i = 0; i < 60; i++) { /* q*: p(q) (bdp + q) = 2 N, p rising from max_p at K */
     double q = (lo + hi) / 2, p = 0.02 + 0.98 * (q - k) / k;
     if (p * (bdp + q) < 2 * n) lo = q;
     else hi = q;
   }
   double waited = (fin[2] - t0 - alone) / (P / C); /* packets ahead of it */
-  CHECK(waited >= k + n - amp - 1);
+  CHECK(waited >= dctcp_trough_pkts(&on, n) - 1);
   CHECK(waited <= lo + 2 * n + 1);
   /* the tcp model without DCTCP's rate control: the queue's mean at once,
    * K + N - A' / 2 with A' = sqrt(2 N (C RTT + K)) / 2 (its climb is over by
@@ -346,9 +360,8 @@ TEST(test_dctcp_window_waits_for_acks_behind_a_queue) {
   msg m[3] = {{0, 2, 8 << 20, 0}, {1, 2, 8 << 20, 0}, {2, 3, 1e6, t0}};
   double fin[3];
   run(star(4), &on, m, 3, fin);
-  double rtt = 4 * LAT + 2 * (P + on.header_bytes) / C, n = 2, k = on.queue_k;
-  double bdp = C * rtt / P, ws = (bdp + k) / n, amp = n * (ws + 1) * sqrt(2 / ws) / 2;
-  double q = (k + n - amp) * P / C, w0 = fmax(on.init_window, ceil(bdp));
+  double rtt = star_rtt(&on, LAT), bdp = C * rtt / P;
+  double q = dctcp_trough_pkts(&on, 2) * P / C, w0 = fmax(on.init_window, ceil(bdp));
   CHECK(w0 == 10 && ceil(1e6 / on.mss_bytes) > 7 * w0);
   CHECK(fin[0] > fin[2] && fin[1] > fin[2]); /* A and B outlast D */
   CHECK(fin[2] - t0 > 3 * (rtt + q));
@@ -423,7 +436,7 @@ TEST(test_dctcp_new_leaves_the_rounds_with_the_window_in_flight) {
   fs_transport tp = dctcp(1);
   tp.persistent = 0;
   const double L = 2.5e-6, P = tp.mss_bytes + tp.header_bytes;
-  double rtt = 4 * L + 2 * (P + tp.header_bytes) / C;
+  double rtt = star_rtt(&tp, L);
   CHECK(C * rtt / P < tp.init_window + 7); /* the next window covers B */
   fs_topo *t = NULL;
   fs_err err = {0, ""};

@@ -98,6 +98,20 @@ typedef struct timer {
   void *ctx;
 } timer;
 
+/* A flow that left its links (its window out, or done) whose fluid still
+ * passes link l until `until` (tcp model with flows as packets: its last
+ * bytes left its source when it left, and reach l the hops before l
+ * later): at `rate` x its weight there, its round trip rtt. */
+typedef struct ghost {
+  int32_t flow;
+  double until, rate, rtt;
+} ghost;
+
+typedef struct fs__ghosts {
+  ghost *g;
+  int32_t n, cap;
+} fs__ghosts;
+
 /* A change of host_flows waiting for the batch's end: link's count moves
  * by delta; link -1: flow's `hcounted` becomes delta > 0. */
 typedef struct hc_change {
@@ -193,6 +207,8 @@ struct fs_sim {
   fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control */
   fs__pktnet *pk;       /* tcp with packet_bytes > 0: the flows run as packets */
   uint8_t *as_pkt;      /* per flow then: 1 if it runs in pk (not in the fluid) */
+  fs__ghosts *ghost;    /* per link then (tcp model): flows whose fluid is still
+                         * passing it after they left their links (pk_fluid) */
   double *pk_owed;      /* per flow then: bytes the packets took from it at
                          * its bottleneck, added to what it has left when it
                          * would drain */
@@ -286,6 +302,9 @@ void fs_sim_free(fs_sim *s) {
   fs__pktnet_free(s->pk);
   free(s->as_pkt);
   free(s->pk_owed);
+  if (s->ghost)
+    for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->ghost[l].g);
+  free(s->ghost);
   if (s->srcq)
     for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->srcq[l].heap);
   free(s->srcq);
@@ -1385,6 +1404,129 @@ static double hop_s(const fs_sim *s, pkt_route p, int32_t k) {
          (double)lk->latency_ns * 1e-9;
 }
 
+/* How long after leaving its source a flow's packet begins to leave the
+ * port of entry k of its packet route p: a full packet's time and the
+ * latency of every hop before k's level (a sprayed level's by weight). */
+static double reach_s(const fs_sim *s, pkt_route p, int32_t k) {
+  double d = 0, level_d = 0, level_w = 0;
+  for (int32_t j = 0; j < k; j++) {
+    d += p.w[j] * hop_s(s, p, j);
+    level_w += p.w[j];
+    if (level_w > 1 - 1e-9) { /* a level ends: the next begins after it */
+      level_d = d;
+      level_w = 0;
+    }
+  }
+  return level_d;
+}
+
+/* Where link l is on flow fi's packet route (p.n: not on it). */
+static int32_t route_pos(const fs_sim *s, int32_t fi, pkt_route p, int32_t l) {
+  int32_t k = 0;
+  while (k < p.n && sim_link(s, fi, p.links[k]) != l) k++;
+  return k;
+}
+
+/* Whether flow fi's fluid has reached link l of its route. The fluid's
+ * rates hold along the whole route at once; a flow that came onto its
+ * links at on_s sends its first packet then, which reaches l's port
+ * reach_s later, and its last bytes pass there reach_s after it leaves its
+ * links (a ghost of it, pk_fluid). So the packets at a port meet the
+ * fluid as its sources sent it, each flow delayed by its own hops (a
+ * slow-start round's window after its gap; until this the packets met a
+ * round's gap the hops before the port too early). */
+static int fluid_arrived(const fs_sim *s, int32_t fi, int32_t l, double at) {
+  if (!s->ghost || !s->tf_slot || s->tf_slot[fi] < 0 || at >= TF(s, fi)->on_all_s) return 1;
+  pkt_route p = packet_route(s, fi);
+  return at - TF(s, fi)->on_s >= reach_s(s, p, route_pos(s, fi, p, l));
+}
+
+/* The fluid flows as their packets pass port l at `at` (now or soon, as
+ * their rates are now; tcp; fluid_arrived, ghosts_leave): how many, their
+ * rate there and their mean round trip. */
+static void fluid_view(const fs_sim *s, int32_t l, double at, int32_t *n, double *rate,
+                       double *rtt) {
+  const fs__link_active *a = &s->core.active[l];
+  const fs__ghosts *gs = s->ghost ? &s->ghost[l] : NULL;
+  double sum = 0;
+  int32_t k = 0;
+  *n = a->n;
+  *rate = a->n ? s->core.load[l] : 0;
+  for (int32_t j = 0; j < a->n; j++) {
+    int32_t g = a->flow[j];
+    if (s->tf_slot[g] < 0) continue;
+    if (!fluid_arrived(s, g, l, at)) { /* not at l yet */
+      *rate -= s->core.flows[g].rate * s->core.flows[g].w[a->slot[j]];
+      (*n)--;
+      continue;
+    }
+    sum += TF(s, g)->rtt_s;
+    k++;
+  }
+  for (int32_t j = 0; gs && j < gs->n; j++)
+    if (gs->g[j].until > at) { /* still passing l */
+      *rate += gs->g[j].rate;
+      (*n)++;
+      sum += gs->g[j].rtt;
+      k++;
+    }
+  *rtt = k ? sum / k : 0;
+  if (!*n) *rate = 0;
+}
+
+/* Flow fi comes onto its links now: where its fluid will reach a switch
+ * port that packets keep busy beyond then, no other fluid there, its
+ * stream queues behind their backlog, which took nothing from it (pk_tx
+ * judges a packet when it reaches the port, and fi was not on its links
+ * then), so it owes those bytes: the most any port of its route keeps it
+ * waiting (one after another, a later port's backlog drains meanwhile). */
+static void backlog_owed(fs_sim *s, int32_t fi) {
+  const fs__flow *f = &s->core.flows[fi];
+  const fs_topo *t = s->core.t;
+  if (s->tf_slot[fi] < 0) return;
+  pkt_route p = packet_route(s, fi);
+  double owed = 0;
+  for (int32_t k = 0; k < f->n; k++) {
+    int32_t l = f->links[k];
+    if (t->nodes[t->links[l].from].kind != FS_NODE_SWITCH) continue;
+    double at = s->now + reach_s(s, p, route_pos(s, fi, p, l));
+    double busy = fs__pktnet_busy_until(s->pk, l) - at;
+    if (!(busy > 0)) continue;
+    int32_t n;
+    double rate, rtt;
+    fluid_view(s, l, at, &n, &rate, &rtt);
+    if (n <= 1) owed = fmax(owed, busy * s->core.cap_Bps[l] * f->w[k]);
+  }
+  s->pk_owed[fi] += owed;
+}
+
+/* Flow fi leaves its links now: a ghost of it at every link of its
+ * rating route until its last bytes have passed that link's port. Each
+ * link's ghosts that have passed go first. */
+static int ghosts_leave(fs_sim *s, int32_t fi) {
+  const fs__flow *f = &s->core.flows[fi];
+  if (!s->ghost || !(f->rate > 0) || s->tf_slot[fi] < 0) return 0;
+  pkt_route p = packet_route(s, fi);
+  for (int32_t k = 0; k < f->n; k++) {
+    fs__ghosts *gs = &s->ghost[f->links[k]];
+    int32_t m = 0;
+    for (int32_t j = 0; j < gs->n; j++)
+      if (gs->g[j].until > s->now) gs->g[m++] = gs->g[j];
+    gs->n = m;
+    double d = reach_s(s, p, route_pos(s, fi, p, f->links[k]));
+    if (!(d > 0)) continue;
+    if (gs->n == gs->cap) {
+      int32_t ncap = gs->cap ? 2 * gs->cap : 4;
+      ghost *ng = realloc(gs->g, (size_t)ncap * sizeof(*ng));
+      if (!ng) return FS_ENOMEM;
+      gs->g = ng;
+      gs->cap = ncap;
+    }
+    gs->g[gs->n++] = (ghost){fi, s->now + d, f->rate * f->w[k], TF(s, fi)->rtt_s};
+  }
+  return 0;
+}
+
 /* The part of flow fi's queued bytes that entry k of its packet route p
  * puts at the port it leaves: 0 unless a switch sends it (hosts keep their
  * own queues), else its weight times the port's orbit multiplicity. */
@@ -1822,6 +1964,12 @@ static int flow_link(fs_sim *s, int32_t fi) {
   if (host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
+  if (s->tf_slot && s->tf_slot[fi] >= 0) {
+    pkt_route p = packet_route(s, fi);
+    TF(s, fi)->on_s = s->now;
+    TF(s, fi)->on_all_s = s->now + reach_s(s, p, p.n);
+  }
+  if (s->ghost) backlog_owed(s, fi);
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
   if (s->n_active > s->counters.max_active) s->counters.max_active = s->n_active;
@@ -1855,7 +2003,8 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
   if (s->portq) q_remove(s, fi);
-  int rc = host_count(s, fi, -1);
+  int rc = ghosts_leave(s, fi);
+  if (!rc) rc = host_count(s, fi, -1);
   if (rc) return rc;
   note_leaver(c, f->rate);
   rc = fs__inject(c, fi, 0) && TF(s, fi)->hpos >= 0 ? srcq_leave(s, fi) : 0;
@@ -2628,18 +2777,9 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   out->rate_Bps = out->n ? s->core.load[l] : 0;
   out->queue_s = out->rtt_s = 0;
   out->hold = out->ca = 0;
-  if (!out->n || !(s->core.cap_Bps[l] > 0)) return;
-  if (s->tf_slot) { /* the fluid flows' mean round trip */
-    const fs__link_active *a = &s->core.active[l];
-    double sum = 0;
-    int32_t k = 0;
-    for (int32_t j = 0; j < a->n; j++)
-      if (s->tf_slot[a->flow[j]] >= 0) {
-        sum += TF(s, a->flow[j])->rtt_s;
-        k++;
-      }
-    out->rtt_s = k ? sum / k : 0;
-  }
+  if (!(s->core.cap_Bps[l] > 0)) return;
+  if (s->tf_slot) fluid_view(s, l, s->now, &out->n, &out->rate_Bps, &out->rtt_s);
+  if (!out->n) return;
   if (s->dq) {
     /* (the rates are the senders' offers: what passes is at most C) */
     out->rate_Bps = fmin(out->rate_Bps, s->core.cap_Bps[l]);
@@ -2653,9 +2793,20 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     q_advance(s, l);
     double standing = q->n_ca ? standing_bytes(s, l) : 0;
     out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
-    out->hold = fills_from_upstream(s, l);
+    out->hold = fills_from_upstream(s, l) && out->rate_Bps >= s->core.cap_Bps[l] * (1 - 1e-9);
     out->ca = q->n_ca && q->phase == FS__SQ_CLIMB;
   }
+}
+
+/* A packet displaced x bytes of fluid flow g: g still has to send them.
+ * Slow start grows a window by what its ACKs deliver: what a packet
+ * displaces from a slow-starting flow is growth its window loses. Its
+ * part of the standing queue in slow start is that much lower; a flow
+ * still in its rounds keeps the loss for when it joins (q_spread). */
+static void pk_take(fs_sim *s, int32_t g, double x) {
+  s->pk_owed[g] += x;
+  if (s->portq && !s->tp.persistent && s->tf_slot[g] >= 0 && TF(s, g)->budget < INFINITY)
+    TF(s, g)->ss_lost += x;
 }
 
 /* A packet's time on link l counts as busy where no fluid flow is (the
@@ -2669,32 +2820,35 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
   fs_sim *s = ctx;
   const fs__simcore *c = &s->core;
   const fs__link_active *a = &c->active[l];
-  if (!a->n) {
-    s->link_stats[l].busy_s += t1 - t0;
+  if (!a->n) s->link_stats[l].busy_s += t1 - t0;
+  if (!may_take) return 0;
+  /* the fluid as it passes l when the packet leaves (FIFO: what reaches
+   * the port after the packet waits behind it): the flows that have
+   * reached l by then and the ghosts of those that left, whose last bytes
+   * have not */
+  double load = c->load[l];
+  if (s->ghost) {
+    int32_t n;
+    double rtt;
+    fluid_view(s, l, t0, &n, &load, &rtt);
+    if (!(load >= c->cap_Bps[l] * (1 - 1e-9))) return 0;
+  } else if (!a->n || !link_full(c, l)) {
     return 0;
   }
-  if (!may_take || !link_full(c, l)) return 0;
   /* Under the DCQCN and DCTCP models the rates are the senders' offers,
    * whose sum can be many times the capacity (the excess queues): the
    * packet still displaces its own bytes only, split by rate. */
-  double k = bytes / fmax(c->load[l], c->cap_Bps[l]);
-  /* Slow start grows a window by what its ACKs deliver: what a packet
-   * displaces from a slow-starting flow is growth its window loses. Its
-   * part of the standing queue in slow start is that much lower; a flow
-   * still in its rounds keeps the loss for when it joins (q_spread). */
-  int ss = s->portq && !s->tp.persistent;
-  for (int32_t j = 0; j < a->n; j++) {
-    int32_t g = a->flow[j];
-    const fs__flow *f = &c->flows[g];
-    double x = k * f->rate * f->w[a->slot[j]];
-    s->pk_owed[g] += x;
-    fs__tflow *tf = ss && s->tf_slot[g] >= 0 ? TF(s, g) : NULL;
-    if (tf && tf->budget < INFINITY) tf->ss_lost += x;
-  }
-  fs__portq *q = ss ? &s->portq[l] : NULL;
+  double k = bytes / fmax(load, c->cap_Bps[l]);
+  for (int32_t j = 0; j < a->n; j++)
+    if (fluid_arrived(s, a->flow[j], l, t0))
+      pk_take(s, a->flow[j], k * c->flows[a->flow[j]].rate * c->flows[a->flow[j]].w[a->slot[j]]);
+  const fs__ghosts *gs = s->ghost ? &s->ghost[l] : NULL;
+  for (int32_t j = 0; gs && j < gs->n; j++)
+    if (gs->g[j].until > t0) pk_take(s, gs->g[j].flow, k * gs->g[j].rate);
+  fs__portq *q = s->portq && !s->tp.persistent ? &s->portq[l] : NULL;
   if (q && q->n_ca && q->phase == FS__SQ_SLOW_START) {
     standing_advance(s, l);
-    double lost = bytes / full_packet(s) * q->ca_rate / c->load[l];
+    double lost = bytes / full_packet(s) * q->ca_rate / load;
     q->climb = fmax(q->climb - lost, 0);
   }
   return 1;
@@ -2736,6 +2890,8 @@ static int pk_setup(fs_sim *s) {
     s->pk_owed = NULL;
     return 0;
   }
+  if (!dcqcn(s) && !(s->ghost = calloc((size_t)c->t->n_links + 1, sizeof(*s->ghost))))
+    return FS_ENOMEM;
   fs__pktnet_cfg cfg = {.t = c->t, .mss = s->tp.mss_bytes, .hdr = s->tp.header_bytes,
                         .syn_bytes = fs__pktnet_syn_bytes(s->tp.header_bytes),
                         .k100 = s->tp.queue_k, .init_window = s->tp.init_window,

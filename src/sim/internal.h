@@ -191,6 +191,9 @@ typedef struct fs__tflow {
                        * at the first link's rate): what packets beside it see
                        * (engine.c, pk_fluid) */
   uint8_t qwin;       /* a new window: all of it is upstream when it queues */
+  double on_s;        /* when it last came onto its links (its fluid reaches a
+                       * port the hops before it later: engine.c, fluid_arrived) */
+  double on_all_s;    /* ... and when it has reached every port of its route */
   double ca_window;   /* a new connection's window when it left slow start (bytes) */
   double ss_lost;     /* in slow start's rounds: the bytes packets displaced from it */
   double inject_left; /* source fair queue: the round's bytes not yet out of the

@@ -680,6 +680,8 @@ double fs__pktnet_syn_bytes(double header_bytes) {
 
 int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t, EV_USER, a); }
 
+double fs__pktnet_busy_until(const fs__pktnet *r, int32_t l) { return r->free_at[l]; }
+
 double fs__pktnet_next_t(const fs__pktnet *r) { return r->n_h ? r->h[0].t : INFINITY; }
 
 int fs__pktnet_step(fs__pktnet *r) {

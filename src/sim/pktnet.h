@@ -72,6 +72,10 @@ double fs__pktnet_syn_bytes(double header_bytes);
 int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out);
 void fs__pktnet_free(fs__pktnet *net);
 
+/* When switch port `link` has sent the packets it holds (its packets'
+ * backlog ends; 0 if it never sent one). */
+double fs__pktnet_busy_until(const fs__pktnet *net, int32_t link);
+
 /* Schedules the user callback with `a` at t. 0 or FS_ENOMEM. */
 int fs__pktnet_push_user(fs__pktnet *net, double t, int32_t a);
 

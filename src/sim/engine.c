@@ -2786,7 +2786,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     out->queue_s = port_queue_s(s, l);
     out->hold = dq_fills_from_upstream(s, l);
     out->ca = 1; /* its windows: out of slow start, all of them */
-    for (int32_t j = 0; j < out->n; j++)
+    for (int32_t j = 0; j < s->core.active[l].n; j++)
       if (s->dq->ss[s->core.active[l].flow[j]] != FS__SS_NONE) out->ca = 0;
   } else if (s->portq) {
     fs__portq *q = &s->portq[l];

@@ -940,12 +940,13 @@ TEST(test_transport_held_bytes_are_out_of_the_upstream_queue) {
  * its first packet reaches the port of a later hop a full packet's time
  * and the latency of each hop before it after it sends, and its last
  * bytes as long after it has sent them. On a star (warm connections), A
- * (host 0 to 2, fluid) and M (host 3 to 2, run as packets) share host 2's
+ * (host 0 to 2, fluid; none if a_bytes is 0) and n_m messages run as
+ * packets (hosts 3 and then 1 to 2, each m_bytes at m_at) share host 2's
  * port, which A fills at C; A reaches it (P + H) / C + LAT = 1.72 us
- * after it sends, M's packets (P + H) / C + LAT after they leave host 3.
- * (A's finish and M's, with and without the other.) */
-static void arrival_run(int with_a, int with_m, double a_bytes, double m_bytes, double m_at,
-                        double *a_fin, double *m_fin) {
+ * after it sends, the messages' packets (P + H) / C + LAT after they
+ * leave their hosts. (A's finish and the first message's time.) */
+static void arrival_run(double a_at, double a_bytes, int n_m, double m_bytes, double m_at,
+                        double *a_fin, double *m_fct) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
   tp.persistent = 1;
@@ -955,14 +956,13 @@ static void arrival_run(int with_a, int with_m, double a_bytes, double m_bytes, 
     net_close(&n);
     return;
   }
-  int32_t a = with_a ? add(&n, 0, 2, a_bytes) : -1;
-  int32_t m = with_m ? add_at(&n, 3, 2, m_bytes, m_at) : -1;
+  int32_t a = a_bytes > 0 ? add_at(&n, 0, 2, a_bytes, a_at) : -1;
+  int32_t m = n_m > 0 ? add_at(&n, 3, 2, m_bytes, m_at) : -1;
+  if (n_m > 1) add_at(&n, 1, 2, m_bytes, m_at);
   CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
   if (a >= 0) *a_fin = fs_sim_finish_s(n.s, a);
-  if (m >= 0) {
-    CHECK(fs_sim_get_counters(n.s).packets > 0);
-    *m_fin = fs_sim_finish_s(n.s, m) - m_at;
-  }
+  if (m >= 0) CHECK(fs_sim_get_counters(n.s).packets > 0);
+  if (m >= 0 && m_fct) *m_fct = fs_sim_finish_s(n.s, m) - m_at;
   net_close(&n);
 }
 
@@ -976,9 +976,9 @@ TEST(test_transport_packets_pass_before_the_fluid_reaches_the_port) {
   double H = tp.header_bytes, pkt = tp.mss_bytes + H;
   CHECK((1000 + H) / C + LAT < pkt / C + LAT); /* the case */
   double a_alone = 0, a_with = 0, m_alone = 0, m_with = 0;
-  arrival_run(1, 0, 10e6, 1000, 0, &a_alone, NULL);
-  arrival_run(0, 1, 10e6, 1000, 0, NULL, &m_alone);
-  arrival_run(1, 1, 10e6, 1000, 0, &a_with, &m_with);
+  arrival_run(0, 10e6, 0, 0, 0, &a_alone, NULL);
+  arrival_run(0, 0, 1, 1000, 0, NULL, &m_alone);
+  arrival_run(0, 10e6, 1, 1000, 0, &a_with, &m_with);
   CHECK_REL(a_with, a_alone, 1e-12, "s (A: M took nothing from it)");
   CHECK_REL(m_with, m_alone, 1e-12, "s (M: as alone)");
 }
@@ -998,56 +998,36 @@ TEST(test_transport_packets_meet_the_fluids_last_bytes) {
   double first = m_at + pkt / C + LAT, second = first + pkt / C, a_last = t_a + pkt / C + LAT;
   CHECK(first > t_a && second < a_last); /* the case */
   double a_fin = 0, m_alone = 0, m_with = 0;
-  arrival_run(0, 1, 1e6, 2 * P, m_at, NULL, &m_alone);
-  arrival_run(1, 1, 1e6, 2 * P, m_at, &a_fin, &m_with);
+  arrival_run(0, 0, 1, 2 * P, m_at, NULL, &m_alone);
+  arrival_run(0, 1e6, 1, 2 * P, m_at, &a_fin, &m_with);
   CHECK(a_fin > t_a && a_fin < a_last + 2 * LAT);
   CHECK_REL(m_with - m_alone, pkt / C, 1e-9, "s (M: its second packet behind A's last bytes)");
 }
 
-/* A port's backlog of packets ahead of the fluid: M1 and M2 (hosts 1 and
- * 3 to 2, eight full packets each, run as packets) leave their hosts at
- * t = 0, a packet every tau = (P + H) / C, and reach host 2's port two at
- * a time from h = tau + LAT on, which sends them back to back until
- * h + 16 tau. A (host 0 to 2, fluid) comes onto its links at
- * t_a = h + 6.5 tau, between their seventh and eighth pairs, and reaches
- * the port at t_a + h, behind that backlog: its stream waits
- * 16 tau - t_a for it (FIFO), and a run with M1 and M2 finishes A exactly
- * that much later than one without. Each half of it fails alone: the
- * fourteen packets that reached the port before A came onto its links
- * are a backlog A owes when it does (backlog_owed), the last two reached
- * it after and leave after A's fluid has come: those take their bytes
- * from A when they leave, not as the port was when they came (pk_tx). */
-static double behind_backlog_run(int with_m, double t_a) {
-  fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  tp.persistent = 1;
-  fs_err err = {0, ""};
-  net n;
-  if (net_open(&n, star(4, 1000), &tp)) {
-    net_close(&n);
-    return NAN;
-  }
-  int32_t a = add_at(&n, 0, 2, 10e6, t_a);
-  if (with_m) {
-    add(&n, 1, 2, 8 * tp.mss_bytes);
-    add(&n, 3, 2, 8 * tp.mss_bytes);
-  }
-  CHECK_OK(fs_sim_run(n.s, NULL, &err), &err);
-  if (with_m) CHECK(fs_sim_get_counters(n.s).packets > 0);
-  double fin = fs_sim_finish_s(n.s, a);
-  net_close(&n);
-  return fin;
-}
-
+/* A port's backlog of packets ahead of the fluid: two messages of eight
+ * full packets (hosts 3 and 1 to 2) leave their hosts at t = 0, a packet
+ * every tau = (P + H) / C, and reach host 2's port two at a time from
+ * h = tau + LAT on, which sends them back to back until h + 16 tau. A
+ * comes onto its links at t_a = h + 6.5 tau, between their seventh and
+ * eighth pairs, and reaches the port at t_a + h, behind that backlog: its
+ * stream waits 16 tau - t_a for it (FIFO), and a run with the messages
+ * finishes A exactly that much later than one without. Each half of it
+ * fails alone: the fourteen packets that reached the port before A came
+ * onto its links are a backlog A owes when it does (backlog_owed), the
+ * last two reached it after and leave after A's fluid has come: those
+ * take their bytes from A when they leave, not as the port was when they
+ * came (pk_tx). */
 TEST(test_transport_fluid_queues_behind_the_packets_backlog) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
-  double tau = (tp.mss_bytes + tp.header_bytes) / C, h = tau + LAT;
+  double P = tp.mss_bytes, tau = (P + tp.header_bytes) / C, h = tau + LAT;
   double t_a = h + 6.5 * tau; /* the model's clock is in whole ns */
   t_a = floor(t_a * 1e9) * 1e-9;
   CHECK(t_a > h + 6 * tau && t_a < h + 7 * tau && t_a + h < h + 14 * tau); /* the case */
-  CHECK_REL(behind_backlog_run(1, t_a) - behind_backlog_run(0, t_a), 16 * tau - t_a, 1e-9,
-            "s (A behind M1's and M2's packets at host 2's port)");
+  double with = 0, without = 0;
+  arrival_run(t_a, 10e6, 2, 8 * P, 0, &with, NULL);
+  arrival_run(t_a, 10e6, 0, 0, 0, &without, NULL);
+  CHECK_REL(with - without, 16 * tau - t_a, 1e-9, "s (A behind the messages' packets)");
 }
 
 /* The same with 2.5 us links: RTT = 11.5 us, B = 15.9 packets. A's and

@@ -710,11 +710,14 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
  * t_j = handshake + RTT with the first flights still going out, and from
  * then on the ACKs clock them; their windows, IW = 10 segments each, are
  * past the bandwidth-delay product B = C RTT (7.6 packets) together, and
- * the 20 - B packets beyond it queue. The queue then grows at C until
- * it passes K = 65 and that packet's echo is back (B + K) / C later, at
- * 2K + B; alpha has seen log2((2K + 2B) / 14) rounds unmarked, and each
- * cut, a round trip apart while the queue is over K, drains it to
- * (Q + B)(1 - alpha / 2) - B: 79.2, then 43.8 packets, under K; then it
+ * the 20 - B packets beyond it queue. The queue then grows at C (two
+ * packets join it for each it grows) past K = 65 until RED marks one,
+ * 6.7 packets past K on average (red_first_mark_pkts), and that packet's
+ * echo is back a round trip through the queue it joined later, at
+ * 2K + B + 2 x 6.7 (151.0); alpha has seen log2((Q + B) / 14) rounds
+ * unmarked, and each cut, a round trip apart while the queue is over K,
+ * drains it to (Q + B)(1 - alpha / 2) - B: 87.8, then 49.1 packets, under
+ * K; then it
  * climbs a packet per flow per round trip to the mean
  * K + N - A / 2 with A = sqrt(2 N (B + K)) / 2 (Alizadeh et al. 2010, 3.3),
  * 62.8 packets. D (host 2 to 3) meets it with its SYN-ACK, which leaves
@@ -754,6 +757,24 @@ static double dctcp_mean_pkts(double n, double k, double b) {
   return k + n - sqrt(2 * n * (b + k)) / 4;
 }
 
+/* How far past K (packets) a queue that grows by one packet for every
+ * `per` that join it is when RED first marks one, on average: ns-3's
+ * RedQueueDisc as the reference sets it (MinTh = MaxTh = K, QW 1, gentle,
+ * LInterm 50, Wait) marks the m-th packet past K, at queue K + m / per,
+ * with probability p_a = p_b / (2 - m p_b) once m p_b >= 1 (none before),
+ * p_b = 1/50 + (1 - 1/50) (m / per) / K (Floyd and Jacobson 1993, "Random
+ * Early Detection Gateways", section 7, with gentle RED's slope). */
+static double red_first_mark_pkts(double k, double per) {
+  double none_yet = 1, sum = 0;
+  for (int m = 1; none_yet > 1e-12 && m < 100000; m++) {
+    double pb = 0.02 + 0.98 * (m / per) / k;
+    double pa = m * pb < 1 ? 0 : m * pb < 2 && pb < 2 - m * pb ? pb / (2 - m * pb) : 1;
+    sum += none_yet * pa * m / per;
+    none_yet *= 1 - pa;
+  }
+  return sum;
+}
+
 static double ca_queue_run(const fs_transport *tp, int32_t src, int32_t dst, double bytes,
                            double t1) {
   return ca_queue_run_at(tp, 1000, src, dst, bytes, t1, -1, NULL);
@@ -768,16 +789,21 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   double n = 2, k = 65, g = 1.0 / 16, c = C / pkt, b = c * rtt;
   CHECK(7 * pkt < C * rtt && 7 * pkt / (C / 2) > rtt); /* the case: one rate-limited round */
   double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
-  double t_k = t_j + (k - q0) / c, t_c1 = t_k + (b + k) / c, peak = 2 * k + b;
+  /* the first mark: RED's, past K (two windows in slow start: two packets
+   * join for each the queue grows), then its echo through the queue */
+  double past = red_first_mark_pkts(k, 2);
+  CHECK(past > 6 && past < 7.5);
+  double t_k = t_j + (k - q0) / c, t_c1 = t_k + past / c + (b + k + past) / c;
+  double peak = 2 * k + b + 2 * past;
   double alpha = pow(1 - g, log2((peak + b) / 14));
   double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
   alpha = (1 - g) * alpha + g;
   double q2 = (q1 + b) * (1 - alpha / 2) - b, t_c3 = t_c2 + (b + q1) / c;
   double mean = dctcp_mean_pkts(n, k, b);
-  CHECK(q1 > 79 && q1 < 79.5 && q2 > 43.5 && q2 < 44 && q2 < k && mean > 62.5 && mean < 63);
+  CHECK(q1 > 87.5 && q1 < 88 && q2 > 49 && q2 < 49.5 && q2 < k && mean > 62.5 && mean < 63);
   double small = 1000, last, wd = wire(&tp, small, &last);
   /* D's SYN-ACK: in slow start, on each cut's plateau, and at the mean */
-  double t1s[] = {30e-6, 160e-6, 240e-6, 1e-3};
+  double t1s[] = {30e-6, 160e-6, 270e-6, 1e-3};
   for (int i = 0; i < 4; i++) {
     double t1 = t1s[i], at = t1 + hs / 2, q;
     if (i == 0) q = q0 + c * (at - t_j);

@@ -1224,9 +1224,10 @@ static double port_bdp_pkts(const fs_sim *s, int32_t l) {
  * mean round trip, K DCTCP's marking threshold, N the flows):
  *  - slow start (new connections): each ACK of theirs adds a packet, so
  *    the queue grows at their rate through the port from the windows'
- *    excess over their bandwidth-delay products; a packet marked when it
- *    passes K echoes back a round trip through the queue later,
- *    (B + K) / C, by when the queue is at 2K + B;
+ *    excess over their bandwidth-delay products; RED marks the first
+ *    packet some way past K (fs__pktnet_red_first_mark), which echoes
+ *    back a round trip through the queue it joined later, by when the
+ *    queue is at 2K + B and twice that way (the windows alone);
  *  - cuts: each echo cuts the windows by alpha / 2, W' = (Q + B)(1 -
  *    alpha / 2), and the queue drains at C to W' - B while the senders
  *    wait; one cut a round trip while the queue stays over K. alpha starts
@@ -1239,8 +1240,8 @@ static double port_bdp_pkts(const fs_sim *s, int32_t l) {
  *    the queue itself lengthens: (RTT + Q / C) dQ = N dt, so over dt
  *    Q' = sqrt((B + Q)^2 + 2 N C dt) - B, up to DCTCP's mean.
  * (ns-3's DCTCP, traced at the port of the validation's mice-chains: slow
- * start to a peak of 152 packets for 2K + B = 137.6 and the messages',
- * cuts to 92 and 55 for 79 and 44, then the climb.) */
+ * start to a peak of 152 packets for 151.0, cuts to 92 and 55 for 87.8
+ * and 49.1, then the climb.) */
 static void standing_advance(fs_sim *s, int32_t l) {
   fs__portq *q = &s->portq[l];
   double t = q->climb_t;
@@ -1259,6 +1260,7 @@ static void standing_advance(fs_sim *s, int32_t l) {
       double grow = q->ca_rate / pkt;
       if (!(grow > 0)) break; /* no ACKs come back: it stands */
       if (q->cut_t < 0) {
+        double past = 0; /* how far past K the first marked packet joins */
         if (q->climb < k) {
           double t_k = t + (k - q->climb) / grow;
           if (t_k >= s->now) {
@@ -1267,8 +1269,13 @@ static void standing_advance(fs_sim *s, int32_t l) {
           }
           q->climb = k;
           t = t_k;
+          /* RED marks none for a while past K: c + grow packets join
+           * while the queue grows by grow */
+          past = fs__pktnet_red_first_mark(k, (c + grow) / grow);
         }
-        q->cut_t = t + (b + k) / c; /* the first marked packet's echo (at K) */
+        /* the first marked packet's echo: a round trip through the queue
+         * it joined */
+        q->cut_t = t + past / grow + (b + k + past) / c;
       }
       double t1 = q->cut_t < s->now ? q->cut_t : s->now;
       q->climb += grow * (t1 - t);

@@ -332,8 +332,29 @@ static int host_put(fs__pktnet *r, int32_t v, int32_t x, int32_t i, double t) {
   return 0;
 }
 
-/* RED at a switch port (the backend's: MinTh = MaxTh = K, QW 1, gentle):
- * whether a packet joining `waiting` packets is marked. */
+/* RED at a switch port (the backend's: MinTh = MaxTh = K, QW 1, gentle,
+ * ns-3's LInterm 50): the probability that the count-th packet since the
+ * last mark, joining `waiting` >= K packets, is marked. Gentle: p rises
+ * from 1 / 50 at K to 1 at 2K; RED's spacing of marks with Wait (ns-3's
+ * default): none until count x p reaches 1, then p / (2 - count x p). */
+static double red_prob(double k, double waiting, double count) {
+  if (waiting >= 2 * k) return 1;
+  double pb = 0.02 + 0.98 * (waiting - k) / k;
+  double cp = count * pb;
+  return cp < 1 ? 0 : cp < 2 ? fmin(pb / (2 - cp), 1) : 1;
+}
+
+double fs__pktnet_red_first_mark(double k, double per_pkt) {
+  double survive = 1, expect = 0;
+  for (double count = 1; survive > 1e-12; count++) {
+    double pa = red_prob(k, k + count / per_pkt, count);
+    expect += survive * pa * count;
+    survive *= 1 - pa;
+  }
+  return expect / per_pkt;
+}
+
+/* Whether a packet joining `waiting` packets at port l is marked. */
 static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
   double k = k_pkts(r, l);
   if (waiting < k) {
@@ -345,12 +366,7 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
     r->red_count[l] = 0;
     return 1;
   }
-  double pb = 0.02 + 0.98 * (waiting - k) / k;
-  /* RED's spacing of marks with Wait (ns-3's default): none until count
-   * x p reaches 1, then p / (2 - count x p) */
-  double cp = c * pb;
-  double pa = cp < 1 ? 0 : cp < 2 ? pb / (2 - cp) : 1;
-  if (uniform(r) < pa) {
+  if (uniform(r) < red_prob(k, waiting, c)) {
     r->red_count[l] = 0;
     return 1;
   }

@@ -72,6 +72,12 @@ double fs__pktnet_syn_bytes(double header_bytes);
 int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out);
 void fs__pktnet_free(fs__pktnet *net);
 
+/* RED as the backend's switch ports mark (red_mark): how far past K, in
+ * packets, the queue is when the first packet is marked, on average, for
+ * a queue that grows one packet for every per_pkt packets that join it
+ * (from K up, after none marked). */
+double fs__pktnet_red_first_mark(double k, double per_pkt);
+
 /* When switch port `link` has sent the packets it holds (its packets'
  * backlog ends; 0 if it never sent one). */
 double fs__pktnet_busy_until(const fs__pktnet *net, int32_t link);

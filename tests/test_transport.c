@@ -710,7 +710,9 @@ TEST(test_transport_round_ack_waits_when_it_leaves) {
  * t_j = handshake + RTT with the first flights still going out, and from
  * then on the ACKs clock them; their windows, IW = 10 segments each, are
  * past the bandwidth-delay product B = C RTT (7.6 packets) together, and
- * the 20 - B packets beyond it queue. The queue then grows at C (two
+ * the 20 - B packets beyond it queue from when their packets reach the
+ * port (a full packet's time and a link's latency later, t_r). The queue
+ * then grows at C (two
  * packets join it for each it grows) past K = 65 until RED marks one,
  * 6.7 packets past K on average (red_first_mark_pkts), and that packet's
  * echo is back a round trip through the queue it joined later, at
@@ -793,7 +795,10 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
    * join for each the queue grows), then its echo through the queue */
   double past = red_first_mark_pkts(k, 2);
   CHECK(past > 6 && past < 7.5);
-  double t_k = t_j + (k - q0) / c, t_c1 = t_k + past / c + (b + k + past) / c;
+  /* the queue builds from when the windows' packets reach the port: a
+   * full packet's time and a link's latency after the ACKs release them */
+  double t_r = t_j + pkt / C + LAT;
+  double t_k = t_r + (k - q0) / c, t_c1 = t_k + past / c + (b + k + past) / c;
   double peak = 2 * k + b + 2 * past;
   double alpha = pow(1 - g, log2((peak + b) / 14));
   double q1 = (peak + b) * (1 - alpha / 2) - b, t_c2 = t_c1 + (b + peak) / c;
@@ -806,11 +811,11 @@ TEST(test_transport_congestion_avoidance_queue_overshoots_then_is_dctcps_mean) {
   double t1s[] = {30e-6, 160e-6, 270e-6, 1e-3};
   for (int i = 0; i < 4; i++) {
     double t1 = t1s[i], at = t1 + hs / 2, q;
-    if (i == 0) q = q0 + c * (at - t_j);
+    if (i == 0) q = q0 + c * (at - t_r);
     else if (i == 1) q = q1;
     else if (i == 2) q = q2;
     else q = mean;
-    if (i == 0) CHECK(at > t_j && at < t_k);
+    if (i == 0) CHECK(at > t_r && at < t_k);
     if (i == 1) CHECK(at > t_c1 + (peak - q1) / c && at < t_c2);
     if (i == 2) CHECK(at > t_c2 + (q1 - q2) / c && at < t_c3);
     if (i == 3) CHECK(sqrt((b + q2) * (b + q2) + 2 * n * c * (at - t_c3)) - b > mean);
@@ -1061,8 +1066,10 @@ TEST(test_transport_fluid_queues_behind_the_packets_backlog) {
  * their first ACKs are back, so they wait for them; the window then
  * covers B (IW + 7 = 17 segments) and they leave slow start's rounds at
  * t_j = handshake + RTT. What is out then is the round's window, IW each:
- * the queue starts at 2 IW - B = 4.1 packets and grows by their ACKs, at
- * C, not from the next window (2 (IW + 7) - B). D's SYN-ACK meets it. */
+ * the queue starts at 2 IW - B = 4.1 packets when the packets the ACKs
+ * release reach the port (t_r, a full packet's time and a link's latency
+ * on) and grows by their ACKs, at C, not from the next window
+ * (2 (IW + 7) - B). D's SYN-ACK meets it. */
 TEST(test_transport_window_limited_round_joins_with_its_window) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_TCP, &tp);
@@ -1072,11 +1079,12 @@ TEST(test_transport_window_limited_round_joins_with_its_window) {
   double c = C / pkt, b = c * rtt, k = 65;
   /* the case: a window-limited first round, past B after it */
   CHECK(14 * pkt / C < rtt && 2 * (tp.init_window + 7) > b && tp.init_window + 7 > b);
-  double t_j = hs + rtt, q0 = 2 * tp.init_window - b, t_k = t_j + (k - q0) / c;
+  double t_j = hs + rtt, q0 = 2 * tp.init_window - b;
+  double t_r = t_j + pkt / C + lat, t_k = t_r + (k - q0) / c; /* at the port from t_r */
   double small = 1000, last, wd = wire(&tp, small, &last);
   double t1 = 30e-6, at = t1 + hs / 2;
-  CHECK(at > t_j && at < t_k);
-  double q = q0 + c * (at - t_j);
+  CHECK(at > t_r && at < t_k);
+  double q = q0 + c * (at - t_r);
   CHECK_REL(ca_queue_run_at(&tp, 2500, 2, 3, small, t1, -1, NULL),
             t1 + hs + q * pkt / C + wd / C + prop + last / C, 1e-9, "s (D: its SYN-ACK waits)");
 }

@@ -1257,6 +1257,10 @@ static void standing_advance(fs_sim *s, int32_t l) {
   double k = port_k_pkts(s, l), g = 1.0 / 16;
   while (t < s->now) {
     if (q->phase == FS__SQ_SLOW_START) {
+      if (q->warm_t > t) { /* the windows' packets not there yet */
+        if (q->warm_t >= s->now) break;
+        t = q->warm_t;
+      }
       double grow = q->ca_rate / pkt;
       if (!(grow > 0)) break; /* no ACKs come back: it stands */
       if (q->cut_t < 0) {
@@ -1372,6 +1376,10 @@ static void standing_join(fs_sim *s, int32_t l, double w, double first, double i
     q->climb += w;
     return;
   }
+  /* the windows' packets reach the port reach_s after they leave: the
+   * queue builds from the first that does (as the warm windows' above) */
+  if (!(q->ss_win > 0) || (q->warm_t > s->now && s->now + reach_s < q->warm_t))
+    q->warm_t = s->now + reach_s;
   q->ss_win += w;
   q->ss_first += first;
   if (q->climb > 0) { /* the pipe is full: it queues whole */
@@ -1661,6 +1669,7 @@ static double standing_bytes(fs_sim *s, int32_t l) {
   const fs__portq *q = &s->portq[l];
   standing_advance(s, l);
   double pkts = q->climb;
+  if (q->phase == FS__SQ_SLOW_START && s->now < q->warm_t) pkts = 0;
   if (q->phase == FS__SQ_CLIMB) { /* a window that joined since is above it only at once */
     double top = dctcp_mean_pkts(s, l);
     if (top < pkts) pkts = top;

@@ -1422,7 +1422,7 @@ static double hop_s(const fs_sim *s, pkt_route p, int32_t k) {
 /* How long after leaving its source a flow's packet begins to leave the
  * port of entry k of its packet route p: a full packet's time and the
  * latency of every hop before k's level (a sprayed level's by weight). */
-static double reach_s(const fs_sim *s, pkt_route p, int32_t k) {
+static double port_reach_s(const fs_sim *s, pkt_route p, int32_t k) {
   double d = 0, level_d = 0, level_w = 0;
   for (int32_t j = 0; j < k; j++) {
     d += p.w[j] * hop_s(s, p, j);
@@ -1442,18 +1442,18 @@ static int32_t route_pos(const fs_sim *s, int32_t fi, pkt_route p, int32_t l) {
   return k;
 }
 
-/* Whether flow fi's fluid has reached link l of its route. The fluid's
- * rates hold along the whole route at once; a flow that came onto its
- * links at on_s sends its first packet then, which reaches l's port
- * reach_s later, and its last bytes pass there reach_s after it leaves its
- * links (a ghost of it, pk_fluid). So the packets at a port meet the
- * fluid as its sources sent it, each flow delayed by its own hops (a
- * slow-start round's window after its gap; until this the packets met a
- * round's gap the hops before the port too early). */
+/* Whether flow fi's fluid has reached link l of its route by `at`. The
+ * fluid's rates hold along the whole route at once; a flow that came onto
+ * its links at on_s sends its first packet then, which reaches l's port
+ * port_reach_s later, and its last bytes pass there as long after it
+ * leaves its links (a ghost of it, ghosts_leave). So the packets at a
+ * port meet the fluid as its sources sent it, each flow delayed by its
+ * own hops (a slow-start round's window after its gap; until this the
+ * packets met a round's gap the hops before the port too early). */
 static int fluid_arrived(const fs_sim *s, int32_t fi, int32_t l, double at) {
   if (!s->ghost || !s->tf_slot || s->tf_slot[fi] < 0 || at >= TF(s, fi)->on_all_s) return 1;
   pkt_route p = packet_route(s, fi);
-  return at - TF(s, fi)->on_s >= reach_s(s, p, route_pos(s, fi, p, l));
+  return at - TF(s, fi)->on_s >= port_reach_s(s, p, route_pos(s, fi, p, l));
 }
 
 /* The fluid flows as their packets pass port l at `at` (now or soon, as
@@ -1504,7 +1504,7 @@ static void backlog_owed(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     if (t->nodes[t->links[l].from].kind != FS_NODE_SWITCH) continue;
-    double at = s->now + reach_s(s, p, route_pos(s, fi, p, l));
+    double at = s->now + port_reach_s(s, p, route_pos(s, fi, p, l));
     double busy = fs__pktnet_busy_until(s->pk, l) - at;
     if (!(busy > 0)) continue;
     int32_t n;
@@ -1528,7 +1528,7 @@ static int ghosts_leave(fs_sim *s, int32_t fi) {
     for (int32_t j = 0; j < gs->n; j++)
       if (gs->g[j].until > s->now) gs->g[m++] = gs->g[j];
     gs->n = m;
-    double d = reach_s(s, p, route_pos(s, fi, p, f->links[k]));
+    double d = port_reach_s(s, p, route_pos(s, fi, p, f->links[k]));
     if (!(d > 0)) continue;
     if (gs->n == gs->cap) {
       int32_t ncap = gs->cap ? 2 * gs->cap : 4;
@@ -1983,7 +1983,7 @@ static int flow_link(fs_sim *s, int32_t fi) {
   if (s->tf_slot && s->tf_slot[fi] >= 0) {
     pkt_route p = packet_route(s, fi);
     TF(s, fi)->on_s = s->now;
-    TF(s, fi)->on_all_s = s->now + reach_s(s, p, p.n);
+    TF(s, fi)->on_all_s = s->now + port_reach_s(s, p, p.n);
   }
   if (s->ghost) backlog_owed(s, fi);
   f->active_idx = s->n_active;

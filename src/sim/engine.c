@@ -1602,6 +1602,12 @@ static void q_remove(fs_sim *s, int32_t fi) {
   tf->qlink = -1;
 }
 
+/* What flow f has sent since it was last settled (at its rate since
+ * last_s): its bytes left and its round's budget are that much lower now. */
+static double sent_since(const fs_sim *s, const fs__flow *f) {
+  return f->rate * (s->now - f->last_s);
+}
+
 /* Puts flow fi's queued bytes (now) at the ports it queues at: what it has
  * sent in packets but not yet at its fluid rate. A window goes out at
  * once, so a slow-start round holds the part of its window (at most what
@@ -1619,8 +1625,7 @@ static void q_add(fs_sim *s, int32_t fi) {
   double r = f->rate;
   int32_t k0, k1;
   if (!(r > 0) || !queue_level(s, fi, &k0, &k1)) return;
-  double dt = s->now - f->last_s;
-  double rem = f->remaining - r * dt, b = tf->budget - r * dt;
+  double sent = sent_since(s, f), rem = f->remaining - sent, b = tf->budget - sent;
   double e = b < rem ? b : rem;
   if (fs__inject(c, fi, 0)) {
     /* what has left the source, growing at the source share's excess */
@@ -1846,7 +1851,7 @@ static int clocked_schedule(fs_sim *s, int32_t fi) {
   if (s->dq || !s->portq || s->core.src_phase || s->small[fi] || !(tf->budget < INFINITY) ||
       f->held)
     return 0;
-  double left = tf->budget - f->rate * (s->now - f->last_s);
+  double left = tf->budget - sent_since(s, f);
   if (f->rate > 0 && !(left > f->rate * (tf->round_end - s->now))) return 0;
   return evq_push(s, tf->round_end, EV_CLOCKED, f->item, 0);
 }
@@ -2073,8 +2078,9 @@ static int flow_leave(fs_sim *s, int32_t fi) {
 static void settle(fs_sim *s, fs__flow *f) {
   double t0 = f->last_s, before = f->remaining;
   if (s->tail_rate && s->now > t0) s->tail_rate[f - s->core.flows] = f->rate;
-  if (s->tf_slot) TF(s, (int32_t)(f - s->core.flows))->budget -= f->rate * (s->now - f->last_s);
-  f->remaining -= f->rate * (s->now - f->last_s);
+  double sent = sent_since(s, f);
+  if (s->tf_slot) TF(s, (int32_t)(f - s->core.flows))->budget -= sent;
+  f->remaining -= sent;
   if (f->remaining < 0) f->remaining = 0;
   f->last_s = s->now;
   if (s->bins.n) fs__bins_flow(&s->bins, &s->core, f, t0, s->now, before - f->remaining);

@@ -35,9 +35,10 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from simrun import sim_json
 
 MODELS = {
     "fluid": ["--transport", "fluid"],
@@ -48,11 +49,7 @@ MODELS = {
 
 
 def run(fabricsim, case, extra):
-    res = subprocess.run([fabricsim, "sim", case, "--format", "json"] + extra,
-                         capture_output=True, text=True)
-    if res.returncode:
-        sys.exit("jitter.py: %s %s failed: %s" % (case, " ".join(extra), res.stderr.strip()))
-    out = json.loads(res.stdout)
+    out = sim_json(fabricsim, case, extra, "jitter.py")
     return out["makespan_ns"], {f["id"]: f["fct_ns"] for f in out["flows"]}
 
 

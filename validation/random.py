@@ -30,9 +30,9 @@ import collections
 import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
+
+from simrun import sim_json
 
 KIB, MIB = 1024, 1024 * 1024
 SIZES = [16 * KIB, 64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB]
@@ -102,11 +102,7 @@ def flows(rng, kind, n):
 
 
 def run(fabricsim, case, extra):
-    res = subprocess.run([fabricsim, "sim", case, "--format", "json", "--transport", "tcp"] + extra,
-                         capture_output=True, text=True)
-    if res.returncode:
-        sys.exit("random.py: %s %s failed: %s" % (case, " ".join(extra), res.stderr.strip()))
-    return json.loads(res.stdout)
+    return sim_json(fabricsim, case, ["--transport", "tcp"] + extra, "random.py")
 
 
 def main():

@@ -1125,11 +1125,12 @@ static int merge_back(fs_sim *s, int32_t l) {
   return changed;
 }
 
-/* Whether link l's fluid flows fill it: its load is its capacity up to
- * the fill's rounding (relative 1e-9, as the re-rating checks its rates). */
-static int link_full(const fs__simcore *c, int32_t l) {
-  return c->load[l] >= c->cap_Bps[l] * (1 - 1e-9);
-}
+/* Whether `load` fills a port of capacity `cap`, up to the fill's
+ * rounding (relative 1e-9, as the re-rating checks its rates). */
+static int fills(double load, double cap) { return load >= cap * (1 - 1e-9); }
+
+/* Whether link l's fluid flows fill it. */
+static int link_full(const fs__simcore *c, int32_t l) { return fills(c->load[l], c->cap_Bps[l]); }
 
 /* Whether link l is saturated and can bind, so that packets queue at its
  * port (queue_level; the saturated flag of rerate). */
@@ -1139,9 +1140,9 @@ static int queues_full(const fs_sim *s, int32_t l) {
 }
 
 /* Under the DCQCN and DCTCP models: whether what comes to link l's port
- * fills it (up to the fill's rounding, as link_full). */
+ * fills it. */
 static int dq_port_full(const fs_sim *s, int32_t l) {
-  return s->dq->port[l].in >= s->core.cap_Bps[l] * (1 - 1e-9);
+  return fills(s->dq->port[l].in, s->core.cap_Bps[l]);
 }
 
 /* tcp queue model (docs/model.md, "Transport": queues at switch ports).
@@ -1435,11 +1436,12 @@ static double port_reach_s(const fs_sim *s, pkt_route p, int32_t k) {
   return level_d;
 }
 
-/* Where link l is on flow fi's packet route (p.n: not on it). */
-static int32_t route_pos(const fs_sim *s, int32_t fi, pkt_route p, int32_t l) {
+/* port_reach_s of link l on flow fi's packet route p (the whole route's
+ * if l is not on it). */
+static double link_reach_s(const fs_sim *s, int32_t fi, pkt_route p, int32_t l) {
   int32_t k = 0;
   while (k < p.n && sim_link(s, fi, p.links[k]) != l) k++;
-  return k;
+  return port_reach_s(s, p, k);
 }
 
 /* Whether flow fi's fluid has reached link l of its route by `at`. The
@@ -1453,7 +1455,7 @@ static int32_t route_pos(const fs_sim *s, int32_t fi, pkt_route p, int32_t l) {
 static int fluid_arrived(const fs_sim *s, int32_t fi, int32_t l, double at) {
   if (!s->ghost || !s->tf_slot || s->tf_slot[fi] < 0 || at >= TF(s, fi)->on_all_s) return 1;
   pkt_route p = packet_route(s, fi);
-  return at - TF(s, fi)->on_s >= port_reach_s(s, p, route_pos(s, fi, p, l));
+  return at - TF(s, fi)->on_s >= link_reach_s(s, fi, p, l);
 }
 
 /* The fluid flows as their packets pass port l at `at` (now or soon, as
@@ -1504,7 +1506,7 @@ static void backlog_owed(fs_sim *s, int32_t fi) {
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     if (t->nodes[t->links[l].from].kind != FS_NODE_SWITCH) continue;
-    double at = s->now + port_reach_s(s, p, route_pos(s, fi, p, l));
+    double at = s->now + link_reach_s(s, fi, p, l);
     double busy = fs__pktnet_busy_until(s->pk, l) - at;
     if (!(busy > 0)) continue;
     int32_t n;
@@ -1528,7 +1530,7 @@ static int ghosts_leave(fs_sim *s, int32_t fi) {
     for (int32_t j = 0; j < gs->n; j++)
       if (gs->g[j].until > s->now) gs->g[m++] = gs->g[j];
     gs->n = m;
-    double d = port_reach_s(s, p, route_pos(s, fi, p, f->links[k]));
+    double d = link_reach_s(s, fi, p, f->links[k]);
     if (!(d > 0)) continue;
     if (gs->n == gs->cap) {
       int32_t ncap = gs->cap ? 2 * gs->cap : 4;
@@ -2815,7 +2817,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     q_advance(s, l);
     double standing = q->n_ca ? standing_bytes(s, l) : 0;
     out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
-    out->hold = fills_from_upstream(s, l) && out->rate_Bps >= s->core.cap_Bps[l] * (1 - 1e-9);
+    out->hold = fills_from_upstream(s, l) && fills(out->rate_Bps, s->core.cap_Bps[l]);
     out->ca = q->n_ca && q->phase == FS__SQ_CLIMB;
   }
 }
@@ -2853,7 +2855,7 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
     int32_t n;
     double rtt;
     fluid_view(s, l, t0, &n, &load, &rtt);
-    if (!(load >= c->cap_Bps[l] * (1 - 1e-9))) return 0;
+    if (!fills(load, c->cap_Bps[l])) return 0;
   } else if (!a->n || !link_full(c, l)) {
     return 0;
   }

@@ -223,7 +223,8 @@ typedef struct fs__portq {
                             * their first flights (packets) */
   double warm_in, warm_to, warm_t; /* warm connections: the rate their windows reach the
                                     * port at (bytes/s), the queue those windows fill
-                                    * (packets), and when the first of them reaches it */
+                                    * (packets); warm_t, also for new connections' slow
+                                    * start: when the first joining window reaches it */
   uint8_t phase, episode; /* FS__SQ_* of the standing queue; whether one is under way */
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */

@@ -20,10 +20,13 @@
 static const double C = 100e9 / 8; /* bytes per second of every link */
 static const double LAT = 1e-6;    /* per link */
 
+/* The fluid model alone: no message runs as packets (test_hybrid.c has
+ * those beside it). */
 static fs_transport rdma(int dcqcn) {
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_RDMA, &tp);
   tp.dcqcn = dcqcn;
+  tp.packet_bytes = 0;
   return tp;
 }
 

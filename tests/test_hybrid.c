@@ -174,15 +174,21 @@ TEST(test_hybrid_sent_dependency_and_packets_counted) {
 
 TEST(test_hybrid_refusals_and_determinism) {
   char out[4096];
-  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport rdma --packet-bytes 64K",
+  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport fluid --packet-bytes 64K",
                             "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "--packet-bytes") != NULL);
+  /* the ideal rdma has no queues for packets to meet */
+  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport rdma --packet-bytes 64K",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--rate-control dcqcn") != NULL);
   CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --transport tcp --packet-bytes -1",
                             "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "'-1'") != NULL);
   const char *bad[] = {
+      "{\"kind\": \"fluid\", \"packet_bytes\": 65536}",
       "{\"kind\": \"rdma\", \"packet_bytes\": 65536}",
       "{\"kind\": \"tcp\", \"queue_k\": 0, \"packet_bytes\": 65536}",
       "{\"kind\": \"tcp\", \"packet_bytes\": -5}",

@@ -34,3 +34,4 @@
 #include "list_ns3.h"
 #include "list_packet.h"
 #include "list_hybrid.h"
+#include "list_roce.h"

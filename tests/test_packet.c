@@ -148,7 +148,7 @@ TEST(test_packet_cli_deterministic_and_refusals) {
                0);
   CHECK(strlen(a) > 1000 && strcmp(a, b) == 0);
   char out[4096];
-  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --backend packet --transport rdma",
+  CHECK_EQ_INT(test_run_cli("sim validation/incast16.json --backend packet --transport fluid",
                             "2>&1", out, sizeof(out)),
                2);
   CHECK(strstr(out, "$.transport.kind") != NULL);

@@ -92,10 +92,13 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
     if (fs__cli_parse_size(packet_bytes, &v) || !(v >= 0) || !(v <= 1e15))
       return fs__cli_usage(cmd, "--packet-bytes must be a size >= 0 (suffixes K M G), got '%s'",
                            packet_bytes);
-    if (v > 0 && tp->kind != FS_TRANSPORT_TCP)
-      return fs__cli_usage(cmd, "--packet-bytes: flows run as packets under tcp only "
-                                "(--transport tcp)");
-    if (v > 0 && !(tp->queue_k > 0))
+    if (v > 0 && tp->kind == FS_TRANSPORT_FLUID)
+      return fs__cli_usage(cmd, "--packet-bytes: flows run as packets under tcp or rdma only "
+                                "(--transport tcp|rdma)");
+    if (v > 0 && tp->kind == FS_TRANSPORT_RDMA && !tp->dcqcn)
+      return fs__cli_usage(cmd, "--packet-bytes: under rdma messages run as packets beside "
+                                "DCQCN's queues (--rate-control dcqcn); the ideal rdma has none");
+    if (v > 0 && tp->kind == FS_TRANSPORT_TCP && !(tp->queue_k > 0))
       return fs__cli_usage(cmd, "--packet-bytes: the packets' switch ports mark ECN at K = "
                                 "queue_k packets, and the transport has queue_k 0");
     tp->packet_bytes = v;

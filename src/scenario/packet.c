@@ -73,14 +73,14 @@ static int on_user(void *ctx, int32_t a, double t) {
 static int on_done(void *ctx, int32_t id, double t) { return item_done(ctx, id, t); }
 
 int fs_packet_check(const fs_scenario *sc, fs_err *err) {
-  if (sc->transport.kind != FS_TRANSPORT_TCP)
+  if (sc->transport.kind == FS_TRANSPORT_FLUID)
     return fs_err_set(err, FS_EINVAL,
-                      "%s: $.transport.kind: the packet backend runs tcp (DCTCP), got \"%s\" "
-                      "(give --transport tcp, or use --backend ns3 for rdma)",
-                      sc->file, fs_transport_kind_name(sc->transport.kind));
+                      "%s: $.transport.kind: the packet backend runs tcp (DCTCP) or rdma (RoCEv2 "
+                      "under DCQCN), got \"fluid\" (give --transport tcp or rdma)",
+                      sc->file);
   int rc = fs__scenario_single_path_check(sc, "the packet backend", err);
   if (rc) return rc;
-  if (!(sc->transport.queue_k > 0))
+  if (sc->transport.kind == FS_TRANSPORT_TCP && !(sc->transport.queue_k > 0))
     return fs_err_set(err, FS_EINVAL,
                       "%s: $.transport.queue_k: the packet backend's switch ports mark ECN at K > 0 "
                       "packets, got %g",
@@ -167,7 +167,9 @@ int fs_packet_run(fs_scenario *sc, fs_err *err) {
                         .hdr = sc->transport.header_bytes, .k100 = sc->transport.queue_k,
                         .syn_bytes = fs__pktnet_syn_bytes(sc->transport.header_bytes),
                         .init_window = sc->transport.init_window,
-                        .persistent = sc->transport.persistent, .ctx = &r, .user = on_user,
+                        .persistent = sc->transport.persistent,
+                        .roce = sc->transport.kind == FS_TRANSPORT_RDMA,
+                        .dcqcn = sc->transport.dcqcn_prm, .ctx = &r, .user = on_user,
                         .done = on_done};
   if ((rc = setup(&r, sc, err))) goto done;
   if (fs__pktnet_new(&cfg, &r.net)) {

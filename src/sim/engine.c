@@ -2879,15 +2879,17 @@ static int pk_tx(void *ctx, int32_t l, double bytes, double t0, double t1, int m
 }
 
 /* Which flows run as packets: under tcp with switch queues (queue_k > 0:
- * the packets' ports mark at K), those of at most packet_bytes on one
- * path whose links all have a reverse for the ACKs, unless the run has
- * timers (failures and re-routing change what packets would have to
- * follow) or the flow stands for an orbit (symmetry). */
+ * the packets' ports mark at K) or rdma under DCQCN (its ports mark
+ * between Kmin and Kmax; the ideal rdma has no queues), those of at most
+ * packet_bytes on one path whose links all have a reverse for the ACKs or
+ * CNPs, unless the run has timers (failures and re-routing change what
+ * packets would have to follow) or the flow stands for an orbit
+ * (symmetry). */
 static int pk_setup(fs_sim *s) {
   fs__simcore *c = &s->core;
-  if (s->tp.kind != FS_TRANSPORT_TCP || !(s->tp.packet_bytes > 0) || !(s->tp.queue_k > 0) ||
-      s->n_timers)
-    return 0;
+  int tcp = s->tp.kind == FS_TRANSPORT_TCP && s->tp.queue_k > 0;
+  int roce = s->tp.kind == FS_TRANSPORT_RDMA && dcqcn(s);
+  if (!(tcp || roce) || !(s->tp.packet_bytes > 0) || s->n_timers) return 0;
   if (!(s->as_pkt = calloc((size_t)c->n_flows + 1, 1)) ||
       !(s->pk_owed = calloc((size_t)c->n_flows + 1, sizeof(double))))
     return FS_ENOMEM;
@@ -2904,7 +2906,7 @@ static int pk_setup(fs_sim *s) {
                    : c->t->links[f->links[k]].from == c->t->links[f->links[k - 1]].to);
     if (!ok) continue;
     s->as_pkt[fi] = 1;
-    s->small[fi] = 0; /* the host's fair queue replaces the source FIFO */
+    if (s->small) s->small[fi] = 0; /* the host's fair queue replaces the source FIFO */
     n++;
   }
   if (!n) {
@@ -2919,7 +2921,8 @@ static int pk_setup(fs_sim *s) {
   fs__pktnet_cfg cfg = {.t = c->t, .mss = s->tp.mss_bytes, .hdr = s->tp.header_bytes,
                         .syn_bytes = fs__pktnet_syn_bytes(s->tp.header_bytes),
                         .k100 = s->tp.queue_k, .init_window = s->tp.init_window,
-                        .persistent = s->tp.persistent, .ctx = s,
+                        .persistent = s->tp.persistent, .roce = roce,
+                        .dcqcn = s->tp.dcqcn_prm, .ctx = s,
                         .sent = pk_sent, .done = pk_done, .fluid = pk_fluid, .tx = pk_tx};
   return fs__pktnet_new(&cfg, &s->pk);
 }

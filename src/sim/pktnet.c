@@ -24,13 +24,13 @@
 /* EV_SYNACK: a listening host answers a SYN, as ns-3's does, in an event
  * of its own at the same instant (TcpSocketBase forks the connection with
  * ScheduleNow): what else arrives at that instant goes first */
-enum { EV_USER, EV_NIC, EV_LINK, EV_SYNACK };
+enum { EV_USER, EV_NIC, EV_LINK, EV_SYNACK, EV_PACE };
 /* PK_HSACK: the handshake's third packet, the sender's ACK of the SYN-ACK,
  * sent just before its data. A new connection closes as ns-3's BulkSend
  * and PacketSink close it: the last segment carries the sender's FIN, the
  * receiver ACKs it and sends its own (PK_FIN), which the sender ACKs
- * (PK_FINACK). */
-enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK, PK_HSACK, PK_FIN, PK_FINACK };
+ * (PK_FINACK). PK_CNP: RoCE's congestion notification, receiver to sender. */
+enum { PK_SYN, PK_SYNACK, PK_DATA, PK_ACK, PK_HSACK, PK_FIN, PK_FINACK, PK_CNP };
 enum { LIST_NONE, LIST_NEW, LIST_OLD };
 
 enum { INIT_WINDOW_CAP = 65535 }; /* the SYN's unscaled receive window, bytes */
@@ -107,6 +107,13 @@ typedef struct flowst {
   double cwnd, ssthresh, alpha;
   int64_t win_acked, win_marked;
   uint8_t opened;
+  /* roce: the queue pair's reaction point (rates in bytes/s; alpha above),
+   * its timers as nanoseconds after its first CNP came at t_cc, as ns-3
+   * schedules them; CNPs on their way back; its last byte arrived */
+  double rc, rt, line, t_cc;
+  int64_t ns_alpha, ns_dec, ns_inc;
+  int32_t stage, cnp_out;
+  uint8_t cc, cnp_alpha, cnp_dec, done;
 } flowst;
 
 struct fs__pktnet {
@@ -120,6 +127,8 @@ struct fs__pktnet {
   port_ring *ring;         /* per link: its packets not yet leaving */
   lane *lanes;             /* per link: its packets on the way */
   int32_t *red_count;
+  double *red_bytes; /* roce: RED's byte count since its last mark, per port */
+  uint8_t *red_old;  /* roce: the port's queue was over Kmin at its last packet */
   /* hosts: lists of queues (2 per host: new, old), the NIC */
   int32_t *lhead, *ltail;
   uint8_t *nic_busy;
@@ -274,6 +283,13 @@ static double k_pkts(const fs__pktnet *r, int32_t l) {
   return r->c.k100 * r->c.t->links[l].capacity_bps / 100e9;
 }
 
+/* The queue in bytes from which switch port l marks: K full packets, or
+ * under roce Kmin (both scaled with the port's rate). */
+static double mark_bytes(const fs__pktnet *r, int32_t l) {
+  if (r->c.roce) return r->c.dcqcn.kmin_kb * 1e3 * r->c.t->links[l].capacity_bps / 100e9;
+  return k_pkts(r, l) * (r->c.mss + r->c.hdr);
+}
+
 /* Host v's fair queue gives its next packet at t (-1: none), by FQ-CoDel's
  * scheduler (RFC 8290, 4.2): the first new queue, else the first old one;
  * a queue out of deficit gets a quantum more and goes to the back of the
@@ -304,7 +320,7 @@ static int32_t round_take(fs__pktnet *r, int32_t v, double t) {
     q->deficit -= ip_bytes(r, i);
     pkt *p = &r->p[i];
     int32_t l = p->path[0];
-    if (p->kind == PK_DATA &&
+    if (p->kind == PK_DATA && !r->c.roce &&
         t - p->t_in > k_pkts(r, l) * (r->c.mss + r->c.hdr) * 8 / r->c.t->links[l].capacity_bps)
       p->ce = 1;
     return i;
@@ -315,7 +331,9 @@ static int nic_free(fs__pktnet *r, int32_t v, double t);
 
 /* Queue x of host v takes packet i at t: an idle NIC sends it at once,
  * and the device queue behind a busy one (a packet) takes the fair
- * queue's next at once, as ns-3's do. */
+ * queue's next at once, as ns-3's do. Under roce the NIC serves its queue
+ * pairs round robin, a packet a turn (the backend's NicPump): every queue
+ * joins the old list, whose quantum is a full packet. */
 static int host_put(fs__pktnet *r, int32_t v, int32_t x, int32_t i, double t) {
   hq *q = &r->q[x];
   r->p[i].t_in = t;
@@ -325,7 +343,7 @@ static int host_put(fs__pktnet *r, int32_t v, int32_t x, int32_t i, double t) {
   q->tail = i;
   if (q->list == LIST_NONE) { /* a new flow */
     q->deficit = quantum(r);
-    list_append(r, v, x, LIST_NEW);
+    list_append(r, v, x, r->c.roce ? LIST_OLD : LIST_NEW);
   }
   if (!r->nic_busy[v]) return nic_free(r, v, t); /* an idle NIC sends it at once */
   if (r->dev[v] < 0) r->dev[v] = round_take(r, v, t);
@@ -373,6 +391,39 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
   return 0;
 }
 
+/* RED at a switch port under roce (the backend's: in bytes, MinTh = Kmin,
+ * MaxTh = Kmax scaled with the port's rate, LInterm 1 / pmax, QW 1, not
+ * gentle, no Wait), as ns-3's RedQueueDisc judges a packet of `size`
+ * bytes (without PPP's 2) joining `q` bytes: none below Kmin; all from
+ * Kmax; the first packet over Kmin starts the count; then p_b = pmax
+ * (q - Kmin) / (Kmax - Kmin), spread by the count of mean-size packets
+ * since the last mark (floor of the bytes over the mean: ns-3 divides
+ * integers), p_a = p_b / (1 - count p_b), and scaled by size / mean. */
+static int red_mark_bytes(fs__pktnet *r, int32_t l, double q, double size) {
+  const fs_dcqcn *d = &r->c.dcqcn;
+  double scale = r->c.t->links[l].capacity_bps / 100e9, mean = r->c.mss + r->c.hdr - 2;
+  double lo = d->kmin_kb * 1e3 * scale, hi = d->kmax_kb * 1e3 * scale;
+  r->red_bytes[l] += size;
+  if (!(q >= lo)) {
+    r->red_old[l] = 0;
+    return 0;
+  }
+  if (q >= hi) return 1;
+  if (!r->red_old[l]) {
+    r->red_old[l] = 1;
+    r->red_bytes[l] = size;
+    return 0;
+  }
+  double pb = d->pmax * (q - lo) / (hi - lo), count = floor(r->red_bytes[l] / mean);
+  double pa = count * pb < 1 ? pb / (1 - count * pb) : 1;
+  if (pa < 1) pa = pa * size / mean;
+  if (uniform(r) <= pa) {
+    r->red_bytes[l] = 0;
+    return 1;
+  }
+  return 0;
+}
+
 /* When a packet reaching port l at t begins to leave, with fluid flows
  * there (fl): behind the fluid's queue and the packets' bytes that have
  * not begun to leave (ahead), after the packet before it. The fluid's
@@ -396,7 +447,7 @@ static double fluid_start(const fs__pktnet *r, int32_t l, double t, const fs__pk
  * waiting, what they displaced counted (took, held). */
 static void ring_advance(fs__pktnet *r, int32_t l, double t) {
   port_ring *pr = &r->ring[l];
-  double most = k_pkts(r, l) * (r->c.mss + r->c.hdr);
+  double most = mark_bytes(r, l);
   while (pr->n && pr->w[pr->head].start <= t) {
     pr->bytes -= pr->w[pr->head].bytes;
     pr->took += pr->w[pr->head].took;
@@ -424,7 +475,7 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
   if (!pr->n) pr->bytes = 0; /* exactly, whatever rounding left */
   if (pr->m == pr->n) pr->took = 0;
   double start;
-  double waiting = pr->n;
+  double waiting = pr->n, waiting_bytes = pr->bytes;
   if (fl.n > 0) { /* the fluid's bytes ahead count as packets for RED */
     /* Windows in congestion avoidance hold the fluid's queue at l; what
      * the ports after l on the packet's path hold of their bytes (held,
@@ -440,11 +491,14 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
         down += r->ring[r->p[i].path[k]].held;
       }
     start = fluid_start(r, l, t, &fl, pr->bytes, down / cap);
-    waiting = (start - t) * cap / (r->c.mss + r->c.hdr);
+    waiting_bytes = (start - t) * cap;
+    waiting = waiting_bytes / (r->c.mss + r->c.hdr);
   } else {
     start = r->free_at[l] > t ? r->free_at[l] : t;
   }
-  if (r->p[i].kind == PK_DATA && red_mark(r, l, waiting)) r->p[i].ce = 1;
+  if (r->p[i].kind == PK_DATA &&
+      (r->c.roce ? red_mark_bytes(r, l, waiting_bytes, ip_bytes(r, i)) : red_mark(r, l, waiting)))
+    r->p[i].ce = 1;
   r->free_at[l] = start + r->p[i].bytes / cap;
   int took_before = r->p[i].took;
   if (r->c.tx && r->c.tx(r->c.ctx, l, r->p[i].bytes, start, r->free_at[l], !took_before))
@@ -538,6 +592,131 @@ static void give_slot(fs__pktnet *r, int32_t s) {
   r->open--;
 }
 
+/* ---- RoCEv2 under DCQCN (cfg.roce), as the ns-3 backend's queue pairs
+ * (tools/ns3/fabricsim_ns3.cc, "RoCEv2 with DCQCN"; docs/model.md, "The
+ * packet backend") ---- */
+
+/* A CNP's wire bytes as the backend builds one: 48 bytes of payload (a
+ * 64-byte frame less the 30 of headers ns-3 adds, with BTH 12 and 2 more)
+ * under UDP, IPv4 and PPP. */
+static const double CNP_BYTES = 78;
+
+/* A DCQCN period in ns-3's integer nanoseconds. */
+static int64_t period_ns(double us) { return (int64_t)(us * 1e3); }
+
+/* Slot s puts its next data packet in its host's queue at t. */
+static int roce_put(fs__pktnet *r, int32_t s, double t) {
+  flowst *f = &r->f[s];
+  double bytes = f->sent == f->n_seg - 1 ? f->last_bytes : r->c.mss + r->c.hdr;
+  int32_t i = new_pkt(r, s, PK_DATA, bytes);
+  if (i < 0) return FS_ENOMEM;
+  f->sent++;
+  return host_put(r, f->host, 2 * s, i, t);
+}
+
+/* The reaction point's timers (DCQCN, Zhu et al. SIGCOMM 2015, with the
+ * steps of the backend's DcqcnDecrease, DcqcnIncrease, DcqcnAlpha). */
+static void rp_decrease(fs__pktnet *r, flowst *f) {
+  const fs_dcqcn *d = &r->c.dcqcn;
+  if (f->cnp_dec) { /* a CNP in the period: cut, the rate before it the target */
+    if (f->stage != 0) f->rt = f->rc;
+    f->rc = fmax(f->rc * (1 - f->alpha / 2), d->min_mbps * 1e6 / 8);
+    f->stage = 0;
+    f->cnp_dec = 0;
+    f->ns_inc = f->ns_dec + period_ns(d->inc_us);
+  }
+  f->ns_dec += period_ns(d->dec_us);
+}
+
+static void rp_increase(fs__pktnet *r, flowst *f) {
+  const fs_dcqcn *d = &r->c.dcqcn;
+  double scale = f->line * 8 / 100e9;
+  f->stage++;
+  if (f->stage == d->f) f->rt += d->ai_mbps * 1e6 / 8 * scale;
+  else if (f->stage > d->f) f->rt += d->hai_mbps * 1e6 / 8 * scale;
+  f->rt = fmin(f->rt, f->line);
+  f->rc = fmin((f->rc + f->rt) / 2, f->line);
+  f->ns_inc += period_ns(d->inc_us);
+}
+
+static void rp_alpha(fs__pktnet *r, flowst *f) {
+  const fs_dcqcn *d = &r->c.dcqcn;
+  f->alpha = (1 - d->g) * f->alpha + (f->cnp_alpha ? d->g : 0);
+  f->cnp_alpha = 0;
+  f->ns_alpha += period_ns(d->alpha_us);
+}
+
+/* Runs slot s's timers due by t, those due together in the order ns-3
+ * set them: the increase (set a decrease or an increase period before),
+ * the decrease (a decrease period before), then alpha (an alpha period
+ * before). */
+static void rp_advance(fs__pktnet *r, flowst *f, double t) {
+  if (!f->cc) return;
+  for (;;) {
+    int64_t m = f->ns_inc < f->ns_dec ? f->ns_inc : f->ns_dec;
+    if (f->ns_alpha < m) m = f->ns_alpha;
+    if (f->t_cc + (double)m * 1e-9 > t) return;
+    if (f->ns_inc == m) rp_increase(r, f);
+    else if (f->ns_dec == m) rp_decrease(r, f);
+    else rp_alpha(r, f);
+  }
+}
+
+/* A CNP reaches slot s's sender at t: the first sets alpha to 1, cuts at
+ * once and starts the timers; later ones are counted by the next alpha
+ * and decrease periods. The slot is given back once its data are all in
+ * and its last CNP is home. */
+static int on_cnp(fs__pktnet *r, int32_t s, double t) {
+  flowst *f = &r->f[s];
+  f->cnp_out--;
+  if (!f->done) {
+    rp_advance(r, f, t);
+    f->cnp_alpha = f->cnp_dec = 1;
+    if (!f->cc) {
+      f->cc = 1;
+      f->alpha = 1;
+      f->t_cc = t;
+      f->ns_dec = 0;
+      f->ns_inc = INT64_MAX;
+      f->ns_alpha = period_ns(r->c.dcqcn.alpha_us);
+      rp_decrease(r, f);
+    }
+  }
+  if (f->done && !f->cnp_out) give_slot(r, s);
+  return 0;
+}
+
+/* A data packet of slot s reaches its receiver at t: a marked one is
+ * answered with a CNP (the backend's receivers space them by nothing),
+ * the last one ends the flow. */
+static int roce_data(fs__pktnet *r, int32_t s, int ce, double t) {
+  flowst *f = &r->f[s];
+  if (ce) {
+    int32_t cnp = new_pkt(r, s, PK_CNP, CNP_BYTES);
+    if (cnp < 0) return FS_ENOMEM;
+    f->cnp_out++;
+    int rc = host_put(r, f->dst, 2 * s + 1, cnp, t);
+    if (rc) return rc;
+    f = &r->f[s];
+  }
+  if (++f->got < f->n_seg) return 0;
+  f->done = 1;
+  int32_t id = f->id;
+  if (!f->cnp_out) give_slot(r, s);
+  return r->c.done(r->c.ctx, id, t);
+}
+
+/* Slot s's packet of `bytes` left its NIC at t (the NIC busy until
+ * `done`): its pacer lets the next one go bytes / RC on (ns-3's next_ns),
+ * into the host's queue at once when that is before the NIC is free. */
+static int roce_paced(fs__pktnet *r, int32_t s, double bytes, double t, double done) {
+  flowst *f = &r->f[s];
+  if (f->sent >= f->n_seg) return 0;
+  rp_advance(r, f, t);
+  double e = t + bytes / f->rc;
+  return e <= done ? roce_put(r, s, t) : push(r, e, EV_PACE, s);
+}
+
 int fs__pktnet_begin(fs__pktnet *r, int32_t id, const int32_t *links, int32_t n, double bytes,
                      double t) {
   const fs_topo *tp = r->c.t;
@@ -566,6 +745,11 @@ int fs__pktnet_begin(fs__pktnet *r, int32_t id, const int32_t *links, int32_t n,
   f->last_bytes = bytes - (double)(f->n_seg - 1) * r->c.mss + r->c.hdr;
   f->alpha = 1;
   f->recover = -1;
+  if (r->c.roce) { /* a queue pair: at line rate, no handshake */
+    f->line = f->rc = f->rt = cap_Bps(r, links[0]);
+    f->opened = 1;
+    return roce_put(r, s, t);
+  }
   double iw = r->c.init_window;
   if (r->c.persistent) { /* warm: the backend's window, in congestion avoidance */
     double w = ceil(cap_Bps(r, links[0]) * rtt_of(r, s) / r->c.mss);
@@ -640,9 +824,11 @@ static int nic_free(fs__pktnet *r, int32_t v, double t) {
   double done = t + p->bytes / nic_Bps(r, l);
   int rc = push(r, done, EV_NIC, v);
   if (!rc) rc = send_on(r, l, done + lat_s(r, l), i, 1);
-  flowst *f = &r->f[p->slot];
+  int32_t s = p->slot;
+  flowst *f = &r->f[s];
   if (!rc && p->kind == PK_DATA && ++f->out == f->n_seg && r->c.sent)
     rc = r->c.sent(r->c.ctx, f->id, done);
+  if (!rc && r->c.roce && p->kind == PK_DATA) rc = roce_paced(r, s, p->bytes, t, done);
   return rc;
 }
 
@@ -672,7 +858,10 @@ static int arrive(fs__pktnet *r, int32_t i, int32_t hop, double t) {
   case PK_FINACK: /* the connection's last packet */
     give_slot(r, s);
     return 0;
+  case PK_CNP:
+    return on_cnp(r, s, t);
   case PK_DATA: {
+    if (r->c.roce) return roce_data(r, s, ce, t);
     back = new_pkt(r, s, PK_ACK, r->c.hdr);
     if (back < 0) return FS_ENOMEM;
     r->p[back].ce = (uint8_t)ce; /* the echo */
@@ -706,6 +895,7 @@ int fs__pktnet_step(fs__pktnet *r) {
   switch (e.kind) {
   case EV_USER: return r->c.user ? r->c.user(r->c.ctx, e.a, e.t) : FS_EINTERNAL;
   case EV_NIC: return nic_free(r, e.a, e.t);
+  case EV_PACE: return roce_put(r, e.a, e.t);
   case EV_SYNACK: {
     int32_t i = new_pkt(r, e.a, PK_SYNACK, r->c.syn_bytes);
     return i < 0 ? FS_ENOMEM : host_put(r, r->f[e.a].dst, 2 * e.a + 1, i, e.t);
@@ -736,6 +926,8 @@ void fs__pktnet_free(fs__pktnet *r) {
   free(r->ring);
   free(r->lanes);
   free(r->red_count);
+  free(r->red_bytes);
+  free(r->red_old);
   free(r->free_at);
   for (int32_t s = 0; s < r->n_slots; s++) free(r->f[s].rev);
   free(r->f);
@@ -761,12 +953,14 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   r->ring = calloc(L + 1, sizeof(port_ring));
   r->lanes = calloc(L + 1, sizeof(lane));
   r->red_count = calloc(L + 1, sizeof(int32_t));
+  r->red_bytes = calloc(L + 1, sizeof(double));
+  r->red_old = calloc(L + 1, 1);
   r->lhead = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->ltail = fs__malloc(2 * V + 1, sizeof(int32_t));
   r->nic_busy = calloc(V + 1, 1);
   r->dev = fs__malloc(V + 1, sizeof(int32_t));
-  if (!r->free_at || !r->ring || !r->lanes || !r->red_count || !r->lhead || !r->ltail ||
-      !r->nic_busy || !r->dev) {
+  if (!r->free_at || !r->ring || !r->lanes || !r->red_count || !r->red_bytes || !r->red_old ||
+      !r->lhead || !r->ltail || !r->nic_busy || !r->dev) {
     fs__pktnet_free(r);
     return FS_ENOMEM;
   }

@@ -9,7 +9,10 @@
  * queue per flow and direction, new flows first, a quantum of one MTU, CE
  * past K packets' sojourn) in front of a NIC with a 1-packet device queue;
  * TCP with DCTCP (handshake, the SYN's first flight and slow start, or the
- * backend's warm window), an ACK per packet. No loss, no timers.
+ * backend's warm window), an ACK per packet. Or (roce) the backend's RoCEv2
+ * under DCQCN: queue pairs paced at their reaction point's rate and served
+ * round robin by their NIC, switch ports marking by RED in bytes between
+ * Kmin and Kmax, a CNP back for each marked packet. No loss, no timers.
  *
  * The owner gives each flow its path and is told when its last byte left
  * its host (sent) and reached its destination (done). Its own events ride
@@ -23,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 
 typedef struct fs__pktnet fs__pktnet;
@@ -46,6 +50,9 @@ typedef struct fs__pktnet_cfg {
   double init_window; /* segments */
   double syn_bytes;   /* a SYN's and a SYN-ACK's wire bytes (fs__pktnet_syn_bytes) */
   int persistent;     /* warm connections: no handshake, the backend's window */
+  int roce;           /* RoCEv2 queue pairs under DCQCN (dcqcn) instead of TCP:
+                         k100, init_window, syn_bytes and persistent unused */
+  fs_dcqcn dcqcn;
   void *ctx;
   /* a user event is due (fs__pktnet_push_user; NULL: the owner pushes none) */
   int (*user)(void *ctx, int32_t a, double t);

@@ -39,6 +39,11 @@ void fs_transport_defaults(fs_transport_kind kind, fs_transport *out) {
       out->mss_bytes = 4096; /* RoCE path MTU */
       out->header_bytes = 62;
       out->persistent = 1;
+      /* under DCQCN (rate_control "dcqcn") messages of at most 256 KiB run
+       * as packets, tcp's bound: about 21 us at 100 Gb/s, a few of DCQCN's
+       * 4 us decrease periods, where the order packets meet at ports sets
+       * their times (docs/model.md, "Small flows as packets") */
+      out->packet_bytes = 256 * 1024;
       out->dcqcn_prm = (fs_dcqcn){.kmin_kb = 400, .kmax_kb = 1600, .pmax = 0.2, .g = 1.0 / 256,
                                   .alpha_us = 1, .dec_us = 4, .inc_us = 300, .f = 1,
                                   .ai_mbps = 20, .hai_mbps = 200, .min_mbps = 1000};
@@ -90,8 +95,9 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   if (!(tp->packet_bytes >= 0) || !isfinite(tp->packet_bytes))
     return fs_err_set(err, FS_EINVAL, "transport packet_bytes must be >= 0, got %g",
                       tp->packet_bytes);
-  if (tp->packet_bytes > 0 && tp->kind != FS_TRANSPORT_TCP)
-    return fs_err_set(err, FS_EINVAL, "transport packet_bytes: flows run as packets under tcp only");
+  if (tp->packet_bytes > 0 && tp->kind == FS_TRANSPORT_FLUID)
+    return fs_err_set(err, FS_EINVAL,
+                      "transport packet_bytes: flows run as packets under tcp or rdma only");
   return 0;
 }
 
@@ -355,11 +361,17 @@ int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) 
   if (k == FS_TRANSPORT_TCP && out->dcqcn && !(out->queue_k > 0))
     return fs__json_fail(c, "$.transport.queue_k", cJSON_GetObjectItemCaseSensitive(t, "queue_k"),
                          "DCTCP marks at K = queue_k packets: must be > 0");
-  if (out->packet_bytes > 0 && k != FS_TRANSPORT_TCP)
+  if (out->packet_bytes > 0 && k == FS_TRANSPORT_FLUID)
     return fs__json_fail(c, "$.transport.packet_bytes",
                          cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
-                         "flows run as packets under tcp only (kind \"tcp\")");
-  if (!(out->queue_k > 0)) { /* no switch queues: no packets (they mark at K) */
+                         "flows run as packets under tcp or rdma only (kind \"tcp\" or \"rdma\")");
+  if (k == FS_TRANSPORT_RDMA && !out->dcqcn && cJSON_GetObjectItemCaseSensitive(t, "packet_bytes") &&
+      out->packet_bytes > 0) /* (kept: a --rate-control dcqcn given later uses it) */
+    return fs__json_fail(c, "$.transport.packet_bytes",
+                         cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
+                         "under rdma messages run as packets beside DCQCN's queues: give "
+                         "rate_control \"dcqcn\", or packet_bytes 0");
+  if (k == FS_TRANSPORT_TCP && !(out->queue_k > 0)) { /* no switch queues: no packets (they mark at K) */
     if (cJSON_GetObjectItemCaseSensitive(t, "packet_bytes") && out->packet_bytes > 0)
       return fs__json_fail(c, "$.transport.packet_bytes",
                            cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),

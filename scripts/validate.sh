@@ -9,7 +9,9 @@
 # (`--connections persistent`, warm DCTCP connections; also
 # `--rate-control dctcp`, the fluid DCTCP model, against it; and that model
 # on new connections, `tcp-dctcp`, against the ns3 run); fabricsim's own
-# packet-level backend (`--backend packet`, new and warm) against ns-3; prints a markdown
+# packet-level backend (`--backend packet`, new and warm; and under rdma,
+# `packet-rdma`, against the RoCE run, beside `rdma-dcqcn-nopkt`, the DCQCN
+# model without its messages run as packets) against ns-3; prints a markdown
 # table: makespan per run, each variant's error against its reference (the
 # DCTCP run on new connections unless it has its own), and the per-flow FCT error (FCT = finish - start; |x - ref| / ref, max
 # and mean over the flows),
@@ -35,9 +37,13 @@ if "$bin" sim --help | grep -q -- '--transport'; then
   ns3prog=${FABRICSIM_NS3:-$(dirname "$bin")/fabricsim-ns3}
   if grep -aq dcqcn "$ns3prog" 2>/dev/null; then
     variants="$variants ns3-rdma"
-    # rdma under the fluid DCQCN model, against it too
+    # rdma under the fluid DCQCN model, against it too; without its small
+    # messages run as packets; and fabricsim's packet backend under rdma
     if "$bin" sim --help | grep -q -- '--rate-control'; then
       variants="$variants rdma-dcqcn"
+      if "$bin" sim --help | grep -q -- 'RoCEv2 under DCQCN'; then
+        variants="$variants rdma-dcqcn-nopkt packet-rdma"
+      fi
     fi
   fi
   # tcp on warm persistent connections and its reference, likewise
@@ -82,6 +88,8 @@ for case in "$@"; do
       tcp-persistent-dctcp) opts="--transport tcp --connections persistent --rate-control dctcp" ;;
       tcp-dctcp) opts="--transport tcp --rate-control dctcp" ;;
       rdma-dcqcn) opts="--transport rdma --rate-control dcqcn" ;;
+      rdma-dcqcn-nopkt) opts="--transport rdma --rate-control dcqcn --packet-bytes 0" ;;
+      packet-rdma) opts="--backend packet --transport rdma" ;;
       fluid) opts="--transport fluid" ;;
       packet) opts="--backend packet --transport tcp" ;;
       packet-persistent) opts="--backend packet --transport tcp --connections persistent" ;;
@@ -128,7 +136,8 @@ others = [v for v in variants if v not in refs]
 # each variant's reference: rdma's is the RoCE/DCQCN run and tcp-persistent's
 # the DCTCP run on warm connections when there are those, every other's the
 # DCTCP run on new connections
-own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "tcp-persistent": "ns3-persistent",
+own = {"rdma": "ns3-rdma", "rdma-dcqcn": "ns3-rdma", "rdma-dcqcn-nopkt": "ns3-rdma",
+       "packet-rdma": "ns3-rdma", "tcp-persistent": "ns3-persistent",
        "tcp-persistent-dctcp": "ns3-persistent", "packet-persistent": "ns3-persistent",
        "tcp-persistent-nopkt": "ns3-persistent"}
 ref_of = {v: own[v] if own.get(v) in refs else "ns3" for v in others}

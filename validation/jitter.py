@@ -3,11 +3,13 @@
 against itself with start times moved by less than a packet's time.
 
     python3 validation/jitter.py CASE.json [--runs 4] [--jitter-ns 100] [--seed 1]
-        [--reference ns3|packet] [--fabricsim PATH] [--model tcp] [--keep DIR]
+        [--reference ns3|packet|ns3-rdma|packet-rdma] [--fabricsim PATH] [--model tcp]
+        [--keep DIR]
 
 Runs the reference (`fabricsim sim --backend ns3`, the packet-level ns-3
 run of scripts/validate.sh, which needs `make ns3`; or `--backend packet
---transport tcp`, fabricsim's own packet network) on CASE and on --runs
+--transport tcp`, fabricsim's own packet network; under rdma, RoCEv2 with
+DCQCN: `ns3-rdma` and `packet-rdma`) on CASE and on --runs
 copies of it whose flows that start at a time (no dependencies) start up
 to --jitter-ns later (uniform, whole nanoseconds, seeded). Then prints:
 
@@ -19,7 +21,8 @@ to --jitter-ns later (uniform, whole nanoseconds, seeded). Then prints:
   the case itself; their makespans;
 - for each model (`--model`, repeatable; default `tcp`: `--transport
   tcp`; `fluid`; `tcp-dctcp`: `--transport tcp --rate-control dctcp`;
-  `packet`: fabricsim's packet network), its makespan error and mean
+  `packet`: fabricsim's packet network; `rdma-dcqcn`: `--transport rdma
+  --rate-control dcqcn`; `packet-rdma`), its makespan error and mean
   per-flow error against the case's reference run and against the mean of
   all the runs (the ensemble).
 
@@ -45,6 +48,14 @@ MODELS = {
     "tcp": ["--transport", "tcp"],
     "tcp-dctcp": ["--transport", "tcp", "--rate-control", "dctcp"],
     "packet": ["--backend", "packet", "--transport", "tcp"],
+    "rdma-dcqcn": ["--transport", "rdma", "--rate-control", "dcqcn"],
+    "packet-rdma": ["--backend", "packet", "--transport", "rdma"],
+}
+REFERENCES = {
+    "ns3": ["--backend", "ns3"],
+    "packet": MODELS["packet"],
+    "ns3-rdma": ["--backend", "ns3", "--transport", "rdma"],
+    "packet-rdma": MODELS["packet-rdma"],
 }
 
 
@@ -72,7 +83,7 @@ def main():
     ap.add_argument("--runs", type=int, default=4, help="jittered copies (default 4)")
     ap.add_argument("--jitter-ns", type=int, default=100, help="start times move by [0, J) ns")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--reference", choices=["ns3", "packet"], default="ns3")
+    ap.add_argument("--reference", choices=sorted(REFERENCES), default="ns3")
     ap.add_argument("--fabricsim", default=os.path.join(os.path.dirname(__file__), "..", "build",
                                                         "fabricsim"))
     ap.add_argument("--model", action="append", choices=sorted(MODELS),
@@ -85,7 +96,7 @@ def main():
         sc = json.load(f)
     out = a.keep or tempfile.mkdtemp(prefix="fabricsim-jitter-")
     os.makedirs(out, exist_ok=True)
-    ref_opts = ["--backend", "ns3"] if a.reference == "ns3" else MODELS["packet"]
+    ref_opts = REFERENCES[a.reference]
     rng = random.Random(a.seed)
     cases = [a.case]
     for i in range(a.runs):

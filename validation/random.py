@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The tcp model against the packet backend on random scenarios.
+"""The tcp model (or rdma's DCQCN model) against the packet backend on random scenarios.
 
     python3 validation/random.py [--n N] [--seed S] [--fabricsim PATH] [--keep DIR]
+                                 [--transport tcp|rdma]
 
-    python3 validation/random.py --tcp-opt=--packet-bytes --tcp-opt=0   (every flow fluid)
+    python3 validation/random.py --model-opt=--packet-bytes --model-opt=0   (every flow fluid)
 
 Writes N random scenarios (default 80, seed 7) on leaf-spines (2 or 4
 leaves of 4 or 8 hosts, 1 to 4 spines, 100 or 200 Gb/s fabric links) and
@@ -24,6 +25,13 @@ the scenarios within issue 12's goal (5 % makespan, 10 % mean per-flow
 error). Needs only fabricsim (no ns-3); about a minute. The packet
 backend itself is checked against ns-3 on the 19 cases of this folder
 (docs/validation.md, "Tenth session"), not on these.
+
+With `--transport rdma` the same scenarios (RoCE's own packets, 4096 +
+62 bytes) run under `--transport rdma --rate-control dcqcn`, DCQCN's
+fluid model with its messages of at most `packet_bytes` as packets,
+against `--backend packet --transport rdma` (RoCEv2 under DCQCN packet by
+packet, checked against ns-3's RoCE runs: docs/validation.md,
+"Nineteenth session"); queue pairs are persistent, so one row a pattern.
 """
 import argparse
 import collections
@@ -36,7 +44,8 @@ from simrun import sim_json
 
 KIB, MIB = 1024, 1024 * 1024
 SIZES = [16 * KIB, 64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB]
-TRANSPORT = {"kind": "tcp", "mss_bytes": 8960, "header_bytes": 42}
+TRANSPORT = {"tcp": {"kind": "tcp", "mss_bytes": 8960, "header_bytes": 42},
+             "rdma": {"kind": "rdma", "rate_control": "dcqcn"}}
 PATTERNS = ["incast", "permutation", "a2a-rotated", "a2a-same-order", "a2a-at-once", "ring",
             "mice-elephants"]
 
@@ -101,8 +110,8 @@ def flows(rng, kind, n):
     return out
 
 
-def run(fabricsim, case, extra):
-    return sim_json(fabricsim, case, ["--transport", "tcp"] + extra, "random.py")
+def run(fabricsim, case, transport, extra):
+    return sim_json(fabricsim, case, ["--transport", transport] + extra, "random.py")
 
 
 def main():
@@ -112,25 +121,30 @@ def main():
     ap.add_argument("--fabricsim", default=os.path.join(os.path.dirname(__file__), "..", "build",
                                                         "fabricsim"))
     ap.add_argument("--keep", help="write the scenarios and results here")
-    ap.add_argument("--tcp-opt", action="append", default=[],
-                    help="an option more for the tcp model's runs (e.g. --tcp-opt=--packet-bytes "
-                         "--tcp-opt=0: the fluid model alone, every flow fluid); repeatable")
+    ap.add_argument("--transport", choices=["tcp", "rdma"], default="tcp",
+                    help="tcp (default: the tcp model, new and persistent connections) or rdma "
+                         "(DCQCN's model)")
+    ap.add_argument("--model-opt", "--tcp-opt", dest="model_opt", action="append", default=[],
+                    help="an option more for the model's runs (e.g. --model-opt=--packet-bytes "
+                         "--model-opt=0: the fluid model alone, every flow fluid); repeatable")
     a = ap.parse_args()
     out = a.keep or tempfile.mkdtemp(prefix="fabricsim-random-")
     os.makedirs(out, exist_ok=True)
     rng = random.Random(a.seed)
+    conns = ("new", "persistent") if a.transport == "tcp" else ("persistent",)
     stats = collections.defaultdict(list)
     for i in range(a.n):
         kind = rng.choice(PATTERNS)
         topo, hosts = topology(rng)
         sc = {"description": kind, "topology": topo, "routing": {"mode": "ecmp", "seed": 1},
-              "transport": TRANSPORT, "flows": flows(rng, kind, hosts)}
+              "transport": TRANSPORT[a.transport], "flows": flows(rng, kind, hosts)}
         case = os.path.join(out, "r%03d-%s.json" % (i, kind))
         with open(case, "w") as f:
             json.dump(sc, f)
-        for conn in ("new", "persistent"):
-            model = run(a.fabricsim, case, ["--connections", conn] + a.tcp_opt)
-            ref = run(a.fabricsim, case, ["--connections", conn, "--backend", "packet"])
+        for conn in conns:
+            cflag = ["--connections", conn] if a.transport == "tcp" else []
+            model = run(a.fabricsim, case, a.transport, cflag + a.model_opt)
+            ref = run(a.fabricsim, case, a.transport, cflag + ["--backend", "packet"])
             fct = {x["id"]: x["fct_ns"] for x in ref["flows"]}
             err = [abs(x["fct_ns"] - fct[x["id"]]) / fct[x["id"]] for x in model["flows"]
                    if fct[x["id"]] > 0]
@@ -141,7 +155,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     total = collections.Counter()
     for kind in PATTERNS:
-        for conn in ("new", "persistent"):
+        for conn in conns:
             v = stats.get((kind, conn))
             if not v:
                 continue
@@ -153,9 +167,9 @@ def main():
                 kind, conn, len(v), 100 * sum(abs(m) for m, _ in v) / len(v), 100 * worst,
                 100 * sum(e for _, e in v) / len(v), ok))
     print()
-    for conn in ("new", "persistent"):
-        print("tcp model (%s connections) within the goal against the packet backend: %d of %d"
-              % (conn, total[conn], total[conn + " of"]))
+    for conn in conns:
+        print("%s model (%s connections) within the goal against the packet backend: %d of %d"
+              % (a.transport, conn, total[conn], total[conn + " of"]))
 
 
 if __name__ == "__main__":

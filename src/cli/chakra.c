@@ -24,8 +24,8 @@ static void help(FILE *f) {
           "  --transport KIND     fluid (default), tcp or rdma\n"
           "  --connections new|persistent  tcp connections (default persistent)\n"
           "  --rate-control dcqcn|dctcp|ideal  rdma's or tcp's rate control (default ideal)\n"
-          "  --packet-bytes N     tcp: flows of at most N bytes run as packets (default\n"
-          "                       256K; 0: none)\n"
+          "  --packet-bytes N     tcp, rdma under dcqcn: flows of at most N bytes run as\n"
+          "                       packets (default 256K; 0: none)\n"
           "  --format text|json   per-rank finish times (default text)\n");
 }
 

@@ -59,9 +59,10 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
 
 /* The help line of --packet-bytes, shared by the commands that take it. */
 #define FS__CLI_PACKET_BYTES_HELP \
-  "  --packet-bytes N   tcp: flows of at most N bytes (suffixes K M G) run\n" \
-  "                     packet by packet beside the fluid ones (default\n" \
-  "                     256K; 0: none; docs/model.md \"Small flows as packets\")\n"
+  "  --packet-bytes N   tcp, and rdma under --rate-control dcqcn: flows of at\n" \
+  "                     most N bytes (suffixes K M G) run packet by packet\n" \
+  "                     beside the fluid ones (default 256K; 0: none;\n" \
+  "                     docs/model.md \"Small flows as packets\")\n"
 
 /* --report FILE.html (args.c). fs__cli_report_check: before the run, that
  * a file can be created where FILE is to go (a scratch file is created and

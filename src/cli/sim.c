@@ -58,7 +58,8 @@ static void help(FILE *f) {
           "                      RoCEv2 with DCQCN under rdma; build it with 'make\n"
           "                      ns3'; FABRICSIM_NS3 names the program); packet: the\n"
           "                      ns-3 backend's set-up in fabricsim's own packet-level\n"
-          "                      engine (tcp only; seconds where ns-3 takes minutes);\n"
+          "                      engine (tcp: DCTCP; rdma: RoCEv2 under DCQCN;\n"
+          "                      seconds where ns-3 takes minutes);\n"
           "                      both single-path routing only, no control or failures\n"
           "  --help              this text\n");
 }

@@ -51,10 +51,21 @@ for extra in 0 1000; do
 EOF
   "$bin" sim "$dir/roce-$extra.json" --backend ns3 >"$dir/roce-$extra.ns3.json"
   "$bin" sim "$dir/roce-$extra.json" >"$dir/roce-$extra.fluid.json"
+  "$bin" sim "$dir/roce-$extra.json" --backend packet >"$dir/roce-$extra.packet.json"
 done
 "$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.ns3.json"
 "$bin" sim validation/incast16.json --backend ns3 --transport rdma >"$dir/roce-incast16.again.json"
 "$bin" sim validation/incast16.json --transport rdma >"$dir/roce-incast16.fluid.json"
+
+# rdma packet by packet: fabricsim's packet backend (RoCEv2 under DCQCN)
+# and DCQCN's model with its 64 KiB messages as packets (the default), on
+# a 64 KiB all-to-all in one destination order, against ns-3's RoCE run
+"$bin" sim validation/alltoall64k-same-order.json --backend ns3 --transport rdma \
+  >"$dir/roce-a2a.ns3.json"
+"$bin" sim validation/alltoall64k-same-order.json --backend packet --transport rdma \
+  >"$dir/roce-a2a.packet.json"
+"$bin" sim validation/alltoall64k-same-order.json --transport rdma --rate-control dcqcn \
+  >"$dir/roce-a2a.dcqcn.json"
 
 # rdma under the fluid DCQCN model where DCQCN under-uses the links (two
 # flows collide on ECMP uplinks; max-min is 34 % faster than ns-3)
@@ -233,9 +244,11 @@ for extra in (0, 1000):
     want = 8 * (size + pkts * 62) / rate * 1e9 + 4 * lat + 3 * 8 * 4158 / rate * 1e9
     got = load("roce-%d.ns3" % extra)["makespan_ns"]
     model = load("roce-%d.fluid" % extra)["makespan_ns"]
+    pk = load("roce-%d.packet" % extra)["makespan_ns"]
     check("rdma: a lone %d-byte message across a leaf-spine vs closed form" % size,
-          abs(got - want) < 2 and abs(model - want) < 2,
-          "ns-3 %.0f ns, --transport rdma %.2f ns, closed form %.2f ns" % (got, model, want))
+          abs(got - want) < 2 and abs(model - want) < 2 and abs(pk - want) < 2,
+          "ns-3 %.0f ns, --transport rdma %.2f ns, --backend packet %.2f ns, closed form %.2f ns"
+          % (got, model, pk, want))
 ns3, fluid = load("roce-incast16.ns3")["makespan_ns"], load("roce-incast16.fluid")["makespan_ns"]
 check("rdma: incast16 makespan within 5% of --transport rdma", abs(ns3 - fluid) / fluid < 0.05,
       "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
@@ -261,6 +274,18 @@ ns3, fluid = load("pp.warm.ns3")["makespan_ns"], load("pp.warm.fluid")["makespan
 check("tcp, persistent: 64 KiB ping-pong within 1% of --transport tcp --connections persistent",
       abs(ns3 - fluid) / fluid < 0.01,
       "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
+ref = load("roce-a2a.ns3")
+fct = {x["id"]: x["fct_ns"] for x in ref["flows"]}
+for v in ("packet", "dcqcn"):
+    run = load("roce-a2a." + v)
+    mk = (run["makespan_ns"] - ref["makespan_ns"]) / ref["makespan_ns"]
+    per = sum(abs(x["fct_ns"] - fct[x["id"]]) / fct[x["id"]] for x in run["flows"]) / len(fct)
+    check("rdma: a 64 KiB all-to-all in one order, %s within 3%% makespan and 5%% mean per-flow "
+          "of ns-3" % ("the packet backend" if v == "packet" else
+                       "--rate-control dcqcn (its messages as packets)"),
+          abs(mk) < 0.03 and per < 0.05,
+          "ns-3 %.0f ns, %s %.0f ns (%+.2f%%), per flow %.2f%%" %
+          (ref["makespan_ns"], v, run["makespan_ns"], 100 * mk, 100 * per))
 ns3, fluid = load("roce-perm.ns3")["makespan_ns"], load("roce-perm.dcqcn")["makespan_ns"]
 check("rdma: a permutation whose flows DCQCN cuts, --rate-control dcqcn within 5% of ns-3",
       abs(ns3 - fluid) / ns3 < 0.05,

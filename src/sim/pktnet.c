@@ -1,7 +1,8 @@
 /* Packet-level network (pktnet.h).
  *
  * Events on one heap ordered by (time, push order): a user event, a host's
- * NIC is free, a link's first packet on the way reaches the link's far end
+ * NIC is free, a RoCE queue pair's pacer lets its next packet go, a link's
+ * first packet on the way reaches the link's far end
  * (each link keeps its packets on the way in a lane, in time order). A switch port
  * is a FIFO whose sender is free at free_at; the packets it holds that
  * have not begun to leave are kept in a ring of their start times and
@@ -10,7 +11,8 @@
  * FQ-CoDel's scheduler, in front of its NIC and the NIC's device queue of
  * one packet, as the ns-3 backend's hosts. A flow's state lives in a slot,
  * taken when it begins and given back when its last packet is home (the
- * last ACK, or on a new connection the ACK of the receiver's FIN), so
+ * last ACK, or on a new connection the ACK of the receiver's FIN; under
+ * roce its last data packet and the last CNP it caused), so
  * memory follows the flows in flight. Cost: O(packets x hops x log links
  * busy). */
 #include "pktnet.h"

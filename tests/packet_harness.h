@@ -10,4 +10,12 @@
  * failed) on error. */
 fs_scenario *test_packet_scenario(const char *text, int packet);
 
+/* A star of 4 hosts at 100 Gb/s: hosts 1 and 2 send 8 MiB each to host 0
+ * (fluid), host 3 a chain of `mice` messages of 16 KiB to it from
+ * start_ns on (packets), under `transport` (a JSON object). The engine's
+ * run (packet 0) or the packet backend's: returns the elephants' last
+ * finish, the mice's FCTs in fct; NAN on error. */
+double test_elephants_and_mice(const char *transport, int mice, long start_ns, int packet,
+                               double *fct);
+
 #endif

@@ -72,33 +72,14 @@ TEST(test_hybrid_small_flows_equal_the_packet_backend) {
   }
 }
 
-/* A star of 4 hosts: hosts 1 and 2 send 8 MiB each to host 0 (fluid,
- * warm), host 3 a chain of `mice` messages of 16 KiB to host 0 from 200 us
- * on (packets). The engine's run (packet 0) or the packet backend's:
- * returns the elephants' last finish, the mice's FCTs in fct. */
+/* Two warm 8 MiB flows into host 0 of a star (fluid) and a chain of
+ * 16 KiB messages from host 3 beside them, from 200 us on (packets). */
+static const char *const WARM_TCP =
+    "{\"kind\": \"tcp\", \"connections\": \"persistent\", \"mss_bytes\": 8960,"
+    " \"header_bytes\": 42, \"packet_bytes\": 65536}";
+
 static double elephants_and_mice(int mice, int packet, double *fct) {
-  char text[4096];
-  size_t cap = sizeof(text), off = 0;
-  PUT("{\"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 100, \"latency_ns\": 1000},"
-      " \"routing\": {\"mode\": \"shortest\"},"
-      " \"transport\": {\"kind\": \"tcp\", \"connections\": \"persistent\", \"mss_bytes\": 8960,"
-      " \"header_bytes\": 42, \"packet_bytes\": 65536},"
-      " \"flows\": [{\"id\": \"e1\", \"src\": 1, \"dst\": 0, \"bytes\": 8388608},"
-      " {\"id\": \"e2\", \"src\": 2, \"dst\": 0, \"bytes\": 8388608}");
-  for (int k = 0; k < mice; k++) {
-    PUT(", {\"id\": \"m%d\", \"src\": 3, \"dst\": 0, \"bytes\": 16384", k);
-    if (k) PUT(", \"after\": [\"m%d\"]}", k - 1);
-    else PUT(", \"start_ns\": %d}", mice > 1 ? 200000 : 0);
-  }
-  PUT("]}");
-  CHECK(off < cap);
-  fs_scenario *sc = test_packet_scenario(text, packet);
-  if (!sc) return NAN;
-  for (int k = 0; k < mice; k++)
-    fct[k] = fs_sim_finish_s(sc->sim, 2 + k) - fs_sim_start_s(sc->sim, 2 + k);
-  double fin = fmax(fs_sim_finish_s(sc->sim, 0), fs_sim_finish_s(sc->sim, 1));
-  fs_scenario_free(sc);
-  return fin;
+  return test_elephants_and_mice(WARM_TCP, mice, mice > 1 ? 200000 : 0, packet, fct);
 }
 
 TEST(test_hybrid_mice_take_their_bytes_from_the_elephants) {

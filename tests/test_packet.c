@@ -37,6 +37,35 @@ fs_scenario *test_packet_scenario(const char *text, int packet) {
   return sc;
 }
 
+double test_elephants_and_mice(const char *transport, int mice, long start_ns, int packet,
+                               double *fct) {
+  char text[4096];
+  size_t cap = sizeof(text);
+  int off = snprintf(text, cap,
+                     "{\"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 100,"
+                     " \"latency_ns\": 1000}, \"routing\": {\"mode\": \"shortest\"},"
+                     " \"transport\": %s,"
+                     " \"flows\": [{\"id\": \"e1\", \"src\": 1, \"dst\": 0, \"bytes\": 8388608},"
+                     " {\"id\": \"e2\", \"src\": 2, \"dst\": 0, \"bytes\": 8388608}",
+                     transport);
+  for (int k = 0; k < mice && off > 0 && (size_t)off < cap; k++) {
+    off += snprintf(text + off, cap - (size_t)off,
+                    ", {\"id\": \"m%d\", \"src\": 3, \"dst\": 0, \"bytes\": 16384", k);
+    if ((size_t)off >= cap) break;
+    if (k) off += snprintf(text + off, cap - (size_t)off, ", \"after\": [\"m%d\"]}", k - 1);
+    else off += snprintf(text + off, cap - (size_t)off, ", \"start_ns\": %ld}", start_ns);
+  }
+  if (off > 0 && (size_t)off < cap) off += snprintf(text + off, cap - (size_t)off, "]}");
+  CHECK(off > 0 && (size_t)off < cap);
+  fs_scenario *sc = test_packet_scenario(text, packet);
+  if (!sc) return NAN;
+  for (int k = 0; k < mice; k++)
+    fct[k] = fs_sim_finish_s(sc->sim, 2 + k) - fs_sim_start_s(sc->sim, 2 + k);
+  double fin = fmax(fs_sim_finish_s(sc->sim, 0), fs_sim_finish_s(sc->sim, 1));
+  fs_scenario_free(sc);
+  return fin;
+}
+
 /* A star of `hosts` at 100 Gb/s, 1 us a link, tcp with 8960-byte segments
  * (persistent or not), the flows given. */
 static char *star_case(int hosts, int persistent, const char *flows) {

@@ -171,30 +171,10 @@ TEST(test_roce_small_flows_equal_the_packet_backend) {
 /* Hosts 1 and 2 send 8 MiB each to host 0 at line rate (fluid, under
  * DCQCN's model), host 3 a chain of 10 messages of 16 KiB to it from
  * 10 us on (packets); the engine's run (packet 0) or the packet
- * backend's. Returns the elephants' last finish, the mice's FCTs in fct. */
+ * backend's. */
 static double elephants_and_mice(int packet, double *fct) {
-  const int mice = 10;
-  char text[4096];
-  size_t cap = sizeof(text), off = 0;
-  PUT("{\"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 100, \"latency_ns\": 1000},"
-      " \"routing\": {\"mode\": \"shortest\"},"
-      " \"transport\": {\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"},"
-      " \"flows\": [{\"id\": \"e1\", \"src\": 1, \"dst\": 0, \"bytes\": 8388608},"
-      " {\"id\": \"e2\", \"src\": 2, \"dst\": 0, \"bytes\": 8388608}");
-  for (int k = 0; k < mice; k++) {
-    PUT(", {\"id\": \"m%d\", \"src\": 3, \"dst\": 0, \"bytes\": 16384", k);
-    if (k) PUT(", \"after\": [\"m%d\"]}", k - 1);
-    else PUT(", \"start_ns\": 10000}");
-  }
-  PUT("]}");
-  CHECK(off < cap);
-  fs_scenario *sc = test_packet_scenario(text, packet);
-  if (!sc) return NAN;
-  for (int k = 0; k < mice; k++)
-    fct[k] = fs_sim_finish_s(sc->sim, 2 + k) - fs_sim_start_s(sc->sim, 2 + k);
-  double fin = fmax(fs_sim_finish_s(sc->sim, 0), fs_sim_finish_s(sc->sim, 1));
-  fs_scenario_free(sc);
-  return fin;
+  return test_elephants_and_mice("{\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"}", 10, 10000,
+                                 packet, fct);
 }
 
 /* The receiver's port carries them all, so nothing ends before their

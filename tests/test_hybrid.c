@@ -39,18 +39,9 @@ TEST(test_hybrid_small_flows_equal_the_packet_backend) {
         " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 100, \"latency_ns\": 1000},"
         " \"routing\": {\"mode\": \"ecmp\", \"seed\": 3},"
         " \"transport\": {\"kind\": \"tcp\", \"mss_bytes\": 8960, \"header_bytes\": 42,"
-        " \"connections\": \"%s\", \"packet_bytes\": 65536}, \"flows\": [",
+        " \"connections\": \"%s\", \"packet_bytes\": 65536}, \"flows\": ",
         persistent ? "persistent" : "new");
-    for (int src = 0; src < 8; src++) {
-      int prev = -1;
-      for (int d = 0; d < 8; d++) {
-        if (d == src) continue;
-        PUT("{\"id\": \"m%d_%d\", \"src\": %d, \"dst\": %d, \"bytes\": 65536", src, d, src, d);
-        if (prev >= 0) PUT(", \"after\": [\"m%d_%d\"]", src, prev);
-        PUT("}%s", src == 7 && d == 6 ? "]" : ",");
-        prev = d;
-      }
-    }
+    off = test_chained_a2a(text, cap, off);
     PUT(", \"tasks\": [{\"id\": \"t\", \"host\": 0, \"duration_ns\": 3000,"
         " \"after\": [\"m0_7\"]}]}");
     CHECK(off < cap);

@@ -37,6 +37,24 @@ fs_scenario *test_packet_scenario(const char *text, int packet) {
   return sc;
 }
 
+#define PUT(...) (off += (size_t)snprintf(text + off, off < cap ? cap - off : 0, __VA_ARGS__))
+
+size_t test_chained_a2a(char *text, size_t cap, size_t off) {
+  for (int src = 0; src < 8; src++)
+    for (int d = 0, prev = -1; d < 8; d++) {
+      if (d == src) continue;
+      PUT("%s{\"id\": \"m%d_%d\", \"src\": %d, \"dst\": %d, \"bytes\": 65536",
+          src == 0 && prev < 0 ? "[" : ", ", src, d, src, d);
+      if (prev >= 0) PUT(", \"after\": [\"m%d_%d\"]", src, prev);
+      PUT("}");
+      prev = d;
+    }
+  PUT("]");
+  return off;
+}
+
+#undef PUT
+
 double test_elephants_and_mice(const char *transport, int mice, long start_ns, int packet,
                                double *fct) {
   char text[4096];

@@ -143,15 +143,9 @@ TEST(test_roce_small_flows_equal_the_packet_backend) {
       " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 100, \"latency_ns\": 1000},"
       " \"routing\": {\"mode\": \"shortest\"},"
       " \"transport\": {\"kind\": \"rdma\", \"rate_control\": \"dcqcn\","
-      " \"dcqcn\": {\"kmin_kb\": 40, \"kmax_kb\": 160}}, \"flows\": [");
-  for (int src = 0; src < 8; src++)
-    for (int d = 0, prev = -1; d < 8; d++) {
-      if (d == src) continue;
-      PUT("{\"id\": \"m%d_%d\", \"src\": %d, \"dst\": %d, \"bytes\": 65536", src, d, src, d);
-      if (prev >= 0) PUT(", \"after\": [\"m%d_%d\"]", src, prev);
-      PUT("}%s", src == 7 && d == 6 ? "]}" : ",");
-      prev = d;
-    }
+      " \"dcqcn\": {\"kmin_kb\": 40, \"kmax_kb\": 160}}, \"flows\": ");
+  off = test_chained_a2a(text, cap, off);
+  PUT("}");
   CHECK(off < cap);
   fs_scenario *eng = test_packet_scenario(text, 0), *pk = test_packet_scenario(text, 1);
   free(text);

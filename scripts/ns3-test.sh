@@ -129,6 +129,26 @@ sed 's/"persistent"/"new"/' "$dir/mouse.json" >"$dir/mnew.json"
 
 # The program refuses 'sent' dependencies and a path that misses its hosts (exit 2).
 ns3=$(dirname "$bin")/fabricsim-ns3
+
+# rdma both ways across a 4:1 leaf-spine (8 x 1 MiB each way over a 200 Gb/s
+# spine link): the CNPs cross a port RED marks at, and are marked, not
+# dropped (the program run --verbose, which lists each queue's drops)
+python3 - "$dir/bidi.json" <<'PY'
+import json, sys
+fl = []
+for i in range(8):
+    fl.append({"id": "a%d" % i, "src": i, "dst": 8 + i, "bytes": 1048576})
+    fl.append({"id": "b%d" % i, "src": 8 + i, "dst": i, "bytes": 1048576})
+json.dump({"topology": {"type": "leafspine", "leaves": 2, "spines": 1, "hosts_per_leaf": 8,
+                        "host_gbps": 100, "fabric_gbps": 200, "latency_ns": 1000},
+           "routing": {"mode": "ecmp", "seed": 1}, "transport": "rdma", "flows": fl},
+          open(sys.argv[1], "w"))
+PY
+printf '#!/bin/sh\nexec "%s" "$@" --verbose\n' "$(cd "$(dirname "$ns3")" && pwd)/$(basename "$ns3")" \
+  >"$dir/ns3-verbose"
+chmod +x "$dir/ns3-verbose"
+FABRICSIM_NS3="$dir/ns3-verbose" "$bin" sim "$dir/bidi.json" --backend ns3 >"$dir/bidi.ns3.json" \
+  2>"$dir/bidi.err"
 printf 'fabricsim-ns3 1\nnodes 3\nnode 0 host\nnode 1 host\nnode 2 switch\n%s\n%s\n%s\n%s\n%s\n%s\nend\n' \
   'link 0 0 2 100000000000 1000 1' 'link 1 2 0 100000000000 1000 0' \
   'link 2 1 2 100000000000 1000 3' 'link 3 2 1 100000000000 1000 2' \
@@ -274,6 +294,11 @@ ns3, fluid = load("pp.warm.ns3")["makespan_ns"], load("pp.warm.fluid")["makespan
 check("tcp, persistent: 64 KiB ping-pong within 1% of --transport tcp --connections persistent",
       abs(ns3 - fluid) / fluid < 0.01,
       "ns-3 %.0f ns, model %.0f ns (%+.2f%%)" % (ns3, fluid, (ns3 - fluid) / fluid * 100))
+with open("%s/bidi.err" % d) as f:
+    queues = [x for x in f if "ECN-marked" in x]
+check("rdma: CNPs across a port RED marks at are marked, not dropped",
+      queues and all(": 0 dropped," in x and "warning" not in x for x in queues),
+      "%d queues marked: %s" % (len(queues), "; ".join(x.strip() for x in queues[:2])))
 ref = load("roce-a2a.ns3")
 fct = {x["id"]: x["fct_ns"] for x in ref["flows"]}
 for v in ("packet", "dcqcn"):

@@ -6,6 +6,9 @@
 
     python3 validation/random.py --model-opt=--packet-bytes --model-opt=0   (every flow fluid)
 
+    python3 validation/random.py --reference ns3 --held packet   (the packet backend
+                                                                 against ns-3; needs make ns3)
+
 Writes N random scenarios (default 80, seed 7) on leaf-spines (2 or 4
 leaves of 4 or 8 hosts, 1 to 4 spines, 100 or 200 Gb/s fabric links) and
 the k=4 fat-tree, each one pattern: an incast (2-16 senders, equal or
@@ -35,6 +38,11 @@ against `--backend packet --transport rdma` (RoCEv2 under DCQCN packet by
 packet, checked against ns-3's RoCE runs on this folder's cases and on
 these 80, 73 of them within the goal: docs/validation.md, "Nineteenth
 session"); queue pairs are persistent, so one row a pattern.
+
+`--reference ns3` takes ns-3's runs (`--backend ns3`, which needs `make
+ns3`; a few minutes) as the reference instead, and `--held packet` holds
+the packet backend to it instead of the model: the two together check the
+packet backend itself on these scenarios.
 """
 import argparse
 import collections
@@ -127,6 +135,11 @@ def main():
     ap.add_argument("--transport", choices=["tcp", "rdma"], default="tcp",
                     help="tcp (default: the tcp model, new and persistent connections) or rdma "
                          "(DCQCN's model)")
+    ap.add_argument("--reference", choices=["packet", "ns3"], default="packet",
+                    help="the reference runs: fabricsim's packet backend (default) or ns-3")
+    ap.add_argument("--held", choices=["model", "packet"], default="model",
+                    help="what is held to the reference: the transport model (default) or the "
+                         "packet backend")
     ap.add_argument("--model-opt", "--tcp-opt", dest="model_opt", action="append", default=[],
                     help="an option more for the model's runs (e.g. --model-opt=--packet-bytes "
                          "--model-opt=0: the fluid model alone, every flow fluid); repeatable")
@@ -146,8 +159,9 @@ def main():
             json.dump(sc, f)
         for conn in conns:
             cflag = ["--connections", conn] if a.transport == "tcp" else []
-            model = run(a.fabricsim, case, a.transport, cflag + a.model_opt)
-            ref = run(a.fabricsim, case, a.transport, cflag + ["--backend", "packet"])
+            held = ["--backend", "packet"] if a.held == "packet" else a.model_opt
+            model = run(a.fabricsim, case, a.transport, cflag + held)
+            ref = run(a.fabricsim, case, a.transport, cflag + ["--backend", a.reference])
             fct = {x["id"]: x["fct_ns"] for x in ref["flows"]}
             err = [abs(x["fct_ns"] - fct[x["id"]]) / fct[x["id"]] for x in model["flows"]
                    if fct[x["id"]] > 0]
@@ -171,8 +185,10 @@ def main():
                 100 * sum(e for _, e in v) / len(v), ok))
     print()
     for conn in conns:
-        print("%s model (%s connections) within the goal against the packet backend: %d of %d"
-              % (a.transport, conn, total[conn], total[conn + " of"]))
+        print("%s %s (%s connections) within the goal against %s: %d of %d"
+              % (a.transport, "model" if a.held == "model" else "packet backend", conn,
+                 "the packet backend" if a.reference == "packet" else "ns-3", total[conn],
+                 total[conn + " of"]))
 
 
 if __name__ == "__main__":

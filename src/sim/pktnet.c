@@ -323,7 +323,7 @@ static int32_t round_take(fs__pktnet *r, int32_t v, double t) {
     pkt *p = &r->p[i];
     int32_t l = p->path[0];
     if (p->kind == PK_DATA && !r->c.roce &&
-        t - p->t_in > k_pkts(r, l) * (r->c.mss + r->c.hdr) * 8 / r->c.t->links[l].capacity_bps)
+        t - p->t_in > mark_bytes(r, l) * 8 / r->c.t->links[l].capacity_bps)
       p->ce = 1;
     return i;
   }
@@ -403,8 +403,8 @@ static int red_mark(fs__pktnet *r, int32_t l, double waiting) {
  * integers), p_a = p_b / (1 - count p_b), and scaled by size / mean. */
 static int red_mark_bytes(fs__pktnet *r, int32_t l, double q, double size) {
   const fs_dcqcn *d = &r->c.dcqcn;
-  double scale = r->c.t->links[l].capacity_bps / 100e9, mean = r->c.mss + r->c.hdr - 2;
-  double lo = d->kmin_kb * 1e3 * scale, hi = d->kmax_kb * 1e3 * scale;
+  double mean = quantum(r); /* ns-3's MeanPktSize: a full packet's IP bytes */
+  double lo = mark_bytes(r, l), hi = d->kmax_kb * 1e3 * r->c.t->links[l].capacity_bps / 100e9;
   r->red_bytes[l] += size;
   if (!(q >= lo)) {
     r->red_old[l] = 0;

@@ -41,28 +41,15 @@
 /* The model's arrays: name, per flow (F) or per link (L), element size,
  * zeroed (1) or not: one list for fs__dcqcn_init and fs__dcqcn_free. */
 #define FS__DCQCN_ARRAYS(X)                                                   \
-  X(rc, F, sizeof(double), 0) X(rt, F, sizeof(double), 0)                     \
-  X(alpha, F, sizeof(double), 0) X(marks, F, sizeof(double), 0)               \
-  X(t_inc, F, sizeof(double), 0) X(line, F, sizeof(double), 0)                \
-  X(offer, F, sizeof(double), 0) X(stage, F, sizeof(int32_t), 0)              \
-  X(cc, F, 1, 0) X(q, L, sizeof(double), 1)                                   \
+  X(f, F, sizeof(fs__dqflow), 1) X(q, L, sizeof(double), 1)                   \
   X(port, L, sizeof(fs__port), 1) /* fs__dcqcn_wait_s reads any link's */    \
   X(q0, L, sizeof(double), 1) X(marking, L, 1, 1) X(kchg, L, 1, 1)         \
   X(stamp, L, sizeof(uint32_t), 1) X(links, L, sizeof(int32_t), 0)            \
   X(live, L, sizeof(int32_t), 0) X(nic, F, sizeof(int32_t), 0)                \
-  X(next_dec, F, sizeof(double), 0) X(cnp_dec, F, 1, 0)                       \
-  X(cnp, F, sizeof(fs__cnpq), 1) X(pend, F, sizeof(double), 1)                \
-  X(hop, F, sizeof(fs__hops), 1) X(drain, F, sizeof(int32_t), 0)              \
-  X(tail_hop, F, sizeof(int32_t), 0)                                          \
-  X(tail_more, F, sizeof(double), 0) X(cwnd, F, sizeof(double), 0)            \
-  X(rtt0, F, sizeof(double), 0) X(win_end, F, sizeof(double), 0)             \
-  X(win_pk, F, sizeof(double), 0) X(win_mk, F, sizeof(double), 0)             \
-  X(cwr_end, F, sizeof(double), 0) X(ss, F, 1, 1)                             \
-  X(exits, F, sizeof(int32_t), 0) X(in_drain, F, 1, 1)                      \
-  X(t_f, F, sizeof(double), 1) X(acked, F, sizeof(double), 1)                \
+  X(drain, F, sizeof(int32_t), 0) X(tail_hop, F, sizeof(int32_t), 0)          \
+  X(tail_more, F, sizeof(double), 0) X(exits, F, sizeof(int32_t), 0)          \
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
-  X(touch, F, sizeof(int32_t), 0) X(touched, F, 1, 1)                       \
-  X(fstamp, F, sizeof(uint32_t), 1)
+  X(touch, F, sizeof(int32_t), 0)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -84,8 +71,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
 }
 
 void fs__dcqcn_free(fs__dcqcn *d) {
-  for (int32_t i = 0; d->cnp && i < d->n_flows; i++) free(d->cnp[i].n);
-  for (int32_t i = 0; d->hop && i < d->n_flows; i++) free(d->hop[i].b);
+  for (int32_t i = 0; d->f && i < d->n_flows; i++) free(d->f[i].cnp.n), free(d->f[i].hop.b);
 #define FS__DCQCN_FREE(name, count, size, zeroed) free(d->name);
   FS__DCQCN_ARRAYS(FS__DCQCN_FREE)
 #undef FS__DCQCN_FREE
@@ -107,20 +93,20 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   if (!(line < INFINITY)) /* no NIC on its route: its fastest link */
     for (int32_t k = 0; k < f->n; k++)
       if (c->cap_Bps[f->links[k]] < line) line = c->cap_Bps[f->links[k]];
-  d->line[fi] = line;
-  d->rc[fi] = d->rt[fi] = line;
-  d->alpha[fi] = 1;
-  d->marks[fi] = 0;
-  d->stage[fi] = 0;
-  d->cc[fi] = 0;
-  d->t_inc[fi] = INFINITY;
-  d->cnp_dec[fi] = 0;
-  d->next_dec[fi] = INFINITY;
-  d->offer[fi] = 0;
-  for (int32_t k = 0; k < d->cnp[fi].cap; k++) d->cnp[fi].n[k] = 0;
-  d->cnp[fi].len = 0;
-  d->pend[fi] = 0;
-  d->acked[fi] = 0;
+  d->f[fi].line = line;
+  d->f[fi].rc = d->f[fi].rt = line;
+  d->f[fi].alpha = 1;
+  d->f[fi].marks = 0;
+  d->f[fi].stage = 0;
+  d->f[fi].cc = 0;
+  d->f[fi].t_inc = INFINITY;
+  d->f[fi].cnp_dec = 0;
+  d->f[fi].next_dec = INFINITY;
+  d->f[fi].offer = 0;
+  for (int32_t k = 0; k < d->f[fi].cnp.cap; k++) d->f[fi].cnp.n[k] = 0;
+  d->f[fi].cnp.len = 0;
+  d->f[fi].pend = 0;
+  d->f[fi].acked = 0;
   if (d->dctcp) {
     /* a warm connection (the ns-3 backend's): its window covers the
      * path's bandwidth-delay product, at least the initial window; the
@@ -134,26 +120,26 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
     }
     double segs = ceil(line * rtt / d->mss - 1e-9);
     if (segs < d->init_window) segs = d->init_window;
-    d->rtt0[fi] = rtt;
-    d->cwnd[fi] = segs * d->wire_bytes;
-    d->rc[fi] = rtt > 0 ? fmin(d->cwnd[fi] / rtt, line) : line;
-    d->win_end[fi] = -1; /* set at its first step */
-    d->win_pk[fi] = d->win_mk[fi] = 0;
-    d->cwr_end[fi] = -INFINITY;
-    d->ss[fi] = FS__SS_NONE;
+    d->f[fi].rtt0 = rtt;
+    d->f[fi].cwnd = segs * d->wire_bytes;
+    d->f[fi].rc = rtt > 0 ? fmin(d->f[fi].cwnd / rtt, line) : line;
+    d->f[fi].win_end = -1; /* set at its first step */
+    d->f[fi].win_pk = d->f[fi].win_mk = 0;
+    d->f[fi].cwr_end = -INFINITY;
+    d->f[fi].ss = FS__SS_NONE;
   }
   fs__dcqcn_reset_hops(d, fi);
 }
 
 void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
-  d->cwnd[fi] = cwnd;
-  d->ss[fi] = mode;
-  d->rc[fi] = d->line[fi];
+  d->f[fi].cwnd = cwnd;
+  d->f[fi].ss = mode;
+  d->f[fi].rc = d->f[fi].line;
 }
 
 /* Flow fi's per-hop arrays hold n entries (new ones 0). */
 static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
-  fs__hops *h = &d->hop[fi];
+  fs__hops *h = &d->f[fi].hop;
   if (n <= h->cap) return 0;
   double *b = malloc((size_t)n * 4 * sizeof(double));
   if (!b) return FS_ENOMEM;
@@ -170,13 +156,13 @@ static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
-  fs__hops *h = &d->hop[fi];
+  fs__hops *h = &d->f[fi].hop;
   for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = h->came[k] = 0;
 }
 
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
-  if (!d->in_drain[fi]) d->drain[d->n_drain++] = fi;
-  d->in_drain[fi] = 1;
+  if (!d->f[fi].in_drain) d->drain[d->n_drain++] = fi;
+  d->f[fi].in_drain = 1;
   return 0;
 }
 
@@ -213,27 +199,27 @@ static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
-    if (blocked(c, &c->flows[fi])) d->offer[fi] = 0;
+    if (blocked(c, &c->flows[fi])) d->f[fi].offer = 0;
     else d->nic[n++] = fi;
   }
   double room = c->cap_Bps[l];
   int32_t left = n;
-  for (int32_t i = 0; i < n; i++) d->offer[d->nic[i]] = -1;
+  for (int32_t i = 0; i < n; i++) d->f[d->nic[i]].offer = -1;
   for (int changed = 1; changed && left > 0;) {
     changed = 0;
     double share = room / left;
     for (int32_t i = 0; i < n; i++) {
       int32_t fi = d->nic[i];
-      if (d->offer[fi] >= 0 || d->rc[fi] > share) continue;
-      d->offer[fi] = d->rc[fi];
-      room -= d->rc[fi];
+      if (d->f[fi].offer >= 0 || d->f[fi].rc > share) continue;
+      d->f[fi].offer = d->f[fi].rc;
+      room -= d->f[fi].rc;
       left--;
       changed = 1;
     }
   }
   double share = left > 0 ? room / left : 0;
   for (int32_t i = 0; i < n; i++)
-    if (d->offer[d->nic[i]] < 0) d->offer[d->nic[i]] = share > 0 ? share : 0;
+    if (d->f[d->nic[i]].offer < 0) d->f[d->nic[i]].offer = share > 0 ? share : 0;
 }
 
 static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n) {
@@ -242,7 +228,7 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t fi = active[i];
     int32_t l = nic_link(c, &c->flows[fi]);
     if (l < 0) {
-      d->offer[fi] = blocked(c, &c->flows[fi]) ? 0 : d->rc[fi];
+      d->f[fi].offer = blocked(c, &c->flows[fi]) ? 0 : d->f[fi].rc;
     } else if (d->stamp[l] != ep) {
       d->stamp[l] = ep;
       nic_share(d, c, l);
@@ -267,7 +253,7 @@ static double bucket_s(const fs__dcqcn *d, const fs__cnpq *q) {
 }
 
 static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
-  fs__cnpq *q = &d->cnp[fi];
+  fs__cnpq *q = &d->f[fi].cnp;
   if (q->len == 0) q->shift = 0;
   int64_t b = (fine + ((int64_t)1 << q->shift) - 1) >> q->shift;
   if (q->len == 0) q->base = b;
@@ -300,15 +286,15 @@ static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
   }
   q->n[b & (q->cap - 1)] += n;
   if (span > q->len) q->len = (int32_t)span;
-  d->pend[fi] += n;
+  d->f[fi].pend += n;
   return 0;
 }
 
 /* When flow fi's marks on their way back next make a whole CNP, and when
  * the first of them comes (INFINITY: never). */
 static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
-  const fs__cnpq *q = &d->cnp[fi];
-  double m = d->marks[fi], whole = floor(m) + 1;
+  const fs__cnpq *q = &d->f[fi].cnp;
+  double m = d->f[fi].marks, whole = floor(m) + 1;
   for (int64_t i = q->base; i < q->base + q->len; i++) {
     double x = q->n[i & (q->cap - 1)];
     m += x;
@@ -319,7 +305,7 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
 
 /* The marks of flow fi that have come back by now. */
 static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
-  fs__cnpq *q = &d->cnp[fi];
+  fs__cnpq *q = &d->f[fi].cnp;
   double n = 0, w = bucket_s(d, q);
   while (q->len > 0 && (double)q->base * w <= now * (1 + 1e-12)) {
     double *x = &q->n[q->base & (q->cap - 1)];
@@ -328,7 +314,7 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
     q->base++;
     q->len--;
   }
-  d->pend[fi] = q->len ? d->pend[fi] - n : 0;
+  d->f[fi].pend = q->len ? d->f[fi].pend - n : 0;
   return n;
 }
 
@@ -339,20 +325,20 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
  * in a window cuts it to W (1 - alpha / 2) (at least 2 segments) and none
  * other until a round trip has passed; at the end of each observation
  * window (a round trip) alpha <- (1 - g) alpha + g F, F the fraction of its
- * packets marked, g = 1/16. In slow start (d->ss) the window grows by what
+ * packets marked, g = 1/16. In slow start (d->f[fi].ss) the window grows by what
  * is acknowledged, or the engine's rounds pace the flow. Sets its rate
  * (ACK-clocked, below); returns when it next needs a step without queues
  * (a window that cannot send at line rate). */
 static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now,
                           double marks, double echoes) {
   const fs__flow *f = &c->flows[fi];
-  const fs__hops *h = &d->hop[fi];
+  const fs__hops *h = &d->f[fi].hop;
   const double g = 1.0 / 16;
   /* its round trip with the queues as they are (back: those at the
    * reverses of its links, others' data its ACKs wait behind), and what it
    * has in flight: queued on its path, on the wires and in its ACKs' way
    * back */
-  double rtt = d->rtt0[fi], infl = 0, back = 0;
+  double rtt = d->f[fi].rtt0, infl = 0, back = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
@@ -361,37 +347,37 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   }
   rtt += back;
   /* its delivery rate: the rate its ACKs come back */
-  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->acked[fi];
-  d->acked[fi] = 0;
-  d->win_pk[fi] += acked / d->wire_bytes;
-  d->win_mk[fi] += marks;
-  if (d->ss[fi] == FS__SS_GROW) d->cwnd[fi] += acked; /* slow start: a segment per segment */
-  else if (d->ss[fi] == FS__SS_NONE && d->cwnd[fi] > 0) /* W dW = segment x d(acked): */
-    d->cwnd[fi] = sqrt(d->cwnd[fi] * d->cwnd[fi] + 2 * d->wire_bytes * acked); /* exact over the step */
-  if (d->win_end[fi] < 0) d->win_end[fi] = now + rtt;
-  if (now >= d->win_end[fi] - 1e-12) {
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->f[fi].acked;
+  d->f[fi].acked = 0;
+  d->f[fi].win_pk += acked / d->wire_bytes;
+  d->f[fi].win_mk += marks;
+  if (d->f[fi].ss == FS__SS_GROW) d->f[fi].cwnd += acked; /* slow start: a segment per segment */
+  else if (d->f[fi].ss == FS__SS_NONE && d->f[fi].cwnd > 0) /* W dW = segment x d(acked): */
+    d->f[fi].cwnd = sqrt(d->f[fi].cwnd * d->f[fi].cwnd + 2 * d->wire_bytes * acked); /* exact over the step */
+  if (d->f[fi].win_end < 0) d->f[fi].win_end = now + rtt;
+  if (now >= d->f[fi].win_end - 1e-12) {
     /* the observation windows since the last update (steps can be far
      * apart while nothing queues): as many as round trips have passed,
      * at most as many windows' worth of packets as came back, each with
      * the same fraction marked */
-    double F = d->win_pk[fi] > 0 ? fmin(d->win_mk[fi] / d->win_pk[fi], 1) : 0;
-    double n = rtt > 0 ? 1 + floor((now - d->win_end[fi]) / rtt + 1e-9) : 1;
-    double data = d->cwnd[fi] > 0 ? floor(d->win_pk[fi] * d->wire_bytes / d->cwnd[fi] + 1e-9) : 1;
+    double F = d->f[fi].win_pk > 0 ? fmin(d->f[fi].win_mk / d->f[fi].win_pk, 1) : 0;
+    double n = rtt > 0 ? 1 + floor((now - d->f[fi].win_end) / rtt + 1e-9) : 1;
+    double data = d->f[fi].cwnd > 0 ? floor(d->f[fi].win_pk * d->wire_bytes / d->f[fi].cwnd + 1e-9) : 1;
     if (n > data) n = data > 1 ? data : 1;
-    d->alpha[fi] = F + (d->alpha[fi] - F) * pow(1 - g, n);
-    d->win_pk[fi] = d->win_mk[fi] = 0;
-    d->win_end[fi] = now + rtt;
+    d->f[fi].alpha = F + (d->f[fi].alpha - F) * pow(1 - g, n);
+    d->f[fi].win_pk = d->f[fi].win_mk = 0;
+    d->f[fi].win_end = now + rtt;
   }
-  if (echoes > 0 && now >= d->cwr_end[fi]) {
+  if (echoes > 0 && now >= d->f[fi].cwr_end) {
     /* (a new connection's first echo ends its slow start: ssthresh is the
      * cut window, RFC 8257 3.3) */
-    d->cwnd[fi] = fmax(d->cwnd[fi] * (1 - d->alpha[fi] / 2), 2 * d->wire_bytes);
-    d->cwr_end[fi] = now + rtt;
-    if (d->ss[fi] == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
-    d->ss[fi] = FS__SS_NONE;
+    d->f[fi].cwnd = fmax(d->f[fi].cwnd * (1 - d->f[fi].alpha / 2), 2 * d->wire_bytes);
+    d->f[fi].cwr_end = now + rtt;
+    if (d->f[fi].ss == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
+    d->f[fi].ss = FS__SS_NONE;
   }
-  if (d->ss[fi] == FS__SS_ROUNDS) { /* the engine's rounds pace it */
-    d->rc[fi] = d->line[fi];
+  if (d->f[fi].ss == FS__SS_ROUNDS) { /* the engine's rounds pace it */
+    d->f[fi].rc = d->f[fi].line;
     return INFINITY;
   }
   /* A window's sender: what it has in flight is what it has queued on
@@ -400,24 +386,24 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * window has room for a packet beyond that, or for all it has left; as
    * its ACKs come back (its delivery rate) while the window is full; and
    * nothing while it is over its window (after a cut) */
-  double room = d->cwnd[fi] - infl - acks * (d->rtt0[fi] + back);
-  d->rc[fi] = room >= d->wire_bytes || f->remaining <= room ? d->line[fi]
-              : room >= 0                                 ? fmin(acks, d->line[fi])
+  double room = d->f[fi].cwnd - infl - acks * (d->f[fi].rtt0 + back);
+  d->f[fi].rc = room >= d->wire_bytes || f->remaining <= room ? d->f[fi].line
+              : room >= 0                                 ? fmin(acks, d->f[fi].line)
                                                           : 0;
   /* a window under the path's bandwidth-delay product sends in bursts:
    * stepped as if a port were queued */
-  return d->rc[fi] < d->line[fi] ? fmin(d->win_end[fi], now + d->step_s) : INFINITY;
+  return d->f[fi].rc < d->f[fi].line ? fmin(d->f[fi].win_end, now + d->step_s) : INFINITY;
 }
 
 /* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
- * what was acknowledged, taken up to now at its rates since d->t_f. */
+ * what was acknowledged, taken up to now at its rates since d->f[fi].t_f. */
 static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &d->hop[fi];
-  double dtf = now - d->t_f[fi];
+  fs__hops *h = &d->f[fi].hop;
+  double dtf = now - d->f[fi].t_f;
   if (!(dtf > 0)) dtf = 0;
-  d->t_f[fi] = now;
-  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->acked[fi] += h->out[f->n - 1] * dtf;
+  d->f[fi].t_f = now;
+  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->f[fi].acked += h->out[f->n - 1] * dtf;
   for (int32_t k = 0; k < f->n; k++) {
     h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
     h->came[k] += h->arr[k] * dtf;
@@ -457,7 +443,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done or wait */
     if (c->flows[d->drain[i]].active_idx < 0) d->drain[nd++] = d->drain[i];
-    else d->in_drain[d->drain[i]] = 0; /* back in flight */
+    else d->f[d->drain[i]].in_drain = 0; /* back in flight */
   d->n_drain = nd;
   uint32_t ep = ++d->epoch;
   int32_t nl = 0;
@@ -465,7 +451,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
       int32_t fi = pass ? d->drain[i] : active[i];
       const fs__flow *f = &c->flows[fi];
-      fs__hops *h = &d->hop[fi];
+      fs__hops *h = &d->f[fi].hop;
       if (hops(d, fi, f->n)) return FS_ENOMEM;
       catch_up(d, c, fi, now); /* (a flow re-rated since the last step: since then) */
       for (int32_t k = 0; k < f->n; k++) {
@@ -503,7 +489,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
      * are taken at each alpha period of the step, the queues in between
      * the step's ends; what reaches hop k is the offer thinned before it. */
     double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
-    fs__hops *h = &d->hop[fi];
+    fs__hops *h = &d->f[fi].hop;
     int marked = 0; /* a queue of its route over Kmin at either end of the step */
     for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
     int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
@@ -525,66 +511,66 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     }
     if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
     for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
-    double m0 = d->marks[fi];
-    d->marks[fi] += cnp_take(d, fi, now);
-    double cnps = floor(d->marks[fi]) - floor(m0);
+    double m0 = d->f[fi].marks;
+    d->f[fi].marks += cnp_take(d, fi, now);
+    double cnps = floor(d->f[fi].marks) - floor(m0);
     if (d->dctcp) {
-      double t = dctcp_react(d, c, fi, now, d->marks[fi] - m0, cnps);
+      double t = dctcp_react(d, c, fi, now, d->f[fi].marks - m0, cnps);
       if (t < soonest) soonest = t;
       continue;
     }
-    if (d->cc[fi]) { /* alpha, once per alpha period: a gain where a CNP fell */
+    if (d->f[fi].cc) { /* alpha, once per alpha period: a gain where a CNP fell */
       if (cnps <= 0) {
-        d->alpha[fi] *= pow(1 - p->g, periods);
+        d->f[fi].alpha *= pow(1 - p->g, periods);
       } else {
         for (int j = 0; j < periods; j++) {
           int hit = floor((j + 1) * cnps / periods) > floor(j * cnps / periods);
-          d->alpha[fi] = (1 - p->g) * d->alpha[fi] + (hit ? p->g : 0);
+          d->f[fi].alpha = (1 - p->g) * d->f[fi].alpha + (hit ? p->g : 0);
         }
       }
     }
-    if (cnps > 0 && !d->cc[fi]) { /* the first CNP: alpha 1, a cut at once */
-      d->cc[fi] = 1;
-      d->alpha[fi] = 1;
-      d->next_dec[fi] = now;
+    if (cnps > 0 && !d->f[fi].cc) { /* the first CNP: alpha 1, a cut at once */
+      d->f[fi].cc = 1;
+      d->f[fi].alpha = 1;
+      d->f[fi].next_dec = now;
     }
-    if (cnps > 0) d->cnp_dec[fi] = 1;
+    if (cnps > 0) d->f[fi].cnp_dec = 1;
     /* an increase due at the end of a decrease period comes first (as in
      * the ns-3 backend, whose increase timer was set before the decrease
      * timer): a cut right after it takes the raised rate as its target */
-    while (d->cc[fi] && d->t_inc[fi] <= now * (1 + 1e-12)) {
-      double scale = d->line[fi] / 12.5e9;
-      d->stage[fi]++;
-      if (d->stage[fi] == p->f) d->rt[fi] += p->ai_mbps * 1e6 / 8 * scale;
-      else if (d->stage[fi] > p->f) d->rt[fi] += p->hai_mbps * 1e6 / 8 * scale;
-      if (d->rt[fi] > d->line[fi]) d->rt[fi] = d->line[fi];
-      d->rc[fi] = fmin(0.5 * (d->rc[fi] + d->rt[fi]), d->line[fi]);
-      d->t_inc[fi] += inc;
+    while (d->f[fi].cc && d->f[fi].t_inc <= now * (1 + 1e-12)) {
+      double scale = d->f[fi].line / 12.5e9;
+      d->f[fi].stage++;
+      if (d->f[fi].stage == p->f) d->f[fi].rt += p->ai_mbps * 1e6 / 8 * scale;
+      else if (d->f[fi].stage > p->f) d->f[fi].rt += p->hai_mbps * 1e6 / 8 * scale;
+      if (d->f[fi].rt > d->f[fi].line) d->f[fi].rt = d->f[fi].line;
+      d->f[fi].rc = fmin(0.5 * (d->f[fi].rc + d->f[fi].rt), d->f[fi].line);
+      d->f[fi].t_inc += inc;
     }
-    if (d->cc[fi] && now >= d->next_dec[fi] - 1e-12) { /* a decrease period ends */
-      if (d->cnp_dec[fi]) {
-        if (d->stage[fi] != 0) d->rt[fi] = d->rc[fi];
+    if (d->f[fi].cc && now >= d->f[fi].next_dec - 1e-12) { /* a decrease period ends */
+      if (d->f[fi].cnp_dec) {
+        if (d->f[fi].stage != 0) d->f[fi].rt = d->f[fi].rc;
         double floor_Bps = p->min_mbps * 1e6 / 8;
-        d->rc[fi] = fmax(d->rc[fi] * (1 - d->alpha[fi] / 2), floor_Bps);
-        d->stage[fi] = 0;
-        d->t_inc[fi] = now + inc;
-        d->cnp_dec[fi] = 0;
+        d->f[fi].rc = fmax(d->f[fi].rc * (1 - d->f[fi].alpha / 2), floor_Bps);
+        d->f[fi].stage = 0;
+        d->f[fi].t_inc = now + inc;
+        d->f[fi].cnp_dec = 0;
       }
-      d->next_dec[fi] = now + dec;
+      d->f[fi].next_dec = now + dec;
     }
-    if (d->cc[fi] && d->rc[fi] < d->line[fi] && d->t_inc[fi] < soonest) soonest = d->t_inc[fi];
+    if (d->f[fi].cc && d->f[fi].rc < d->f[fi].line && d->f[fi].t_inc < soonest) soonest = d->f[fi].t_inc;
     /* when CNPs act: the first at once; later ones at the end of the
      * decrease period they fall in */
-    double act = d->cnp_dec[fi] ? d->next_dec[fi] : INFINITY, tc = INFINITY;
-    if (!d->cc[fi]) /* the first CNP: when its marks make a whole one */
+    double act = d->f[fi].cnp_dec ? d->f[fi].next_dec : INFINITY, tc = INFINITY;
+    if (!d->f[fi].cc) /* the first CNP: when its marks make a whole one */
       tc = next_cnp(d, fi, 1);
-    else if (d->cnp[fi].len > 0 && d->marks[fi] - floor(d->marks[fi]) + d->pend[fi] >= 1)
+    else if (d->f[fi].cnp.len > 0 && d->f[fi].marks - floor(d->f[fi].marks) + d->f[fi].pend >= 1)
       tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
     if (tc < INFINITY) {
-      if (d->cc[fi] && tc > d->next_dec[fi])
-        tc = d->next_dec[fi] + ceil((tc - d->next_dec[fi]) / dec - 1e-9) * dec;
-      else if (d->cc[fi])
-        tc = d->next_dec[fi];
+      if (d->f[fi].cc && tc > d->f[fi].next_dec)
+        tc = d->f[fi].next_dec + ceil((tc - d->f[fi].next_dec) / dec - 1e-9) * dec;
+      else if (d->f[fi].cc)
+        tc = d->f[fi].next_dec;
       if (tc < act) act = tc;
     }
     if (act < soonest) soonest = act;
@@ -604,13 +590,13 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       for (int32_t i = 0; i < (pass ? d->n_drain : round ? nre : n); i++) {
         int32_t fi = pass ? d->drain[i] : round ? d->upd[i] : active[i];
         const fs__flow *f = &c->flows[fi];
-        fs__hops *h = &d->hop[fi];
+        fs__hops *h = &d->f[fi].hop;
         if (round && pass) { /* (a drained flow: is it through a changed port?) */
           int again = 0;
           for (int32_t k = 0; k < f->n && !again; k++) again = d->kchg[f->links[k]];
           if (!again) continue;
         }
-        double x = pass ? 0 : d->offer[fi];
+        double x = pass ? 0 : d->f[fi].offer;
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
           fs__port *pt = &d->port[l];
@@ -634,7 +620,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
        * factors the first changed: the others' would come out the same */
       const fs__link_active *a = &c->active[l];
       for (int32_t j = 0; d->kchg[l] && j < a->n; j++)
-        if (d->fstamp[a->flow[j]] != fep) d->fstamp[a->flow[j]] = fep, d->upd[nre++] = a->flow[j];
+        if (d->f[a->flow[j]].fstamp != fep) d->f[a->flow[j]].fstamp = fep, d->upd[nre++] = a->flow[j];
     }
   }
   /* flows whose bytes are all through leave the step */
@@ -642,17 +628,17 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
     double held = 0;
-    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->hop[fi].b[k], d->hop[fi].came[k] = 0;
+    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->f[fi].hop.b[k], d->f[fi].hop.came[k] = 0;
     if (held > 1e-3) {
       d->drain[nd++] = fi;
     } else { /* (what it still brought to its ports leaves their loads) */
       const fs__flow *f = &c->flows[fi];
       for (int32_t k = 0; k < f->n; k++) {
-        d->port[f->links[k]].in -= f->w[k] * d->hop[fi].arr[k];
-        d->port[f->links[k]].out -= f->w[k] * d->hop[fi].out[k];
+        d->port[f->links[k]].in -= f->w[k] * d->f[fi].hop.arr[k];
+        d->port[f->links[k]].out -= f->w[k] * d->f[fi].hop.out[k];
       }
       fs__dcqcn_reset_hops(d, fi);
-      d->in_drain[fi] = 0;
+      d->f[fi].in_drain = 0;
     }
   }
   d->n_drain = nd;
@@ -672,7 +658,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
  * become, over-subscribed: a step must take the loads again. */
 static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &d->hop[fi];
+  fs__hops *h = &d->f[fi].hop;
   catch_up(d, c, fi, now);
   double since = now - d->last;
   for (int32_t k = 0; k < f->n; k++) {
@@ -700,11 +686,11 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
     int32_t fi = flows[i];
     const fs__flow *f = &c->flows[fi];
     if (hops(d, fi, f->n)) return FS_ENOMEM;
-    if (f->active_idx >= 0 && d->rc[fi] < d->line[fi])
+    if (f->active_idx >= 0 && d->f[fi].rc < d->f[fi].line)
       return 1; /* a window under the path's BDP or a cut rate: the model steps it */
     int32_t l = nic_link(c, f);
     if (l < 0 || f->active_idx < 0) {
-      d->offer[fi] = f->active_idx < 0 || blocked(c, f) ? 0 : d->rc[fi];
+      d->f[fi].offer = f->active_idx < 0 || blocked(c, f) ? 0 : d->f[fi].rc;
       d->upd[nu++] = fi;
     }
     if (l < 0 || d->stamp[l] == ep) continue;
@@ -717,7 +703,7 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
   /* (the stamps mark the NICs shared; the loads' links are not stamped) */
   for (int32_t i = 0; i < nu; i++) {
     int32_t fi = d->upd[i];
-    int rc = local_rerate(d, c, fi, d->offer[fi], now);
+    int rc = local_rerate(d, c, fi, d->f[fi].offer, now);
     if (rc) return rc;
   }
   d->n_upd = nu;

@@ -834,8 +834,8 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
 /* Flow fi came or went: its NIC's share changes (cc_step). */
 static void cc_touch(fs_sim *s, int32_t fi) {
   fs__dcqcn *d = s->dq;
-  if (!d->touched[fi]) d->touch[d->n_touch++] = fi;
-  d->touched[fi] = 1;
+  if (!d->f[fi].touched) d->touch[d->n_touch++] = fi;
+  d->f[fi].touched = 1;
 }
 
 /* rdma with DCQCN, tcp with DCTCP: when flows came or went (their NICs'
@@ -851,7 +851,7 @@ static int cc_step(fs_sim *s) {
   int local = !s->cc_due && !s->cc_changed;
   s->cc_due = s->cc_changed = 0;
   int rc = local ? fs__dcqcn_local(d, &s->core, d->touch, d->n_touch, s->now) : 1;
-  for (int32_t i = 0; i < d->n_touch; i++) d->touched[d->touch[i]] = 0;
+  for (int32_t i = 0; i < d->n_touch; i++) d->f[d->touch[i]].touched = 0;
   d->n_touch = 0;
   if (rc == 0) s->cc_offers = 1; /* (flows that came or went only re-rated their NICs) */
   if (rc <= 0) return rc;
@@ -2601,7 +2601,7 @@ static int rerate_cc(fs_sim *s) {
     int32_t fi = all ? s->active_list[i] : s->dq->upd[i];
     fs__flow *f = &c->flows[fi];
     if (f->active_idx < 0) continue; /* (it left: no rate) */
-    double r = s->dq->offer[fi];
+    double r = s->dq->f[fi].offer;
     if (r == f->rate) continue;
     settle(s, f);
     for (int32_t k = 0; k < f->n; k++) c->load[f->links[k]] += f->w[k] * (r - f->rate);
@@ -2811,7 +2811,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     out->hold = dq_fills_from_upstream(s, l);
     out->ca = 1; /* its windows: out of slow start, all of them */
     for (int32_t j = 0; j < s->core.active[l].n; j++)
-      if (s->dq->ss[s->core.active[l].flow[j]] != FS__SS_NONE) out->ca = 0;
+      if (s->dq->f[s->core.active[l].flow[j]].ss != FS__SS_NONE) out->ca = 0;
   } else if (s->portq) {
     fs__portq *q = &s->portq[l];
     q_advance(s, l);

@@ -329,6 +329,39 @@ typedef struct fs__port {
   double in, out, ka, kg;
 } fs__port;
 
+/* One flow of the DCQCN/DCTCP model: its reaction point or window, its
+ * delay line and what it holds along its route, in one record, so that a
+ * step, which takes every flow in flight, reads a few cache lines per
+ * flow rather than one per field (the fields the steps read first). */
+typedef struct fs__dqflow {
+  fs__hops hop;       /* what it has queued along its route */
+  double t_f;         /* its queued bytes (hop) are as of then: the last step or
+                       * its last re-rating between steps (fs__dcqcn_local) */
+  double offer;       /* what it sends: its NIC's round robin under the rc */
+  double rc;          /* current rate (bytes/s) */
+  fs__cnpq cnp;       /* marks on their way back to it */
+  double marks;       /* marks come back so far (a CNP per whole one) */
+  double pend;        /* marks on their way back (expected) */
+  double alpha;
+  double t_inc;       /* its next rate increase */
+  double next_dec;    /* the end of its decrease period */
+  double rt;          /* target rate (bytes/s) */
+  double line;        /* its NIC's rate */
+  int32_t stage;      /* increases since its last cut */
+  uint32_t fstamp;    /* taken again in this step's second round */
+  uint8_t cc;         /* a CNP has come: its timers run */
+  uint8_t cnp_dec;    /* a CNP came in this decrease period */
+  uint8_t in_drain;   /* it is on the drain list */
+  uint8_t ss;         /* DCTCP: a new connection's slow start (FS__SS_*) */
+  uint8_t touched;    /* it came or went since the last step */
+  /* tcp under DCTCP (the window's reaction point, dcqcn.c, dctcp_react) */
+  double cwnd, rtt0;  /* window (wire bytes); round trip without queues */
+  double win_end, win_pk, win_mk; /* alpha's observation window: its end,
+                                   * packets and marks acknowledged in it */
+  double cwr_end;     /* no second cut before (once a window) */
+  double acked;       /* bytes acknowledged since its last step */
+} fs__dqflow;
+
 typedef struct fs__dcqcn {
   fs_dcqcn prm;
   int32_t n_flows;
@@ -341,42 +374,19 @@ typedef struct fs__dcqcn {
    * dctcp_react) */
   int dctcp;
   double k100, mss, ack_bytes, init_window;
-  double *cwnd, *rtt0;      /* window (wire bytes); round trip without queues */
-  double *win_end, *win_pk, *win_mk; /* alpha's observation window: its end,
-                                      * packets and marks acknowledged in it */
-  double *cwr_end;          /* no second cut before (once a window) */
-  uint8_t *ss;              /* a new connection's slow start (FS__SS_*) */
   int32_t *exits, n_exits;  /* flows the last step took out of the engine's
                              * slow-start rounds (their first echo) */
-  uint8_t *in_drain;        /* it is on the drain list */
-  /* per flow */
-  double *rc, *rt, *alpha; /* current and target rate (bytes/s), alpha */
-  double *marks;      /* marks come back so far (a CNP per whole one) */
-  double *t_inc;      /* its next rate increase */
-  double *next_dec;   /* the end of its decrease period */
-  double *line;       /* its NIC's rate */
-  double *offer;      /* what it sends: its NIC's round robin under the rc */
-  int32_t *stage;     /* increases since its last cut */
-  uint8_t *cc;        /* a CNP has come: its timers run */
-  uint8_t *cnp_dec;   /* a CNP came in this decrease period */
+  fs__dqflow *f;      /* per flow */
   int32_t *nic;       /* scratch: the flows of one NIC */
-  fs__cnpq *cnp;      /* marks on their way back to it */
-  double *pend;       /* ... and how many (expected) */
-  fs__hops *hop;      /* what it has queued along its route */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
-  int32_t *tail_hop;  /* its sender done: the hop its last byte queues at next */
+  int32_t *tail_hop;  /* per flow, its sender done: the hop its last byte queues at next */
   double *tail_more;  /* ... and what it adds after the queues (store and forward) */
-  double *t_f;        /* its queued bytes (hop) are as of then: the last step or
-                       * its last re-rating between steps (fs__dcqcn_local) */
-  double *acked;      /* DCTCP: bytes acknowledged since its last step */
   int32_t *upd, n_upd; /* the flows fs__dcqcn_local re-rated (their offers) */
   int32_t *touch, n_touch; /* flows that came or went since the last step */
-  uint8_t *touched;        /* ... a flag per flow */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
   uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
   uint8_t *kchg;      /* its port's factors changed in a step's first round */
-  uint32_t *fstamp;   /* per flow: taken again in this step's second round */
   fs__port *port;     /* what comes to it and leaves it, how it serves */
   double *qoff;       /* its queue's change since the last step beyond
                        * (in - out) x the time since it: re-ratings' */

@@ -2800,10 +2800,11 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
   out->n = s->core.active[l].n;
   out->rate_Bps = out->n ? s->core.load[l] : 0;
   out->queue_s = out->rtt_s = 0;
-  out->hold = out->ca = 0;
+  out->full = out->hold = out->ca = 0;
   if (!(s->core.cap_Bps[l] > 0)) return;
   if (s->tf_slot) fluid_view(s, l, s->now, &out->n, &out->rate_Bps, &out->rtt_s);
   if (!out->n) return;
+  out->full = fills(out->rate_Bps, s->core.cap_Bps[l]);
   if (s->dq) {
     /* (the rates are the senders' offers: what passes is at most C) */
     out->rate_Bps = fmin(out->rate_Bps, s->core.cap_Bps[l]);
@@ -2817,7 +2818,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     q_advance(s, l);
     double standing = q->n_ca ? standing_bytes(s, l) : 0;
     out->queue_s = ((q->n_burst ? burst_as_packets(s, l) : 0) + standing) / s->core.cap_Bps[l];
-    out->hold = fills_from_upstream(s, l) && fills(out->rate_Bps, s->core.cap_Bps[l]);
+    out->hold = fills_from_upstream(s, l) && out->full;
     out->ca = q->n_ca && q->phase == FS__SQ_CLIMB;
   }
 }

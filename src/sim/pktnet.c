@@ -464,7 +464,7 @@ static void ring_advance(fs__pktnet *r, int32_t l, double t) {
 static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t) {
   port_ring *pr = &r->ring[l];
   double cap = cap_Bps(r, l);
-  fs__pktnet_fluid fl = {0, 0, 0, 0, 0, 0};
+  fs__pktnet_fluid fl = {0};
   if (r->c.fluid) r->c.fluid(r->c.ctx, l, &fl);
   ring_advance(r, l, t);
   /* forget those that left before the fluid's last round trip */
@@ -510,7 +510,7 @@ static int port_send(fs__pktnet *r, int32_t l, int32_t i, int32_t hop, double t)
       return FS_ENOMEM;
     pr->head = pr->m - pr->n;
   }
-  double took = fl.n > 0 && fl.rate_Bps >= cap * (1 - 1e-6) ? r->p[i].bytes : 0;
+  double took = fl.n > 0 && fl.full ? r->p[i].bytes : 0;
   /* Where the fluid fills the port from a queue upstream (fl.hold), its
    * bytes arrive at the port's rate whatever the port holds, so what a
    * packet displaces stays queued while they do, not a round trip (a
@@ -806,7 +806,7 @@ static int on_ack(fs__pktnet *r, int32_t s, int ece, double t) {
 static double nic_Bps(fs__pktnet *r, int32_t l) {
   double cap = cap_Bps(r, l);
   if (!r->c.fluid) return cap;
-  fs__pktnet_fluid fl = {0, 0, 0, 0, 0, 0};
+  fs__pktnet_fluid fl = {0};
   r->c.fluid(r->c.ctx, l, &fl);
   if (fl.n <= 0) return cap;
   double left = cap - fl.rate_Bps, turn = cap / (fl.n + 1);

@@ -33,14 +33,15 @@ typedef struct fs__pktnet fs__pktnet;
 
 /* What fluid flows do on a link now: their rate (bytes/s), the queueing
  * delay they keep at its port (s), their mean round trip without queues
- * (s), how many they are, whether they fill the port from a queue
+ * (s), how many they are, whether their rate fills the link (full: as the
+ * engine's re-rating judges a saturated link), whether they fill the port from a queue
  * upstream of it (hold: the bytes of theirs packets displace there stay
  * queued, pktnet.c, port_send), and whether their queue at the port is
  * their windows' in congestion avoidance (ca: past slow start's overshoot
  * and first cuts, so what ports after it hold of theirs is not at it). */
 typedef struct fs__pktnet_fluid {
   double rate_Bps, queue_s, rtt_s;
-  int32_t n, hold, ca;
+  int32_t n, full, hold, ca;
 } fs__pktnet_fluid;
 
 typedef struct fs__pktnet_cfg {

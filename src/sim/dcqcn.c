@@ -41,7 +41,8 @@
 /* The model's arrays: name, per flow (F) or per link (L), element size,
  * zeroed (1) or not: one list for fs__dcqcn_init and fs__dcqcn_free. */
 #define FS__DCQCN_ARRAYS(X)                                                   \
-  X(f, F, sizeof(fs__dqflow), 1) X(q, L, sizeof(double), 1)                   \
+  X(f, F, sizeof(fs__dqflow), 1) X(w, F, sizeof(fs__dqwin), 1)               \
+  X(q, L, sizeof(double), 1)                                                  \
   X(port, L, sizeof(fs__port), 1) /* fs__dcqcn_wait_s reads any link's */    \
   X(q0, L, sizeof(double), 1) X(marking, L, 1, 1) X(kchg, L, 1, 1)         \
   X(stamp, L, sizeof(uint32_t), 1) X(links, L, sizeof(int32_t), 0)            \
@@ -106,8 +107,8 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   for (int32_t k = 0; k < d->f[fi].cnp.cap; k++) d->f[fi].cnp.n[k] = 0;
   d->f[fi].cnp.len = 0;
   d->f[fi].pend = 0;
-  d->f[fi].acked = 0;
   if (d->dctcp) {
+    d->w[fi].acked = 0;
     /* a warm connection (the ns-3 backend's): its window covers the
      * path's bandwidth-delay product, at least the initial window; the
      * round trip is the latencies both ways and a packet and its ACK per
@@ -120,19 +121,19 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
     }
     double segs = ceil(line * rtt / d->mss - 1e-9);
     if (segs < d->init_window) segs = d->init_window;
-    d->f[fi].rtt0 = rtt;
-    d->f[fi].cwnd = segs * d->wire_bytes;
-    d->f[fi].rc = rtt > 0 ? fmin(d->f[fi].cwnd / rtt, line) : line;
-    d->f[fi].win_end = -1; /* set at its first step */
-    d->f[fi].win_pk = d->f[fi].win_mk = 0;
-    d->f[fi].cwr_end = -INFINITY;
+    d->w[fi].rtt0 = rtt;
+    d->w[fi].cwnd = segs * d->wire_bytes;
+    d->f[fi].rc = rtt > 0 ? fmin(d->w[fi].cwnd / rtt, line) : line;
+    d->w[fi].win_end = -1; /* set at its first step */
+    d->w[fi].win_pk = d->w[fi].win_mk = 0;
+    d->w[fi].cwr_end = -INFINITY;
     d->f[fi].ss = FS__SS_NONE;
   }
   fs__dcqcn_reset_hops(d, fi);
 }
 
 void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
-  d->f[fi].cwnd = cwnd;
+  d->w[fi].cwnd = cwnd;
   d->f[fi].ss = mode;
   d->f[fi].rc = d->f[fi].line;
 }
@@ -338,7 +339,7 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * reverses of its links, others' data its ACKs wait behind), and what it
    * has in flight: queued on its path, on the wires and in its ACKs' way
    * back */
-  double rtt = d->f[fi].rtt0, infl = 0, back = 0;
+  double rtt = d->w[fi].rtt0, infl = 0, back = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
@@ -347,32 +348,32 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   }
   rtt += back;
   /* its delivery rate: the rate its ACKs come back */
-  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->f[fi].acked;
-  d->f[fi].acked = 0;
-  d->f[fi].win_pk += acked / d->wire_bytes;
-  d->f[fi].win_mk += marks;
-  if (d->f[fi].ss == FS__SS_GROW) d->f[fi].cwnd += acked; /* slow start: a segment per segment */
-  else if (d->f[fi].ss == FS__SS_NONE && d->f[fi].cwnd > 0) /* W dW = segment x d(acked): */
-    d->f[fi].cwnd = sqrt(d->f[fi].cwnd * d->f[fi].cwnd + 2 * d->wire_bytes * acked); /* exact over the step */
-  if (d->f[fi].win_end < 0) d->f[fi].win_end = now + rtt;
-  if (now >= d->f[fi].win_end - 1e-12) {
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->w[fi].acked;
+  d->w[fi].acked = 0;
+  d->w[fi].win_pk += acked / d->wire_bytes;
+  d->w[fi].win_mk += marks;
+  if (d->f[fi].ss == FS__SS_GROW) d->w[fi].cwnd += acked; /* slow start: a segment per segment */
+  else if (d->f[fi].ss == FS__SS_NONE && d->w[fi].cwnd > 0) /* W dW = segment x d(acked): */
+    d->w[fi].cwnd = sqrt(d->w[fi].cwnd * d->w[fi].cwnd + 2 * d->wire_bytes * acked); /* exact over the step */
+  if (d->w[fi].win_end < 0) d->w[fi].win_end = now + rtt;
+  if (now >= d->w[fi].win_end - 1e-12) {
     /* the observation windows since the last update (steps can be far
      * apart while nothing queues): as many as round trips have passed,
      * at most as many windows' worth of packets as came back, each with
      * the same fraction marked */
-    double F = d->f[fi].win_pk > 0 ? fmin(d->f[fi].win_mk / d->f[fi].win_pk, 1) : 0;
-    double n = rtt > 0 ? 1 + floor((now - d->f[fi].win_end) / rtt + 1e-9) : 1;
-    double data = d->f[fi].cwnd > 0 ? floor(d->f[fi].win_pk * d->wire_bytes / d->f[fi].cwnd + 1e-9) : 1;
+    double F = d->w[fi].win_pk > 0 ? fmin(d->w[fi].win_mk / d->w[fi].win_pk, 1) : 0;
+    double n = rtt > 0 ? 1 + floor((now - d->w[fi].win_end) / rtt + 1e-9) : 1;
+    double data = d->w[fi].cwnd > 0 ? floor(d->w[fi].win_pk * d->wire_bytes / d->w[fi].cwnd + 1e-9) : 1;
     if (n > data) n = data > 1 ? data : 1;
     d->f[fi].alpha = F + (d->f[fi].alpha - F) * pow(1 - g, n);
-    d->f[fi].win_pk = d->f[fi].win_mk = 0;
-    d->f[fi].win_end = now + rtt;
+    d->w[fi].win_pk = d->w[fi].win_mk = 0;
+    d->w[fi].win_end = now + rtt;
   }
-  if (echoes > 0 && now >= d->f[fi].cwr_end) {
+  if (echoes > 0 && now >= d->w[fi].cwr_end) {
     /* (a new connection's first echo ends its slow start: ssthresh is the
      * cut window, RFC 8257 3.3) */
-    d->f[fi].cwnd = fmax(d->f[fi].cwnd * (1 - d->f[fi].alpha / 2), 2 * d->wire_bytes);
-    d->f[fi].cwr_end = now + rtt;
+    d->w[fi].cwnd = fmax(d->w[fi].cwnd * (1 - d->f[fi].alpha / 2), 2 * d->wire_bytes);
+    d->w[fi].cwr_end = now + rtt;
     if (d->f[fi].ss == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
     d->f[fi].ss = FS__SS_NONE;
   }
@@ -386,13 +387,13 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * window has room for a packet beyond that, or for all it has left; as
    * its ACKs come back (its delivery rate) while the window is full; and
    * nothing while it is over its window (after a cut) */
-  double room = d->f[fi].cwnd - infl - acks * (d->f[fi].rtt0 + back);
+  double room = d->w[fi].cwnd - infl - acks * (d->w[fi].rtt0 + back);
   d->f[fi].rc = room >= d->wire_bytes || f->remaining <= room ? d->f[fi].line
               : room >= 0                                 ? fmin(acks, d->f[fi].line)
                                                           : 0;
   /* a window under the path's bandwidth-delay product sends in bursts:
    * stepped as if a port were queued */
-  return d->f[fi].rc < d->f[fi].line ? fmin(d->f[fi].win_end, now + d->step_s) : INFINITY;
+  return d->f[fi].rc < d->f[fi].line ? fmin(d->w[fi].win_end, now + d->step_s) : INFINITY;
 }
 
 /* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
@@ -403,7 +404,7 @@ static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now)
   double dtf = now - d->f[fi].t_f;
   if (!(dtf > 0)) dtf = 0;
   d->f[fi].t_f = now;
-  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->f[fi].acked += h->out[f->n - 1] * dtf;
+  if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->w[fi].acked += h->out[f->n - 1] * dtf;
   for (int32_t k = 0; k < f->n; k++) {
     h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
     h->came[k] += h->arr[k] * dtf;

@@ -333,8 +333,8 @@ typedef struct fs__port {
   double in, out, ka, kg;
 } fs__port;
 
-/* One flow of the DCQCN/DCTCP model: its reaction point or window, its
- * delay line and what it holds along its route, in one record, so that a
+/* One flow of the DCQCN/DCTCP model: its reaction point, its delay line
+ * and what it holds along its route, in one record, so that a
  * step, which takes every flow in flight, reads a few cache lines per
  * flow rather than one per field (the fields the steps read first). */
 typedef struct fs__dqflow {
@@ -358,13 +358,18 @@ typedef struct fs__dqflow {
   uint8_t in_drain;   /* it is on the drain list */
   uint8_t ss;         /* DCTCP: a new connection's slow start (FS__SS_*) */
   uint8_t touched;    /* it came or went since the last step */
-  /* tcp under DCTCP (the window's reaction point, dcqcn.c, dctcp_react) */
+} fs__dqflow;
+
+/* One flow's window under DCTCP (dcqcn.c, dctcp_react): a record of its
+ * own, which DCQCN never touches (the pages of a run's flows stay
+ * unmapped). */
+typedef struct fs__dqwin {
   double cwnd, rtt0;  /* window (wire bytes); round trip without queues */
   double win_end, win_pk, win_mk; /* alpha's observation window: its end,
                                    * packets and marks acknowledged in it */
   double cwr_end;     /* no second cut before (once a window) */
   double acked;       /* bytes acknowledged since its last step */
-} fs__dqflow;
+} fs__dqwin;
 
 typedef struct fs__dcqcn {
   fs_dcqcn prm;
@@ -381,6 +386,7 @@ typedef struct fs__dcqcn {
   int32_t *exits, n_exits;  /* flows the last step took out of the engine's
                              * slow-start rounds (their first echo) */
   fs__dqflow *f;      /* per flow */
+  fs__dqwin *w;       /* per flow, under DCTCP */
   int32_t *nic;       /* scratch: the flows of one NIC */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
   int32_t *tail_hop;  /* per flow, its sender done: the hop its last byte queues at next */

@@ -89,26 +89,28 @@ static int32_t nic_link(const fs__simcore *c, const fs__flow *f) {
 
 void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
+  fs__dqflow *rp = &d->f[fi];
+  fs__dqwin *win = &d->w[fi];
   int32_t l = nic_link(c, f);
   double line = l >= 0 ? c->cap_Bps[l] : INFINITY;
   if (!(line < INFINITY)) /* no NIC on its route: its fastest link */
     for (int32_t k = 0; k < f->n; k++)
       if (c->cap_Bps[f->links[k]] < line) line = c->cap_Bps[f->links[k]];
-  d->f[fi].line = line;
-  d->f[fi].rc = d->f[fi].rt = line;
-  d->f[fi].alpha = 1;
-  d->f[fi].marks = 0;
-  d->f[fi].stage = 0;
-  d->f[fi].cc = 0;
-  d->f[fi].t_inc = INFINITY;
-  d->f[fi].cnp_dec = 0;
-  d->f[fi].next_dec = INFINITY;
-  d->f[fi].offer = 0;
-  for (int32_t k = 0; k < d->f[fi].cnp.cap; k++) d->f[fi].cnp.n[k] = 0;
-  d->f[fi].cnp.len = 0;
-  d->f[fi].pend = 0;
+  rp->line = line;
+  rp->rc = rp->rt = line;
+  rp->alpha = 1;
+  rp->marks = 0;
+  rp->stage = 0;
+  rp->cc = 0;
+  rp->t_inc = INFINITY;
+  rp->cnp_dec = 0;
+  rp->next_dec = INFINITY;
+  rp->offer = 0;
+  for (int32_t k = 0; k < rp->cnp.cap; k++) rp->cnp.n[k] = 0;
+  rp->cnp.len = 0;
+  rp->pend = 0;
   if (d->dctcp) {
-    d->w[fi].acked = 0;
+    win->acked = 0;
     /* a warm connection (the ns-3 backend's): its window covers the
      * path's bandwidth-delay product, at least the initial window; the
      * round trip is the latencies both ways and a packet and its ACK per
@@ -121,13 +123,13 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
     }
     double segs = ceil(line * rtt / d->mss - 1e-9);
     if (segs < d->init_window) segs = d->init_window;
-    d->w[fi].rtt0 = rtt;
-    d->w[fi].cwnd = segs * d->wire_bytes;
-    d->f[fi].rc = rtt > 0 ? fmin(d->w[fi].cwnd / rtt, line) : line;
-    d->w[fi].win_end = -1; /* set at its first step */
-    d->w[fi].win_pk = d->w[fi].win_mk = 0;
-    d->w[fi].cwr_end = -INFINITY;
-    d->f[fi].ss = FS__SS_NONE;
+    win->rtt0 = rtt;
+    win->cwnd = segs * d->wire_bytes;
+    rp->rc = rtt > 0 ? fmin(win->cwnd / rtt, line) : line;
+    win->win_end = -1; /* set at its first step */
+    win->win_pk = win->win_mk = 0;
+    win->cwr_end = -INFINITY;
+    rp->ss = FS__SS_NONE;
   }
   fs__dcqcn_reset_hops(d, fi);
 }
@@ -326,20 +328,22 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
  * in a window cuts it to W (1 - alpha / 2) (at least 2 segments) and none
  * other until a round trip has passed; at the end of each observation
  * window (a round trip) alpha <- (1 - g) alpha + g F, F the fraction of its
- * packets marked, g = 1/16. In slow start (d->f[fi].ss) the window grows by what
+ * packets marked, g = 1/16. In slow start (its ss) the window grows by what
  * is acknowledged, or the engine's rounds pace the flow. Sets its rate
  * (ACK-clocked, below); returns when it next needs a step without queues
  * (a window that cannot send at line rate). */
 static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now,
                           double marks, double echoes) {
   const fs__flow *f = &c->flows[fi];
-  const fs__hops *h = &d->f[fi].hop;
+  fs__dqflow *rp = &d->f[fi];
+  fs__dqwin *win = &d->w[fi];
+  const fs__hops *h = &rp->hop;
   const double g = 1.0 / 16;
   /* its round trip with the queues as they are (back: those at the
    * reverses of its links, others' data its ACKs wait behind), and what it
    * has in flight: queued on its path, on the wires and in its ACKs' way
    * back */
-  double rtt = d->w[fi].rtt0, infl = 0, back = 0;
+  double rtt = win->rtt0, infl = 0, back = 0;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k], r = c->t->links[l].reverse;
     if (c->cap_Bps[l] > 0) rtt += f->w[k] * d->q[l] / c->cap_Bps[l];
@@ -348,37 +352,37 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
   }
   rtt += back;
   /* its delivery rate: the rate its ACKs come back */
-  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = d->w[fi].acked;
-  d->w[fi].acked = 0;
-  d->w[fi].win_pk += acked / d->wire_bytes;
-  d->w[fi].win_mk += marks;
-  if (d->f[fi].ss == FS__SS_GROW) d->w[fi].cwnd += acked; /* slow start: a segment per segment */
-  else if (d->f[fi].ss == FS__SS_NONE && d->w[fi].cwnd > 0) /* W dW = segment x d(acked): */
-    d->w[fi].cwnd = sqrt(d->w[fi].cwnd * d->w[fi].cwnd + 2 * d->wire_bytes * acked); /* exact over the step */
-  if (d->w[fi].win_end < 0) d->w[fi].win_end = now + rtt;
-  if (now >= d->w[fi].win_end - 1e-12) {
+  double acks = f->n > 0 && h->cap >= f->n ? h->out[f->n - 1] : 0, acked = win->acked;
+  win->acked = 0;
+  win->win_pk += acked / d->wire_bytes;
+  win->win_mk += marks;
+  if (rp->ss == FS__SS_GROW) win->cwnd += acked; /* slow start: a segment per segment */
+  else if (rp->ss == FS__SS_NONE && win->cwnd > 0) /* W dW = segment x d(acked): */
+    win->cwnd = sqrt(win->cwnd * win->cwnd + 2 * d->wire_bytes * acked); /* exact over the step */
+  if (win->win_end < 0) win->win_end = now + rtt;
+  if (now >= win->win_end - 1e-12) {
     /* the observation windows since the last update (steps can be far
      * apart while nothing queues): as many as round trips have passed,
      * at most as many windows' worth of packets as came back, each with
      * the same fraction marked */
-    double F = d->w[fi].win_pk > 0 ? fmin(d->w[fi].win_mk / d->w[fi].win_pk, 1) : 0;
-    double n = rtt > 0 ? 1 + floor((now - d->w[fi].win_end) / rtt + 1e-9) : 1;
-    double data = d->w[fi].cwnd > 0 ? floor(d->w[fi].win_pk * d->wire_bytes / d->w[fi].cwnd + 1e-9) : 1;
+    double F = win->win_pk > 0 ? fmin(win->win_mk / win->win_pk, 1) : 0;
+    double n = rtt > 0 ? 1 + floor((now - win->win_end) / rtt + 1e-9) : 1;
+    double data = win->cwnd > 0 ? floor(win->win_pk * d->wire_bytes / win->cwnd + 1e-9) : 1;
     if (n > data) n = data > 1 ? data : 1;
-    d->f[fi].alpha = F + (d->f[fi].alpha - F) * pow(1 - g, n);
-    d->w[fi].win_pk = d->w[fi].win_mk = 0;
-    d->w[fi].win_end = now + rtt;
+    rp->alpha = F + (rp->alpha - F) * pow(1 - g, n);
+    win->win_pk = win->win_mk = 0;
+    win->win_end = now + rtt;
   }
-  if (echoes > 0 && now >= d->w[fi].cwr_end) {
+  if (echoes > 0 && now >= win->cwr_end) {
     /* (a new connection's first echo ends its slow start: ssthresh is the
      * cut window, RFC 8257 3.3) */
-    d->w[fi].cwnd = fmax(d->w[fi].cwnd * (1 - d->f[fi].alpha / 2), 2 * d->wire_bytes);
-    d->w[fi].cwr_end = now + rtt;
-    if (d->f[fi].ss == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
-    d->f[fi].ss = FS__SS_NONE;
+    win->cwnd = fmax(win->cwnd * (1 - rp->alpha / 2), 2 * d->wire_bytes);
+    win->cwr_end = now + rtt;
+    if (rp->ss == FS__SS_ROUNDS) d->exits[d->n_exits++] = fi;
+    rp->ss = FS__SS_NONE;
   }
-  if (d->f[fi].ss == FS__SS_ROUNDS) { /* the engine's rounds pace it */
-    d->f[fi].rc = d->f[fi].line;
+  if (rp->ss == FS__SS_ROUNDS) { /* the engine's rounds pace it */
+    rp->rc = rp->line;
     return INFINITY;
   }
   /* A window's sender: what it has in flight is what it has queued on
@@ -387,23 +391,24 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
    * window has room for a packet beyond that, or for all it has left; as
    * its ACKs come back (its delivery rate) while the window is full; and
    * nothing while it is over its window (after a cut) */
-  double room = d->w[fi].cwnd - infl - acks * (d->w[fi].rtt0 + back);
-  d->f[fi].rc = room >= d->wire_bytes || f->remaining <= room ? d->f[fi].line
-              : room >= 0                                 ? fmin(acks, d->f[fi].line)
-                                                          : 0;
+  double room = win->cwnd - infl - acks * (win->rtt0 + back);
+  rp->rc = room >= d->wire_bytes || f->remaining <= room ? rp->line
+           : room >= 0                                 ? fmin(acks, rp->line)
+                                                       : 0;
   /* a window under the path's bandwidth-delay product sends in bursts:
    * stepped as if a port were queued */
-  return d->f[fi].rc < d->f[fi].line ? fmin(d->w[fi].win_end, now + d->step_s) : INFINITY;
+  return rp->rc < rp->line ? fmin(win->win_end, now + d->step_s) : INFINITY;
 }
 
 /* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
- * what was acknowledged, taken up to now at its rates since d->f[fi].t_f. */
+ * what was acknowledged, taken up to now at its rates since its t_f. */
 static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &d->f[fi].hop;
-  double dtf = now - d->f[fi].t_f;
+  fs__dqflow *rp = &d->f[fi];
+  fs__hops *h = &rp->hop;
+  double dtf = now - rp->t_f;
   if (!(dtf > 0)) dtf = 0;
-  d->f[fi].t_f = now;
+  rp->t_f = now;
   if (d->dctcp && f->active_idx >= 0 && f->n > 0) d->w[fi].acked += h->out[f->n - 1] * dtf;
   for (int32_t k = 0; k < f->n; k++) {
     h->b[k] += f->w[k] * (h->arr[k] - h->out[k]) * dtf;
@@ -484,13 +489,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = active[i];
     const fs__flow *f = &c->flows[fi];
+    fs__dqflow *rp = &d->f[fi];
     /* A packet marked at hop k (RED marks on arrival) waits out the queues
      * from k on, then its CNP crosses back. Queues move fast against a
      * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
      * are taken at each alpha period of the step, the queues in between
      * the step's ends; what reaches hop k is the offer thinned before it. */
     double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
-    fs__hops *h = &d->f[fi].hop;
+    fs__hops *h = &rp->hop;
     int marked = 0; /* a queue of its route over Kmin at either end of the step */
     for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
     int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
@@ -512,66 +518,66 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     }
     if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
     for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
-    double m0 = d->f[fi].marks;
-    d->f[fi].marks += cnp_take(d, fi, now);
-    double cnps = floor(d->f[fi].marks) - floor(m0);
+    double m0 = rp->marks;
+    rp->marks += cnp_take(d, fi, now);
+    double cnps = floor(rp->marks) - floor(m0);
     if (d->dctcp) {
-      double t = dctcp_react(d, c, fi, now, d->f[fi].marks - m0, cnps);
+      double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
       if (t < soonest) soonest = t;
       continue;
     }
-    if (d->f[fi].cc) { /* alpha, once per alpha period: a gain where a CNP fell */
+    if (rp->cc) { /* alpha, once per alpha period: a gain where a CNP fell */
       if (cnps <= 0) {
-        d->f[fi].alpha *= pow(1 - p->g, periods);
+        rp->alpha *= pow(1 - p->g, periods);
       } else {
         for (int j = 0; j < periods; j++) {
           int hit = floor((j + 1) * cnps / periods) > floor(j * cnps / periods);
-          d->f[fi].alpha = (1 - p->g) * d->f[fi].alpha + (hit ? p->g : 0);
+          rp->alpha = (1 - p->g) * rp->alpha + (hit ? p->g : 0);
         }
       }
     }
-    if (cnps > 0 && !d->f[fi].cc) { /* the first CNP: alpha 1, a cut at once */
-      d->f[fi].cc = 1;
-      d->f[fi].alpha = 1;
-      d->f[fi].next_dec = now;
+    if (cnps > 0 && !rp->cc) { /* the first CNP: alpha 1, a cut at once */
+      rp->cc = 1;
+      rp->alpha = 1;
+      rp->next_dec = now;
     }
-    if (cnps > 0) d->f[fi].cnp_dec = 1;
+    if (cnps > 0) rp->cnp_dec = 1;
     /* an increase due at the end of a decrease period comes first (as in
      * the ns-3 backend, whose increase timer was set before the decrease
      * timer): a cut right after it takes the raised rate as its target */
-    while (d->f[fi].cc && d->f[fi].t_inc <= now * (1 + 1e-12)) {
-      double scale = d->f[fi].line / 12.5e9;
-      d->f[fi].stage++;
-      if (d->f[fi].stage == p->f) d->f[fi].rt += p->ai_mbps * 1e6 / 8 * scale;
-      else if (d->f[fi].stage > p->f) d->f[fi].rt += p->hai_mbps * 1e6 / 8 * scale;
-      if (d->f[fi].rt > d->f[fi].line) d->f[fi].rt = d->f[fi].line;
-      d->f[fi].rc = fmin(0.5 * (d->f[fi].rc + d->f[fi].rt), d->f[fi].line);
-      d->f[fi].t_inc += inc;
+    while (rp->cc && rp->t_inc <= now * (1 + 1e-12)) {
+      double scale = rp->line / 12.5e9;
+      rp->stage++;
+      if (rp->stage == p->f) rp->rt += p->ai_mbps * 1e6 / 8 * scale;
+      else if (rp->stage > p->f) rp->rt += p->hai_mbps * 1e6 / 8 * scale;
+      if (rp->rt > rp->line) rp->rt = rp->line;
+      rp->rc = fmin(0.5 * (rp->rc + rp->rt), rp->line);
+      rp->t_inc += inc;
     }
-    if (d->f[fi].cc && now >= d->f[fi].next_dec - 1e-12) { /* a decrease period ends */
-      if (d->f[fi].cnp_dec) {
-        if (d->f[fi].stage != 0) d->f[fi].rt = d->f[fi].rc;
+    if (rp->cc && now >= rp->next_dec - 1e-12) { /* a decrease period ends */
+      if (rp->cnp_dec) {
+        if (rp->stage != 0) rp->rt = rp->rc;
         double floor_Bps = p->min_mbps * 1e6 / 8;
-        d->f[fi].rc = fmax(d->f[fi].rc * (1 - d->f[fi].alpha / 2), floor_Bps);
-        d->f[fi].stage = 0;
-        d->f[fi].t_inc = now + inc;
-        d->f[fi].cnp_dec = 0;
+        rp->rc = fmax(rp->rc * (1 - rp->alpha / 2), floor_Bps);
+        rp->stage = 0;
+        rp->t_inc = now + inc;
+        rp->cnp_dec = 0;
       }
-      d->f[fi].next_dec = now + dec;
+      rp->next_dec = now + dec;
     }
-    if (d->f[fi].cc && d->f[fi].rc < d->f[fi].line && d->f[fi].t_inc < soonest) soonest = d->f[fi].t_inc;
+    if (rp->cc && rp->rc < rp->line && rp->t_inc < soonest) soonest = rp->t_inc;
     /* when CNPs act: the first at once; later ones at the end of the
      * decrease period they fall in */
-    double act = d->f[fi].cnp_dec ? d->f[fi].next_dec : INFINITY, tc = INFINITY;
-    if (!d->f[fi].cc) /* the first CNP: when its marks make a whole one */
+    double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
+    if (!rp->cc) /* the first CNP: when its marks make a whole one */
       tc = next_cnp(d, fi, 1);
-    else if (d->f[fi].cnp.len > 0 && d->f[fi].marks - floor(d->f[fi].marks) + d->f[fi].pend >= 1)
+    else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
       tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
     if (tc < INFINITY) {
-      if (d->f[fi].cc && tc > d->f[fi].next_dec)
-        tc = d->f[fi].next_dec + ceil((tc - d->f[fi].next_dec) / dec - 1e-9) * dec;
-      else if (d->f[fi].cc)
-        tc = d->f[fi].next_dec;
+      if (rp->cc && tc > rp->next_dec)
+        tc = rp->next_dec + ceil((tc - rp->next_dec) / dec - 1e-9) * dec;
+      else if (rp->cc)
+        tc = rp->next_dec;
       if (tc < act) act = tc;
     }
     if (act < soonest) soonest = act;
@@ -620,23 +626,26 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       /* the second round takes again only the flows through a port whose
        * factors the first changed: the others' would come out the same */
       const fs__link_active *a = &c->active[l];
-      for (int32_t j = 0; d->kchg[l] && j < a->n; j++)
-        if (d->f[a->flow[j]].fstamp != fep) d->f[a->flow[j]].fstamp = fep, d->upd[nre++] = a->flow[j];
+      for (int32_t j = 0; d->kchg[l] && j < a->n; j++) {
+        fs__dqflow *g = &d->f[a->flow[j]];
+        if (g->fstamp != fep) g->fstamp = fep, d->upd[nre++] = a->flow[j];
+      }
     }
   }
   /* flows whose bytes are all through leave the step */
   nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
+    const fs__flow *f = &c->flows[fi];
+    fs__hops *h = &d->f[fi].hop;
     double held = 0;
-    for (int32_t k = 0; k < c->flows[fi].n; k++) held += d->f[fi].hop.b[k], d->f[fi].hop.came[k] = 0;
+    for (int32_t k = 0; k < f->n; k++) held += h->b[k], h->came[k] = 0;
     if (held > 1e-3) {
       d->drain[nd++] = fi;
     } else { /* (what it still brought to its ports leaves their loads) */
-      const fs__flow *f = &c->flows[fi];
       for (int32_t k = 0; k < f->n; k++) {
-        d->port[f->links[k]].in -= f->w[k] * d->f[fi].hop.arr[k];
-        d->port[f->links[k]].out -= f->w[k] * d->f[fi].hop.out[k];
+        d->port[f->links[k]].in -= f->w[k] * h->arr[k];
+        d->port[f->links[k]].out -= f->w[k] * h->out[k];
       }
       fs__dcqcn_reset_hops(d, fi);
       d->f[fi].in_drain = 0;

@@ -15,6 +15,7 @@
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
+#include "../src/sim/internal.h"
 #include "test.h"
 
 static const double C = 100e9 / 8; /* bytes per second of every link */
@@ -478,4 +479,35 @@ TEST(test_dctcp_new_contention_only_delays_and_is_deterministic) {
                   i, f1[i], alone[0]);
     }
   }
+}
+
+/* Alpha's timer is the flow's own (every alpha_us from its first CNP),
+ * whatever the steps: with no CNP after the first, alpha at T is
+ * (1 - g)^(periods ended - 1) (the first period holds the first CNP and
+ * keeps alpha at 1), on steps of any spacing; with a CNP in every step
+ * and steps of whole periods, every period gains. */
+TEST(test_dcqcn_alpha_runs_on_the_flows_own_clock) {
+  fs_transport tp = rdma(1);
+  const fs_dcqcn *p = &tp.dcqcn_prm;
+  double a = p->alpha_us * 1e-6, g = p->g, t0 = 3.3e-6;
+  unsigned seed = 5;
+  for (int trial = 0; trial < 20; trial++) {
+    fs__dqflow rp;
+    memset(&rp, 0, sizeof rp);
+    rp.alpha = 1, rp.cnp_alpha = 1, rp.t_alpha = t0 + a; /* its first CNP at t0 */
+    double t = t0;
+    while (t < t0 + 200e-6) { /* steps 0.05 to 3 us apart */
+      double dt = 1e-6 * (0.05 + (rand_r(&seed) % 2950) / 1000.0);
+      t += dt;
+      fs__dcqcn_alpha_periods(&rp, p, t, dt, 0);
+    }
+    double ended = floor((t - t0) / a + 1e-9);
+    CHECK_REL(rp.alpha, pow(1 - g, ended - 1), 1e-9, "alpha");
+    CHECK(rp.t_alpha > t && rp.t_alpha <= t + a * (1 + 1e-9));
+  }
+  fs__dqflow rp;
+  memset(&rp, 0, sizeof rp);
+  rp.alpha = 0.5, rp.t_alpha = a;
+  for (int i = 1; i <= 50; i++) fs__dcqcn_alpha_periods(&rp, p, 4 * i * a, 4 * a, 4);
+  CHECK_REL(rp.alpha, 1 - 0.5 * pow(1 - g, 200), 1e-9, "alpha");
 }

@@ -102,8 +102,8 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   rp->marks = 0;
   rp->stage = 0;
   rp->cc = 0;
-  rp->t_inc = INFINITY;
-  rp->cnp_dec = 0;
+  rp->t_inc = rp->t_alpha = INFINITY;
+  rp->cnp_dec = rp->cnp_alpha = 0;
   rp->next_dec = INFINITY;
   rp->offer = 0;
   for (int32_t k = 0; k < rp->cnp.cap; k++) rp->cnp.n[k] = 0;
@@ -436,6 +436,44 @@ static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   return over;
 }
 
+/* Alpha at each of the flow's alpha periods that ended by now (its own
+ * timer, from its first CNP, as the reaction point's): it decays by
+ * (1 - g) and gains g where a CNP came. The step (dt up to now) brought
+ * cnps CNPs, taken as evenly spread over it; a period that got one gains,
+ * and the period still open at now keeps a CNP for its end (cnp_alpha).
+ * Counting the periods on each flow's clock, not as dt / alpha_us rounded
+ * per step, matters: steps may come ~1 us apart with many flows in
+ * flight, and the rounding lost or added periods. */
+void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, double dt,
+                             double cnps) {
+  double a = p->alpha_us * 1e-6, g = p->g;
+  double k = 0, first = rp->t_alpha; /* the periods that ended; the first's end */
+  if (rp->t_alpha <= now * (1 + 1e-12)) {
+    k = floor((now * (1 + 1e-12) - rp->t_alpha) / a) + 1;
+    rp->t_alpha += k * a;
+  }
+  if (!(cnps > 0)) {
+    if (k > 0 && rp->cnp_alpha) { /* the first of them held a CNP */
+      rp->alpha = ((1 - g) * rp->alpha + g) * pow(1 - g, k - 1);
+      rp->cnp_alpha = 0;
+    } else {
+      rp->alpha *= pow(1 - g, k);
+    }
+    return;
+  }
+  /* the CNPs came evenly over the step: how many by each period's end */
+  double got = 0;
+  for (double j = 0; j < k; j++) {
+    double x = dt > 0 ? (first + j * a - (now - dt)) / dt : 1;
+    double by = floor(cnps * fmin(fmax(x, 0), 1) + 1e-9);
+    int hit = by > got || rp->cnp_alpha;
+    got = by;
+    rp->cnp_alpha = 0;
+    rp->alpha = (1 - g) * rp->alpha + (hit ? g : 0);
+  }
+  if (cnps > got) rp->cnp_alpha = 1; /* some in the period still open */
+}
+
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc) {
   const fs_dcqcn *p = &d->prm;
@@ -483,6 +521,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   }
   /* the reaction points */
   double wire = d->wire_bytes, inc = p->inc_us * 1e-6, dec = p->dec_us * 1e-6;
+  /* the marks' sub-steps: about one per alpha period of the step */
   int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
   int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
   double soonest = INFINITY;
@@ -526,20 +565,13 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       if (t < soonest) soonest = t;
       continue;
     }
-    if (rp->cc) { /* alpha, once per alpha period: a gain where a CNP fell */
-      if (cnps <= 0) {
-        rp->alpha *= pow(1 - p->g, periods);
-      } else {
-        for (int j = 0; j < periods; j++) {
-          int hit = floor((j + 1) * cnps / periods) > floor(j * cnps / periods);
-          rp->alpha = (1 - p->g) * rp->alpha + (hit ? p->g : 0);
-        }
-      }
-    }
+    if (rp->cc) fs__dcqcn_alpha_periods(rp, p, now, dt, cnps);
     if (cnps > 0 && !rp->cc) { /* the first CNP: alpha 1, a cut at once */
       rp->cc = 1;
       rp->alpha = 1;
       rp->next_dec = now;
+      rp->t_alpha = now + p->alpha_us * 1e-6;
+      rp->cnp_alpha = 1;
     }
     if (cnps > 0) rp->cnp_dec = 1;
     /* an increase due at the end of a decrease period comes first (as in

@@ -347,6 +347,7 @@ typedef struct fs__dqflow {
   double marks;       /* marks come back so far (a CNP per whole one) */
   double pend;        /* marks on their way back (expected) */
   double alpha;
+  double t_alpha;     /* its next alpha update (every alpha_us from its first CNP) */
   double t_inc;       /* its next rate increase */
   double next_dec;    /* the end of its decrease period */
   double rt;          /* target rate (bytes/s) */
@@ -355,6 +356,7 @@ typedef struct fs__dqflow {
   uint32_t fstamp;    /* taken again in this step's second round */
   uint8_t cc;         /* a CNP has come: its timers run */
   uint8_t cnp_dec;    /* a CNP came in this decrease period */
+  uint8_t cnp_alpha;  /* a CNP came in this alpha period */
   uint8_t in_drain;   /* it is on the drain list */
   uint8_t ss;         /* DCTCP: a new connection's slow start (FS__SS_*) */
   uint8_t touched;    /* it came or went since the last step */
@@ -416,6 +418,10 @@ void fs__dcqcn_free(fs__dcqcn *d);
 /* Flow fi's queue pair begins at its NIC's line rate (under DCTCP a warm
  * window of the path's bandwidth-delay product), alpha 1, no CNP yet. */
 void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
+/* Reaction point rp's alpha at each alpha period of its own clock that
+ * ended by now, given cnps CNPs over the step of dt up to now. */
+void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, double dt,
+                             double cnps);
 /* Steps from the last call to `now`: the queues under the offers of the
  * step, the marks made and the CNPs come back, cuts and increases; then
  * d->offer of each flow in flight (its sending rate from now). Returns 1

@@ -436,6 +436,14 @@ static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   return over;
 }
 
+/* The model's clock: the steps' times while a port is queued, and each
+ * flow's decrease periods' ends, are multiples of the step (docs/model.md,
+ * "DCQCN"): t rounded to the nearest (after = 0) or the first after it. */
+double fs__dcqcn_grid(const fs__dcqcn *d, double t, int after) {
+  double g = d->step_s, k = after ? floor(t / g * (1 + 1e-12)) + 1 : floor(t / g + 0.5);
+  return k * g;
+}
+
 /* Alpha at each of the flow's alpha periods that ended by now (its own
  * timer, from its first CNP, as the reaction point's): it decays by
  * (1 - g) and gains g where a CNP came. The step (dt up to now) brought
@@ -595,7 +603,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         rp->t_inc = now + inc;
         rp->cnp_dec = 0;
       }
-      rp->next_dec = now + dec;
+      rp->next_dec = fs__dcqcn_grid(d, now + dec, 0);
     }
     if (rp->cc && rp->rc < rp->line && rp->t_inc < soonest) soonest = rp->t_inc;
     /* when CNPs act: the first at once; later ones at the end of the

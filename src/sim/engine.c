@@ -874,7 +874,8 @@ static int cc_step(fs_sim *s) {
    * observation windows' ends need no steps of their own while the model
    * steps anyway; half the steps of bench D5, no case of the validation
    * moves by more than 0.1 %) */
-  double at = busy ? (s->dq->dctcp ? s->now + step : fmin(s->now + step, next)) : next;
+  double at = busy ? (s->dq->dctcp ? s->now + step : fmin(fs__dcqcn_grid(d, s->now, 1), next))
+                   : next;
   if (at <= s->pending_cc_t && at > s->now) {
     s->cc_version++;
     s->pending_cc_t = at;

@@ -418,6 +418,9 @@ void fs__dcqcn_free(fs__dcqcn *d);
 /* Flow fi's queue pair begins at its NIC's line rate (under DCTCP a warm
  * window of the path's bandwidth-delay product), alpha 1, no CNP yet. */
 void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
+/* The step's clock (DCQCN): t rounded to the nearest multiple of d->step_s
+ * (after = 0), or the first multiple after t (after = 1). */
+double fs__dcqcn_grid(const fs__dcqcn *d, double t, int after);
 /* Reaction point rp's alpha at each alpha period of its own clock that
  * ended by now, given cnps CNPs over the step of dt up to now. */
 void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, double dt,

@@ -101,7 +101,7 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   rp->alpha = 1;
   rp->marks = 0;
   rp->stage = 0;
-  rp->cc = 0;
+  rp->cc = rp->done = 0;
   rp->t_inc = rp->t_alpha = INFINITY;
   rp->cnp_dec = rp->cnp_alpha = 0;
   rp->next_dec = INFINITY;
@@ -161,6 +161,20 @@ static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
   fs__hops *h = &d->f[fi].hop;
   for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = h->came[k] = 0;
+}
+
+static void release_arrays(fs__dqflow *rp) {
+  free(rp->cnp.n);
+  rp->cnp.n = NULL;
+  rp->cnp.cap = rp->cnp.len = 0;
+  free(rp->hop.b);
+  rp->hop.b = rp->hop.arr = rp->hop.out = rp->hop.came = NULL;
+  rp->hop.cap = 0;
+}
+
+void fs__dcqcn_done(fs__dcqcn *d, int32_t fi) {
+  d->f[fi].done = 1;
+  if (!d->f[fi].in_drain) release_arrays(&d->f[fi]);
 }
 
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
@@ -689,6 +703,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       }
       fs__dcqcn_reset_hops(d, fi);
       d->f[fi].in_drain = 0;
+      if (d->f[fi].done) release_arrays(&d->f[fi]);
     }
   }
   d->n_drain = nd;

@@ -2431,6 +2431,7 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_SRC_OUT:
       return src_out(s, e->item);
     case EV_FLOW_DONE:
+      if (s->dq) fs__dcqcn_done(s->dq, it->idx);
       if (s->as_pkt && s->as_pkt[it->idx]) {
         if (s->bins.n) /* its bytes, spread over its life on its links */
           fs__bins_flow(&s->bins, &s->core, &s->core.flows[it->idx], it->start_s, s->now,

@@ -360,6 +360,7 @@ typedef struct fs__dqflow {
   uint8_t in_drain;   /* it is on the drain list */
   uint8_t ss;         /* DCTCP: a new connection's slow start (FS__SS_*) */
   uint8_t touched;    /* it came or went since the last step */
+  uint8_t done;       /* finished: its arrays go once nothing of it is queued */
 } fs__dqflow;
 
 /* One flow's window under DCTCP (dcqcn.c, dctcp_react): a record of its
@@ -433,6 +434,10 @@ void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, doub
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
+/* Flow fi has finished: its delay line and per-hop arrays are freed, now
+ * or once the last of its bytes queued in the model are through (a run's
+ * memory then grows with the flows in flight, not with all it ran). */
+void fs__dcqcn_done(fs__dcqcn *d, int32_t fi);
 /* Between steps: the flows of `flows` came or went (their NICs' shares
  * change). Re-rates the flows of their NICs from now (d->offer) and
  * carries the new rates through the ports without a queue. Returns 0, 1

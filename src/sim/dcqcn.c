@@ -41,7 +41,7 @@
 /* The model's arrays: name, per flow (F) or per link (L), element size,
  * zeroed (1) or not: one list for fs__dcqcn_init and fs__dcqcn_free. */
 #define FS__DCQCN_ARRAYS(X)                                                   \
-  X(f, F, sizeof(fs__dqflow), 1) X(w, F, sizeof(fs__dqwin), 1)               \
+  X(slot, F, sizeof(int32_t), 1) X(w, F, sizeof(fs__dqwin), 1)               \
   X(q, L, sizeof(double), 1)                                                  \
   X(port, L, sizeof(fs__port), 1) /* fs__dcqcn_wait_s reads any link's */    \
   X(q0, L, sizeof(double), 1) X(marking, L, 1, 1) X(kchg, L, 1, 1)         \
@@ -56,7 +56,6 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
   memset(d, 0, sizeof(*d));
   d->prm = *prm;
   size_t L = (size_t)(n_links > 0 ? n_links : 1), F = (size_t)(n_flows > 0 ? n_flows : 1);
-  d->n_flows = (int32_t)F;
   int ok = 1;
 #define FS__DCQCN_ALLOC(name, count, size, zeroed)                              \
   d->name = (zeroed) ? calloc(count, size) : fs__malloc(count, size);         \
@@ -72,7 +71,13 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
 }
 
 void fs__dcqcn_free(fs__dcqcn *d) {
-  for (int32_t i = 0; d->f && i < d->n_flows; i++) free(d->f[i].cnp.n), free(d->f[i].hop.b);
+  for (int32_t i = 0; i < d->used; i++) {
+    fs__dqflow *rp = &d->chunk[i / FS__DQ_CHUNK][i % FS__DQ_CHUNK];
+    free(rp->cnp.n), free(rp->hop.b);
+  }
+  for (int32_t i = 0; i < d->n_chunks; i++) free(d->chunk[i]);
+  free(d->chunk);
+  free(d->free);
 #define FS__DCQCN_FREE(name, count, size, zeroed) free(d->name);
   FS__DCQCN_ARRAYS(FS__DCQCN_FREE)
 #undef FS__DCQCN_FREE
@@ -87,9 +92,33 @@ static int32_t nic_link(const fs__simcore *c, const fs__flow *f) {
   return c->t->links[l].from == f->src ? l : -1;
 }
 
-void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
+/* A record for flow fi (zeroed): one given back, or the next of the pool. */
+static int take(fs__dcqcn *d, int32_t fi) {
+  if (d->slot[fi]) return 0;
+  if (!d->n_free) {
+    if (d->used % FS__DQ_CHUNK == 0) {
+      fs__dqflow **ch = realloc(d->chunk, (size_t)(d->n_chunks + 1) * sizeof(*ch));
+      if (!ch) return FS_ENOMEM;
+      d->chunk = ch;
+      int32_t *fr = realloc(d->free, (size_t)(d->used + FS__DQ_CHUNK) * sizeof(int32_t));
+      if (!fr) return FS_ENOMEM;
+      d->free = fr;
+      if (!(d->chunk[d->n_chunks] = calloc(FS__DQ_CHUNK, sizeof(fs__dqflow)))) return FS_ENOMEM;
+      d->n_chunks++;
+    }
+    d->free[d->n_free++] = d->used++;
+  }
+  int32_t k = d->free[--d->n_free];
+  fs__dqflow *rp = &d->chunk[k / FS__DQ_CHUNK][k % FS__DQ_CHUNK];
+  memset(rp, 0, sizeof(*rp));
+  d->slot[fi] = k + 1;
+  return 0;
+}
+
+int fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
-  fs__dqflow *rp = &d->f[fi];
+  if (take(d, fi)) return FS_ENOMEM;
+  fs__dqflow *rp = fs__dq(d, fi);
   fs__dqwin *win = &d->w[fi];
   int32_t l = nic_link(c, f);
   double line = l >= 0 ? c->cap_Bps[l] : INFINITY;
@@ -132,17 +161,19 @@ void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
     rp->ss = FS__SS_NONE;
   }
   fs__dcqcn_reset_hops(d, fi);
+  return 0;
 }
 
 void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
+  fs__dqflow *rp = fs__dq(d, fi);
   d->w[fi].cwnd = cwnd;
-  d->f[fi].ss = mode;
-  d->f[fi].rc = d->f[fi].line;
+  rp->ss = mode;
+  rp->rc = rp->line;
 }
 
 /* Flow fi's per-hop arrays hold n entries (new ones 0). */
 static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
-  fs__hops *h = &d->f[fi].hop;
+  fs__hops *h = &fs__dq(d, fi)->hop;
   if (n <= h->cap) return 0;
   double *b = malloc((size_t)n * 4 * sizeof(double));
   if (!b) return FS_ENOMEM;
@@ -159,27 +190,32 @@ static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
-  fs__hops *h = &d->f[fi].hop;
+  if (!d->slot[fi]) return;
+  fs__hops *h = &fs__dq(d, fi)->hop;
   for (int32_t k = 0; k < h->cap; k++) h->b[k] = h->arr[k] = h->out[k] = h->came[k] = 0;
 }
 
-static void release_arrays(fs__dqflow *rp) {
+/* Flow fi's record goes back to the pool, with its arrays. */
+static void give_back(fs__dcqcn *d, int32_t fi) {
+  fs__dqflow *rp = fs__dq(d, fi);
   free(rp->cnp.n);
-  rp->cnp.n = NULL;
-  rp->cnp.cap = rp->cnp.len = 0;
   free(rp->hop.b);
-  rp->hop.b = rp->hop.arr = rp->hop.out = rp->hop.came = NULL;
-  rp->hop.cap = 0;
+  memset(rp, 0, sizeof(*rp));
+  d->free[d->n_free++] = d->slot[fi] - 1;
+  d->slot[fi] = 0;
 }
 
 void fs__dcqcn_done(fs__dcqcn *d, int32_t fi) {
-  d->f[fi].done = 1;
-  if (!d->f[fi].in_drain) release_arrays(&d->f[fi]);
+  if (!d->slot[fi]) return;
+  fs__dqflow *rp = fs__dq(d, fi);
+  rp->done = 1;
+  if (!rp->in_drain) give_back(d, fi);
 }
 
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
-  if (!d->f[fi].in_drain) d->drain[d->n_drain++] = fi;
-  d->f[fi].in_drain = 1;
+  fs__dqflow *rp = fs__dq(d, fi);
+  if (!rp->in_drain) d->drain[d->n_drain++] = fi;
+  rp->in_drain = 1;
   return 0;
 }
 
@@ -216,27 +252,29 @@ static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
-    if (blocked(c, &c->flows[fi])) d->f[fi].offer = 0;
+    if (blocked(c, &c->flows[fi])) fs__dq(d, fi)->offer = 0;
     else d->nic[n++] = fi;
   }
   double room = c->cap_Bps[l];
   int32_t left = n;
-  for (int32_t i = 0; i < n; i++) d->f[d->nic[i]].offer = -1;
+  for (int32_t i = 0; i < n; i++) fs__dq(d, d->nic[i])->offer = -1;
   for (int changed = 1; changed && left > 0;) {
     changed = 0;
     double share = room / left;
     for (int32_t i = 0; i < n; i++) {
-      int32_t fi = d->nic[i];
-      if (d->f[fi].offer >= 0 || d->f[fi].rc > share) continue;
-      d->f[fi].offer = d->f[fi].rc;
-      room -= d->f[fi].rc;
+      fs__dqflow *rp = fs__dq(d, d->nic[i]);
+      if (rp->offer >= 0 || rp->rc > share) continue;
+      rp->offer = rp->rc;
+      room -= rp->rc;
       left--;
       changed = 1;
     }
   }
   double share = left > 0 ? room / left : 0;
-  for (int32_t i = 0; i < n; i++)
-    if (d->f[d->nic[i]].offer < 0) d->f[d->nic[i]].offer = share > 0 ? share : 0;
+  for (int32_t i = 0; i < n; i++) {
+    fs__dqflow *rp = fs__dq(d, d->nic[i]);
+    if (rp->offer < 0) rp->offer = share > 0 ? share : 0;
+  }
 }
 
 static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n) {
@@ -245,7 +283,8 @@ static void offers(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t fi = active[i];
     int32_t l = nic_link(c, &c->flows[fi]);
     if (l < 0) {
-      d->f[fi].offer = blocked(c, &c->flows[fi]) ? 0 : d->f[fi].rc;
+      fs__dqflow *rp = fs__dq(d, fi);
+      rp->offer = blocked(c, &c->flows[fi]) ? 0 : rp->rc;
     } else if (d->stamp[l] != ep) {
       d->stamp[l] = ep;
       nic_share(d, c, l);
@@ -270,7 +309,7 @@ static double bucket_s(const fs__dcqcn *d, const fs__cnpq *q) {
 }
 
 static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
-  fs__cnpq *q = &d->f[fi].cnp;
+  fs__cnpq *q = &fs__dq(d, fi)->cnp;
   if (q->len == 0) q->shift = 0;
   int64_t b = (fine + ((int64_t)1 << q->shift) - 1) >> q->shift;
   if (q->len == 0) q->base = b;
@@ -303,15 +342,16 @@ static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
   }
   q->n[b & (q->cap - 1)] += n;
   if (span > q->len) q->len = (int32_t)span;
-  d->f[fi].pend += n;
+  fs__dq(d, fi)->pend += n;
   return 0;
 }
 
 /* When flow fi's marks on their way back next make a whole CNP, and when
  * the first of them comes (INFINITY: never). */
 static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
-  const fs__cnpq *q = &d->f[fi].cnp;
-  double m = d->f[fi].marks, whole = floor(m) + 1;
+  const fs__dqflow *rp = fs__dq(d, fi);
+  const fs__cnpq *q = &rp->cnp;
+  double m = rp->marks, whole = floor(m) + 1;
   for (int64_t i = q->base; i < q->base + q->len; i++) {
     double x = q->n[i & (q->cap - 1)];
     m += x;
@@ -322,7 +362,8 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
 
 /* The marks of flow fi that have come back by now. */
 static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
-  fs__cnpq *q = &d->f[fi].cnp;
+  fs__dqflow *rp = fs__dq(d, fi);
+  fs__cnpq *q = &rp->cnp;
   double n = 0, w = bucket_s(d, q);
   while (q->len > 0 && (double)q->base * w <= now * (1 + 1e-12)) {
     double *x = &q->n[q->base & (q->cap - 1)];
@@ -331,7 +372,7 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
     q->base++;
     q->len--;
   }
-  d->f[fi].pend = q->len ? d->f[fi].pend - n : 0;
+  rp->pend = q->len ? rp->pend - n : 0;
   return n;
 }
 
@@ -349,7 +390,7 @@ static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
 static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now,
                           double marks, double echoes) {
   const fs__flow *f = &c->flows[fi];
-  fs__dqflow *rp = &d->f[fi];
+  fs__dqflow *rp = fs__dq(d, fi);
   fs__dqwin *win = &d->w[fi];
   const fs__hops *h = &rp->hop;
   const double g = 1.0 / 16;
@@ -418,7 +459,7 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
  * what was acknowledged, taken up to now at its rates since its t_f. */
 static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__dqflow *rp = &d->f[fi];
+  fs__dqflow *rp = fs__dq(d, fi);
   fs__hops *h = &rp->hop;
   double dtf = now - rp->t_f;
   if (!(dtf > 0)) dtf = 0;
@@ -509,7 +550,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done or wait */
     if (c->flows[d->drain[i]].active_idx < 0) d->drain[nd++] = d->drain[i];
-    else d->f[d->drain[i]].in_drain = 0; /* back in flight */
+    else fs__dq(d, d->drain[i])->in_drain = 0; /* back in flight */
   d->n_drain = nd;
   uint32_t ep = ++d->epoch;
   int32_t nl = 0;
@@ -517,7 +558,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
       int32_t fi = pass ? d->drain[i] : active[i];
       const fs__flow *f = &c->flows[fi];
-      fs__hops *h = &d->f[fi].hop;
+      fs__hops *h = &fs__dq(d, fi)->hop;
       if (hops(d, fi, f->n)) return FS_ENOMEM;
       catch_up(d, c, fi, now); /* (a flow re-rated since the last step: since then) */
       for (int32_t k = 0; k < f->n; k++) {
@@ -550,7 +591,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = active[i];
     const fs__flow *f = &c->flows[fi];
-    fs__dqflow *rp = &d->f[fi];
+    fs__dqflow *rp = fs__dq(d, fi);
     /* A packet marked at hop k (RED marks on arrival) waits out the queues
      * from k on, then its CNP crosses back. Queues move fast against a
      * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
@@ -651,13 +692,13 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       for (int32_t i = 0; i < (pass ? d->n_drain : round ? nre : n); i++) {
         int32_t fi = pass ? d->drain[i] : round ? d->upd[i] : active[i];
         const fs__flow *f = &c->flows[fi];
-        fs__hops *h = &d->f[fi].hop;
+        fs__hops *h = &fs__dq(d, fi)->hop;
         if (round && pass) { /* (a drained flow: is it through a changed port?) */
           int again = 0;
           for (int32_t k = 0; k < f->n && !again; k++) again = d->kchg[f->links[k]];
           if (!again) continue;
         }
-        double x = pass ? 0 : d->f[fi].offer;
+        double x = pass ? 0 : fs__dq(d, fi)->offer;
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
           fs__port *pt = &d->port[l];
@@ -681,7 +722,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
        * factors the first changed: the others' would come out the same */
       const fs__link_active *a = &c->active[l];
       for (int32_t j = 0; d->kchg[l] && j < a->n; j++) {
-        fs__dqflow *g = &d->f[a->flow[j]];
+        fs__dqflow *g = fs__dq(d, a->flow[j]);
         if (g->fstamp != fep) g->fstamp = fep, d->upd[nre++] = a->flow[j];
       }
     }
@@ -691,7 +732,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
     const fs__flow *f = &c->flows[fi];
-    fs__hops *h = &d->f[fi].hop;
+    fs__hops *h = &fs__dq(d, fi)->hop;
     double held = 0;
     for (int32_t k = 0; k < f->n; k++) held += h->b[k], h->came[k] = 0;
     if (held > 1e-3) {
@@ -702,8 +743,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
         d->port[f->links[k]].out -= f->w[k] * h->out[k];
       }
       fs__dcqcn_reset_hops(d, fi);
-      d->f[fi].in_drain = 0;
-      if (d->f[fi].done) release_arrays(&d->f[fi]);
+      fs__dqflow *rp = fs__dq(d, fi);
+      rp->in_drain = 0;
+      if (rp->done) give_back(d, fi);
     }
   }
   d->n_drain = nd;
@@ -723,7 +765,7 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
  * become, over-subscribed: a step must take the loads again. */
 static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &d->f[fi].hop;
+  fs__hops *h = &fs__dq(d, fi)->hop;
   catch_up(d, c, fi, now);
   double since = now - d->last;
   for (int32_t k = 0; k < f->n; k++) {
@@ -751,11 +793,12 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
     int32_t fi = flows[i];
     const fs__flow *f = &c->flows[fi];
     if (hops(d, fi, f->n)) return FS_ENOMEM;
-    if (f->active_idx >= 0 && d->f[fi].rc < d->f[fi].line)
+    fs__dqflow *rp = fs__dq(d, fi);
+    if (f->active_idx >= 0 && rp->rc < rp->line)
       return 1; /* a window under the path's BDP or a cut rate: the model steps it */
     int32_t l = nic_link(c, f);
     if (l < 0 || f->active_idx < 0) {
-      d->f[fi].offer = f->active_idx < 0 || blocked(c, f) ? 0 : d->f[fi].rc;
+      rp->offer = f->active_idx < 0 || blocked(c, f) ? 0 : rp->rc;
       d->upd[nu++] = fi;
     }
     if (l < 0 || d->stamp[l] == ep) continue;
@@ -768,7 +811,7 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
   /* (the stamps mark the NICs shared; the loads' links are not stamped) */
   for (int32_t i = 0; i < nu; i++) {
     int32_t fi = d->upd[i];
-    int rc = local_rerate(d, c, fi, d->f[fi].offer, now);
+    int rc = local_rerate(d, c, fi, fs__dq(d, fi)->offer, now);
     if (rc) return rc;
   }
   d->n_upd = nu;

@@ -834,8 +834,8 @@ static void capacity_changed(fs_sim *s, int32_t link, double Bps) {
 /* Flow fi came or went: its NIC's share changes (cc_step). */
 static void cc_touch(fs_sim *s, int32_t fi) {
   fs__dcqcn *d = s->dq;
-  if (!d->f[fi].touched) d->touch[d->n_touch++] = fi;
-  d->f[fi].touched = 1;
+  if (!fs__dq(d, fi)->touched) d->touch[d->n_touch++] = fi;
+  fs__dq(d, fi)->touched = 1;
 }
 
 /* rdma with DCQCN, tcp with DCTCP: when flows came or went (their NICs'
@@ -851,7 +851,7 @@ static int cc_step(fs_sim *s) {
   int local = !s->cc_due && !s->cc_changed;
   s->cc_due = s->cc_changed = 0;
   int rc = local ? fs__dcqcn_local(d, &s->core, d->touch, d->n_touch, s->now) : 1;
-  for (int32_t i = 0; i < d->n_touch; i++) d->f[d->touch[i]].touched = 0;
+  for (int32_t i = 0; i < d->n_touch; i++) fs__dq(d, d->touch[i])->touched = 0;
   d->n_touch = 0;
   if (rc == 0) s->cc_offers = 1; /* (flows that came or went only re-rated their NICs) */
   if (rc <= 0) return rc;
@@ -2002,18 +2002,18 @@ static int flow_link(fs_sim *s, int32_t fi) {
 
 /* Flow fi sends its first byte: all its bytes are left, and it counts as
  * started; it takes its links now or (held) later, or runs as packets. */
-static void flow_starts(fs_sim *s, int32_t fi) {
+static int flow_starts(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
   if (s->dq && !(s->as_pkt && s->as_pkt[fi])) { /* its queue pair starts at line rate */
-    fs__dcqcn_start(s->dq, &s->core, fi);
+    if (fs__dcqcn_start(s->dq, &s->core, fi)) return FS_ENOMEM;
     cc_touch(s, fi);
   }
   s->started[s->n_started++] = s->core.flows[fi].item;
+  return 0;
 }
 
 static int flow_enter(fs_sim *s, int32_t fi) {
-  flow_starts(s, fi);
-  return flow_link(s, fi);
+  return flow_starts(s, fi) ? FS_ENOMEM : flow_link(s, fi);
 }
 
 /* A flow at rate x leaves its links: flows slower than x keep their rates
@@ -2231,7 +2231,7 @@ static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
   if (rc) return rc;
   double wait = behind ? 0 : entry_wait_s(s, fi);
   if (wait > 0) { /* its first packet reaches its bottleneck behind the queue */
-    flow_starts(s, fi);
+    if (flow_starts(s, fi)) return FS_ENOMEM;
     return reenter_at(s, &s->core.flows[fi], s->now + wait);
   }
   if ((rc = flow_enter(s, fi))) return rc;
@@ -2325,7 +2325,7 @@ static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
   if (s->as_pkt && s->as_pkt[fi]) { /* its packets, beside the fluid */
     const fs__flow *f = &s->core.flows[fi];
-    flow_starts(s, fi);
+    if (flow_starts(s, fi)) return FS_ENOMEM;
     return fs__pktnet_begin(s->pk, fi, f->links, f->n, s->payload[fi], s->now);
   }
   if (!s->small) return flow_enter(s, fi);
@@ -2603,7 +2603,7 @@ static int rerate_cc(fs_sim *s) {
     int32_t fi = all ? s->active_list[i] : s->dq->upd[i];
     fs__flow *f = &c->flows[fi];
     if (f->active_idx < 0) continue; /* (it left: no rate) */
-    double r = s->dq->f[fi].offer;
+    double r = fs__dq(s->dq, fi)->offer;
     if (r == f->rate) continue;
     settle(s, f);
     for (int32_t k = 0; k < f->n; k++) c->load[f->links[k]] += f->w[k] * (r - f->rate);
@@ -2814,7 +2814,7 @@ static void pk_fluid(void *ctx, int32_t l, fs__pktnet_fluid *out) {
     out->hold = dq_fills_from_upstream(s, l);
     out->ca = 1; /* its windows: out of slow start, all of them */
     for (int32_t j = 0; j < s->core.active[l].n; j++)
-      if (s->dq->f[s->core.active[l].flow[j]].ss != FS__SS_NONE) out->ca = 0;
+      if (fs__dq(s->dq, s->core.active[l].flow[j])->ss != FS__SS_NONE) out->ca = 0;
   } else if (s->portq) {
     fs__portq *q = &s->portq[l];
     q_advance(s, l);

@@ -360,7 +360,7 @@ typedef struct fs__dqflow {
   uint8_t in_drain;   /* it is on the drain list */
   uint8_t ss;         /* DCTCP: a new connection's slow start (FS__SS_*) */
   uint8_t touched;    /* it came or went since the last step */
-  uint8_t done;       /* finished: its arrays go once nothing of it is queued */
+  uint8_t done;       /* finished: its record goes back once nothing of it is queued */
 } fs__dqflow;
 
 /* One flow's window under DCTCP (dcqcn.c, dctcp_react): a record of its
@@ -376,7 +376,6 @@ typedef struct fs__dqwin {
 
 typedef struct fs__dcqcn {
   fs_dcqcn prm;
-  int32_t n_flows;
   double wire_bytes;  /* a full packet on the wire */
   double bucket;      /* CNPs' time resolution, s: the alpha period or less */
   double last;        /* when it last stepped */
@@ -388,7 +387,11 @@ typedef struct fs__dcqcn {
   double k100, mss, ack_bytes, init_window;
   int32_t *exits, n_exits;  /* flows the last step took out of the engine's
                              * slow-start rounds (their first echo) */
-  fs__dqflow *f;      /* per flow */
+  int32_t *slot;      /* per flow: its record + 1, 0 none (not started, or
+                       * done and nothing of it queued) */
+  fs__dqflow **chunk; /* the records, FS__DQ_CHUNK a chunk (they never move) */
+  int32_t n_chunks, used;
+  int32_t *free, n_free; /* records given back */
   fs__dqwin *w;       /* per flow, under DCTCP */
   int32_t *nic;       /* scratch: the flows of one NIC */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
@@ -408,6 +411,17 @@ typedef struct fs__dcqcn {
   int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
 
+/* Records per chunk of the DCQCN/DCTCP model's pool: a run holds records
+ * for the flows in flight (and those with bytes still queued), not for
+ * every flow it runs. */
+#define FS__DQ_CHUNK 1024
+
+/* Flow fi's record (it has started and is not given back). */
+static inline fs__dqflow *fs__dq(const fs__dcqcn *d, int32_t fi) {
+  int32_t k = d->slot[fi] - 1;
+  return &d->chunk[k / FS__DQ_CHUNK][k % FS__DQ_CHUNK];
+}
+
 /* A DCTCP flow's slow start on a new connection: in congestion avoidance
  * (warm, or cut by an echo), growing by what is acknowledged (its window
  * covers the path's bandwidth-delay product), or sending the engine's
@@ -417,8 +431,9 @@ enum { FS__SS_NONE = 0, FS__SS_GROW = 1, FS__SS_ROUNDS = 2 };
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows);
 void fs__dcqcn_free(fs__dcqcn *d);
 /* Flow fi's queue pair begins at its NIC's line rate (under DCTCP a warm
- * window of the path's bandwidth-delay product), alpha 1, no CNP yet. */
-void fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
+ * window of the path's bandwidth-delay product), alpha 1, no CNP yet: it
+ * takes a record. 0 or FS_ENOMEM. */
+int fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi);
 /* The step's clock (DCQCN): t rounded to the nearest multiple of d->step_s
  * (after = 0), or the first multiple after t (after = 1). */
 double fs__dcqcn_grid(const fs__dcqcn *d, double t, int after);
@@ -434,9 +449,10 @@ void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, doub
  * back (INFINITY: never). */
 int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
                    double now, double *next_inc);
-/* Flow fi has finished: its delay line and per-hop arrays are freed, now
- * or once the last of its bytes queued in the model are through (a run's
- * memory then grows with the flows in flight, not with all it ran). */
+/* Flow fi has finished: its record (with its delay line and per-hop
+ * arrays) is given back, now or once the last of its bytes queued in the
+ * model are through (a run's memory then grows with the flows in flight,
+ * not with all it ran). A flow without a record: nothing. */
 void fs__dcqcn_done(fs__dcqcn *d, int32_t fi);
 /* Between steps: the flows of `flows` came or went (their NICs' shares
  * change). Re-rates the flows of their NICs from now (d->offer) and

@@ -1,5 +1,6 @@
 /* routing control inside fabricsim sim scenarios */
 X(test_scenario_failure_closed_form)
+X(test_scenario_failure_under_dcqcn_and_dctcp)
 X(test_scenario_failure_cli)
 X(test_scenario_optimized_permutation)
 X(test_scenario_set_routing)

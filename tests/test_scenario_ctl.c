@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fabricsim/scenario.h"
@@ -113,6 +115,86 @@ TEST(test_scenario_failure_closed_form) {
     if (n == 4) CHECK_EQ_INT(sc->topo->links[links[1]].to, moved ? 5 : 4);
     fs_scenario_free(sc);
   }
+}
+
+/* Runs scenario text (its transport spliced in before the closing brace)
+ * in a child with an alarm, so that a run that never ends fails here
+ * rather than hangs: flow 0's finish (or, all_flows, the makespan), NAN
+ * if the run failed or did not end. */
+static double run_in_child(const char *scenario, const char *transport, int all_flows) {
+  size_t n = strlen(scenario);
+  char *text = malloc(n + strlen(transport) + 32);
+  if (!text) return NAN;
+  memcpy(text, scenario, n);
+  while (n > 0 && text[n - 1] != '}') n--;
+  if (n == 0) {
+    free(text);
+    return NAN;
+  }
+  sprintf(text + n - 1, ", \"transport\": %s}", transport);
+  int fd[2];
+  if (pipe(fd)) {
+    free(text);
+    return NAN;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    alarm(60);
+    fs_err err = {0, ""};
+    fs_scenario *sc = NULL;
+    double t = NAN;
+    if (!fs_scenario_parse(text, strlen(text), "f.json", &sc, &err) &&
+        !fs_scenario_run(sc, NULL, &err))
+      t = all_flows ? fs_sim_makespan_s(sc->sim) : fs_sim_finish_s(sc->sim, 0);
+    if (write(fd[1], &t, sizeof(t)) != (ssize_t)sizeof(t)) _exit(1);
+    _exit(0);
+  }
+  free(text);
+  close(fd[1]);
+  double t = NAN;
+  if (pid < 0 || read(fd[0], &t, sizeof(t)) != (ssize_t)sizeof(t)) t = NAN;
+  close(fd[0]);
+  int st = 0;
+  if (pid > 0) waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : NAN;
+}
+
+/* Failures under the DCQCN and the DCTCP models (their queues and rates).
+ * The flow of the closed form above, alone, queues nowhere: it finishes
+ * when it does under the same transport with max-min rates, the
+ * stand-still included. examples/failure-demo.json (32 flows, a spine
+ * lost and re-routed): the run ends, never before its max-min run. (A
+ * failed link's empty port once let out 0 / 0: DCTCP's windows went NaN
+ * and the demo never ended.) */
+TEST(test_scenario_failure_under_dcqcn_and_dctcp) {
+  static const char *const pairs[][2] = {
+      {"{\"kind\": \"tcp\", \"connections\": \"persistent\", \"rate_control\": \"dctcp\"}",
+       "{\"kind\": \"tcp\", \"connections\": \"persistent\"}"},
+      {"{\"kind\": \"tcp\", \"rate_control\": \"dctcp\"}", "{\"kind\": \"tcp\"}"},
+      {"{\"kind\": \"rdma\", \"rate_control\": \"dcqcn\"}", "{\"kind\": \"rdma\"}"},
+  };
+  char lone[1024];
+  two_by_two(lone, sizeof(lone), "{\"mode\": \"shortest\", \"detect_ns\": 30000000}",
+             "[{\"at_ns\": 20000000, \"switch\": \"spine0\"}]", "");
+  char *demo = NULL;
+  FILE *f = fopen("examples/failure-demo.json", "rb");
+  CHECK(f != NULL);
+  if (f) {
+    demo = calloc(1, 1 << 16);
+    if (demo && fread(demo, 1, (1 << 16) - 1, f) == 0) demo[0] = 0;
+    fclose(f);
+  }
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+    double model = run_in_child(lone, pairs[i][0], 0), ideal = run_in_child(lone, pairs[i][1], 0);
+    CHECK(ideal > X / CAP + T_DETECT);
+    CHECK_REL(model, ideal, 1e-6, "s");
+    if (!demo) continue;
+    model = run_in_child(demo, pairs[i][0], 1), ideal = run_in_child(demo, pairs[i][1], 1);
+    CHECK(ideal > 0);
+    CHECK(model >= ideal * (1 - 1e-9)); /* (NAN: no) */
+  }
+  free(demo);
 }
 
 /* The same through `fabricsim sim`: JSON (final path, control counts),

@@ -480,6 +480,10 @@ static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now)
 static int port_fifo(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   fs__port *p = &d->port[l];
   double C = c->cap_Bps[l], q = d->q[l], room = C - q / d->step_s;
+  if (!(C > 0)) { /* a failed link lets nothing out (C / q would be 0 / 0 when empty) */
+    p->ka = p->kg = 0;
+    return p->in > 0;
+  }
   if (!(room > 0)) { /* a queue that lasts the step */
     p->ka = C / q;
     p->kg = 0;

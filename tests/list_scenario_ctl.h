@@ -1,6 +1,7 @@
 /* routing control inside fabricsim sim scenarios */
 X(test_scenario_failure_closed_form)
 X(test_scenario_failure_under_dcqcn_and_dctcp)
+X(test_scenario_optimized_under_dcqcn_and_dctcp_ends)
 X(test_scenario_failure_cli)
 X(test_scenario_optimized_permutation)
 X(test_scenario_set_routing)

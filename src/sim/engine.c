@@ -876,7 +876,10 @@ static int cc_step(fs_sim *s) {
    * moves by more than 0.1 %) */
   double at = busy ? (s->dq->dctcp ? s->now + step : fmin(fs__dcqcn_grid(d, s->now, 1), next))
                    : next;
-  if (at <= s->pending_cc_t && at > s->now) {
+  if (at < INFINITY && at <= s->pending_cc_t && at > s->now) {
+    /* (no step event at INFINITY: one would keep a run with timers from
+     * ever being idle; the one superseded is dead) */
+    if (s->pending_cc_t < INFINITY) s->heap.stale++;
     s->cc_version++;
     s->pending_cc_t = at;
     if (evq_push(s, at, EV_CC, -1, s->cc_version)) return FS_ENOMEM;

@@ -36,6 +36,43 @@ void *fs__malloc(size_t n, size_t size) {
   return malloc(bytes ? bytes : 1);
 }
 
+/* ---- record pool ---- */
+void fs__pool_init(fs__pool *p, size_t size) {
+  memset(p, 0, sizeof(*p));
+  p->size = size;
+}
+
+int fs__pool_take(fs__pool *p, int32_t *k) {
+  if (!p->n_free) {
+    if (p->used == p->n_chunks * FS__POOL_CHUNK) { /* a chunk more */
+      if (p->n_chunks >= INT32_MAX / FS__POOL_CHUNK - 1) return FS_ENOMEM;
+      int32_t n = p->n_chunks + 1;
+      void **ch = realloc(p->chunk, (size_t)n * sizeof(*ch));
+      if (!ch) return FS_ENOMEM;
+      p->chunk = ch;
+      int32_t *fr = realloc(p->free, (size_t)n * FS__POOL_CHUNK * sizeof(int32_t));
+      if (!fr) return FS_ENOMEM;
+      p->free = fr;
+      if (!(ch[n - 1] = fs__malloc(FS__POOL_CHUNK, p->size))) return FS_ENOMEM;
+      p->n_chunks = n;
+    }
+    p->free[p->n_free++] = p->used++;
+  }
+  *k = p->free[--p->n_free];
+  return 0;
+}
+
+void fs__pool_put(fs__pool *p, int32_t k) {
+  p->free[p->n_free++] = k;
+}
+
+void fs__pool_free(fs__pool *p) {
+  for (int32_t i = 0; i < p->n_chunks; i++) free(p->chunk[i]);
+  free(p->chunk);
+  free(p->free);
+  fs__pool_init(p, p->size);
+}
+
 /* ---- arena ---- */
 struct fs__arena_block {
   fs__arena_block *next;

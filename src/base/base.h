@@ -34,6 +34,28 @@ void *fs__arena_alloc(fs__arena *a, size_t n, size_t size);
 char *fs__arena_strdup(fs__arena *a, const char *s);
 void fs__arena_free(fs__arena *a);
 
+/* ---- record pool ------------------------------------------------------------
+ * Records of one size in chunks that never move (a record's address holds
+ * while others are taken), handed out by index and given back to a free
+ * list (last in, first out), so memory follows the records in use, not all
+ * ever used. A record taken holds what its last user left (or is unset). */
+#define FS__POOL_CHUNK 1024
+typedef struct fs__pool {
+  size_t size;            /* bytes a record */
+  void **chunk;
+  int32_t n_chunks, used; /* chunks; records ever handed out */
+  int32_t *free, n_free;  /* records given back (room for every record) */
+} fs__pool;
+
+void fs__pool_init(fs__pool *p, size_t size);
+/* *k: a record's index. Returns 0 or FS_ENOMEM (the pool unchanged). */
+int fs__pool_take(fs__pool *p, int32_t *k);
+void fs__pool_put(fs__pool *p, int32_t k);
+void fs__pool_free(fs__pool *p);
+static inline void *fs__pool_at(const fs__pool *p, int32_t k) {
+  return (char *)p->chunk[k / FS__POOL_CHUNK] + (size_t)(k % FS__POOL_CHUNK) * p->size;
+}
+
 /* ---- hashing and random numbers --------------------------------------------
  * splitmix64 finaliser: a bijective 64-bit mix, used both for hashing
  * (ECMP, maps) and as the state step of the RNG. Deterministic everywhere. */

@@ -55,6 +55,7 @@
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
   d->prm = *prm;
+  fs__pool_init(&d->rec, sizeof(fs__dqflow));
   size_t L = (size_t)(n_links > 0 ? n_links : 1), F = (size_t)(n_flows > 0 ? n_flows : 1);
   int ok = 1;
 #define FS__DCQCN_ALLOC(name, count, size, zeroed)                              \
@@ -71,13 +72,11 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
 }
 
 void fs__dcqcn_free(fs__dcqcn *d) {
-  for (int32_t i = 0; i < d->used; i++) {
-    fs__dqflow *rp = &d->chunk[i / FS__DQ_CHUNK][i % FS__DQ_CHUNK];
+  for (int32_t i = 0; i < d->rec.used; i++) { /* (the records given back hold none) */
+    fs__dqflow *rp = fs__pool_at(&d->rec, i);
     free(rp->cnp.n), free(rp->hop.b);
   }
-  for (int32_t i = 0; i < d->n_chunks; i++) free(d->chunk[i]);
-  free(d->chunk);
-  free(d->free);
+  fs__pool_free(&d->rec);
 #define FS__DCQCN_FREE(name, count, size, zeroed) free(d->name);
   FS__DCQCN_ARRAYS(FS__DCQCN_FREE)
 #undef FS__DCQCN_FREE
@@ -92,25 +91,12 @@ static int32_t nic_link(const fs__simcore *c, const fs__flow *f) {
   return c->t->links[l].from == f->src ? l : -1;
 }
 
-/* A record for flow fi (zeroed): one given back, or the next of the pool. */
+/* A record for flow fi (zeroed), if it has none. */
 static int take(fs__dcqcn *d, int32_t fi) {
+  int32_t k;
   if (d->slot[fi]) return 0;
-  if (!d->n_free) {
-    if (d->used % FS__DQ_CHUNK == 0) {
-      fs__dqflow **ch = realloc(d->chunk, (size_t)(d->n_chunks + 1) * sizeof(*ch));
-      if (!ch) return FS_ENOMEM;
-      d->chunk = ch;
-      int32_t *fr = realloc(d->free, (size_t)(d->used + FS__DQ_CHUNK) * sizeof(int32_t));
-      if (!fr) return FS_ENOMEM;
-      d->free = fr;
-      if (!(d->chunk[d->n_chunks] = calloc(FS__DQ_CHUNK, sizeof(fs__dqflow)))) return FS_ENOMEM;
-      d->n_chunks++;
-    }
-    d->free[d->n_free++] = d->used++;
-  }
-  int32_t k = d->free[--d->n_free];
-  fs__dqflow *rp = &d->chunk[k / FS__DQ_CHUNK][k % FS__DQ_CHUNK];
-  memset(rp, 0, sizeof(*rp));
+  if (fs__pool_take(&d->rec, &k)) return FS_ENOMEM;
+  memset(fs__pool_at(&d->rec, k), 0, sizeof(fs__dqflow));
   d->slot[fi] = k + 1;
   return 0;
 }
@@ -201,7 +187,7 @@ static void give_back(fs__dcqcn *d, int32_t fi) {
   free(rp->cnp.n);
   free(rp->hop.b);
   memset(rp, 0, sizeof(*rp));
-  d->free[d->n_free++] = d->slot[fi] - 1;
+  fs__pool_put(&d->rec, d->slot[fi] - 1);
   d->slot[fi] = 0;
 }
 

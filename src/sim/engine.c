@@ -165,11 +165,10 @@ struct fs_sim {
    * and given back once it is done, so memory follows the flows in flight
    * and not all of an iteration's; what its route fixes is kept per flow
    * from the start (tf_rtt, tf_conn) */
-  fs__tflow **tf_chunk;
-  int32_t n_tf_chunks, tf_used; /* chunks; records ever handed out */
+  fs__pool tf_pool;     /* of fs__tflow */
   int32_t *tf_slot;     /* per flow: its record, -1 none (NULL: no tcp state) */
-  int32_t *tf_free, n_tf_free; /* records given back (room for every record) */
   int32_t *tf_done, n_tf_done; /* flows done this batch: theirs go back after it */
+  size_t tf_done_cap;
   double *tf_rtt;       /* per flow: its round trip (fs__tflow.rtt_s) */
   fs__tconn *tf_conn;   /* per flow, new connections: handshake, bdp, first */
   double *payload;      /* per flow, tcp and rdma: its bytes as added */
@@ -225,14 +224,9 @@ struct fs_sim {
   fs__maxmin mm_check;  /* its own scratch: the run's is left as it was */
 };
 
-/* Records per chunk of the tcp pool: chunks never move, so a record's
- * address holds while other flows take theirs. */
-#define TF_CHUNK 1024
-
 /* Flow fi's tcp record (it has begun and is not given back). */
 static inline fs__tflow *TF(const fs_sim *s, int32_t fi) {
-  int32_t k = s->tf_slot[fi];
-  return &s->tf_chunk[k / TF_CHUNK][k % TF_CHUNK];
+  return fs__pool_at(&s->tf_pool, s->tf_slot[fi]);
 }
 
 /* A full packet's bytes on the wire (a segment and its headers). */
@@ -243,6 +237,7 @@ int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
   s->core.t = t;
   fs__arena_init(&s->arena);
+  fs__pool_init(&s->tf_pool, sizeof(fs__tflow));
   fs_transport_defaults(FS_TRANSPORT_FLUID, &s->tp);
   *out = s;
   return 0;
@@ -261,10 +256,8 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.pos_free);
   free(s->core.proutes);
   free(s->core.busy_routes);
-  for (int32_t k = 0; k < s->n_tf_chunks; k++) free(s->tf_chunk[k]);
-  free(s->tf_chunk);
+  fs__pool_free(&s->tf_pool);
   free(s->tf_slot);
-  free(s->tf_free);
   free(s->tf_done);
   free(s->tf_rtt);
   free(s->tf_conn);
@@ -2277,23 +2270,10 @@ static int fifo_next(fs_sim *s, int32_t fi) {
 /* Flow fi begins under tcp: its record from the pool, as its route set
  * it up (fs__transport_flow). */
 static int tf_take(fs_sim *s, int32_t fi) {
-  if (!s->n_tf_free) {
-    if (s->tf_used == s->n_tf_chunks * TF_CHUNK) { /* a chunk more */
-      int32_t n = s->n_tf_chunks + 1;
-      size_t rec = (size_t)n * TF_CHUNK;
-      fs__tflow **ch = realloc(s->tf_chunk, (size_t)n * sizeof(*ch));
-      if (!ch) return FS_ENOMEM;
-      s->tf_chunk = ch;
-      int32_t *fr = realloc(s->tf_free, rec * sizeof(int32_t));
-      if (fr) s->tf_free = fr;
-      int32_t *dn = fr ? realloc(s->tf_done, rec * sizeof(int32_t)) : NULL;
-      if (dn) s->tf_done = dn;
-      if (!fr || !dn || !(ch[n - 1] = fs__malloc(TF_CHUNK, sizeof(fs__tflow)))) return FS_ENOMEM;
-      s->n_tf_chunks = n;
-    }
-    s->tf_free[s->n_tf_free++] = s->tf_used++;
-  }
-  s->tf_slot[fi] = s->tf_free[--s->n_tf_free];
+  /* (the batch's done list: room for every record) */
+  if (fs__pool_take(&s->tf_pool, &s->tf_slot[fi]) ||
+      fs__grow(&s->tf_done, &s->tf_done_cap, (size_t)s->tf_pool.used, sizeof(int32_t)))
+    return FS_ENOMEM;
   fs__tflow *tf = TF(s, fi);
   fs__transport_fresh(&s->tp, s->payload[fi], tf);
   tf->rtt_s = s->tf_rtt[fi];
@@ -2316,7 +2296,7 @@ static void tf_give_back(fs_sim *s, int32_t fi) {
 static void tf_release_done(fs_sim *s) {
   for (int32_t i = 0; i < s->n_tf_done; i++) {
     int32_t fi = s->tf_done[i];
-    s->tf_free[s->n_tf_free++] = s->tf_slot[fi];
+    fs__pool_put(&s->tf_pool, s->tf_slot[fi]);
     s->tf_slot[fi] = -1;
   }
   s->n_tf_done = 0;
@@ -3217,10 +3197,10 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  L * (size_t)s->bins.n * sizeof(double) +
                  (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
   if (s->tf_slot) /* the tcp records and what the routes fix per flow */
-    bytes += (size_t)s->n_tf_chunks * TF_CHUNK * (sizeof(fs__tflow) + 2 * sizeof(int32_t)) +
+    bytes += (size_t)s->tf_pool.n_chunks * FS__POOL_CHUNK * (sizeof(fs__tflow) + 2 * sizeof(int32_t)) +
              F * (sizeof(int32_t) + sizeof(double) + (s->tf_conn ? sizeof(fs__tconn) : 0));
   c.memory_bytes = bytes;
-  c.tcp_records = s->tf_used;
+  c.tcp_records = s->tf_pool.used;
   c.packets = s->pk ? fs__pktnet_packets(s->pk) : 0;
   return c;
 }

@@ -389,9 +389,7 @@ typedef struct fs__dcqcn {
                              * slow-start rounds (their first echo) */
   int32_t *slot;      /* per flow: its record + 1, 0 none (not started, or
                        * done and nothing of it queued) */
-  fs__dqflow **chunk; /* the records, FS__DQ_CHUNK a chunk (they never move) */
-  int32_t n_chunks, used;
-  int32_t *free, n_free; /* records given back */
+  fs__pool rec;       /* the records (fs__dqflow) */
   fs__dqwin *w;       /* per flow, under DCTCP */
   int32_t *nic;       /* scratch: the flows of one NIC */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
@@ -411,15 +409,11 @@ typedef struct fs__dcqcn {
   int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
 
-/* Records per chunk of the DCQCN/DCTCP model's pool: a run holds records
- * for the flows in flight (and those with bytes still queued), not for
- * every flow it runs. */
-#define FS__DQ_CHUNK 1024
-
-/* Flow fi's record (it has started and is not given back). */
+/* Flow fi's record of the DCQCN/DCTCP model (it has started and is not
+ * given back: a run holds records for the flows in flight and those with
+ * bytes still queued, not for every flow it runs). */
 static inline fs__dqflow *fs__dq(const fs__dcqcn *d, int32_t fi) {
-  int32_t k = d->slot[fi] - 1;
-  return &d->chunk[k / FS__DQ_CHUNK][k % FS__DQ_CHUNK];
+  return fs__pool_at(&d->rec, d->slot[fi] - 1);
 }
 
 /* A DCTCP flow's slow start on a new connection: in congestion avoidance

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pktnet.h"
 
 /* The model's arrays: name, per flow (F) or per link (L), element size,
  * zeroed (1) or not: one list for fs__dcqcn_init and fs__dcqcn_free. */
@@ -631,20 +632,12 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
      * the ns-3 backend, whose increase timer was set before the decrease
      * timer): a cut right after it takes the raised rate as its target */
     while (rp->cc && rp->t_inc <= now * (1 + 1e-12)) {
-      double scale = rp->line / 12.5e9;
-      rp->stage++;
-      if (rp->stage == p->f) rp->rt += p->ai_mbps * 1e6 / 8 * scale;
-      else if (rp->stage > p->f) rp->rt += p->hai_mbps * 1e6 / 8 * scale;
-      if (rp->rt > rp->line) rp->rt = rp->line;
-      rp->rc = fmin(0.5 * (rp->rc + rp->rt), rp->line);
+      fs__pktnet_rp_raise(p, rp->line, &rp->stage, &rp->rt, &rp->rc);
       rp->t_inc += inc;
     }
     if (rp->cc && now >= rp->next_dec - 1e-12) { /* a decrease period ends */
       if (rp->cnp_dec) {
-        if (rp->stage != 0) rp->rt = rp->rc;
-        double floor_Bps = p->min_mbps * 1e6 / 8;
-        rp->rc = fmax(rp->rc * (1 - rp->alpha / 2), floor_Bps);
-        rp->stage = 0;
+        fs__pktnet_rp_cut(p, rp->alpha, &rp->stage, &rp->rt, &rp->rc);
         rp->t_inc = now + inc;
         rp->cnp_dec = 0;
       }

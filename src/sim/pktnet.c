@@ -618,12 +618,26 @@ static int roce_put(fs__pktnet *r, int32_t s, double t) {
 
 /* The reaction point's timers (DCQCN, Zhu et al. SIGCOMM 2015, with the
  * steps of the backend's DcqcnDecrease, DcqcnIncrease, DcqcnAlpha). */
+void fs__pktnet_rp_raise(const fs_dcqcn *d, double line, int32_t *stage, double *rt,
+                         double *rc) {
+  double scale = line * 8 / 100e9;
+  ++*stage;
+  if (*stage == d->f) *rt += d->ai_mbps * 1e6 / 8 * scale;
+  else if (*stage > d->f) *rt += d->hai_mbps * 1e6 / 8 * scale;
+  *rt = fmin(*rt, line);
+  *rc = fmin((*rc + *rt) / 2, line);
+}
+
+void fs__pktnet_rp_cut(const fs_dcqcn *d, double alpha, int32_t *stage, double *rt, double *rc) {
+  if (*stage != 0) *rt = *rc;
+  *rc = fmax(*rc * (1 - alpha / 2), d->min_mbps * 1e6 / 8);
+  *stage = 0;
+}
+
 static void rp_decrease(fs__pktnet *r, flowst *f) {
   const fs_dcqcn *d = &r->c.dcqcn;
   if (f->cnp_dec) { /* a CNP in the period: cut, the rate before it the target */
-    if (f->stage != 0) f->rt = f->rc;
-    f->rc = fmax(f->rc * (1 - f->alpha / 2), d->min_mbps * 1e6 / 8);
-    f->stage = 0;
+    fs__pktnet_rp_cut(d, f->alpha, &f->stage, &f->rt, &f->rc);
     f->cnp_dec = 0;
     f->ns_inc = f->ns_dec + period_ns(d->inc_us);
   }
@@ -632,12 +646,7 @@ static void rp_decrease(fs__pktnet *r, flowst *f) {
 
 static void rp_increase(fs__pktnet *r, flowst *f) {
   const fs_dcqcn *d = &r->c.dcqcn;
-  double scale = f->line * 8 / 100e9;
-  f->stage++;
-  if (f->stage == d->f) f->rt += d->ai_mbps * 1e6 / 8 * scale;
-  else if (f->stage > d->f) f->rt += d->hai_mbps * 1e6 / 8 * scale;
-  f->rt = fmin(f->rt, f->line);
-  f->rc = fmin((f->rc + f->rt) / 2, f->line);
+  fs__pktnet_rp_raise(d, f->line, &f->stage, &f->rt, &f->rc);
   f->ns_inc += period_ns(d->inc_us);
 }
 

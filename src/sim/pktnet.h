@@ -86,6 +86,16 @@ void fs__pktnet_free(fs__pktnet *net);
  * (from K up, after none marked). */
 double fs__pktnet_red_first_mark(double k, double per_pkt);
 
+/* DCQCN's reaction point as the backend's queue pairs run it, whose rates
+ * the fluid model (dcqcn.c) steps too (bytes/s; docs/model.md, "DCQCN"):
+ * an increase timer's step on a NIC of `line`, the target rt rising by ai
+ * at stage F, by hai beyond, and the rate rc half way to it; and a cut at
+ * the end of a decrease period with a CNP: the rate before it the target
+ * (unless the period before cut too), rc by alpha / 2, at least min. */
+void fs__pktnet_rp_raise(const fs_dcqcn *d, double line, int32_t *stage, double *rt,
+                         double *rc);
+void fs__pktnet_rp_cut(const fs_dcqcn *d, double alpha, int32_t *stage, double *rt, double *rc);
+
 /* When switch port `link` has sent the packets it holds (its packets'
  * backlog ends; 0 if it never sent one). */
 double fs__pktnet_busy_until(const fs__pktnet *net, int32_t link);

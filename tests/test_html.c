@@ -160,7 +160,7 @@ TEST(test_html_bad_report_path_exits_2_naming_the_file) {
       snprintf(cmd, sizeof(cmd), "%s --report '%s'", cmds[c], paths[p]);
       int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
       char want[256];
-      snprintf(want, sizeof(want), "fabricsim: %s: cannot write the report: ", paths[p]);
+      snprintf(want, sizeof(want), "fabricsim: %s: cannot write: ", paths[p]);
       const char *nl = strchr(out, '\n');
       if (st != 2 || strncmp(out, want, strlen(want)) != 0 || !nl || nl[1] != '\0')
         test_fail(__FILE__, __LINE__, "%s: want exit 2 and one line starting\n  %s\ngot %d:\n%s",

@@ -1,5 +1,6 @@
 /* The registry of tests: each module keeps its own X(name) list. */
 #include "list_base.h"
+#include "list_output.h"
 #include "list_topo.h"
 #include "list_route.h"
 #include "list_sim.h"

@@ -52,7 +52,10 @@ int fs_chakra_run(const fs_chakra *c, const fs_topo *t, fs_route_mode mode, uint
  * dependency, and one between hosts with no flow to carry it as a zero-byte
  * send/receive marked with the attribute fabricsim_control (read back as a
  * dependency with no time of its own). Exact durations ride along in the
- * attribute fabricsim_duration_s (duration_micros is whole microseconds). */
+ * attribute fabricsim_duration_s (duration_micros is whole microseconds).
+ * The files are written as fabricsim/output.h writes any output, and all
+ * of them before any is put in place: on failure none is (err names the
+ * file and the reason). */
 int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs_err *err);
 
 #endif

@@ -12,6 +12,7 @@
 #define FABRICSIM_SWEEP_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fabricsim/err.h"
 
@@ -69,7 +70,9 @@ void fs_sweep_db_close(fs_sweep_db *db);
 int32_t fs_sweep_db_todo(fs_sweep_db *db, int32_t *todo, fs_err *err);
 /* Records one result in its own transaction. */
 int fs_sweep_db_put(fs_sweep_db *db, const fs_sweep_result *r, fs_err *err);
-/* Writes the table as CSV (a header, then one row per point). */
-int fs_sweep_db_csv(fs_sweep_db *db, const char *file, fs_err *err);
+/* Writes the table as CSV (a header, then one row per point) to f (the
+ * caller opens and closes it: fabricsim/output.h for a file). 0, or an
+ * FS_E* code with err set on a database failure. */
+int fs_sweep_db_csv(fs_sweep_db *db, FILE *f, fs_err *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "../base/base.h"
 #include "chakra_et.pb-c.h"
 #include "fabricsim/coll.h"
+#include "fabricsim/output.h"
 
 typedef struct rank_trace {
   char file[300];
@@ -589,11 +590,9 @@ static int write_msg(FILE *f, const ProtobufCMessage *m) {
   return rc;
 }
 
-static int write_rank(const writer *wr, int32_t rank, const char *prefix, fs_err *err) {
-  char path[320];
-  snprintf(path, sizeof(path), "%s.%d.et", prefix, rank);
-  FILE *f = fopen(path, "wb");
-  if (!f) return fs_err_set(err, FS_EIO, "%s: cannot write (%s)", path, strerror(errno));
+/* Rank `rank`'s trace into o's file (not closed here). */
+static int write_rank(const writer *wr, int32_t rank, fs_output *o) {
+  FILE *f = fs_output_file(o);
   Chakra__GlobalMetadata g = CHAKRA__GLOBAL_METADATA__INIT;
   g.version = (char *)"0.0.4";
   int rc = write_msg(f, &g.base);
@@ -641,8 +640,38 @@ static int write_rank(const writer *wr, int32_t rank, const char *prefix, fs_err
     n.attr = ap;
     rc = write_msg(f, &n.base);
   }
-  if (fclose(f) && !rc) rc = FS_EIO;
-  return rc ? fs_err_set(err, rc, "%s: write failed", path) : 0;
+  return rc;
+}
+
+/* Every rank's file written and closed before any is put in place, so a
+ * failure (or an interrupt) leaves the old traces, not a mix. Committed
+ * and aborted newest first: the output registry drops its newest entry in
+ * O(1). */
+static int write_ranks(const writer *wr, int32_t n_ranks, const char *prefix, fs_err *err) {
+  fs_output **o = calloc((size_t)n_ranks + 1, sizeof(*o));
+  if (!o) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  size_t cap = strlen(prefix) + 32;
+  char *path = malloc(cap);
+  int rc = path ? 0 : fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t n = 0;
+  for (; n < n_ranks && !rc; n++) {
+    snprintf(path, cap, "%s.%d.et", prefix, n);
+    if ((rc = fs_output_open(path, &o[n], err))) break;
+    if ((rc = write_rank(wr, n, o[n]))) {
+      rc = rc == FS_ENOMEM ? fs_err_set(err, rc, "out of memory")
+                           : fs_err_set(err, rc, "%s: write failed: %s", path, strerror(errno));
+      n++;
+      break;
+    }
+    rc = fs_output_close(o[n], err);
+  }
+  while (n-- > 0) {
+    if (rc) fs_output_abort(o[n]);
+    else rc = fs_output_commit(o[n], err);
+  }
+  free(path);
+  free(o);
+  return rc;
 }
 
 int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs_err *err) {
@@ -730,7 +759,7 @@ int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs
     rc = add_node_dep(&wr, to, wr.w[via].id);
   }
   if (rc == FS_ENOMEM) rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t r = 0; r < n_ranks && !rc; r++) rc = write_rank(&wr, r, prefix, err);
+  if (!rc) rc = write_ranks(&wr, n_ranks, prefix, err);
 out:
   for (size_t i = 0; i < wr.n; i++) free(wr.w[i].deps);
   free(wr.w);

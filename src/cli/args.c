@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "fabricsim/output.h"
 
 int fs__cli_parse_long(const char *s, long lo, long hi, long *out) {
   char *end;
@@ -106,36 +106,33 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
   return 0;
 }
 
-/* FILE.tmp.PID opened for writing, or NULL after printing why. */
-static FILE *open_tmp(const char *path, char *tmp, size_t n) {
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path, strerror(errno));
-  return f;
-}
-
-int fs__cli_report_check(const char *path) {
-  char tmp[4200];
-  FILE *f = open_tmp(path, tmp, sizeof(tmp));
-  if (!f) return 2;
-  fclose(f);
-  remove(tmp);
-  return 0;
-}
-
-int fs__cli_report_write(const char *path, fs__cli_report_fn fn, void *ctx) {
-  char tmp[4200];
-  FILE *f = open_tmp(path, tmp, sizeof(tmp));
-  if (!f) return 2;
-  int rc = fn(f, ctx);
-  if (fclose(f) != 0 && !rc) rc = FS_EIO;
-  if (!rc && rename(tmp, path) != 0) rc = FS_EIO;
-  if (rc) {
-    int e = errno;
-    remove(tmp);
-    fprintf(stderr, "fabricsim: %s: cannot write the report: %s\n", path,
-            rc == FS_EIO && e ? strerror(e) : fs_strerror(rc));
+int fs__cli_output_open(const char *path, fs_output **o) {
+  fs_err err = {0, ""};
+  if (fs_output_open(path, o, &err)) {
+    fprintf(stderr, "fabricsim: %s\n", err.msg);
     return 2;
   }
   return 0;
+}
+
+int fs__cli_output_commit(fs_output *o) {
+  fs_err err = {0, ""};
+  if (fs_output_commit(o, &err)) {
+    fprintf(stderr, "fabricsim: %s\n", err.msg);
+    return 1;
+  }
+  return 0;
+}
+
+int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx) {
+  errno = 0;
+  int rc = fn(fs_output_file(o), ctx);
+  if (rc) {
+    int e = errno; /* a failed write's reason, when that is what failed */
+    fprintf(stderr, "fabricsim: %s: write failed: %s\n", fs_output_path(o),
+            rc == FS_EIO && e ? strerror(e) : fs_strerror(rc));
+    fs_output_abort(o);
+    return 1;
+  }
+  return fs__cli_output_commit(o);
 }

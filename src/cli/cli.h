@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fabricsim/err.h"
+#include "fabricsim/output.h"
 #include "fabricsim/sim.h"
 
 int fs__cli_topo(int argc, char **argv);
@@ -64,15 +65,19 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
   "                     beside the fluid ones (default 256K; 0: none;\n" \
   "                     docs/model.md \"Small flows as packets\")\n"
 
-/* --report FILE.html (args.c). fs__cli_report_check: before the run, that
- * a file can be created where FILE is to go (a scratch file is created and
- * removed); 0, or 2 after printing "fabricsim: FILE: cannot write the
- * report: REASON". fs__cli_report_write: writes it through fn(f, ctx) to
- * FILE.tmp.PID and renames it into place, so a failed write leaves no
- * partial file; 0, or 2 after printing the same kind of line. */
-typedef int (*fs__cli_report_fn)(FILE *f, void *ctx);
-int fs__cli_report_check(const char *path);
-int fs__cli_report_write(const char *path, fs__cli_report_fn fn, void *ctx);
+/* Output files (args.c), through fabricsim/output.h, which says what
+ * happens to an existing file, a link, a device or a pipe. Every output a
+ * command takes is opened before any work, so a path that cannot take it
+ * fails at once. fs__cli_output_open: 0, or 2 after printing "fabricsim:
+ * PATH: why". fs__cli_output_commit puts the file in place and frees o: 0,
+ * or 1 after printing why (the old file, if any, untouched).
+ * fs__cli_output_write writes the file through fn(f, ctx) (0 or an FS_E*
+ * code) and commits it, or aborts it if fn fails: 0, or 1 after printing
+ * why; o is freed either way. */
+typedef int (*fs__cli_write_fn)(FILE *f, void *ctx);
+int fs__cli_output_open(const char *path, fs_output **o);
+int fs__cli_output_commit(fs_output *o);
+int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx);
 
 /* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
 int fs__cli_fail(const fs_err *err);

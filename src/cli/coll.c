@@ -331,7 +331,6 @@ int fs__cli_coll(int argc, char **argv) {
   if ((size_range != NULL) + (size_list != NULL) + nccl_style > 1)
     return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
 
-  if (report && fs__cli_report_check(report)) return 2;
   sizes z = {NULL, 0, 0};
   if (size_list) {
     char buf[4096];
@@ -375,6 +374,11 @@ int fs__cli_coll(int argc, char **argv) {
     for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 64; v *= 2) add_size(&z, v);
   }
 
+  fs_output *report_out = NULL;
+  if (report && fs__cli_output_open(report, &report_out)) {
+    free(z.v);
+    return 2;
+  }
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   fs_router *router = NULL;
@@ -483,9 +487,11 @@ int fs__cli_coll(int argc, char **argv) {
     rep.op = fs_coll_op_name(prm.op);
     rep.ranks = ranks;
     rep.t = t;
-    status = fs__cli_report_write(report, write_coll_report, &rep);
+    status = fs__cli_output_write(report_out, write_coll_report, &rep);
+    report_out = NULL;
   }
 out:
+  fs_output_abort(report_out);
   free(rep.rows);
   free(rep.algo);
   fs_coll_tuner_free(tuner);

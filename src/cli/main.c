@@ -1,9 +1,12 @@
 /* fabricsim command-line entry: dispatches to one subcommand per file. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fabricsim/output.h"
 
 #define FABRICSIM_VERSION "0.1.0"
 
@@ -48,7 +51,30 @@ static void usage(FILE *f) {
           "Run 'fabricsim COMMAND --help' for the options of a command.\n");
 }
 
+/* An interrupt or a kill removes the temporary files of the outputs not
+ * yet in place, then ends the process as the signal would have. */
+static void on_fatal_signal(int sig) {
+  fs_output_cleanup();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_cleanup(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+    struct sigaction old, sa;
+    /* a signal ignored by whoever started us (nohup) stays ignored */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+  atexit(fs_output_cleanup); /* an exit on a path that forgot an output */
+}
+
 int main(int argc, char **argv) {
+  install_cleanup();
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -142,7 +142,7 @@ static int ocs_report_fn(FILE *f, void *ctx) {
                             c->note);
 }
 
-static int ocs_report(const char *path, const char *file, const fs_ocs_traffic *tr,
+static int ocs_report(fs_output *o, const char *file, const fs_ocs_traffic *tr,
                       const fs_ocs_params *p, const int *want, const fs_ocs_result *res) {
   fs_ocs_algo algo = want[FS_OCS_BVN] ? FS_OCS_BVN : FS_OCS_SOLSTICE;
   int draw = want[FS_OCS_BVN] || want[FS_OCS_SOLSTICE];
@@ -185,9 +185,10 @@ static int ocs_report(const char *path, const char *file, const fs_ocs_traffic *
   free(stuffed);
   if (rc) {
     free(all);
-    fprintf(stderr, "fabricsim: %s: cannot draw the schedule: %s\n", path,
+    fprintf(stderr, "fabricsim: %s: cannot draw the schedule: %s\n", fs_output_path(o),
             err.msg[0] ? err.msg : fs_strerror(rc));
-    return 2;
+    fs_output_abort(o);
+    return fs_err_is_input(rc) ? 2 : 1;
   }
   char vals[N_KINDS][64], keys[N_KINDS][40];
   const char *kv[2 * N_KINDS];
@@ -209,7 +210,7 @@ static int ocs_report(const char *path, const char *file, const fs_ocs_traffic *
   else
     snprintf(note, sizeof(note), "static only: one configuration, no schedule to draw.");
   ocs_report_ctx c = {title, note, kv, nkv, tr->n, all, n_all, off};
-  int st = fs__cli_report_write(path, ocs_report_fn, &c);
+  int st = fs__cli_output_write(o, ocs_report_fn, &c);
   free(all);
   return st;
 }
@@ -315,10 +316,14 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   }
   if (report && sweep)
     return fs__cli_usage("ocs schedule", "--report draws one schedule: not with --sweep");
-  if (report && fs__cli_report_check(report)) return 2;
   fs_err err = {0, ""};
   fs_ocs_traffic tr;
   if (fs_ocs_matrix_from_file(file, &tr, &err)) return fs__cli_fail(&err);
+  fs_output *report_out = NULL;
+  if (report && fs__cli_output_open(report, &report_out)) {
+    fs_ocs_traffic_free(&tr);
+    return 2;
+  }
   int status = 0;
   fs__cli_progress prog;
   fs__cli_progress_start(&prog, "ocs schedule");
@@ -382,7 +387,6 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
         printf("\n");
       }
       printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
-      if (report && (status = ocs_report(report, file, &tr, &p, want, res))) goto out;
       if (hyb)
         printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
                "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "
@@ -425,6 +429,10 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
         printf("}");
       }
       printf("]}\n");
+    }
+    if (report_out) {
+      status = ocs_report(report_out, file, &tr, &p, want, res);
+      report_out = NULL;
     }
     goto out;
   }
@@ -524,6 +532,7 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
 fail:
   status = fs__cli_fail(&err);
 out:
+  fs_output_abort(report_out);
   fs__cli_progress_end(&prog);
   fs_ocs_plan_free(plan);
   fs_ocs_traffic_free(&tr);

@@ -403,6 +403,9 @@ int fs__cli_ocs_topo(int argc, char **argv) {
   int rc, status = 0;
   row rows[8];
   int nr = 0;
+  /* the export is opened before the work (seconds of it), so a bad path costs nothing */
+  fs_output *export_out = NULL;
+  if (export && fs__cli_output_open(export, &export_out)) return 2;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, cmd);
   if ((rc = fs_job_load(file, &job, &err))) goto fail;
@@ -462,16 +465,11 @@ int fs__cli_ocs_topo(int argc, char **argv) {
     goto fail;
   if (want_job) job_row(&rows[nr++], job, train, &pr);
   fs__cli_progress_end(&pr);
-  if (export) {
-    FILE *f = fopen(export, "w");
-    if (!f) {
-      fs_err_set(&err, FS_EIO, "%s: cannot write: %s", export, strerror(errno));
-      rc = FS_EIO;
-      goto fail;
-    }
-    rc = fs_topo_export(opt_topo, "json", f, &err);
-    if (fclose(f) != 0 && !rc) rc = fs_err_set(&err, FS_EIO, "%s: write failed", export);
-    if (rc) goto fail;
+  if (export_out) {
+    if ((rc = fs_topo_export(opt_topo, "json", fs_output_file(export_out), &err))) goto fail;
+    status = fs__cli_output_commit(export_out);
+    export_out = NULL;
+    if (status) goto out;
   }
   if (strcmp(format, "json") == 0)
     print_json(file, tr, g, gbps, sw, rows, nr);
@@ -482,6 +480,7 @@ fail:
   fs__cli_progress_end(&pr);
   status = fs__cli_fail(&err);
 out:
+  fs_output_abort(export_out);
   fs_topo_free(opt_topo);
   fs_topoopt_graph_free(g);
   fs_topoopt_graph_free(rg);

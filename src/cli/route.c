@@ -252,10 +252,10 @@ static int route_report_fn(FILE *f, void *ctx) {
   return fs_html_route_report(f, title, r->t, metrics, nm, rows, n);
 }
 
-static int write_route_report(const char *path, const fs_routeopt_traffic *tr, const fs_topo *t,
+static int write_route_report(fs_output *o, const fs_routeopt_traffic *tr, const fs_topo *t,
                               const column *cols, int nc) {
   route_report r = {tr, t, cols, nc};
-  return fs__cli_report_write(path, route_report_fn, &r);
+  return fs__cli_output_write(o, route_report_fn, &r);
 }
 
 int fs__cli_route(int argc, char **argv) {
@@ -317,7 +317,6 @@ int fs__cli_route(int argc, char **argv) {
   if (!spec) return fs__cli_usage("route", "--topo is required");
   int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
   if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
-  if (report && fs__cli_report_check(report)) return 2;
   int want[FS_ROUTEOPT_N_KINDS] = {0};
   int n_want = 0, all = 0;
   {
@@ -341,6 +340,8 @@ int fs__cli_route(int argc, char **argv) {
       }
     }
   }
+  fs_output *report_out = NULL;
+  if (report && fs__cli_output_open(report, &report_out)) return 2;
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   fs_routeopt_traffic tr;
@@ -426,13 +427,17 @@ int fs__cli_route(int argc, char **argv) {
   else
     print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
                &po);
-  if (report) status = write_route_report(report, &tr, t, cols, nc);
+  if (report_out) {
+    status = write_route_report(report_out, &tr, t, cols, nc);
+    report_out = NULL;
+  }
   goto out;
 oom:
   fs_err_set(&err, FS_ENOMEM, "out of memory");
 fail:
   status = fs__cli_fail(&err);
 out:
+  fs_output_abort(report_out);
   if (runs)
     for (long s = 0; s < seeds; s++) free(runs[s].job_s);
   free(runs);

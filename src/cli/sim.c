@@ -80,29 +80,27 @@ static const char *ns3_program(char *buf, size_t cap) {
 }
 
 /* kind: 0 JSON results, 1 CSV, 2 trace. */
-static int write_results(const fs_scenario *sc, const char *out, int kind) {
-  FILE *f = stdout;
-  char tmp[4200];
-  if (out) {
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid());
-    f = fopen(tmp, "w");
-    if (!f) {
-      fprintf(stderr, "fabricsim: %s: cannot write: %s\n", out, strerror(errno));
-      return 2;
-    }
-  }
-  int rc = kind == 1         ? fs_report_sim_csv(f, sc)
-           : kind == 2       ? fs_report_sim_trace(f, sc)
-                             : fs_report_sim_json(f, sc);
-  if (out) {
-    if (fclose(f) != 0) rc = FS_EIO;
-    if (rc == 0 && rename(tmp, out) != 0) rc = FS_EIO;
-    if (rc) {
-      remove(tmp);
-      fprintf(stderr, "fabricsim: %s: write failed: %s\n", out, strerror(errno));
-      return 1;
-    }
-  } else if (fflush(stdout) != 0 || rc) {
+static int write_kind(const fs_scenario *sc, FILE *f, int kind) {
+  return kind == 1 ? fs_report_sim_csv(f, sc)
+         : kind == 2 ? fs_report_sim_trace(f, sc)
+                     : fs_report_sim_json(f, sc);
+}
+
+typedef struct results_ctx {
+  const fs_scenario *sc;
+  int kind;
+} results_ctx;
+
+static int results_fn(FILE *f, void *ctx) {
+  const results_ctx *c = ctx;
+  return write_kind(c->sc, f, c->kind);
+}
+
+/* Into o (freed), or on stdout if o is NULL. 0, or 1 after printing why. */
+static int write_results(const fs_scenario *sc, fs_output *o, int kind) {
+  results_ctx c = {sc, kind};
+  if (o) return fs__cli_output_write(o, results_fn, &c);
+  if (write_kind(sc, stdout, kind) || fflush(stdout) != 0) {
     fprintf(stderr, "fabricsim: writing results failed\n");
     return 1;
   }
@@ -187,7 +185,6 @@ int fs__cli_sim(int argc, char **argv) {
   if (report && (ns3 || packet))
     return fs__cli_usage("sim", "--report draws the fluid engine's run: not with --backend %s",
                          backend);
-  if (report && fs__cli_report_check(report)) return 2;
   fs__cli_progress ps;
   fs__cli_progress_start(&ps, "sim");
   int rc = fs_scenario_load(in, &sc, &err);
@@ -206,6 +203,16 @@ int fs__cli_sim(int argc, char **argv) {
     fs_scenario_free(sc);
     return fs__cli_fail(&err);
   }
+  /* every output is opened before the run, so a bad path costs nothing */
+  fs_output *trace_out = NULL, *report_out = NULL, *out_out = NULL;
+  if ((trace && fs__cli_output_open(trace, &trace_out)) ||
+      (report && fs__cli_output_open(report, &report_out)) ||
+      (out && fs__cli_output_open(out, &out_out))) {
+    fs_output_abort(trace_out);
+    fs_output_abort(report_out);
+    fs_scenario_free(sc);
+    return 2;
+  }
   fs_sim_opts opts = {0};
   if (report) opts.link_bins = FS_HTML_LINK_BINS;
   opts.progress = fs__cli_progress_hook;
@@ -218,15 +225,19 @@ int fs__cli_sim(int argc, char **argv) {
     rc = fs_packet_run(sc, &err);
   }
   fs__cli_progress_end(&ps);
-  if (rc) {
-    fs_scenario_free(sc);
-    return fs__cli_fail(&err);
+  int status = rc ? fs__cli_fail(&err) : 0;
+  if (status == 0 && trace_out) {
+    status = write_results(sc, trace_out, 2);
+    trace_out = NULL;
   }
-  int status = 0;
-  if (trace) status = write_results(sc, trace, 2);
-  if (status == 0 && report) status = fs__cli_report_write(report, sim_report, sc);
-  if (status == 0 && (out || !summary))
-    status = write_results(sc, out, strcmp(format, "csv") == 0);
+  if (status == 0 && report_out) {
+    status = fs__cli_output_write(report_out, sim_report, sc);
+    report_out = NULL;
+  }
+  if (status == 0 && (out_out || !summary)) {
+    status = write_results(sc, out_out, strcmp(format, "csv") == 0);
+    out_out = NULL;
+  }
   if (status == 0 && summary) {
     if (fs_report_sim_summary(stdout, sc)) status = 1;
     if (ns3) printf("backend:         ns-3 packet level (times above; engine counts are the routing run's)\n");
@@ -234,6 +245,9 @@ int fs__cli_sim(int argc, char **argv) {
       printf("backend:         packet level (times above; engine counts are the routing run's)\n");
     printf("wall time:       %.3f s\n", fs__cli_progress_elapsed(&ps));
   }
+  fs_output_abort(trace_out);
+  fs_output_abort(report_out);
+  fs_output_abort(out_out);
   fs_scenario_free(sc);
   return status;
 }

@@ -251,6 +251,7 @@ int fs__cli_sweep(int argc, char **argv) {
   fs_sweep *sw = NULL;
   fs_sweep_db *db = NULL;
   int32_t *todo = NULL;
+  fs_output *csv_out = NULL;
   int rc = fs_sweep_load(in, &sw, &err);
   int status = 0;
   if (rc) goto out;
@@ -260,6 +261,11 @@ int fs__cli_sweep(int argc, char **argv) {
     goto out;
   }
 #endif
+  /* the CSV is opened before any point runs, so a bad path costs nothing */
+  if (csv && strcmp(csv, "-") != 0 && fs__cli_output_open(csv, &csv_out)) {
+    status = 2;
+    goto out;
+  }
   if ((rc = fs_sweep_db_open(dbfile, sw, &db, &err))) goto out;
   todo = malloc((size_t)fs_sweep_n_points(sw) * sizeof(int32_t));
   if (!todo) {
@@ -294,8 +300,17 @@ int fs__cli_sweep(int argc, char **argv) {
   }
   progress(&t, 1);
   fs__cli_progress_end(&t.pr);
-  if (!rc && csv) rc = fs_sweep_db_csv(db, csv, &err);
+  if (!rc && csv_out) {
+    if ((rc = fs_sweep_db_csv(db, fs_output_file(csv_out), &err)) == 0) {
+      status = fs__cli_output_commit(csv_out);
+      csv_out = NULL;
+    }
+  } else if (!rc && csv) {
+    rc = fs_sweep_db_csv(db, stdout, &err);
+    if (!rc && fflush(stdout) != 0) rc = fs_err_set(&err, FS_EIO, "stdout: write failed");
+  }
 out:
+  fs_output_abort(csv_out);
   if (rc) status = fs__cli_fail(&err);
 #ifdef FS_MPI
   MPI_Finalize();

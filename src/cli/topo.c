@@ -292,23 +292,26 @@ int fs__cli_topo(int argc, char **argv) {
     return fs__cli_usage("topo", "--export must be dot, graphml or json, got '%s'", export);
   if (outfile && !export) return fs__cli_usage("topo", "--out goes with --export");
 
+  /* the file is opened before the topology is built (which can be long) */
+  fs_output *out = NULL;
+  if (outfile && fs__cli_output_open(outfile, &out)) return 2;
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   int rc = fs_topo_from_spec(spec, &t, &err);
-  if (rc) return fs__cli_fail(&err);
+  if (rc) {
+    fs_output_abort(out);
+    return fs__cli_fail(&err);
+  }
   if (export) {
-    FILE *f = outfile ? fopen(outfile, "w") : stdout;
-    if (!f) {
-      fs_topo_free(t);
-      fprintf(stderr, "fabricsim: %s: cannot write\n", outfile);
-      return 2;
-    }
-    rc = fs_topo_export(t, export, f, &err);
-    int bad = (outfile ? fclose(f) : fflush(f)) != 0;
+    rc = fs_topo_export(t, export, out ? fs_output_file(out) : stdout, &err);
     fs_topo_free(t);
-    if (rc) return fs__cli_fail(&err);
-    if (bad) {
-      fprintf(stderr, "fabricsim: topo: error writing the export\n");
+    if (rc) {
+      fs_output_abort(out);
+      return fs__cli_fail(&err);
+    }
+    if (out) return fs__cli_output_commit(out);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "fabricsim: topo: error writing the export on stdout\n");
       return 1;
     }
     return 0;

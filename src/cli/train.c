@@ -57,19 +57,7 @@ static void help(FILE *f) {
           "                      report is the last one's, with the first and mean\n");
 }
 
-static int write_trace(const char *trace, const fs_train *tr) {
-  char tmp[4200];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", trace, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  int wrc = f ? fs_train_write_trace(f, tr) : FS_EIO;
-  if (f && fclose(f) != 0) wrc = FS_EIO;
-  if (wrc || rename(tmp, trace) != 0) {
-    remove(tmp);
-    fprintf(stderr, "fabricsim: %s: cannot write the trace\n", trace);
-    return 2;
-  }
-  return 0;
-}
+static int train_trace(FILE *f, void *ctx) { return fs_train_write_trace(f, ctx); }
 
 typedef struct train_report_ctx {
   const fs_job *job;
@@ -173,7 +161,6 @@ int fs__cli_train(int argc, char **argv) {
   }
   if (report && n_in > 1)
     return fs__cli_usage("train", "--report takes one job file, got %d", n_in);
-  if (report && fs__cli_report_check(report)) return 2;
   /* the trace's and the report's link utilisation need every link */
   if (trace || report) opts.no_symmetry = 1;
   fs__cli_progress pr;
@@ -189,6 +176,8 @@ int fs__cli_train(int argc, char **argv) {
   fs_cluster *cl = NULL;
   fs_train_result res[MAX_JOBS];
   int status = 0, rc = 0;
+  fs_output *trace_out = NULL, *report_out = NULL;
+  fs_output_dir *chakra_out = NULL;
   for (int32_t k = 0; k < n_in && !rc; k++) rc = fs_job_load(in[k], &jobs[k], &err);
   for (int32_t k = 0; k < n_in && !rc && (transport || connections || rate_control || pkt); k++)
     if (fs__cli_transport("train", transport, connections, rate_control, pkt, 1,
@@ -197,6 +186,18 @@ int fs__cli_train(int argc, char **argv) {
       for (int32_t j = 0; j < n_in; j++) fs_job_free(jobs[j]);
       return 2;
     }
+  /* every output is opened before the run, so a bad path costs nothing */
+  if (!rc && ((trace && fs__cli_output_open(trace, &trace_out)) ||
+              (report && fs__cli_output_open(report, &report_out)))) {
+    status = 2;
+    fs__cli_progress_end(&pr);
+    goto out;
+  }
+  if (!rc && chakra_dir && fs_output_dir_open(chakra_dir, &chakra_out, &err)) {
+    status = fs__cli_fail(&err);
+    fs__cli_progress_end(&pr);
+    goto out;
+  }
   if (!rc && n_in == 1) {
     rc = fs_train_new(jobs[0], &opts, &tr, &err);
     if (!rc) rc = fs_train_run(tr, &res[0], &err);
@@ -209,21 +210,36 @@ int fs__cli_train(int argc, char **argv) {
     status = fs__cli_fail(&err);
     goto out;
   }
-  if (trace && (status = write_trace(trace, tr))) goto out;
-  if (report) {
-    train_report_ctx rc_ = {jobs[0], tr, &res[0]};
-    if ((status = fs__cli_report_write(report, train_report, &rc_))) goto out;
+  if (trace_out) {
+    status = fs__cli_output_write(trace_out, train_trace, tr);
+    trace_out = NULL;
+    if (status) goto out;
   }
-  if (chakra_dir) {
-    char prefix[512];
-    snprintf(prefix, sizeof(prefix), "%s/trace", chakra_dir);
+  if (report_out) {
+    train_report_ctx rc_ = {jobs[0], tr, &res[0]};
+    status = fs__cli_output_write(report_out, train_report, &rc_);
+    report_out = NULL;
+    if (status) goto out;
+  }
+  if (chakra_out) {
+    size_t cap = strlen(chakra_dir) + sizeof("/trace");
+    char *prefix = malloc(cap);
+    if (!prefix) {
+      status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+      goto out;
+    }
+    snprintf(prefix, cap, "%s/trace", chakra_dir);
     const fs_sim *sim = fs_train_sim(tr);
     if (fs_chakra_write_sim(sim, fs_sim_topo(sim)->n_hosts, prefix, &err)) {
+      free(prefix);
       status = fs__cli_fail(&err);
       goto out;
     }
+    fs_output_dir_commit(chakra_out);
+    chakra_out = NULL;
     fprintf(stderr, "fabricsim train: Chakra traces in %s.<rank>.et (%d ranks)\n", prefix,
             fs_sim_topo(sim)->n_hosts);
+    free(prefix);
   }
   if (n_in > 1)
     rc = print_cluster(jobs, n_in, res, json);
@@ -233,6 +249,9 @@ int fs__cli_train(int argc, char **argv) {
   if (rc) status = 1;
   if (!json) printf("wall time:          %.3f s\n", fs__cli_progress_elapsed(&pr));
 out:
+  fs_output_abort(trace_out);
+  fs_output_abort(report_out);
+  fs_output_dir_abort(chakra_out);
   fs_train_free(tr);
   fs_cluster_free(cl);
   for (int32_t k = 0; k < n_in; k++) fs_job_free(jobs[k]);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../base/base.h"
 #include "fabricsim/sweep.h"
@@ -128,6 +129,21 @@ int fs_sweep_db_open(const char *file, const fs_sweep *sw, fs_sweep_db **out, fs
   d->sw = sw;
   snprintf(d->file, sizeof(d->file), "%s", file);
   int rc = 0;
+  /* SQLite writes FILE and FILE-journal: only ever a regular file (a
+   * device or a link to nothing would be replaced or created beside) */
+  struct stat st;
+  if (lstat(file, &st) == 0) {
+    if (stat(file, &st) != 0) {
+      rc = fs_err_set(err, FS_EINVAL, "%s: a symbolic link to nothing; give the database itself",
+                      file);
+      goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      rc = fs_err_set(err, FS_EINVAL, "%s: not a regular file; the sweep database must be one",
+                      file);
+      goto fail;
+    }
+  }
   if (sqlite3_open_v2(file, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
       SQLITE_OK) {
     rc = db_fail(d, err, "cannot open");
@@ -214,9 +230,7 @@ int fs_sweep_db_put(fs_sweep_db *d, const fs_sweep_result *r, fs_err *err) {
   return 0;
 }
 
-int fs_sweep_db_csv(fs_sweep_db *d, const char *file, fs_err *err) {
-  FILE *f = strcmp(file, "-") == 0 ? stdout : fopen(file, "w");
-  if (!f) return fs_err_set(err, FS_EIO, "%s: cannot write", file);
+int fs_sweep_db_csv(fs_sweep_db *d, FILE *f, fs_err *err) {
   sqlite3_stmt *q = NULL;
   int rc = 0;
   if (sqlite3_prepare_v2(d->db, "SELECT * FROM points ORDER BY point", -1, &q, NULL) != SQLITE_OK) {
@@ -245,6 +259,5 @@ int fs_sweep_db_csv(fs_sweep_db *d, const char *file, fs_err *err) {
     if (st != SQLITE_DONE) rc = db_fail(d, err, "select");
   }
   sqlite3_finalize(q);
-  if (f != stdout && fclose(f) && !rc) rc = fs_err_set(err, FS_EIO, "%s: write failed", file);
   return rc;
 }

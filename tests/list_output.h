@@ -1,0 +1,9 @@
+/* tests of output files (fabricsim/output.h), run in this order */
+X(test_output_regular_file_replaced_whole_keeping_its_mode)
+X(test_output_symlink_followed_and_kept)
+X(test_output_refuses_dangling_links_directories_and_missing_dirs)
+X(test_output_device_written_through_never_replaced)
+X(test_output_fifo_written_through)
+X(test_output_cleanup_removes_what_is_not_committed)
+X(test_output_cli_device_link_and_bad_paths)
+X(test_output_cli_interrupt_leaves_nothing_behind)

@@ -1,0 +1,179 @@
+#!/bin/sh
+# scripts/outputs.sh BIN DIR [full]: runs fabricsim BIN over every bundled
+# example, every validation case, every transport variant, every subcommand
+# and the bad inputs, and keeps what each run gave in DIR: stdout, stderr,
+# the exit status and every file it wrote (reports, traces, exports). Two
+# builds that give the same DIR (diff -r) have byte-identical outputs:
+# scripts/same-outputs.sh compares a revision with the working tree.
+#
+# Lines that measure this machine, not the model (wall time, the progress
+# line, sweep's wall_s column), are dropped. `full` adds the two runs of a
+# minute or more each (gpt3-175b-8k, llama3-405b-128k).
+set -eu
+BIN=$(realpath "$1")
+DIR=$2
+FULL=${3:-}
+cd "$(dirname "$0")/.."
+rm -rf "$DIR"
+mkdir -p "$DIR"
+DIR=$(realpath "$DIR")
+n=0
+CR=$(printf '\r')
+# what this machine measured: run times, peak memory
+MACHINE='s/[0-9.]* s, peak RSS [0-9.]* [KMG]iB/T s, peak RSS M/g
+s/optimiser [0-9.e-]* ms max/optimiser T ms max/g
+s/"wall_s": *[0-9.e+-]*/"wall_s":T/g
+s/"peak_rss_bytes": *[0-9]*/"peak_rss_bytes":M/g'
+
+# run NAME ARGS...: ARGS may name @/FILE, a file in the run's own folder.
+# (sh has no locals: its variables are _-prefixed, apart from the callers')
+run() {
+  _d="$DIR/$1"
+  shift
+  mkdir -p "$_d"
+  _args=""
+  for _a in "$@"; do
+    _a=$(printf '%s' "$_a" | sed "s|@/|$_d/|g")
+    _args="$_args '$_a'"
+  done
+  set +e
+  eval "\"$BIN\" $_args" >"$_d/stdout" 2>"$_d/stderr.raw"
+  echo $? >"$_d/status"
+  set -e
+  # machine-dependent lines: wall time, progress, sweep timings
+  grep -v -e 'wall time' -e "$CR" -e '^fabricsim [a-z ]*: [0-9.]* s, simulated ' \
+    -e '^fabricsim sweep: [0-9]*/[0-9]* points' "$_d/stderr.raw" \
+    | sed "s|$_d/||g" >"$_d/stderr" || true
+  rm -f "$_d/stderr.raw"
+  for _out in "$_d"/*; do
+    [ -f "$_out" ] || continue
+    case $_out in
+      *.et | */status) ;;
+      *) sed -i -e '/wall time/d' -e "s|$DIR/||g" -e "$MACHINE" "$_out" ;;
+    esac
+    case $_out in *.csv) sed -i 's/,[0-9.e-]*,\([^,]*,[^,]*,[^,]*,[^,]*\)$/,WALL,\1/' "$_out" ;; esac
+  done
+  n=$((n + 1))
+}
+
+ex=examples
+# ---- sim: scenarios under every transport and backend ----
+for f in $ex/demo.json $ex/failure-demo.json $ex/issue-example.json validation/*.json \
+         tests/data/torus-dor.json; do
+  b=$(basename "$f" .json)
+  run "sim-$b" sim "$f" --summary
+  run "sim-$b-json" sim "$f" --out @/out.json
+  run "sim-$b-tcp" sim "$f" --transport tcp --summary
+  run "sim-$b-tcp-persistent" sim "$f" --transport tcp --connections persistent --summary
+  run "sim-$b-dctcp" sim "$f" --transport tcp --rate-control dctcp --summary
+  run "sim-$b-rdma" sim "$f" --transport rdma --summary
+  run "sim-$b-dcqcn" sim "$f" --transport rdma --rate-control dcqcn --out @/out.json
+  run "sim-$b-tcp-pkt" sim "$f" --transport tcp --packet-bytes 64K --summary
+  run "sim-$b-dcqcn-pkt" sim "$f" --transport rdma --rate-control dcqcn --packet-bytes 64K --summary
+  run "sim-$b-packet" sim "$f" --backend packet --transport tcp --summary
+  run "sim-$b-packet-rdma" sim "$f" --backend packet --transport rdma --summary
+done
+for r in shortest ecmp spray; do run "sim-demo-$r" sim $ex/demo.json --routing $r --format csv; done
+run sim-demo-optimized sim $ex/demo.json --routing optimized --summary
+run sim-demo-seed sim $ex/demo.json --seed 7 --summary
+run sim-demo-report sim $ex/demo.json --report @/r.html --trace @/t.json --out @/o.csv --format csv
+run sim-failure-report sim $ex/failure-demo.json --report @/r.html
+
+# ---- train: every job, the transports, the outputs ----
+for f in $ex/gpt-13b*.json $ex/gpt3-175b.json $ex/gpt3-175b-railopt.json $ex/gpt3-175b-8k-railopt.json \
+         $ex/llama3-405b-16k.json $ex/moe-railonly.json $ex/moe-railopt.json $ex/tenant-*.json \
+         $ex/topoopt-moe.json $ex/megatron-table1/*.json $ex/megatron-sp/*.json \
+         tests/data/train-railonly.json; do
+  b=$(basename "$f" .json)
+  case $f in */megatron-*) b="$(basename "$(dirname "$f")")-$b" ;; esac
+  run "train-$b" train "$f"
+  run "train-$b-json" train "$f" --format json
+done
+if [ "$FULL" = full ]; then
+  run train-gpt3-175b-8k train $ex/gpt3-175b-8k.json
+  run train-llama3-405b-128k train $ex/llama3-405b-128k.json
+fi
+for f in $ex/gpt-13b.json $ex/gpt-13b-optimized.json $ex/tenant-a.json; do
+  b=$(basename "$f" .json)
+  run "train-$b-tcp" train "$f" --transport tcp
+  run "train-$b-tcp-new" train "$f" --transport tcp --connections new
+  run "train-$b-dctcp" train "$f" --transport tcp --rate-control dctcp
+  run "train-$b-rdma" train "$f" --transport rdma
+  run "train-$b-dcqcn" train "$f" --transport rdma --rate-control dcqcn
+  run "train-$b-dcqcn-pkt" train "$f" --transport rdma --rate-control dcqcn --packet-bytes 64K
+  run "train-$b-isolated" train "$f" --comm isolated
+  run "train-$b-free" train "$f" --free-comm
+  run "train-$b-nosym" train "$f" --no-symmetry
+  run "train-$b-tune-sim" train "$f" --tune sim
+  run "train-$b-iter3" train "$f" --iterations 3 --buckets 2
+done
+run train-moe-dcqcn train $ex/moe-railonly.json --transport rdma --rate-control dcqcn
+run train-two-tenants train $ex/tenant-a.json $ex/tenant-b.json
+run train-two-tenants-json train $ex/tenant-a.json $ex/tenant-b.json --format json
+run train-gpt-13b-outputs train $ex/gpt-13b.json --report @/r.html --trace @/t.json --export-chakra @/ck
+run train-moe-report train $ex/moe-railonly.json --report @/r.html
+run chakra-gpt-13b chakra "$DIR/train-gpt-13b-outputs/ck/trace" \
+  --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400
+for f in tests/data/chakra/*.et; do
+  case $f in *.0.et) ;; *) continue ;; esac
+  b=$(basename "$f" .0.et)
+  run "chakra-$b" chakra "${f%.0.et}" --topo star:hosts=16
+done
+
+# ---- coll: every operation and algorithm, the formats ----
+for op in allreduce allgather reducescatter broadcast reduce alltoall sendrecv; do
+  for algo in auto ring tree rd rhd binomial bruck pairwise direct hier inc; do
+    run "coll-$op-$algo" coll --op $op --algo $algo --ranks 16 --topo fattree:k=4 --size 1K:16M
+  done
+done
+run coll-nccl coll --op allreduce --ranks 64 --topo fattree:k=8 -b 8 -e 128M -f 2
+run coll-json coll --op allreduce --ranks 32 --topo leafspine:leaves=4,spines=2,hosts_per_leaf=8 --format json
+run coll-csv coll --op alltoall --algo pairwise --ranks 16 --topo star:hosts=16 --format csv
+run coll-report coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:1M --report @/r.html
+run coll-tcp coll --op allreduce --ranks 16 --topo fattree:k=4 --size 64K:4M --transport tcp
+run coll-dcqcn coll --op alltoall --ranks 16 --topo fattree:k=4 --size 64K:4M --transport rdma --rate-control dcqcn
+run coll-tune-sim coll --op allreduce --ranks 16 --topo fattree:k=4 --tune sim --size 1K:16M
+
+# ---- topo: families, metrics, exports ----
+for s in fattree:k=8,gbps=100 leafspine:leaves=8,spines=4,hosts_per_leaf=8,gpus_per_node=8 \
+         leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400 \
+         torus:dims=4x4x4 ring:n=8 star:hosts=16 dragonfly:a=4,p=2,h=2; do
+  b=$(printf '%s' "$s" | tr ':,=' '___')
+  run "topo-$b" topo "$s"
+  run "topo-$b-json" topo "$s" --format json
+  for e in dot graphml json; do run "topo-$b-$e" topo "$s" --export $e --out @/export.$e; done
+done
+
+# ---- route, ocs, wan, sweep ----
+for f in $ex/jobs-4dp.json $ex/jobs-ring.json; do
+  b=$(basename "$f" .json)
+  run "route-$b" route --jobs "$f" --optimizer greedy,ecmp,spray,random \
+    --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400
+done
+run route-jobs-rail route --jobs $ex/jobs-rail.json --seeds 10 \
+  --topo railopt:servers=16,servers_per_su=8,spines=4,gpus_per_node=8
+run route-json route --jobs $ex/jobs-4dp.json --format json --report @/r.html \
+  --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400
+for f in $ex/ocs-job.json $ex/ocs-matrix.json $ex/ocs-skewed.json; do
+  b=$(basename "$f" .json)
+  run "ocs-$b" ocs schedule --matrix "$f"
+  run "ocs-$b-sweep" ocs schedule --matrix "$f" --sweep
+  run "ocs-$b-json" ocs schedule --matrix "$f" --format json --report @/r.html
+done
+run ocs-topo ocs topo $ex/topoopt-moe.json --degree 4 --export @/topo.json
+run ocs-tpu ocs tpu --shape 8x8x16 --twisted
+run ocs-tpu-json ocs tpu --shape 4x4x8 --format json
+for f in $ex/wan-4dc.json $ex/wan-nsfnet-flex.json; do
+  b=$(basename "$f" .json)
+  run "wan-$b-provision" wan provision "$f"
+  run "wan-$b-provision-json" wan provision "$f" --algo most-used --format json
+done
+run wan-train wan train $ex/wan-4dc.json --cut east-central
+run sweep-demo sweep $ex/sweep-demo.json --db @/s.sqlite --csv @/s.csv
+rm -f "$DIR/sweep-demo/s.sqlite"
+
+# ---- bad inputs: the message and the status ----
+for f in tests/data/bad/*.json; do run "bad-sim-$(basename "$f" .json)" sim "$f"; done
+for f in tests/data/bad-jobs/*.json; do run "bad-train-$(basename "$f" .json)" train "$f"; done
+
+echo "scripts/outputs.sh: $n runs of $BIN in $DIR"

@@ -1,5 +1,6 @@
-/* Writers of simulation results for other tools: JSON (the default output
- * of `fabricsim sim`), per-flow CSV, and a human summary. Formats are in
+/* Writers of results, for people and for other tools: a scenario's JSON
+ * (the default output of `fabricsim sim`), per-flow CSV, trace and summary;
+ * a training iteration's summary, JSON and trace. Formats are in
  * docs/formats.md. All output is deterministic: same run, same bytes. */
 #ifndef FABRICSIM_REPORT_H
 #define FABRICSIM_REPORT_H
@@ -7,6 +8,7 @@
 #include <stdio.h>
 
 #include "fabricsim/scenario.h"
+#include "fabricsim/train.h"
 
 /* Each returns 0, or FS_EIO if writing failed. sc must have run. */
 int fs_report_sim_json(FILE *f, const fs_scenario *sc);
@@ -26,5 +28,17 @@ typedef struct fs_sim_summary {
 
 int fs_report_summarize(const fs_scenario *sc, fs_sim_summary *out);
 int fs_report_sim_summary(FILE *f, const fs_scenario *sc);
+
+/* `fabricsim train`: the summary a person reads (iteration time, throughput,
+ * breakdown, the per-collective table) and its JSON, of job's result r.
+ * 0, or FS_EIO if writing failed. */
+int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r);
+int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r);
+/* Perfetto / Chrome trace of job's iteration tr (after fs_train_run): one
+ * track group per pipeline stage (its data-parallel rank 0 device):
+ * compute, TP, EP slices, pipeline sends and DP collectives; then the mean
+ * utilisation of each group of links (by the kinds of their ends). 0,
+ * FS_ENOMEM or FS_EIO. */
+int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr);
 
 #endif

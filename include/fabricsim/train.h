@@ -146,16 +146,8 @@ int fs_cluster_run(fs_cluster *c, fs_train_result *results, fs_err *err);
 const fs_train *fs_cluster_job(const fs_cluster *c, int32_t k);
 void fs_cluster_free(fs_cluster *c); /* NULL is a no-op */
 
-/* The summary a person reads (iteration time, throughput, breakdown, the
- * per-collective table). */
-int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r);
-/* JSON of the same. */
-int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r);
-/* Perfetto / Chrome trace: one track group per pipeline stage (its data-
- * parallel rank 0 device): compute, TP, EP slices, pipeline sends and DP
- * collectives. */
-int fs_train_write_trace(FILE *f, const fs_train *tr);
-/* The iteration's simulation (its DAG; results after fs_train_run). */
+/* The summary, its JSON and the trace are report's (fabricsim/report.h).
+ * The iteration's simulation (its DAG; results after fs_train_run). */
 const fs_sim *fs_train_sim(const fs_train *tr);
 
 /* The iteration as a timeline (what the trace draws, for reports): per
@@ -179,6 +171,8 @@ typedef struct fs_train_segment {
   int32_t mb, chunk;   /* compute, TP, EP: the op's micro-batch and chunk; else -1 */
   double start_s, dur_s;
   double bytes;        /* PP: the send's; DP: the collective's (nccl-tests size); else 0 */
+  int64_t id;          /* PP, DP: its index among the iteration's sends or DP collectives
+                          (every TP rank's: stable from run to run); else -1 */
 } fs_train_segment;
 int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n);
 int32_t fs_train_stages(const fs_train *tr); /* pipeline stages */

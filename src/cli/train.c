@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fabricsim/chakra.h"
 #include "fabricsim/html.h"
+#include "fabricsim/report.h"
 #include "fabricsim/train.h"
 
 #define MAX_JOBS 64
@@ -57,13 +58,16 @@ static void help(FILE *f) {
           "                      report is the last one's, with the first and mean\n");
 }
 
-static int train_trace(FILE *f, void *ctx) { return fs_train_write_trace(f, ctx); }
-
 typedef struct train_report_ctx {
   const fs_job *job;
   const fs_train *tr;
   const fs_train_result *res;
 } train_report_ctx;
+
+static int train_trace(FILE *f, void *ctx) {
+  const train_report_ctx *c = ctx;
+  return fs_report_train_trace(f, c->job, c->tr);
+}
 
 static int train_report(FILE *f, void *ctx) {
   const train_report_ctx *c = ctx;
@@ -77,13 +81,13 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
   for (int32_t k = 0; k < n && !rc; k++) {
     if (json) {
       if (k) printf(",");
-      rc = fs_train_print_json(stdout, jobs[k], &res[k]);
+      rc = fs_report_train_json(stdout, jobs[k], &res[k]);
       continue;
     }
     printf("%s== job %d of %d: %s (cluster GPUs %lld-%lld) ==\n", k ? "\n" : "", k + 1, n,
            jobs[k]->file, (long long)jobs[k]->gpu_offset,
            (long long)(jobs[k]->gpu_offset + fs_job_gpus(jobs[k]) - 1));
-    rc = fs_train_print_summary(stdout, jobs[k], &res[k]);
+    rc = fs_report_train_text(stdout, jobs[k], &res[k]);
   }
   if (json) printf("]}\n");
   return rc;
@@ -211,7 +215,8 @@ int fs__cli_train(int argc, char **argv) {
     goto out;
   }
   if (trace_out) {
-    status = fs__cli_output_write(trace_out, train_trace, tr);
+    train_report_ctx tc = {jobs[0], tr, &res[0]};
+    status = fs__cli_output_write(trace_out, train_trace, &tc);
     trace_out = NULL;
     if (status) goto out;
   }
@@ -244,8 +249,8 @@ int fs__cli_train(int argc, char **argv) {
   if (n_in > 1)
     rc = print_cluster(jobs, n_in, res, json);
   else
-    rc = json ? fs_train_print_json(stdout, jobs[0], &res[0])
-              : fs_train_print_summary(stdout, jobs[0], &res[0]);
+    rc = json ? fs_report_train_json(stdout, jobs[0], &res[0])
+              : fs_report_train_text(stdout, jobs[0], &res[0]);
   if (rc) status = 1;
   if (!json) printf("wall time:          %.3f s\n", fs__cli_progress_elapsed(&pr));
 out:

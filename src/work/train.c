@@ -30,7 +30,6 @@
 #include "../base/base.h"
 #include "fabricsim/compute.h"
 #include "fabricsim/symm.h"
-#include "fabricsim/trace.h"
 #include "qcoll.h"
 
 #define NVLINK_HOP_NS 250 /* per NVLink hop (GPU -> NVSwitch), docs/model.md */
@@ -1904,319 +1903,7 @@ void fs_cluster_free(fs_cluster *c) {
   free(c);
 }
 
-static const char *kind_label(int k) {
-  static const char *const names[FS_PAR_N] = {"tensor parallel (TP)", "data parallel (DP)",
-                                              "pipeline (PP)", "expert parallel (EP)",
-                                              "ring attention (CP)"};
-  return names[k];
-}
-
-int fs_train_print_summary(FILE *f, const fs_job *job, const fs_train_result *r) {
-  fs_work_mem mem;
-  fs_work_memory_peak(job, &mem);
-  double T = r->iter_s;
-  fprintf(f, "job:                %s\n", job->file);
-  fprintf(f, "model:              %.4g B parameters, %lld layers, hidden %lld, seq %lld\n",
-          (double)fs_work_params(&job->model) / 1e9, (long long)job->model.layers,
-          (long long)job->model.hidden, (long long)job->model.seq_len);
-  fprintf(f, "parallelism:        tp %lld x pp %lld (%s, v %lld) x dp %lld = %lld GPUs, "
-          "%lld micro-batches of %lld\n",
-          (long long)job->par.tp, (long long)job->par.pp, fs_pipe_schedule_name(job->par.schedule),
-          (long long)job->par.virtual_stages, (long long)job->par.dp, (long long)fs_job_gpus(job),
-          (long long)fs_work_microbatches(job), (long long)job->train.micro_batch);
-  if (job->reopt_interval_s > 0)
-    fprintf(f, "topology:           %s (optimized routing: %s every %g ms over %s, hold %g us)\n",
-            job->topo->spec, fs_routeopt_kind_name(job->reopt_optimizer),
-            job->reopt_interval_s * 1e3, fs_route_mode_name(job->mode),
-            job->reopt_reconfig_s * 1e6);
-  else
-    fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
-  if (job->hw.nvlink_eff < 1)
-    fprintf(f, "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "
-            "(GPU-driven copies%s%s)\n",
-            job->hw.nvlink_gbps, job->hw.nvlink_eff, job->hw.preset[0] ? ", " : "",
-            job->hw.preset);
-  fprintf(f, "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
-          "optimizer %.2f, activations %.2f)\n",
-          mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
-          mem.weight_bytes / 1073741824.0, mem.grad_bytes / 1073741824.0,
-          mem.optim_bytes / 1073741824.0, mem.act_bytes / 1073741824.0);
-  if (r->iterations > 1)
-    fprintf(f, "iteration time:     %.3f ms (the last of %d back to back; first %.3f ms, mean "
-            "%.3f ms)\n",
-            T * 1e3, r->iterations, r->first_iter_s * 1e3, r->mean_iter_s * 1e3);
-  else
-    fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
-  fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
-          r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
-  fprintf(f, "hardware FLOPs:     %.1f TFLOP/s per GPU with recomputation, HFU %.1f%% of %g "
-          "TFLOP/s (%s, %s)\n",
-          r->hw_tflops_per_gpu, r->hfu * 100, job->hw.gpu_tflops,
-          job->hw.preset[0] ? job->hw.preset : "custom",
-          job->hw.compute == FS_COMPUTE_ROOFLINE ? "per-operation roofline"
-                                                 : "FLOPs / (peak x mfu_matmul)");
-  fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
-  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
-  fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
-          100 * r->bubble_s / T);
-  for (int k = 0; k < FS_PAR_N; k++) {
-    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* no CP: keep the old report */
-    char label[64];
-    snprintf(label, sizeof(label), "exposed %s", kind_label(k));
-    fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", label, r->kind[k].exposed_s * 1e3,
-            100 * r->kind[k].exposed_s / T);
-  }
-  fprintf(f, "collectives (per GPU of that stage, per iteration):\n");
-  fprintf(f, "  %-6s %10s %14s %14s %12s  %s\n", "kind", "count", "size (MB)", "busy (ms)",
-          "mean (us)", "algorithm");
-  for (int k = 0; k < FS_PAR_N; k++) {
-    const fs_train_kind *c = &r->kind[k];
-    if (!c->colls) continue;
-    fprintf(f, "  %-6s %10lld %14.3f %14.3f %12.3f  %s\n", fs_par_kind_name((fs_par_kind)k),
-            (long long)c->colls, c->bytes / 1e6, c->busy_s * 1e3, c->busy_s / c->colls * 1e6,
-            k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
-  }
-  if (job->reopt_interval_s > 0)
-    fprintf(f, "re-optimisation:    %d runs, %lld pairs moved, %lld flows re-routed (%lld in "
-            "flight, held)\n",
-            r->ctl.reopts, (long long)r->ctl.pairs_moved,
-            (long long)(r->ctl.flows_rerouted - r->ctl.failure_reroutes),
-            (long long)r->ctl.flows_held);
-  if (job->n_failures > 0)
-    fprintf(f, "failures:           %d cables failed, %lld flows re-routed around them after "
-            "%g ms\n",
-            r->ctl.cables_failed, (long long)r->ctl.failure_reroutes, job->detect_s * 1e3);
-  if (r->baseline_iter_s > 0)
-    fprintf(f, "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
-            "this run takes x%.3f of it\n",
-            r->baseline_iter_s * 1e3, fs_route_mode_name(job->mode), T / r->baseline_iter_s);
-  fprintf(f, "communication:      %s (congestion-aware:", r->comm == FS_COMM_ALL
-          ? "all traffic in one simulation" : "isolated: TP, EP and ZeRO-3 timed alone");
-  int any = 0;
-  for (int k = 0; k < FS_TRAIN_KINDS; k++)
-    if (r->congestion_aware & (1u << k)) {
-      fprintf(f, " %s", fs_train_kind_name(k));
-      any = 1;
-    }
-  fprintf(f, "%s%s)\n", any ? "" : " none",
-          r->tp_private ? "; TP alone on its private NVLink links, exact" : "");
-  if (r->symmetry[0]) fprintf(f, "symmetry:           %s\n", r->symmetry);
-  if (r->isolated_iter_s > 0)
-    fprintf(f, "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
-            "x%.3f of it\n",
-            r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
-  fprintf(f, "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
-          "events, %lld links that cannot bind left out of the rating, %.3f s, peak RSS %.1f MiB\n",
-          (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
-          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out,
-          r->wall_s, r->peak_rss_bytes / 1048576.0);
-  return ferror(f) ? FS_EIO : 0;
-}
-
-int fs_train_print_json(FILE *f, const fs_job *job, const fs_train_result *r) {
-  fs_work_mem mem;
-  fs_work_memory_peak(job, &mem);
-  char a[32], b[32], c[32], d[32];
-  fs__fmt_num(a, r->iter_s * 1e9);
-  fs__fmt_num(b, r->tokens_per_s);
-  fs__fmt_num(c, r->model_tflops_per_gpu);
-  fs__fmt_num(d, r->mfu);
-  fprintf(f, "{\"iteration_ns\":%s,\"tokens_per_s\":%s,\"model_tflops_per_gpu\":%s,\"mfu\":%s",
-          a, b, c, d);
-  fs__fmt_num(a, r->hw_tflops_per_gpu);
-  fs__fmt_num(b, r->hfu);
-  fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
-          job->hw.compute == FS_COMPUTE_ROOFLINE ? "roofline" : "mfu");
-  fs__fmt_num(a, job->hw.nvlink_gbps);
-  fs__fmt_num(b, job->hw.nvlink_eff);
-  fprintf(f, ",\"scaleup_payload_gbps\":%s,\"nvlink_efficiency\":%s", a, b);
-  fs__fmt_num(a, mem.total_bytes);
-  fprintf(f, ",\"memory_bytes_per_gpu\":%s,\"breakdown\":{\"stage\":%d", a, r->device_stage);
-  fs__fmt_num(a, r->compute_s * 1e9);
-  fs__fmt_num(b, r->bubble_s * 1e9);
-  fprintf(f, ",\"compute_ns\":%s,\"bubble_ns\":%s", a, b);
-  for (int k = 0; k < FS_PAR_N; k++) {
-    if (k == FS_PAR_CP && job->par.cp == 1) continue; /* no CP: keep the old report */
-    fs__fmt_num(a, r->kind[k].exposed_s * 1e9);
-    fprintf(f, ",\"exposed_%s_ns\":%s", fs_par_kind_name((fs_par_kind)k), a);
-  }
-  fprintf(f, "},\"collectives\":[");
-  int first = 1;
-  for (int k = 0; k < FS_PAR_N; k++) {
-    const fs_train_kind *ck = &r->kind[k];
-    if (!ck->colls) continue;
-    fs__fmt_num(a, ck->bytes);
-    fs__fmt_num(b, ck->busy_s * 1e9);
-    fprintf(f, "%s{\"kind\":\"%s\",\"count\":%lld,\"bytes\":%s,\"busy_ns\":%s,\"algo\":\"%s\"}",
-            first ? "" : ",", fs_par_kind_name((fs_par_kind)k), (long long)ck->colls, a, b,
-            k == FS_PAR_PP ? "sendrecv" : fs_coll_algo_name(ck->algo));
-    first = 0;
-  }
-  fprintf(f, "]");
-  if (r->iterations > 1) {
-    fs__fmt_num(a, r->first_iter_s * 1e9);
-    fs__fmt_num(b, r->mean_iter_s * 1e9);
-    fprintf(f, ",\"iterations\":%d,\"first_iteration_ns\":%s,\"mean_iteration_ns\":%s",
-            r->iterations, a, b);
-  }
-  if (job->reopt_interval_s > 0 || job->n_failures > 0)
-    fprintf(f, ",\"control\":{\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
-            "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"
-            "\"baseline_iteration_ns\":%s}",
-            r->ctl.reopts, (long long)r->ctl.pairs_moved, (long long)r->ctl.flows_rerouted,
-            (long long)r->ctl.flows_held, r->ctl.cables_failed,
-            (long long)r->ctl.failure_reroutes, (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
-  fprintf(f, ",\"comm\":\"%s\",\"congestion_aware\":[", fs_train_comm_name(r->comm));
-  first = 1;
-  for (int k = 0; k < FS_TRAIN_KINDS; k++)
-    if (r->congestion_aware & (1u << k)) {
-      fprintf(f, "%s\"%s\"", first ? "" : ",", fs_train_kind_name(k));
-      first = 0;
-    }
-  fprintf(f, "],\"tp_private_links\":%s,\"symmetry\":\"%s\"", r->tp_private ? "true" : "false",
-          r->symmetry);
-  if (r->isolated_iter_s > 0)
-    fprintf(f, ",\"isolated_iteration_ns\":%s", (fs__fmt_num(a, r->isolated_iter_s * 1e9), a));
-  fs__fmt_num(a, r->wall_s);
-  fprintf(f, ",\"engine\":{\"flows_simulated\":%lld,\"flows_represented\":%lld,\"events\":%llu,"
-          "\"links_left_out\":%lld,\"wall_s\":%s,\"peak_rss_bytes\":%lld}",
-          (long long)r->flows, (long long)r->flows_represented,
-          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, a,
-          (long long)r->peak_rss_bytes);
-  fprintf(f, ",\"flows\":%lld,\"tasks\":%lld,\"events\":%llu}\n", (long long)r->flows,
-          (long long)r->tasks, (unsigned long long)r->counters.events);
-  return ferror(f) ? FS_EIO : 0;
-}
-
-/* ---- link-group utilisation for the trace ----
- * Links are grouped by the kinds (and switch tiers) of their two ends, e.g.
- * "NIC -> tier1" or "tier1 -> tier2". Each flow's bytes are spread evenly
- * over its lifetime (its average rate: the engine's piecewise-constant rate
- * history is not kept) and binned; a group's counter is the bytes it
- * carried in a bin over its capacity times the bin: mean utilisation. */
-enum { UTIL_BINS = 400, MAX_GROUPS = 32 };
-
-static void end_label(const fs_topo *t, int32_t v, char *buf, size_t n) {
-  const fs_node *nd = &t->nodes[v];
-  switch (nd->kind) {
-    case FS_NODE_HOST: snprintf(buf, n, "GPU"); break;
-    case FS_NODE_NIC: snprintf(buf, n, "NIC"); break;
-    case FS_NODE_SCALEUP: snprintf(buf, n, "NVSwitch"); break;
-    case FS_NODE_SWITCH: snprintf(buf, n, "tier%d", nd->tier); break;
-    default: snprintf(buf, n, "node"); break;
-  }
-}
-
-static int link_util_tracks(fs_trace *t, const fs_train *tr, int pid) {
-  const fs_topo *topo = tr->job->topo;
-  double T = fs_sim_makespan_s(tr->sim);
-  if (!(T > 0)) return 0;
-  char names[MAX_GROUPS][48];
-  double cap[MAX_GROUPS] = {0};
-  int n_groups = 0;
-  int32_t *group = malloc((size_t)topo->n_links * sizeof(int32_t));
-  double *bytes = calloc((size_t)MAX_GROUPS * UTIL_BINS, sizeof(double));
-  if (!group || !bytes) {
-    free(group);
-    free(bytes);
-    return FS_ENOMEM;
-  }
-  for (int32_t l = 0; l < topo->n_links; l++) {
-    char a[16], b[16], name[48];
-    end_label(topo, topo->links[l].from, a, sizeof(a));
-    end_label(topo, topo->links[l].to, b, sizeof(b));
-    snprintf(name, sizeof(name), "%s -> %s", a, b);
-    int g = 0;
-    while (g < n_groups && strcmp(names[g], name) != 0) g++;
-    if (g == n_groups && n_groups < MAX_GROUPS) snprintf(names[n_groups++], 48, "%s", name);
-    group[l] = g < n_groups ? g : -1;
-    if (g < n_groups) cap[g] += topo->links[l].capacity_bps / 8;
-  }
-  double bin = T / UTIL_BINS;
-  for (int32_t it = 0; it < fs_sim_n_items(tr->sim); it++) {
-    if (fs_sim_item_kind(tr->sim, it) != FS_ITEM_FLOW) continue;
-    double st = fs_sim_start_s(tr->sim, it), fin = fs_sim_finish_s(tr->sim, it);
-    double b = fs_sim_flow_bytes(tr->sim, it);
-    if (!(fin > st) || b <= 0) continue;
-    const int32_t *links;
-    const double *w;
-    int32_t nl;
-    fs_sim_flow_route(tr->sim, it, &links, &w, &nl);
-    int32_t b0 = (int32_t)(st / bin), b1 = (int32_t)(fin / bin);
-    if (b1 >= UTIL_BINS) b1 = UTIL_BINS - 1;
-    for (int32_t k = b0; k <= b1; k++) {
-      double lo = fmax(st, k * bin), hi = fmin(fin, (k + 1) * bin);
-      if (hi <= lo) continue;
-      double share = b * (hi - lo) / (fin - st);
-      for (int32_t j = 0; j < nl; j++)
-        if (group[links[j]] >= 0) bytes[group[links[j]] * UTIL_BINS + k] += share * w[j];
-    }
-  }
-  for (int g = 0; g < n_groups; g++) {
-    double any = 0;
-    for (int k = 0; k < UTIL_BINS; k++) any += bytes[g * UTIL_BINS + k];
-    if (any <= 0 || cap[g] <= 0) continue; /* idle groups get no track */
-    char label[80];
-    snprintf(label, sizeof(label), "%s utilisation %%", names[g]);
-    for (int k = 0; k < UTIL_BINS; k++)
-      fs_trace_counter(t, pid, label, k * bin, 100 * bytes[g * UTIL_BINS + k] / (cap[g] * bin));
-    fs_trace_counter(t, pid, label, T, 0);
-  }
-  free(group);
-  free(bytes);
-  return 0;
-}
-
 const fs_sim *fs_train_sim(const fs_train *tr) { return tr->sim; }
-
-int fs_train_write_trace(FILE *f, const fs_train *tr) {
-  fs_trace t;
-  fs_trace_begin(&t, f);
-  char name[96];
-  for (int32_t s = 0; s < tr->p; s++) {
-    snprintf(name, sizeof(name), "stage %d (dp 0, tp 0..%d)", s, tr->t - 1);
-    fs_trace_process(&t, s, name, s);
-    fs_trace_thread(&t, s, 1, "compute", 1);
-    fs_trace_thread(&t, s, 2, "tensor / expert parallel", 2);
-    for (int32_t i = 0; i < tr->n_ops; i++) {
-      const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
-      const op_items *it = &tr->ops[(size_t)(s * tr->d) * tr->n_ops + i];
-      snprintf(name, sizeof(name), "%s mb%d chunk%d", o->backward ? "B" : "F", o->mb, o->chunk);
-      double st = fs_sim_start_s(tr->sim, it->compute);
-      fs_trace_slice(&t, s, 1, name, o->backward ? "backward" : "forward", st,
-                     fs_sim_finish_s(tr->sim, it->compute) - st);
-      if (it->tp >= 0) {
-        double len = part_s(tr, it->tp, it->tp_from, 0);
-        st = fs_sim_finish_s(tr->sim, it->tp) - len;
-        fs_trace_slice(&t, s, 2, "TP", "tp", st, len);
-      }
-      if (it->ep >= 0) {
-        double len = part_s(tr, it->ep, it->ep_from, 0);
-        st = fs_sim_finish_s(tr->sim, it->ep) - len;
-        fs_trace_slice(&t, s, 2, "EP all-to-all", "ep", st, len);
-      }
-    }
-  }
-  for (size_t i = 0; i < tr->n_pp; i++) {
-    const pp_flow *pf = &tr->pp[i];
-    if (pf->tp_rank != 0) continue;
-    double st = fs_sim_start_s(tr->sim, pf->item);
-    fs_trace_async(&t, pf->stage, "send", "pipeline sends (tp 0)", (long)i, st,
-                   fs_sim_finish_s(tr->sim, pf->item) - st);
-  }
-  for (size_t i = 0; i < tr->n_dp; i++) {
-    const dp_coll *c = &tr->dp[i];
-    if (c->tp_rank != 0) continue;
-    double st = fs_sim_start_s(tr->sim, c->first_item);
-    snprintf(name, sizeof(name), "gradients %.3g MB", c->bytes / 1e6);
-    fs_trace_async(&t, c->stage, name, "data parallel (tp 0 rail)", (long)(1000000 + i), st,
-                   fs_sim_finish_s(tr->sim, c->done) - st);
-  }
-  fs_trace_process(&t, tr->p, "network (link groups)", tr->p);
-  int rc = link_util_tracks(&t, tr, tr->p);
-  int rc2 = fs_trace_end(&t);
-  return rc ? rc : rc2;
-}
 
 /* The segments the trace draws, as data (train.h). */
 int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n) {
@@ -2230,17 +1917,18 @@ int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n) {
       const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
       const op_items *it = &tr->ops[(size_t)(s * tr->d) * tr->n_ops + i];
       double st = fs_sim_start_s(tr->sim, it->compute);
-      v[k++] = (fs_train_segment){s, o->backward ? FS_TRAIN_SEG_BWD : FS_TRAIN_SEG_FWD, o->mb,
-                                  o->chunk, st, fs_sim_finish_s(tr->sim, it->compute) - st, 0};
+      v[k++] = (fs_train_segment){s, o->backward ? FS_TRAIN_SEG_BWD : FS_TRAIN_SEG_FWD,
+                                  o->mb, o->chunk, st, fs_sim_finish_s(tr->sim, it->compute) - st,
+                                  0, -1};
       if (it->tp >= 0) {
         double len = part_s(tr, it->tp, it->tp_from, 0);
         v[k++] = (fs_train_segment){s, FS_TRAIN_SEG_TP, o->mb, o->chunk,
-                                    fs_sim_finish_s(tr->sim, it->tp) - len, len, 0};
+                                    fs_sim_finish_s(tr->sim, it->tp) - len, len, 0, -1};
       }
       if (it->ep >= 0) {
         double len = part_s(tr, it->ep, it->ep_from, 0);
         v[k++] = (fs_train_segment){s, FS_TRAIN_SEG_EP, o->mb, o->chunk,
-                                    fs_sim_finish_s(tr->sim, it->ep) - len, len, 0};
+                                    fs_sim_finish_s(tr->sim, it->ep) - len, len, 0, -1};
       }
     }
   for (size_t i = 0; i < tr->n_pp; i++) {
@@ -2249,14 +1937,14 @@ int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n) {
     double st = fs_sim_start_s(tr->sim, pf->item);
     v[k++] = (fs_train_segment){pf->stage, FS_TRAIN_SEG_PP, -1, -1, st,
                                 fs_sim_finish_s(tr->sim, pf->item) - st,
-                                fs_sim_flow_bytes(tr->sim, pf->item)};
+                                fs_sim_flow_bytes(tr->sim, pf->item), (int64_t)i};
   }
   for (size_t i = 0; i < tr->n_dp; i++) {
     const dp_coll *c = &tr->dp[i];
     if (c->tp_rank != 0) continue;
     double st = fs_sim_start_s(tr->sim, c->first_item);
     v[k++] = (fs_train_segment){c->stage, FS_TRAIN_SEG_DP, -1, -1, st,
-                                fs_sim_finish_s(tr->sim, c->done) - st, c->bytes};
+                                fs_sim_finish_s(tr->sim, c->done) - st, c->bytes, (int64_t)i};
   }
   *out = v;
   *n = (int64_t)k;

@@ -27,7 +27,8 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   fprintf(f, "model:              %.4g B parameters, %lld layers, hidden %lld, seq %lld\n",
           (double)fs_work_params(&job->model) / 1e9, (long long)job->model.layers,
           (long long)job->model.hidden, (long long)job->model.seq_len);
-  fprintf(f, "parallelism:        tp %lld x pp %lld (%s, v %lld) x dp %lld = %lld GPUs, "
+  fprintf(f,
+          "parallelism:        tp %lld x pp %lld (%s, v %lld) x dp %lld = %lld GPUs, "
           "%lld micro-batches of %lld\n",
           (long long)job->par.tp, (long long)job->par.pp, fs_pipe_schedule_name(job->par.schedule),
           (long long)job->par.virtual_stages, (long long)job->par.dp, (long long)fs_job_gpus(job),
@@ -38,26 +39,30 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             job->reopt_interval_s * 1e3, fs_route_mode_name(job->mode),
             job->reopt_reconfig_s * 1e6);
   else
-    fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec, fs_route_mode_name(job->mode));
+    fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec,
+            fs_route_mode_name(job->mode));
   if (job->hw.nvlink_eff < 1)
-    fprintf(f, "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "
+    fprintf(f,
+            "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "
             "(GPU-driven copies%s%s)\n",
-            job->hw.nvlink_gbps, job->hw.nvlink_eff, job->hw.preset[0] ? ", " : "",
-            job->hw.preset);
-  fprintf(f, "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
+            job->hw.nvlink_gbps, job->hw.nvlink_eff, job->hw.preset[0] ? ", " : "", job->hw.preset);
+  fprintf(f,
+          "memory per GPU:     %.2f GiB of %.2f GiB (stage %d: weights %.2f, grads %.2f, "
           "optimizer %.2f, activations %.2f)\n",
           mem.total_bytes / 1073741824.0, job->hw.hbm_bytes / 1073741824.0, mem.stage,
           mem.weight_bytes / 1073741824.0, mem.grad_bytes / 1073741824.0,
           mem.optim_bytes / 1073741824.0, mem.act_bytes / 1073741824.0);
   if (r->iterations > 1)
-    fprintf(f, "iteration time:     %.3f ms (the last of %d back to back; first %.3f ms, mean "
+    fprintf(f,
+            "iteration time:     %.3f ms (the last of %d back to back; first %.3f ms, mean "
             "%.3f ms)\n",
             T * 1e3, r->iterations, r->first_iter_s * 1e3, r->mean_iter_s * 1e3);
   else
     fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
   fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
           r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
-  fprintf(f, "hardware FLOPs:     %.1f TFLOP/s per GPU with recomputation, HFU %.1f%% of %g "
+  fprintf(f,
+          "hardware FLOPs:     %.1f TFLOP/s per GPU with recomputation, HFU %.1f%% of %g "
           "TFLOP/s (%s, %s)\n",
           r->hw_tflops_per_gpu, r->hfu * 100, job->hw.gpu_tflops,
           job->hw.preset[0] ? job->hw.preset : "custom",
@@ -85,21 +90,25 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
   }
   if (job->reopt_interval_s > 0)
-    fprintf(f, "re-optimisation:    %d runs, %lld pairs moved, %lld flows re-routed (%lld in "
+    fprintf(f,
+            "re-optimisation:    %d runs, %lld pairs moved, %lld flows re-routed (%lld in "
             "flight, held)\n",
             r->ctl.reopts, (long long)r->ctl.pairs_moved,
             (long long)(r->ctl.flows_rerouted - r->ctl.failure_reroutes),
             (long long)r->ctl.flows_held);
   if (job->n_failures > 0)
-    fprintf(f, "failures:           %d cables failed, %lld flows re-routed around them after "
+    fprintf(f,
+            "failures:           %d cables failed, %lld flows re-routed around them after "
             "%g ms\n",
             r->ctl.cables_failed, (long long)r->ctl.failure_reroutes, job->detect_s * 1e3);
   if (r->baseline_iter_s > 0)
-    fprintf(f, "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
+    fprintf(f,
+            "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
             "this run takes x%.3f of it\n",
             r->baseline_iter_s * 1e3, fs_route_mode_name(job->mode), T / r->baseline_iter_s);
-  fprintf(f, "communication:      %s (congestion-aware:", r->comm == FS_COMM_ALL
-          ? "all traffic in one simulation" : "isolated: TP, EP and ZeRO-3 timed alone");
+  fprintf(f, "communication:      %s (congestion-aware:",
+          r->comm == FS_COMM_ALL ? "all traffic in one simulation"
+                                 : "isolated: TP, EP and ZeRO-3 timed alone");
   int any = 0;
   for (int k = 0; k < FS_TRAIN_KINDS; k++)
     if (r->congestion_aware & (1u << k)) {
@@ -110,14 +119,16 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
           r->tp_private ? "; TP alone on its private NVLink links, exact" : "");
   if (r->symmetry[0]) fprintf(f, "symmetry:           %s\n", r->symmetry);
   if (r->isolated_iter_s > 0)
-    fprintf(f, "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
+    fprintf(f,
+            "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
             "x%.3f of it\n",
             r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
-  fprintf(f, "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
+  fprintf(f,
+          "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
           "events, %lld links that cannot bind left out of the rating, %.3f s, peak RSS %.1f MiB\n",
           (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
-          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out,
-          r->wall_s, r->peak_rss_bytes / 1048576.0);
+          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, r->wall_s,
+          r->peak_rss_bytes / 1048576.0);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -129,8 +140,8 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(b, r->tokens_per_s);
   fs__fmt_num(c, r->model_tflops_per_gpu);
   fs__fmt_num(d, r->mfu);
-  fprintf(f, "{\"iteration_ns\":%s,\"tokens_per_s\":%s,\"model_tflops_per_gpu\":%s,\"mfu\":%s",
-          a, b, c, d);
+  fprintf(f, "{\"iteration_ns\":%s,\"tokens_per_s\":%s,\"model_tflops_per_gpu\":%s,\"mfu\":%s", a,
+          b, c, d);
   fs__fmt_num(a, r->hw_tflops_per_gpu);
   fs__fmt_num(b, r->hfu);
   fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
@@ -168,12 +179,13 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
             r->iterations, a, b);
   }
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
-    fprintf(f, ",\"control\":{\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
+    fprintf(f,
+            ",\"control\":{\"reopts\":%d,\"pairs_moved\":%lld,\"flows_rerouted\":%lld,"
             "\"flows_held\":%lld,\"cables_failed\":%d,\"failure_reroutes\":%lld,"
             "\"baseline_iteration_ns\":%s}",
             r->ctl.reopts, (long long)r->ctl.pairs_moved, (long long)r->ctl.flows_rerouted,
-            (long long)r->ctl.flows_held, r->ctl.cables_failed,
-            (long long)r->ctl.failure_reroutes, (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
+            (long long)r->ctl.flows_held, r->ctl.cables_failed, (long long)r->ctl.failure_reroutes,
+            (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
   fprintf(f, ",\"comm\":\"%s\",\"congestion_aware\":[", fs_train_comm_name(r->comm));
   first = 1;
   for (int k = 0; k < FS_TRAIN_KINDS; k++)
@@ -186,7 +198,8 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   if (r->isolated_iter_s > 0)
     fprintf(f, ",\"isolated_iteration_ns\":%s", (fs__fmt_num(a, r->isolated_iter_s * 1e9), a));
   fs__fmt_num(a, r->wall_s);
-  fprintf(f, ",\"engine\":{\"flows_simulated\":%lld,\"flows_represented\":%lld,\"events\":%llu,"
+  fprintf(f,
+          ",\"engine\":{\"flows_simulated\":%lld,\"flows_represented\":%lld,\"events\":%llu,"
           "\"links_left_out\":%lld,\"wall_s\":%s,\"peak_rss_bytes\":%lld}",
           (long long)r->flows, (long long)r->flows_represented,
           (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, a,
@@ -207,11 +220,21 @@ enum { UTIL_BINS = 400, MAX_GROUPS = 32 };
 static void end_label(const fs_topo *t, int32_t v, char *buf, size_t n) {
   const fs_node *nd = &t->nodes[v];
   switch (nd->kind) {
-    case FS_NODE_HOST: snprintf(buf, n, "GPU"); break;
-    case FS_NODE_NIC: snprintf(buf, n, "NIC"); break;
-    case FS_NODE_SCALEUP: snprintf(buf, n, "NVSwitch"); break;
-    case FS_NODE_SWITCH: snprintf(buf, n, "tier%d", nd->tier); break;
-    default: snprintf(buf, n, "node"); break;
+    case FS_NODE_HOST:
+      snprintf(buf, n, "GPU");
+      break;
+    case FS_NODE_NIC:
+      snprintf(buf, n, "NIC");
+      break;
+    case FS_NODE_SCALEUP:
+      snprintf(buf, n, "NVSwitch");
+      break;
+    case FS_NODE_SWITCH:
+      snprintf(buf, n, "tier%d", nd->tier);
+      break;
+    default:
+      snprintf(buf, n, "node");
+      break;
   }
 }
 

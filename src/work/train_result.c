@@ -1,0 +1,312 @@
+/* The results of an iteration (fs_train_result): where the reported
+ * device's time went (compute, bubble, exposed communication per kind),
+ * throughput, MFU and HFU, the per-kind collective table, and the timeline
+ * the trace and the report draw (fs_train_segments). One pass over the
+ * items of the reported device; O(items) for the segments. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "train_internal.h"
+
+/* When the device's (last simulated) iteration could start: the end of
+ * its previous one, or 0. */
+static double dev_start(const fs_train *tr, int32_t dev) {
+  return tr->gate[dev] >= 0 ? fs_sim_finish_s(tr->sim, tr->gate[dev]) : 0;
+}
+
+/* The device's compute, TP, EP and (since its iteration's start) last-op
+ * end in its last simulated iteration, after a run. */
+/* How long part `item` of an op took: a task timed alone (from == item)
+ * from its start, else from the end of `from` (-1: the device's start t0). */
+static double part_s(const fs_train *tr, int32_t item, int32_t from, double t0) {
+  if (item < 0) return 0;
+  if (from == item) return fs_sim_finish_s(tr->sim, item) - fs_sim_start_s(tr->sim, item);
+  return fs_sim_finish_s(tr->sim, item) - (from >= 0 ? fs_sim_finish_s(tr->sim, from) : t0);
+}
+
+static void device_profile(const fs_train *tr, int32_t dev, double *compute, double *tp, double *ep,
+                           double *z3, double *cp, double *last_end) {
+  *compute = *tp = *ep = *z3 = *cp = *last_end = 0;
+  double t0 = dev_start(tr, dev);
+  for (int32_t i = 0; i < tr->n_ops; i++) {
+    const op_items *it = &tr->ops[(size_t)dev * tr->n_ops + i];
+    *z3 += part_s(tr, it->z3, it->z3_from, t0);
+    *compute += fs_sim_finish_s(tr->sim, it->compute) - fs_sim_start_s(tr->sim, it->compute);
+    *tp += part_s(tr, it->tp, it->tp_from, t0);
+    *ep += part_s(tr, it->ep, it->ep_from, t0);
+    *cp += part_s(tr, it->cp, it->cp_from, t0);
+    double e = fs_sim_finish_s(tr->sim, it->end) - t0;
+    if (e > *last_end) *last_end = e;
+  }
+}
+
+double fs__train_iteration_times(const fs_train *tr, double *first, double *mean) {
+  double prev_end = 0, T = 0, sum = 0;
+  int32_t lo = tr->item_lo;
+  for (int32_t k = 0; k < tr->iterations; k++) {
+    double end = prev_end;
+    for (int32_t i = lo; i < tr->iter_hi[k]; i++) end = fmax(end, fs_sim_finish_s(tr->sim, i));
+    T = end - prev_end;
+    sum += T;
+    if (k == 0 && first) *first = T;
+    prev_end = end;
+    lo = tr->iter_hi[k];
+  }
+  if (mean) *mean = sum / tr->iterations;
+  return T;
+}
+
+const char *fs_train_kind_name(int k) {
+  static const char *const names[FS_TRAIN_KINDS] = {"tp", "sp", "cp", "ep", "pp", "dp"};
+  return k >= 0 && k < FS_TRAIN_KINDS ? names[k] : "?";
+}
+
+/* Which kinds of traffic the job has and whose contention its simulation
+ * modelled: pipeline and data-parallel always (as flows); TP (and SP, its
+ * sequence-parallel form) when lowered or on private links; EP and ZeRO-3
+ * gathers when lowered (comm all). */
+static uint32_t congestion_kinds(const fs_train *tr) {
+  const fs_job *job = tr->job;
+  uint32_t k = 0;
+  if (tr->opts.free_comm) return 0;
+  if (tr->tp_mode == TP_FLOWS || tr->tp_mode == TP_PRIVATE)
+    k |= 1u << (job->par.sequence_parallel ? FS_TRAIN_SP : FS_TRAIN_TP);
+  if (tr->opts.comm == FS_COMM_ALL && job->par.ep >= 2 && job->model.experts > 1)
+    k |= 1u << FS_TRAIN_EP;
+  if (tr->opts.comm == FS_COMM_ALL && tr->c > 1) k |= 1u << FS_TRAIN_CP;
+  if (tr->p > 1) k |= 1u << FS_TRAIN_PP;
+  if (tr->d > 1) k |= 1u << FS_TRAIN_DP;
+  return k;
+}
+
+static int64_t peak_rss_bytes(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (int64_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+}
+
+int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
+  const fs_job *job = tr->job;
+  int rc;
+  out->comm = tr->opts.comm;
+  out->congestion_aware = congestion_kinds(tr);
+  out->tp_private = tr->tp_mode == TP_PRIVATE;
+  out->peak_rss_bytes = peak_rss_bytes();
+  out->iterations = tr->iterations;
+  double T = fs__train_iteration_times(tr, &out->first_iter_s, &out->mean_iter_s);
+  out->iter_s = T;
+  out->tokens_per_s = (double)job->train.global_batch * job->model.seq_len / T;
+  out->model_tflops_per_gpu = fs_work_model_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
+  out->mfu = fs_work_mfu(job, T);
+  out->hw_tflops_per_gpu = fs_work_hw_flops(job) / T / (double)fs_job_gpus(job) / 1e12;
+  out->hfu = out->hw_tflops_per_gpu / job->hw.gpu_tflops;
+  out->counters = fs_sim_get_counters(tr->sim);
+  if (tr->ctl) fs_netctl_stats_get(tr->ctl, &out->ctl);
+  int64_t flows = 0;
+  for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
+    flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
+  out->flows = flows;
+  /* (the TP shortcut's flows were counted on the simulated devices: each
+   * stands for d / ds devices) */
+  out->flows_represented = flows * tr->orbit + tr->represented * (tr->d / tr->ds);
+  if (tr->symm)
+    snprintf(out->symmetry, sizeof(out->symmetry),
+             "%s%s%s (each simulated flow stands for %lld)%s%.150s",
+             tr->rails == 1 ? "rail rotation (TP rank 0 for all)" : "",
+             tr->rails == 1 && tr->shift_g ? " x " : "", tr->shift_g ? "replica shift" : "",
+             (long long)tr->orbit, tr->symm_note[0] ? "; " : "", tr->symm_note);
+  else
+    snprintf(out->symmetry, sizeof(out->symmetry), "%s", tr->symm_note);
+  out->tasks = tr->item_hi - tr->item_lo - flows;
+  /* The device reported: dp rank 0 of the stage that finishes last. */
+  int32_t best = 0;
+  double best_end = -1;
+  for (int32_t s = 0; s < tr->p; s++) {
+    double c, tp, ep, z3, e;
+    double cpx;
+    device_profile(tr, s * tr->d, &c, &tp, &ep, &z3, &cpx, &e);
+    double t0 = dev_start(tr, s * tr->d);
+    for (size_t i = 0; i < tr->n_dp; i++)
+      if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done) - t0);
+    if (e > best_end + 1e-12) best = s, best_end = e;
+  }
+  double compute, tp, ep, z3, last_end;
+  double cp;
+  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &cp, &last_end);
+  out->device_stage = best;
+  out->compute_s = compute;
+  memcpy(out->kind, tr->kinds, sizeof(out->kind));
+  out->kind[FS_PAR_TP].exposed_s = tp;
+  out->kind[FS_PAR_EP].exposed_s = ep;
+  /* Bubble: the same device's idle time with pipeline and data-parallel
+   * traffic free (an identical DAG without those flows). */
+  fs_train *free_tr = NULL;
+  fs_train_opts o = tr->opts;
+  o.sim = NULL;
+  if ((rc = fs__train_new(job, &o, 1, NULL, &free_tr, err))) return rc;
+  if ((rc = fs_sim_run(free_tr->sim, NULL, err))) {
+    fs_train_free(free_tr);
+    return rc;
+  }
+  double fc, ftp, fep, fz3, fend;
+  double fcp;
+  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fcp, &fend);
+  fs_train_free(free_tr);
+  out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3 - fcp);
+  /* With routing control: the same job without it (its base routing, no
+   * failures, no re-optimisation), so the report can say what it cost or
+   * bought. A shallow copy: it borrows the topology. */
+  if (tr->ctl) {
+    fs_job plain = *job;
+    plain.reopt_interval_s = 0;
+    plain.failures = NULL;
+    plain.n_failures = 0;
+    fs_train *btr = NULL;
+    if ((rc = fs__train_new(&plain, &o, 0, NULL, &btr, err)) ||
+        (rc = fs_sim_run(btr->sim, NULL, err))) {
+      fs_train_free(btr);
+      return rc;
+    }
+    out->baseline_iter_s = fs__train_iteration_times(btr, NULL, NULL);
+    fs_train_free(btr);
+  }
+  /* comm all: the same job with TP, EP and ZeRO-3 timed alone, so the
+   * report says what the contention among all the traffic costs. */
+  if (tr->own_sim && tr->opts.comm == FS_COMM_ALL && !tr->opts.no_compare && !tr->opts.free_comm) {
+    fs_train_opts io = o;
+    io.comm = FS_COMM_ISOLATED;
+    fs_train *itr = NULL;
+    if ((rc = fs__train_new(job, &io, 0, NULL, &itr, err)) ||
+        (rc = fs_sim_run(itr->sim, NULL, err))) {
+      fs_train_free(itr);
+      return rc;
+    }
+    out->isolated_iter_s = fs__train_iteration_times(itr, NULL, NULL);
+    fs_train_free(itr);
+  }
+  double idle = fmax(0, last_end - compute - tp - ep - z3 - cp);
+  out->kind[FS_PAR_CP].exposed_s = cp;
+  out->kind[FS_PAR_CP].busy_s = cp;
+  out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
+  double dp_end = last_end, t0 = dev_start(tr, best * tr->d);
+  for (size_t i = 0; i < tr->n_dp; i++) {
+    const dp_coll *c = &tr->dp[i];
+    double st = fs_sim_start_s(tr->sim, c->first_item), fin = fs_sim_finish_s(tr->sim, c->done);
+    if (c->stage == best) dp_end = fmax(dp_end, fin - t0);
+    if (c->stage == best && c->tp_rank == 0) {
+      out->kind[FS_PAR_DP].colls++;
+      out->kind[FS_PAR_DP].bytes += c->bytes;
+      out->kind[FS_PAR_DP].busy_s += fin - st;
+      int32_t me = host(tr, 0, 0, best);
+      for (int32_t it = c->first_item; it < c->done; it++) {
+        const int32_t *links;
+        const double *w;
+        int32_t nl;
+        if (fs_sim_item_kind(tr->sim, it) != FS_ITEM_FLOW) continue;
+        fs_sim_flow_route(tr->sim, it, &links, &w, &nl);
+        if (nl && job->topo->links[links[0]].from == me)
+          out->kind[FS_PAR_DP].wire_bytes += fs_sim_flow_bytes(tr->sim, it);
+      }
+    }
+  }
+  out->kind[FS_PAR_DP].exposed_s = fmax(0, dp_end - last_end) + z3;
+  /* Pipeline sends of the device's TP rank 0. */
+  for (size_t i = 0; i < tr->n_pp; i++) {
+    const pp_flow *f = &tr->pp[i];
+    if (f->stage != best || f->tp_rank != 0) continue;
+    out->kind[FS_PAR_PP].colls++;
+    out->kind[FS_PAR_PP].bytes += fs_work_pp_bytes(job);
+    out->kind[FS_PAR_PP].wire_bytes += fs_work_pp_bytes(job);
+    out->kind[FS_PAR_PP].busy_s +=
+        fs_sim_finish_s(tr->sim, f->item) - fs_sim_start_s(tr->sim, f->item);
+  }
+  /* TP/EP collective counts of one op set of the device. */
+  int64_t stage_layers = 0;
+  for (int32_t c = 0; c < tr->v; c++) stage_layers += vs_layers(tr, c * tr->p + best, NULL);
+  out->kind[FS_PAR_TP].colls = tr->t > 1 ? (int64_t)tr->m * stage_layers *
+                                               (fs_work_tp_colls_per_layer(job, FS_PASS_FWD) +
+                                                fs_work_tp_colls_per_layer(job, FS_PASS_BWD) +
+                                                fs_work_tp_colls_per_layer(job, FS_PASS_RECOMPUTE))
+                                         : 0;
+  out->kind[FS_PAR_TP].bytes = out->kind[FS_PAR_TP].colls * fs_work_tp_bytes(job);
+  /* EP: dispatch + combine per MoE layer of the op's chunk, per pass. */
+  for (int32_t i = 0; i < tr->n_ops; i++) {
+    const fs_pipe_op *op = &tr->order[(size_t)best * tr->n_ops + i];
+    if (tr->ops[(size_t)(best * tr->d) * tr->n_ops + i].ep < 0) continue;
+    int64_t lo, per = vs_layers(tr, op->chunk * tr->p + best, &lo);
+    int64_t moe = fs_work_moe_layers(&job->model, lo, per);
+    int passes = op->backward ? (job->par.recompute ? 2 : 1) : 1;
+    out->kind[FS_PAR_EP].colls += moe * 2 * passes;
+  }
+  out->kind[FS_PAR_EP].bytes = out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job);
+  /* CP: ring steps per layer and pass, each a K/V block (x2 backward). */
+  if (tr->c > 1) {
+    static const fs_work_pass passes[] = {FS_PASS_FWD, FS_PASS_BWD, FS_PASS_RECOMPUTE};
+    for (int k = 0; k < 3; k++) {
+      int64_t n = (int64_t)tr->m * stage_layers * fs_work_cp_steps_per_layer(job, passes[k]);
+      out->kind[FS_PAR_CP].colls += n;
+      out->kind[FS_PAR_CP].bytes += (double)n * fs_work_cp_step_bytes(job, passes[k]);
+    }
+    out->kind[FS_PAR_CP].wire_bytes = out->kind[FS_PAR_CP].bytes;
+  }
+  out->kind[FS_PAR_TP].busy_s = tp;
+  out->kind[FS_PAR_EP].busy_s = ep;
+  return 0;
+}
+
+/* The segments the trace draws, as data (train.h). */
+int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n) {
+  size_t cap = (size_t)tr->p * (size_t)tr->n_ops * 3 + tr->n_pp + tr->n_dp + 1, k = 0;
+  fs_train_segment *v = malloc(cap * sizeof(*v));
+  *out = NULL;
+  *n = 0;
+  if (!v) return FS_ENOMEM;
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t i = 0; i < tr->n_ops; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
+      const op_items *it = &tr->ops[(size_t)(s * tr->d) * tr->n_ops + i];
+      double st = fs_sim_start_s(tr->sim, it->compute);
+      v[k++] =
+          (fs_train_segment){s,  o->backward ? FS_TRAIN_SEG_BWD : FS_TRAIN_SEG_FWD, o->mb, o->chunk,
+                             st, fs_sim_finish_s(tr->sim, it->compute) - st,        0,     -1};
+      if (it->tp >= 0) {
+        double len = part_s(tr, it->tp, it->tp_from, 0);
+        v[k++] = (fs_train_segment){
+            s, FS_TRAIN_SEG_TP, o->mb, o->chunk, fs_sim_finish_s(tr->sim, it->tp) - len, len, 0,
+            -1};
+      }
+      if (it->ep >= 0) {
+        double len = part_s(tr, it->ep, it->ep_from, 0);
+        v[k++] = (fs_train_segment){
+            s, FS_TRAIN_SEG_EP, o->mb, o->chunk, fs_sim_finish_s(tr->sim, it->ep) - len, len, 0,
+            -1};
+      }
+    }
+  for (size_t i = 0; i < tr->n_pp; i++) {
+    const pp_flow *pf = &tr->pp[i];
+    if (pf->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, pf->item);
+    v[k++] = (fs_train_segment){pf->stage,
+                                FS_TRAIN_SEG_PP,
+                                -1,
+                                -1,
+                                st,
+                                fs_sim_finish_s(tr->sim, pf->item) - st,
+                                fs_sim_flow_bytes(tr->sim, pf->item),
+                                (int64_t)i};
+  }
+  for (size_t i = 0; i < tr->n_dp; i++) {
+    const dp_coll *c = &tr->dp[i];
+    if (c->tp_rank != 0) continue;
+    double st = fs_sim_start_s(tr->sim, c->first_item);
+    v[k++] = (fs_train_segment){
+        c->stage, FS_TRAIN_SEG_DP, -1, -1, st, fs_sim_finish_s(tr->sim, c->done) - st,
+        c->bytes, (int64_t)i};
+  }
+  *out = v;
+  *n = (int64_t)k;
+  return 0;
+}

@@ -407,15 +407,11 @@ static int dp_marks_setup(fs_train *tr, fs_err *err) {
   return 0;
 }
 
-int fs__train_build_dag(fs_train *tr, fs_err *err) {
-  /* (one iteration; tr->gate chains it after the previous one) */
-  const fs_job *job = tr->job;
-  int32_t p = tr->p, d = tr->d, v = tr->v, m = tr->m, V = tr->V, n = tr->n_ops;
-  int all = tr->opts.comm == FS_COMM_ALL && !tr->fabric_free && !tr->opts.free_comm;
+/* TP_STAR: per virtual stage, the TP seconds of a forward and of a
+ * backward op (with its recomputation), timed alone on a star. */
+static int tp_star_times(fs_train *tr, fs_err *err) {
   int rc;
-  /* Per-op durations: compute by chunk and pass; TP (timed alone on a
-   * star) the same for all. */
-  for (int32_t vs = 0; vs < V && tr->tp_mode == TP_STAR; vs++) {
+  for (int32_t vs = 0; vs < tr->V && tr->tp_mode == TP_STAR; vs++) {
     double tp_f = 0, tp_b = 0, tp_r = 0;
     int64_t L = vs_layers(tr, vs, NULL);
     if ((rc = fs__train_tp_seconds(tr, FS_PASS_FWD, L, &tp_f, err)) ||
@@ -425,133 +421,140 @@ int fs__train_build_dag(fs_train *tr, fs_err *err) {
     tr->tp_fwd_s[vs] = tp_f;
     tr->tp_bwd_s[vs] = tp_b + tp_r;
   }
-  if ((rc = dp_marks_setup(tr, err))) return rc;
-  int need_groups = 0;
-  /* Ops, device by device, in schedule order. */
-  for (int32_t s = 0; s < p; s++)
-    for (int32_t r = 0; r < tr->ds; r++) {
-      int32_t dev = s * d + r, dev_host = host(tr, 0, r, s);
-      int32_t prev = tr->gate[dev];
-      double z3_s = 0;
-      if (!all && !tr->opts.free_comm && !tr->fabric_free &&
-          (rc = fs__train_z3_seconds(tr, s, &z3_s, err)))
-        return rc;
-      int z3_flows = all && job->par.zero >= 3 && d * tr->c > 1;
-      for (int32_t i = 0; i < n; i++) {
-        const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
-        int32_t vs = o->chunk * p + s;
-        /* compute.h: FLOPs / (peak mfu), or the per-operation roofline; the
-         * device's last op (a backward) also runs the optimizer step. */
-        double compute_s =
-            fs_compute_op_s(job, vs, o->backward) + (i == n - 1 ? fs_compute_step_s(job, s) : 0);
-        double tp_s = 0, ep_s = 0;
-        if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s[vs] : tr->tp_fwd_s[vs];
-        if (tr->tp_mode == TP_PRIVATE) {
-          size_t k = (size_t)dev * v + o->chunk;
-          tp_s = o->backward ? tr->tp_dev_b[k] : tr->tp_dev_f[k];
-          tr->represented += o->backward ? tr->tp_dev_nb[k] : tr->tp_dev_nf[k];
-        }
-        int ep_flows = 0;
-        if (all) {
-          int64_t lo, per = vs_layers(tr, vs, &lo);
-          ep_flows = job->par.ep >= 2 && fs_work_moe_layers(&job->model, lo, per) > 0;
-        } else if ((rc = fs__train_ep_seconds(tr, vs, r, o->backward, &ep_s, err))) {
-          return rc;
-        }
-        op_items *it = &tr->ops[(size_t)dev * n + i];
-        /* ZeRO-3: gather the weights first (twice before a backward with
-         * recomputation: for the recomputed forward and the backward). */
-        it->z3 = it->z3_from = -1;
-        if (z3_s > 0) {
-          int gathers = o->backward && job->par.recompute ? 2 : 1;
-          it->z3 = add_task(tr, dev_host, gathers * z3_s, err);
-          if (it->z3 < 0) return it->z3;
-          if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->z3, err))) return rc;
-          it->z3_from = it->z3;
-          prev = it->z3;
-        } else if (z3_flows) {
-          it->z3_from = prev;
-          it->z3 = add_gate(tr, dev_host, prev, err);
-          if (it->z3 < 0) return it->z3;
-          prev = it->z3;
-          need_groups = 1;
-        }
-        it->compute = add_task(tr, dev_host, compute_s, err);
-        if (it->compute < 0) return it->compute;
-        if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
-        if (tr->dp_marks && o->backward && i == tr->dp_last[(size_t)s * v + o->chunk] &&
-            (rc = dp_bucket_marks(tr, s, r, o->chunk, vs, prev, dev_host, err)))
-          return rc;
-        it->end = it->compute;
-        it->tp = it->ep = it->tp_from = it->ep_from = -1;
-        if (tp_s > 0) {
-          it->tp = add_task(tr, dev_host, tp_s, err);
-          if (it->tp < 0) return it->tp;
-          if ((rc = fs_sim_add_dep(tr->sim, it->end, it->tp, err))) return rc;
-          it->tp_from = it->tp;
-          it->end = it->tp;
-        } else if (tr->tp_mode == TP_FLOWS) {
-          fs_work_pass pass = o->backward ? FS_PASS_BWD : FS_PASS_FWD;
-          int32_t e = it->end;
-          if ((rc = fs__train_tp_flows(tr, s, r, vs, pass, e, &e, err))) return rc;
-          if (o->backward && (rc = fs__train_tp_flows(tr, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
-            return rc;
-          if (e != it->end) {
-            it->tp_from = it->end;
-            it->tp = it->end = e;
-          }
-        }
-        it->cp = it->cp_from = -1;
-        if (tr->c > 1 && !tr->opts.free_comm) {
-          if (all) {
-            int32_t e = it->end;
-            if ((rc = fs__train_cp_ring(tr, tr->sim, s, r, vs,
-                                        o->backward ? FS_PASS_BWD : FS_PASS_FWD, e, &e, err)))
-              return rc;
-            if (o->backward &&
-                (rc = fs__train_cp_ring(tr, tr->sim, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
-              return rc;
-            if (e != it->end) {
-              it->cp_from = it->end;
-              it->cp = it->end = e;
-            }
-          } else {
-            int64_t L = vs_layers(tr, vs, NULL);
-            double c1, c2 = 0;
-            if ((rc = fs__train_cp_seconds(tr, o->backward ? FS_PASS_BWD : FS_PASS_FWD, L, vs, &c1,
-                                           err)) ||
-                (o->backward &&
-                 (rc = fs__train_cp_seconds(tr, FS_PASS_RECOMPUTE, L, vs, &c2, err))))
-              return rc;
-            if (c1 + c2 > 0) {
-              it->cp = add_task(tr, dev_host, c1 + c2, err);
-              if (it->cp < 0) return it->cp;
-              if ((rc = fs_sim_add_dep(tr->sim, it->end, it->cp, err))) return rc;
-              it->cp_from = it->cp;
-              it->end = it->cp;
-            }
-          }
-        }
-        if (ep_s > 0) {
-          it->ep = add_task(tr, dev_host, ep_s, err);
-          if (it->ep < 0) return it->ep;
-          if ((rc = fs_sim_add_dep(tr->sim, it->end, it->ep, err))) return rc;
-          it->ep_from = it->ep;
-          it->end = it->ep;
-        } else if (ep_flows) {
-          it->ep_from = it->end;
-          it->ep = add_gate(tr, dev_host, it->end, err);
-          if (it->ep < 0) return it->ep;
-          it->end = it->ep;
-          need_groups = 1;
-        }
-        prev = it->end;
-      }
+  return 0;
+}
+
+/* The op's ring-attention exchange (context parallelism) after it->end:
+ * as flows (comm all) or as a task of its time alone. */
+static int op_cp(fs_train *tr, int32_t s, int32_t r, int32_t vs, const fs_pipe_op *o, int all,
+                 int32_t dev_host, op_items *it, fs_err *err) {
+  int rc;
+  it->cp = it->cp_from = -1;
+  if (tr->c <= 1 || tr->opts.free_comm) return 0;
+  fs_work_pass pass = o->backward ? FS_PASS_BWD : FS_PASS_FWD;
+  if (all) {
+    int32_t e = it->end;
+    if ((rc = fs__train_cp_ring(tr, tr->sim, s, r, vs, pass, e, &e, err))) return rc;
+    if (o->backward &&
+        (rc = fs__train_cp_ring(tr, tr->sim, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
+      return rc;
+    if (e != it->end) {
+      it->cp_from = it->end;
+      it->cp = it->end = e;
     }
-  for (int32_t s = 0; s < p && need_groups; s++)
-    for (int32_t i = 0; i < n; i++)
-      if ((rc = group_colls(tr, s, i, err))) return rc;
-  /* Cross-device dependencies: activations forward, gradients backward. */
+    return 0;
+  }
+  int64_t L = vs_layers(tr, vs, NULL);
+  double c1, c2 = 0;
+  if ((rc = fs__train_cp_seconds(tr, pass, L, vs, &c1, err)) ||
+      (o->backward && (rc = fs__train_cp_seconds(tr, FS_PASS_RECOMPUTE, L, vs, &c2, err))))
+    return rc;
+  if (c1 + c2 > 0) {
+    it->cp = add_task(tr, dev_host, c1 + c2, err);
+    if (it->cp < 0) return it->cp;
+    if ((rc = fs_sim_add_dep(tr->sim, it->end, it->cp, err))) return rc;
+    it->cp_from = it->cp;
+    it->end = it->cp;
+  }
+  return 0;
+}
+
+/* Op i of device (s, r): its ZeRO-3 gather, compute, TP, CP and EP parts
+ * after *prev (the device's previous item, or -1), which becomes the op's
+ * end. *need_groups is set when a part waits for its group's collective
+ * (lowered by group_colls once every device has built the op). */
+static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, double z3_s,
+                    int z3_flows, int32_t *prev_io, int *need_groups, fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t p = tr->p, d = tr->d, v = tr->v, n = tr->n_ops;
+  int32_t dev = s * d + r, dev_host = host(tr, 0, r, s), prev = *prev_io;
+  int rc;
+  const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
+  int32_t vs = o->chunk * p + s;
+  /* compute.h: FLOPs / (peak mfu), or the per-operation roofline; the
+   * device's last op (a backward) also runs the optimizer step. */
+  double compute_s =
+      fs_compute_op_s(job, vs, o->backward) + (i == n - 1 ? fs_compute_step_s(job, s) : 0);
+  double tp_s = 0, ep_s = 0;
+  if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s[vs] : tr->tp_fwd_s[vs];
+  if (tr->tp_mode == TP_PRIVATE) {
+    size_t k = (size_t)dev * v + o->chunk;
+    tp_s = o->backward ? tr->tp_dev_b[k] : tr->tp_dev_f[k];
+    tr->represented += o->backward ? tr->tp_dev_nb[k] : tr->tp_dev_nf[k];
+  }
+  int ep_flows = 0;
+  if (all) {
+    int64_t lo, per = vs_layers(tr, vs, &lo);
+    ep_flows = job->par.ep >= 2 && fs_work_moe_layers(&job->model, lo, per) > 0;
+  } else if ((rc = fs__train_ep_seconds(tr, vs, r, o->backward, &ep_s, err))) {
+    return rc;
+  }
+  op_items *it = &tr->ops[(size_t)dev * n + i];
+  /* ZeRO-3: gather the weights first (twice before a backward with
+   * recomputation: for the recomputed forward and the backward). */
+  it->z3 = it->z3_from = -1;
+  if (z3_s > 0) {
+    int gathers = o->backward && job->par.recompute ? 2 : 1;
+    it->z3 = add_task(tr, dev_host, gathers * z3_s, err);
+    if (it->z3 < 0) return it->z3;
+    if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->z3, err))) return rc;
+    it->z3_from = it->z3;
+    prev = it->z3;
+  } else if (z3_flows) {
+    it->z3_from = prev;
+    it->z3 = add_gate(tr, dev_host, prev, err);
+    if (it->z3 < 0) return it->z3;
+    prev = it->z3;
+    *need_groups = 1;
+  }
+  it->compute = add_task(tr, dev_host, compute_s, err);
+  if (it->compute < 0) return it->compute;
+  if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
+  if (tr->dp_marks && o->backward && i == tr->dp_last[(size_t)s * v + o->chunk] &&
+      (rc = dp_bucket_marks(tr, s, r, o->chunk, vs, prev, dev_host, err)))
+    return rc;
+  it->end = it->compute;
+  it->tp = it->ep = it->tp_from = it->ep_from = -1;
+  if (tp_s > 0) {
+    it->tp = add_task(tr, dev_host, tp_s, err);
+    if (it->tp < 0) return it->tp;
+    if ((rc = fs_sim_add_dep(tr->sim, it->end, it->tp, err))) return rc;
+    it->tp_from = it->tp;
+    it->end = it->tp;
+  } else if (tr->tp_mode == TP_FLOWS) {
+    fs_work_pass pass = o->backward ? FS_PASS_BWD : FS_PASS_FWD;
+    int32_t e = it->end;
+    if ((rc = fs__train_tp_flows(tr, s, r, vs, pass, e, &e, err))) return rc;
+    if (o->backward && (rc = fs__train_tp_flows(tr, s, r, vs, FS_PASS_RECOMPUTE, e, &e, err)))
+      return rc;
+    if (e != it->end) {
+      it->tp_from = it->end;
+      it->tp = it->end = e;
+    }
+  }
+  if ((rc = op_cp(tr, s, r, vs, o, all, dev_host, it, err))) return rc;
+  if (ep_s > 0) {
+    it->ep = add_task(tr, dev_host, ep_s, err);
+    if (it->ep < 0) return it->ep;
+    if ((rc = fs_sim_add_dep(tr->sim, it->end, it->ep, err))) return rc;
+    it->ep_from = it->ep;
+    it->end = it->ep;
+  } else if (ep_flows) {
+    it->ep_from = it->end;
+    it->ep = add_gate(tr, dev_host, it->end, err);
+    if (it->ep < 0) return it->ep;
+    it->end = it->ep;
+    *need_groups = 1;
+  }
+  *prev_io = it->end;
+  return 0;
+}
+
+/* Cross-device dependencies: activations forward, gradients backward. */
+static int pipeline_deps(fs_train *tr, fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t p = tr->p, d = tr->d, m = tr->m, V = tr->V, n = tr->n_ops;
+  int rc = 0;
   double gather_s = 0;
   if (p > 1 && tr->t > 1 && !job->par.sequence_parallel && !tr->fabric_free &&
       !tr->opts.free_comm &&
@@ -605,15 +608,20 @@ int fs__train_build_dag(fs_train *tr, fs_err *err) {
         }
       }
   free(flows);
-  if (rc) return rc;
-  /* Data-parallel traffic per ZeRO stage (docs/model-work.md):
-   *   0: all-reduce each chunk's gradients once, after every replica's last
-   *      backward of the chunk (overlap) or its last op;
-   *   1: reduce-scatter them, then all-gather the updated weights;
-   *   2, 3: reduce-scatter every micro-batch's gradients after its backward
-   *      (sharded gradients cannot accumulate), then (2) all-gather the
-   *      weights at the end; 3 gathers weights per op instead (above). */
-  if (tr->fabric_free || tr->opts.free_comm) return 0;
+  return rc;
+}
+
+/* Data-parallel traffic per ZeRO stage (docs/model-work.md):
+ *   0: all-reduce each chunk's gradients once, after every replica's last
+ *      backward of the chunk (overlap) or its last op;
+ *   1: reduce-scatter them, then all-gather the updated weights;
+ *   2, 3: reduce-scatter every micro-batch's gradients after its backward
+ *      (sharded gradients cannot accumulate), then (2) all-gather the
+ *      weights at the end; 3 gathers weights per op instead (lower_op). */
+static int dp_traffic(fs_train *tr, fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t p = tr->p, d = tr->d, v = tr->v, n = tr->n_ops;
+  int rc = 0;
   int32_t *after = malloc((size_t)d * sizeof(int32_t));
   if (!after) return fs_err_set(err, FS_ENOMEM, "out of memory");
   static const fs_coll_op AR[] = {FS_COLL_ALLREDUCE},
@@ -665,6 +673,35 @@ int fs__train_build_dag(fs_train *tr, fs_err *err) {
   free(marks);
   free(after);
   return rc;
+}
+
+int fs__train_build_dag(fs_train *tr, fs_err *err) {
+  /* (one iteration; tr->gate chains it after the previous one) */
+  const fs_job *job = tr->job;
+  int32_t d = tr->d, n = tr->n_ops;
+  int all = tr->opts.comm == FS_COMM_ALL && !tr->fabric_free && !tr->opts.free_comm;
+  int rc;
+  if ((rc = tp_star_times(tr, err))) return rc;
+  if ((rc = dp_marks_setup(tr, err))) return rc;
+  int need_groups = 0;
+  /* Ops, device by device, in schedule order. */
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t r = 0; r < tr->ds; r++) {
+      int32_t prev = tr->gate[s * d + r];
+      double z3_s = 0;
+      if (!all && !tr->opts.free_comm && !tr->fabric_free &&
+          (rc = fs__train_z3_seconds(tr, s, &z3_s, err)))
+        return rc;
+      int z3_flows = all && job->par.zero >= 3 && d * tr->c > 1;
+      for (int32_t i = 0; i < n; i++)
+        if ((rc = lower_op(tr, s, r, i, all, z3_s, z3_flows, &prev, &need_groups, err))) return rc;
+    }
+  for (int32_t s = 0; s < tr->p && need_groups; s++)
+    for (int32_t i = 0; i < n; i++)
+      if ((rc = group_colls(tr, s, i, err))) return rc;
+  if ((rc = pipeline_deps(tr, err))) return rc;
+  if (tr->fabric_free || tr->opts.free_comm) return 0;
+  return dp_traffic(tr, err);
 }
 
 int fs__train_build_iterations(fs_train *tr, fs_err *err) {

@@ -88,9 +88,10 @@ static int64_t peak_rss_bytes(void) {
   return (int64_t)ru.ru_maxrss * 1024; /* Linux: KiB */
 }
 
-int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
+/* What the result says whatever the device: the run's counts,
+ * throughput, MFU, the symmetry used. */
+static void collect_run(fs_train *tr, fs_train_result *out) {
   const fs_job *job = tr->job;
-  int rc;
   out->comm = tr->opts.comm;
   out->congestion_aware = congestion_kinds(tr);
   out->tp_private = tr->tp_mode == TP_PRIVATE;
@@ -121,7 +122,10 @@ int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
   else
     snprintf(out->symmetry, sizeof(out->symmetry), "%s", tr->symm_note);
   out->tasks = tr->item_hi - tr->item_lo - flows;
-  /* The device reported: dp rank 0 of the stage that finishes last. */
+}
+
+/* The device reported: dp rank 0 of the stage that finishes last. */
+static int32_t reported_stage(const fs_train *tr) {
   int32_t best = 0;
   double best_end = -1;
   for (int32_t s = 0; s < tr->p; s++) {
@@ -133,64 +137,31 @@ int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
       if (tr->dp[i].stage == s) e = fmax(e, fs_sim_finish_s(tr->sim, tr->dp[i].done) - t0);
     if (e > best_end + 1e-12) best = s, best_end = e;
   }
-  double compute, tp, ep, z3, last_end;
-  double cp;
-  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &cp, &last_end);
-  out->device_stage = best;
-  out->compute_s = compute;
-  memcpy(out->kind, tr->kinds, sizeof(out->kind));
-  out->kind[FS_PAR_TP].exposed_s = tp;
-  out->kind[FS_PAR_EP].exposed_s = ep;
-  /* Bubble: the same device's idle time with pipeline and data-parallel
-   * traffic free (an identical DAG without those flows). */
-  fs_train *free_tr = NULL;
-  fs_train_opts o = tr->opts;
-  o.sim = NULL;
-  if ((rc = fs__train_new(job, &o, 1, NULL, &free_tr, err))) return rc;
-  if ((rc = fs_sim_run(free_tr->sim, NULL, err))) {
-    fs_train_free(free_tr);
-    return rc;
-  }
-  double fc, ftp, fep, fz3, fend;
-  double fcp;
-  device_profile(free_tr, best * tr->d, &fc, &ftp, &fep, &fz3, &fcp, &fend);
-  fs_train_free(free_tr);
-  out->bubble_s = fmax(0, fend - fc - ftp - fep - fz3 - fcp);
-  /* With routing control: the same job without it (its base routing, no
-   * failures, no re-optimisation), so the report can say what it cost or
-   * bought. A shallow copy: it borrows the topology. */
-  if (tr->ctl) {
-    fs_job plain = *job;
-    plain.reopt_interval_s = 0;
-    plain.failures = NULL;
-    plain.n_failures = 0;
-    fs_train *btr = NULL;
-    if ((rc = fs__train_new(&plain, &o, 0, NULL, &btr, err)) ||
-        (rc = fs_sim_run(btr->sim, NULL, err))) {
-      fs_train_free(btr);
-      return rc;
-    }
-    out->baseline_iter_s = fs__train_iteration_times(btr, NULL, NULL);
-    fs_train_free(btr);
-  }
-  /* comm all: the same job with TP, EP and ZeRO-3 timed alone, so the
-   * report says what the contention among all the traffic costs. */
-  if (tr->own_sim && tr->opts.comm == FS_COMM_ALL && !tr->opts.no_compare && !tr->opts.free_comm) {
-    fs_train_opts io = o;
-    io.comm = FS_COMM_ISOLATED;
-    fs_train *itr = NULL;
-    if ((rc = fs__train_new(job, &io, 0, NULL, &itr, err)) ||
-        (rc = fs_sim_run(itr->sim, NULL, err))) {
-      fs_train_free(itr);
-      return rc;
-    }
-    out->isolated_iter_s = fs__train_iteration_times(itr, NULL, NULL);
-    fs_train_free(itr);
-  }
-  double idle = fmax(0, last_end - compute - tp - ep - z3 - cp);
-  out->kind[FS_PAR_CP].exposed_s = cp;
-  out->kind[FS_PAR_CP].busy_s = cp;
-  out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
+  return best;
+}
+
+/* One iteration of job under options o (fabric_free: pipeline and
+ * data-parallel traffic take no time), built and run by itself; the
+ * reported device's profile in prof[7] (device_profile's order) if prof,
+ * else the iteration's time in *iter_s. */
+static int run_variant(const fs_job *job, const fs_train_opts *o, int fabric_free, int32_t dev,
+                       double *prof, double *iter_s, fs_err *err) {
+  fs_train *v = NULL;
+  int rc = fs__train_new(job, o, fabric_free, NULL, &v, err);
+  if (!rc) rc = fs_sim_run(v->sim, NULL, err);
+  if (!rc && prof)
+    device_profile(v, dev, &prof[0], &prof[1], &prof[2], &prof[3], &prof[4], &prof[5]);
+  if (!rc && iter_s) *iter_s = fs__train_iteration_times(v, NULL, NULL);
+  fs_train_free(v);
+  return rc;
+}
+
+/* The reported stage's data-parallel collectives and pipeline sends (TP
+ * rank 0's), and the DP time left exposed after its last op (last_end,
+ * from the device's start), plus its ZeRO-3 gathers (z3). */
+static void dp_pp_kinds(const fs_train *tr, int32_t best, double last_end, double z3,
+                        fs_train_result *out) {
+  const fs_job *job = tr->job;
   double dp_end = last_end, t0 = dev_start(tr, best * tr->d);
   for (size_t i = 0; i < tr->n_dp; i++) {
     const dp_coll *c = &tr->dp[i];
@@ -223,7 +194,11 @@ int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     out->kind[FS_PAR_PP].busy_s +=
         fs_sim_finish_s(tr->sim, f->item) - fs_sim_start_s(tr->sim, f->item);
   }
-  /* TP/EP collective counts of one op set of the device. */
+}
+
+/* Collectives per kind of one op set of the reported stage's device. */
+static void op_counts(const fs_train *tr, int32_t best, fs_train_result *out) {
+  const fs_job *job = tr->job;
   int64_t stage_layers = 0;
   for (int32_t c = 0; c < tr->v; c++) stage_layers += vs_layers(tr, c * tr->p + best, NULL);
   out->kind[FS_PAR_TP].colls = tr->t > 1 ? (int64_t)tr->m * stage_layers *
@@ -252,6 +227,51 @@ int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     }
     out->kind[FS_PAR_CP].wire_bytes = out->kind[FS_PAR_CP].bytes;
   }
+}
+
+int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
+  const fs_job *job = tr->job;
+  int rc;
+  collect_run(tr, out);
+  int32_t best = reported_stage(tr);
+  double compute, tp, ep, z3, last_end;
+  double cp;
+  device_profile(tr, best * tr->d, &compute, &tp, &ep, &z3, &cp, &last_end);
+  out->device_stage = best;
+  out->compute_s = compute;
+  memcpy(out->kind, tr->kinds, sizeof(out->kind));
+  out->kind[FS_PAR_TP].exposed_s = tp;
+  out->kind[FS_PAR_EP].exposed_s = ep;
+  /* Bubble: the same device's idle time with pipeline and data-parallel
+   * traffic free (an identical DAG without those flows). */
+  fs_train_opts o = tr->opts;
+  o.sim = NULL;
+  double f[6];
+  if ((rc = run_variant(job, &o, 1, best * tr->d, f, NULL, err))) return rc;
+  out->bubble_s = fmax(0, f[5] - f[0] - f[1] - f[2] - f[3] - f[4]);
+  /* With routing control: the same job without it (its base routing, no
+   * failures, no re-optimisation), so the report can say what it cost or
+   * bought. A shallow copy: it borrows the topology. */
+  if (tr->ctl) {
+    fs_job plain = *job;
+    plain.reopt_interval_s = 0;
+    plain.failures = NULL;
+    plain.n_failures = 0;
+    if ((rc = run_variant(&plain, &o, 0, 0, NULL, &out->baseline_iter_s, err))) return rc;
+  }
+  /* comm all: the same job with TP, EP and ZeRO-3 timed alone, so the
+   * report says what the contention among all the traffic costs. */
+  if (tr->own_sim && tr->opts.comm == FS_COMM_ALL && !tr->opts.no_compare && !tr->opts.free_comm) {
+    fs_train_opts io = o;
+    io.comm = FS_COMM_ISOLATED;
+    if ((rc = run_variant(job, &io, 0, 0, NULL, &out->isolated_iter_s, err))) return rc;
+  }
+  double idle = fmax(0, last_end - compute - tp - ep - z3 - cp);
+  out->kind[FS_PAR_CP].exposed_s = cp;
+  out->kind[FS_PAR_CP].busy_s = cp;
+  out->kind[FS_PAR_PP].exposed_s = fmax(0, idle - out->bubble_s);
+  dp_pp_kinds(tr, best, last_end, z3, out);
+  op_counts(tr, best, out);
   out->kind[FS_PAR_TP].busy_s = tp;
   out->kind[FS_PAR_EP].busy_s = ep;
   return 0;

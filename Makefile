@@ -71,8 +71,10 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(SHLIB): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libfabricsim.so.$(SOVER) -o $@ $^ $(LDLIBS)
+# only the public fs_ API is exported (scripts/libfabricsim.map)
+$(SHLIB): $(LIB_OBJ) scripts/libfabricsim.map
+	$(CC) -shared -Wl,-soname,libfabricsim.so.$(SOVER) -Wl,--version-script=scripts/libfabricsim.map \
+	  -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(ALLCFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
@@ -177,6 +179,12 @@ api-check:
 	PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib/pkgconfig sh -c \
 	  '$(CC) -std=c11 -Wall -Wextra -Werror -o $(BUILD)/api examples/api.c $$(pkg-config --cflags --libs fabricsim)'
 	LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib $(BUILD)/api
+	PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib/pkgconfig sh -c \
+	  '$(CXX) -std=c++17 -Wall -Wextra -Werror -o $(BUILD)/api-cpp examples/api-cpp.cc $$(pkg-config --cflags --libs fabricsim)'
+	LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/api-prefix/lib $(BUILD)/api-cpp
+	@bad=$$(nm -D --defined-only $(SHLIB) | awk '{print $$3}' | grep -v '^fs_[a-z]' | grep -v '^_' || true); \
+	  if [ -n "$$bad" ]; then echo "api-check: $(SHLIB) exports non-API names:"; echo "$$bad" | head; exit 1; fi; \
+	  echo "api-check: $(SHLIB) exports $$(nm -D --defined-only $(SHLIB) | grep -c ' fs_') fs_ names and nothing else"
 
 clean:
 	rm -rf build build-san build-clang build-mpi

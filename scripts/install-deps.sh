@@ -10,13 +10,14 @@ for pkg in make gcc libcjson-dev libglpk-dev libsqlite3-dev pkg-config libprotob
   have_pkg "$pkg" || need="$need $pkg"
 done
 # clang builds the fuzzer (make fuzz) and is the second compiler in CI;
-# libclang-rt provides its sanitizer and libFuzzer runtimes. ns-3 (with
-# g++, and pkg-config to find it) builds the packet-level validation
-# backend (make ns3; fabricsim sim --backend ns3); its checks
+# libclang-rt provides its sanitizer and libFuzzer runtimes. g++ builds
+# examples/api-cpp.cc (make api-check: the headers as C++) and, with ns-3
+# (and pkg-config to find it), the packet-level validation backend (make
+# ns3; fabricsim sim --backend ns3); its checks
 # (scripts/ns3-test.sh) and scripts/validate.sh do their arithmetic in
 # python3.
 if [ "${FABRICSIM_MINIMAL:-0}" != 1 ]; then
-  for pkg in clang libclang-rt-dev pkg-config libns3-dev python3; do
+  for pkg in clang libclang-rt-dev g++ pkg-config libns3-dev python3; do
     have_pkg "$pkg" || need="$need $pkg"
   done
 fi

@@ -18,6 +18,10 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct fs_chakra fs_chakra;
 
 /* Reads PREFIX.0.et, PREFIX.1.et, ... (as many as exist, at least one).
@@ -57,5 +61,9 @@ int fs_chakra_run(const fs_chakra *c, const fs_topo *t, fs_route_mode mode, uint
  * of them before any is put in place: on failure none is (err names the
  * file and the reason). */
 int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -27,6 +27,10 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FS_COLL_OP_MAP(XX)                     \
   XX(ALLREDUCE, "allreduce")                   \
   XX(ALLGATHER, "allgather")                   \
@@ -300,5 +304,9 @@ void fs_coll_tracker_free(fs_coll_tracker *t);
  * bytes each rank received. */
 int fs_coll_verify(const fs_coll_tracker *t, const fs_sim *sim, double *recv_bytes,
                    fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,6 +17,10 @@
 
 #include "fabricsim/work.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- hardware presets ------------------------------------------------------ */
 
 /* One accelerator's figures (sources in docs/model-compute.md). A peak of 0
@@ -105,5 +109,9 @@ double fs_compute_recompute_s(const fs_job *job, int64_t chunk);
  * stage's, or 1 / N of them with ZeRO >= 1, Megatron's distributed
  * optimizer). */
 double fs_compute_step_s(const fs_job *job, int32_t stage);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* XX(name, value, description). Bad input is FS_EINVAL/FS_ECYCLE/FS_ERANGE
  * (the CLI exits 2); the rest are failures of the machine or of us (exit 1). */
 #define FS_ERRNO_MAP(XX)                                   \
@@ -42,5 +46,9 @@ int fs_err_is_input(int code);
 int fs_err_set(fs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int fs_err_setv(fs_err *err, int code, const char *fmt, va_list ap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

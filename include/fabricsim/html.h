@@ -27,6 +27,10 @@
 #include "fabricsim/topo.h"
 #include "fabricsim/train.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { FS_HTML_MAX_ROWS = 40, FS_HTML_MAX_TOPO_NODES = 64, FS_HTML_LINK_BINS = 120 };
 
 typedef struct fs_html {
@@ -121,5 +125,9 @@ int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
 int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
                        int32_t n_summary, const fs_ocs_seg *segs, size_t n_segs,
                        int32_t n_nodes, double t_end, const char *note);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

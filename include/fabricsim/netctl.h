@@ -22,6 +22,10 @@
 #include "fabricsim/routeopt.h"
 #include "fabricsim/sim.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A cable fails (both directions) at at_s. */
 typedef struct fs_netctl_failure {
   double at_s;
@@ -81,5 +85,9 @@ void fs_netctl_free(fs_netctl *c); /* NULL is a no-op */
  * the count, or FS_EINVAL with err naming what is unknown. */
 int32_t fs_netctl_parse_target(const fs_topo *t, const char *what, int32_t *links, int32_t max,
                                fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

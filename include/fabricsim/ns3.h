@@ -16,6 +16,10 @@
 #include "fabricsim/err.h"
 #include "fabricsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Before fs_scenario_run: 0, or FS_EINVAL if the scenario asks for routing
  * control ($.routing.mode optimized, $.failures) or spraying ($.routing.mode
  * spray). sc is not changed. */
@@ -42,5 +46,9 @@ int fs_ns3_read(const char *text, size_t len, const char *file, fs_scenario *sc,
  * cannot be started; FS_EIO if it failed otherwise or the files could not
  * be written; errors of fs_ns3_write and fs_ns3_read. */
 int fs_ns3_run(fs_scenario *sc, const char *program, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

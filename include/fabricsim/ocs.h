@@ -28,6 +28,10 @@
 
 #include "fabricsim/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Defaults (docs/model-ocs.md, delays table). */
 #define FS_OCS_DEFAULT_DELAY_S 10e-3 /* 3D MEMS OCS, order of 10 ms */
 #define FS_OCS_MAX_NODES 256         /* scheduling view; decomposition is O(n^4) worst */
@@ -305,5 +309,9 @@ int fs_ocs_plan_run(const fs_ocs_plan *pl, const fs_ocs_params *p, fs_ocs_algo a
  * so it is never slower than the pure OCS. Returns 0 or an error as above. */
 int fs_ocs_run(const fs_ocs_params *p, fs_ocs_algo algo, const fs_ocs_traffic *tr,
                fs_ocs_result *res, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include "fabricsim/err.h"
 #include "fabricsim/scenario.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Before fs_scenario_run: 0, or FS_EINVAL (naming the file, the JSON path
  * and the value) if the scenario's transport is not tcp, or it asks for
  * routing control ($.routing.mode optimized, $.failures) or spraying
@@ -32,5 +36,9 @@ int fs_packet_check(const fs_scenario *sc, fs_err *err);
  * rather than arrive; FS_ENOMEM. On error sc is unchanged. Deterministic:
  * RED's random marks come from a fixed seed. */
 int fs_packet_run(fs_scenario *sc, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

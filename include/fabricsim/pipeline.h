@@ -17,6 +17,10 @@
 
 #include "fabricsim/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum fs_pipe_schedule {
   FS_PIPE_1F1B = 0,
   FS_PIPE_INTERLEAVED,
@@ -52,5 +56,9 @@ int32_t fs_pipe_max_in_flight(const fs_pipe_op *ops, int32_t n);
  * (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) for interleaved
  * (Narayanan et al. SC'21: the bubble time shrinks by v). */
 double fs_pipe_bubble_fraction(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

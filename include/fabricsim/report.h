@@ -10,6 +10,10 @@
 #include "fabricsim/scenario.h"
 #include "fabricsim/train.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Each returns 0, or FS_EIO if writing failed. sc must have run. */
 int fs_report_sim_json(FILE *f, const fs_scenario *sc);
 int fs_report_sim_csv(FILE *f, const fs_scenario *sc);
@@ -40,5 +44,9 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r);
  * utilisation of each group of links (by the kinds of their ends). 0,
  * FS_ENOMEM or FS_EIO. */
 int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "fabricsim/err.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum fs_route_mode {
   FS_ROUTE_SHORTEST = 0, /* one deterministic path: lowest link id per hop */
   FS_ROUTE_ECMP,         /* per-flow, per-hop seeded hash over next hops */
@@ -153,5 +157,9 @@ int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
  * destination's server instead). */
 int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out,
                       fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -32,6 +32,10 @@
 #include "fabricsim/route.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- traffic ------------------------------------------------------------ */
 typedef struct fs_routeopt_flow {
   int32_t src, dst; /* host node ids */
@@ -237,5 +241,9 @@ int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int3
  * be GPUs behind NICs and scale-up switches. Otherwise FS_EINVAL with a
  * message saying what breaks the shape. */
 int fs_routeopt_edgecolor_check(const fs_topo *t, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct fs_scenario_flow {
   const char *id;
   int32_t src, dst;   /* host ids */
@@ -92,5 +96,9 @@ int fs_scenario_has_control(const fs_scenario *sc);
  * leaves a flow without a path fails with FS_EINVAL naming its hosts. On
  * any failure the results are not valid (sc->sim may be partial). */
 int fs_scenario_run(fs_scenario *sc, const fs_sim_opts *opts, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

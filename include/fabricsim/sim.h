@@ -26,6 +26,10 @@
 #include "fabricsim/symm.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct fs_sim fs_sim;
 
 typedef enum fs_item_kind { FS_ITEM_FLOW = 0, FS_ITEM_TASK = 1 } fs_item_kind;
@@ -308,5 +312,9 @@ int64_t fs_sim_n_deps(const fs_sim *s);
  * fs_sim_add_dep_sent. */
 void fs_sim_dep(const fs_sim *s, int64_t i, int32_t *before, int32_t *after, int *sent);
 void fs_sim_task_info(const fs_sim *s, int32_t item, int32_t *host, double *duration_s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 
 #include "fabricsim/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct fs_sweep fs_sweep;
 
 typedef enum fs_sweep_kind { FS_SWEEP_TRAIN = 0, FS_SWEEP_SIM } fs_sweep_kind;
@@ -74,5 +78,9 @@ int fs_sweep_db_put(fs_sweep_db *db, const fs_sweep_result *r, fs_err *err);
  * caller opens and closes it: fabricsim/output.h for a file). 0, or an
  * FS_E* code with err set on a database failure. */
 int fs_sweep_db_csv(fs_sweep_db *db, FILE *f, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

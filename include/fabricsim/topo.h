@@ -24,6 +24,10 @@
 
 #include "fabricsim/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum fs_node_kind {
   FS_NODE_HOST = 0, /* GPU or server endpoint: sources and sinks traffic */
   FS_NODE_SWITCH,   /* electrical packet switch of the scale-out fabric */
@@ -347,5 +351,9 @@ const char *fs_cost_part_name(fs_cost_part_kind k); /* "switch_port", ... */
  * that fs_topo_from_json_text rebuilds identically). Returns 0, FS_EINVAL
  * for another format, or FS_EIO on a write error. */
 int fs_topo_export(const fs_topo *t, const char *format, FILE *f, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,10 @@
 #include "fabricsim/topo.h"
 #include "fabricsim/work.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- traffic ---------------------------------------------------------- */
 
 /* Bytes per iteration between servers: ar[u * n + v] is data-parallel
@@ -163,5 +167,9 @@ fs_topoopt_ocs_part fs_topoopt_ocs_defaults(fs_topoopt_switch kind);
 void fs_topoopt_cost(const fs_topoopt_graph *g, double gbps, const fs_cost_table *c,
                      fs_topoopt_ocs_part ocs, fs_topo_cost *out, double *ocs_usd,
                      double *ocs_watts);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

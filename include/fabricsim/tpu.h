@@ -19,6 +19,10 @@
 #include "fabricsim/err.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
   FS_TPU_CUBE_SIDE = 4,  /* chips per cube edge */
   FS_TPU_CUBE_CHIPS = 64,
@@ -229,5 +233,9 @@ typedef struct fs_tpu_mix_result {
  * or FS_ENOMEM. */
 int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mix_result *out,
                    fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct fs_trace {
   FILE *f;
   long events;
@@ -31,5 +35,9 @@ void fs_trace_async(fs_trace *t, int pid, const char *name, const char *cat, lon
 void fs_trace_counter(fs_trace *t, int pid, const char *name, double time_s, double value);
 /* Closes the JSON; returns 0 or FS_EIO if writing failed. */
 int fs_trace_end(fs_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -39,6 +39,10 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/work.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum fs_train_comm {
   FS_COMM_ALL = 0,  /* every kind of traffic in the one simulation */
   FS_COMM_ISOLATED  /* TP, EP, ZeRO-3 timed alone (for comparison) */
@@ -176,5 +180,9 @@ typedef struct fs_train_segment {
 } fs_train_segment;
 int fs_train_segments(const fs_train *tr, fs_train_segment **out, int64_t *n);
 int32_t fs_train_stages(const fs_train *tr); /* pipeline stages */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,6 +17,10 @@
 
 #include "fabricsim/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
   FS_WAN_NAME = 64,      /* longest site, slice or modulation name + 1 */
   FS_WAN_MAX_SITES = 1024,
@@ -257,5 +261,9 @@ typedef struct fs_wan_train_result {
  * lowering, one chunk). Fails with FS_EINVAL if the file has no job.
  * A disconnected job is a result (connected = 0), not an error. */
 int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

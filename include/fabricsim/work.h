@@ -31,6 +31,10 @@
 #include "fabricsim/netctl.h"
 #include "fabricsim/topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- the job ------------------------------------------------------------ */
 
 /* Precision of the matmuls (the peak they run at, compute.h); the storage
@@ -398,5 +402,9 @@ int fs_work_cp_steps_per_layer(const fs_job *job, fs_work_pass pass);
  * kind (docs/model-work.md gives each count); groups of size 1 move
  * nothing. */
 void fs_work_comm_stage(const fs_job *job, int32_t stage, fs_work_comm *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

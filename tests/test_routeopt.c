@@ -852,7 +852,8 @@ TEST(test_routeopt_edgecolor_nonblocking_permutation) {
         const int32_t *pl = fs_routeopt_path(p, f, 0, &h);
         for (int32_t i = 0; i < h; i++) {
           const fs_link *lk = &t->links[pl[i]];
-          if (t->nodes[lk->from].kind == FS_NODE_SWITCH && t->nodes[lk->to].kind == FS_NODE_SWITCH) {
+          if (t->nodes[lk->from].kind == FS_NODE_SWITCH &&
+              t->nodes[lk->to].kind == FS_NODE_SWITCH) {
             if (a < 0) a = lk->from;
             b = lk->to;
           }
@@ -935,19 +936,19 @@ TEST(test_routeopt_edgecolor_refuses_non_clos) {
   /* hand-made near misses: 4 hosts on 2 leaves, 2 spines, and either a
    * leaf-leaf cable or one leaf with a second cable to a spine */
   for (int variant = 0; variant < 3; variant++) {
-    fs__topo_builder b;
+    fs_topo_builder b;
     fs_topo *tb = NULL;
     fs_err e2 = {0, ""};
-    CHECK_OK(fs__tb_init(&b, "file", 8, 16, &e2), &e2);
-    for (int i = 0; i < 4; i++) fs__tb_node(&b, FS_NODE_HOST, 0, i, -1);
-    for (int i = 0; i < 2; i++) fs__tb_node(&b, FS_NODE_SWITCH, 1, i, i);
-    for (int i = 0; i < 2; i++) fs__tb_node(&b, FS_NODE_SWITCH, 2, i, -1);
-    for (int i = 0; i < 4; i++) fs__tb_cable(&b, i, 4 + i / 2, 1e11, 1000);
+    CHECK_OK(fs_topo_builder_init(&b, "file", 8, 16, &e2), &e2);
+    for (int i = 0; i < 4; i++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1);
+    for (int i = 0; i < 2; i++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, i);
+    for (int i = 0; i < 2; i++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, i, -1);
+    for (int i = 0; i < 4; i++) fs_topo_builder_cable(&b, i, 4 + i / 2, 1e11, 1000);
     for (int l = 0; l < 2; l++)
-      for (int sp = 0; sp < 2; sp++) fs__tb_cable(&b, 4 + l, 6 + sp, 1e11, 1000);
-    if (variant == 1) fs__tb_cable(&b, 4, 5, 1e11, 1000);
-    if (variant == 2) fs__tb_cable(&b, 5, 7, 1e11, 1000);
-    CHECK_OK(fs__tb_finish(&b, &tb, &e2), &e2);
+      for (int sp = 0; sp < 2; sp++) fs_topo_builder_cable(&b, 4 + l, 6 + sp, 1e11, 1000);
+    if (variant == 1) fs_topo_builder_cable(&b, 4, 5, 1e11, 1000);
+    if (variant == 2) fs_topo_builder_cable(&b, 5, 7, 1e11, 1000);
+    CHECK_OK(fs_topo_builder_finish(&b, &tb, &e2), &e2);
     if (!tb) continue;
     int rc = fs_routeopt_edgecolor_check(tb, &e2);
     static const char *const want[] = {"", "leaves switch0 and switch1 are cabled together",
@@ -999,9 +1000,10 @@ static int cmp_i32(const void *a, const void *b) {
  * their lengths are the shortest ones the enumeration finds (count
  * max(K, equal-cost paths), or all of them if fewer). */
 TEST(test_routeopt_kshortest_vs_brute_force) {
-  static const char *const specs[] = {"ring:n=6", "torus:dims=3x3", "torus:dims=2x3",
-                                      "dragonfly:a=2,p=1,h=1,g=3", "fullmesh:n=4",
-                                      "leafspine:leaves=3,spines=2,hosts_per_leaf=2,gpus_per_node=2"};
+  static const char *const specs[] = {
+      "ring:n=6",       "torus:dims=3x3",
+      "torus:dims=2x3", "dragonfly:a=2,p=1,h=1,g=3",
+      "fullmesh:n=4",   "leafspine:leaves=3,spines=2,hosts_per_leaf=2,gpus_per_node=2"};
   static const int32_t ks[] = {1, 2, 3, 5, 8, 20};
   enum { CAP = 200000 };
   int32_t *len = malloc(CAP * sizeof(*len));

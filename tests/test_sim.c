@@ -75,16 +75,16 @@ TEST(test_sim_incast_shares_equally) {
 /* Chain of k+1 switches joined by links of capacity caps[i]; host i hangs on
  * switch i (host links 10x faster than any chain link). */
 static fs_topo *chain(int k, const double *caps_gbps, int64_t lat) {
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  fs__tb_init(&b, "chain", 2 * (k + 1), 4 * (k + 1), &err);
-  for (int i = 0; i <= k; i++) fs__tb_node(&b, FS_NODE_HOST, 0, i, -1);
-  for (int i = 0; i <= k; i++) fs__tb_node(&b, FS_NODE_SWITCH, 1, i, -1);
-  for (int i = 0; i <= k; i++) fs__tb_cable(&b, i, k + 1 + i, 1e13, lat);
+  fs_topo_builder_init(&b, "chain", 2 * (k + 1), 4 * (k + 1), &err);
+  for (int i = 0; i <= k; i++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1);
+  for (int i = 0; i <= k; i++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, -1);
+  for (int i = 0; i <= k; i++) fs_topo_builder_cable(&b, i, k + 1 + i, 1e13, lat);
   for (int i = 0; i < k; i++)
-    fs__tb_cable(&b, k + 1 + i, k + 2 + i, caps_gbps[i] * 1e9, lat);
+    fs_topo_builder_cable(&b, k + 1 + i, k + 2 + i, caps_gbps[i] * 1e9, lat);
   fs_topo *t = NULL;
-  CHECK_OK(fs__tb_finish(&b, &t, &err), &err);
+  CHECK_OK(fs_topo_builder_finish(&b, &t, &err), &err);
   return t;
 }
 

@@ -318,31 +318,31 @@ TEST(test_topo_stats_match_oracles_on_random_graphs) {
   fs__rng_seed(&r, 2024);
   for (int trial = 0; trial < 60; trial++) {
     int hosts = 2 + (int)fs__rng_below(&r, 9), sw = 1 + (int)fs__rng_below(&r, 8);
-    fs__topo_builder b;
+    fs_topo_builder b;
     fs_err err = {0, ""};
-    if (fs__tb_init(&b, "random", hosts + sw, 0, &err)) {
+    if (fs_topo_builder_init(&b, "random", hosts + sw, 0, &err)) {
       test_fail(__FILE__, __LINE__, "builder: %s", err.msg);
       return;
     }
-    for (int h = 0; h < hosts; h++) fs__tb_node(&b, FS_NODE_HOST, 0, h, -1);
-    for (int s = 0; s < sw; s++) fs__tb_node(&b, FS_NODE_SWITCH, 1, s, -1);
+    for (int h = 0; h < hosts; h++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, -1);
+    for (int s = 0; s < sw; s++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, -1);
     static const double caps[] = {10e9, 25e9, 40e9, 100e9};
     /* A ring (or line) of switches keeps the graph connected. */
     for (int s = 0; s + 1 < sw; s++)
-      fs__tb_cable(&b, hosts + s, hosts + s + 1, caps[fs__rng_below(&r, 4)], 1);
+      fs_topo_builder_cable(&b, hosts + s, hosts + s + 1, caps[fs__rng_below(&r, 4)], 1);
     for (int e = (int)fs__rng_below(&r, (uint64_t)sw + 1); e > 0; e--)
-      fs__tb_cable(&b, hosts + (int)fs__rng_below(&r, (uint64_t)sw),
+      fs_topo_builder_cable(&b, hosts + (int)fs__rng_below(&r, (uint64_t)sw),
                    hosts + (int)fs__rng_below(&r, (uint64_t)sw), caps[fs__rng_below(&r, 4)], 1);
     for (int h = 0; h < hosts; h++) {
       /* Few distinct choices, so several hosts share an attachment. */
       int32_t a = hosts + (int32_t)fs__rng_below(&r, (uint64_t)(sw < 3 ? sw : 3));
-      fs__tb_cable(&b, h, a, caps[fs__rng_below(&r, 4)], 1);
+      fs_topo_builder_cable(&b, h, a, caps[fs__rng_below(&r, 4)], 1);
       if (fs__rng_below(&r, 3) == 0)
-        fs__tb_cable(&b, h, hosts + (int32_t)fs__rng_below(&r, (uint64_t)sw), 100e9, 1);
+        fs_topo_builder_cable(&b, h, hosts + (int32_t)fs__rng_below(&r, (uint64_t)sw), 100e9, 1);
     }
-    if (fs__rng_below(&r, 4) == 0) fs__tb_cable(&b, 0, hosts - 1, 100e9, 1);
+    if (fs__rng_below(&r, 4) == 0) fs_topo_builder_cable(&b, 0, hosts - 1, 100e9, 1);
     fs_topo *t = NULL;
-    if (fs__tb_finish(&b, &t, &err)) {
+    if (fs_topo_builder_finish(&b, &t, &err)) {
       test_fail(__FILE__, __LINE__, "builder: %s", err.msg);
       return;
     }
@@ -357,19 +357,19 @@ TEST(test_topo_stats_match_oracles_on_random_graphs) {
  * BFS between them would be wrong here; the missing reverses must make
  * metrics.c notice and fall back to one BFS per host. */
 TEST(test_topo_stats_on_asymmetric_links) {
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  if (fs__tb_init(&b, "asym", 5, 10, &err)) return;
-  for (int h = 0; h < 3; h++) fs__tb_node(&b, FS_NODE_HOST, 0, h, -1);
-  int32_t A = fs__tb_node(&b, FS_NODE_SWITCH, 1, 0, -1);
-  int32_t B = fs__tb_node(&b, FS_NODE_SWITCH, 1, 1, -1);
-  fs__tb_cable(&b, 0, A, 10e9, 1); /* links 0, 1 */
-  fs__tb_cable(&b, 1, A, 10e9, 1); /* links 2, 3 */
-  fs__tb_cable(&b, 2, B, 10e9, 1); /* links 4, 5 */
-  fs__tb_cable(&b, A, B, 10e9, 1); /* links 6, 7 */
-  fs__tb_cable(&b, B, A, 10e9, 1); /* links 8, 9 */
+  if (fs_topo_builder_init(&b, "asym", 5, 10, &err)) return;
+  for (int h = 0; h < 3; h++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, -1);
+  int32_t A = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, 0, -1);
+  int32_t B = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, 1, -1);
+  fs_topo_builder_cable(&b, 0, A, 10e9, 1); /* links 0, 1 */
+  fs_topo_builder_cable(&b, 1, A, 10e9, 1); /* links 2, 3 */
+  fs_topo_builder_cable(&b, 2, B, 10e9, 1); /* links 4, 5 */
+  fs_topo_builder_cable(&b, A, B, 10e9, 1); /* links 6, 7 */
+  fs_topo_builder_cable(&b, B, A, 10e9, 1); /* links 8, 9 */
   fs_topo *t = NULL;
-  if (fs__tb_finish(&b, &t, &err)) return;
+  if (fs_topo_builder_finish(&b, &t, &err)) return;
   snprintf(t->spec, sizeof(t->spec), "asymmetric");
   /* CSR depends only on `from`, so redirecting `to` keeps it valid. */
   CHECK(t->links[3].from == A && t->links[3].to == 1);
@@ -390,17 +390,18 @@ TEST(test_topo_stats_on_asymmetric_links) {
  * recurse that deep, and the bottleneck is the slowest cable. */
 TEST(test_topo_stats_long_line) {
   enum { N = 20000 };
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  if (fs__tb_init(&b, "line", N + 2, 2 * (N + 1), &err)) return;
-  fs__tb_node(&b, FS_NODE_HOST, 0, 0, -1);
-  fs__tb_node(&b, FS_NODE_HOST, 0, 1, -1);
-  for (int s = 0; s < N; s++) fs__tb_node(&b, FS_NODE_SWITCH, 1, s, -1);
-  fs__tb_cable(&b, 0, 2, 100e9, 1);
-  for (int s = 0; s + 1 < N; s++) fs__tb_cable(&b, 2 + s, 3 + s, s == N / 3 ? 7e9 : 100e9, 1);
-  fs__tb_cable(&b, N + 1, 1, 100e9, 1);
+  if (fs_topo_builder_init(&b, "line", N + 2, 2 * (N + 1), &err)) return;
+  fs_topo_builder_node(&b, FS_NODE_HOST, 0, 0, -1);
+  fs_topo_builder_node(&b, FS_NODE_HOST, 0, 1, -1);
+  for (int s = 0; s < N; s++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, -1);
+  fs_topo_builder_cable(&b, 0, 2, 100e9, 1);
+  for (int s = 0; s + 1 < N; s++)
+    fs_topo_builder_cable(&b, 2 + s, 3 + s, s == N / 3 ? 7e9 : 100e9, 1);
+  fs_topo_builder_cable(&b, N + 1, 1, 100e9, 1);
   fs_topo *t = NULL;
-  if (fs__tb_finish(&b, &t, &err)) {
+  if (fs_topo_builder_finish(&b, &t, &err)) {
     test_fail(__FILE__, __LINE__, "builder: %s", err.msg);
     return;
   }
@@ -412,18 +413,18 @@ TEST(test_topo_stats_long_line) {
 }
 
 TEST(test_topo_stats_disconnected_and_tiny) {
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  if (fs__tb_init(&b, "split", 6, 8, &err)) return;
-  for (int h = 0; h < 4; h++) fs__tb_node(&b, FS_NODE_HOST, 0, h, -1);
-  fs__tb_node(&b, FS_NODE_SWITCH, 1, 0, -1);
-  fs__tb_node(&b, FS_NODE_SWITCH, 1, 1, -1);
-  fs__tb_cable(&b, 0, 4, 1e9, 1);
-  fs__tb_cable(&b, 1, 4, 1e9, 1);
-  fs__tb_cable(&b, 2, 5, 1e9, 1);
-  fs__tb_cable(&b, 3, 5, 1e9, 1);
+  if (fs_topo_builder_init(&b, "split", 6, 8, &err)) return;
+  for (int h = 0; h < 4; h++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, -1);
+  fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, 0, -1);
+  fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, 1, -1);
+  fs_topo_builder_cable(&b, 0, 4, 1e9, 1);
+  fs_topo_builder_cable(&b, 1, 4, 1e9, 1);
+  fs_topo_builder_cable(&b, 2, 5, 1e9, 1);
+  fs_topo_builder_cable(&b, 3, 5, 1e9, 1);
   fs_topo *t = NULL;
-  if (fs__tb_finish(&b, &t, &err)) return;
+  if (fs_topo_builder_finish(&b, &t, &err)) return;
   fs_topo_stats st;
   memset(&st, 0x5a, sizeof(st));
   fs_topo_stats untouched = st;

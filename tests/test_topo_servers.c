@@ -551,36 +551,37 @@ TEST(test_topo_servers_bad_specs_name_the_key) {
 static fs_topo *random_graph(fs__rng *rng, int host_cables) {
   int H = 2 + (int)fs__rng_below(rng, 7), S = 1 + (int)fs__rng_below(rng, 6);
   int X = (int)fs__rng_below(rng, 4); /* NICs (even x) and scale-up nodes (odd x) */
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  if (fs__tb_init(&b, "random", H + S + X, 0, &err)) return NULL;
-  for (int h = 0; h < H; h++) fs__tb_node(&b, FS_NODE_HOST, 0, h, -1);
-  for (int s = 0; s < S; s++) fs__tb_node(&b, FS_NODE_SWITCH, 1, s, -1);
-  for (int x = 0; x < X; x++) fs__tb_node(&b, x % 2 ? FS_NODE_SCALEUP : FS_NODE_NIC, 0, x, -1);
+  if (fs_topo_builder_init(&b, "random", H + S + X, 0, &err)) return NULL;
+  for (int h = 0; h < H; h++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, -1);
+  for (int s = 0; s < S; s++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, -1);
+  for (int x = 0; x < X; x++)
+    fs_topo_builder_node(&b, x % 2 ? FS_NODE_SCALEUP : FS_NODE_NIC, 0, x, -1);
   int32_t sw0 = H, x0 = H + S;
   /* Sometimes the last two switches form an island: each one's only
    * forwarder is the other. */
   int island = S >= 3 && fs__rng_below(rng, 3) == 0;
   int32_t SM = island ? S - 2 : S; /* switches of the main part */
-  if (island) fs__tb_cable(&b, sw0 + S - 2, sw0 + S - 1, 1e9, 1);
+  if (island) fs_topo_builder_cable(&b, sw0 + S - 2, sw0 + S - 1, 1e9, 1);
   for (int s = 0; s + 1 < SM; s++)
-    if (fs__rng_below(rng, 4)) fs__tb_cable(&b, sw0 + s, sw0 + s + 1, 1e9, 1);
+    if (fs__rng_below(rng, 4)) fs_topo_builder_cable(&b, sw0 + s, sw0 + s + 1, 1e9, 1);
   for (int e = (int)fs__rng_below(rng, 3); e > 0; e--) /* maybe self-cables */
-    fs__tb_cable(&b, sw0 + (int32_t)fs__rng_below(rng, (uint64_t)SM),
+    fs_topo_builder_cable(&b, sw0 + (int32_t)fs__rng_below(rng, (uint64_t)SM),
                  sw0 + (int32_t)fs__rng_below(rng, (uint64_t)SM), 1e9, 1);
   for (int x = 0; x < X; x += 2) /* a NIC: to a switch, maybe twice */
     for (int c = 1 + (int)fs__rng_below(rng, 2); c > 0; c--)
-      fs__tb_cable(&b, x0 + x, sw0 + (int32_t)fs__rng_below(rng, (uint64_t)SM), 1e9, 1);
+      fs_topo_builder_cable(&b, x0 + x, sw0 + (int32_t)fs__rng_below(rng, (uint64_t)SM), 1e9, 1);
   for (int h = 0; h < H; h++)
     for (int c = 1 + (int)fs__rng_below(rng, 2); c > 0; c--) {
       int32_t to = (X > 0 && fs__rng_below(rng, 2))
                        ? x0 + (int32_t)fs__rng_below(rng, (uint64_t)X)
                        : sw0 + (int32_t)fs__rng_below(rng, (uint64_t)S);
-      fs__tb_cable(&b, h, to, 1e9, 1);
+      fs_topo_builder_cable(&b, h, to, 1e9, 1);
     }
-  if (host_cables && fs__rng_below(rng, 3) == 0) fs__tb_cable(&b, 0, H - 1, 1e9, 1);
+  if (host_cables && fs__rng_below(rng, 3) == 0) fs_topo_builder_cable(&b, 0, H - 1, 1e9, 1);
   fs_topo *t = NULL;
-  if (fs__tb_finish(&b, &t, &err)) return NULL;
+  if (fs_topo_builder_finish(&b, &t, &err)) return NULL;
   return t;
 }
 

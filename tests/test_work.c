@@ -1065,24 +1065,24 @@ TEST(test_work_place_maps) {
  * the work module recognises it by not being a host, switch, NIC, OCS or
  * WAN node. */
 static fs_topo *two_servers(int rails) {
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_err err = {0, ""};
-  if (fs__tb_init(&b, "servers", 16, 32, &err)) return NULL;
-  for (int i = 0; i < 4; i++) fs__tb_node(&b, FS_NODE_HOST, 0, i, -1); /* 0..3 */
-  for (int i = 0; i < 4; i++) fs__tb_node(&b, FS_NODE_NIC, 0, i, -1);  /* 4..7 */
+  if (fs_topo_builder_init(&b, "servers", 16, 32, &err)) return NULL;
+  for (int i = 0; i < 4; i++) fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1); /* 0..3 */
+  for (int i = 0; i < 4; i++) fs_topo_builder_node(&b, FS_NODE_NIC, 0, i, -1);  /* 4..7 */
   for (int i = 0; i < 2; i++)                                           /* 8, 9 */
-    fs__tb_node(&b, (fs_node_kind)(FS_NODE_WAN + 1), 0, i, -1);
-  for (int i = 0; i < 2; i++) fs__tb_node(&b, FS_NODE_SWITCH, 1, i, -1); /* 10, 11 */
-  fs__tb_node(&b, FS_NODE_SWITCH, 2, 0, -1);                             /* 12 */
+    fs_topo_builder_node(&b, (fs_node_kind)(FS_NODE_WAN + 1), 0, i, -1);
+  for (int i = 0; i < 2; i++) fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, -1); /* 10, 11 */
+  fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, 0, -1);                             /* 12 */
   for (int g = 0; g < 4; g++) {
-    fs__tb_cable(&b, g, 4 + g, 512e9, 250);
-    fs__tb_cable(&b, g, 8 + g / 2, 3600e9, 250);
-    fs__tb_cable(&b, 4 + g, 10 + (rails ? g % 2 : g / 2), 400e9, 1000);
+    fs_topo_builder_cable(&b, g, 4 + g, 512e9, 250);
+    fs_topo_builder_cable(&b, g, 8 + g / 2, 3600e9, 250);
+    fs_topo_builder_cable(&b, 4 + g, 10 + (rails ? g % 2 : g / 2), 400e9, 1000);
   }
-  fs__tb_cable(&b, 10, 12, 800e9, 1000);
-  fs__tb_cable(&b, 11, 12, 800e9, 1000);
+  fs_topo_builder_cable(&b, 10, 12, 800e9, 1000);
+  fs_topo_builder_cable(&b, 11, 12, 800e9, 1000);
   fs_topo *t = NULL;
-  if (fs__tb_finish(&b, &t, &err)) return NULL;
+  if (fs_topo_builder_finish(&b, &t, &err)) return NULL;
   return t;
 }
 
@@ -1143,11 +1143,13 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_cases[] = {
-    {{"model.foo=1"}, "job.json: $.model.foo: unknown key (expected one of: layers, hidden, "
-                      "ffn, heads, kv_heads, seq_len, vocab, experts, top_k, moe_every, "
-                      "dtype_bytes, gated, bias, position, tied_embeddings)"},
-    {{"extra=1"}, "job.json: $.extra: unknown key (expected one of: description, model, "
-                  "training, parallelism, hardware, topology, placement, routing, failures, transport)"},
+    {{"model.foo=1"},
+     "job.json: $.model.foo: unknown key (expected one of: layers, hidden, "
+     "ffn, heads, kv_heads, seq_len, vocab, experts, top_k, moe_every, "
+     "dtype_bytes, gated, bias, position, tied_embeddings)"},
+    {{"extra=1"},
+     "job.json: $.extra: unknown key (expected one of: description, model, "
+     "training, parallelism, hardware, topology, placement, routing, failures, transport)"},
     {{"model"}, "job.json: $.model: required object is missing"},
     {{"model=[]"}, "job.json: $.model: must be an object, got []"},
     {{"model.hidden"}, "job.json: $.model.hidden: required integer is missing"},
@@ -1155,28 +1157,36 @@ static const bad_case bad_cases[] = {
     {{"model.layers=0"}, "job.json: $.model.layers: must be an integer in [1, 1048576], got 0"},
     {{"model.layers=2.5"}, "job.json: $.model.layers: must be an integer, got 2.5"},
     {{"model.heads=3"}, "job.json: $.model.heads: must divide hidden (512), got 3"},
-    {{"model.kv_heads=3"}, "job.json: $.model.kv_heads: must divide heads (8): each key/value "
-                           "head serves a group of query heads, got 3"},
+    {{"model.kv_heads=3"},
+     "job.json: $.model.kv_heads: must divide heads (8): each key/value "
+     "head serves a group of query heads, got 3"},
     {{"model.kv_heads=16"}, "job.json: $.model.kv_heads: must be an integer in [1, 8], got 16"},
-    {{"model.top_k=2"}, "job.json: $.model.top_k: must be 1 for a dense model (experts = 1), "
-                        "got 2"},
-    {{"model.moe_every=2"}, "job.json: $.model.moe_every: must be 1 for a dense model "
-                            "(experts = 1), got 2"},
-    {{"model.experts=4", "model.top_k=5"}, "job.json: $.model.top_k: must be an integer in "
-                                           "[1, 4], got 5"},
-    {{"model.experts=4", "model.moe_every=9"}, "job.json: $.model.moe_every: must be an "
-                                               "integer in [1, 8], got 9"},
+    {{"model.top_k=2"},
+     "job.json: $.model.top_k: must be 1 for a dense model (experts = 1), "
+     "got 2"},
+    {{"model.moe_every=2"},
+     "job.json: $.model.moe_every: must be 1 for a dense model "
+     "(experts = 1), got 2"},
+    {{"model.experts=4", "model.top_k=5"},
+     "job.json: $.model.top_k: must be an integer in "
+     "[1, 4], got 5"},
+    {{"model.experts=4", "model.moe_every=9"},
+     "job.json: $.model.moe_every: must be an "
+     "integer in [1, 8], got 9"},
     {{"model.dtype_bytes=3"}, "job.json: $.model.dtype_bytes: must be 1, 2 or 4, got 3"},
     {{"model.gated=\"yes\""}, "job.json: $.model.gated: must be true or false, got \"yes\""},
-    {{"model.position=\"alibi\""}, "job.json: $.model.position: must be \"learned\" or "
-                                   "\"rotary\", got \"alibi\""},
+    {{"model.position=\"alibi\""},
+     "job.json: $.model.position: must be \"learned\" or "
+     "\"rotary\", got \"alibi\""},
     {{"model.layers=1048576", "model.hidden=1048576"},
      "job.json: $.model: about 1.84e+19 parameters, beyond fabricsim's limit of 1e+15"},
     {{"training"}, "job.json: $.training: required object is missing"},
-    {{"training.global_batch=30"}, "job.json: $.training.global_batch: must be a multiple of "
-                                   "micro_batch x dp (2 x 4 = 8), got 30"},
-    {{"training.micro_batch=0"}, "job.json: $.training.micro_batch: must be an integer in "
-                                 "[1, 32], got 0"},
+    {{"training.global_batch=30"},
+     "job.json: $.training.global_batch: must be a multiple of "
+     "micro_batch x dp (2 x 4 = 8), got 30"},
+    {{"training.micro_batch=0"},
+     "job.json: $.training.micro_batch: must be an integer in "
+     "[1, 32], got 0"},
     {{"parallelism.tp"}, "job.json: $.parallelism.tp: required integer is missing"},
     {{"parallelism.tp=3"}, "job.json: $.parallelism.tp: must divide heads (8), got 3"},
     {{"model.kv_heads=1"}, "job.json: $.parallelism.tp: must divide kv_heads (1), got 2"},
@@ -1184,25 +1194,32 @@ static const bad_case bad_cases[] = {
     {{"parallelism.tp=4", "hardware.gpus_per_node=6"},
      "job.json: $.parallelism.tp: must divide gpus_per_node (6) or be a multiple of it: a "
      "tensor-parallel group is part of a server or whole servers, got 4"},
-    {{"parallelism.pp=9"}, "job.json: $.parallelism.pp: must be at most layers (8): every "
-                           "stage holds a layer, got 9"},
-    {{"parallelism.cp=0"}, "job.json: $.parallelism.cp: must be an integer in [1, 16777216], "
-                           "got 0"},
-    {{"parallelism.cp=3"}, "job.json: $.parallelism.cp: 2 x cp must divide seq_len (256): "
-                           "each context-parallel rank holds 2 equal chunks of every sequence "
-                           "(load-balanced causal split), got 3"},
-    {{"parallelism.cp=2"}, "job.json: $.parallelism.cp: tp x cp x pp x dp (2 x 2 x 2 x 4 = 32 "
-                           "GPUs) exceeds the topology's 16 hosts, got 2"},
+    {{"parallelism.pp=9"},
+     "job.json: $.parallelism.pp: must be at most layers (8): every "
+     "stage holds a layer, got 9"},
+    {{"parallelism.cp=0"},
+     "job.json: $.parallelism.cp: must be an integer in [1, 16777216], "
+     "got 0"},
+    {{"parallelism.cp=3"},
+     "job.json: $.parallelism.cp: 2 x cp must divide seq_len (256): "
+     "each context-parallel rank holds 2 equal chunks of every sequence "
+     "(load-balanced causal split), got 3"},
+    {{"parallelism.cp=2"},
+     "job.json: $.parallelism.cp: tp x cp x pp x dp (2 x 2 x 2 x 4 = 32 "
+     "GPUs) exceeds the topology's 16 hosts, got 2"},
     {{"parallelism.cp=2", "parallelism.dp=2", "parallelism.algorithms.cp=\"ring\""},
      "job.json: $.parallelism.algorithms.cp: does not implement sendrecv, which context "
      "parallelism (ring attention) needs, got \"ring\""},
-    {{"parallelism.schedule=\"zigzag\""}, "job.json: $.parallelism.schedule: must be "
-                                          "\"1f1b\", \"interleaved\" or \"gpipe\", got "
-                                          "\"zigzag\""},
-    {{"parallelism.schedule=\"interleaved\""}, "job.json: $.parallelism.virtual_stages: must "
-                                               "be >= 2 with the interleaved schedule, got 1"},
-    {{"parallelism.virtual_stages=2"}, "job.json: $.parallelism.virtual_stages: must be 1 "
-                                       "unless schedule is \"interleaved\", got 2"},
+    {{"parallelism.schedule=\"zigzag\""},
+     "job.json: $.parallelism.schedule: must be "
+     "\"1f1b\", \"interleaved\" or \"gpipe\", got "
+     "\"zigzag\""},
+    {{"parallelism.schedule=\"interleaved\""},
+     "job.json: $.parallelism.virtual_stages: must "
+     "be >= 2 with the interleaved schedule, got 1"},
+    {{"parallelism.virtual_stages=2"},
+     "job.json: $.parallelism.virtual_stages: must be 1 "
+     "unless schedule is \"interleaved\", got 2"},
     {{"parallelism.schedule=\"interleaved\"", "parallelism.virtual_stages=5"},
      "job.json: $.parallelism.virtual_stages: pp x virtual_stages (2 x 5) must be at most "
      "layers (8): every model chunk holds a layer, got 5"},
@@ -1214,86 +1231,110 @@ static const bad_case bad_cases[] = {
       "\"virtual_stages\": 2}"},
      "job.json: $.parallelism.pp: must be >= 2 with the interleaved schedule, got 1"},
     {{"parallelism.ep=2"}, "job.json: $.parallelism.ep: must divide experts (1), got 2"},
-    {{"model.experts=4", "parallelism.ep=3"}, "job.json: $.parallelism.ep: must divide "
-                                              "experts (4), got 3"},
-    {{"model.experts=8", "parallelism.ep=8"}, "job.json: $.parallelism.ep: must divide dp (4): "
-                                              "expert parallelism is carved out of data "
-                                              "parallelism, got 8"},
-    {{"model.experts=4", "parallelism.ep=2"}, "job.json: $.parallelism.sequence_parallel: must "
-                                              "be true with tp > 1 and ep > 1 (Megatron-Core "
-                                              "requires it for MoE), got false"},
+    {{"model.experts=4", "parallelism.ep=3"},
+     "job.json: $.parallelism.ep: must divide "
+     "experts (4), got 3"},
+    {{"model.experts=8", "parallelism.ep=8"},
+     "job.json: $.parallelism.ep: must divide dp (4): "
+     "expert parallelism is carved out of data "
+     "parallelism, got 8"},
+    {{"model.experts=4", "parallelism.ep=2"},
+     "job.json: $.parallelism.sequence_parallel: must "
+     "be true with tp > 1 and ep > 1 (Megatron-Core "
+     "requires it for MoE), got false"},
     {{"parallelism.zero=4"}, "job.json: $.parallelism.zero: must be an integer in [0, 3], got 4"},
-    {{"parallelism.zero=2"}, "job.json: $.parallelism.zero: ZeRO-2 and -3 keep gradients "
-                             "sharded per micro-batch and do not combine with pipeline "
-                             "parallelism (pp = 2); use 0 or 1, got 2"},
-    {{"parallelism.recompute=1"}, "job.json: $.parallelism.recompute: must be true or false, "
-                                  "got 1"},
-    {{"parallelism.grad_bucket_bytes=0"}, "job.json: $.parallelism.grad_bucket_bytes: must be "
-                                          "in [1, 1e+15], got 0"},
-    {{"parallelism.algorithms.xx=\"ring\""}, "job.json: $.parallelism.algorithms.xx: unknown "
-                                             "key (expected one of: tp, dp, pp, ep, cp)"},
-    {{"parallelism.algorithms.dp=\"nope\""}, "job.json: $.parallelism.algorithms.dp: unknown "
-                                             "collective algorithm (see fabricsim coll --help), "
-                                             "got \"nope\""},
-    {{"parallelism.algorithms.tp=\"bruck\""}, "job.json: $.parallelism.algorithms.tp: does not "
-                                              "implement allreduce, which tensor parallelism "
-                                              "needs, got \"bruck\""},
+    {{"parallelism.zero=2"},
+     "job.json: $.parallelism.zero: ZeRO-2 and -3 keep gradients "
+     "sharded per micro-batch and do not combine with pipeline "
+     "parallelism (pp = 2); use 0 or 1, got 2"},
+    {{"parallelism.recompute=1"},
+     "job.json: $.parallelism.recompute: must be true or false, "
+     "got 1"},
+    {{"parallelism.grad_bucket_bytes=0"},
+     "job.json: $.parallelism.grad_bucket_bytes: must be "
+     "in [1, 1e+15], got 0"},
+    {{"parallelism.algorithms.xx=\"ring\""},
+     "job.json: $.parallelism.algorithms.xx: unknown "
+     "key (expected one of: tp, dp, pp, ep, cp)"},
+    {{"parallelism.algorithms.dp=\"nope\""},
+     "job.json: $.parallelism.algorithms.dp: unknown "
+     "collective algorithm (see fabricsim coll --help), "
+     "got \"nope\""},
+    {{"parallelism.algorithms.tp=\"bruck\""},
+     "job.json: $.parallelism.algorithms.tp: does not "
+     "implement allreduce, which tensor parallelism "
+     "needs, got \"bruck\""},
     {{"parallelism.algorithms.tp=\"rd\"", "parallelism.sequence_parallel=true"},
      "job.json: $.parallelism.algorithms.tp: does not implement reducescatter, which tensor "
      "parallelism with sequence_parallel needs, got \"rd\""},
     {{"parallelism.algorithms.dp=\"tree\"", "parallelism.zero=1"},
      "job.json: $.parallelism.algorithms.dp: does not implement reducescatter, which data "
      "parallelism with ZeRO needs, got \"tree\""},
-    {{"parallelism.algorithms.pp=\"ring\""}, "job.json: $.parallelism.algorithms.pp: does not "
-                                             "implement sendrecv, which pipeline parallelism "
-                                             "needs, got \"ring\""},
-    {{"parallelism.algorithms.ep=\"ring\""}, "job.json: $.parallelism.algorithms.ep: does not "
-                                             "implement alltoall, which expert parallelism "
-                                             "needs, got \"ring\""},
-    {{"hardware.gpu_tflops=0"}, "job.json: $.hardware.gpu_tflops: must be in [1e-09, 1e+07], "
-                                "got 0"},
+    {{"parallelism.algorithms.pp=\"ring\""},
+     "job.json: $.parallelism.algorithms.pp: does not "
+     "implement sendrecv, which pipeline parallelism "
+     "needs, got \"ring\""},
+    {{"parallelism.algorithms.ep=\"ring\""},
+     "job.json: $.parallelism.algorithms.ep: does not "
+     "implement alltoall, which expert parallelism "
+     "needs, got \"ring\""},
+    {{"hardware.gpu_tflops=0"},
+     "job.json: $.hardware.gpu_tflops: must be in [1e-09, 1e+07], "
+     "got 0"},
     {{"hardware.gpu_tflops"}, "job.json: $.hardware.gpu_tflops: required number is missing"},
-    {{"hardware.mfu_matmul=1.5"}, "job.json: $.hardware.mfu_matmul: must be in [1e-09, 1], "
-                                  "got 1.5"},
-    {{"hardware.hbm_bytes=1e11"}, "job.json: $.hardware.hbm_gib: give either hbm_bytes or "
-                                  "hbm_gib, not both, got 80"},
-    {{"hardware.hbm_gib"}, "job.json: $.hardware.hbm_bytes: required number is missing (or "
-                           "give hbm_gib)"},
-    {{"hardware.gpus_per_node=6"}, "job.json: $.hardware.gpus_per_node: must divide the "
-                                   "topology's hosts (16): servers are whole, got 6"},
-    {{"hardware.nic_gbps=200"}, "job.json: $.hardware.nic_gbps: nics_per_gpu x nic_gbps (1 x "
-                                "200 Gb/s) must equal what host 0 of the topology sends into "
-                                "the fabric (100 Gb/s), got 200"},
+    {{"hardware.mfu_matmul=1.5"},
+     "job.json: $.hardware.mfu_matmul: must be in [1e-09, 1], "
+     "got 1.5"},
+    {{"hardware.hbm_bytes=1e11"},
+     "job.json: $.hardware.hbm_gib: give either hbm_bytes or "
+     "hbm_gib, not both, got 80"},
+    {{"hardware.hbm_gib"},
+     "job.json: $.hardware.hbm_bytes: required number is missing (or "
+     "give hbm_gib)"},
+    {{"hardware.gpus_per_node=6"},
+     "job.json: $.hardware.gpus_per_node: must divide the "
+     "topology's hosts (16): servers are whole, got 6"},
+    {{"hardware.nic_gbps=200"},
+     "job.json: $.hardware.nic_gbps: nics_per_gpu x nic_gbps (1 x "
+     "200 Gb/s) must equal what host 0 of the topology sends into "
+     "the fabric (100 Gb/s), got 200"},
     {{"hardware.nics_per_gpu=2", "hardware.nic_gbps=100"},
      "job.json: $.hardware.nic_gbps: nics_per_gpu x nic_gbps (2 x 100 Gb/s) must equal what "
      "host 0 of the topology sends into the fabric (100 Gb/s), got 100"},
-    {{"hardware.gpus_per_node"}, "job.json: $.hardware.gpus_per_node: required integer is "
-                                 "missing (the topology does not model servers)"},
-    {{"hardware.nvlink_gbps"}, "job.json: $.hardware.nvlink_gbps: required number is missing "
-                               "(the topology does not model servers)"},
-    {{"hardware.nvlink_gbps=-1"}, "job.json: $.hardware.nvlink_gbps: must be in [1e-09, "
-                                  "1e+07], got -1"},
-    {{"parallelism.dp=8"}, "job.json: $.parallelism.dp: tp x pp x dp (2 x 2 x 8 = 32 GPUs) "
-                           "exceeds the topology's 16 hosts, got 8"},
+    {{"hardware.gpus_per_node"},
+     "job.json: $.hardware.gpus_per_node: required integer is "
+     "missing (the topology does not model servers)"},
+    {{"hardware.nvlink_gbps"},
+     "job.json: $.hardware.nvlink_gbps: required number is missing "
+     "(the topology does not model servers)"},
+    {{"hardware.nvlink_gbps=-1"},
+     "job.json: $.hardware.nvlink_gbps: must be in [1e-09, "
+     "1e+07], got -1"},
+    {{"parallelism.dp=8"},
+     "job.json: $.parallelism.dp: tp x pp x dp (2 x 2 x 8 = 32 GPUs) "
+     "exceeds the topology's 16 hosts, got 8"},
     {{"topology"}, "job.json: $.topology: required object is missing"},
     {{"topology={\"type\": \"fattree\", \"k\": 7}"},
      "job.json: $.topology.k: must be even (a k-ary fat-tree has k/2 ports up and down), got 7"},
-    {{"placement=\"random\""}, "job.json: $.placement: must be \"rail_aligned\" or \"packed\", "
-                               "got \"random\""},
+    {{"placement=\"random\""},
+     "job.json: $.placement: must be \"rail_aligned\" or \"packed\", "
+     "got \"random\""},
     {{"topology.leaves=3", "parallelism.dp=2"},
      "job.json: $.placement: rail alignment needs the topology's 3 leaves of 4 hosts to form "
      "groups of gpus_per_node (4) leaves; use \"packed\", got \"rail_aligned\""},
-    {{"routing.mode=\"explicit\""}, "job.json: $.routing.mode: must be shortest, ecmp, spray, "
-                                    "optimized, dor, minimal, valiant or railonly, got \"explicit\""},
+    {{"routing.mode=\"explicit\""},
+     "job.json: $.routing.mode: must be shortest, ecmp, spray, "
+     "optimized, dor, minimal, valiant or railonly, got \"explicit\""},
     {{"routing.mode=\"dor\""},
      "job.json: $.routing.mode: dor routing needs a torus or ring topology, not "
      "leafspine:leaves=4,spines=2,hosts_per_leaf=4,host_gbps=100,fabric_gbps=100,"
      "links_per_spine=1,latency_ns=1000, got \"dor\""},
     {{"routing.seed=-1"}, "job.json: $.routing.seed: must be >= 0, got -1"},
     {{"description=3"}, "job.json: $.description: must be a string, got 3"},
-    {{"hardware.hbm_gib=0.1"}, "job.json: $.hardware.hbm_gib: stage 0 needs 0.162888 GiB per GPU "
-                               "(weights 0.01249, gradients 0.01249, optimizer 0.07492, "
-                               "activations 0.06299), more than the 0.1 GiB available, got 0.1"},
+    {{"hardware.hbm_gib=0.1"},
+     "job.json: $.hardware.hbm_gib: stage 0 needs 0.162888 GiB per GPU "
+     "(weights 0.01249, gradients 0.01249, optimizer 0.07492, "
+     "activations 0.06299), more than the 0.1 GiB available, got 0.1"},
     {{"hardware.hbm_gib", "hardware.hbm_bytes=1e8"},
      /* 16 x 6704128 + 67633152 = 174899200 (test_work_memory_by_hand) */
      "job.json: $.hardware.hbm_bytes: stage 0 needs 1.74899e+08 bytes per GPU (weights "

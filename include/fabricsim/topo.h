@@ -346,6 +346,53 @@ void fs_cost_add(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, d
 void fs_topo_cost_compute(const fs_topo *t, fs_topo_cost *out);
 const char *fs_cost_part_name(fs_cost_part_kind k); /* "switch_port", ... */
 
+/* ---- building a topology node by node ----
+ * The family constructors build with it, and so do other modules' fabrics
+ * (TopoOpt's, TPU v4 slices, the WAN's sites). Nodes get ids in the order
+ * they are added; hosts must come first (ids 0 .. hosts-1). */
+typedef struct fs_topo_builder {
+  fs_topo *t;
+  int32_t node_cap, link_cap;
+} fs_topo_builder;
+
+/* Starts a topology of `family` with room for the given counts (a hint). */
+int fs_topo_builder_init(fs_topo_builder *b, const char *family, int32_t nodes_hint,
+                         int32_t links_hint, fs_err *err);
+/* Appends a node; returns its id or a negative FS_E* code. */
+int32_t fs_topo_builder_node(fs_topo_builder *b, fs_node_kind kind, int32_t tier,
+                             int32_t index, int32_t group);
+/* Appends a cable a<->b: two directed links with the same capacity/latency. */
+int fs_topo_builder_cable(fs_topo_builder *b, int32_t a, int32_t c, double bps,
+                          int64_t latency_ns);
+/* Builds the CSR adjacency, counts hosts (which must be nodes 0..h-1) and
+ * hands the topology over in *out. The builder is empty afterwards. */
+int fs_topo_builder_finish(fs_topo_builder *b, fs_topo **out, fs_err *err);
+void fs_topo_builder_abort(fs_topo_builder *b);
+
+/* Checks of a family's parameters, for a builder's caller: each returns 0
+ * or FS_EINVAL with err naming `fam` and the parameter (gbps in (0, 1e7],
+ * latency in [0, 1e12] ns, at most 4M nodes and 4M cables). */
+int fs_topo_check_gbps(const char *fam, double gbps, const char *gname, fs_err *err);
+int fs_topo_check_latency(const char *fam, int64_t latency_ns, const char *lname, fs_err *err);
+int fs_topo_check_link(const char *fam, double gbps, const char *gname, int64_t latency_ns,
+                       fs_err *err);
+int fs_topo_check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err);
+/* GPU servers (gpus_per_node > 1: a NIC per GPU, a scale-up switch per
+ * server). Validates sv (NULL = plain hosts) into *out; G must divide `per`,
+ * the GPUs `per_what` names, for the reason `why` ("" or "; ..."). */
+int fs_topo_servers_check(const char *fam, const fs_server_params *sv, int64_t per,
+                          const char *per_what, const char *why, fs_server_params *out,
+                          fs_err *err);
+/* Nodes and cables the servers add to `gpus` plain host ports. */
+int64_t fs_topo_servers_nodes(const fs_server_params *sv, int64_t gpus);
+int64_t fs_topo_servers_cables(const fs_server_params *sv, int64_t gpus);
+/* After the fabric switches: NICs, scale-up switches, PCIe cables. */
+int fs_topo_builder_servers_begin(fs_topo_builder *b, const fs_server_params *sv, int32_t gpus);
+/* The node behind host port i: the host itself, or its GPU's NIC. */
+int32_t fs_topo_builder_port(const fs_topo_builder *b, int32_t i);
+/* Last: the NVLink cables, and the server keys of the canonical spec. */
+int fs_topo_builder_servers_end(fs_topo_builder *b, const fs_server_params *sv, int32_t gpus);
+
 /* ---- export ---- */
 /* Writes the graph as "dot", "graphml" or "json" (a "file" topology object
  * that fs_topo_from_json_text rebuilds identically). Returns 0, FS_EINVAL

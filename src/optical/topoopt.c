@@ -9,8 +9,14 @@
 #include <string.h>
 
 #include "../base/base.h"
-#include "../topo/internal.h"
+#include "fabricsim/topo.h"
 #include "fabricsim/topoopt.h"
+
+/* A builder step that fails only for memory: to the function's oom label. */
+#define TRY(expr)                    \
+  do {                               \
+    if ((rc = (expr)) < 0) goto oom; \
+  } while (0)
 
 /* ---- traffic -------------------------------------------------------------- */
 
@@ -320,10 +326,7 @@ static int check_opts(const fs_topoopt_opts *o, fs_err *err) {
   if (o->degree < 1 || o->degree > FS_TOPOOPT_MAX_DEGREE)
     return fs_err_set(err, FS_EINVAL, "topoopt: degree must be in [1, %d], got %d",
                       FS_TOPOOPT_MAX_DEGREE, o->degree);
-  if (!(o->gbps > 0) || o->gbps > MAX_GBPS)
-    return fs_err_set(err, FS_EINVAL, "topoopt: gbps must be in (0, %g], got %g", MAX_GBPS,
-                      o->gbps);
-  return 0;
+  return fs_topo_check_gbps("topoopt", o->gbps, "gbps", err);
 }
 
 /* Both directions' bytes between u and v. */
@@ -570,7 +573,8 @@ static int local_search(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
       k = list_edges(g, s.eu, s.ev);
       int32_t i = (int32_t)fs__rng_below(&s.rng, (uint64_t)k);
       int32_t j = (int32_t)fs__rng_below(&s.rng, (uint64_t)k);
-      if (i != j) swap(g, s.eu, s.ev, i < j ? i : j, i < j ? j : i, (int)fs__rng_below(&s.rng, 2), 0);
+      if (i != j)
+        swap(g, s.eu, s.ev, i < j ? i : j, i < j ? j : i, (int)fs__rng_below(&s.rng, 2), 0);
     }
     s.budget--;
     if ((rc = fs_topoopt_evaluate(t, g, o->gbps, &cur, err))) goto out;
@@ -671,13 +675,13 @@ int fs_topoopt_random(int32_t n, int32_t degree, uint64_t seed, fs_topoopt_graph
 
 int fs_topoopt_build_topo(const fs_topoopt_graph *g, const fs_job *job, double gbps,
                           int64_t latency_ns, fs_topo **out, fs_err *err) {
-  int rc = fs__check_common("topoopt", gbps, "gbps", latency_ns, err);
+  int rc = fs_topo_check_link("topoopt", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if ((rc = fs_topoopt_graph_check(g, err))) return rc;
   int32_t n = g->n;
   int64_t G = job->hw.gpus_per_node;
   double nic = (double)job->hw.nics_per_gpu * job->hw.nic_gbps;
-  if ((rc = fs__check_gbps("topoopt", nic, "nics_per_gpu x nic_gbps", err))) return rc;
+  if ((rc = fs_topo_check_gbps("topoopt", nic, "nics_per_gpu x nic_gbps", err))) return rc;
   fs_server_params sv = fs_server_defaults((int32_t)G);
   if (G > 1) sv.nvlink_gbps = job->hw.nvlink_gbps;
   if (job->topo && job->topo->gpus_per_node > 1 && job->topo->nic0 >= 0) {
@@ -685,33 +689,37 @@ int fs_topoopt_build_topo(const fs_topoopt_graph *g, const fs_job *job, double g
     const fs_topo *jt = job->topo;
     for (int32_t e = jt->out_start[0]; e < jt->out_start[1]; e++) {
       const fs_link *l = &jt->links[jt->out_links[e]];
-      if (l->to == jt->nic0) sv.pcie_gbps = l->capacity_bps / 1e9, sv.pcie_latency_ns = l->latency_ns;
+      if (l->to == jt->nic0)
+        sv.pcie_gbps = l->capacity_bps / 1e9, sv.pcie_latency_ns = l->latency_ns;
     }
   }
   fs_server_params svc;
   int64_t hosts = (int64_t)n * G;
-  if ((rc = fs__check_servers("topoopt", &sv, hosts, "GPUs", "", &svc, err))) return rc;
-  int64_t nodes = hosts + n + fs__server_nodes(&svc, hosts);
-  int64_t cables = hosts + fs_topoopt_graph_circuits(g) + fs__server_cables(&svc, hosts);
-  if ((rc = fs__check_size("topoopt", nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "topoopt", (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
-  for (int32_t h = 0; h < hosts; h++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, h, (int32_t)(h / G)));
-  int32_t sw0 = (int32_t)hosts;
-  for (int32_t s = 0; s < n; s++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, s, s));
-  TRY(fs__add_servers_before(&b, &svc, (int32_t)hosts));
+  if ((rc = fs_topo_servers_check("topoopt", &sv, hosts, "GPUs", "", &svc, err))) return rc;
+  int64_t nodes = hosts + n + fs_topo_servers_nodes(&svc, hosts);
+  int64_t cables = hosts + fs_topoopt_graph_circuits(g) + fs_topo_servers_cables(&svc, hosts);
+  if ((rc = fs_topo_check_size("topoopt", nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, "topoopt", (int32_t)nodes, (int32_t)(2 * cables), err)))
+    return rc;
   for (int32_t h = 0; h < hosts; h++)
-    TRY(fs__tb_cable(&b, fs__port(&b, h), sw0 + (int32_t)(h / G), nic * 1e9, latency_ns));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, (int32_t)(h / G)));
+  int32_t sw0 = (int32_t)hosts;
+  for (int32_t s = 0; s < n; s++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, s));
+  TRY(fs_topo_builder_servers_begin(&b, &svc, (int32_t)hosts));
+  for (int32_t h = 0; h < hosts; h++)
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, h), sw0 + (int32_t)(h / G), nic * 1e9,
+                              latency_ns));
   for (int32_t u = 0; u < n; u++)
     for (int32_t v = u + 1; v < n; v++)
       for (int32_t c = 0; c < g->mult[(size_t)u * n + v]; c++)
-        TRY(fs__tb_cable(&b, sw0 + u, sw0 + v, gbps * 1e9, latency_ns));
+        TRY(fs_topo_builder_cable(&b, sw0 + u, sw0 + v, gbps * 1e9, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "topoopt:servers=%d,degree=%d,gbps=%g,circuits=%d",
            n, g->degree, gbps, fs_topoopt_graph_circuits(g));
-  TRY(fs__add_servers_after(&b, &svc, (int32_t)hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &svc, (int32_t)hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building topoopt");
 }
 

@@ -9,8 +9,14 @@
 #include <string.h>
 
 #include "../base/base.h"
-#include "../topo/internal.h"
+#include "fabricsim/topo.h"
 #include "fabricsim/tpu.h"
+
+/* A builder step that fails only for memory: to the function's oom label. */
+#define TRY(expr)                    \
+  do {                               \
+    if ((rc = (expr)) < 0) goto oom; \
+  } while (0)
 
 enum { SIDE = FS_TPU_CUBE_SIDE, FACE = FS_TPU_FACE_LINKS, NOCS = FS_TPU_N_OCS };
 
@@ -366,17 +372,17 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
   double bps = pod->p.ici_gbps * 1e9;
   int64_t lat = pod->p.ici_latency_ns;
   const char *fam = s->twisted ? "tpu_twisted" : "torus";
-  fs__topo_builder b;
-  int rc = fs__tb_init(&b, fam, 2 * n, 2 * (n + 3 * n), err);
+  fs_topo_builder b;
+  int rc = fs_topo_builder_init(&b, fam, 2 * n, 2 * (n + 3 * n), err);
   if (rc) {
     free(slot);
     return rc;
   }
-  for (int32_t i = 0; i < n; i++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, i, -1));
-  for (int32_t i = 0; i < n; i++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, i, -1));
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1));
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, -1));
   /* The chip's port to its router: six links' worth, so injection is never
    * the bottleneck (as the torus family's default host_gbps). */
-  for (int32_t i = 0; i < n; i++) TRY(fs__tb_cable(&b, i, n + i, 6 * bps, lat));
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_cable(&b, i, n + i, 6 * bps, lat));
   /* Electrical ICI inside each cube: a 4x4x4 mesh (no wrap-around). */
   for (int32_t a = 0; a < s->n_cubes; a++)
     for (int32_t x = 0; x < FS_TPU_CUBE_CHIPS; x++) {
@@ -386,7 +392,7 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
         if (l[d] == SIDE - 1) continue;
         memcpy(h, g, sizeof(h));
         h[d]++;
-        TRY(fs__tb_cable(&b, n + chip_id(s->dims, g), n + chip_id(s->dims, h), bps, lat));
+        TRY(fs_topo_builder_cable(&b, n + chip_id(s->dims, g), n + chip_id(s->dims, h), bps, lat));
       }
     }
   /* Optical ICI: one cable per circuit, read from the OCS ports. */
@@ -397,7 +403,7 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
         int32_t y = pe[plus_port(pod, s->cubes[a])];
         int32_t cb = y - C;
         if (y < 0 || cb < 0 || cb >= C || slot[cb] < 0) {
-          fs__tb_abort(&b);
+          fs_topo_builder_abort(&b);
           free(slot);
           return fs_err_set(err, FS_EINVAL, "slice %d: OCS %d port %d has no circuit into it",
                             s->id, d * FACE + p, plus_port(pod, s->cubes[a]));
@@ -407,7 +413,8 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
         face_local(d, p, 0, lb);
         global_of(s, a, la, ga);
         global_of(s, slot[cb], lb, gb);
-        TRY(fs__tb_cable(&b, n + chip_id(s->dims, ga), n + chip_id(s->dims, gb), bps, lat));
+        TRY(fs_topo_builder_cable(&b, n + chip_id(s->dims, ga), n + chip_id(s->dims, gb), bps,
+                                  lat));
       }
     }
   free(slot);
@@ -422,9 +429,9 @@ int fs_tpu_slice_topo(const fs_tpu_pod *pod, const fs_tpu_slice *s, fs_topo **ou
     snprintf(t->spec, sizeof(t->spec), "torus:dims=%dx%dx%d,gbps=%g,host_gbps=%g,latency_ns=%lld",
              s->dims[0], s->dims[1], s->dims[2], pod->p.ici_gbps, 6 * pod->p.ici_gbps,
              (long long)lat);
-  return fs__tb_finish(&b, out, err);
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   free(slot);
   return fs_err_set(err, FS_ENOMEM, "out of memory building a tpu slice");
 }
@@ -451,7 +458,8 @@ void fs_tpu_reconfig_diff(const fs_tpu_params *p, const int32_t *old_peer,
                           const int32_t *new_peer, fs_tpu_reconfig *out) {
   memset(out, 0, sizeof(*out));
   for (int32_t o = 0; o < NOCS; o++) {
-    const int32_t *a = old_peer + (int64_t)o * p->ocs_ports, *b = new_peer + (int64_t)o * p->ocs_ports;
+    const int32_t *a = old_peer + (int64_t)o * p->ocs_ports,
+                  *b = new_peer + (int64_t)o * p->ocs_ports;
     int touched = 0;
     for (int32_t q = 0; q < p->ocs_ports; q++) {
       if (a[q] == b[q]) continue;

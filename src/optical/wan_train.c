@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../base/base.h"
-#include "../topo/internal.h"
+#include "fabricsim/topo.h"
 #include "fabricsim/coll.h"
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
@@ -123,8 +123,10 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
    * alpha_r; with equal pairs that is 2(S-1)(alpha + m beta). */
   double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
   double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
-  double *al = fs__calloc((size_t)S + 1, sizeof(double)), *tx = fs__calloc((size_t)S + 1, sizeof(double));
-  double *arr = fs__calloc((size_t)S + 1, sizeof(double)), *nxt = fs__calloc((size_t)S + 1, sizeof(double));
+  double *al = fs__calloc((size_t)S + 1, sizeof(double)),
+         *tx = fs__calloc((size_t)S + 1, sizeof(double));
+  double *arr = fs__calloc((size_t)S + 1, sizeof(double)),
+         *nxt = fs__calloc((size_t)S + 1, sizeof(double));
   if (!al || !tx || !arr || !nxt) {
     free(al), free(tx), free(arr), free(nxt), free(pl), free(uf), free(done);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -145,7 +147,8 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
   for (int32_t i = 0; i < npl; i++) {
     double alpha = a_site + pl[i].km * FS_WAN_US_PER_KM * 1e-6;
     r->wan_alpha_s = isnan(r->wan_alpha_s) ? alpha : fmax(r->wan_alpha_s, alpha);
-    r->wan_gbps_min = isnan(r->wan_gbps_min) ? pl[i].bps / 1e9 : fmin(r->wan_gbps_min, pl[i].bps / 1e9);
+    r->wan_gbps_min =
+        isnan(r->wan_gbps_min) ? pl[i].bps / 1e9 : fmin(r->wan_gbps_min, pl[i].bps / 1e9);
     r->wan_km_max = isnan(r->wan_km_max) ? pl[i].km : fmax(r->wan_km_max, pl[i].km);
   }
   double t_wan = 0;
@@ -166,25 +169,26 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
   r->model_total_s = r->model_s[0] + r->model_s[1] + r->model_s[2];
 
   /* Topology: GPUs (ring index * g + local), then the site switches. */
-  fs__topo_builder b;
+  fs_topo_builder b;
   fs_topo *t = NULL;
   fs_sim *sim = NULL;
   fs_router *router = NULL;
-  int rc = fs__tb_init(&b, "wan", S * g + S, 2 * (S * g + npl), err);
+  int rc = fs_topo_builder_init(&b, "wan", S * g + S, 2 * (S * g + npl), err);
   if (rc) goto out;
-  for (int32_t h = 0; h < S * g && rc >= 0; h++) rc = fs__tb_node(&b, FS_NODE_HOST, 0, h, h / g);
-  for (int32_t s = 0; s < S && rc >= 0; s++) rc = fs__tb_node(&b, FS_NODE_SWITCH, 1, s, s);
   for (int32_t h = 0; h < S * g && rc >= 0; h++)
-    rc = fs__tb_cable(&b, h, S * g + h / g, job->gpu_gbps * 1e9, job->site_latency_ns);
+    rc = fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, h / g);
+  for (int32_t s = 0; s < S && rc >= 0; s++) rc = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, s);
+  for (int32_t h = 0; h < S * g && rc >= 0; h++)
+    rc = fs_topo_builder_cable(&b, h, S * g + h / g, job->gpu_gbps * 1e9, job->site_latency_ns);
   for (int32_t i = 0; i < npl && rc >= 0; i++)
-    rc = fs__tb_cable(&b, S * g + pl[i].a, S * g + pl[i].b, pl[i].bps,
+    rc = fs_topo_builder_cable(&b, S * g + pl[i].a, S * g + pl[i].b, pl[i].bps,
                       (int64_t)llround(pl[i].km * FS_WAN_US_PER_KM * 1e3));
   if (rc < 0) {
-    fs__tb_abort(&b);
+    fs_topo_builder_abort(&b);
     rc = fs_err_set(err, rc, "out of memory building the WAN topology");
     goto out;
   }
-  if ((rc = fs__tb_finish(&b, &t, err))) goto out;
+  if ((rc = fs_topo_builder_finish(&b, &t, err))) goto out;
   snprintf(t->spec, sizeof(t->spec), "wan:sites=%d,gpus_per_site=%d", S, g);
   if ((rc = fs_sim_new(t, &sim, err)) || (rc = fs_router_new(t, &router, err))) goto out;
   int32_t *d1 = done, *d2 = done + S, *d3 = done + S + g;

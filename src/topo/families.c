@@ -31,25 +31,25 @@ fs_server_params fs_server_defaults(int32_t gpus_per_node) {
   return sv;
 }
 
-int fs__check_gbps(const char *fam, double gbps, const char *gname, fs_err *err) {
+int fs_topo_check_gbps(const char *fam, double gbps, const char *gname, fs_err *err) {
   if (!(gbps > 0) || !isfinite(gbps) || gbps > MAX_GBPS)
     return fs_err_set(err, FS_EINVAL, "%s: %s must be in (0, %g], got %g", fam, gname,
                       MAX_GBPS, gbps);
   return 0;
 }
 
-int fs__check_latency(const char *fam, int64_t latency_ns, const char *lname,
-                         fs_err *err) {
+int fs_topo_check_latency(const char *fam, int64_t latency_ns, const char *lname,
+                          fs_err *err) {
   if (latency_ns < 0 || latency_ns > MAX_LATENCY_NS)
     return fs_err_set(err, FS_EINVAL, "%s: %s must be in [0, %lld], got %lld", fam, lname,
                       (long long)MAX_LATENCY_NS, (long long)latency_ns);
   return 0;
 }
 
-int fs__check_common(const char *fam, double gbps, const char *gname,
-                        int64_t latency_ns, fs_err *err) {
-  int rc = fs__check_gbps(fam, gbps, gname, err);
-  return rc ? rc : fs__check_latency(fam, latency_ns, "latency_ns", err);
+int fs_topo_check_link(const char *fam, double gbps, const char *gname,
+                       int64_t latency_ns, fs_err *err) {
+  int rc = fs_topo_check_gbps(fam, gbps, gname, err);
+  return rc ? rc : fs_topo_check_latency(fam, latency_ns, "latency_ns", err);
 }
 
 /* ---- GPU servers ------------------------------------------------------------ */
@@ -57,19 +57,19 @@ int fs__check_common(const char *fam, double gbps, const char *gname,
 /* Validates sv (NULL = plain hosts) into *out; G must divide `per`, the
  * GPUs described by `per_what` ("hosts", "hosts_per_leaf", ...), for the
  * reason `why` ("" or "; ..."). */
-int fs__check_servers(const char *fam, const fs_server_params *sv, int64_t per,
-                         const char *per_what, const char *why, fs_server_params *out,
-                         fs_err *err) {
+int fs_topo_servers_check(const char *fam, const fs_server_params *sv, int64_t per,
+                          const char *per_what, const char *why, fs_server_params *out,
+                          fs_err *err) {
   *out = sv ? *sv : fs_server_defaults(1);
   if (out->gpus_per_node < 1 || out->gpus_per_node > MAX_NODES)
     return fs_err_set(err, FS_EINVAL, "%s: gpus_per_node must be in [1, %d], got %d", fam,
                       MAX_NODES, out->gpus_per_node);
   if (out->gpus_per_node == 1) return 0;
   int rc;
-  if ((rc = fs__check_gbps(fam, out->nvlink_gbps, "nvlink_gbps", err)) ||
-      (rc = fs__check_latency(fam, out->nvlink_latency_ns, "nvlink_latency_ns", err)) ||
-      (rc = fs__check_gbps(fam, out->pcie_gbps, "pcie_gbps", err)) ||
-      (rc = fs__check_latency(fam, out->pcie_latency_ns, "pcie_latency_ns", err)))
+  if ((rc = fs_topo_check_gbps(fam, out->nvlink_gbps, "nvlink_gbps", err)) ||
+      (rc = fs_topo_check_latency(fam, out->nvlink_latency_ns, "nvlink_latency_ns", err)) ||
+      (rc = fs_topo_check_gbps(fam, out->pcie_gbps, "pcie_gbps", err)) ||
+      (rc = fs_topo_check_latency(fam, out->pcie_latency_ns, "pcie_latency_ns", err)))
     return rc;
   if (per % out->gpus_per_node != 0)
     return fs_err_set(err, FS_EINVAL, "%s: gpus_per_node must divide %s (%lld)%s, got %d",
@@ -78,14 +78,14 @@ int fs__check_servers(const char *fam, const fs_server_params *sv, int64_t per,
 }
 
 /* Nodes and cables the servers add to `gpus` plain host ports. */
-int64_t fs__server_nodes(const fs_server_params *sv, int64_t gpus) {
+int64_t fs_topo_servers_nodes(const fs_server_params *sv, int64_t gpus) {
   return sv->gpus_per_node > 1 ? gpus + gpus / sv->gpus_per_node : 0;
 }
-int64_t fs__server_cables(const fs_server_params *sv, int64_t gpus) {
+int64_t fs_topo_servers_cables(const fs_server_params *sv, int64_t gpus) {
   return sv->gpus_per_node > 1 ? 2 * gpus : 0;
 }
 
-int fs__check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) {
+int fs_topo_check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) {
   if (nodes > MAX_NODES || cables > MAX_CABLES)
     return fs_err_set(err, FS_EINVAL,
                       "%s: too large (%lld nodes, %lld cables; limits %d nodes, %d cables)",
@@ -95,8 +95,8 @@ int fs__check_size(const char *fam, int64_t nodes, int64_t cables, fs_err *err) 
 
 /* After the fabric switches: one NIC per GPU, one scale-up switch per
  * server, then the PCIe cables. Hosts are nodes 0..gpus-1. */
-int fs__add_servers_before(fs__topo_builder *b, const fs_server_params *sv,
-                                    int32_t gpus) {
+int fs_topo_builder_servers_begin(fs_topo_builder *b, const fs_server_params *sv,
+                                  int32_t gpus) {
   fs_topo *t = b->t;
   int32_t G = sv->gpus_per_node;
   t->gpus_per_node = G;
@@ -104,29 +104,30 @@ int fs__add_servers_before(fs__topo_builder *b, const fs_server_params *sv,
   int32_t rc;
   t->nic0 = t->n_nodes;
   for (int32_t i = 0; i < gpus; i++)
-    if ((rc = fs__tb_node(b, FS_NODE_NIC, 0, i, t->nodes[i].group)) < 0) return rc;
+    if ((rc = fs_topo_builder_node(b, FS_NODE_NIC, 0, i, t->nodes[i].group)) < 0) return rc;
   t->scaleup0 = t->n_nodes;
   for (int32_t s = 0; s < gpus / G; s++)
-    if ((rc = fs__tb_node(b, FS_NODE_SCALEUP, 0, s, t->nodes[s * G].group)) < 0) return rc;
+    if ((rc = fs_topo_builder_node(b, FS_NODE_SCALEUP, 0, s, t->nodes[s * G].group)) < 0) return rc;
   for (int32_t i = 0; i < gpus; i++)
-    if ((rc = fs__tb_cable(b, i, t->nic0 + i, sv->pcie_gbps * 1e9, sv->pcie_latency_ns)) < 0)
+    if ((rc = fs_topo_builder_cable(b, i, t->nic0 + i, sv->pcie_gbps * 1e9, sv->pcie_latency_ns)) <
+        0)
       return rc;
   return 0;
 }
 
 /* The node behind host port i: the host itself, or its GPU's NIC. */
-int32_t fs__port(const fs__topo_builder *b, int32_t i) {
+int32_t fs_topo_builder_port(const fs_topo_builder *b, int32_t i) {
   return b->t->nic0 >= 0 ? b->t->nic0 + i : i;
 }
 
 /* Last: the NVLink cables, and the server keys of the canonical spec. */
-int fs__add_servers_after(fs__topo_builder *b, const fs_server_params *sv,
-                                    int32_t gpus) {
+int fs_topo_builder_servers_end(fs_topo_builder *b, const fs_server_params *sv,
+                                int32_t gpus) {
   fs_topo *t = b->t;
   int32_t G = sv->gpus_per_node;
   if (G == 1) return 0;
   for (int32_t i = 0; i < gpus; i++) {
-    int rc = fs__tb_cable(b, i, t->scaleup0 + i / G, sv->nvlink_gbps * 1e9,
+    int rc = fs_topo_builder_cable(b, i, t->scaleup0 + i / G, sv->nvlink_gbps * 1e9,
                           sv->nvlink_latency_ns);
     if (rc < 0) return rc;
   }
@@ -149,30 +150,31 @@ int fs_topo_star(int32_t hosts, double gbps, int64_t latency_ns,
 
 int fs_topo_star_servers(int32_t hosts, double gbps, int64_t latency_ns,
                          const fs_server_params *svp, fs_topo **out, fs_err *err) {
-  int rc = fs__check_common("star", gbps, "gbps", latency_ns, err);
+  int rc = fs_topo_check_link("star", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (hosts < 1 || hosts > MAX_NODES - 1)
     return fs_err_set(err, FS_EINVAL, "star: hosts must be in [1, %d], got %d",
                       MAX_NODES - 1, hosts);
   fs_server_params sv;
-  if ((rc = fs__check_servers("star", svp, hosts, "hosts", "", &sv, err))) return rc;
-  int64_t nodes = hosts + 1 + fs__server_nodes(&sv, hosts);
-  int64_t cables = hosts + fs__server_cables(&sv, hosts);
-  if ((rc = fs__check_size("star", nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "star", (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
-  for (int32_t h = 0; h < hosts; h++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, h, -1));
+  if ((rc = fs_topo_servers_check("star", svp, hosts, "hosts", "", &sv, err))) return rc;
+  int64_t nodes = hosts + 1 + fs_topo_servers_nodes(&sv, hosts);
+  int64_t cables = hosts + fs_topo_servers_cables(&sv, hosts);
+  if ((rc = fs_topo_check_size("star", nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, "star", (int32_t)nodes, (int32_t)(2 * cables), err)))
+    return rc;
+  for (int32_t h = 0; h < hosts; h++) TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, -1));
   int32_t sw;
-  TRY(sw = fs__tb_node(&b, FS_NODE_SWITCH, 1, 0, -1));
-  TRY(fs__add_servers_before(&b, &sv, hosts));
+  TRY(sw = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, 0, -1));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, hosts));
   for (int32_t h = 0; h < hosts; h++)
-    TRY(fs__tb_cable(&b, fs__port(&b, h), sw, gbps * 1e9, latency_ns));
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, h), sw, gbps * 1e9, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "star:hosts=%d,gbps=%g,latency_ns=%lld",
            hosts, gbps, (long long)latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building star");
 }
 
@@ -183,9 +185,9 @@ int fs_topo_leafspine(const fs_leafspine_params *p, fs_topo **out,
 
 int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_params *svp,
                               fs_topo **out, fs_err *err) {
-  int rc = fs__check_common("leafspine", p->host_gbps, "host_gbps", p->latency_ns, err);
+  int rc = fs_topo_check_link("leafspine", p->host_gbps, "host_gbps", p->latency_ns, err);
   if (rc) return rc;
-  if ((rc = fs__check_common("leafspine", p->fabric_gbps, "fabric_gbps", p->latency_ns, err)))
+  if ((rc = fs_topo_check_link("leafspine", p->fabric_gbps, "fabric_gbps", p->latency_ns, err)))
     return rc;
   if (p->leaves < 1 || p->leaves > MAX_NODES)
     return fs_err_set(err, FS_EINVAL, "leafspine: leaves must be >= 1, got %d", p->leaves);
@@ -200,40 +202,41 @@ int fs_topo_leafspine_servers(const fs_leafspine_params *p, const fs_server_para
                       "leafspine: links_per_spine must be in [1, 64], got %d", lps);
   fs_server_params sv;
   /* Whole servers per leaf, so a server's NICs all sit on one leaf. */
-  if ((rc = fs__check_servers("leafspine", svp, p->hosts_per_leaf, "hosts_per_leaf",
+  if ((rc = fs_topo_servers_check("leafspine", svp, p->hosts_per_leaf, "hosts_per_leaf",
                           "; a server's NICs sit on one leaf", &sv, err)))
     return rc;
   int64_t hosts = (int64_t)p->leaves * p->hosts_per_leaf;
-  int64_t nodes = hosts + p->leaves + p->spines + fs__server_nodes(&sv, hosts);
-  int64_t cables = hosts + (int64_t)p->leaves * p->spines * lps + fs__server_cables(&sv, hosts);
-  if ((rc = fs__check_size("leafspine", nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "leafspine", (int32_t)nodes, (int32_t)(2 * cables), err)))
+  int64_t nodes = hosts + p->leaves + p->spines + fs_topo_servers_nodes(&sv, hosts);
+  int64_t cables =
+      hosts + (int64_t)p->leaves * p->spines * lps + fs_topo_servers_cables(&sv, hosts);
+  if ((rc = fs_topo_check_size("leafspine", nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, "leafspine", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
   for (int32_t l = 0; l < p->leaves; l++)
     for (int32_t h = 0; h < p->hosts_per_leaf; h++)
-      TRY(fs__tb_node(&b, FS_NODE_HOST, 0, l * p->hosts_per_leaf + h, l));
+      TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, l * p->hosts_per_leaf + h, l));
   int32_t leaf0 = (int32_t)hosts, spine0 = leaf0 + p->leaves;
-  for (int32_t l = 0; l < p->leaves; l++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, l, l));
-  for (int32_t s = 0; s < p->spines; s++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, s, -1));
-  TRY(fs__add_servers_before(&b, &sv, (int32_t)hosts));
+  for (int32_t l = 0; l < p->leaves; l++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, l, l));
+  for (int32_t s = 0; s < p->spines; s++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, s, -1));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, (int32_t)hosts));
   for (int32_t h = 0; h < (int32_t)hosts; h++)
-    TRY(fs__tb_cable(&b, fs__port(&b, h), leaf0 + h / p->hosts_per_leaf, p->host_gbps * 1e9,
-                     p->latency_ns));
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, h), leaf0 + h / p->hosts_per_leaf,
+                              p->host_gbps * 1e9, p->latency_ns));
   for (int32_t l = 0; l < p->leaves; l++)
     for (int32_t s = 0; s < p->spines; s++)
       for (int32_t c = 0; c < lps; c++)
-        TRY(fs__tb_cable(&b, leaf0 + l, spine0 + s, p->fabric_gbps * 1e9,
+        TRY(fs_topo_builder_cable(&b, leaf0 + l, spine0 + s, p->fabric_gbps * 1e9,
                          p->latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec),
            "leafspine:leaves=%d,spines=%d,hosts_per_leaf=%d,host_gbps=%g,"
            "fabric_gbps=%g,links_per_spine=%d,latency_ns=%lld",
            p->leaves, p->spines, p->hosts_per_leaf, p->host_gbps, p->fabric_gbps,
            lps, (long long)p->latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, (int32_t)hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, (int32_t)hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building leafspine");
 }
 
@@ -244,7 +247,7 @@ int fs_topo_fattree(int32_t k, double gbps, int64_t latency_ns, fs_topo **out,
 
 int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
                             const fs_server_params *svp, fs_topo **out, fs_err *err) {
-  int rc = fs__check_common("fattree", gbps, "gbps", latency_ns, err);
+  int rc = fs_topo_check_link("fattree", gbps, "gbps", latency_ns, err);
   if (rc) return rc;
   if (k < 2 || k % 2 != 0 || k > 128)
     return fs_err_set(err, FS_EINVAL,
@@ -254,40 +257,41 @@ int fs_topo_fattree_servers(int32_t k, double gbps, int64_t latency_ns,
   fs_server_params sv;
   /* Host ports fill up in order, so when G does not divide k/2 a server's
    * NICs span consecutive edge switches (docs/formats.md). */
-  if ((rc = fs__check_servers("fattree", svp, hosts, "the k^3/4 hosts", "", &sv, err))) return rc;
-  int64_t nodes = (int64_t)hosts + edges + aggs + cores + fs__server_nodes(&sv, hosts);
-  int64_t cables = (int64_t)hosts + edges * h + aggs * h + fs__server_cables(&sv, hosts);
-  if ((rc = fs__check_size("fattree", nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, "fattree", (int32_t)nodes, (int32_t)(2 * cables), err)))
+  if ((rc = fs_topo_servers_check("fattree", svp, hosts, "the k^3/4 hosts", "", &sv, err)))
+    return rc;
+  int64_t nodes = (int64_t)hosts + edges + aggs + cores + fs_topo_servers_nodes(&sv, hosts);
+  int64_t cables = (int64_t)hosts + edges * h + aggs * h + fs_topo_servers_cables(&sv, hosts);
+  if ((rc = fs_topo_check_size("fattree", nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, "fattree", (int32_t)nodes, (int32_t)(2 * cables), err)))
     return rc;
   for (int32_t i = 0; i < hosts; i++)
-    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, i, i / (h * h)));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, i / (h * h)));
   int32_t edge0 = hosts, agg0 = edge0 + edges, core0 = agg0 + aggs;
   for (int32_t p = 0; p < k; p++)
-    for (int32_t e = 0; e < h; e++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, e, p));
+    for (int32_t e = 0; e < h; e++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, e, p));
   for (int32_t p = 0; p < k; p++)
-    for (int32_t a = 0; a < h; a++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, a, p));
-  for (int32_t c = 0; c < cores; c++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 3, c, -1));
-  TRY(fs__add_servers_before(&b, &sv, hosts));
+    for (int32_t a = 0; a < h; a++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, a, p));
+  for (int32_t c = 0; c < cores; c++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 3, c, -1));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, hosts));
   double bps = gbps * 1e9;
   for (int32_t i = 0; i < hosts; i++)
-    TRY(fs__tb_cable(&b, fs__port(&b, i), edge0 + i / h, bps, latency_ns));
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, i), edge0 + i / h, bps, latency_ns));
   for (int32_t p = 0; p < k; p++)
     for (int32_t e = 0; e < h; e++)
       for (int32_t a = 0; a < h; a++)
-        TRY(fs__tb_cable(&b, edge0 + p * h + e, agg0 + p * h + a, bps, latency_ns));
+        TRY(fs_topo_builder_cable(&b, edge0 + p * h + e, agg0 + p * h + a, bps, latency_ns));
   /* Core switch c = a*h + j attaches to aggregation switch a of every pod. */
   for (int32_t p = 0; p < k; p++)
     for (int32_t a = 0; a < h; a++)
       for (int32_t j = 0; j < h; j++)
-        TRY(fs__tb_cable(&b, agg0 + p * h + a, core0 + a * h + j, bps, latency_ns));
+        TRY(fs_topo_builder_cable(&b, agg0 + p * h + a, core0 + a * h + j, bps, latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec), "fattree:k=%d,gbps=%g,latency_ns=%lld",
            k, gbps, (long long)latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building fattree");
 }
 
@@ -303,9 +307,9 @@ int fs_topo_clos(const fs_clos_params *p, const fs_server_params *svp, fs_topo *
   int rc;
   int three = p->tiers == 3;
   if (p->tiers != 2 && p->tiers != 3) return clos_bad("tiers", "2 or 3", p->tiers, err);
-  if ((rc = fs__check_common(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
-      (rc = fs__check_gbps(F, p->edge_gbps, "edge_gbps", err)) ||
-      (three && (rc = fs__check_gbps(F, p->agg_gbps, "agg_gbps", err))))
+  if ((rc = fs_topo_check_link(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
+      (rc = fs_topo_check_gbps(F, p->edge_gbps, "edge_gbps", err)) ||
+      (three && (rc = fs_topo_check_gbps(F, p->agg_gbps, "agg_gbps", err))))
     return rc;
   if (p->pods < 1 || p->pods > MAX_NODES || (!three && p->pods != 1))
     return clos_bad("pods", three ? ">= 1" : "1 with tiers 2", p->pods, err);
@@ -343,40 +347,42 @@ int fs_topo_clos(const fs_clos_params *p, const fs_server_params *svp, fs_topo *
   if (hosts > MAX_NODES) return clos_bad("pods * edges_per_pod * hosts_per_edge", "<= 4194304",
                                          hosts, err);
   fs_server_params sv;
-  if ((rc = fs__check_servers(F, svp, hpe, "hosts_per_edge", "; a server's NICs sit on one edge",
-                              &sv, err)))
+  if ((rc = fs_topo_servers_check(F, svp, hpe, "hosts_per_edge",
+                                  "; a server's NICs sit on one edge", &sv, err)))
     return rc;
-  int64_t nodes = hosts + edges + aggs + cores + fs__server_nodes(&sv, hosts);
-  int64_t cables = hosts + edges * U1 + aggs * U2 + fs__server_cables(&sv, hosts);
-  if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
+  int64_t nodes = hosts + edges + aggs + cores + fs_topo_servers_nodes(&sv, hosts);
+  int64_t cables = hosts + edges * U1 + aggs * U2 + fs_topo_servers_cables(&sv, hosts);
+  if ((rc = fs_topo_check_size(F, nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   /* Two tiers: no pods to name, so every group is -1 (names leaf/spine). */
   for (int64_t i = 0; i < hosts; i++)
-    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, (int32_t)i, three ? (int32_t)(i / (E * hpe)) : -1));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, (int32_t)i,
+                             three ? (int32_t)(i / (E * hpe)) : -1));
   int64_t edge0 = hosts, agg0 = edge0 + edges, core0 = agg0 + aggs;
   for (int64_t q = 0; q < P; q++)
     for (int64_t e = 0; e < E; e++)
-      TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, (int32_t)(three ? e : q * E + e),
+      TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, (int32_t)(three ? e : q * E + e),
                       three ? (int32_t)q : -1));
   for (int64_t q = 0; q < P; q++)
     for (int64_t a = 0; a < U1; a++)
-      TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, (int32_t)a, three ? (int32_t)q : -1));
-  for (int64_t c = 0; c < cores; c++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 3, (int32_t)c, -1));
-  TRY(fs__add_servers_before(&b, &sv, (int32_t)hosts));
+      TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, (int32_t)a, three ? (int32_t)q : -1));
+  for (int64_t c = 0; c < cores; c++)
+    TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 3, (int32_t)c, -1));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, (int32_t)hosts));
   for (int64_t i = 0; i < hosts; i++)
-    TRY(fs__tb_cable(&b, fs__port(&b, (int32_t)i), (int32_t)(edge0 + i / hpe),
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, (int32_t)i), (int32_t)(edge0 + i / hpe),
                      p->host_gbps * 1e9, p->latency_ns));
   for (int64_t q = 0; q < P; q++)
     for (int64_t e = 0; e < E; e++)
       for (int64_t a = 0; a < U1; a++)
-        TRY(fs__tb_cable(&b, (int32_t)(edge0 + q * E + e), (int32_t)(agg0 + q * U1 + a),
+        TRY(fs_topo_builder_cable(&b, (int32_t)(edge0 + q * E + e), (int32_t)(agg0 + q * U1 + a),
                          p->edge_gbps * 1e9, p->latency_ns));
   /* Core switch c = a*U2 + j attaches to aggregation switch a of every pod. */
   for (int64_t q = 0; q < P; q++)
     for (int64_t a = 0; a < U1; a++)
       for (int64_t j = 0; j < U2; j++)
-        TRY(fs__tb_cable(&b, (int32_t)(agg0 + q * U1 + a), (int32_t)(core0 + a * U2 + j),
+        TRY(fs_topo_builder_cable(&b, (int32_t)(agg0 + q * U1 + a), (int32_t)(core0 + a * U2 + j),
                          p->agg_gbps * 1e9, p->latency_ns));
   fs_topo *t = b.t;
   /* For the closed-form bisection (fs_topo_bisection_formula). */
@@ -395,9 +401,9 @@ int fs_topo_clos(const fs_clos_params *p, const fs_server_params *svp, fs_topo *
              "host_gbps=%g,edge_gbps=%g,latency_ns=%lld",
              p->edges_per_pod, p->hosts_per_edge, p->edge_uplinks, p->radix, p->host_gbps,
              p->edge_gbps, (long long)p->latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, (int32_t)hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, (int32_t)hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }

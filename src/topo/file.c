@@ -102,7 +102,7 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
   idkey *ix = fs__malloc((size_t)n, sizeof(*ix));
   fs_node *nv = fs__malloc((size_t)n, sizeof(*nv));
   int32_t *map = fs__malloc((size_t)n, sizeof(int32_t)); /* list position -> node */
-  fs__topo_builder b = {0};
+  fs_topo_builder b = {0};
   int32_t *seen = NULL, *queue = NULL;
   if (!ix || !nv || !map) {
     rc = fs_err_set(c->err, FS_ENOMEM, "out of memory reading nodes");
@@ -168,7 +168,8 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
       char pi[512], pk[512];
       fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
       fs__json_path_key(pk, sizeof(pk), pi, "id");
-      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+      rc = fs__json_fail(c, pk,
+                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
                          "duplicate node id");
       goto done;
     }
@@ -179,11 +180,11 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
                        "must divide the host count (%d)", hosts);
     goto done;
   }
-  if ((rc = fs__tb_init(&b, "file", n, 2 * m, c->err))) goto done;
+  if ((rc = fs_topo_builder_init(&b, "file", n, 2 * m, c->err))) goto done;
   for (int32_t pass = 0; pass < 2; pass++)
     for (int32_t i = 0; i < n; i++) {
       if ((nv[i].kind == FS_NODE_HOST) != (pass == 0)) continue;
-      int32_t id = fs__tb_node(&b, nv[i].kind, nv[i].tier, nv[i].index, nv[i].group);
+      int32_t id = fs_topo_builder_node(&b, nv[i].kind, nv[i].tier, nv[i].index, nv[i].group);
       if (id < 0) goto oom;
       b.t->nodes[id].caps = nv[i].caps;
     }
@@ -233,7 +234,7 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
         (rc = fs__json_num(c, v, pi, "bps", 0, gbps * 1e9, 1, MAX_GBPS * 1e9, &bps)) ||
         (rc = fs__json_int(c, v, pi, "latency_ns", 0, 1000, 0, MAX_LATENCY_NS, &lat)))
       goto done;
-    if (fs__tb_cable(&b, end[0], end[1], bps, lat) < 0) goto oom;
+    if (fs_topo_builder_cable(&b, end[0], end[1], bps, lat) < 0) goto oom;
   }
   fs_topo *t = b.t;
   t->gpus_per_node = (int32_t)G;
@@ -246,7 +247,8 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
    * forms are not taken from it. */
   const char *fam;
   if ((rc = fs__json_str(c, obj, path, "family", 0, "file", &fam))) goto done;
-  if (strlen(fam) >= sizeof(t->family) || strspn(fam, "abcdefghijklmnopqrstuvwxyz") != strlen(fam)) {
+  if (strlen(fam) >= sizeof(t->family) ||
+      strspn(fam, "abcdefghijklmnopqrstuvwxyz") != strlen(fam)) {
     char pf[512];
     fs__json_path_key(pf, sizeof(pf), path, "family");
     rc = fs__json_fail(c, pf, cJSON_GetObjectItemCaseSensitive(obj, "family"),
@@ -258,7 +260,7 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
   seen = fs__calloc((size_t)n, sizeof(int32_t));
   queue = fs__malloc((size_t)n, sizeof(int32_t));
   if (!seen || !queue) goto oom;
-  if ((rc = fs__tb_finish(&b, out, c->err))) goto done;
+  if ((rc = fs_topo_builder_finish(&b, out, c->err))) goto done;
   t = *out;
   int32_t head = 0, tail = 0;
   seen[0] = 1;
@@ -280,7 +282,8 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
       while (map[at] != h) at++;
       char pi[512];
       fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
-      rc = fs__json_fail(c, pi, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+      rc = fs__json_fail(c, pi,
+                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
                          "host is disconnected (no path to the first host without relaying "
                          "through a host)");
       fs_topo_free(*out);
@@ -292,7 +295,7 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
 oom:
   rc = fs_err_set(c->err, FS_ENOMEM, "out of memory building the file topology");
 done:
-  if (b.t) fs__tb_abort(&b);
+  if (b.t) fs_topo_builder_abort(&b);
   free(ix);
   free(nv);
   free(map);

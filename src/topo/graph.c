@@ -8,8 +8,8 @@
 #include "../base/base.h"
 #include "internal.h"
 
-int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
-                int32_t links_hint, fs_err *err) {
+int fs_topo_builder_init(fs_topo_builder *b, const char *family, int32_t nodes_hint,
+                         int32_t links_hint, fs_err *err) {
   memset(b, 0, sizeof(*b));
   b->t = calloc(1, sizeof(*b->t));
   if (!b->t) return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
@@ -22,7 +22,7 @@ int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
                sizeof(fs_node)) ||
       fs__grow(&b->t->links, &lc, (size_t)(links_hint > 0 ? links_hint : 8),
                sizeof(fs_link))) {
-    fs__tb_abort(b);
+    fs_topo_builder_abort(b);
     return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
   }
   b->node_cap = (int32_t)nc;
@@ -30,8 +30,8 @@ int fs__tb_init(fs__topo_builder *b, const char *family, int32_t nodes_hint,
   return 0;
 }
 
-int32_t fs__tb_node(fs__topo_builder *b, fs_node_kind kind, int32_t tier,
-                    int32_t index, int32_t group) {
+int32_t fs_topo_builder_node(fs_topo_builder *b, fs_node_kind kind, int32_t tier,
+                             int32_t index, int32_t group) {
   fs_topo *t = b->t;
   size_t cap = (size_t)b->node_cap;
   if (t->n_nodes == INT32_MAX ||
@@ -42,8 +42,8 @@ int32_t fs__tb_node(fs__topo_builder *b, fs_node_kind kind, int32_t tier,
   return t->n_nodes++;
 }
 
-int fs__tb_cable(fs__topo_builder *b, int32_t a, int32_t c, double bps,
-                 int64_t latency_ns) {
+int fs_topo_builder_cable(fs_topo_builder *b, int32_t a, int32_t c, double bps,
+                          int64_t latency_ns) {
   fs_topo *t = b->t;
   size_t cap = (size_t)b->link_cap;
   if (t->n_links > INT32_MAX - 2 ||
@@ -57,24 +57,24 @@ int fs__tb_cable(fs__topo_builder *b, int32_t a, int32_t c, double bps,
   return 0;
 }
 
-void fs__tb_abort(fs__topo_builder *b) {
+void fs_topo_builder_abort(fs_topo_builder *b) {
   fs_topo_free(b->t);
   memset(b, 0, sizeof(*b));
 }
 
-int fs__tb_finish(fs__topo_builder *b, fs_topo **out, fs_err *err) {
+int fs_topo_builder_finish(fs_topo_builder *b, fs_topo **out, fs_err *err) {
   fs_topo *t = b->t;
   t->out_start = calloc((size_t)t->n_nodes + 1, sizeof(int32_t));
   t->out_links = fs__malloc((size_t)t->n_links, sizeof(int32_t));
   if (!t->out_start || !t->out_links) {
-    fs__tb_abort(b);
+    fs_topo_builder_abort(b);
     return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
   }
   for (int32_t l = 0; l < t->n_links; l++) t->out_start[t->links[l].from + 1]++;
   for (int32_t v = 0; v < t->n_nodes; v++) t->out_start[v + 1] += t->out_start[v];
   int32_t *fill = calloc((size_t)t->n_nodes + 1, sizeof(int32_t));
   if (!fill) {
-    fs__tb_abort(b);
+    fs_topo_builder_abort(b);
     return fs_err_set(err, FS_ENOMEM, "out of memory building topology");
   }
   for (int32_t l = 0; l < t->n_links; l++) {
@@ -87,7 +87,7 @@ int fs__tb_finish(fs__topo_builder *b, fs_topo **out, fs_err *err) {
     t->n_hosts++;
   for (int32_t v = t->n_hosts; v < t->n_nodes; v++) {
     if (t->nodes[v].kind == FS_NODE_HOST) {
-      fs__tb_abort(b);
+      fs_topo_builder_abort(b);
       return fs_err_set(err, FS_EINTERNAL, "hosts must be numbered first");
     }
   }
@@ -142,8 +142,8 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "spine%d", v->index);
   else if (strcmp(t->family, "railonly") == 0)
     snprintf(buf, (size_t)n, "rail%d", v->index);
-  else if (strcmp(t->family, "dragonfly") == 0 || strcmp(t->family, "torus") == 0 || strcmp(t->family, "ring") == 0 ||
-           strcmp(t->family, "fullmesh") == 0)
+  else if (strcmp(t->family, "dragonfly") == 0 || strcmp(t->family, "torus") == 0 ||
+           strcmp(t->family, "ring") == 0 || strcmp(t->family, "fullmesh") == 0)
     snprintf(buf, (size_t)n, "router%d", v->index);
   else if (leafspine && v->tier == 1)
     snprintf(buf, (size_t)n, "leaf%d", v->index);
@@ -179,12 +179,12 @@ int32_t fs_topo_node_find(const fs_topo *t, const char *name) {
 
 int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
                            int32_t *link_map, fs_err *err) {
-  fs__topo_builder b;
-  int rc = fs__tb_init(&b, t->family, t->n_nodes, t->n_links, err);
+  fs_topo_builder b;
+  int rc = fs_topo_builder_init(&b, t->family, t->n_nodes, t->n_links, err);
   if (rc) return rc;
   for (int32_t v = 0; v < t->n_nodes; v++) {
     const fs_node *n = &t->nodes[v];
-    if (fs__tb_node(&b, n->kind, n->tier, n->index, n->group) < 0) goto oom;
+    if (fs_topo_builder_node(&b, n->kind, n->tier, n->index, n->group) < 0) goto oom;
     b.t->nodes[v].caps = n->caps;
   }
   for (int32_t l = 0; l < t->n_links; l++) {
@@ -194,7 +194,7 @@ int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
       link_map[b.t->n_links] = l;
       link_map[b.t->n_links + 1] = k->reverse;
     }
-    if (fs__tb_cable(&b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0) goto oom;
+    if (fs_topo_builder_cable(&b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0) goto oom;
     /* asymmetric capacities survive too */
     b.t->links[b.t->n_links - 1].capacity_bps = t->links[k->reverse].capacity_bps;
     b.t->links[b.t->n_links - 1].latency_ns = t->links[k->reverse].latency_ns;
@@ -207,8 +207,8 @@ int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
   memcpy(c->dims, t->dims, sizeof(c->dims));
   c->n_dims = t->n_dims;
   c->cost = t->cost;
-  return fs__tb_finish(&b, out, err);
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory copying the topology");
 }

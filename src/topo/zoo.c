@@ -27,8 +27,8 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
                     fs_topo **out, fs_err *err) {
   const char *F = "railopt";
   int rc;
-  if ((rc = fs__check_common(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
-      (rc = fs__check_gbps(F, p->fabric_gbps, "fabric_gbps", err)))
+  if ((rc = fs_topo_check_link(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
+      (rc = fs_topo_check_gbps(F, p->fabric_gbps, "fabric_gbps", err)))
     return rc;
   if (p->servers < 1 || p->servers > MAX_NODES)
     return bad_int(F, "servers", "in [1, 4194304]", p->servers, err);
@@ -44,7 +44,7 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
   if (G < 1 || G > 1024) return bad_int(F, "gpus_per_node", "in [1, 1024]", G, err);
   int64_t gpus = (int64_t)p->servers * G;
   if (gpus > MAX_NODES) return bad_int(F, "servers * gpus_per_node", "<= 4194304", gpus, err);
-  if ((rc = fs__check_servers(F, &sv, gpus, "the GPUs", "", &sv, err))) return rc;
+  if ((rc = fs_topo_servers_check(F, &sv, gpus, "the GPUs", "", &sv, err))) return rc;
   int64_t sus = p->servers / spu, leaves = sus * G;
   if (p->radix < 0) return bad_int(F, "radix", ">= 0 (0: unbounded)", p->radix, err);
   if (p->radix > 0 && (int64_t)spu + (int64_t)p->spines * lps > p->radix)
@@ -57,27 +57,27 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
                       "%s: a spine needs (servers / servers_per_su) * gpus_per_node * "
                       "links_per_spine = %lld ports, more than radix %d",
                       F, (long long)(leaves * lps), p->radix);
-  int64_t nodes = gpus + leaves + p->spines + fs__server_nodes(&sv, gpus);
-  int64_t cables = gpus + leaves * p->spines * lps + fs__server_cables(&sv, gpus);
-  if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
+  int64_t nodes = gpus + leaves + p->spines + fs_topo_servers_nodes(&sv, gpus);
+  int64_t cables = gpus + leaves * p->spines * lps + fs_topo_servers_cables(&sv, gpus);
+  if ((rc = fs_topo_check_size(F, nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   for (int64_t i = 0; i < gpus; i++)
-    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i / G / spu)));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i / G / spu)));
   int32_t leaf0 = (int32_t)gpus, spine0 = (int32_t)(gpus + leaves);
   for (int64_t l = 0; l < leaves; l++)
-    TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, (int32_t)l, (int32_t)(l / G)));
-  for (int32_t s = 0; s < p->spines; s++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 2, s, -1));
-  TRY(fs__add_servers_before(&b, &sv, (int32_t)gpus));
+    TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, (int32_t)l, (int32_t)(l / G)));
+  for (int32_t s = 0; s < p->spines; s++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 2, s, -1));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, (int32_t)gpus));
   for (int64_t i = 0; i < gpus; i++) {
     int64_t su = i / G / spu, rail = i % G;
-    TRY(fs__tb_cable(&b, fs__port(&b, (int32_t)i), (int32_t)(leaf0 + su * G + rail),
-                     p->host_gbps * 1e9, p->latency_ns));
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, (int32_t)i),
+                              (int32_t)(leaf0 + su * G + rail), p->host_gbps * 1e9, p->latency_ns));
   }
   for (int64_t l = 0; l < leaves; l++)
     for (int32_t s = 0; s < p->spines; s++)
       for (int32_t c = 0; c < lps; c++)
-        TRY(fs__tb_cable(&b, (int32_t)(leaf0 + l), spine0 + s, p->fabric_gbps * 1e9,
+        TRY(fs_topo_builder_cable(&b, (int32_t)(leaf0 + l), spine0 + s, p->fabric_gbps * 1e9,
                          p->latency_ns));
   snprintf(b.t->spec, sizeof(b.t->spec),
            "railopt:servers=%d,servers_per_su=%d,spines=%d,links_per_spine=%d,radix=%d,"
@@ -85,10 +85,10 @@ int fs_topo_railopt(const fs_railopt_params *p, const fs_server_params *svp,
            p->servers, spu, p->spines, lps, p->radix, p->host_gbps, p->fabric_gbps,
            (long long)p->latency_ns);
   if (G == 1) append_spec(b.t, ",gpus_per_node=%g", 1);
-  TRY(fs__add_servers_after(&b, &sv, (int32_t)gpus));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, (int32_t)gpus));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }
 
@@ -98,7 +98,7 @@ int fs_topo_railonly(const fs_railonly_params *p, const fs_server_params *svp,
                      fs_topo **out, fs_err *err) {
   const char *F = "railonly";
   int rc;
-  if ((rc = fs__check_common(F, p->host_gbps, "host_gbps", p->latency_ns, err))) return rc;
+  if ((rc = fs_topo_check_link(F, p->host_gbps, "host_gbps", p->latency_ns, err))) return rc;
   if (p->servers < 1 || p->servers > MAX_NODES)
     return bad_int(F, "servers", "in [1, 4194304]", p->servers, err);
   if (p->radix < 0) return bad_int(F, "radix", ">= 0 (0: unbounded)", p->radix, err);
@@ -113,33 +113,34 @@ int fs_topo_railonly(const fs_railonly_params *p, const fs_server_params *svp,
                    err);
   int64_t gpus = (int64_t)p->servers * G;
   if (gpus > MAX_NODES) return bad_int(F, "servers * gpus_per_node", "<= 4194304", gpus, err);
-  if ((rc = fs__check_servers(F, &sv, gpus, "the GPUs", "", &sv, err))) return rc;
-  int64_t nodes = gpus + G + fs__server_nodes(&sv, gpus);
-  int64_t cables = 2 * gpus + fs__server_cables(&sv, gpus);
-  if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
+  if ((rc = fs_topo_servers_check(F, &sv, gpus, "the GPUs", "", &sv, err))) return rc;
+  int64_t nodes = gpus + G + fs_topo_servers_nodes(&sv, gpus);
+  int64_t cables = 2 * gpus + fs_topo_servers_cables(&sv, gpus);
+  if ((rc = fs_topo_check_size(F, nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   for (int64_t i = 0; i < gpus; i++)
-    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i % G)));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i % G)));
   int32_t rail0 = (int32_t)gpus;
-  for (int64_t r = 0; r < G; r++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, (int32_t)r, (int32_t)r));
-  TRY(fs__add_servers_before(&b, &sv, (int32_t)gpus));
+  for (int64_t r = 0; r < G; r++)
+    TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, (int32_t)r, (int32_t)r));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, (int32_t)gpus));
   for (int64_t i = 0; i < gpus; i++)
-    TRY(fs__tb_cable(&b, fs__port(&b, (int32_t)i), (int32_t)(rail0 + i % G),
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, (int32_t)i), (int32_t)(rail0 + i % G),
                      p->host_gbps * 1e9, p->latency_ns));
   /* PXN: scale-up switch -> NIC of each of its GPUs, NVLink then PCIe, so
    * the slower of the two. */
   double pxn = (sv.nvlink_gbps < sv.pcie_gbps ? sv.nvlink_gbps : sv.pcie_gbps) * 1e9;
   fs_topo *t = b.t;
   for (int64_t i = 0; i < gpus; i++)
-    TRY(fs__tb_cable(&b, (int32_t)(t->scaleup0 + i / G), (int32_t)(t->nic0 + i), pxn,
+    TRY(fs_topo_builder_cable(&b, (int32_t)(t->scaleup0 + i / G), (int32_t)(t->nic0 + i), pxn,
                      sv.nvlink_latency_ns + sv.pcie_latency_ns));
   snprintf(t->spec, sizeof(t->spec), "railonly:servers=%d,radix=%d,host_gbps=%g,latency_ns=%lld",
            p->servers, p->radix, p->host_gbps, (long long)p->latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, (int32_t)gpus));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, (int32_t)gpus));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }
 
@@ -149,8 +150,8 @@ oom:
 static int direct(const char *F, int kind, const fs_direct_params *p, fs_topo **out,
                   fs_err *err) {
   int rc;
-  if ((rc = fs__check_common(F, p->gbps, "gbps", p->latency_ns, err)) ||
-      (rc = fs__check_gbps(F, p->host_gbps, "host_gbps", err)))
+  if ((rc = fs_topo_check_link(F, p->gbps, "gbps", p->latency_ns, err)) ||
+      (rc = fs_topo_check_gbps(F, p->host_gbps, "host_gbps", err)))
     return rc;
   if (p->n_dims < 1 || p->n_dims > 6) return bad_int(F, "dims", "1 to 6 sizes", p->n_dims, err);
   int64_t n = 1, cables = 0;
@@ -170,19 +171,20 @@ static int direct(const char *F, int kind, const fs_direct_params *p, fs_topo **
     for (int32_t d = 0; d < p->n_dims; d++)
       cables += p->dims[d] == 2 ? n / 2 : n;
   }
-  if ((rc = fs__check_size(F, 2 * n, n + cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, F, (int32_t)(2 * n), (int32_t)(2 * (n + cables)), err))) return rc;
-  for (int32_t i = 0; i < n; i++) TRY(fs__tb_node(&b, FS_NODE_HOST, 0, i, -1));
-  for (int32_t i = 0; i < n; i++) TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, i, -1));
+  if ((rc = fs_topo_check_size(F, 2 * n, n + cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)(2 * n), (int32_t)(2 * (n + cables)), err)))
+    return rc;
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1));
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, -1));
   int32_t r0 = (int32_t)n;
   for (int32_t i = 0; i < n; i++)
-    TRY(fs__tb_cable(&b, i, r0 + i, p->host_gbps * 1e9, p->latency_ns));
+    TRY(fs_topo_builder_cable(&b, i, r0 + i, p->host_gbps * 1e9, p->latency_ns));
   double bps = p->gbps * 1e9;
   if (kind == 2) {
     for (int32_t i = 0; i < n; i++)
       for (int32_t j = i + 1; j < n; j++)
-        TRY(fs__tb_cable(&b, r0 + i, r0 + j, bps, p->latency_ns));
+        TRY(fs_topo_builder_cable(&b, r0 + i, r0 + j, bps, p->latency_ns));
   } else {
     /* Dimension by dimension, chip by chip: the + neighbour of each chip
      * (for size 2 only from coordinate 0). */
@@ -194,7 +196,7 @@ static int direct(const char *F, int kind, const fs_direct_params *p, fs_topo **
         int64_t x = (i / stride) % k;
         if (k == 2 && x == 1) continue;
         int64_t j = i + ((x + 1) % k - x) * stride;
-        TRY(fs__tb_cable(&b, (int32_t)(r0 + i), (int32_t)(r0 + j), bps, p->latency_ns));
+        TRY(fs_topo_builder_cable(&b, (int32_t)(r0 + i), (int32_t)(r0 + j), bps, p->latency_ns));
       }
     }
   }
@@ -213,9 +215,9 @@ static int direct(const char *F, int kind, const fs_direct_params *p, fs_topo **
     snprintf(t->spec, sizeof(t->spec), "%s:n=%d,gbps=%g,host_gbps=%g,latency_ns=%lld", F,
              (int)n, p->gbps, p->host_gbps, (long long)p->latency_ns);
   }
-  return fs__tb_finish(&b, out, err);
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }
 
@@ -241,10 +243,10 @@ int fs_topo_dragonfly(const fs_dragonfly_params *p, const fs_server_params *svp,
                       fs_topo **out, fs_err *err) {
   const char *F = "dragonfly";
   int rc;
-  if ((rc = fs__check_common(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
-      (rc = fs__check_gbps(F, p->local_gbps, "local_gbps", err)) ||
-      (rc = fs__check_gbps(F, p->global_gbps, "global_gbps", err)) ||
-      (rc = fs__check_latency(F, p->global_latency_ns, "global_latency_ns", err)))
+  if ((rc = fs_topo_check_link(F, p->host_gbps, "host_gbps", p->latency_ns, err)) ||
+      (rc = fs_topo_check_gbps(F, p->local_gbps, "local_gbps", err)) ||
+      (rc = fs_topo_check_gbps(F, p->global_gbps, "global_gbps", err)) ||
+      (rc = fs_topo_check_latency(F, p->global_latency_ns, "global_latency_ns", err)))
     return rc;
   if (p->a < 1 || p->a > 4096) return bad_int(F, "a", "in [1, 4096]", p->a, err);
   if (p->p < 1 || p->p > 4096) return bad_int(F, "p", "in [1, 4096]", p->p, err);
@@ -257,29 +259,29 @@ int fs_topo_dragonfly(const fs_dragonfly_params *p, const fs_server_params *svp,
   int64_t routers = (int64_t)p->a * p->g, hosts = routers * p->p;
   if (hosts > MAX_NODES) return bad_int(F, "a*p*g (hosts)", "<= 4194304", hosts, err);
   fs_server_params sv;
-  if ((rc = fs__check_servers(F, svp, p->p, "p (hosts per router)",
+  if ((rc = fs_topo_servers_check(F, svp, p->p, "p (hosts per router)",
                               "; a server's NICs sit on one router", &sv, err)))
     return rc;
   int64_t local = (int64_t)p->g * p->a * (p->a - 1) / 2;
   int64_t global = (int64_t)p->g * (p->g - 1) / 2 * per_pair;
-  int64_t nodes = hosts + routers + fs__server_nodes(&sv, hosts);
-  int64_t cables = hosts + local + global + fs__server_cables(&sv, hosts);
-  if ((rc = fs__check_size(F, nodes, cables, err))) return rc;
-  fs__topo_builder b;
-  if ((rc = fs__tb_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
+  int64_t nodes = hosts + routers + fs_topo_servers_nodes(&sv, hosts);
+  int64_t cables = hosts + local + global + fs_topo_servers_cables(&sv, hosts);
+  if ((rc = fs_topo_check_size(F, nodes, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)nodes, (int32_t)(2 * cables), err))) return rc;
   for (int64_t i = 0; i < hosts; i++)
-    TRY(fs__tb_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i / p->p / p->a)));
+    TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, (int32_t)i, (int32_t)(i / p->p / p->a)));
   int32_t r0 = (int32_t)hosts;
   for (int64_t r = 0; r < routers; r++)
-    TRY(fs__tb_node(&b, FS_NODE_SWITCH, 1, (int32_t)r, (int32_t)(r / p->a)));
-  TRY(fs__add_servers_before(&b, &sv, (int32_t)hosts));
+    TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, (int32_t)r, (int32_t)(r / p->a)));
+  TRY(fs_topo_builder_servers_begin(&b, &sv, (int32_t)hosts));
   for (int64_t i = 0; i < hosts; i++)
-    TRY(fs__tb_cable(&b, fs__port(&b, (int32_t)i), (int32_t)(r0 + i / p->p),
+    TRY(fs_topo_builder_cable(&b, fs_topo_builder_port(&b, (int32_t)i), (int32_t)(r0 + i / p->p),
                      p->host_gbps * 1e9, p->latency_ns));
   for (int32_t g = 0; g < p->g; g++)
     for (int32_t x = 0; x < p->a; x++)
       for (int32_t y = x + 1; y < p->a; y++)
-        TRY(fs__tb_cable(&b, r0 + g * p->a + x, r0 + g * p->a + y, p->local_gbps * 1e9,
+        TRY(fs_topo_builder_cable(&b, r0 + g * p->a + x, r0 + g * p->a + y, p->local_gbps * 1e9,
                          p->latency_ns));
   /* Group i serves group j on its ports pos(i, j) * per_pair + c, pos(i, j)
    * = (j - i - 1) mod g: each port is used at most once on both sides. */
@@ -288,7 +290,7 @@ int fs_topo_dragonfly(const fs_dragonfly_params *p, const fs_server_params *svp,
       for (int64_t c = 0; c < per_pair; c++) {
         int64_t pi = ((j - i - 1 + p->g) % p->g) * per_pair + c;
         int64_t pj = ((i - j - 1 + 2 * p->g) % p->g) * per_pair + c;
-        TRY(fs__tb_cable(&b, (int32_t)(r0 + (int64_t)i * p->a + pi / p->h),
+        TRY(fs_topo_builder_cable(&b, (int32_t)(r0 + (int64_t)i * p->a + pi / p->h),
                          (int32_t)(r0 + (int64_t)j * p->a + pj / p->h),
                          p->global_gbps * 1e9, p->global_latency_ns));
       }
@@ -297,10 +299,10 @@ int fs_topo_dragonfly(const fs_dragonfly_params *p, const fs_server_params *svp,
            "latency_ns=%lld,global_latency_ns=%lld",
            p->a, p->p, p->h, p->g, p->host_gbps, p->local_gbps, p->global_gbps,
            (long long)p->latency_ns, (long long)p->global_latency_ns);
-  TRY(fs__add_servers_after(&b, &sv, (int32_t)hosts));
-  return fs__tb_finish(&b, out, err);
+  TRY(fs_topo_builder_servers_end(&b, &sv, (int32_t)hosts));
+  return fs_topo_builder_finish(&b, out, err);
 oom:
-  fs__tb_abort(&b);
+  fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }
 

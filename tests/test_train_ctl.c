@@ -89,7 +89,12 @@ TEST(test_train_control_bad_input) {
       {"{\"mode\": \"ecmp\", \"interval_ms\": 1}", NULL,
        "$.routing.interval_ms: only applies with \"mode\": \"optimized\""},
       {"{\"mode\": \"optimized\", \"base\": \"dor\"}", NULL, "$.routing.base: must be ecmp"},
-      {"{\"mode\": \"optimized\", \"optimizer\": \"exact\"}", NULL, "$.routing.optimizer"},
+      {"{\"mode\": \"optimized\", \"optimizer\": \"exact\"}", NULL,
+       "$.routing.optimizer: must be greedy, ecmp, random, spray or edgecolor (exact is too slow "
+       "to run inside a simulation), got \"exact\""},
+      {"{\"mode\": \"magic\"}", NULL,
+       "$.routing.mode: unknown routing mode (expected shortest, ecmp, spray, optimized, dor, "
+       "minimal, valiant or railonly), got \"magic\""},
       {"{\"mode\": \"optimized\", \"interval_ms\": 0}", NULL, "$.routing.interval_ms"},
       {"{\"mode\": \"optimized\", \"reconfig_us\": -1}", NULL, "$.routing.reconfig_us"},
       {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"switch\": \"spine9\"}]",

@@ -1323,8 +1323,9 @@ static const bad_case bad_cases[] = {
      "job.json: $.placement: rail alignment needs the topology's 3 leaves of 4 hosts to form "
      "groups of gpus_per_node (4) leaves; use \"packed\", got \"rail_aligned\""},
     {{"routing.mode=\"explicit\""},
-     "job.json: $.routing.mode: must be shortest, ecmp, spray, "
-     "optimized, dor, minimal, valiant or railonly, got \"explicit\""},
+     "job.json: $.routing.mode: explicit routing needs flows with paths, which this file has "
+     "not (expected shortest, ecmp, spray, optimized, dor, minimal, valiant or railonly), got "
+     "\"explicit\""},
     {{"routing.mode=\"dor\""},
      "job.json: $.routing.mode: dor routing needs a torus or ring topology, not "
      "leafspine:leaves=4,spines=2,hosts_per_leaf=4,host_gbps=100,fabric_gbps=100,"

@@ -86,6 +86,59 @@ void fs_netctl_free(fs_netctl *c); /* NULL is a no-op */
 int32_t fs_netctl_parse_target(const fs_topo *t, const char *what, int32_t *links, int32_t max,
                                fs_err *err);
 
+/* Whether m can be the routing before re-optimisation: ecmp, shortest or
+ * spray, the modes netctl can also route around failures with (a family
+ * mode's structure breaks when a cable fails). */
+int fs_netctl_base_mode_ok(fs_route_mode m);
+
+/* ---- the file formats' sections that ask for routing control ----
+ * Job files (`fabricsim train`) and scenario files (`fabricsim sim`) share
+ * one reader of "routing" and one of "failures": the same keys, rules and
+ * messages; only their time keys differ (job files: interval_ms,
+ * reconfig_us, detect_ms, at_ms; scenario files: whole nanoseconds,
+ * interval_ns, reconfig_ns, detect_ns, at_ns). root is the parsed document
+ * (cjson/cJSON.h); file labels the messages ("FILE: $.routing.mode: ...").
+ * Each returns 0, FS_EINVAL with err naming the JSON path and the value,
+ * or FS_ENOMEM. */
+struct cJSON;
+
+/* How a time is written: its key, the seconds per unit, whether it must be
+ * an integer, its range and its default (when it may be absent). */
+typedef struct fs_netctl_time_key {
+  const char *key;
+  double unit_s;
+  int integer;
+  double min, max, def;
+} fs_netctl_time_key;
+
+/* root["failures"], if present: an array of objects {AT: T, "cable":
+ * "a-b"} or {AT: T, "switch": "name"}, names resolved on t by
+ * fs_netctl_parse_target (a switch stands for all its cables). Appends one
+ * fs_netctl_failure per cable to *failures (grown, freed by the caller with
+ * free(); *n counts them); on failure the entries already appended stay
+ * there, counted, for the caller to free. */
+int fs_netctl_failures_from_json(const struct cJSON *root, const char *file, const fs_topo *t,
+                                 const fs_netctl_time_key *at, fs_netctl_failure **failures,
+                                 int32_t *n, fs_err *err);
+
+/* root["routing"], if present: {"mode", "seed", DETECT} and, with mode
+ * "optimized", {"base", INTERVAL, "optimizer", RECONFIG}. */
+typedef struct fs_netctl_routing_format {
+  fs_netctl_time_key interval, reconfig, detect;
+  int allow_explicit;  /* mode "explicit" (scenario flows carry their paths) */
+  const fs_topo *topo; /* if not NULL, the mode must suit it (fs_route_mode_check) */
+} fs_netctl_routing_format;
+typedef struct fs_netctl_routing {
+  fs_route_mode mode; /* with optimized: the base routing before the first re-optimisation */
+  uint64_t seed;
+  int optimized;
+  fs_routeopt_kind optimizer;
+  double interval, reconfig, detect; /* in their keys' units */
+} fs_netctl_routing;
+int fs_netctl_routing_from_json(const struct cJSON *root, const char *file,
+                                const fs_netctl_routing_format *fmt, fs_netctl_routing *out,
+                                fs_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,7 +14,6 @@
 
 #include "../base/base.h"
 #include "../base/json.h"
-#include "../ctl/json.h"
 #include "../sim/transport_json.h"
 #include "../topo/internal.h"
 
@@ -42,73 +41,24 @@ static int oom(const fs__jctx *c) {
   return fs_err_set(c->err, FS_ENOMEM, "%s: out of memory", c->file);
 }
 
-/* The routing before re-optimisation: one of the modes netctl can also
- * route around failures with (a family mode's structure breaks when a
- * cable fails). */
-static int base_mode_ok(fs_route_mode m) {
-  return m == FS_ROUTE_ECMP || m == FS_ROUTE_SHORTEST || m == FS_ROUTE_SPRAY;
-}
-
-/* "routing": {"mode", "seed", "detect_ns"} and, with mode "optimized",
- * {"base", "interval_ns", "optimizer", "reconfig_ns"} (the job file's keys
- * in the scenario's unit, whole nanoseconds). */
+/* "routing": netctl's reader, in the scenario's unit (whole nanoseconds). */
 static int parse_routing(const fs__jctx *c, fs_scenario *sc, const cJSON *root) {
-  sc->mode = FS_ROUTE_ECMP;
-  sc->seed = 1;
-  sc->interval_ns = 1000000; /* 1 ms, the job files' default */
-  sc->optimizer = FS_ROUTEOPT_GREEDY;
-  const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "routing");
-  if (!r) return 0;
-  static const char *const keys[] = {"mode",      "seed",        "base",      "interval_ns",
-                                     "optimizer", "reconfig_ns", "detect_ns", NULL};
-  const char *P = "$.routing";
-  int rc = fs__json_expect_object(c, r, P, keys);
+  const fs_netctl_routing_format fmt = {
+      {"interval_ns", 1e-9, 1, 1, (double)FS_JSON_INT_MAX, 1000000}, /* 1 ms, as job files */
+      {"reconfig_ns", 1e-9, 1, 0, (double)FS_JSON_INT_MAX, 0},
+      {"detect_ns", 1e-9, 1, 0, (double)FS_JSON_INT_MAX, 0},
+      1,
+      sc->topo};
+  fs_netctl_routing r;
+  int rc = fs_netctl_routing_from_json(root, c->file, &fmt, &r, c->err);
   if (rc) return rc;
-  const char *mode, *base, *opt;
-  int64_t seed;
-  if ((rc = fs__json_str(c, r, P, "mode", 0, "ecmp", &mode)) ||
-      (rc = fs__json_int(c, r, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
-      (rc = fs__json_str(c, r, P, "base", 0, "ecmp", &base)) ||
-      (rc = fs__json_int(c, r, P, "interval_ns", 0, sc->interval_ns, 1, FS_JSON_INT_MAX,
-                         &sc->interval_ns)) ||
-      (rc = fs__json_str(c, r, P, "optimizer", 0, "greedy", &opt)) ||
-      (rc = fs__json_int(c, r, P, "reconfig_ns", 0, 0, 0, FS_JSON_INT_MAX, &sc->reconfig_ns)) ||
-      (rc = fs__json_int(c, r, P, "detect_ns", 0, 0, 0, FS_JSON_INT_MAX, &sc->detect_ns)))
-    return rc;
-  sc->optimized = strcmp(mode, "optimized") == 0;
-  static const char *const opt_only[] = {"base", "interval_ns", "optimizer", "reconfig_ns", NULL};
-  for (int i = 0; !sc->optimized && opt_only[i]; i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, opt_only[i]);
-    if (v) {
-      char p[64];
-      fs__json_path_key(p, sizeof(p), P, opt_only[i]);
-      return fs__json_fail(c, p, v, "only applies with \"mode\": \"optimized\"");
-    }
-  }
-  const char *mkey = sc->optimized ? "base" : "mode";
-  const cJSON *mval = cJSON_GetObjectItemCaseSensitive(r, mkey);
-  if (sc->optimized) {
-    if (fs_route_mode_parse(base, &sc->mode) || !base_mode_ok(sc->mode))
-      return fs__json_fail(c, "$.routing.base", mval,
-                           "must be ecmp, shortest or spray (the routing before the first "
-                           "re-optimisation)");
-    if (fs_routeopt_kind_parse(opt, &sc->optimizer) || sc->optimizer == FS_ROUTEOPT_EXACT)
-      return fs__json_fail(c, "$.routing.optimizer",
-                           cJSON_GetObjectItemCaseSensitive(r, "optimizer"),
-                           "must be greedy, ecmp, random, spray or edgecolor (exact is too "
-                           "slow to run inside a simulation)");
-  } else if (fs_route_mode_parse(mode, &sc->mode)) {
-    return fs__json_fail(c, "$.routing.mode", mval,
-                         "unknown routing mode (expected shortest, ecmp, spray, explicit, "
-                         "optimized, dor, minimal, valiant or railonly)");
-  }
-  fs_err inner = {0, ""};
-  if (fs_route_mode_check(sc->mode, sc->topo, &inner)) {
-    char p[64];
-    fs__json_path_key(p, sizeof(p), P, mkey);
-    return fs__json_fail(c, p, mval, "%s", inner.msg);
-  }
-  sc->seed = (uint64_t)seed;
+  sc->mode = r.mode;
+  sc->seed = r.seed;
+  sc->optimized = r.optimized;
+  sc->optimizer = r.optimizer;
+  sc->interval_ns = (int64_t)r.interval;
+  sc->reconfig_ns = (int64_t)r.reconfig;
+  sc->detect_ns = (int64_t)r.detect;
   return 0;
 }
 
@@ -314,7 +264,7 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   static const char *const keys[] = {"topology",    "routing",  "flows",     "tasks",
                                      "description", "failures", "transport", NULL};
   /* Failure times are whole nanoseconds, like every scenario time. */
-  static const fs__ctl_time_key at = {"at_ns", 1e-9, 1, (double)FS_JSON_INT_MAX};
+  static const fs_netctl_time_key at = {"at_ns", 1e-9, 1, 0, (double)FS_JSON_INT_MAX, 0};
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
   const char *desc;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
@@ -328,7 +278,8 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
   if ((rc = fs_router_new(sc->topo, &sc->router, err))) goto fail;
   if ((rc = parse_routing(&c, sc, root))) goto fail;
   if ((rc = fs__transport_json(&c, root, &sc->transport))) goto fail;
-  if ((rc = fs__ctl_json_failures(&c, root, sc->topo, &at, &sc->failures, &sc->n_failures)))
+  if ((rc = fs_netctl_failures_from_json(root, file, sc->topo, &at, &sc->failures,
+                                         &sc->n_failures, err)))
     goto fail;
   if ((rc = parse_items(&c, sc, root))) goto fail;
   if (sc->mode == FS_ROUTE_EXPLICIT)
@@ -383,7 +334,7 @@ static int cycle_error(const fs_scenario *sc, fs_err *err) {
 
 int fs_scenario_set_routing(fs_scenario *sc, const char *name, fs_err *err) {
   if (strcmp(name, "optimized") == 0) {
-    if (!sc->optimized && !base_mode_ok(sc->mode)) sc->mode = FS_ROUTE_ECMP;
+    if (!sc->optimized && !fs_netctl_base_mode_ok(sc->mode)) sc->mode = FS_ROUTE_ECMP;
     sc->optimized = 1;
     return 0;
   }

@@ -15,7 +15,6 @@
 #include "../base/base.h"
 #include "../sim/transport_json.h"
 #include "../base/json.h"
-#include "../ctl/json.h"
 #include "../topo/internal.h"
 #include "fabricsim/compute.h"
 #include "fabricsim/work.h"
@@ -760,61 +759,32 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *
   return 0;
 }
 
+/* "routing" and "failures": netctl's readers, in the job file's units
+ * (docs/formats.md). */
 static int parse_routing(const fs__jctx *c, const cJSON *root, fs_job *job) {
-  static const char *const keys[] = {"mode",      "seed",        "base",      "interval_ms",
-                                     "optimizer", "reconfig_us", "detect_ms", NULL};
-  const char *P = "$.routing";
-  const cJSON *o;
-  const char *mode, *base, *opt;
-  int64_t seed;
-  double interval_ms, reconfig_us, detect_ms;
-  int rc;
-  if ((rc = section(c, root, "routing", 0, keys, &o)) || !o) return rc;
-  if ((rc = fs__json_str(c, o, P, "mode", 0, "ecmp", &mode)) ||
-      (rc = fs__json_int(c, o, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
-      (rc = fs__json_str(c, o, P, "base", 0, "ecmp", &base)) ||
-      (rc = fs__json_num(c, o, P, "interval_ms", 0, 1, 1e-6, 1e9, &interval_ms)) ||
-      (rc = fs__json_str(c, o, P, "optimizer", 0, "greedy", &opt)) ||
-      (rc = fs__json_num(c, o, P, "reconfig_us", 0, 0, 0, 1e12, &reconfig_us)) ||
-      (rc = fs__json_num(c, o, P, "detect_ms", 0, 0, 0, 1e9, &detect_ms)))
-    return rc;
-  int optimized = strcmp(mode, "optimized") == 0;
-  static const char *const opt_only[] = {"base", "interval_ms", "optimizer", "reconfig_us", NULL};
-  for (int i = 0; !optimized && opt_only[i]; i++)
-    if (cJSON_GetObjectItemCaseSensitive(o, opt_only[i])) {
-      char path[64];
-      snprintf(path, sizeof(path), "%s.%s", P, opt_only[i]);
-      return fs__json_fail(c, path, cJSON_GetObjectItemCaseSensitive(o, opt_only[i]),
-                           "only applies with \"mode\": \"optimized\"");
-    }
-  if (optimized) {
-    if (fs_route_mode_parse(base, &job->mode) ||
-        (job->mode != FS_ROUTE_ECMP && job->mode != FS_ROUTE_SHORTEST && job->mode != FS_ROUTE_SPRAY))
-      return fs__json_fail(c, "$.routing.base", cJSON_GetObjectItemCaseSensitive(o, "base"),
-                           "must be ecmp, shortest or spray (the routing before the first "
-                           "re-optimisation)");
-    if (fs_routeopt_kind_parse(opt, &job->reopt_optimizer) ||
-        job->reopt_optimizer == FS_ROUTEOPT_EXACT)
-      return fs__json_fail(c, "$.routing.optimizer", cJSON_GetObjectItemCaseSensitive(o, "optimizer"),
-                           "must be greedy, ecmp, random or spray (exact is too slow to run "
-                           "inside a simulation)");
-    job->reopt_interval_s = interval_ms * 1e-3;
-    job->reopt_reconfig_s = reconfig_us * 1e-6;
-  } else if (fs_route_mode_parse(mode, &job->mode) || job->mode == FS_ROUTE_EXPLICIT) {
-    return fs__json_fail(c, "$.routing.mode", cJSON_GetObjectItemCaseSensitive(o, "mode"),
-                         "must be shortest, ecmp, spray, optimized, dor, minimal, valiant or "
-                         "railonly");
+  static const fs_netctl_routing_format fmt = {{"interval_ms", 1e-3, 0, 1e-6, 1e9, 1},
+                                               {"reconfig_us", 1e-6, 0, 0, 1e12, 0},
+                                               {"detect_ms", 1e-3, 0, 0, 1e9, 0},
+                                               0,
+                                               NULL};
+  fs_netctl_routing r;
+  int rc = fs_netctl_routing_from_json(root, c->file, &fmt, &r, c->err);
+  if (rc) return rc;
+  job->mode = r.mode;
+  job->seed = r.seed;
+  if (r.optimized) {
+    job->reopt_optimizer = r.optimizer;
+    job->reopt_interval_s = r.interval * 1e-3;
+    job->reopt_reconfig_s = r.reconfig * 1e-6;
   }
-  job->detect_s = detect_ms * 1e-3;
-  job->seed = (uint64_t)seed;
+  job->detect_s = r.detect * 1e-3;
   return 0;
 }
 
-/* "failures": [{"at_ms": T, "cable": "leaf0-spine1"} | {"at_ms": T,
- * "switch": "spine1"}, ...], names as `fabricsim topo` prints them. */
 static int parse_failures(const fs__jctx *c, const cJSON *root, fs_job *job) {
-  static const fs__ctl_time_key at = {"at_ms", 1e-3, 0, 1e9};
-  return fs__ctl_json_failures(c, root, job->topo, &at, &job->failures, &job->n_failures);
+  static const fs_netctl_time_key at = {"at_ms", 1e-3, 0, 0, 1e9, 0};
+  return fs_netctl_failures_from_json(root, c->file, job->topo, &at, &job->failures,
+                                      &job->n_failures, c->err);
 }
 
 int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, fs_err *err) {

@@ -138,6 +138,16 @@ typedef struct fs_transport {
 void fs_transport_defaults(fs_transport_kind kind, fs_transport *out);
 /* "fluid", "tcp" or "rdma"; 0 or FS_EINVAL. */
 int fs_transport_kind_parse(const char *name, fs_transport_kind *out);
+
+/* The "transport" section of job and scenario files, read by one parser:
+ * root["transport"] of a parsed document (cjson/cJSON.h): absent = fluid;
+ * "tcp" (a kind's defaults); or {"kind", "connections": "new"|"persistent", "mss_bytes", "header_bytes",
+ * "init_window", "efficiency", "queue_k", "source_queue": "fq"|"none"} over
+ * the kind's defaults. 0, or FS_EINVAL with err naming FILE,
+ * $.transport... and the value. */
+struct cJSON;
+int fs_transport_from_json(const struct cJSON *root, const char *file, fs_transport *out,
+                           fs_err *err);
 const char *fs_transport_kind_name(fs_transport_kind kind);
 /* Checks ranges (mss >= 1, header >= 0, init_window >= 1, efficiency in
  * (0, 1], queue_k >= 0); 0 or FS_EINVAL with a message naming the field. */

@@ -260,6 +260,11 @@ int fs_topo_from_spec(const char *spec, fs_topo **out, fs_err *err);
  * docs/formats.md); `file` labels errors. */
 int fs_topo_from_json_text(const char *text, const char *file, fs_topo **out,
                            fs_err *err);
+/* The same from the object obj at `path` of a parsed document
+ * (cjson/cJSON.h): the "topology" section of job and scenario files. */
+struct cJSON;
+int fs_topo_from_json_object(const struct cJSON *obj, const char *file, const char *path,
+                             fs_topo **out, fs_err *err);
 
 void fs_topo_free(fs_topo *t); /* NULL is a no-op */
 

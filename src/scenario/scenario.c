@@ -14,8 +14,6 @@
 
 #include "../base/base.h"
 #include "../base/json.h"
-#include "../sim/transport_json.h"
-#include "../topo/internal.h"
 
 struct fs_scenario_mem {
   fs__arena arena;
@@ -274,10 +272,10 @@ int fs_scenario_parse(const char *text, size_t len, const char *file,
     rc = fs__json_fail(&c, "$.topology", NULL, "required object is missing");
     goto fail;
   }
-  if ((rc = fs__topo_from_json(&c, topo, "$.topology", &sc->topo))) goto fail;
+  if ((rc = fs_topo_from_json_object(topo, file, "$.topology", &sc->topo, err))) goto fail;
   if ((rc = fs_router_new(sc->topo, &sc->router, err))) goto fail;
   if ((rc = parse_routing(&c, sc, root))) goto fail;
-  if ((rc = fs__transport_json(&c, root, &sc->transport))) goto fail;
+  if ((rc = fs_transport_from_json(root, file, &sc->transport, err))) goto fail;
   if ((rc = fs_netctl_failures_from_json(root, file, sc->topo, &at, &sc->failures,
                                          &sc->n_failures, err)))
     goto fail;

@@ -2,12 +2,13 @@
  * rdma (sim.h, docs/model.md "Transport"). The engine (engine.c) applies
  * them: wire bytes, a longer latency, a handshake delay, slow-start rounds,
  * the source FIFO of small messages and (tcp) the queues at switch ports. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <string.h>
 
+#include "../base/json.h"
 #include "internal.h"
 #include "pktnet.h"
-#include "transport_json.h"
 
 static const char *const kind_names[] = {"fluid", "tcp", "rdma"};
 
@@ -278,7 +279,9 @@ static int dcqcn_json(const fs__jctx *c, const cJSON *t, fs_dcqcn *d) {
   return 0;
 }
 
-int fs__transport_json(const fs__jctx *c, const cJSON *root, fs_transport *out) {
+int fs_transport_from_json(const struct cJSON *root, const char *file, fs_transport *out,
+                           fs_err *err) {
+  fs__jctx cx = {file, err}, *c = &cx;
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "transport");
   fs_transport_defaults(FS_TRANSPORT_FLUID, out);
   if (!t) return 0;

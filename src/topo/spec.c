@@ -462,6 +462,12 @@ fail:
   return rc;
 }
 
+int fs_topo_from_json_object(const struct cJSON *obj, const char *file, const char *path,
+                             fs_topo **out, fs_err *err) {
+  fs__jctx c = {file, err};
+  return fs__topo_from_json(&c, obj, path, out);
+}
+
 int fs_topo_from_json_text(const char *text, const char *file, fs_topo **out,
                            fs_err *err) {
   fs__jctx c = {file, err};

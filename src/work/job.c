@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include "../base/base.h"
-#include "../sim/transport_json.h"
 #include "../base/json.h"
-#include "../topo/internal.h"
 #include "fabricsim/compute.h"
 #include "fabricsim/work.h"
 #include "internal.h"
@@ -820,7 +818,7 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     rc = fs__json_fail(&c, "$.topology", NULL, "required object is missing");
     goto fail;
   }
-  if ((rc = fs__topo_from_json(&c, topo, "$.topology", &job->topo))) goto fail;
+  if ((rc = fs_topo_from_json_object(topo, file, "$.topology", &job->topo, err))) goto fail;
   if ((rc = fs__json_str(&c, root, "$", "placement", 0, "rail_aligned", &place))) goto fail;
   if (fs_placement_parse(place, &job->placement)) {
     rc = fs__json_fail(&c, "$.placement", cJSON_GetObjectItemCaseSensitive(root, "placement"),
@@ -828,7 +826,7 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     goto fail;
   }
   if ((rc = parse_routing(&c, root, job)) || (rc = parse_failures(&c, root, job)) ||
-      (rc = fs__transport_json(&c, root, &job->transport)))
+      (rc = fs_transport_from_json(root, file, &job->transport, err)))
     goto fail;
   /* Defaults from the topology: a NIC's speed from what a host sends into
    * the fabric; the server size and NVLink speed from its servers. */

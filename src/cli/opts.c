@@ -65,7 +65,7 @@ static void help_item(FILE *f, const char *left, const char *text) {
   wrap(f, text, HELP_COL, n);
 }
 
-void fs__opts_help(const fs__cmd *c, FILE *f) {
+static void opts_help(const fs__cmd *c, FILE *f) {
   fprintf(f, "usage: fabricsim %s %s\n\n", c->name, c->usage);
   wrap(f, c->about, 0, 0);
   fprintf(f, "\noptions:\n");
@@ -140,7 +140,7 @@ int fs__opts_parse(const fs__cmd *c, void *o, int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fs__opts_help(c, stdout);
+      opts_help(c, stdout);
       return 0;
     }
     if (a[0] != '-' || !a[1]) {
@@ -172,7 +172,7 @@ void fs__subs_help(const fs__sub *subs, FILE *f) {
   }
 }
 
-void fs__group_help(const fs__group *g, FILE *f) {
+static void group_help(const fs__group *g, FILE *f) {
   fprintf(f, "usage: fabricsim %s SUB [ARGS]\n\n", g->name);
   wrap(f, g->about, 0, 0);
   fprintf(f, "\nsubcommands:\n");
@@ -187,14 +187,14 @@ void fs__group_help(const fs__group *g, FILE *f) {
 
 int fs__group_run(const fs__group *g, int argc, char **argv) {
   if (argc < 1) {
-    fs__group_help(g, stderr);
+    group_help(g, stderr);
     return 2;
   }
   const char *sub = argv[0];
   for (const fs__sub *s = g->subs; s->name; s++)
     if (strcmp(sub, s->name) == 0) return s->run(argc - 1, argv + 1);
   if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
-    fs__group_help(g, stdout);
+    group_help(g, stdout);
     return 0;
   }
   return fs__cli_usage(g->name, "unknown subcommand '%s'", sub);

@@ -6,8 +6,8 @@
  * parse-options: data, not a chain of strcmp.
  *
  * The values land in the command's own options struct, at the offset the
- * entry gives, so a table is a constant that `fabricsim help CMD` can
- * print without running anything, and the struct's initialiser holds the
+ * entry gives, so a table is a static constant beside the command (no
+ * pointers into a stack frame) and the struct's initialiser holds the
  * defaults. Tables are a few dozen entries: a linear search per argument
  * costs nothing next to the simulation it starts. */
 #ifndef FABRICSIM_CLI_OPTS_H
@@ -76,15 +76,13 @@ typedef struct fs__cmd {
 /* Parses argv against c's table into the struct o (which holds the
  * defaults): `--opt value`, `--opt=value`, a short alias `-o value`,
  * flags, positionals. Returns -1 when the command should go on; 0 after
- * printing the help (--help, -h) on stdout; 2 after printing a one-line
+ * printing the help (--help, -h: usage line, paragraph, options, notes)
+ * on stdout; 2 after printing a one-line
  * usage error on stderr ("fabricsim CMD: ... (see 'fabricsim CMD
  * --help')"): an unknown option, a missing or bad value, a value given to
  * a flag, a positional too many or missing. Fields of options not given
  * keep their defaults; on error o may be partly filled. */
 int fs__opts_parse(const fs__cmd *c, void *o, int argc, char **argv);
-
-/* Prints c's help: usage line, paragraph, options, notes. */
-void fs__opts_help(const fs__cmd *c, FILE *f);
 
 /* A command made of subcommands (fabricsim itself, ocs, wan). */
 typedef struct fs__sub {
@@ -102,11 +100,10 @@ typedef struct fs__group {
 
 /* The list of subs, one entry each: name and args, then the summary. */
 void fs__subs_help(const fs__sub *subs, FILE *f);
-/* The group's help: usage line, paragraph, the list of subcommands. */
-void fs__group_help(const fs__group *g, FILE *f);
-/* Runs the subcommand argv[0] with the rest. Nothing given: the help on
- * stderr, 2; --help, -h or help: the help on stdout, 0; an unknown one: a
- * usage error, 2. Otherwise the subcommand's exit status. */
+/* Runs the subcommand argv[0] with the rest. Nothing given: the group's
+ * help (usage line, paragraph, the list of subcommands) on stderr, 2;
+ * --help, -h or help: the help on stdout, 0; an unknown one: a usage
+ * error, 2. Otherwise the subcommand's exit status. */
 int fs__group_run(const fs__group *g, int argc, char **argv);
 
 /* An FS__OPT_FN parser shared by commands: an unsigned long long seed

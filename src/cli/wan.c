@@ -19,7 +19,7 @@ static int parse_algo(const char *v, void *field) {
 
 /* What the command line gives; the initialiser holds the defaults. */
 typedef struct opts {
-  const char *sub, *file, *cut, *format;
+  const char *file, *cut, *format;
   fs_wan_algo algo;
   long k, random, seed;
   double gbps, bytes;
@@ -75,11 +75,10 @@ static const fs__cmd train_cmd = {
     NULL, train_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
 #undef AT
 
-/* Parses the options of subcommand sub (c's table) into o: -1 to go on,
- * or the exit status. */
-static int parse_opts(const fs__cmd *c, const char *sub, int argc, char **argv, opts *o) {
+/* Parses the options of a subcommand (c's table) into o: -1 to go on, or
+ * the exit status. */
+static int parse_opts(const fs__cmd *c, int argc, char **argv, opts *o) {
   memset(o, 0, sizeof(*o));
-  o->sub = sub;
   o->format = "table";
   o->algo = FS_WAN_FIRST_FIT;
   o->k = 3;
@@ -415,13 +414,13 @@ out:
 
 static int run_provision(int argc, char **argv) {
   opts o;
-  int rc = parse_opts(&provision_cmd, "provision", argc, argv, &o);
+  int rc = parse_opts(&provision_cmd, argc, argv, &o);
   return rc >= 0 ? rc : provision(&o);
 }
 
 static int run_train(int argc, char **argv) {
   opts o;
-  int rc = parse_opts(&train_cmd, "train", argc, argv, &o);
+  int rc = parse_opts(&train_cmd, argc, argv, &o);
   return rc >= 0 ? rc : train(&o);
 }
 

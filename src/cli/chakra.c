@@ -7,60 +7,49 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/chakra.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim chakra TRACE_PREFIX --topo SPEC [options]\n"
-          "\n"
-          "Reads MLCommons Chakra execution traces TRACE_PREFIX.0.et, .1.et, ...\n"
-          "(one per rank; rank r runs on host r) and simulates them: COMP nodes as\n"
-          "compute, COMM_COLL nodes as collectives (algorithm by NCCL's model),\n"
-          "COMM_SEND/RECV pairs as flows, data and control dependencies.\n"
-          "\n"
-          "  --topo SPEC          topology (inline spec or JSON file), required\n"
-          "  --routing M          ecmp (default), spray, shortest\n"
-          "  --seed N             ECMP seed (default 1)\n"
-          "  --transport KIND     fluid (default), tcp or rdma\n"
-          "  --connections new|persistent  tcp connections (default persistent)\n"
-          "  --rate-control dcqcn|dctcp|ideal  rdma's or tcp's rate control (default ideal)\n"
-          "  --packet-bytes N     tcp, rdma under dcqcn: flows of at most N bytes run as\n"
-          "                       packets (default 256K; 0: none)\n"
-          "  --format text|json   per-rank finish times (default text)\n");
-}
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *prefix, *topo, *routing, *format;
+  const char *transport, *connections, *rate_control, *pkt;
+  unsigned long long seed;
+  int n_prefix;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt chakra_opts[] = {
+    FS__OPT_STR("--topo", 0, AT(topo), "SPEC", "topology (inline spec or JSON file), required"),
+    FS__OPT_STR("--routing", 0, AT(routing), "M", "ecmp (default), spray, shortest"),
+    FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed,
+               "--seed must be a non-negative integer", "ECMP seed (default 1)"),
+    FS__OPT_STR("--transport", 0, AT(transport), "KIND", "fluid (default), tcp or rdma"),
+    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
+                "tcp connections (default persistent)"),
+    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
+                "rdma's or tcp's rate control (default ideal)"),
+    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N",
+                "tcp, rdma under dcqcn: flows of at most N bytes run as packets (default "
+                "256K; 0: none)"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "per-rank finish times (default text)"),
+    FS__OPT_END};
+
+static const fs__cmd chakra_cmd = {
+    "chakra", "TRACE_PREFIX --topo SPEC [options]",
+    "Reads MLCommons Chakra execution traces TRACE_PREFIX.0.et, .1.et, ... (one per rank; "
+    "rank r runs on host r) and simulates them: COMP nodes as compute, COMM_COLL nodes as "
+    "collectives (algorithm by NCCL's model), COMM_SEND/RECV pairs as flows, data and "
+    "control dependencies.",
+    NULL, chakra_opts, "TRACE_PREFIX", "trace prefix", 1, 1, AT(prefix), AT(n_prefix)};
+#undef AT
 
 int fs__cli_chakra(int argc, char **argv) {
-  const char *prefix = NULL, *topo_s = NULL, *routing = "ecmp", *format = "text";
-  const char *transport = NULL, *connections = NULL, *rate_control = NULL, *pkt = NULL;
-  unsigned long long seed = 1;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (a[0] != '-') {
-      if (prefix) return fs__cli_usage("chakra", "one trace prefix, got '%s' and '%s'", prefix, a);
-      prefix = a;
-      continue;
-    }
-    if (i + 1 >= argc) return fs__cli_usage("chakra", "'%s' needs a value", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--topo") == 0) topo_s = v;
-    else if (strcmp(a, "--routing") == 0) routing = v;
-    else if (strcmp(a, "--format") == 0) format = v;
-    else if (strcmp(a, "--transport") == 0) transport = v;
-    else if (strcmp(a, "--connections") == 0) connections = v;
-    else if (strcmp(a, "--rate-control") == 0) rate_control = v;
-    else if (strcmp(a, "--packet-bytes") == 0) pkt = v;
-    else if (strcmp(a, "--seed") == 0) {
-      if (fs__cli_parse_seed(v, &seed))
-        return fs__cli_usage("chakra", "--seed must be a non-negative integer, got '%s'", v);
-    } else {
-      return fs__cli_usage("chakra", "unknown option '%s'", a);
-    }
-  }
-  if (!prefix) return fs__cli_usage("chakra", "missing TRACE_PREFIX");
+  cmdline o = {.routing = "ecmp", .format = "text", .seed = 1};
+  int rc = fs__opts_parse(&chakra_cmd, &o, argc, argv);
+  if (rc >= 0) return rc;
+  const char *prefix = o.prefix, *topo_s = o.topo, *routing = o.routing, *format = o.format;
+  unsigned long long seed = o.seed;
   if (!topo_s) return fs__cli_usage("chakra", "--topo SPEC is required");
   int json = strcmp(format, "json") == 0;
   if (!json && strcmp(format, "text") != 0)
@@ -71,7 +60,7 @@ int fs__cli_chakra(int argc, char **argv) {
     return fs__cli_usage("chakra", "--routing must be ecmp, spray or shortest, got '%s'", routing);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
-  int rc = fs__cli_transport("chakra", transport, connections, rate_control, pkt, 1, &tp);
+  rc = fs__cli_transport("chakra", o.transport, o.connections, o.rate_control, o.pkt, 1, &tp);
   if (rc) return rc;
   fs_err err = {0, ""};
   fs_topo *t = NULL;

@@ -1,6 +1,7 @@
 /* The subcommands of the fabricsim CLI. Each takes the arguments after its
  * name and returns the process exit status: 0 success, 1 internal failure,
- * 2 bad input or usage. Only the CLI prints or exits. */
+ * 2 bad input or usage. Only the CLI prints or exits. Each parses its
+ * options with its table in opts.h; main.c dispatches to them. */
 #ifndef FABRICSIM_CLI_H
 #define FABRICSIM_CLI_H
 
@@ -58,12 +59,11 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
                       const char *rate_control, const char *packet_bytes, int persistent,
                       fs_transport *tp);
 
-/* The help line of --packet-bytes, shared by the commands that take it. */
-#define FS__CLI_PACKET_BYTES_HELP \
-  "  --packet-bytes N   tcp, and rdma under --rate-control dcqcn: flows of at\n" \
-  "                     most N bytes (suffixes K M G) run packet by packet\n" \
-  "                     beside the fluid ones (default 256K; 0: none;\n" \
-  "                     docs/model.md \"Small flows as packets\")\n"
+/* The help of --packet-bytes (opts.h), shared by the commands that take it. */
+#define FS__CLI_PACKET_BYTES_HELP                                                          \
+  "tcp, and rdma under --rate-control dcqcn: flows of at most N bytes (suffixes K M G) " \
+  "run packet by packet beside the fluid ones (default 256K; 0: none; docs/model.md "    \
+  "\"Small flows as packets\")"
 
 /* Output files (args.c), through fabricsim/output.h, which says what
  * happens to an existing file, a link, a device or a pipe. Every output a
@@ -79,9 +79,11 @@ int fs__cli_output_open(const char *path, fs_output **o);
 int fs__cli_output_commit(fs_output *o);
 int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx);
 
-/* Prints "fabricsim: MSG" on stderr and returns the exit status for code. */
+/* Failures (usage.c). Prints "fabricsim: MSG" on stderr and returns the
+ * exit status for err's code: 2 bad input, 1 internal failure. */
 int fs__cli_fail(const fs_err *err);
-/* Prints "fabricsim: CMD: MSG" (usage error) and returns 2. */
+/* Prints "fabricsim CMD: MSG (see 'fabricsim CMD --help')" (a usage
+ * error) on stderr and returns 2. */
 int fs__cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

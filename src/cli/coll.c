@@ -14,63 +14,93 @@ enum { FS_ALGO_COUNT_MAX = 32 };
 #include "../base/base.h"
 #include "../base/json.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/coll.h"
 #include "fabricsim/html.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim coll --op OP --ranks N --topo SPEC [options]\n"
-          "\n"
-          "Simulates one collective over a sweep of sizes and prints, like\n"
-          "nccl-tests, time, algorithm bandwidth and bus bandwidth.\n"
-          "\n"
-          "  --op OP            allreduce allgather reducescatter broadcast reduce\n"
-          "                     alltoall sendrecv\n"
-          "  --algo A           auto (default: chosen by --tune), ring tree rd rhd\n"
-          "                     binomial bruck pairwise direct hier inc\n"
-          "  --tune P           how auto chooses: nccl (default: NCCL's cost model,\n"
-          "                     nothing simulated; also picks the protocol) or sim\n"
-          "                     (simulate every algorithm, keep the fastest, cached\n"
-          "                     per size bucket)\n"
-          "  --ranks N          ranks on hosts 0..N-1 (or --ranks-file)\n"
-          "  --ranks-file F     JSON array of host ids, one per rank\n"
-          "  --topo SPEC        topology (e.g. fattree:k=8,gbps=100) or JSON file\n"
-          "  --size A:B         sizes A, 2A, 4A ... B (suffixes K M G = 2^10..);\n"
-          "                     --size S alone: that one size\n"
-          "  --sizes L          comma-separated sizes\n"
-          "                     (default --size 1K:1G)\n"
-          "  -b A -e B -f F     nccl-tests' habit: sizes A, A F, A F^2 ... up to B\n"
-          "                     (F > 1, default 2; -b and -e default to each other)\n"
-          "  --chunks C         pipelining chunks (0 = algorithm default)\n"
-          "  --channels K       parallel rings/trees (0: 1, or for a ring over whole\n"
-          "                     scale-up servers one per GPU of a server)\n"
-          "  --root R           root rank (broadcast, reduce, sendrecv)\n"
-          "  --node-size G      ranks per scale-up node (hier)\n"
-          "  --gamma S          reduction cost, seconds per byte (default 0)\n"
-          "  --routing M        ecmp (default), spray, shortest; dor (torus, ring),\n"
-          "                     minimal, valiant (dragonfly), railonly (rail-only)\n"
-          "  --seed N           ECMP (and Valiant) seed (default 1)\n"
-          "  --transport KIND   fluid (default), tcp or rdma (fabricsim sim --help)\n"
-          "  --connections new|persistent  tcp: persistent (the default: NCCL\n"
-          "                     connects once) or a new connection per message\n"
-          "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control, tcp:\n"
-          "                     DCTCP's, or max-min at once (ideal, the default;\n"
-          "                     fabricsim sim --help)\n"
-          FS__CLI_PACKET_BYTES_HELP
-          "  --format F         table (default), json, csv\n"
-          "  --report FILE.html also write a self-contained HTML report: busbw versus\n"
-          "                     size with the closed form, per algorithm\n");
-}
-
-
-static int parse_int(const char *s, long lo, long hi, int32_t *out) {
+/* --gamma: a number >= 0, finite (s/byte). */
+static int parse_gamma(const char *v, void *field) {
   char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi) return -1;
-  *out = (int32_t)v;
+  double g = strtod(v, &end);
+  if (end == v || *end || !(g >= 0) || !isfinite(g)) return -1;
+  *(double *)field = g;
   return 0;
 }
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *op, *algo, *topo, *ranks_file, *format, *routing, *size_range, *size_list;
+  const char *begin, *end, *factor, *tune, *transport, *connections, *report;
+  const char *rate_control, *pkt;
+  int32_t ranks;
+  fs_coll_params prm;
+  unsigned long long seed;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt coll_opts[] = {
+    FS__OPT_STR("--op", 0, AT(op), "OP",
+                "allreduce allgather reducescatter broadcast reduce alltoall sendrecv"),
+    FS__OPT_STR("--algo", 0, AT(algo), "A",
+                "auto (default: chosen by --tune), ring tree rd rhd binomial bruck pairwise "
+                "direct hier inc"),
+    FS__OPT_STR("--tune", 0, AT(tune), "P",
+                "how auto chooses: nccl (default: NCCL's cost model, nothing simulated; also "
+                "picks the protocol) or sim (simulate every algorithm, keep the fastest, "
+                "cached per size bucket)"),
+    FS__OPT_INT32("--ranks", 0, AT(ranks), "N", 1, 1 << 22, "--ranks must be an integer >= 1",
+                  "ranks on hosts 0..N-1 (or --ranks-file)"),
+    FS__OPT_STR("--ranks-file", 0, AT(ranks_file), "F", "JSON array of host ids, one per rank"),
+    FS__OPT_STR("--topo", 0, AT(topo), "SPEC",
+                "topology (e.g. fattree:k=8,gbps=100) or JSON file"),
+    FS__OPT_STR("--size", 0, AT(size_range), "A:B",
+                "sizes A, 2A, 4A ... B (suffixes K M G = 2^10..); --size S alone: that one "
+                "size (default --size 1K:1G)"),
+    FS__OPT_STR("--sizes", 0, AT(size_list), "L", "comma-separated sizes"),
+    FS__OPT_STR("--minbytes", 'b', AT(begin), "A",
+                "nccl-tests' habit, with -e and -f: sizes A, A F, A F^2 ... up to B (-b and "
+                "-e default to each other)"),
+    FS__OPT_STR("--maxbytes", 'e', AT(end), "B", "the largest size of -b/-e/-f"),
+    FS__OPT_STR("--stepfactor", 'f', AT(factor), "F", "the factor of -b/-e/-f: F > 1, default 2"),
+    FS__OPT_INT32("--chunks", 0, AT(prm.chunks), "C", 0, 4096, "--chunks must be in [0, 4096]",
+                  "pipelining chunks (0 = algorithm default)"),
+    FS__OPT_INT32("--channels", 0, AT(prm.channels), "K", 0, 64,
+                  "--channels must be in [0, 64]",
+                  "parallel rings/trees (0: 1, or for a ring over whole scale-up servers one "
+                  "per GPU of a server)"),
+    FS__OPT_INT32("--root", 0, AT(prm.root), "R", 0, INT32_MAX, "--root must be a rank >= 0",
+                  "root rank (broadcast, reduce, sendrecv)"),
+    FS__OPT_INT32("--node-size", 0, AT(prm.node_size), "G", 0, INT32_MAX,
+                  "--node-size must be >= 0", "ranks per scale-up node (hier)"),
+    FS__OPT_FN("--gamma", 0, AT(prm.gamma_s_per_byte), "S", parse_gamma,
+               "--gamma must be a number >= 0 (s/byte)",
+               "reduction cost, seconds per byte (default 0)"),
+    FS__OPT_STR("--routing", 0, AT(routing), "M",
+                "ecmp (default), spray, shortest; dor (torus, ring), minimal, valiant "
+                "(dragonfly), railonly (rail-only)"),
+    FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed, "--seed must be a non-negative integer",
+               "ECMP (and Valiant) seed (default 1)"),
+    FS__OPT_STR("--transport", 0, AT(transport), "KIND",
+                "fluid (default), tcp or rdma (fabricsim sim --help)"),
+    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
+                "tcp: persistent (the default: NCCL connects once) or a new connection per "
+                "message"),
+    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
+                "rdma: DCQCN's rate control, tcp: DCTCP's, or max-min at once (ideal, the "
+                "default; fabricsim sim --help)"),
+    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N", FS__CLI_PACKET_BYTES_HELP),
+    FS__OPT_STR("--format", 0, AT(format), "F", "table (default), json, csv"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report: busbw versus size with the closed "
+                "form, per algorithm"),
+    FS__OPT_END};
+
+static const fs__cmd coll_cmd = {
+    "coll", "--op OP --ranks N --topo SPEC [options]",
+    "Simulates one collective over a sweep of sizes and prints, like nccl-tests, time, "
+    "algorithm bandwidth and bus bandwidth.",
+    NULL, coll_opts, NULL, NULL, 0, 0, 0, 0};
+#undef AT
 
 typedef struct sizes {
   double *v;
@@ -238,127 +268,37 @@ static int write_coll_report(FILE *f, void *ctx) {
   return rc;
 }
 
-int fs__cli_coll(int argc, char **argv) {
-  const char *op_s = NULL, *algo_s = "auto", *topo_s = NULL, *ranks_file = NULL;
-  const char *format = "table", *routing = "ecmp", *size_range = NULL, *size_list = NULL;
-  const char *begin_s = NULL, *end_s = NULL, *factor_s = NULL;
-  const char *tune_s = "nccl", *transport_s = NULL, *connections_s = NULL, *report = NULL;
-  const char *rate_control = NULL, *pkt = NULL;
-  int32_t ranks = 0;
-  fs_coll_params prm;
-  fs_coll_params_init(&prm);
-  unsigned long long seed = 1;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (a[0] != '-' || i + 1 >= argc)
-      return fs__cli_usage("coll", "'%s' %s", a, a[0] == '-' ? "needs a value" : "is not an option");
-    const char *v = argv[++i];
-    char *end;
-    if (strcmp(a, "--op") == 0) op_s = v;
-    else if (strcmp(a, "--algo") == 0) algo_s = v;
-    else if (strcmp(a, "--tune") == 0) tune_s = v;
-    else if (strcmp(a, "--topo") == 0) topo_s = v;
-    else if (strcmp(a, "--ranks-file") == 0) ranks_file = v;
-    else if (strcmp(a, "--format") == 0) format = v;
-    else if (strcmp(a, "--report") == 0) report = v;
-    else if (strcmp(a, "--routing") == 0) routing = v;
-    else if (strcmp(a, "--size") == 0) size_range = v;
-    else if (strcmp(a, "--sizes") == 0) size_list = v;
-    else if (strcmp(a, "-b") == 0 || strcmp(a, "--minbytes") == 0) begin_s = v;
-    else if (strcmp(a, "-e") == 0 || strcmp(a, "--maxbytes") == 0) end_s = v;
-    else if (strcmp(a, "-f") == 0 || strcmp(a, "--stepfactor") == 0) factor_s = v;
-    else if (strcmp(a, "--transport") == 0) transport_s = v;
-    else if (strcmp(a, "--connections") == 0) connections_s = v;
-    else if (strcmp(a, "--rate-control") == 0) rate_control = v;
-    else if (strcmp(a, "--packet-bytes") == 0) pkt = v;
-    else if (strcmp(a, "--ranks") == 0) {
-      if (parse_int(v, 1, 1 << 22, &ranks))
-        return fs__cli_usage("coll", "--ranks must be an integer >= 1, got '%s'", v);
-    } else if (strcmp(a, "--chunks") == 0) {
-      if (parse_int(v, 0, 4096, &prm.chunks))
-        return fs__cli_usage("coll", "--chunks must be in [0, 4096], got '%s'", v);
-    } else if (strcmp(a, "--channels") == 0) {
-      if (parse_int(v, 0, 64, &prm.channels))
-        return fs__cli_usage("coll", "--channels must be in [0, 64], got '%s'", v);
-    } else if (strcmp(a, "--root") == 0) {
-      if (parse_int(v, 0, INT32_MAX, &prm.root))
-        return fs__cli_usage("coll", "--root must be a rank >= 0, got '%s'", v);
-    } else if (strcmp(a, "--node-size") == 0) {
-      if (parse_int(v, 0, INT32_MAX, &prm.node_size))
-        return fs__cli_usage("coll", "--node-size must be >= 0, got '%s'", v);
-    } else if (strcmp(a, "--gamma") == 0) {
-      prm.gamma_s_per_byte = strtod(v, &end);
-      if (end == v || *end || !(prm.gamma_s_per_byte >= 0) || !isfinite(prm.gamma_s_per_byte))
-        return fs__cli_usage("coll", "--gamma must be a number >= 0 (s/byte), got '%s'", v);
-    } else if (strcmp(a, "--seed") == 0) {
-      if (fs__cli_parse_seed(v, &seed))
-        return fs__cli_usage("coll", "--seed must be a non-negative integer, got '%s'", v);
-    } else {
-      return fs__cli_usage("coll", "unknown option '%s'", a);
-    }
-  }
-  if (!op_s) return fs__cli_usage("coll", "--op is required");
-  fs_transport tp;
-  fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
-  int trc = fs__cli_transport("coll", transport_s, connections_s, rate_control, pkt, 1, &tp);
-  if (trc) return trc;
-  if (fs_coll_op_parse(op_s, &prm.op))
-    return fs__cli_usage("coll", "unknown --op '%s' (allreduce, allgather, reducescatter, "
-                         "broadcast, reduce, alltoall, sendrecv)", op_s);
-  if (fs_coll_algo_parse(algo_s, &prm.algo))
-    return fs__cli_usage("coll", "unknown --algo '%s' (auto, ring, tree, rd, rhd, binomial, "
-                         "bruck, pairwise, direct, hier, inc)", algo_s);
-  fs_coll_tune_policy tune;
-  if (fs_coll_tune_policy_parse(tune_s, &tune))
-    return fs__cli_usage("coll", "--tune must be nccl or sim, got '%s'", tune_s);
-  if (!topo_s) return fs__cli_usage("coll", "--topo is required");
-  if (!ranks && !ranks_file) return fs__cli_usage("coll", "--ranks or --ranks-file is required");
-  if (ranks && ranks_file) return fs__cli_usage("coll", "give --ranks or --ranks-file, not both");
-  fs_route_mode mode;
-  if (fs_route_mode_parse(routing, &mode) || mode == FS_ROUTE_EXPLICIT)
-    return fs__cli_usage("coll",
-                         "--routing must be ecmp, spray, shortest, dor, minimal, valiant or "
-                         "railonly, got '%s'",
-                         routing);
-  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
-          : strcmp(format, "csv") == 0 ? 2 : -1;
-  if (fmt < 0) return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
-  int nccl_style = begin_s || end_s || factor_s;
-  if ((size_range != NULL) + (size_list != NULL) + nccl_style > 1)
-    return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
-
-  sizes z = {NULL, 0, 0};
-  if (size_list) {
+/* The sizes of the sweep, from --sizes, -b/-e/-f or --size (default
+ * 1K:1G) into z: -1, or 2 after a usage error (z freed). */
+static int parse_sizes(const cmdline *o, sizes *z) {
+  const char *size_range = o->size_range;
+  if (o->size_list) {
     char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", size_list);
+    snprintf(buf, sizeof(buf), "%s", o->size_list);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       double v;
       if (fs__cli_parse_size(tok, &v) || !(v > 0)) {
-        free(z.v);
+        free(z->v);
         return fs__cli_usage("coll", "--sizes: '%s' is not a size > 0", tok);
       }
-      add_size(&z, v);
+      add_size(z, v);
     }
-  } else if (nccl_style) {
+  } else if (o->begin || o->end || o->factor) {
     double lo, hi, f = 2;
-    const char *b = begin_s ? begin_s : end_s, *e = end_s ? end_s : begin_s;
+    const char *b = o->begin ? o->begin : o->end, *e = o->end ? o->end : o->begin;
     if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
     if (fs__cli_parse_size(b, &lo) || !(lo > 0))
       return fs__cli_usage("coll", "-b must be a size > 0, got '%s'", b);
     if (fs__cli_parse_size(e, &hi) || hi < lo)
       return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
-    if (factor_s && (fs__cli_parse_double(factor_s, 1, 1e9, &f) || !(f > 1)))
-      return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", factor_s);
-    for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 4096; v *= f) add_size(&z, floor(v));
+    if (o->factor && (fs__cli_parse_double(o->factor, 1, 1e9, &f) || !(f > 1)))
+      return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", o->factor);
+    for (double v = lo; v <= hi * (1 + 1e-12) && z->n < 4096; v *= f) add_size(z, floor(v));
   } else if (size_range && !strchr(size_range, ':')) {
     double v;
     if (fs__cli_parse_size(size_range, &v) || !(v > 0))
       return fs__cli_usage("coll", "--size must be a size > 0 or MIN:MAX, got '%s'", size_range);
-    add_size(&z, v);
+    add_size(z, v);
   } else {
     const char *range = size_range ? size_range : "1K:1G";
     char lo_s[64], hi_s[64];
@@ -371,66 +311,43 @@ int fs__cli_coll(int argc, char **argv) {
     snprintf(hi_s, sizeof(hi_s), "%s", colon + 1);
     if (fs__cli_parse_size(lo_s, &lo) || fs__cli_parse_size(hi_s, &hi) || !(lo > 0) || hi < lo)
       return fs__cli_usage("coll", "--size must be MIN:MAX with 0 < MIN <= MAX, got '%s'", range);
-    for (double v = lo; v <= hi * (1 + 1e-12) && z.n < 64; v *= 2) add_size(&z, v);
+    for (double v = lo; v <= hi * (1 + 1e-12) && z->n < 64; v *= 2) add_size(z, v);
   }
+  return -1;
+}
 
-  fs_output *report_out = NULL;
-  if (report && fs__cli_output_open(report, &report_out)) {
-    free(z.v);
-    return 2;
-  }
-  fs_err err = {0, ""};
-  fs_topo *t = NULL;
-  fs_router *router = NULL;
-  fs_coll_tuner *tuner = NULL;
-  int32_t *hosts = NULL;
-  coll_report rep = {NULL, NULL, 0, NULL, 0, NULL};
-  int status = 0;
-  int rc = fs_topo_from_spec(topo_s, &t, &err);
-  if (!rc && fs_route_mode_check(mode, t, &err)) {
-    status = fs__cli_usage("coll", "--routing %s: %s", routing, err.msg);
-    goto out;
-  }
-  if (!rc && ranks_file) rc = load_ranks(ranks_file, &hosts, &ranks, &err);
-  if (!rc && !ranks_file) {
-    if (ranks > t->n_hosts) {
-      rc = fs_err_set(&err, FS_EINVAL, "--ranks %d: the topology has only %d hosts", ranks,
-                      t->n_hosts);
-    } else if (!(hosts = malloc((size_t)ranks * sizeof(int32_t)))) {
-      rc = fs_err_set(&err, FS_ENOMEM, "out of memory");
-    } else {
-      for (int32_t r = 0; r < ranks; r++) hosts[r] = r;
-    }
-  }
-  fs_coll_group g = {ranks, hosts};
-  if (!rc) {
-    fs_coll_params q = prm;
-    q.bytes = z.v[0];
-    rc = fs_coll_params_check(&q, ranks, &err);
-  }
-  if (!rc) rc = fs_router_new(t, &router, &err);
-  if (!rc) rc = fs_coll_tuner_new2(t, mode, seed, tune, &tuner, &err);
-  if (rc) {
-    status = fs__cli_fail(&err);
-    goto out;
-  }
-  fs_coll_cost cost = cost_of(t, router, &g, prm.gamma_s_per_byte);
-  if (report && (!(rep.rows = calloc(z.n, sizeof(*rep.rows))) ||
-                 !(rep.algo = calloc(z.n, sizeof(*rep.algo))))) {
-    status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
-    goto out;
-  }
-  char *json_buf = NULL;
-  size_t json_len = 0;
-  FILE *json_buf_file = fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
-  FILE *out = json_buf_file ? json_buf_file : stdout;
-  int said_servers_ring = 0;
-  for (size_t i = 0; i < z.n; i++) {
-    fs_coll_params q = prm;
-    q.bytes = z.v[i];
-    int cached = 0, tuned = prm.algo == FS_ALGO_AUTO;
+/* What one run of the sweep shares between its sizes. */
+typedef struct coll_run {
+  const fs_topo *t;
+  fs_router *router;
+  fs_coll_tuner *tuner;
+  fs_coll_group g;
+  fs_coll_params prm;
+  fs_transport tp;
+  fs_route_mode mode;
+  unsigned long long seed;
+  fs_coll_tune_policy tune;
+  int fmt; /* 0 table, 1 JSON, 2 CSV */
+  const char *routing;
+  coll_report *rep; /* NULL without --report */
+} coll_run;
+
+/* Simulates every size of z and prints its row on out (the header with
+ * the first): 0, or an FS_E* code with err set (rows printed so far
+ * stay). */
+static int run_sizes(coll_run *r, const sizes *z, FILE *out, fs_err *err) {
+  const fs_coll_params *prm = &r->prm;
+  int32_t ranks = r->g.p;
+  fs_coll_tune_policy tune = r->tune;
+  int fmt = r->fmt, rc = 0, said_servers_ring = 0;
+  fs_coll_cost cost = cost_of(r->t, r->router, &r->g, prm->gamma_s_per_byte);
+  for (size_t i = 0; i < z->n; i++) {
+    fs_coll_params q = *prm;
+    q.bytes = z->v[i];
+    int cached = 0, tuned = prm->algo == FS_ALGO_AUTO;
     fs_coll_proto proto = FS_PROTO_SIMPLE;
-    if (tuned && (rc = fs_coll_tuner_choose2(tuner, &q, &g, &q.algo, &proto, &cached, &err)))
+    if (tuned &&
+        (rc = fs_coll_tuner_choose2(r->tuner, &q, &r->g, &q.algo, &proto, &cached, err)))
       break;
     /* The NCCL model's protocol (it steers the choice; the engine moves
      * bytes at the wire rate whatever it is); none for a named algorithm
@@ -439,24 +356,26 @@ int fs__cli_coll(int argc, char **argv) {
     const char *proto_s = show_proto ? fs_coll_proto_name(proto) : "";
     if (tune == FS_TUNE_NCCL) cached = 0; /* only the group's shape was cached */
     fs_coll_result res;
-    if ((rc = fs_coll_run2(t, mode, seed, &tp, &q, &g, &res, &err))) break;
-    if (i == 0) print_header(out, fmt, &prm, ranks, t, routing, &cost, tune);
+    if ((rc = fs_coll_run2(r->t, r->mode, r->seed, &r->tp, &q, &r->g, &res, err))) break;
+    if (i == 0) print_header(out, fmt, prm, ranks, r->t, r->routing, &cost, tune);
     double algbw = q.bytes / res.time_s / 1e9;
     double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
     fs_coll_cost qcost = cost;
     int32_t ring_k = 0;
-    int servers_ring = ring_servers_cost(t, router, &g, &q, &qcost, &ring_k);
+    int servers_ring = ring_servers_cost(r->t, r->router, &r->g, &q, &qcost, &ring_k);
     if (servers_ring && fmt == 0 && !said_servers_ring++) /* once, when first used */
       fprintf(out, "# model for the ring over whole servers (%d channels, one NIC each): alpha %.4g "
               "us, beta %.4g ns/B\n", ring_k, qcost.alpha_s * 1e6, qcost.beta_s_per_byte * 1e9);
     double model = fs_coll_model_time(&q, ranks, &qcost);
     char mod[32];
     fs__fmt_num(mod, model * 1e6);
-    if (report) {
+    if (r->rep) {
+      coll_report *rep = r->rep;
       int ok = isfinite(model) && model > 0;
-      rep.rows[rep.n] = (fs_html_coll_row){q.bytes, res.time_s, ok ? model : 0, busbw,
-                                           ok ? q.bytes / model / 1e9 * fs_coll_busbw_factor(q.op, ranks) : 0};
-      rep.algo[rep.n++] = res.algo;
+      double model_busbw = ok ? q.bytes / model / 1e9 * fs_coll_busbw_factor(q.op, ranks) : 0;
+      rep->rows[rep->n] =
+          (fs_html_coll_row){q.bytes, res.time_s, ok ? model : 0, busbw, model_busbw};
+      rep->algo[rep->n++] = res.algo;
     }
     if (fmt == 0)
       fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s%s%s\n", q.bytes,
@@ -475,7 +394,109 @@ int fs__cli_coll(int argc, char **argv) {
              (long long)res.flows, proto_s);
     fflush(out);
   }
-  if (fmt == 1 && !rc) fprintf(out, "]}\n");
+  return rc;
+}
+
+/* The values of o checked and turned into r's settings (prm, tune,
+ * mode, fmt, transport): -1, or 2 after a usage error. */
+static int check_opts(cmdline *o, coll_run *r) {
+  fs_transport_defaults(FS_TRANSPORT_FLUID, &r->tp);
+  int trc = fs__cli_transport("coll", o->transport, o->connections, o->rate_control, o->pkt, 1,
+                              &r->tp);
+  if (trc) return trc;
+  if (fs_coll_op_parse(o->op, &r->prm.op))
+    return fs__cli_usage("coll", "unknown --op '%s' (allreduce, allgather, reducescatter, "
+                         "broadcast, reduce, alltoall, sendrecv)", o->op);
+  if (fs_coll_algo_parse(o->algo, &r->prm.algo))
+    return fs__cli_usage("coll", "unknown --algo '%s' (auto, ring, tree, rd, rhd, binomial, "
+                         "bruck, pairwise, direct, hier, inc)", o->algo);
+  if (fs_coll_tune_policy_parse(o->tune, &r->tune))
+    return fs__cli_usage("coll", "--tune must be nccl or sim, got '%s'", o->tune);
+  if (!o->topo) return fs__cli_usage("coll", "--topo is required");
+  if (!o->ranks && !o->ranks_file)
+    return fs__cli_usage("coll", "--ranks or --ranks-file is required");
+  if (o->ranks && o->ranks_file)
+    return fs__cli_usage("coll", "give --ranks or --ranks-file, not both");
+  if (fs_route_mode_parse(o->routing, &r->mode) || r->mode == FS_ROUTE_EXPLICIT)
+    return fs__cli_usage("coll",
+                         "--routing must be ecmp, spray, shortest, dor, minimal, valiant or "
+                         "railonly, got '%s'",
+                         o->routing);
+  const char *format = o->format;
+  r->fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
+         : strcmp(format, "csv") == 0 ? 2 : -1;
+  if (r->fmt < 0)
+    return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
+  int nccl_style = o->begin || o->end || o->factor;
+  if ((o->size_range != NULL) + (o->size_list != NULL) + nccl_style > 1)
+    return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
+  return -1;
+}
+
+int fs__cli_coll(int argc, char **argv) {
+  cmdline o = {.algo = "auto", .format = "table", .routing = "ecmp", .tune = "nccl", .seed = 1};
+  fs_coll_params_init(&o.prm);
+  int go = fs__opts_parse(&coll_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  if (!o.op) return fs__cli_usage("coll", "--op is required");
+  coll_run run = {.prm = o.prm, .seed = o.seed, .routing = o.routing};
+  if ((go = check_opts(&o, &run)) >= 0) return go;
+  sizes z = {NULL, 0, 0};
+  if ((go = parse_sizes(&o, &z)) >= 0) return go;
+
+  const char *ranks_file = o.ranks_file, *report = o.report;
+  int32_t ranks = o.ranks;
+  fs_output *report_out = NULL;
+  if (report && fs__cli_output_open(report, &report_out)) {
+    free(z.v);
+    return 2;
+  }
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  int32_t *hosts = NULL;
+  coll_report rep = {NULL, NULL, 0, NULL, 0, NULL};
+  int status = 0;
+  int rc = fs_topo_from_spec(o.topo, &t, &err);
+  if (!rc && fs_route_mode_check(run.mode, t, &err)) {
+    status = fs__cli_usage("coll", "--routing %s: %s", o.routing, err.msg);
+    goto out;
+  }
+  if (!rc && ranks_file) rc = load_ranks(ranks_file, &hosts, &ranks, &err);
+  if (!rc && !ranks_file) {
+    if (ranks > t->n_hosts) {
+      rc = fs_err_set(&err, FS_EINVAL, "--ranks %d: the topology has only %d hosts", ranks,
+                      t->n_hosts);
+    } else if (!(hosts = malloc((size_t)ranks * sizeof(int32_t)))) {
+      rc = fs_err_set(&err, FS_ENOMEM, "out of memory");
+    } else {
+      for (int32_t r = 0; r < ranks; r++) hosts[r] = r;
+    }
+  }
+  run.t = t;
+  run.g = (fs_coll_group){ranks, hosts};
+  if (!rc) {
+    fs_coll_params q = run.prm;
+    q.bytes = z.v[0];
+    rc = fs_coll_params_check(&q, ranks, &err);
+  }
+  if (!rc) rc = fs_router_new(t, &run.router, &err);
+  if (!rc) rc = fs_coll_tuner_new2(t, run.mode, run.seed, run.tune, &run.tuner, &err);
+  if (rc) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  if (report && (!(rep.rows = calloc(z.n, sizeof(*rep.rows))) ||
+                 !(rep.algo = calloc(z.n, sizeof(*rep.algo))))) {
+    status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+    goto out;
+  }
+  if (report) run.rep = &rep;
+  char *json_buf = NULL;
+  size_t json_len = 0;
+  FILE *json_buf_file = run.fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
+  FILE *out = json_buf_file ? json_buf_file : stdout;
+  rc = run_sizes(&run, &z, out, &err);
+  if (run.fmt == 1 && !rc) fprintf(out, "]}\n");
   if (json_buf_file) {
     /* JSON is only whole or nothing: printed once the sweep succeeded. */
     fclose(json_buf_file);
@@ -484,7 +505,7 @@ int fs__cli_coll(int argc, char **argv) {
   }
   if (rc) status = fs__cli_fail(&err);
   if (!rc && report) {
-    rep.op = fs_coll_op_name(prm.op);
+    rep.op = fs_coll_op_name(run.prm.op);
     rep.ranks = ranks;
     rep.t = t;
     status = fs__cli_output_write(report_out, write_coll_report, &rep);
@@ -494,8 +515,8 @@ out:
   fs_output_abort(report_out);
   free(rep.rows);
   free(rep.algo);
-  fs_coll_tuner_free(tuner);
-  fs_router_free(router);
+  fs_coll_tuner_free(run.tuner);
+  fs_router_free(run.router);
   fs_topo_free(t);
   free(hosts);
   free(z.v);

@@ -1,54 +1,51 @@
-/* fabricsim command-line entry: dispatches to one subcommand per file. */
+/* fabricsim command-line entry: only the dispatcher. The table of
+ * commands below gives each its entry point and its line in the command
+ * list; each command parses its own options (opts.h) in its own file, and
+ * usage.c reports failures, so nothing here is called back.
+ * `fabricsim help CMD [SUB]` runs `fabricsim CMD [SUB] --help`: the two
+ * cannot differ. */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "fabricsim/output.h"
+#include "opts.h"
 
 #define FABRICSIM_VERSION "0.1.0"
 
-int fs__cli_fail(const fs_err *err) {
-  fprintf(stderr, "fabricsim: %s\n", err->msg[0] ? err->msg : fs_strerror(err->code));
-  return fs_err_is_input(err->code) || err->code == FS_EIO ? 2 : 1;
-}
-
-int fs__cli_usage(const char *cmd, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "fabricsim %s: ", cmd);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, " (see 'fabricsim %s --help')\n", cmd);
-  return 2;
-}
+static const fs__sub commands[] = {
+    {"topo", "SPEC", "describe a topology (nodes, links, diameter, bisection bandwidth)",
+     fs__cli_topo},
+    {"sim", "SCENARIO.json", "simulate flows and tasks on a topology", fs__cli_sim},
+    {"train", "JOB.json", "one training iteration: time, MFU, breakdown", fs__cli_train},
+    {"coll", "--op OP ...",
+     "one collective over a sweep of sizes (nccl-tests style), its algorithm chosen or given",
+     fs__cli_coll},
+    {"route", "--jobs F ...", "compare routing optimisers on training traffic", fs__cli_route},
+    {"ocs", "SUB ...",
+     "optical circuit switching: topology optimisation (topo), circuit schedules (schedule), "
+     "TPU-v4 style cube slices (tpu)",
+     fs__cli_ocs},
+    {"wan", "SUB ...",
+     "optical networks between data centres: lightpath provisioning (provision), cross-site "
+     "training (train)",
+     fs__cli_wan},
+    {"sweep", "SWEEP.json --db F",
+     "run a parameter sweep (-j N processes, or MPI) into SQLite; resumable", fs__cli_sweep},
+    {"chakra", "PREFIX --topo S", "simulate MLCommons Chakra execution traces", fs__cli_chakra},
+    {NULL, NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim COMMAND [ARGS]\n"
-          "\n"
-          "commands:\n"
-          "  topo SPEC              describe a topology (nodes, links, diameter,\n"
-          "                         bisection bandwidth)\n"
-          "  sim SCENARIO.json      simulate flows and tasks on a topology\n"
-          "  train JOB.json         one training iteration: time, MFU, breakdown\n"
-          "  coll --op OP ...       one collective over a sweep of sizes (nccl-tests\n"
-          "                         style), its algorithm chosen or given\n"
-          "  route --jobs F ...     compare routing optimisers on training traffic\n"
-          "  ocs SUB ...            optical circuit switching: topology optimisation\n"
-          "                         (topo), circuit schedules (schedule), TPU-v4\n"
-          "                         style cube slices (tpu)\n"
-          "  wan SUB ...            optical networks between data centres: lightpath\n"
-          "                         provisioning (provision), cross-site training (train)\n"
-          "  sweep SWEEP.json --db F  run a parameter sweep (-j N processes, or MPI)\n"
-          "                         into SQLite; resumable\n"
-          "  chakra PREFIX --topo S simulate MLCommons Chakra execution traces\n"
-          "  version                print the version\n"
-          "\n"
-          "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
-          "Run 'fabricsim COMMAND --help' for the options of a command.\n");
+  fprintf(f, "usage: fabricsim COMMAND [ARGS]\n\ncommands:\n");
+  fs__subs_help(commands, f);
+  fprintf(f, "  version               print the version\n"
+             "  help [COMMAND [SUB]]  this list, or the help of a command\n"
+             "\n"
+             "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
+             "Run 'fabricsim COMMAND --help' (or 'fabricsim help COMMAND') for the options\n"
+             "of a command.\n");
 }
 
 /* An interrupt or a kill removes the temporary files of the outputs not
@@ -73,6 +70,34 @@ static void install_cleanup(void) {
   atexit(fs_output_cleanup); /* an exit on a path that forgot an output */
 }
 
+static const fs__sub *find(const char *name) {
+  for (const fs__sub *c = commands; c->name; c++)
+    if (strcmp(name, c->name) == 0) return c;
+  return NULL;
+}
+
+static int unknown(const char *cmd) {
+  fprintf(stderr, "fabricsim: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 2;
+}
+
+/* `help CMD [SUB ...]`: CMD's run with its arguments and --help last. */
+static int help(int argc, char **argv) {
+  if (argc < 1) {
+    usage(stdout);
+    return 0;
+  }
+  const fs__sub *c = find(argv[0]);
+  if (!c) return unknown(argv[0]);
+  char *args[8];
+  int n = 0;
+  for (int i = 1; i < argc && n < 6; i++) args[n++] = argv[i];
+  args[n++] = "--help";
+  args[n] = NULL;
+  return c->run(n, args);
+}
+
 int main(int argc, char **argv) {
   install_cleanup();
   if (argc < 2) {
@@ -80,24 +105,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "topo") == 0) return fs__cli_topo(argc - 2, argv + 2);
-  if (strcmp(cmd, "sim") == 0) return fs__cli_sim(argc - 2, argv + 2);
-  if (strcmp(cmd, "coll") == 0) return fs__cli_coll(argc - 2, argv + 2);
-  if (strcmp(cmd, "train") == 0) return fs__cli_train(argc - 2, argv + 2);
-  if (strcmp(cmd, "route") == 0) return fs__cli_route(argc - 2, argv + 2);
-  if (strcmp(cmd, "ocs") == 0) return fs__cli_ocs(argc - 2, argv + 2);
-  if (strcmp(cmd, "wan") == 0) return fs__cli_wan(argc - 2, argv + 2);
-  if (strcmp(cmd, "sweep") == 0) return fs__cli_sweep(argc - 2, argv + 2);
-  if (strcmp(cmd, "chakra") == 0) return fs__cli_chakra(argc - 2, argv + 2);
+  const fs__sub *c = find(cmd);
+  if (c) return c->run(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("fabricsim %s\n", FABRICSIM_VERSION);
     return 0;
   }
-  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+  if (strcmp(cmd, "help") == 0) return help(argc - 2, argv + 2);
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
     usage(stdout);
     return 0;
   }
-  fprintf(stderr, "fabricsim: unknown command '%s'\n", cmd);
-  usage(stderr);
-  return 2;
+  return unknown(cmd);
 }

@@ -1,36 +1,24 @@
 /* `fabricsim ocs SUB ...`: optical circuit switching inside a data centre.
  * Each subcommand lives in its own file (ocs_topo.c, ocs_schedule.c,
- * ocs_tpu.c); this file only dispatches. */
-#include <stdio.h>
-#include <string.h>
-
+ * ocs_tpu.c) with its option table; this file only lists them for the
+ * dispatcher (opts.h, fs__group_run). */
 #include "cli.h"
+#include "opts.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim ocs SUB [ARGS]\n"
-          "\n"
-          "  topo       optimise circuits for a training job (TopoOpt style) and\n"
-          "             compare with electrical fabrics at equal cost\n"
-          "  schedule   decompose a traffic matrix into circuit configurations\n"
-          "             (Birkhoff-von Neumann, Solstice) and time them\n"
-          "  tpu        TPU-v4 style 4x4x4 cubes joined by OCS into slices\n"
-          "\n"
-          "Run 'fabricsim ocs SUB --help' for the options of each.\n");
-}
+static const fs__sub ocs_subs[] = {
+    {"topo", "JOB.json",
+     "optimise circuits for a training job (TopoOpt style) and compare with electrical "
+     "fabrics at equal cost",
+     fs__cli_ocs_topo},
+    {"schedule", "--matrix F",
+     "decompose a traffic matrix into circuit configurations (Birkhoff-von Neumann, "
+     "Solstice) and time them",
+     fs__cli_ocs_schedule},
+    {"tpu", "--shape XxYxZ", "TPU-v4 style 4x4x4 cubes joined by OCS into slices",
+     fs__cli_ocs_tpu},
+    {NULL, NULL, NULL, NULL}};
 
-int fs__cli_ocs(int argc, char **argv) {
-  if (argc < 1) {
-    usage(stderr);
-    return 2;
-  }
-  const char *sub = argv[0];
-  if (strcmp(sub, "topo") == 0) return fs__cli_ocs_topo(argc - 1, argv + 1);
-  if (strcmp(sub, "schedule") == 0) return fs__cli_ocs_schedule(argc - 1, argv + 1);
-  if (strcmp(sub, "tpu") == 0) return fs__cli_ocs_tpu(argc - 1, argv + 1);
-  if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
-    usage(stdout);
-    return 0;
-  }
-  return fs__cli_usage("ocs", "unknown subcommand '%s'", sub);
-}
+static const fs__group ocs_group = {
+    "ocs", "Optical circuit switching inside a data centre (docs/model-ocs.md).", ocs_subs};
+
+int fs__cli_ocs(int argc, char **argv) { return fs__group_run(&ocs_group, argc, argv); }

@@ -11,45 +11,9 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/html.h"
 #include "fabricsim/ocs.h"
-
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim ocs schedule --matrix FILE.json [options]\n"
-          "\n"
-          "Decomposes each traffic matrix of the job into circuit configurations and\n"
-          "times them on OCS circuits, paying the reconfiguration delay per slot;\n"
-          "compares with one static configuration (multi-hop) and the lower bound\n"
-          "max(row sum, column sum) / (degree * rate). docs/model-ocs.md.\n"
-          "\n"
-          "  --matrix FILE     traffic: {\"nodes\": N, \"matrix\": [[bytes...]...]}, or\n"
-          "                    {\"nodes\": N, \"pattern\": P, \"bytes\": B, \"seed\": S} with P one\n"
-          "                    of alltoall ring pipeline permutation random skewed, or\n"
-          "                    {\"nodes\": N, \"phases\": [{...}, ...]} run one after another\n"
-          "  --gbps R          circuit rate in Gb/s (default 100)\n"
-          "  --delay T         reconfiguration delay with unit ns, us, ms or s (default 10ms)\n"
-          "  --delay-ns D      the same in nanoseconds\n"
-          "  --degree D        optical ports per node = parallel OCSes (default 1)\n"
-          "  --all-stop        a reconfiguring OCS darkens every circuit, not only the\n"
-          "                    changed ones (Solstice's model)\n"
-          "  --algo A          bvn, solstice, static or all (default all)\n"
-          "  --eps-gbps E      hybrid: every node also has an electrical packet switch\n"
-          "                    port of E Gb/s (default 0 = none); adds the rows bvn+eps\n"
-          "                    and solstice+eps (c-Through / Helios style)\n"
-          "  --eps-threshold T which configurations go to the EPS instead: auto (default:\n"
-          "                    the smallest ones while that lowers max(circuit time, EPS\n"
-          "                    time), Solstice's balance), delay (those live for less\n"
-          "                    than the reconfiguration delay), a time with unit ns, us,\n"
-          "                    ms or s (those live for less), or 0 (none)\n"
-          "  --eps-residual-only  the EPS carries only pairs with no circuit left in the\n"
-          "                    schedule (default: also pairs whose circuit is dark or\n"
-          "                    not yet up)\n"
-          "  --sweep           the delay sweep 1 ns .. 100 ms (half decades)\n"
-          "  --format F        table (default) or json\n"
-          "  --report FILE.html  also write a self-contained HTML report: the circuit\n"
-          "                    schedule over time (bvn, else solstice; not with --sweep)\n");
-}
 
 static int parse_delay(const char *s, double *out_s) {
   char *end;
@@ -215,83 +179,345 @@ static int ocs_report(fs_output *o, const char *file, const fs_ocs_traffic *tr,
   return st;
 }
 
-int fs__cli_ocs_schedule(int argc, char **argv) {
-  const char *file = NULL, *format = "table", *algo = "all", *report = NULL;
-  fs_ocs_params p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0};
-  int sweep = 0, thr_mode = THR_AUTO, thr_given = 0;
-  double eps_gbps = 0, thr_s = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (strcmp(a, "--sweep") == 0) {
-      sweep = 1;
-      continue;
-    }
-    if (strcmp(a, "--all-stop") == 0) {
-      p.all_stop = 1;
-      continue;
-    }
-    if (strcmp(a, "--eps-residual-only") == 0) {
-      p.eps_residual_only = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return fs__cli_usage("ocs schedule", "unknown option or missing value: '%s'", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--matrix") == 0) file = v;
-    else if (strcmp(a, "--format") == 0) format = v;
-    else if (strcmp(a, "--report") == 0) report = v;
-    else if (strcmp(a, "--algo") == 0) algo = v;
-    else if (strcmp(a, "--gbps") == 0) {
-      if (fs__cli_parse_double(v, 1e-6, 1e6, &p.gbps))
-        return fs__cli_usage("ocs schedule", "--gbps must be a rate in [1e-6, 1e6] Gb/s, got '%s'",
-                             v);
-    } else if (strcmp(a, "--delay") == 0) {
-      if (parse_delay(v, &p.delay_s))
-        return fs__cli_usage("ocs schedule",
-                             "--delay must be a time >= 0 with unit ns, us, ms or s (at most "
-                             "1 h), got '%s'",
-                             v);
-    } else if (strcmp(a, "--delay-ns") == 0) {
-      double ns;
-      if (fs__cli_parse_double(v, 0, 3.6e12, &ns))
-        return fs__cli_usage("ocs schedule", "--delay-ns must be nanoseconds in [0, 3.6e12], got '%s'",
-                             v);
-      p.delay_s = ns * 1e-9;
-    } else if (strcmp(a, "--eps-gbps") == 0) {
-      if (fs__cli_parse_double(v, 0, 1e6, &eps_gbps))
-        return fs__cli_usage("ocs schedule",
-                             "--eps-gbps must be a rate in [0, 1e6] Gb/s (0 = no EPS), got '%s'",
-                             v);
-    } else if (strcmp(a, "--eps-threshold") == 0) {
-      thr_given = 1;
-      if (strcmp(v, "auto") == 0) {
-        thr_mode = THR_AUTO;
-      } else if (strcmp(v, "delay") == 0) {
-        thr_mode = THR_DELAY;
-      } else if (strcmp(v, "0") == 0) {
-        thr_mode = THR_FIXED;
-        thr_s = 0;
-      } else if (parse_delay(v, &thr_s)) {
-        return fs__cli_usage("ocs schedule",
-                             "--eps-threshold must be auto, delay, 0 or a time >= 0 with unit "
-                             "ns, us, ms or s (at most 1 h), got '%s'",
-                             v);
-      } else {
-        thr_mode = THR_FIXED;
-      }
-    } else if (strcmp(a, "--degree") == 0) {
-      double dg;
-      if (fs__cli_parse_double(v, 1, 64, &dg) || dg != floor(dg))
-        return fs__cli_usage("ocs schedule", "--degree must be an integer in [1, 64], got '%s'", v);
-      p.degree = (int32_t)dg;
-    } else {
-      return fs__cli_usage("ocs schedule", "unknown option '%s'", a);
-    }
+/* --delay-ns: nanoseconds in [0, 3.6e12], into seconds. */
+static int parse_delay_ns(const char *v, void *field) {
+  double ns;
+  if (fs__cli_parse_double(v, 0, 3.6e12, &ns)) return -1;
+  *(double *)field = ns * 1e-9;
+  return 0;
+}
+
+static int parse_delay_opt(const char *v, void *field) { return parse_delay(v, field); }
+
+/* --degree: an integer in [1, 64]. */
+static int parse_degree(const char *v, void *field) {
+  double dg;
+  if (fs__cli_parse_double(v, 1, 64, &dg) || dg != floor(dg)) return -1;
+  *(int32_t *)field = (int32_t)dg;
+  return 0;
+}
+
+/* --eps-threshold as given: the rule, its time, and whether it was given. */
+typedef struct threshold {
+  int mode, given;
+  double s;
+} threshold;
+
+static int parse_threshold(const char *v, void *field) {
+  threshold *t = field;
+  if (strcmp(v, "auto") == 0) {
+    t->mode = THR_AUTO;
+  } else if (strcmp(v, "delay") == 0) {
+    t->mode = THR_DELAY;
+  } else if (strcmp(v, "0") == 0) {
+    t->mode = THR_FIXED;
+    t->s = 0;
+  } else if (parse_delay(v, &t->s)) {
+    return -1;
+  } else {
+    t->mode = THR_FIXED;
   }
+  t->given = 1;
+  return 0;
+}
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *file, *format, *algo, *report;
+  fs_ocs_params p;
+  int sweep;
+  threshold thr;
+  double eps_gbps;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt schedule_opts[] = {
+    FS__OPT_STR("--matrix", 0, AT(file), "FILE",
+                "traffic: {\"nodes\": N, \"matrix\": [[bytes...]...]}, or {\"nodes\": N, "
+                "\"pattern\": P, \"bytes\": B, \"seed\": S} with P one of alltoall ring "
+                "pipeline permutation random skewed, or {\"nodes\": N, \"phases\": [{...}, "
+                "...]} run one after another"),
+    FS__OPT_DOUBLE("--gbps", 0, AT(p.gbps), "R", 1e-6, 1e6,
+                   "--gbps must be a rate in [1e-6, 1e6] Gb/s",
+                   "circuit rate in Gb/s (default 100)"),
+    FS__OPT_FN("--delay", 0, AT(p.delay_s), "T", parse_delay_opt,
+               "--delay must be a time >= 0 with unit ns, us, ms or s (at most 1 h)",
+               "reconfiguration delay with unit ns, us, ms or s (default 10ms)"),
+    FS__OPT_FN("--delay-ns", 0, AT(p.delay_s), "D", parse_delay_ns,
+               "--delay-ns must be nanoseconds in [0, 3.6e12]", "the same in nanoseconds"),
+    FS__OPT_FN("--degree", 0, AT(p.degree), "D", parse_degree,
+               "--degree must be an integer in [1, 64]",
+               "optical ports per node = parallel OCSes (default 1)"),
+    FS__OPT_FLAG("--all-stop", 0, AT(p.all_stop),
+                 "a reconfiguring OCS darkens every circuit, not only the changed ones "
+                 "(Solstice's model)"),
+    FS__OPT_STR("--algo", 0, AT(algo), "A", "bvn, solstice, static or all (default all)"),
+    FS__OPT_DOUBLE("--eps-gbps", 0, AT(eps_gbps), "E", 0, 1e6,
+                   "--eps-gbps must be a rate in [0, 1e6] Gb/s (0 = no EPS)",
+                   "hybrid: every node also has an electrical packet switch port of E Gb/s "
+                   "(default 0 = none); adds the rows bvn+eps and solstice+eps (c-Through / "
+                   "Helios style)"),
+    FS__OPT_FN("--eps-threshold", 0, AT(thr), "T", parse_threshold,
+               "--eps-threshold must be auto, delay, 0 or a time >= 0 with unit ns, us, ms or "
+               "s (at most 1 h)",
+               "which configurations go to the EPS instead: auto (default: the smallest ones "
+               "while that lowers max(circuit time, EPS time), Solstice's balance), delay "
+               "(those live for less than the reconfiguration delay), a time with unit ns, "
+               "us, ms or s (those live for less), or 0 (none)"),
+    FS__OPT_FLAG("--eps-residual-only", 0, AT(p.eps_residual_only),
+                 "the EPS carries only pairs with no circuit left in the schedule (default: "
+                 "also pairs whose circuit is dark or not yet up)"),
+    FS__OPT_FLAG("--sweep", 0, AT(sweep), "the delay sweep 1 ns .. 100 ms (half decades)"),
+    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report: the circuit schedule over time "
+                "(bvn, else solstice; not with --sweep)"),
+    FS__OPT_END};
+
+static const fs__cmd schedule_cmd = {
+    "ocs schedule", "--matrix FILE.json [options]",
+    "Decomposes each traffic matrix of the job into circuit configurations and times them on "
+    "OCS circuits, paying the reconfiguration delay per slot; compares with one static "
+    "configuration (multi-hop) and the lower bound max(row sum, column sum) / (degree * "
+    "rate). docs/model-ocs.md.",
+    NULL, schedule_opts, NULL, NULL, 0, 0, 0, 0};
+#undef AT
+
+/* What a run of the schedules needs, set from the command line. */
+typedef struct sched {
+  const char *file;
+  const fs_ocs_traffic *tr;
+  const fs_ocs_plan *plan;
+  fs_ocs_params p;
+  int want[N_KINDS];
+  int hyb, fmt, thr_mode; /* fmt 0 table, 1 JSON */
+  double eps_gbps, thr_s;
+  char thr_txt[48];
+} sched;
+
+/* One delay: each wanted row timed and printed, and the report written
+ * into *report_out if there is one (*report_out then NULL). 0, the
+ * report's exit status (1 after printing why), or -1 with err set. */
+static int run_single(const sched *sc, fs_output **report_out, fs_err *err) {
+  const fs_ocs_params p = sc->p;
+  const int *want = sc->want;
+  const fs_ocs_plan *plan = sc->plan;
+  const fs_ocs_traffic *tr = sc->tr;
+  const char *file = sc->file, *thr_txt = sc->thr_txt;
+  double eps_gbps = sc->eps_gbps, thr_s = sc->thr_s;
+  int thr_mode = sc->thr_mode, fmt = sc->fmt, hyb = sc->hyb;
+  fs_ocs_result res[N_KINDS];
+  for (int a = 0; a < N_KINDS; a++)
+    if (want[a] &&
+        run_kind(plan, &p, a, p.delay_s, eps_gbps, thr_s, thr_mode, &res[a], err))
+      return -1;
+  char dl[32];
+  fmt_delay(dl, sizeof(dl), p.delay_s);
+  if (fmt == 0) {
+    printf("# fabricsim ocs schedule: %s, %d nodes, %d phase%s, %g Gb/s circuits, degree %d,\n"
+           "# reconfiguration delay %s (%s dark); times in ms\n",
+           file, tr->n, tr->n_phases, tr->n_phases > 1 ? "s" : "", p.gbps, p.degree, dl,
+           p.all_stop ? "all circuits" : "changed circuits");
+    if (hyb)
+      printf("# hybrid rows: EPS port of %g Gb/s per node beside the circuits, threshold %s, "
+             "%s\n",
+             eps_gbps, thr_txt,
+             p.eps_residual_only ? "EPS carries pairs with no circuit left"
+                                 : "EPS carries every pair without a live circuit");
+    printf(hyb ? "%-12s %13s %13s %9s %12s %12s %9s %7s %10s %9s %10s %6s\n"
+               : "%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n",
+           "algo", "completion", "schedule", "reconfigs", "reconfig", "lower_bound",
+           "vs_bound", "util", "vs_static", "eps_share", "eps_busy", "to_eps");
+    for (int a = 0; a < N_KINDS; a++) {
+      if (!want[a]) continue;
+      const fs_ocs_result *r = &res[a];
+      char c1[32], c2[32], c3[32], c4[32], vs[32];
+      fmt_time(c1, sizeof(c1), r->completion_s);
+      fmt_time(c2, sizeof(c2), r->schedule_s);
+      fmt_time(c3, sizeof(c3), r->reconfig_s);
+      fmt_time(c4, sizeof(c4), r->lower_bound_s);
+      if (want[FS_OCS_STATIC] && r->completion_s > 0)
+        snprintf(vs, sizeof(vs), "%.3fx", res[FS_OCS_STATIC].completion_s / r->completion_s);
+      else
+        snprintf(vs, sizeof(vs), "-");
+      printf(hyb ? "%-12s %13s %13s %9d %12s %12s %9.3f %7.3f %10s"
+                 : "%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s",
+             kind_name(a), c1, c2, r->n_reconfig, c3, c4,
+             r->lower_bound_s > 0 ? r->completion_s / r->lower_bound_s : 1.0, r->util, vs);
+      if (hyb && a >= FS_OCS_N_ALGOS) {
+        char sh[32], eb[32];
+        fmt_share(sh, sizeof(sh), r);
+        fmt_time(eb, sizeof(eb), r->eps_busy_s);
+        printf(" %9s %10s %6d", sh, eb, r->n_to_eps);
+      } else if (hyb) {
+        printf(" %9s %10s %6s", "-", "-", "-");
+      }
+      printf("\n");
+    }
+    printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
+    if (hyb)
+      printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
+             "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "
+             "configurations left to the EPS\n");
+  } else {
+    printf("{\"matrix\": ");
+    fs__fput_json_str(stdout, file);
+    printf(", \"nodes\": %d, \"phases\": %d, ", tr->n, tr->n_phases);
+    jnum("gbps", p.gbps, 1);
+    jnum("delay_s", p.delay_s, 1);
+    printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
+    if (hyb) {
+      printf(" ");
+      jnum("eps_gbps", eps_gbps, 1);
+      if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
+      else jnum("eps_threshold_s", thr_mode == THR_DELAY ? p.delay_s : thr_s, 1);
+      printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
+    }
+    printf("\n \"results\": [");
+    int first = 1;
+    for (int a = 0; a < N_KINDS; a++) {
+      if (!want[a]) continue;
+      const fs_ocs_result *r = &res[a];
+      printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", kind_name(a));
+      first = 0;
+      jnum("completion_s", r->completion_s, 1);
+      jnum("schedule_s", r->schedule_s, 1);
+      printf("\"reconfigurations\": %d, ", r->n_reconfig);
+      jnum("reconfig_s", r->reconfig_s, 1);
+      jnum("lower_bound_s", r->lower_bound_s, 1);
+      jnum("util", r->util, 1);
+      jnum("delivered_bytes", r->delivered_bytes, 1);
+      jnum("undelivered_bytes", r->undelivered_bytes, a >= FS_OCS_N_ALGOS);
+      if (a >= FS_OCS_N_ALGOS) {
+        jnum("circuit_bytes", r->circuit_bytes, 1);
+        jnum("eps_bytes", r->eps_bytes, 1);
+        jnum("eps_busy_s", r->eps_busy_s, 1);
+        printf("\"configurations_to_eps\": %d", r->n_to_eps);
+      }
+      printf("}");
+    }
+    printf("]}\n");
+  }
+  if (*report_out) {
+    fs_output *o = *report_out;
+    *report_out = NULL;
+    return ocs_report(o, file, tr, &p, want, res);
+  }
+  return 0;
+}
+
+/* The delay sweep, 1 ns .. 100 ms: 0, or -1 with err set. */
+static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_err *err) {
+  const fs_ocs_params p = sc->p;
+  const int *want = sc->want;
+  const fs_ocs_plan *plan = sc->plan;
+  const fs_ocs_traffic *tr = sc->tr;
+  const char *file = sc->file, *thr_txt = sc->thr_txt;
+  double eps_gbps = sc->eps_gbps, thr_s = sc->thr_s;
+  int thr_mode = sc->thr_mode, fmt = sc->fmt, hyb = sc->hyb;
+  /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
+  double delays[N_SWEEP];
+  fs_ocs_result res[N_SWEEP][N_KINDS];
+  for (int k = 0; k < N_SWEEP; k++) {
+    delays[k] = 1e-9 * pow(10.0, k / 2.0);
+    for (int a = 0; a < N_KINDS; a++)
+      if (want[a] &&
+          run_kind(plan, &p, a, delays[k], eps_gbps, thr_s, thr_mode, &res[k][a], err))
+        return -1;
+    fs_sim_progress sp = {0, k + 1, N_SWEEP, 0};
+    fs__cli_progress_hook(prog, &sp);
+  }
+  if (fmt == 0) {
+    printf("# fabricsim ocs schedule --sweep: %s, %d nodes, %d phase%s, %g Gb/s, degree %d,\n"
+           "# %s dark; job completion time in ms (configurations in brackets)\n",
+           file, tr->n, tr->n_phases, tr->n_phases > 1 ? "s" : "", p.gbps, p.degree,
+           p.all_stop ? "all circuits" : "changed circuits");
+    if (hyb)
+      printf("# +eps: EPS port of %g Gb/s per node, threshold %s, %s; then the share of "
+             "bytes on the EPS\n",
+             eps_gbps, thr_txt, p.eps_residual_only ? "residual only" : "spill");
+    printf("%-10s", "delay");
+    for (int a = 0; a < N_KINDS; a++)
+      if (want[a]) printf(" %22s", kind_name(a));
+    printf(" %12s %*s\n", "lower_bound", hyb ? 12 : 9, "best");
+    for (int k = 0; k < N_SWEEP; k++) {
+      char dl[32];
+      fmt_delay(dl, sizeof(dl), delays[k]);
+      printf("%-10s", dl);
+      int best = -1;
+      double lb = 0;
+      for (int a = 0; a < N_KINDS; a++) {
+        if (!want[a]) continue;
+        const fs_ocs_result *r = &res[k][a];
+        char c[32], cell[96];
+        fmt_time(c, sizeof(c), r->completion_s);
+        if (a >= FS_OCS_N_ALGOS) {
+          char sh[32];
+          fmt_share(sh, sizeof(sh), r);
+          snprintf(cell, sizeof(cell), "%s [%d] %s", c, r->n_reconfig, sh);
+        } else {
+          snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
+          lb = r->lower_bound_s; /* the pure OCS bound */
+        }
+        printf(" %22s", cell);
+        if (best < 0 || r->completion_s < res[k][best].completion_s) best = a;
+      }
+      char c[32];
+      fmt_time(c, sizeof(c), lb);
+      printf(" %12s %*s\n", c, hyb ? 12 : 9, kind_name(best));
+    }
+  } else {
+    printf("{\"matrix\": ");
+    fs__fput_json_str(stdout, file);
+    printf(", \"nodes\": %d, \"phases\": %d, ", tr->n, tr->n_phases);
+    jnum("gbps", p.gbps, 1);
+    printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
+    if (hyb) {
+      printf(" ");
+      jnum("eps_gbps", eps_gbps, 1);
+      if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
+      else if (thr_mode == THR_DELAY) printf("\"eps_threshold\": \"delay\", ");
+      else jnum("eps_threshold_s", thr_s, 1);
+      printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
+    }
+    printf("\n \"sweep\": [");
+    for (int k = 0; k < N_SWEEP; k++) {
+      printf("%s\n  {", k ? "," : "");
+      jnum("delay_s", delays[k], 1);
+      printf("\"results\": [");
+      int first = 1;
+      for (int a = 0; a < N_KINDS; a++) {
+        if (!want[a]) continue;
+        const fs_ocs_result *r = &res[k][a];
+        printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", kind_name(a));
+        first = 0;
+        jnum("completion_s", r->completion_s, 1);
+        printf("\"reconfigurations\": %d, ", r->n_reconfig);
+        jnum("lower_bound_s", r->lower_bound_s, a >= FS_OCS_N_ALGOS);
+        if (a >= FS_OCS_N_ALGOS) {
+          jnum("eps_bytes", r->eps_bytes, 1);
+          jnum("eps_busy_s", r->eps_busy_s, 1);
+          printf("\"configurations_to_eps\": %d", r->n_to_eps);
+        }
+        printf("}");
+      }
+      printf("]}");
+    }
+    printf("]}\n");
+  }
+  return 0;
+}
+
+int fs__cli_ocs_schedule(int argc, char **argv) {
+  cmdline o = {.format = "table", .algo = "all",
+               .p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0},
+               .thr = {THR_AUTO, 0, 0}};
+  int go = fs__opts_parse(&schedule_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char *file = o.file, *format = o.format, *algo = o.algo, *report = o.report;
+  fs_ocs_params p = o.p;
+  int sweep = o.sweep, thr_mode = o.thr.mode, thr_given = o.thr.given;
+  double eps_gbps = o.eps_gbps, thr_s = o.thr.s;
   if (!file) return fs__cli_usage("ocs schedule", "--matrix is required");
   int hyb = eps_gbps > 0;
   if (!hyb && (thr_given || p.eps_residual_only))
@@ -333,201 +559,14 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   /* decompositions once: they do not depend on the delay */
   fs_ocs_plan *plan = NULL;
   if (fs_ocs_plan_new(&tr, p.degree, mask, &plan, &err)) goto fail;
-  char thr_txt[48];
-  if (thr_mode == THR_AUTO) snprintf(thr_txt, sizeof(thr_txt), "auto (balance)");
-  else if (thr_mode == THR_DELAY) snprintf(thr_txt, sizeof(thr_txt), "= the delay");
-  else fmt_delay(thr_txt, sizeof(thr_txt), thr_s);
-  if (!sweep) {
-    fs_ocs_result res[N_KINDS];
-    for (int a = 0; a < N_KINDS; a++)
-      if (want[a] &&
-          run_kind(plan, &p, a, p.delay_s, eps_gbps, thr_s, thr_mode, &res[a], &err))
-        goto fail;
-    char dl[32];
-    fmt_delay(dl, sizeof(dl), p.delay_s);
-    if (fmt == 0) {
-      printf("# fabricsim ocs schedule: %s, %d nodes, %d phase%s, %g Gb/s circuits, degree %d,\n"
-             "# reconfiguration delay %s (%s dark); times in ms\n",
-             file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree, dl,
-             p.all_stop ? "all circuits" : "changed circuits");
-      if (hyb)
-        printf("# hybrid rows: EPS port of %g Gb/s per node beside the circuits, threshold %s, "
-               "%s\n",
-               eps_gbps, thr_txt,
-               p.eps_residual_only ? "EPS carries pairs with no circuit left"
-                                   : "EPS carries every pair without a live circuit");
-      printf(hyb ? "%-12s %13s %13s %9s %12s %12s %9s %7s %10s %9s %10s %6s\n"
-                 : "%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n",
-             "algo", "completion", "schedule", "reconfigs", "reconfig", "lower_bound",
-             "vs_bound", "util", "vs_static", "eps_share", "eps_busy", "to_eps");
-      for (int a = 0; a < N_KINDS; a++) {
-        if (!want[a]) continue;
-        const fs_ocs_result *r = &res[a];
-        char c1[32], c2[32], c3[32], c4[32], vs[32];
-        fmt_time(c1, sizeof(c1), r->completion_s);
-        fmt_time(c2, sizeof(c2), r->schedule_s);
-        fmt_time(c3, sizeof(c3), r->reconfig_s);
-        fmt_time(c4, sizeof(c4), r->lower_bound_s);
-        if (want[FS_OCS_STATIC] && r->completion_s > 0)
-          snprintf(vs, sizeof(vs), "%.3fx", res[FS_OCS_STATIC].completion_s / r->completion_s);
-        else
-          snprintf(vs, sizeof(vs), "-");
-        printf(hyb ? "%-12s %13s %13s %9d %12s %12s %9.3f %7.3f %10s"
-                   : "%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s",
-               kind_name(a), c1, c2, r->n_reconfig, c3, c4,
-               r->lower_bound_s > 0 ? r->completion_s / r->lower_bound_s : 1.0, r->util, vs);
-        if (hyb && a >= FS_OCS_N_ALGOS) {
-          char sh[32], eb[32];
-          fmt_share(sh, sizeof(sh), r);
-          fmt_time(eb, sizeof(eb), r->eps_busy_s);
-          printf(" %9s %10s %6d", sh, eb, r->n_to_eps);
-        } else if (hyb) {
-          printf(" %9s %10s %6s", "-", "-", "-");
-        }
-        printf("\n");
-      }
-      printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
-      if (hyb)
-        printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
-               "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "
-               "configurations left to the EPS\n");
-    } else {
-      printf("{\"matrix\": ");
-      fs__fput_json_str(stdout, file);
-      printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
-      jnum("gbps", p.gbps, 1);
-      jnum("delay_s", p.delay_s, 1);
-      printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
-      if (hyb) {
-        printf(" ");
-        jnum("eps_gbps", eps_gbps, 1);
-        if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
-        else jnum("eps_threshold_s", thr_mode == THR_DELAY ? p.delay_s : thr_s, 1);
-        printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
-      }
-      printf("\n \"results\": [");
-      int first = 1;
-      for (int a = 0; a < N_KINDS; a++) {
-        if (!want[a]) continue;
-        const fs_ocs_result *r = &res[a];
-        printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", kind_name(a));
-        first = 0;
-        jnum("completion_s", r->completion_s, 1);
-        jnum("schedule_s", r->schedule_s, 1);
-        printf("\"reconfigurations\": %d, ", r->n_reconfig);
-        jnum("reconfig_s", r->reconfig_s, 1);
-        jnum("lower_bound_s", r->lower_bound_s, 1);
-        jnum("util", r->util, 1);
-        jnum("delivered_bytes", r->delivered_bytes, 1);
-        jnum("undelivered_bytes", r->undelivered_bytes, a >= FS_OCS_N_ALGOS);
-        if (a >= FS_OCS_N_ALGOS) {
-          jnum("circuit_bytes", r->circuit_bytes, 1);
-          jnum("eps_bytes", r->eps_bytes, 1);
-          jnum("eps_busy_s", r->eps_busy_s, 1);
-          printf("\"configurations_to_eps\": %d", r->n_to_eps);
-        }
-        printf("}");
-      }
-      printf("]}\n");
-    }
-    if (report_out) {
-      status = ocs_report(report_out, file, &tr, &p, want, res);
-      report_out = NULL;
-    }
-    goto out;
-  }
-  {
-    /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
-    double delays[N_SWEEP];
-    fs_ocs_result res[N_SWEEP][N_KINDS];
-    for (int k = 0; k < N_SWEEP; k++) {
-      delays[k] = 1e-9 * pow(10.0, k / 2.0);
-      for (int a = 0; a < N_KINDS; a++)
-        if (want[a] &&
-            run_kind(plan, &p, a, delays[k], eps_gbps, thr_s, thr_mode, &res[k][a], &err))
-          goto fail;
-      fs_sim_progress sp = {0, k + 1, N_SWEEP, 0};
-      fs__cli_progress_hook(&prog, &sp);
-    }
-    if (fmt == 0) {
-      printf("# fabricsim ocs schedule --sweep: %s, %d nodes, %d phase%s, %g Gb/s, degree %d,\n"
-             "# %s dark; job completion time in ms (configurations in brackets)\n",
-             file, tr.n, tr.n_phases, tr.n_phases > 1 ? "s" : "", p.gbps, p.degree,
-             p.all_stop ? "all circuits" : "changed circuits");
-      if (hyb)
-        printf("# +eps: EPS port of %g Gb/s per node, threshold %s, %s; then the share of "
-               "bytes on the EPS\n",
-               eps_gbps, thr_txt, p.eps_residual_only ? "residual only" : "spill");
-      printf("%-10s", "delay");
-      for (int a = 0; a < N_KINDS; a++)
-        if (want[a]) printf(" %22s", kind_name(a));
-      printf(" %12s %*s\n", "lower_bound", hyb ? 12 : 9, "best");
-      for (int k = 0; k < N_SWEEP; k++) {
-        char dl[32];
-        fmt_delay(dl, sizeof(dl), delays[k]);
-        printf("%-10s", dl);
-        int best = -1;
-        double lb = 0;
-        for (int a = 0; a < N_KINDS; a++) {
-          if (!want[a]) continue;
-          const fs_ocs_result *r = &res[k][a];
-          char c[32], cell[96];
-          fmt_time(c, sizeof(c), r->completion_s);
-          if (a >= FS_OCS_N_ALGOS) {
-            char sh[32];
-            fmt_share(sh, sizeof(sh), r);
-            snprintf(cell, sizeof(cell), "%s [%d] %s", c, r->n_reconfig, sh);
-          } else {
-            snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
-            lb = r->lower_bound_s; /* the pure OCS bound */
-          }
-          printf(" %22s", cell);
-          if (best < 0 || r->completion_s < res[k][best].completion_s) best = a;
-        }
-        char c[32];
-        fmt_time(c, sizeof(c), lb);
-        printf(" %12s %*s\n", c, hyb ? 12 : 9, kind_name(best));
-      }
-    } else {
-      printf("{\"matrix\": ");
-      fs__fput_json_str(stdout, file);
-      printf(", \"nodes\": %d, \"phases\": %d, ", tr.n, tr.n_phases);
-      jnum("gbps", p.gbps, 1);
-      printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
-      if (hyb) {
-        printf(" ");
-        jnum("eps_gbps", eps_gbps, 1);
-        if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
-        else if (thr_mode == THR_DELAY) printf("\"eps_threshold\": \"delay\", ");
-        else jnum("eps_threshold_s", thr_s, 1);
-        printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
-      }
-      printf("\n \"sweep\": [");
-      for (int k = 0; k < N_SWEEP; k++) {
-        printf("%s\n  {", k ? "," : "");
-        jnum("delay_s", delays[k], 1);
-        printf("\"results\": [");
-        int first = 1;
-        for (int a = 0; a < N_KINDS; a++) {
-          if (!want[a]) continue;
-          const fs_ocs_result *r = &res[k][a];
-          printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", kind_name(a));
-          first = 0;
-          jnum("completion_s", r->completion_s, 1);
-          printf("\"reconfigurations\": %d, ", r->n_reconfig);
-          jnum("lower_bound_s", r->lower_bound_s, a >= FS_OCS_N_ALGOS);
-          if (a >= FS_OCS_N_ALGOS) {
-            jnum("eps_bytes", r->eps_bytes, 1);
-            jnum("eps_busy_s", r->eps_busy_s, 1);
-            printf("\"configurations_to_eps\": %d", r->n_to_eps);
-          }
-          printf("}");
-        }
-        printf("]}");
-      }
-      printf("]}\n");
-    }
-  }
+  sched c = {file, &tr, plan, p, {0}, hyb, fmt, thr_mode, eps_gbps, thr_s, ""};
+  memcpy(c.want, want, sizeof(want));
+  if (thr_mode == THR_AUTO) snprintf(c.thr_txt, sizeof(c.thr_txt), "auto (balance)");
+  else if (thr_mode == THR_DELAY) snprintf(c.thr_txt, sizeof(c.thr_txt), "= the delay");
+  else fmt_delay(c.thr_txt, sizeof(c.thr_txt), thr_s);
+  int rc = sweep ? run_sweep(&c, &prog, &err) : run_single(&c, &report_out, &err);
+  if (rc < 0) goto fail;
+  status = rc;
   goto out;
 fail:
   status = fs__cli_fail(&err);

@@ -10,36 +10,75 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/topoopt.h"
 #include "fabricsim/train.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim ocs topo JOB.json --degree D [options]\n"
-          "\n"
-          "Chooses the circuits of a direct-connect optical fabric for the job (each\n"
-          "server D optical ports of B Gb/s through a patch panel or OCS): TotientPerms\n"
-          "rings for the data-parallel all-reduce, greedy matching for the rest, local\n"
-          "search; scores every topology by the time to carry the iteration's server\n"
-          "traffic matrix with optimal multipath routing, and simulates one training\n"
-          "iteration on each fabric, side by side with cost and power.\n"
-          "\n"
-          "  --degree D        optical ports per server (1..64), required\n"
-          "  --gbps B          per port (default: the job's nics_per_gpu x nic_gbps)\n"
-          "  --compare LIST    electrical fabrics of similar cost, comma-separated:\n"
-          "                    fattree leafspine railopt railonly job (the job\n"
-          "                    file's own topology),\n"
-          "                    none (default fattree,leafspine,job)\n"
-          "  --switch KIND     patch (patch panel, default) or ocs: port price/power\n"
-          "  --exact           also the exact MILP optimum (<= 12 servers)\n"
-          "  --time-limit S    exact: seconds before giving up (default 60)\n"
-          "  --ar-rings R      rings per all-reduce group (default: best of 0..D)\n"
-          "  --ls-evals N      local-search evaluations (default by size, see docs)\n"
-          "  --seed S          local search and random baseline seed (default 1)\n"
-          "  --no-train        objective and cost only, no iteration simulation\n"
-          "  --export FILE     write the optimised fabric as a \"file\" topology JSON\n"
-          "  --format F        table (default) or json\n");
+/* --switch: patch or ocs; --format: table or json. */
+static int parse_switch(const char *v, void *field) {
+  if (strcmp(v, "patch") && strcmp(v, "ocs")) return -1;
+  *(const char **)field = v;
+  return 0;
 }
+
+static int parse_format(const char *v, void *field) {
+  if (strcmp(v, "table") && strcmp(v, "json")) return -1;
+  *(const char **)field = v;
+  return 0;
+}
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *file, *format, *export, *compare, *sw;
+  long degree, ar_rings, ls, seed;
+  double gbps, tl;
+  int exact, no_train, n_file;
+} cmdline;
+
+_Static_assert(FS_TOPOOPT_MAX_DEGREE == 64, "the messages of --degree and --ar-rings say 64");
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt topo_opts[] = {
+    FS__OPT_LONG("--degree", 0, AT(degree), "D", 1, FS_TOPOOPT_MAX_DEGREE,
+                 "--degree: must be an integer in [1, 64]",
+                 "optical ports per server (1..64), required"),
+    FS__OPT_DOUBLE("--gbps", 0, AT(gbps), "B", 1e-3, 1e7,
+                   "--gbps: must be a number in [0.001, 1e7]",
+                   "per port (default: the job's nics_per_gpu x nic_gbps)"),
+    FS__OPT_STR("--compare", 0, AT(compare), "LIST",
+                "electrical fabrics of similar cost, comma-separated: fattree leafspine "
+                "railopt railonly job (the job file's own topology), none (default "
+                "fattree,leafspine,job)"),
+    FS__OPT_FN("--switch", 0, AT(sw), "KIND", parse_switch, "--switch: must be patch or ocs",
+               "patch (patch panel, default) or ocs: port price/power"),
+    FS__OPT_FLAG("--exact", 0, AT(exact), "also the exact MILP optimum (<= 12 servers)"),
+    FS__OPT_DOUBLE("--time-limit", 0, AT(tl), "S", 0.01, 1e6,
+                   "--time-limit: must be seconds in [0.01, 1e6]",
+                   "exact: seconds before giving up (default 60)"),
+    FS__OPT_LONG("--ar-rings", 0, AT(ar_rings), "R", 0, FS_TOPOOPT_MAX_DEGREE,
+                 "--ar-rings: must be an integer in [0, 64]",
+                 "rings per all-reduce group (default: best of 0..D)"),
+    FS__OPT_LONG("--ls-evals", 0, AT(ls), "N", 0, 100000000,
+                 "--ls-evals: must be an integer >= 0",
+                 "local-search evaluations (default by size, see docs)"),
+    FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L, "--seed: must be an integer >= 0",
+                 "local search and random baseline seed (default 1)"),
+    FS__OPT_FLAG("--no-train", 0, AT(no_train), "objective and cost only, no iteration simulation"),
+    FS__OPT_STR("--export", 0, AT(export), "FILE",
+                "write the optimised fabric as a \"file\" topology JSON"),
+    FS__OPT_FN("--format", 0, AT(format), "F", parse_format, "--format: must be table or json",
+               "table (default) or json"),
+    FS__OPT_END};
+
+static const fs__cmd topo_cmd = {
+    "ocs topo", "JOB.json --degree D [options]",
+    "Chooses the circuits of a direct-connect optical fabric for the job (each server D "
+    "optical ports of B Gb/s through a patch panel or OCS): TotientPerms rings for the "
+    "data-parallel all-reduce, greedy matching for the rest, local search; scores every "
+    "topology by the time to carry the iteration's server traffic matrix with optimal "
+    "multipath routing, and simulates one training iteration on each fabric, side by side "
+    "with cost and power.",
+    NULL, topo_opts, "JOB.json", "job file", 1, 1, AT(file), AT(n_file)};
+#undef AT
 
 typedef struct row {
   char name[24];
@@ -320,65 +359,15 @@ static void print_table(const char *file, const fs_topoopt_traffic *tr,
 }
 
 int fs__cli_ocs_topo(int argc, char **argv) {
-  const char *cmd = "ocs topo", *file = NULL, *format = "table", *export = NULL;
-  const char *compare = "fattree,leafspine,job", *sw = "patch";
-  long degree = -1, ar_rings = -1, ls = -1, seed = 1;
-  double gbps = 0, tl = 60;
-  int exact = 0, train = 1;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int more = i + 1 < argc;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    } else if (strcmp(a, "--exact") == 0) {
-      exact = 1;
-    } else if (strcmp(a, "--no-train") == 0) {
-      train = 0;
-    } else if (a[0] == '-' && a[1] == '-' && !more) {
-      return fs__cli_usage(cmd, "%s needs a value", a);
-    } else if (strcmp(a, "--degree") == 0) {
-      if (fs__cli_parse_long(argv[++i], 1, FS_TOPOOPT_MAX_DEGREE, &degree))
-        return fs__cli_usage(cmd, "--degree: must be an integer in [1, %d], got \"%s\"",
-                             FS_TOPOOPT_MAX_DEGREE, argv[i]);
-    } else if (strcmp(a, "--gbps") == 0) {
-      if (fs__cli_parse_double(argv[++i], 1e-3, 1e7, &gbps))
-        return fs__cli_usage(cmd, "--gbps: must be a number in [0.001, 1e7], got \"%s\"", argv[i]);
-    } else if (strcmp(a, "--compare") == 0) {
-      compare = argv[++i];
-    } else if (strcmp(a, "--switch") == 0) {
-      sw = argv[++i];
-      if (strcmp(sw, "patch") && strcmp(sw, "ocs"))
-        return fs__cli_usage(cmd, "--switch: must be patch or ocs, got \"%s\"", sw);
-    } else if (strcmp(a, "--time-limit") == 0) {
-      if (fs__cli_parse_double(argv[++i], 0.01, 1e6, &tl))
-        return fs__cli_usage(cmd, "--time-limit: must be seconds in [0.01, 1e6], got \"%s\"",
-                             argv[i]);
-    } else if (strcmp(a, "--ar-rings") == 0) {
-      if (fs__cli_parse_long(argv[++i], 0, FS_TOPOOPT_MAX_DEGREE, &ar_rings))
-        return fs__cli_usage(cmd, "--ar-rings: must be an integer in [0, %d], got \"%s\"",
-                             FS_TOPOOPT_MAX_DEGREE, argv[i]);
-    } else if (strcmp(a, "--ls-evals") == 0) {
-      if (fs__cli_parse_long(argv[++i], 0, 100000000, &ls))
-        return fs__cli_usage(cmd, "--ls-evals: must be an integer >= 0, got \"%s\"", argv[i]);
-    } else if (strcmp(a, "--seed") == 0) {
-      if (fs__cli_parse_long(argv[++i], 0, 2147483647L, &seed))
-        return fs__cli_usage(cmd, "--seed: must be an integer >= 0, got \"%s\"", argv[i]);
-    } else if (strcmp(a, "--export") == 0) {
-      export = argv[++i];
-    } else if (strcmp(a, "--format") == 0) {
-      format = argv[++i];
-      if (strcmp(format, "table") && strcmp(format, "json"))
-        return fs__cli_usage(cmd, "--format: must be table or json, got \"%s\"", format);
-    } else if (a[0] == '-') {
-      return fs__cli_usage(cmd, "unknown option \"%s\"", a);
-    } else if (file) {
-      return fs__cli_usage(cmd, "one job file only, got \"%s\" and \"%s\"", file, a);
-    } else {
-      file = a;
-    }
-  }
-  if (!file) return fs__cli_usage(cmd, "missing JOB.json");
+  cmdline cl = {.format = "table", .compare = "fattree,leafspine,job", .sw = "patch",
+               .degree = -1, .ar_rings = -1, .ls = -1, .seed = 1, .tl = 60};
+  int go = fs__opts_parse(&topo_cmd, &cl, argc, argv);
+  if (go >= 0) return go;
+  const char *cmd = "ocs topo", *file = cl.file, *format = cl.format, *export = cl.export;
+  const char *compare = cl.compare, *sw = cl.sw;
+  long degree = cl.degree, ar_rings = cl.ar_rings, ls = cl.ls, seed = cl.seed;
+  double gbps = cl.gbps, tl = cl.tl;
+  int exact = cl.exact, train = !cl.no_train;
   if (degree < 0) return fs__cli_usage(cmd, "missing --degree");
   int want_ft = 0, want_ls = 0, want_ro = 0, want_rn = 0, want_job = 0;
   {

@@ -11,41 +11,91 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/coll.h"
 #include "fabricsim/tpu.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim ocs tpu --shape XxYxZ [options]\n"
-          "\n"
-          "Places a slice of XxYxZ TPU chips (multiples of 4: whole 4x4x4 cubes) in a\n"
-          "TPU v4 style pod, configures the 48 OCSes to make it a 3-D torus (or twisted\n"
-          "torus), checks the graph against the torus closed forms and prints the\n"
-          "optical share of the pod's cost and power (docs/model-tpu.md).\n"
-          "\n"
-          "  --shape XxYxZ      slice shape in chips, e.g. 8x8x16\n"
-          "  --twisted          twisted torus (k x k x 2k or k x 2k x 2k only)\n"
-          "  --cubes N          cubes in the pod (default 64; at most ports/2)\n"
-          "  --busy LIST        comma-separated cube ids already taken (e.g. 0,5,9)\n"
-          "  --busy-random K    K cubes taken, chosen with --seed\n"
-          "  --jobs-mix N       also run N random slice requests (4x4x4 .. 8x8x16, one\n"
-          "                     per step, random lifetimes, offered load 1) with and\n"
-          "                     without OCS and print the admission rates\n"
-          "  --seed S           seed of --busy-random and --jobs-mix (default 1)\n"
-          "  --ici-gbps G       ICI link rate per direction (default 400)\n"
-          "  --reconfig-ms T    OCS reconfiguration delay (default 10)\n"
-          "  --chip-usd X --chip-watts X --ocs-usd X --ocs-watts X\n"
-          "  --xcvr-usd X --xcvr-watts X\n"
-          "                     cost/power estimates (defaults in docs/model-tpu.md)\n"
-          "  --coll OP          also run collective OP (allreduce, alltoall, allgather,\n"
-          "                     ...) over every chip of the slice on the fluid engine\n"
-          "  --bytes B          its size (nccl-tests convention; default 1e9)\n"
-          "  --algo A           its algorithm (default ring for reductions and\n"
-          "                     gathers, direct for all-to-all); routing: dimension\n"
-          "                     order on a torus, ECMP on a twisted one\n"
-          "  --routing M        override: ecmp, spray, shortest (or dor, plain only)\n"
-          "  --format F         table (default) or json\n");
+/* --reconfig-ms: milliseconds in [0, 1e9], into seconds. */
+static int parse_reconfig_ms(const char *v, void *field) {
+  double ms;
+  if (fs__cli_parse_double(v, 0, 1e9, &ms)) return -1;
+  *(double *)field = ms * 1e-3;
+  return 0;
 }
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *shape, *busy, *format, *coll, *algo, *routing;
+  double coll_bytes;
+  long busy_random, mix, seed;
+  int twisted;
+  fs_tpu_params p;
+  fs_tpu_cost_params cp;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt tpu_opts[] = {
+    FS__OPT_STR("--shape", 0, AT(shape), "XxYxZ", "slice shape in chips, e.g. 8x8x16"),
+    FS__OPT_FLAG("--twisted", 0, AT(twisted), "twisted torus (k x k x 2k or k x 2k x 2k only)"),
+    FS__OPT_INT32("--cubes", 0, AT(p.cubes), "N", 1, 50000, "--cubes must be a positive integer",
+                  "cubes in the pod (default 64; at most ports/2)"),
+    FS__OPT_STR("--busy", 0, AT(busy), "LIST",
+                "comma-separated cube ids already taken (e.g. 0,5,9)"),
+    FS__OPT_LONG("--busy-random", 0, AT(busy_random), "K", 0, 50000,
+                 "--busy-random must be a non-negative integer",
+                 "K cubes taken, chosen with --seed"),
+    FS__OPT_LONG("--jobs-mix", 0, AT(mix), "N", 0, 1000000,
+                 "--jobs-mix must be an integer in [0, 1000000]",
+                 "also run N random slice requests (4x4x4 .. 8x8x16, one per step, random "
+                 "lifetimes, offered load 1) with and without OCS and print the admission "
+                 "rates"),
+    FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L,
+                 "--seed must be a non-negative integer",
+                 "seed of --busy-random and --jobs-mix (default 1)"),
+    FS__OPT_DOUBLE("--ici-gbps", 0, AT(p.ici_gbps), "G", 1e-3, 1e7,
+                   "--ici-gbps must be in (0, 1e7]", "ICI link rate per direction (default 400)"),
+    FS__OPT_FN("--reconfig-ms", 0, AT(p.reconfig_s), "T", parse_reconfig_ms,
+               "--reconfig-ms must be in [0, 1e9]", "OCS reconfiguration delay (default 10)"),
+    FS__OPT_DOUBLE("--chip-usd", 0, AT(cp.chip_usd), "X", 0, 1e12,
+                   "--chip-usd must be a number in [0, 1e12]",
+                   "cost estimate: a chip and all but the optical fabric, USD (the defaults "
+                   "of these six in docs/model-tpu.md)"),
+    FS__OPT_DOUBLE("--chip-watts", 0, AT(cp.chip_watts), "X", 0, 1e12,
+                   "--chip-watts must be a number in [0, 1e12]",
+                   "its power, W"),
+    FS__OPT_DOUBLE("--ocs-usd", 0, AT(cp.ocs_usd), "X", 0, 1e12,
+                   "--ocs-usd must be a number in [0, 1e12]",
+                   "price of an OCS, USD"),
+    FS__OPT_DOUBLE("--ocs-watts", 0, AT(cp.ocs_watts), "X", 0, 1e12,
+                   "--ocs-watts must be a number in [0, 1e12]",
+                   "its power, W"),
+    FS__OPT_DOUBLE("--xcvr-usd", 0, AT(cp.xcvr_usd), "X", 0, 1e12,
+                   "--xcvr-usd must be a number in [0, 1e12]",
+                   "price of a transceiver (an optical link end), USD"),
+    FS__OPT_DOUBLE("--xcvr-watts", 0, AT(cp.xcvr_watts), "X", 0, 1e12,
+                   "--xcvr-watts must be a number in [0, 1e12]",
+                   "its power, W"),
+    FS__OPT_STR("--coll", 0, AT(coll), "OP",
+                "also run collective OP (allreduce, alltoall, allgather, ...) over every chip "
+                "of the slice on the fluid engine"),
+    FS__OPT_DOUBLE("--bytes", 0, AT(coll_bytes), "B", 1, 1e15, "--bytes must be in [1, 1e15]",
+                   "its size (nccl-tests convention; default 1e9)"),
+    FS__OPT_STR("--algo", 0, AT(algo), "A",
+                "its algorithm (default ring for reductions and gathers, direct for "
+                "all-to-all); routing: dimension order on a torus, ECMP on a twisted one"),
+    FS__OPT_STR("--routing", 0, AT(routing), "M",
+                "override: ecmp, spray, shortest (or dor, plain only)"),
+    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_END};
+
+static const fs__cmd tpu_cmd = {
+    "ocs tpu", "--shape XxYxZ [options]",
+    "Places a slice of XxYxZ TPU chips (multiples of 4: whole 4x4x4 cubes) in a TPU v4 style "
+    "pod, configures the 48 OCSes to make it a 3-D torus (or twisted torus), checks the graph "
+    "against the torus closed forms and prints the optical share of the pod's cost and power "
+    "(docs/model-tpu.md).",
+    NULL, tpu_opts, NULL, NULL, 0, 0, 0, 0};
+#undef AT
 
 typedef struct result {
   int32_t grid[3];
@@ -288,71 +338,19 @@ bad:;
 
 int fs__cli_ocs_tpu(int argc, char **argv) {
   const char *C = "ocs tpu";
-  const char *shape_s = NULL, *busy = NULL, *format = "table", *coll = NULL, *algo = NULL;
-  const char *routing = NULL;
+  cmdline o = {.format = "table", .coll_bytes = 1e9, .busy_random = -1, .mix = -1, .seed = 1};
+  fs_tpu_defaults(&o.p);
+  fs_tpu_cost_defaults(&o.cp);
+  int go = fs__opts_parse(&tpu_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char *shape_s = o.shape, *busy = o.busy, *format = o.format, *coll = o.coll;
+  const char *algo = o.algo, *routing = o.routing;
   fs_route_mode want_mode = FS_ROUTE_EXPLICIT; /* none given */
-  double coll_bytes = 1e9;
-  long busy_random = -1, mix = -1, seed = 1;
-  int twisted = 0;
-  fs_tpu_params p;
-  fs_tpu_defaults(&p);
-  fs_tpu_cost_params cp;
-  fs_tpu_cost_defaults(&cp);
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (strcmp(a, "--twisted") == 0) {
-      twisted = 1;
-      continue;
-    }
-    if (i + 1 >= argc) return fs__cli_usage(C, "unknown option or missing value: '%s'", a);
-    const char *v = argv[++i];
-    long l;
-    double *dst = NULL;
-    if (strcmp(a, "--shape") == 0) shape_s = v;
-    else if (strcmp(a, "--coll") == 0) coll = v;
-    else if (strcmp(a, "--algo") == 0) algo = v;
-    else if (strcmp(a, "--routing") == 0) routing = v;
-    else if (strcmp(a, "--bytes") == 0) {
-      if (fs__cli_parse_double(v, 1, 1e15, &coll_bytes))
-        return fs__cli_usage(C, "--bytes must be in [1, 1e15], got '%s'", v);
-    }
-    else if (strcmp(a, "--busy") == 0) busy = v;
-    else if (strcmp(a, "--format") == 0) format = v;
-    else if (strcmp(a, "--cubes") == 0) {
-      if (fs__cli_parse_long(v, 1, 50000, &l))
-        return fs__cli_usage(C, "--cubes must be a positive integer, got '%s'", v);
-      p.cubes = (int32_t)l;
-    } else if (strcmp(a, "--busy-random") == 0) {
-      if (fs__cli_parse_long(v, 0, 50000, &busy_random))
-        return fs__cli_usage(C, "--busy-random must be a non-negative integer, got '%s'", v);
-    } else if (strcmp(a, "--jobs-mix") == 0) {
-      if (fs__cli_parse_long(v, 0, 1000000, &mix))
-        return fs__cli_usage(C, "--jobs-mix must be an integer in [0, 1000000], got '%s'", v);
-    } else if (strcmp(a, "--seed") == 0) {
-      if (fs__cli_parse_long(v, 0, 2147483647L, &seed))
-        return fs__cli_usage(C, "--seed must be a non-negative integer, got '%s'", v);
-    } else if (strcmp(a, "--ici-gbps") == 0) {
-      if (fs__cli_parse_double(v, 1e-3, 1e7, &p.ici_gbps))
-        return fs__cli_usage(C, "--ici-gbps must be in (0, 1e7], got '%s'", v);
-    } else if (strcmp(a, "--reconfig-ms") == 0) {
-      double ms;
-      if (fs__cli_parse_double(v, 0, 1e9, &ms))
-        return fs__cli_usage(C, "--reconfig-ms must be in [0, 1e9], got '%s'", v);
-      p.reconfig_s = ms * 1e-3;
-    } else if (strcmp(a, "--chip-usd") == 0) dst = &cp.chip_usd;
-    else if (strcmp(a, "--chip-watts") == 0) dst = &cp.chip_watts;
-    else if (strcmp(a, "--ocs-usd") == 0) dst = &cp.ocs_usd;
-    else if (strcmp(a, "--ocs-watts") == 0) dst = &cp.ocs_watts;
-    else if (strcmp(a, "--xcvr-usd") == 0) dst = &cp.xcvr_usd;
-    else if (strcmp(a, "--xcvr-watts") == 0) dst = &cp.xcvr_watts;
-    else return fs__cli_usage(C, "unknown option '%s'", a);
-    if (dst && fs__cli_parse_double(v, 0, 1e12, dst))
-      return fs__cli_usage(C, "%s must be a number in [0, 1e12], got '%s'", a, v);
-  }
+  double coll_bytes = o.coll_bytes;
+  long busy_random = o.busy_random, mix = o.mix, seed = o.seed;
+  int twisted = o.twisted;
+  fs_tpu_params p = o.p;
+  fs_tpu_cost_params cp = o.cp;
   if (!shape_s) return fs__cli_usage(C, "--shape is required (e.g. --shape 8x8x16)");
   fs_coll_params coll_prm;
   fs_coll_params_init(&coll_prm);

@@ -10,40 +10,78 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/html.h"
 #include "fabricsim/routeopt.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim route --jobs JOBS.json --topo SPEC [options]\n"
-          "\n"
-          "Routes the jobs' collective traffic with each optimiser and prints the\n"
-          "metric of docs/model-route.md side by side: the two-level max-min objective\n"
-          "(min job and flow throughput, 1 = as on a non-blocking fabric), efficiency,\n"
-          "Jain's fairness, max link load and utilisation, slowdowns and each job's\n"
-          "collective time.\n"
-          "\n"
-          "  --jobs FILE        jobs file (docs/model-route.md)\n"
-          "  --topo SPEC        topology (e.g. leafspine:leaves=8,...) or JSON file\n"
-          "  --optimizer LIST   comma-separated: exact greedy edgecolor ecmp spray\n"
-          "                     random, or all (default all; exact is skipped with a\n"
-          "                     note when the instance is too large; all has edgecolor\n"
-          "                     only on a 2-tier Clos, the only fabric it applies to)\n"
-          "  --paths P          candidate paths: ecmp (all equal-cost shortest paths,\n"
-          "                     default) or kshortest (the K shortest loop-free paths,\n"
-          "                     at least the equal-cost ones; for torus, ring,\n"
-          "                     dragonfly, full mesh)\n"
-          "  --k K              kshortest: K in [1, 64] (default 4)\n"
-          "  --seeds N          ECMP seeds to sample: worst, median, best (default 20)\n"
-          "  --seed S           first ECMP seed and the random routing's seed (default 1)\n"
-          "  --time-limit S     exact: seconds before giving up (default 60)\n"
-          "  --exact-max-vars N exact: most binary variables to attempt (default 20000)\n"
-          "  --timing           also print each optimiser's wall time (the only\n"
-          "                     output that varies between identical runs)\n"
-          "  --format F         table (default) or json\n"
-          "  --report FILE.html also write a self-contained HTML report: the metrics\n"
-          "                     of each routing as bars\n");
+static int parse_paths(const char *v, void *field) {
+  return fs_routeopt_paths_parse(v, (fs_routeopt_paths *)field) ? -1 : 0;
 }
+
+/* Seconds in (0, 1e6]. */
+static int parse_time_limit(const char *v, void *field) {
+  char *end;
+  errno = 0;
+  double tl = strtod(v, &end);
+  if (!*v || *end || errno || !(tl > 0) || tl > 1e6) return -1;
+  *(double *)field = tl;
+  return 0;
+}
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *jobs, *spec, *opt, *format, *report;
+  long seeds, seed, max_vars, kpaths; /* kpaths -1: not given */
+  double tl;
+  int timing;
+  fs_routeopt_paths paths;
+} cmdline;
+
+_Static_assert(FS_ROUTEOPT_MAX_K == 64, "the message of --k below says 64");
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt route_opts[] = {
+    FS__OPT_STR("--jobs", 0, AT(jobs), "FILE", "jobs file (docs/model-route.md)"),
+    FS__OPT_STR("--topo", 0, AT(spec), "SPEC",
+                "topology (e.g. leafspine:leaves=8,...) or JSON file"),
+    FS__OPT_STR("--optimizer", 0, AT(opt), "LIST",
+                "comma-separated: exact greedy edgecolor ecmp spray random, or all (default "
+                "all; exact is skipped with a note when the instance is too large; all has "
+                "edgecolor only on a 2-tier Clos, the only fabric it applies to)"),
+    FS__OPT_FN("--paths", 0, AT(paths), "P", parse_paths, "--paths must be ecmp or kshortest",
+               "candidate paths: ecmp (all equal-cost shortest paths, default) or kshortest "
+               "(the K shortest loop-free paths, at least the equal-cost ones; for torus, "
+               "ring, dragonfly, full mesh)"),
+    FS__OPT_LONG("--k", 0, AT(kpaths), "K", 1, FS_ROUTEOPT_MAX_K,
+                 "--k must be an integer in [1, 64]", "kshortest: K in [1, 64] (default 4)"),
+    FS__OPT_LONG("--seeds", 0, AT(seeds), "N", 1, 100000,
+                 "--seeds must be an integer in [1, 100000]",
+                 "ECMP seeds to sample: worst, median, best (default 20)"),
+    FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L,
+                 "--seed must be a non-negative integer",
+                 "first ECMP seed and the random routing's seed (default 1)"),
+    FS__OPT_FN("--time-limit", 0, AT(tl), "S", parse_time_limit,
+               "--time-limit must be seconds in (0, 1e6]",
+               "exact: seconds before giving up (default 60)"),
+    FS__OPT_LONG("--exact-max-vars", 0, AT(max_vars), "N", 1, 100000000L,
+                 "--exact-max-vars must be an integer in [1, 1e8]",
+                 "exact: most binary variables to attempt (default 20000)"),
+    FS__OPT_FLAG("--timing", 0, AT(timing),
+                 "also print each optimiser's wall time (the only output that varies between "
+                 "identical runs)"),
+    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report: the metrics of each routing as "
+                "bars"),
+    FS__OPT_END};
+
+static const fs__cmd route_cmd = {
+    "route", "--jobs JOBS.json --topo SPEC [options]",
+    "Routes the jobs' collective traffic with each optimiser and prints the metric of "
+    "docs/model-route.md side by side: the two-level max-min objective (min job and flow "
+    "throughput, 1 = as on a non-blocking fabric), efficiency, Jain's fairness, max link "
+    "load and utilisation, slowdowns and each job's collective time.",
+    NULL, route_opts, NULL, NULL, 0, 0, 0, 0};
+#undef AT
 
 /* One column of the output. */
 typedef struct column {
@@ -258,58 +296,44 @@ static int write_route_report(fs_output *o, const fs_routeopt_traffic *tr, const
   return fs__cli_output_write(o, route_report_fn, &r);
 }
 
-int fs__cli_route(int argc, char **argv) {
-  const char *jobs = NULL, *spec = NULL, *opt = "all", *format = "table", *report = NULL;
-  long seeds = 20, seed = 1, max_vars = FS_ROUTEOPT_EXACT_MAX_VARS, kpaths = 4;
-  double tl = 60;
-  int timing = 0, k_given = 0;
-  fs_routeopt_problem_opts po = {FS_ROUTEOPT_PATHS_ECMP, 0};
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (strcmp(a, "--timing") == 0) {
-      timing = 1;
-      continue;
-    }
-    if (i + 1 >= argc) return fs__cli_usage("route", "unknown option or missing value: '%s'", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--jobs") == 0) jobs = v;
-    else if (strcmp(a, "--topo") == 0) spec = v;
-    else if (strcmp(a, "--optimizer") == 0) opt = v;
-    else if (strcmp(a, "--format") == 0) format = v;
-    else if (strcmp(a, "--report") == 0) report = v;
-    else if (strcmp(a, "--paths") == 0) {
-      if (fs_routeopt_paths_parse(v, &po.paths))
-        return fs__cli_usage("route", "--paths must be ecmp or kshortest, got '%s'", v);
-    } else if (strcmp(a, "--k") == 0) {
-      k_given = 1;
-      if (fs__cli_parse_long(v, 1, FS_ROUTEOPT_MAX_K, &kpaths))
-        return fs__cli_usage("route", "--k must be an integer in [1, %d], got '%s'",
-                             FS_ROUTEOPT_MAX_K, v);
-    }
-    else if (strcmp(a, "--seeds") == 0) {
-      if (fs__cli_parse_long(v, 1, 100000, &seeds))
-        return fs__cli_usage("route", "--seeds must be an integer in [1, 100000], got '%s'", v);
-    } else if (strcmp(a, "--seed") == 0) {
-      if (fs__cli_parse_long(v, 0, 2147483647L, &seed))
-        return fs__cli_usage("route", "--seed must be a non-negative integer, got '%s'", v);
-    } else if (strcmp(a, "--exact-max-vars") == 0) {
-      if (fs__cli_parse_long(v, 1, 100000000L, &max_vars))
-        return fs__cli_usage("route", "--exact-max-vars must be an integer in [1, 1e8], got '%s'",
-                             v);
-    } else if (strcmp(a, "--time-limit") == 0) {
-      char *end;
-      errno = 0;
-      tl = strtod(v, &end);
-      if (!*v || *end || errno || !(tl > 0) || tl > 1e6)
-        return fs__cli_usage("route", "--time-limit must be seconds in (0, 1e6], got '%s'", v);
+/* --optimizer LIST into want[kind] (all: every kind, *all set): -1, or 2
+ * after a usage error. */
+static int parse_optimizers(const char *opt, int *want, int *all) {
+  char buf[256];
+  if (strlen(opt) >= sizeof(buf)) return fs__cli_usage("route", "--optimizer list too long");
+  snprintf(buf, sizeof(buf), "%s", opt);
+  for (char *tok = buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    fs_routeopt_kind k;
+    if (strcmp(tok, "all") == 0) {
+      for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) want[x] = 1;
+      *all = 1;
+    } else if (fs_routeopt_kind_parse(tok, &k) == 0) {
+      want[k] = 1;
     } else {
-      return fs__cli_usage("route", "unknown option '%s'", a);
+      return fs__cli_usage("route",
+                           "--optimizer: unknown '%s' (expected exact, greedy, edgecolor, ecmp, "
+                           "spray, random or all)",
+                           tok);
     }
   }
+  return -1;
+}
+
+int fs__cli_route(int argc, char **argv) {
+  cmdline o = {.opt = "all", .format = "table", .seeds = 20, .seed = 1,
+               .max_vars = FS_ROUTEOPT_EXACT_MAX_VARS, .kpaths = -1, .tl = 60,
+               .paths = FS_ROUTEOPT_PATHS_ECMP};
+  int go = fs__opts_parse(&route_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char *jobs = o.jobs, *spec = o.spec, *opt = o.opt, *format = o.format;
+  const char *report = o.report;
+  long seeds = o.seeds, seed = o.seed, max_vars = o.max_vars;
+  long kpaths = o.kpaths >= 0 ? o.kpaths : 4;
+  double tl = o.tl;
+  int timing = o.timing, k_given = o.kpaths >= 0;
+  fs_routeopt_problem_opts po = {o.paths, 0};
   if (!jobs) return fs__cli_usage("route", "--jobs is required");
   if (k_given && po.paths != FS_ROUTEOPT_PATHS_KSHORTEST)
     return fs__cli_usage("route", "--k applies to --paths kshortest only");
@@ -319,27 +343,7 @@ int fs__cli_route(int argc, char **argv) {
   if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
   int want[FS_ROUTEOPT_N_KINDS] = {0};
   int n_want = 0, all = 0;
-  {
-    char buf[256];
-    if (strlen(opt) >= sizeof(buf)) return fs__cli_usage("route", "--optimizer list too long");
-    snprintf(buf, sizeof(buf), "%s", opt);
-    for (char *tok = buf, *next; tok; tok = next) {
-      next = strchr(tok, ',');
-      if (next) *next++ = '\0';
-      fs_routeopt_kind k;
-      if (strcmp(tok, "all") == 0) {
-        for (int x = 0; x < FS_ROUTEOPT_N_KINDS; x++) want[x] = 1;
-        all = 1;
-      } else if (fs_routeopt_kind_parse(tok, &k) == 0) {
-        want[k] = 1;
-      } else {
-        return fs__cli_usage("route",
-                             "--optimizer: unknown '%s' (expected exact, greedy, edgecolor, ecmp, "
-                             "spray, random or all)",
-                             tok);
-      }
-    }
-  }
+  if ((go = parse_optimizers(opt, want, &all)) >= 0) return go;
   fs_output *report_out = NULL;
   if (report && fs__cli_output_open(report, &report_out)) return 2;
   fs_err err = {0, ""};

@@ -12,57 +12,64 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/ns3.h"
 #include "fabricsim/packet.h"
 #include "fabricsim/html.h"
 #include "fabricsim/report.h"
 #include "fabricsim/scenario.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim sim SCENARIO.json [options]\n"
-          "\n"
-          "Simulates the flows and tasks of a scenario on its topology with the\n"
-          "fluid max-min engine and writes the results (docs/formats.md).\n"
-          "\n"
-          "options:\n"
-          "  --out FILE          write results to FILE instead of stdout\n"
-          "  --format json|csv   JSON (default) or one CSV row per flow\n"
-          "  --trace FILE        also write a Perfetto / Chrome trace (ui.perfetto.dev)\n"
-          "  --report FILE.html  also write a self-contained HTML report (plots)\n"
-          "  --summary           print a human summary on stdout (with --out, the\n"
-          "                      results still go to FILE)\n"
-          "  --routing MODE      override the scenario: shortest|ecmp|spray|explicit,\n"
-          "                      dor (torus, ring), minimal|valiant (dragonfly),\n"
-          "                      railonly (rail-only), or optimized (periodic\n"
-          "                      re-optimisation on the file's base routing, or ecmp;\n"
-          "                      its interval etc. from the file or 1 ms, greedy).\n"
-          "                      Another mode turns re-optimisation off; the\n"
-          "                      scenario's failures always apply\n"
-          "  --seed N            override the ECMP hash seed\n"
-          "  --transport KIND    fluid (ideal max-min, the default), tcp (headers,\n"
-          "                      store-and-forward, handshake, slow start, FIFO of\n"
-          "                      small messages, DCTCP's use of shared links) or\n"
-          "                      rdma (RoCEv2); overrides the file's \"transport\"\n"
-          "  --connections new|persistent  tcp: open each flow's connection (the\n"
-          "                      default) or reuse warm ones\n"
-          "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control (queues,\n"
-          "                      ECN marks, cuts, slow recovery; 2-3x the\n"
-          "                      cost); tcp: DCTCP's windows over the same queues\n"
-          "                      (new connections: after the handshake and slow\n"
-          "                      start); or max-min at once\n"
-          "                      (ideal, the default)\n"
-          FS__CLI_PACKET_BYTES_HELP
-          "  --backend fluid|ns3|packet  fluid (default): the max-min engine; ns3:\n"
-          "                      the same routes run packet by packet in ns-3 (DCTCP;\n"
-          "                      RoCEv2 with DCQCN under rdma; build it with 'make\n"
-          "                      ns3'; FABRICSIM_NS3 names the program); packet: the\n"
-          "                      ns-3 backend's set-up in fabricsim's own packet-level\n"
-          "                      engine (tcp: DCTCP; rdma: RoCEv2 under DCQCN;\n"
-          "                      seconds where ns-3 takes minutes);\n"
-          "                      both single-path routing only, no control or failures\n"
-          "  --help              this text\n");
-}
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *in, *out, *format, *routing, *seed, *transport, *connections, *rate_control;
+  const char *pkt, *trace, *backend, *report;
+  int summary, n_in;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt sim_opts[] = {
+    FS__OPT_STR("--out", 'o', AT(out), "FILE", "write results to FILE instead of stdout"),
+    FS__OPT_STR("--format", 0, AT(format), "json|csv", "JSON (default) or one CSV row per flow"),
+    FS__OPT_STR("--trace", 0, AT(trace), "FILE",
+                "also write a Perfetto / Chrome trace (ui.perfetto.dev)"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report (plots)"),
+    FS__OPT_FLAG("--summary", 0, AT(summary),
+                 "print a human summary on stdout (with --out, the results still go to FILE)"),
+    FS__OPT_STR("--routing", 0, AT(routing), "MODE",
+                "override the scenario: shortest|ecmp|spray|explicit, dor (torus, ring), "
+                "minimal|valiant (dragonfly), railonly (rail-only), or optimized (periodic "
+                "re-optimisation on the file's base routing, or ecmp; its interval etc. from "
+                "the file or 1 ms, greedy). Another mode turns re-optimisation off; the "
+                "scenario's failures always apply"),
+    FS__OPT_STR("--seed", 0, AT(seed), "N", "override the ECMP hash seed"),
+    FS__OPT_STR("--transport", 0, AT(transport), "KIND",
+                "fluid (ideal max-min, the default), tcp (headers, store-and-forward, "
+                "handshake, slow start, FIFO of small messages, DCTCP's use of shared links) "
+                "or rdma (RoCEv2); overrides the file's \"transport\""),
+    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
+                "tcp: open each flow's connection (the default) or reuse warm ones"),
+    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
+                "rdma: DCQCN's rate control (queues, ECN marks, cuts, slow recovery; 2-3x "
+                "the cost); tcp: DCTCP's windows over the same queues (new connections: "
+                "after the handshake and slow start); or max-min at once (ideal, the "
+                "default)"),
+    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N", FS__CLI_PACKET_BYTES_HELP),
+    FS__OPT_STR("--backend", 0, AT(backend), "fluid|ns3|packet",
+                "fluid (default): the max-min engine; ns3: the same routes run packet by "
+                "packet in ns-3 (DCTCP; RoCEv2 with DCQCN under rdma; build it with 'make "
+                "ns3'; FABRICSIM_NS3 names the program); packet: the ns-3 backend's set-up "
+                "in fabricsim's own packet-level engine (tcp: DCTCP; rdma: RoCEv2 under "
+                "DCQCN; seconds where ns-3 takes minutes); both single-path routing only, no "
+                "control or failures"),
+    FS__OPT_END};
+
+static const fs__cmd sim_cmd = {
+    "sim", "SCENARIO.json [options]",
+    "Simulates the flows and tasks of a scenario on its topology with the fluid max-min "
+    "engine and writes the results (docs/formats.md).",
+    NULL, sim_opts, "SCENARIO.json", "scenario file", 1, 1, AT(in), AT(n_in)};
+#undef AT
 
 /* The ns-3 backend's program: $FABRICSIM_NS3, else fabricsim-ns3 next to
  * this executable (build/ after `make ns3`). */
@@ -110,60 +117,12 @@ static int write_results(const fs_scenario *sc, fs_output *o, int kind) {
 static int sim_report(FILE *f, void *ctx) { return fs_html_sim_report(f, ctx); }
 
 int fs__cli_sim(int argc, char **argv) {
-  const char *in = NULL, *out = NULL, *format = "json", *routing = NULL, *seed = NULL;
-  const char *transport = NULL, *connections = NULL, *rate_control = NULL, *pkt = NULL;
-  const char *trace = NULL, *backend = "fluid", *report = NULL;
-  int summary = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int has_val = i + 1 < argc;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    } else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "%s needs a file name", a);
-      out = argv[++i];
-    } else if (strcmp(a, "--trace") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--trace needs a file name");
-      trace = argv[++i];
-    } else if (strcmp(a, "--report") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--report needs a file name");
-      report = argv[++i];
-    } else if (strcmp(a, "--format") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--format needs json or csv");
-      format = argv[++i];
-    } else if (strcmp(a, "--routing") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--routing needs a mode");
-      routing = argv[++i];
-    } else if (strcmp(a, "--transport") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--transport needs fluid, tcp or rdma");
-      transport = argv[++i];
-    } else if (strcmp(a, "--connections") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--connections needs new or persistent");
-      connections = argv[++i];
-    } else if (strcmp(a, "--rate-control") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--rate-control needs dcqcn, dctcp or ideal");
-      rate_control = argv[++i];
-    } else if (strcmp(a, "--packet-bytes") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--packet-bytes needs a size");
-      pkt = argv[++i];
-    } else if (strcmp(a, "--seed") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--seed needs a number");
-      seed = argv[++i];
-    } else if (strcmp(a, "--backend") == 0) {
-      if (!has_val) return fs__cli_usage("sim", "--backend needs fluid, ns3 or packet");
-      backend = argv[++i];
-    } else if (strcmp(a, "--summary") == 0) {
-      summary = 1;
-    } else if (a[0] == '-' && a[1]) {
-      return fs__cli_usage("sim", "unknown option '%s'", a);
-    } else if (in) {
-      return fs__cli_usage("sim", "one scenario file expected, got '%s' and '%s'", in, a);
-    } else {
-      in = a;
-    }
-  }
-  if (!in) return fs__cli_usage("sim", "missing SCENARIO.json");
+  cmdline o = {.format = "json", .backend = "fluid"};
+  int st = fs__opts_parse(&sim_cmd, &o, argc, argv);
+  if (st >= 0) return st;
+  const char *in = o.in, *out = o.out, *format = o.format, *routing = o.routing, *seed = o.seed;
+  const char *trace = o.trace, *backend = o.backend, *report = o.report;
+  int summary = o.summary;
   if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
     return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
   if (strcmp(backend, "fluid") != 0 && strcmp(backend, "ns3") != 0 &&
@@ -194,7 +153,7 @@ int fs__cli_sim(int argc, char **argv) {
     return fs__cli_usage("sim", "--routing %s: %s", routing, err.msg);
   }
   if (seed) sc->seed = seed_v;
-  if ((rc = fs__cli_transport("sim", transport, connections, rate_control, pkt, 0,
+  if ((rc = fs__cli_transport("sim", o.transport, o.connections, o.rate_control, o.pkt, 0,
                               &sc->transport))) {
     fs_scenario_free(sc);
     return rc;

@@ -20,24 +20,35 @@
 #endif
 
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/sweep.h"
 
 _Static_assert(sizeof(fs_sweep_result) <= PIPE_BUF, "a result must fit one atomic pipe write");
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim sweep SWEEP.json --db FILE.sqlite [-j N] [--csv FILE]\n"
-          "\n"
-          "Runs every point of a parameter sweep (docs/formats.md, \"Sweeps\") and\n"
-          "records the results in SQLite (table points: one column per axis, status,\n"
-          "error, the figures). A re-run resumes: points done or failed are skipped.\n"
-          "\n"
-          "  --db FILE    the results database (created if missing)\n"
-          "  -j N         points in parallel, in N worker processes (default 1)\n"
-          "  --csv FILE   also write the table as CSV ('-': stdout)\n"
-          "Under MPI (make MPI=1; mpirun -n N fabricsim sweep ...) rank 0 hands out\n"
-          "the points and writes; ranks 1..N-1 run them.\n");
-}
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *in, *db, *csv;
+  long jobs;
+  int n_in;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt sweep_opts[] = {
+    FS__OPT_STR("--db", 0, AT(db), "FILE", "the results database (created if missing)"),
+    FS__OPT_LONG(NULL, 'j', AT(jobs), "N", 1, 64, "-j must be in [1, 64]",
+                 "points in parallel, in N worker processes (default 1)"),
+    FS__OPT_STR("--csv", 0, AT(csv), "FILE", "also write the table as CSV ('-': stdout)"),
+    FS__OPT_END};
+
+static const fs__cmd sweep_cmd = {
+    "sweep", "SWEEP.json --db FILE.sqlite [-j N] [--csv FILE]",
+    "Runs every point of a parameter sweep (docs/formats.md, \"Sweeps\") and records the "
+    "results in SQLite (table points: one column per axis, status, error, the figures). A "
+    "re-run resumes: points done or failed are skipped.",
+    "Under MPI (make MPI=1; mpirun -n N fabricsim sweep ...) rank 0 hands out\n"
+    "the points and writes; ranks 1..N-1 run them.\n",
+    sweep_opts, "SWEEP.json", "sweep file", 1, 1, AT(in), AT(n_in)};
+#undef AT
 
 typedef struct tally {
   int32_t done, failed, total;
@@ -216,30 +227,11 @@ static int mpi_coordinator(fs_sweep_db *db, const int32_t *todo, int32_t n, int 
 #endif
 
 int fs__cli_sweep(int argc, char **argv) {
-  const char *in = NULL, *dbfile = NULL, *csv = NULL;
-  long jobs = 1;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (strcmp(a, "--db") == 0 && i + 1 < argc) {
-      dbfile = argv[++i];
-    } else if (strcmp(a, "--csv") == 0 && i + 1 < argc) {
-      csv = argv[++i];
-    } else if (strcmp(a, "-j") == 0 && i + 1 < argc) {
-      if (fs__cli_parse_long(argv[++i], 1, 64, &jobs))
-        return fs__cli_usage("sweep", "-j must be in [1, 64], got '%s'", argv[i]);
-    } else if (a[0] == '-') {
-      return fs__cli_usage("sweep", "unknown option or missing value '%s'", a);
-    } else if (in) {
-      return fs__cli_usage("sweep", "one sweep file, got '%s' and '%s'", in, a);
-    } else {
-      in = a;
-    }
-  }
-  if (!in) return fs__cli_usage("sweep", "missing SWEEP.json");
+  cmdline o = {.jobs = 1};
+  int go = fs__opts_parse(&sweep_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char *in = o.in, *dbfile = o.db, *csv = o.csv;
+  long jobs = o.jobs;
   if (!dbfile) return fs__cli_usage("sweep", "--db FILE.sqlite is required");
   int rank = 0, size = 1;
 #ifdef FS_MPI

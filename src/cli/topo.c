@@ -8,39 +8,46 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/topo.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim topo SPEC [--format text|json] [--export dot|graphml|json]\n"
-          "                            [--out FILE]\n"
-          "\n"
-          "Describes a topology: node and link counts, switch radix, link speeds,\n"
-          "host-to-host diameter and mean hop count, and the bisection bandwidth\n"
-          "between hosts [0, n/2) and [n/2, n) in the documented host order.\n"
-          "\n"
-          "SPEC is a JSON file or an inline form, e.g.\n"
-          "  fattree:k=8,gbps=100\n"
-          "  leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400\n"
-          "  clos:pods=8,edges_per_pod=4,hosts_per_edge=16,edge_oversubscription=2\n"
-          "  clos:tiers=2,edges_per_pod=8,hosts_per_edge=32,edge_uplinks=8,edge_gbps=400\n"
-          "  star:hosts=16,gbps=100\n"
-          "  railopt:servers=64,gpus_per_node=8,servers_per_su=32\n"
-          "  railonly:servers=32,gpus_per_node=8\n"
-          "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
-          "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
-          "  file:path=graph.json (a node/link list, as --export json writes)\n"
-          "\n"
-          "The report adds a cost and power estimate of the scale-out network from\n"
-          "the per-part table of docs/model.md (override it under \"cost\").\n"
-          "\n"
-          "options:\n"
-          "  --format text|json  output format (default text)\n"
-          "  --export FMT        write the graph instead (dot, graphml, or json: a\n"
-          "                      \"file\" topology that rebuilds the same graph)\n"
-          "  --out FILE          write the export to FILE instead of stdout\n"
-          "  --help              this message\n");
-}
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *spec, *format, *export, *out;
+  int n_spec;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt topo_opts[] = {
+    FS__OPT_STR("--format", 0, AT(format), "text|json",
+                "output format (default text)"),
+    FS__OPT_STR("--export", 0, AT(export), "FMT",
+                "write the graph instead (dot, graphml, or json: a \"file\" topology that "
+                "rebuilds the same graph)"),
+    FS__OPT_STR("--out", 0, AT(out), "FILE",
+                "write the export to FILE instead of stdout"),
+    FS__OPT_END};
+
+static const fs__cmd topo_cmd = {
+    "topo", "SPEC [options]",
+    "Describes a topology: node and link counts, switch radix, link speeds, host-to-host "
+    "diameter and mean hop count, and the bisection bandwidth between hosts [0, n/2) and "
+    "[n/2, n) in the documented host order.\n\n"
+    "The report adds a cost and power estimate of the scale-out network from the per-part "
+    "table of docs/model.md (override it under \"cost\").",
+    "SPEC is a JSON file or an inline form, e.g.\n"
+    "  fattree:k=8,gbps=100\n"
+    "  leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400\n"
+    "  clos:pods=8,edges_per_pod=4,hosts_per_edge=16,edge_oversubscription=2\n"
+    "  clos:tiers=2,edges_per_pod=8,hosts_per_edge=32,edge_uplinks=8,edge_gbps=400\n"
+    "  star:hosts=16,gbps=100\n"
+    "  railopt:servers=64,gpus_per_node=8,servers_per_su=32\n"
+    "  railonly:servers=32,gpus_per_node=8\n"
+    "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
+    "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
+    "  file:path=graph.json (a node/link list, as --export json writes)\n",
+    topo_opts, "SPEC", "SPEC", 1, 1, AT(spec), AT(n_spec)};
+#undef AT
 
 /* What the report shows beyond fs_topo_stats; derived from the links. */
 typedef struct extra {
@@ -255,38 +262,12 @@ static void print_json(const fs_topo *t, const fs_topo_stats *s, const extra *e,
 }
 
 int fs__cli_topo(int argc, char **argv) {
-  const char *spec = NULL, *format = "text", *export = NULL, *outfile = NULL;
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
-    if (strcmp(arg, "--format") == 0) {
-      if (i + 1 >= argc) return fs__cli_usage("topo", "--format needs a value (text or json)");
-      format = argv[++i];
-    } else if (strncmp(arg, "--format=", 9) == 0) {
-      format = arg + 9;
-    } else if (strcmp(arg, "--export") == 0) {
-      if (i + 1 >= argc)
-        return fs__cli_usage("topo", "--export needs a value (dot, graphml or json)");
-      export = argv[++i];
-    } else if (strncmp(arg, "--export=", 9) == 0) {
-      export = arg + 9;
-    } else if (strcmp(arg, "--out") == 0) {
-      if (i + 1 >= argc) return fs__cli_usage("topo", "--out needs a file name");
-      outfile = argv[++i];
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return fs__cli_usage("topo", "unknown option '%s'", arg);
-    } else if (spec) {
-      return fs__cli_usage("topo", "one SPEC expected, got '%s' and '%s'", spec, arg);
-    } else {
-      spec = arg;
-    }
-  }
+  cmdline o = {NULL, "text", NULL, NULL, 0};
+  int go = fs__opts_parse(&topo_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char *spec = o.spec, *format = o.format, *export = o.export, *outfile = o.out;
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("topo", "--format must be text or json, got '%s'", format);
-  if (!spec) return fs__cli_usage("topo", "missing SPEC");
   if (export && strcmp(export, "dot") != 0 && strcmp(export, "graphml") != 0 &&
       strcmp(export, "json") != 0)
     return fs__cli_usage("topo", "--export must be dot, graphml or json, got '%s'", export);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/chakra.h"
 #include "fabricsim/html.h"
 #include "fabricsim/report.h"
@@ -16,47 +17,78 @@
 
 #define MAX_JOBS 64
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim train JOB.json [JOB2.json ...] [options]\n"
-          "\n"
-          "Simulates one training iteration (docs/formats.md, docs/model-work.md)\n"
-          "and prints iteration time, tokens/s, TFLOP/s per GPU, MFU, where the\n"
-          "time goes and the collectives. Several job files share one cluster:\n"
-          "the first job's topology, routing and failures (the others must give\n"
-          "the same), jobs placed one after another in whole servers, their\n"
-          "traffic contending; each job gets its report.\n"
-          "\n"
-          "  --format text|json  the summary's format (default text)\n"
-          "  --trace FILE        Perfetto / Chrome trace of the iteration (one job)\n"
-          "  --report FILE.html  self-contained HTML report: timeline, time split,\n"
-          "                      link heatmaps, topology (one job; implies\n"
-          "                      --no-symmetry)\n"
-          "  --free-comm         what-if: every communication takes no time\n"
-          "  --comm all|isolated all (default): every kind of traffic (TP, SP, EP,\n"
-          "                      ZeRO-3, PP, DP) contends in one simulation;\n"
-          "                      isolated: TP, EP and ZeRO-3 timed alone, only PP and\n"
-          "                      DP contend (the report of 'all' also gives this)\n"
-          "  --no-compare        with --comm all, skip the isolated run it reports\n"
-          "  --no-symmetry       simulate every rail, even where the rail symmetry\n"
-          "                      shortcut is exact (a trace implies it)\n"
-          "  --transport KIND    fluid (default), tcp or rdma: packet effects in the\n"
-          "                      engine (fabricsim sim --help); overrides the file's\n"
-          "  --connections new|persistent  tcp: persistent (default: NCCL connects\n"
-          "                      once) or a new connection per message\n"
-          "  --rate-control dcqcn|dctcp|ideal  rdma: DCQCN's rate control, tcp:\n"
-          "                      DCTCP's, or max-min at once (ideal, the default;\n"
-          "                      fabricsim sim --help)\n"
-          FS__CLI_PACKET_BYTES_HELP
-          "  --export-chakra DIR write the iteration as MLCommons Chakra traces\n"
-          "                      DIR/trace.<rank>.et (every rank; TP as messages)\n"
-          "  --tune nccl|sim     how 'auto' algorithms are picked: NCCL's cost model\n"
-          "                      (default) or the fastest simulated alone\n"
-          "  --buckets N         data-parallel collectives per model chunk at most\n"
-          "                      (default 4)\n"
-          "  --iterations N      simulate N iterations back to back (default 1); the\n"
-          "                      report is the last one's, with the first and mean\n");
+/* fs_train_comm_parse and fs_coll_tune_policy_parse as FS__OPT_FN parsers. */
+static int parse_comm(const char *v, void *field) {
+  return fs_train_comm_parse(v, (fs_train_comm *)field) ? -1 : 0;
 }
+
+static int parse_tune(const char *v, void *field) {
+  return fs_coll_tune_policy_parse(v, (fs_coll_tune_policy *)field) ? -1 : 0;
+}
+
+/* What the command line gives; the initialiser holds the defaults. */
+typedef struct cmdline {
+  const char *in[MAX_JOBS], *format, *trace, *report;
+  const char *transport, *connections, *chakra_dir, *rate_control, *pkt;
+  int n_in;
+  fs_train_opts opts;
+} cmdline;
+
+#define AT(f) offsetof(cmdline, f)
+static const fs__opt train_opts[] = {
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "the summary's format (default text)"),
+    FS__OPT_STR("--trace", 0, AT(trace), "FILE",
+                "Perfetto / Chrome trace of the iteration (one job)"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "self-contained HTML report: timeline, time split, link heatmaps, topology "
+                "(one job; implies --no-symmetry)"),
+    FS__OPT_FLAG("--free-comm", 0, AT(opts.free_comm),
+                 "what-if: every communication takes no time"),
+    FS__OPT_FN("--comm", 0, AT(opts.comm), "all|isolated", parse_comm,
+               "--comm must be all or isolated",
+               "all (default): every kind of traffic (TP, SP, EP, ZeRO-3, PP, DP) contends in "
+               "one simulation; isolated: TP, EP and ZeRO-3 timed alone, only PP and DP "
+               "contend (the report of 'all' also gives this)"),
+    FS__OPT_FLAG("--no-compare", 0, AT(opts.no_compare),
+                 "with --comm all, skip the isolated run it reports"),
+    FS__OPT_FLAG("--no-symmetry", 0, AT(opts.no_symmetry),
+                 "simulate every rail, even where the rail symmetry shortcut is exact (a "
+                 "trace implies it)"),
+    FS__OPT_STR("--transport", 0, AT(transport), "KIND",
+                "fluid (default), tcp or rdma: packet effects in the engine (fabricsim sim "
+                "--help); overrides the file's"),
+    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
+                "tcp: persistent (default: NCCL connects once) or a new connection per "
+                "message"),
+    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
+                "rdma: DCQCN's rate control, tcp: DCTCP's, or max-min at once (ideal, the "
+                "default; fabricsim sim --help)"),
+    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N", FS__CLI_PACKET_BYTES_HELP),
+    FS__OPT_STR("--export-chakra", 0, AT(chakra_dir), "DIR",
+                "write the iteration as MLCommons Chakra traces DIR/trace.<rank>.et (every "
+                "rank; TP as messages)"),
+    FS__OPT_FN("--tune", 0, AT(opts.tune), "nccl|sim", parse_tune,
+               "--tune must be nccl or sim",
+               "how 'auto' algorithms are picked: NCCL's cost model (default) or the fastest "
+               "simulated alone"),
+    FS__OPT_INT32("--buckets", 0, AT(opts.max_buckets), "N", 1, 1024,
+                  "--buckets must be in [1, 1024]",
+                  "data-parallel collectives per model chunk at most (default 4)"),
+    FS__OPT_INT32("--iterations", 0, AT(opts.iterations), "N", 1, 1000,
+                  "--iterations must be in [1, 1000]",
+                  "simulate N iterations back to back (default 1); the report is the last "
+                  "one's, with the first and mean"),
+    FS__OPT_END};
+
+static const fs__cmd train_cmd = {
+    "train", "JOB.json [JOB2.json ...] [options]",
+    "Simulates one training iteration (docs/formats.md, docs/model-work.md) and prints "
+    "iteration time, tokens/s, TFLOP/s per GPU, MFU, where the time goes and the "
+    "collectives. Several job files share one cluster: the first job's topology, routing and "
+    "failures (the others must give the same), jobs placed one after another in whole "
+    "servers, their traffic contending; each job gets its report.",
+    NULL, train_opts, "JOB.json", "job file", 1, MAX_JOBS, AT(in), AT(n_in)};
+#undef AT
 
 typedef struct train_report_ctx {
   const fs_job *job;
@@ -94,63 +126,14 @@ static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, i
 }
 
 int fs__cli_train(int argc, char **argv) {
-  const char *in[MAX_JOBS], *format = "text", *trace = NULL, *report = NULL;
-  const char *transport = NULL, *connections = NULL, *chakra_dir = NULL;
-  const char *rate_control = NULL, *pkt = NULL;
-  int32_t n_in = 0;
-  fs_train_opts opts = {0};
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      help(stdout);
-      return 0;
-    } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-      format = argv[++i];
-    } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
-      trace = argv[++i];
-    } else if (strcmp(a, "--export-chakra") == 0 && i + 1 < argc) {
-      chakra_dir = argv[++i];
-    } else if (strcmp(a, "--report") == 0 && i + 1 < argc) {
-      report = argv[++i];
-    } else if (strcmp(a, "--free-comm") == 0) {
-      opts.free_comm = 1;
-    } else if (strcmp(a, "--comm") == 0 && i + 1 < argc) {
-      if (fs_train_comm_parse(argv[++i], &opts.comm))
-        return fs__cli_usage("train", "--comm must be all or isolated, got '%s'", argv[i]);
-    } else if (strcmp(a, "--no-compare") == 0) {
-      opts.no_compare = 1;
-    } else if (strcmp(a, "--no-symmetry") == 0) {
-      opts.no_symmetry = 1;
-    } else if (strcmp(a, "--transport") == 0 && i + 1 < argc) {
-      transport = argv[++i];
-    } else if (strcmp(a, "--connections") == 0 && i + 1 < argc) {
-      connections = argv[++i];
-    } else if (strcmp(a, "--rate-control") == 0 && i + 1 < argc) {
-      rate_control = argv[++i];
-    } else if (strcmp(a, "--packet-bytes") == 0 && i + 1 < argc) {
-      pkt = argv[++i];
-    } else if (strcmp(a, "--tune") == 0 && i + 1 < argc) {
-      if (fs_coll_tune_policy_parse(argv[++i], &opts.tune))
-        return fs__cli_usage("train", "--tune must be nccl or sim, got '%s'", argv[i]);
-    } else if (strcmp(a, "--buckets") == 0 && i + 1 < argc) {
-      long b;
-      if (fs__cli_parse_long(argv[++i], 1, 1024, &b))
-        return fs__cli_usage("train", "--buckets must be in [1, 1024], got '%s'", argv[i]);
-      opts.max_buckets = (int32_t)b;
-    } else if (strcmp(a, "--iterations") == 0 && i + 1 < argc) {
-      long n;
-      if (fs__cli_parse_long(argv[++i], 1, 1000, &n))
-        return fs__cli_usage("train", "--iterations must be in [1, 1000], got '%s'", argv[i]);
-      opts.iterations = (int32_t)n;
-    } else if (a[0] == '-' && a[1]) {
-      return fs__cli_usage("train", "unknown option or missing value '%s'", a);
-    } else if (n_in == MAX_JOBS) {
-      return fs__cli_usage("train", "at most %d job files, got more", MAX_JOBS);
-    } else {
-      in[n_in++] = a;
-    }
-  }
-  if (!n_in) return fs__cli_usage("train", "missing JOB.json");
+  cmdline o = {.format = "text"};
+  int go = fs__opts_parse(&train_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  const char **in = o.in, *format = o.format, *trace = o.trace, *report = o.report;
+  const char *transport = o.transport, *connections = o.connections, *chakra_dir = o.chakra_dir;
+  const char *rate_control = o.rate_control, *pkt = o.pkt;
+  int32_t n_in = o.n_in;
+  fs_train_opts opts = o.opts;
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("train", "--format must be text or json, got '%s'", format);
   if (trace && n_in > 1)

@@ -10,89 +10,85 @@
 
 #include "../base/base.h"
 #include "cli.h"
+#include "opts.h"
 #include "fabricsim/wan.h"
 
-static void help(FILE *f) {
-  fprintf(f,
-          "usage: fabricsim wan provision WAN.json [options]\n"
-          "       fabricsim wan train WAN.json [options]\n"
-          "\n"
-          "provision: routes and assigns spectrum to the file's demands (and the job's\n"
-          "ring demands) over the k shortest paths by km; prints every lightpath\n"
-          "(path, km, modulation, wavelength or slots, rate) and the blocking.\n"
-          "train: provisions the file's demands, then the job's, and simulates the\n"
-          "job's hierarchical all-reduce across sites (per phase, beside its\n"
-          "alpha-beta closed form); with --cut, restores the lightpaths crossing the\n"
-          "cut fibre and reports the slowdown.\n"
-          "\n"
-          "  --algo A        first-fit (default) or most-used\n"
-          "  --k K           candidate paths per demand (default 3)\n"
-          "  --cut A-B       fibre between sites A and B fails (provision: before\n"
-          "                  provisioning; train: restoration after it)\n"
-          "  --bytes B       train: all-reduce size (default the job's bytes)\n"
-          "  --random N      provision: N random demands instead of the file's\n"
-          "  --gbps G        provision: rate of each random demand (default 100)\n"
-          "  --seed S        provision: seed of the random demands (default 1)\n"
-          "  --format F      table (default) or json\n");
+static int parse_algo(const char *v, void *field) {
+  return fs_wan_algo_parse(v, (fs_wan_algo *)field) ? -1 : 0;
 }
 
+/* What the command line gives; the initialiser holds the defaults. */
 typedef struct opts {
-  const char *sub, *file, *cut, *format;
+  const char *file, *cut, *format;
   fs_wan_algo algo;
   long k, random, seed;
   double gbps, bytes;
-  int json;
+  int json, n_file;
 } opts;
 
-static int parse_opts(const char *sub, int argc, char **argv, opts *o) {
-  char cmd[32];
-  snprintf(cmd, sizeof(cmd), "wan %s", sub);
+_Static_assert(FS_WAN_MAX_K == 64, "the message of --k says 64");
+#define AT(f) offsetof(opts, f)
+/* The options of both subcommands. */
+#define WAN_COMMON_OPTS                                                                       \
+  FS__OPT_FN("--algo", 0, AT(algo), "A", parse_algo, "--algo must be first-fit or most-used", \
+             "first-fit (default) or most-used"),                                             \
+      FS__OPT_LONG("--k", 0, AT(k), "K", 1, FS_WAN_MAX_K, "--k must be an integer in [1, 64]", \
+                   "candidate paths per demand (default 3)"),                                 \
+      FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json")
+
+static const fs__opt provision_opts[] = {
+    WAN_COMMON_OPTS,
+    FS__OPT_STR("--cut", 0, AT(cut), "A-B",
+                "the fibre between sites A and B fails before provisioning"),
+    FS__OPT_LONG("--random", 0, AT(random), "N", 1, 1000000,
+                 "--random must be an integer in [1, 1000000]",
+                 "N random demands instead of the file's"),
+    FS__OPT_DOUBLE("--gbps", 0, AT(gbps), "G", 1e-3, 1e7,
+                   "--gbps must be a number in [0.001, 1e7]",
+                   "rate of each random demand (default 100)"),
+    FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L,
+                 "--seed must be a non-negative integer",
+                 "seed of the random demands (default 1)"),
+    FS__OPT_END};
+
+static const fs__opt train_opts[] = {
+    WAN_COMMON_OPTS,
+    FS__OPT_STR("--cut", 0, AT(cut), "A-B",
+                "the fibre between sites A and B fails: restoration after it"),
+    FS__OPT_DOUBLE("--bytes", 0, AT(bytes), "B", 1, 1e15,
+                   "--bytes must be a number in [1, 1e15]",
+                   "all-reduce size (default the job's bytes)"),
+    FS__OPT_END};
+
+static const fs__cmd provision_cmd = {
+    "wan provision", "WAN.json [options]",
+    "Routes and assigns spectrum to the file's demands (and the job's ring demands) over the "
+    "k shortest paths by km; prints every lightpath (path, km, modulation, wavelength or "
+    "slots, rate) and the blocking.",
+    NULL, provision_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
+
+static const fs__cmd train_cmd = {
+    "wan train", "WAN.json [options]",
+    "Provisions the file's demands, then the job's, and simulates the job's hierarchical "
+    "all-reduce across sites (per phase, beside its alpha-beta closed form); with --cut, "
+    "restores the lightpaths crossing the cut fibre and reports the slowdown.",
+    NULL, train_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
+#undef AT
+
+/* Parses the options of a subcommand (c's table) into o: -1 to go on, or
+ * the exit status. */
+static int parse_opts(const fs__cmd *c, int argc, char **argv, opts *o) {
   memset(o, 0, sizeof(*o));
-  o->sub = sub;
   o->format = "table";
   o->algo = FS_WAN_FIRST_FIT;
   o->k = 3;
   o->seed = 1;
   o->gbps = 100;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] != '-' || !a[1]) {
-      if (o->file) return fs__cli_usage(cmd, "one WAN file expected, got '%s' too", a);
-      o->file = a;
-      continue;
-    }
-    if (i + 1 >= argc) return fs__cli_usage(cmd, "unknown option or missing value: '%s'", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--algo") == 0) {
-      if (fs_wan_algo_parse(v, &o->algo))
-        return fs__cli_usage(cmd, "--algo must be first-fit or most-used, got '%s'", v);
-    } else if (strcmp(a, "--k") == 0) {
-      if (fs__cli_parse_long(v, 1, FS_WAN_MAX_K, &o->k))
-        return fs__cli_usage(cmd, "--k must be an integer in [1, %d], got '%s'", FS_WAN_MAX_K, v);
-    } else if (strcmp(a, "--cut") == 0) {
-      o->cut = v;
-    } else if (strcmp(a, "--format") == 0) {
-      o->format = v;
-    } else if (strcmp(a, "--bytes") == 0 && strcmp(sub, "train") == 0) {
-      if (fs__cli_parse_double(v, 1, 1e15, &o->bytes))
-        return fs__cli_usage(cmd, "--bytes must be a number in [1, 1e15], got '%s'", v);
-    } else if (strcmp(a, "--random") == 0 && strcmp(sub, "provision") == 0) {
-      if (fs__cli_parse_long(v, 1, 1000000, &o->random))
-        return fs__cli_usage(cmd, "--random must be an integer in [1, 1000000], got '%s'", v);
-    } else if (strcmp(a, "--gbps") == 0 && strcmp(sub, "provision") == 0) {
-      if (fs__cli_parse_double(v, 1e-3, 1e7, &o->gbps))
-        return fs__cli_usage(cmd, "--gbps must be a number in [0.001, 1e7], got '%s'", v);
-    } else if (strcmp(a, "--seed") == 0 && strcmp(sub, "provision") == 0) {
-      if (fs__cli_parse_long(v, 0, 2147483647L, &o->seed))
-        return fs__cli_usage(cmd, "--seed must be a non-negative integer, got '%s'", v);
-    } else {
-      return fs__cli_usage(cmd, "unknown option '%s'", a);
-    }
-  }
-  if (!o->file) return fs__cli_usage(cmd, "a WAN file is required");
+  int go = fs__opts_parse(c, o, argc, argv);
+  if (go >= 0) return go;
   o->json = strcmp(o->format, "json") == 0;
   if (!o->json && strcmp(o->format, "table") != 0)
-    return fs__cli_usage(cmd, "--format must be table or json, got '%s'", o->format);
+    return fs__cli_usage(c->name, "--format must be table or json, got '%s'", o->format);
   return -1; /* go on */
 }
 
@@ -416,21 +412,30 @@ out:
   return status;
 }
 
-int fs__cli_wan(int argc, char **argv) {
-  if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-    help(argc < 1 ? stderr : stdout);
-    return argc < 1 ? 2 : 0;
-  }
-  const char *sub = argv[0];
-  if (strcmp(sub, "provision") != 0 && strcmp(sub, "train") != 0)
-    return fs__cli_usage("wan", "unknown subcommand '%s' (expected provision or train)", sub);
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help(stdout);
-      return 0;
-    }
+static int run_provision(int argc, char **argv) {
   opts o;
-  int rc = parse_opts(sub, argc - 1, argv + 1, &o);
-  if (rc >= 0) return rc;
-  return strcmp(sub, "provision") == 0 ? provision(&o) : train(&o);
+  int rc = parse_opts(&provision_cmd, argc, argv, &o);
+  return rc >= 0 ? rc : provision(&o);
 }
+
+static int run_train(int argc, char **argv) {
+  opts o;
+  int rc = parse_opts(&train_cmd, argc, argv, &o);
+  return rc >= 0 ? rc : train(&o);
+}
+
+static const fs__sub wan_subs[] = {
+    {"provision", "WAN.json", "lightpath provisioning: routes, spectrum, blocking",
+     run_provision},
+    {"train", "WAN.json", "a job's cross-site all-reduce over the lightpaths, with fibre cuts",
+     run_train},
+    {NULL, NULL, NULL, NULL}};
+
+static const fs__group wan_group = {
+    "wan",
+    "Optical networks between data centres (docs/model-wan.md): lightpath provisioning "
+    "(RWA/RSA, first-fit and most-used, k-shortest paths, distance-adaptive modulation) and "
+    "cross-site hierarchical all-reduce, with fibre cuts.",
+    wan_subs};
+
+int fs__cli_wan(int argc, char **argv) { return fs__group_run(&wan_group, argc, argv); }

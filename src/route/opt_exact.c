@@ -259,9 +259,9 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
   }
   glp_load_matrix(lp, (int)ne, ia, ja, ar);
 
-  fs_routeopt_opts go = {FS_ROUTEOPT_GREEDY, 0, 0, 0};
   fs_routeopt_stats gst;
-  if ((rc = fs_routeopt_optimize(p, &go, greedy, &gst, err))) goto fail;
+  memset(&gst, 0, sizeof(gst));
+  if ((rc = fs__routeopt_greedy(p, greedy, &gst, err))) goto fail;
   {
     double wmax = 0;
     memcpy(rowload, fixed, KL * sizeof(double));

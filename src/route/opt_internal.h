@@ -59,6 +59,12 @@ static inline int fs__routeopt_in_set(const fs_routeopt_problem *p, int32_t f, i
 int fs__routeopt_phase_times(fs_routeopt_problem *p, const int32_t *choice, int ideal,
                              double *phase_s, fs_routeopt_metric *m);
 
+/* The greedy optimiser (opt_greedy.c): fills *st's counts (not its time). */
+int fs__routeopt_greedy(fs_routeopt_problem *p, int32_t *choice, fs_routeopt_stats *st,
+                        fs_err *err);
+/* The ECMP baseline (opt_greedy.c): each flow's seeded ECMP path. */
+int fs__routeopt_ecmp(fs_routeopt_problem *p, uint64_t seed, int32_t *choice, fs_err *err);
+
 /* The exact MILP (opt_exact.c). */
 int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
                        fs_routeopt_stats *st, fs_err *err);

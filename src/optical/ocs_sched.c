@@ -88,29 +88,21 @@ static int cmp_lpt(const void *a, const void *b) {
   return (x->k > y->k) - (x->k < y->k);
 }
 
-int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
-                                fs_ocs_schedule *out, fs_err *err) {
-  memset(out, 0, sizeof(*out));
-  int rc = check_params(p, err);
-  if (rc) return rc;
-  int32_t n = d->n;
-  out->n = n;
-  out->n_ocs = p->degree;
-  /* Merge runs of permutations that are equal once self circuits are
-   * dropped: one slot, the summed weight (no pointless reconfiguration). */
-  int32_t *dst = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*dst));
-  int32_t *prev = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*prev));
-  lpt_item *items = fs__malloc((size_t)d->n_perm + 1, sizeof(*items));
-  int32_t *starts = fs__malloc((size_t)d->n_perm + 1, sizeof(*starts));
-  double *load = fs__calloc((size_t)p->degree, sizeof(*load));
-  int32_t n_items = 0;
-  if (!dst || !prev || !items || !starts || !load) {
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-    goto out;
-  }
+/* The circuits of permutation pk: dst[i] = pk[i], or -1 for a self circuit
+ * (no circuit at all). */
+static void perm_to_config(const int32_t *pk, int32_t n, int32_t *dst) {
+  for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+}
+
+/* Merges runs of permutations that are equal once self circuits are
+ * dropped into one item of their summed weight (one slot, no pointless
+ * reconfiguration); returns the number of items. dst and prev are scratch
+ * of n entries; items and starts hold d->n_perm entries. */
+static int32_t merge_equal_perms(const fs_ocs_decomp *d, int32_t *dst, int32_t *prev,
+                                 lpt_item *items, int32_t *starts) {
+  int32_t n = d->n, n_items = 0;
   for (int32_t k = 0; k < d->n_perm; k++) {
-    const int32_t *pk = d->perm + (size_t)k * n;
-    for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
+    perm_to_config(d->perm + (size_t)k * n, n, dst);
     if (n_items > 0 && memcmp(dst, prev, (size_t)n * sizeof(*dst)) == 0) {
       items[n_items - 1].w += d->weight[k];
       continue;
@@ -121,138 +113,220 @@ int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
     starts[n_items] = k;
     n_items++;
   }
-  if (p->eps_gbps > 0 && (p->eps_threshold_s > 0 || p->eps_balance)) {
-    /* Hybrid: a configuration live for less than the threshold is left to
-     * the EPS (Helios / Solstice: not worth a reconfiguration). Judged on
-     * the merged slot, before it is spread over the OCSes. With the balance
-     * rule the k smallest go, k minimising the larger of the circuit time
-     * (spread evenly over the d OCSes) and the EPS time of the stuffed
-     * residual (every line of a dropped permutation carries its weight, so
-     * its line sums are the dropped weights' sum: closed form L_e / E). */
-    double R = rate_Bps(p), E = p->eps_gbps * 1e9 / 8.0, cut = 0;
-    if (p->eps_balance) {
-      lpt_item *asc = fs__malloc((size_t)n_items + 1, sizeof(*asc));
-      if (!asc) {
-        rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-        goto out;
-      }
-      double tc = 0;
-      for (int32_t x = 0; x < n_items; x++) {
-        asc[x] = items[x];
-        asc[x].k = x;
-        tc += p->delay_s + (double)items[x].w / R;
-      }
-      qsort(asc, (size_t)n_items, sizeof(*asc), cmp_lpt); /* longest first */
-      double best = tc / p->degree, le = 0;
-      int32_t best_k = 0;
-      for (int32_t k = 1; k <= n_items; k++) {
-        const lpt_item *it = &asc[n_items - k]; /* the k-th smallest */
-        tc -= p->delay_s + (double)it->w / R;
-        le += (double)it->w;
-        double est = fmax(tc / p->degree, le / E);
-        if (est < best) {
-          best = est;
-          best_k = k;
-        }
-      }
-      /* drop exactly the best_k smallest: mark them by weight -1 below */
-      for (int32_t k = 1; k <= best_k; k++) items[asc[n_items - k].k].w = -items[asc[n_items - k].k].w;
-      free(asc);
-    } else {
-      cut = p->eps_threshold_s;
-    }
-    int32_t kept = 0;
-    for (int32_t x = 0; x < n_items; x++) {
-      if (items[x].w < 0 || (double)items[x].w / R < cut) {
-        out->n_to_eps++;
-        continue;
-      }
-      items[kept] = items[x];
-      starts[kept] = starts[x];
-      kept++;
-    }
-    n_items = kept;
+  return n_items;
+}
+
+/* The balance rule of the hybrid: the k smallest items go to the EPS, k
+ * minimising the larger of the circuit time (spread evenly over the d
+ * OCSes) and the EPS time of the stuffed residual (every line of a dropped
+ * permutation carries its weight, so its line sums are the dropped
+ * weights' sum: closed form L_e / E). Marks them by negating their weight.
+ * Returns 0, or FS_ENOMEM (err set) with items unchanged. */
+static int mark_balanced_cut(const fs_ocs_params *p, lpt_item *items, int32_t n_items,
+                             fs_err *err) {
+  double R = rate_Bps(p), E = p->eps_gbps * 1e9 / 8.0;
+  lpt_item *asc = fs__malloc((size_t)n_items + 1, sizeof(*asc));
+  if (!asc) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  double tc = 0;
+  for (int32_t x = 0; x < n_items; x++) {
+    asc[x] = items[x];
+    asc[x].k = x;
+    tc += p->delay_s + (double)items[x].w / R;
   }
-  {
-    /* Two ways to spread the slots over d OCSes; keep the one whose busiest
-     * OCS ends first. McNaughton's wrap-around (preemptive scheduling on
-     * identical machines): the sequence cut into d runs of T = ceil(sum/d)
-     * bytes, a slot split at a cut runs on two OCSes (legal: they are
-     * different ports), at most d - 1 extra delays. LPT: whole slots,
-     * longest first, to the least loaded OCS; fewer delays. */
-    int32_t dg = p->degree;
-    double R = rate_Bps(p), mc_make = 0, lpt_make = 0;
-    int64_t sum = 0;
-    for (int32_t x = 0; x < n_items; x++) sum += items[x].w;
-    int64_t T = (sum + dg - 1) / dg;
-    {
-      int32_t o = 0, pieces = 0;
-      int64_t fill = 0;
-      for (int32_t x = 0; x < n_items; x++)
-        for (int64_t w = items[x].w; w > 0;) {
-          int64_t take = w < T - fill ? w : T - fill;
-          pieces++;
-          fill += take;
-          w -= take;
-          if (fill == T && o < dg - 1) {
-            double e = pieces * p->delay_s + (double)fill / R;
-            if (e > mc_make) mc_make = e;
-            o++;
-            fill = 0;
-            pieces = 0;
-          }
-        }
-      double e = pieces * p->delay_s + (double)fill / R;
-      if (e > mc_make) mc_make = e;
+  qsort(asc, (size_t)n_items, sizeof(*asc), cmp_lpt); /* longest first */
+  double best = tc / p->degree, le = 0;
+  int32_t best_k = 0;
+  for (int32_t k = 1; k <= n_items; k++) {
+    const lpt_item *it = &asc[n_items - k]; /* the k-th smallest */
+    tc -= p->delay_s + (double)it->w / R;
+    le += (double)it->w;
+    double est = fmax(tc / p->degree, le / E);
+    if (est < best) {
+      best = est;
+      best_k = k;
     }
-    lpt_item *sorted = fs__malloc((size_t)n_items + 1, sizeof(*sorted));
-    if (!sorted) {
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto out;
-    }
-    memcpy(sorted, items, (size_t)n_items * sizeof(*items));
-    qsort(sorted, (size_t)n_items, sizeof(*sorted), cmp_lpt);
-    for (int32_t x = 0; x < n_items; x++) {
-      int32_t o = 0;
-      for (int32_t q = 1; q < dg; q++)
-        if (load[q] < load[o]) o = q;
-      load[o] += p->delay_s + (double)sorted[x].w / R;
-    }
-    for (int32_t q = 0; q < dg; q++)
-      if (load[q] > lpt_make) lpt_make = load[q];
-    if (dg > 1 && lpt_make < mc_make) {
-      for (int32_t q = 0; q < dg; q++) load[q] = 0;
-      for (int32_t x = 0; x < n_items && !rc; x++) {
-        const int32_t *pk = d->perm + (size_t)sorted[x].k * n;
-        for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
-        int32_t o = 0;
-        for (int32_t q = 1; q < dg; q++)
-          if (load[q] < load[o]) o = q;
-        double dur = (double)sorted[x].w / R;
-        load[o] += p->delay_s + dur;
-        rc = fs_ocs_schedule_add(out, o, dur, dst, err);
-      }
-    } else {
-      int32_t o = 0;
-      int64_t fill = 0;
-      for (int32_t x = 0; x < n_items && !rc; x++) {
-        const int32_t *pk = d->perm + (size_t)items[x].k * n;
-        for (int32_t i = 0; i < n; i++) dst[i] = pk[i] == i ? -1 : pk[i];
-        for (int64_t w = items[x].w; w > 0 && !rc;) {
-          int64_t take = w < T - fill ? w : T - fill;
-          fill += take;
-          w -= take;
-          rc = fs_ocs_schedule_add(out, o, (double)take / R, dst, err);
-          if (fill == T && o < dg - 1) {
-            o++;
-            fill = 0;
-          }
-        }
-      }
-    }
-    free(sorted);
-    if (rc) goto out;
   }
+  /* drop exactly the best_k smallest: mark them by weight -1 */
+  for (int32_t k = 1; k <= best_k; k++) items[asc[n_items - k].k].w = -items[asc[n_items - k].k].w;
+  free(asc);
+  return 0;
+}
+
+/* Hybrid: a configuration live for less than the threshold is left to the
+ * EPS (Helios / Solstice: not worth a reconfiguration), or, with the
+ * balance rule, the ones mark_balanced_cut picks. Judged on the merged
+ * slot, before it is spread over the OCSes. Compacts items and starts to
+ * the kept ones and counts the others in out->n_to_eps. Returns 0, or
+ * FS_ENOMEM (err set) with items unchanged. */
+static int cut_to_eps(const fs_ocs_params *p, lpt_item *items, int32_t *starts,
+                      int32_t *n_items, fs_ocs_schedule *out, fs_err *err) {
+  double R = rate_Bps(p), cut = 0;
+  if (p->eps_balance) {
+    int rc = mark_balanced_cut(p, items, *n_items, err);
+    if (rc) return rc;
+  } else {
+    cut = p->eps_threshold_s;
+  }
+  int32_t kept = 0;
+  for (int32_t x = 0; x < *n_items; x++) {
+    if (items[x].w < 0 || (double)items[x].w / R < cut) {
+      out->n_to_eps++;
+      continue;
+    }
+    items[kept] = items[x];
+    starts[kept] = starts[x];
+    kept++;
+  }
+  *n_items = kept;
+  return 0;
+}
+
+/* When the busiest OCS ends under McNaughton's wrap-around: the items in
+ * order cut into runs of T bytes, one run per OCS (the last takes the
+ * rest), a delay per piece. */
+static double mcnaughton_makespan(const fs_ocs_params *p, const lpt_item *items,
+                                  int32_t n_items, int64_t T) {
+  int32_t dg = p->degree;
+  double R = rate_Bps(p), mc_make = 0;
+  int32_t o = 0, pieces = 0;
+  int64_t fill = 0;
+  for (int32_t x = 0; x < n_items; x++)
+    for (int64_t w = items[x].w; w > 0;) {
+      int64_t take = w < T - fill ? w : T - fill;
+      pieces++;
+      fill += take;
+      w -= take;
+      if (fill == T && o < dg - 1) {
+        double e = pieces * p->delay_s + (double)fill / R;
+        if (e > mc_make) mc_make = e;
+        o++;
+        fill = 0;
+        pieces = 0;
+      }
+    }
+  double e = pieces * p->delay_s + (double)fill / R;
+  if (e > mc_make) mc_make = e;
+  return mc_make;
+}
+
+/* When the busiest OCS ends under LPT: whole items, longest first (sorted),
+ * each to the least loaded OCS (the lowest on a tie). load (d entries, all
+ * zero) is left holding each OCS's busy time. */
+static double lpt_makespan(const fs_ocs_params *p, const lpt_item *sorted, int32_t n_items,
+                           double *load) {
+  int32_t dg = p->degree;
+  double R = rate_Bps(p), lpt_make = 0;
+  for (int32_t x = 0; x < n_items; x++) {
+    int32_t o = 0;
+    for (int32_t q = 1; q < dg; q++)
+      if (load[q] < load[o]) o = q;
+    load[o] += p->delay_s + (double)sorted[x].w / R;
+  }
+  for (int32_t q = 0; q < dg; q++)
+    if (load[q] > lpt_make) lpt_make = load[q];
+  return lpt_make;
+}
+
+/* Adds LPT's slots to out: whole items, longest first, each to the least
+ * loaded OCS. Returns 0 or fs_ocs_schedule_add's error. */
+static int add_lpt_slots(const fs_ocs_params *p, const fs_ocs_decomp *d, const lpt_item *sorted,
+                         int32_t n_items, int32_t *dst, double *load, fs_ocs_schedule *out,
+                         fs_err *err) {
+  int32_t n = d->n, dg = p->degree;
+  double R = rate_Bps(p);
+  int rc = 0;
+  for (int32_t q = 0; q < dg; q++) load[q] = 0;
+  for (int32_t x = 0; x < n_items && !rc; x++) {
+    perm_to_config(d->perm + (size_t)sorted[x].k * n, n, dst);
+    int32_t o = 0;
+    for (int32_t q = 1; q < dg; q++)
+      if (load[q] < load[o]) o = q;
+    double dur = (double)sorted[x].w / R;
+    load[o] += p->delay_s + dur;
+    rc = fs_ocs_schedule_add(out, o, dur, dst, err);
+  }
+  return rc;
+}
+
+/* Adds McNaughton's slots to out: the items in order, cut into runs of T
+ * bytes, one run per OCS, an item split at a cut running on two OCSes.
+ * Returns 0 or fs_ocs_schedule_add's error. */
+static int add_mcnaughton_slots(const fs_ocs_params *p, const fs_ocs_decomp *d,
+                                const lpt_item *items, int32_t n_items, int64_t T,
+                                int32_t *dst, fs_ocs_schedule *out, fs_err *err) {
+  int32_t n = d->n, dg = p->degree;
+  double R = rate_Bps(p);
+  int rc = 0;
+  int32_t o = 0;
+  int64_t fill = 0;
+  for (int32_t x = 0; x < n_items && !rc; x++) {
+    perm_to_config(d->perm + (size_t)items[x].k * n, n, dst);
+    for (int64_t w = items[x].w; w > 0 && !rc;) {
+      int64_t take = w < T - fill ? w : T - fill;
+      fill += take;
+      w -= take;
+      rc = fs_ocs_schedule_add(out, o, (double)take / R, dst, err);
+      if (fill == T && o < dg - 1) {
+        o++;
+        fill = 0;
+      }
+    }
+  }
+  return rc;
+}
+
+/* Two ways to spread the slots over d OCSes; keeps the one whose busiest
+ * OCS ends first. McNaughton's wrap-around (preemptive scheduling on
+ * identical machines): the sequence cut into d runs of T = ceil(sum/d)
+ * bytes, a slot split at a cut runs on two OCSes (legal: they are
+ * different ports), at most d - 1 extra delays. LPT: whole slots, longest
+ * first, to the least loaded OCS; fewer delays. McNaughton wins ties.
+ * load (d entries, zero) and dst (n) are scratch. Returns 0, or an error
+ * (err set) with out holding the slots added so far. */
+static int spread_over_ocses(const fs_ocs_params *p, const fs_ocs_decomp *d,
+                             const lpt_item *items, int32_t n_items, int32_t *dst, double *load,
+                             fs_ocs_schedule *out, fs_err *err) {
+  int32_t dg = p->degree;
+  int64_t sum = 0;
+  for (int32_t x = 0; x < n_items; x++) sum += items[x].w;
+  int64_t T = (sum + dg - 1) / dg;
+  double mc_make = mcnaughton_makespan(p, items, n_items, T);
+  lpt_item *sorted = fs__malloc((size_t)n_items + 1, sizeof(*sorted));
+  if (!sorted) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  memcpy(sorted, items, (size_t)n_items * sizeof(*items));
+  qsort(sorted, (size_t)n_items, sizeof(*sorted), cmp_lpt);
+  double lpt_make = lpt_makespan(p, sorted, n_items, load);
+  int rc;
+  if (dg > 1 && lpt_make < mc_make)
+    rc = add_lpt_slots(p, d, sorted, n_items, dst, load, out, err);
+  else
+    rc = add_mcnaughton_slots(p, d, items, n_items, T, dst, out, err);
+  free(sorted);
+  return rc;
+}
+
+int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
+                                fs_ocs_schedule *out, fs_err *err) {
+  memset(out, 0, sizeof(*out));
+  int rc = check_params(p, err);
+  if (rc) return rc;
+  int32_t n = d->n;
+  out->n = n;
+  out->n_ocs = p->degree;
+  int32_t *dst = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*dst));
+  int32_t *prev = fs__malloc((size_t)(n > 0 ? n : 1), sizeof(*prev));
+  lpt_item *items = fs__malloc((size_t)d->n_perm + 1, sizeof(*items));
+  int32_t *starts = fs__malloc((size_t)d->n_perm + 1, sizeof(*starts));
+  double *load = fs__calloc((size_t)p->degree, sizeof(*load));
+  if (!dst || !prev || !items || !starts || !load) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  int32_t n_items = merge_equal_perms(d, dst, prev, items, starts);
+  if (p->eps_gbps > 0 && (p->eps_threshold_s > 0 || p->eps_balance) &&
+      (rc = cut_to_eps(p, items, starts, &n_items, out, err)))
+    goto out;
+  rc = spread_over_ocses(p, d, items, n_items, dst, load, out, err);
 out:
   free(dst);
   free(prev);
@@ -515,11 +589,10 @@ int fs_ocs_execute(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64
   return fs_ocs_execute_hybrid(p, s, m, res, segs, n_segs, NULL, err);
 }
 
-int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
-                          fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs,
-                          double *eps_pair, fs_err *err) {
-  int rc = check_params(p, err);
-  if (rc) return rc;
+/* Rejects a schedule whose OCS count differs from the degree, or a slot on
+ * an OCS out of range or with an invalid configuration. Returns 0 or
+ * FS_EINVAL (err names the slot). */
+static int check_schedule(const fs_ocs_params *p, const fs_ocs_schedule *s, fs_err *err) {
   if (s->n_ocs != p->degree)
     return fs_err_set(err, FS_EINVAL, "schedule has %d OCSes but the degree is %d", s->n_ocs,
                       p->degree);
@@ -529,253 +602,359 @@ int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, cons
       return fs_err_set(err, FS_EINVAL, "schedule: slot %d: OCS %d out of range [0, %d)", k,
                         s->slots[k].ocs, d);
     fs_err e2 = {0, ""};
+    int rc;
     if ((rc = fs_ocs_config_check(n, s->slots[k].dst, &e2)))
       return fs_err_set(err, rc, "schedule: slot %d (OCS %d): %s", k, s->slots[k].ocs, e2.msg);
   }
-  size_t nn = (size_t)n * (size_t)n, ns = (size_t)s->n_slots;
-  double *t_start = fs__malloc(ns + 1, sizeof(double));
-  double *t_live = fs__malloc(ns + 1, sizeof(double));
-  double *t_end = fs__malloc(ns + 1, sizeof(double));
-  int32_t *prev_slot = fs__malloc(ns + 1, sizeof(int32_t));
-  double *times = fs__malloc(3 * ns + 1, sizeof(double));
-  double *clock = fs__calloc((size_t)d, sizeof(double));
-  int32_t *last = fs__malloc((size_t)d, sizeof(int32_t));
-  int32_t *cur = fs__malloc((size_t)d, sizeof(int32_t));
-  double *rem = fs__malloc(nn, sizeof(double));
-  double *carry = fs__calloc(nn, sizeof(double));
-  int32_t *cnt = fs__calloc(nn, sizeof(int32_t));
-  int32_t *touched = fs__malloc(nn, sizeof(int32_t));
-  double *slot_delay = fs__calloc((size_t)d, sizeof(double));
-  segbuf sb = {NULL, 0, 0};
-  /* hybrid only: the EPS's working arrays */
-  int hybrid = p->eps_gbps > 0;
+  return 0;
+}
+
+/* The working state of one execution. Per slot: when it starts, goes live
+ * and ends, and its OCS's slot before it; every such time in times[nt];
+ * per OCS: its clock, its reconfiguration time, its current slot; per
+ * pair: bytes left, bytes carried in the interval, live circuits (cnt, the
+ * pairs with cnt > 0 in touched). The EPS works on its own arrays (ec). */
+typedef struct exec_state {
+  double *t_start, *t_live, *t_end;
+  int32_t *prev_slot;
+  double *times;
+  size_t nt;
+  double *clock;
+  int32_t *last, *cur;
+  double *rem, *carry;
+  int32_t *cnt, *touched;
+  double *slot_delay;
+  segbuf sb;
   eps_ctx ec;
-  memset(&ec, 0, sizeof(ec));
-  double *ccap = NULL, *circ = NULL, *tolv = NULL, circuit_bytes = 0;
-  if (!t_start || !t_live || !t_end || !prev_slot || !times || !clock || !last || !cur || !rem || !carry ||
-      !cnt || !touched || !slot_delay) {
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-    goto out;
+  double *ccap, *circ, *tol; /* hybrid only: the EPS's, owned here */
+  double finish, circuit_bytes;
+} exec_state;
+
+/* Allocates the execution's arrays (clock, carry and cnt zeroed) for ns
+ * slots, d OCSes and nn pairs. Returns 0 or -1; exec_free frees either. */
+static int exec_alloc(exec_state *x, size_t ns, int32_t d, size_t nn) {
+  x->t_start = fs__malloc(ns + 1, sizeof(double));
+  x->t_live = fs__malloc(ns + 1, sizeof(double));
+  x->t_end = fs__malloc(ns + 1, sizeof(double));
+  x->prev_slot = fs__malloc(ns + 1, sizeof(int32_t));
+  x->times = fs__malloc(3 * ns + 1, sizeof(double));
+  x->clock = fs__calloc((size_t)d, sizeof(double));
+  x->last = fs__malloc((size_t)d, sizeof(int32_t));
+  x->cur = fs__malloc((size_t)d, sizeof(int32_t));
+  x->rem = fs__malloc(nn, sizeof(double));
+  x->carry = fs__calloc(nn, sizeof(double));
+  x->cnt = fs__calloc(nn, sizeof(int32_t));
+  x->touched = fs__malloc(nn, sizeof(int32_t));
+  x->slot_delay = fs__calloc((size_t)d, sizeof(double));
+  return x->t_start && x->t_live && x->t_end && x->prev_slot && x->times && x->clock &&
+                 x->last && x->cur && x->rem && x->carry && x->cnt && x->touched &&
+                 x->slot_delay
+             ? 0
+             : -1;
+}
+
+/* Sets up the EPS beside the circuits: its rate and rules, the arrays of
+ * its water-filling, the per-pair circuit capacity and carried bytes
+ * (zeroed), the "done" tolerance and the pairs with demand. Returns 0 or
+ * -1; exec_free frees either. */
+static int eps_setup(exec_state *x, const fs_ocs_params *p, int32_t n, size_t nn,
+                     const int64_t *m, double *eps_pair) {
+  eps_ctx *ec = &x->ec;
+  ec->n = n;
+  ec->rate = p->eps_gbps * 1e9 / 8.0;
+  ec->residual_only = p->eps_residual_only;
+  ec->rem = x->rem;
+  ec->cnt = x->cnt;
+  ec->eps_pair = eps_pair;
+  ec->act = fs__malloc(nn, sizeof(int32_t));
+  ec->tol = x->tol = fs__malloc(nn, sizeof(double));
+  int ok = ec->act && x->tol;
+  for (int c = 0; c < 2; c++) {
+    eps_flows *fl = &ec->cls[c];
+    fl->pair = fs__malloc(nn, sizeof(int32_t));
+    fl->pa = fs__malloc(nn, sizeof(int32_t));
+    fl->pb = fs__malloc(nn, sizeof(int32_t));
+    fl->go = fs__malloc(nn, sizeof(double));
+    fl->rate = fs__malloc(nn, sizeof(double));
+    fl->ttg = fs__malloc(nn, sizeof(double));
+    ok = ok && fl->pair && fl->pa && fl->pb && fl->go && fl->rate && fl->ttg;
   }
-  if (eps_pair) memset(eps_pair, 0, nn * sizeof(*eps_pair));
-  if (hybrid) {
-    ec.n = n;
-    ec.rate = p->eps_gbps * 1e9 / 8.0;
-    ec.residual_only = p->eps_residual_only;
-    ec.rem = rem;
-    ec.cnt = cnt;
-    ec.eps_pair = eps_pair;
-    ec.act = fs__malloc(nn, sizeof(int32_t));
-    ec.tol = tolv = fs__malloc(nn, sizeof(double));
-    int ok = ec.act && tolv;
-    for (int x = 0; x < 2; x++) {
-      eps_flows *fl = &ec.cls[x];
-      fl->pair = fs__malloc(nn, sizeof(int32_t));
-      fl->pa = fs__malloc(nn, sizeof(int32_t));
-      fl->pb = fs__malloc(nn, sizeof(int32_t));
-      fl->go = fs__malloc(nn, sizeof(double));
-      fl->rate = fs__malloc(nn, sizeof(double));
-      fl->ttg = fs__malloc(nn, sizeof(double));
-      ok = ok && fl->pair && fl->pa && fl->pb && fl->go && fl->rate && fl->ttg;
-    }
-    ec.frozen = fs__malloc(nn, 1);
-    ec.pstart = fs__malloc((size_t)2 * n + 1, sizeof(int32_t));
-    ec.pcount = fs__malloc((size_t)2 * n, sizeof(int32_t));
-    ec.plist = fs__malloc(2 * nn, sizeof(int32_t));
-    ec.cap = fs__malloc((size_t)2 * n, sizeof(double));
-    ec.key = fs__malloc((size_t)2 * n, sizeof(double));
-    ec.live = fs__malloc((size_t)2 * n, sizeof(int32_t));
-    ec.ccap = ccap = fs__calloc(nn, sizeof(double));
-    ec.circ = circ = fs__calloc(nn, sizeof(double));
-    if (!ok || !ec.frozen || !ec.pstart || !ec.pcount || !ec.plist || !ec.cap || !ec.key ||
-        !ec.live || !ccap || !circ) {
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto out;
-    }
-    for (size_t ij = 0; ij < nn; ij++) tolv[ij] = 1e-9 * (double)m[ij];
-    for (size_t ij = 0; ij < nn; ij++)
-      if (m[ij] > 0) ec.act[ec.n_act++] = (int32_t)ij;
+  ec->frozen = fs__malloc(nn, 1);
+  ec->pstart = fs__malloc((size_t)2 * n + 1, sizeof(int32_t));
+  ec->pcount = fs__malloc((size_t)2 * n, sizeof(int32_t));
+  ec->plist = fs__malloc(2 * nn, sizeof(int32_t));
+  ec->cap = fs__malloc((size_t)2 * n, sizeof(double));
+  ec->key = fs__malloc((size_t)2 * n, sizeof(double));
+  ec->live = fs__malloc((size_t)2 * n, sizeof(int32_t));
+  ec->ccap = x->ccap = fs__calloc(nn, sizeof(double));
+  ec->circ = x->circ = fs__calloc(nn, sizeof(double));
+  if (!ok || !ec->frozen || !ec->pstart || !ec->pcount || !ec->plist || !ec->cap || !ec->key ||
+      !ec->live || !x->ccap || !x->circ)
+    return -1;
+  for (size_t ij = 0; ij < nn; ij++) x->tol[ij] = 1e-9 * (double)m[ij];
+  for (size_t ij = 0; ij < nn; ij++)
+    if (m[ij] > 0) ec->act[ec->n_act++] = (int32_t)ij;
+  return 0;
+}
+
+static void exec_free(exec_state *x) {
+  free(x->sb.v);
+  free(x->t_start);
+  free(x->t_live);
+  free(x->t_end);
+  free(x->prev_slot);
+  free(x->times);
+  free(x->clock);
+  free(x->last);
+  free(x->cur);
+  free(x->rem);
+  free(x->carry);
+  free(x->cnt);
+  free(x->touched);
+  free(x->slot_delay);
+  free(x->ec.act);
+  free(x->tol);
+  for (int c = 0; c < 2; c++) {
+    free(x->ec.cls[c].pair);
+    free(x->ec.cls[c].pa);
+    free(x->ec.cls[c].pb);
+    free(x->ec.cls[c].go);
+    free(x->ec.cls[c].rate);
+    free(x->ec.cls[c].ttg);
   }
-  for (int32_t o = 0; o < d; o++) last[o] = cur[o] = -1;
+  free(x->ec.frozen);
+  free(x->ec.pstart);
+  free(x->ec.pcount);
+  free(x->ec.plist);
+  free(x->ec.cap);
+  free(x->ec.key);
+  free(x->ec.live);
+  free(x->ccap);
+  free(x->circ);
+}
+
+/* Lays the slots out in time, OCS by OCS: each starts when its OCS's
+ * previous one ends and goes live a delay later. Fills the per-slot times,
+ * the sorted list of every boundary, each OCS's clock and reconfiguration
+ * time and, with an EPS, the circuit capacity per pair: live time (the
+ * delay too for a circuit unchanged from the OCS's previous slot) times
+ * the rate. */
+static void lay_out_slots(const fs_ocs_params *p, const fs_ocs_schedule *s, exec_state *x) {
+  int32_t n = s->n, d = s->n_ocs;
+  size_t ns = (size_t)s->n_slots;
+  for (int32_t o = 0; o < d; o++) x->last[o] = x->cur[o] = -1;
   size_t nt = 0;
   for (size_t k = 0; k < ns; k++) {
     int32_t o = s->slots[k].ocs;
-    prev_slot[k] = last[o];
-    last[o] = (int32_t)k;
-    t_start[k] = clock[o];
-    t_live[k] = clock[o] + p->delay_s;
-    t_end[k] = t_live[k] + s->slots[k].duration_s;
-    clock[o] = t_end[k];
-    slot_delay[o] += p->delay_s;
-    times[nt++] = t_start[k];
-    times[nt++] = t_live[k];
-    times[nt++] = t_end[k];
-    if (ccap) {
-      /* circuit capacity per pair: live time (the delay too for a circuit
-       * unchanged from the OCS's previous slot) times the rate */
-      const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
+    x->prev_slot[k] = x->last[o];
+    x->last[o] = (int32_t)k;
+    x->t_start[k] = x->clock[o];
+    x->t_live[k] = x->clock[o] + p->delay_s;
+    x->t_end[k] = x->t_live[k] + s->slots[k].duration_s;
+    x->clock[o] = x->t_end[k];
+    x->slot_delay[o] += p->delay_s;
+    x->times[nt++] = x->t_start[k];
+    x->times[nt++] = x->t_live[k];
+    x->times[nt++] = x->t_end[k];
+    if (x->ccap) {
+      const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
       for (int32_t i = 0; i < n; i++) {
         int32_t j = s->slots[k].dst[i];
         if (j < 0) continue;
         int changed = p->all_stop || !pd || pd[i] != j;
-        ccap[(size_t)i * n + j] +=
+        x->ccap[(size_t)i * n + j] +=
             rate_Bps(p) * (s->slots[k].duration_s + (changed ? 0 : p->delay_s));
       }
     }
   }
-  qsort(times, nt, sizeof(double), cmp_double);
-  double total = 0;
-  double L = line_bound(n, m, &total);
-  for (size_t ij = 0; ij < nn; ij++) rem[ij] = (double)m[ij];
-  double finish = 0, R = rate_Bps(p);
+  qsort(x->times, nt, sizeof(double), cmp_double);
+  x->nt = nt;
+}
+
+/* Moves each OCS's current slot to the one with t_start <= a (next[o]: its
+ * next slot in array order, -1 after the last) and counts, per pair, the
+ * circuits live over [a, ...): not dark (a circuit changed from the OCS's
+ * previous slot is dark until the slot goes live). Returns the number of
+ * pairs counted, listed in touched. */
+static size_t mark_live_circuits(const fs_ocs_params *p, const fs_ocs_schedule *s,
+                                 exec_state *x, int32_t *next, double a) {
+  int32_t n = s->n, d = s->n_ocs;
+  size_t ns = (size_t)s->n_slots, n_touched = 0;
+  for (int32_t o = 0; o < d; o++) {
+    while (next[o] >= 0 && x->t_start[next[o]] <= a) {
+      x->cur[o] = next[o];
+      int32_t k = next[o] + 1;
+      while (k < (int32_t)ns && s->slots[k].ocs != o) k++;
+      next[o] = k < (int32_t)ns ? k : -1;
+    }
+    int32_t k = x->cur[o];
+    if (k < 0 || !(a < x->t_end[k])) continue;
+    const int32_t *dst = s->slots[k].dst;
+    const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t j = dst[i];
+      if (j < 0) continue;
+      int changed = p->all_stop || !pd || pd[i] != j;
+      if (changed && a < x->t_live[k]) continue; /* dark */
+      size_t ij = (size_t)i * n + j;
+      if (x->cnt[ij]++ == 0) x->touched[n_touched++] = (int32_t)ij;
+    }
+  }
+  return n_touched;
+}
+
+/* Carries, over [a, b), each touched pair's bytes on its live circuits
+ * (cnt of them at R each): sets carry[], takes it from rem[], adds it to
+ * the circuit totals, and moves finish to when a pair completes. */
+static void carry_on_circuits(exec_state *x, const int64_t *m, size_t n_touched, double R,
+                              double a, double b) {
+  for (size_t t = 0; t < n_touched; t++) {
+    size_t ij = (size_t)x->touched[t];
+    x->carry[ij] = 0;
+    if (x->rem[ij] <= 0) continue;
+    double rate = R * x->cnt[ij], cap = rate * (b - a);
+    /* A slot sized for exactly w bytes carries w up to rounding: slot
+     * times are float sums, so b - a can be short by a few ulps of b.
+     * Finish within 1e-12 of the clock (or 1e-9 of the demand) rather
+     * than leave dust behind. */
+    if (x->rem[ij] <= cap + rate * 1e-12 * b + 1e-9 * (double)m[ij]) {
+      double f = a + x->rem[ij] / rate;
+      if (f > b) f = b;
+      if (f > x->finish) x->finish = f;
+      x->carry[ij] = x->rem[ij];
+      x->rem[ij] = 0;
+    } else {
+      x->carry[ij] = cap;
+      x->rem[ij] -= cap;
+    }
+    x->circuit_bytes += x->carry[ij];
+    if (x->circ) x->circ[ij] += x->carry[ij];
+  }
+}
+
+/* Appends the time line of [a, b): one segment per circuit of each OCS's
+ * current slot, dark or live, a live one with its share of the pair's
+ * bytes. Returns 0 or FS_ENOMEM. */
+static int push_segments(const fs_ocs_params *p, const fs_ocs_schedule *s, exec_state *x,
+                         double a, double b) {
+  int32_t n = s->n, d = s->n_ocs;
+  for (int32_t o = 0; o < d; o++) {
+    int32_t k = x->cur[o];
+    if (k < 0 || !(a < x->t_end[k])) continue;
+    const int32_t *dst = s->slots[k].dst;
+    const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t j = dst[i];
+      if (j < 0) continue;
+      int changed = p->all_stop || !pd || pd[i] != j;
+      fs_ocs_seg sg = {o, k, i, j, changed && a < x->t_live[k], a, b, 0};
+      size_t ij = (size_t)i * n + j;
+      /* concurrent live circuits of one pair share its bytes evenly */
+      if (!sg.dark) sg.bytes = x->carry[ij] / x->cnt[ij];
+      if (seg_push(&x->sb, &sg)) return FS_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* Walks the union of slot boundaries: in each interval the live circuits
+ * carry their pairs' bytes and, with an EPS, the EPS carries the pairs
+ * without one (disjoint from them); the time line grows if asked for.
+ * After the last slot the EPS carries the rest. Returns 0 or an error
+ * (err set). */
+static int run_intervals(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
+                         exec_state *x, int hybrid, int want_segs, fs_err *err) {
+  int32_t d = s->n_ocs;
+  size_t ns = (size_t)s->n_slots;
+  double R = rate_Bps(p);
+  int rc;
   /* next slot of each OCS to become current, in array order */
-  int32_t *next = last; /* reuse: rebuilt below as the first slot per OCS */
+  int32_t *next = x->last; /* reuse: rebuilt here as the first slot per OCS */
   for (int32_t o = 0; o < d; o++) next[o] = -1;
   for (size_t k = ns; k-- > 0;) next[s->slots[k].ocs] = (int32_t)k;
-  for (size_t x = 0; x + 1 < nt; x++) {
-    double a = times[x], b = times[x + 1];
+  for (size_t t = 0; t + 1 < x->nt; t++) {
+    double a = x->times[t], b = x->times[t + 1];
     if (!(b > a)) continue;
-    size_t n_touched = 0;
-    /* the current slot of each OCS: the one with t_start <= a < t_end */
-    for (int32_t o = 0; o < d; o++) {
-      while (next[o] >= 0 && t_start[next[o]] <= a) {
-        cur[o] = next[o];
-        int32_t k = next[o] + 1;
-        while (k < (int32_t)ns && s->slots[k].ocs != o) k++;
-        next[o] = k < (int32_t)ns ? k : -1;
-      }
-      int32_t k = cur[o];
-      if (k < 0 || !(a < t_end[k])) continue;
-      const int32_t *dst = s->slots[k].dst;
-      const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
-      for (int32_t i = 0; i < n; i++) {
-        int32_t j = dst[i];
-        if (j < 0) continue;
-        int changed = p->all_stop || !pd || pd[i] != j;
-        if (changed && a < t_live[k]) continue; /* dark */
-        size_t ij = (size_t)i * n + j;
-        if (cnt[ij]++ == 0) touched[n_touched++] = (int32_t)ij;
-      }
-    }
-    for (size_t t = 0; t < n_touched; t++) {
-      size_t ij = (size_t)touched[t];
-      carry[ij] = 0;
-      if (rem[ij] <= 0) continue;
-      double rate = R * cnt[ij], cap = rate * (b - a);
-      /* A slot sized for exactly w bytes carries w up to rounding: slot
-       * times are float sums, so b - a can be short by a few ulps of b.
-       * Finish within 1e-12 of the clock (or 1e-9 of the demand) rather
-       * than leave dust behind. */
-      if (rem[ij] <= cap + rate * 1e-12 * b + 1e-9 * (double)m[ij]) {
-        double f = a + rem[ij] / rate;
-        if (f > b) f = b;
-        if (f > finish) finish = f;
-        carry[ij] = rem[ij];
-        rem[ij] = 0;
-      } else {
-        carry[ij] = cap;
-        rem[ij] -= cap;
-      }
-      circuit_bytes += carry[ij];
-      if (circ) circ[ij] += carry[ij];
-    }
-    /* the EPS carries, over the same interval, the pairs without a live
-     * circuit (disjoint from the ones above) */
-    if (hybrid && (rc = eps_run(&ec, a, b))) {
-      rc = fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
-      goto out;
-    }
-    if (segs) {
-      for (int32_t o = 0; o < d; o++) {
-        int32_t k = cur[o];
-        if (k < 0 || !(a < t_end[k])) continue;
-        const int32_t *dst = s->slots[k].dst;
-        const int32_t *pd = prev_slot[k] >= 0 ? s->slots[prev_slot[k]].dst : NULL;
-        for (int32_t i = 0; i < n; i++) {
-          int32_t j = dst[i];
-          if (j < 0) continue;
-          int changed = p->all_stop || !pd || pd[i] != j;
-          fs_ocs_seg sg = {o, k, i, j, changed && a < t_live[k], a, b, 0};
-          size_t ij = (size_t)i * n + j;
-          /* concurrent live circuits of one pair share its bytes evenly */
-          if (!sg.dark) sg.bytes = carry[ij] / cnt[ij];
-          if (seg_push(&sb, &sg)) {
-            rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-            goto out;
-          }
-        }
-      }
-    }
-    for (size_t t = 0; t < n_touched; t++) cnt[touched[t]] = 0;
+    size_t n_touched = mark_live_circuits(p, s, x, next, a);
+    carry_on_circuits(x, m, n_touched, R, a, b);
+    if (hybrid && (rc = eps_run(&x->ec, a, b)))
+      return fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
+    if (want_segs && push_segments(p, s, x, a, b))
+      return fs_err_set(err, FS_ENOMEM, "out of memory");
+    for (size_t u = 0; u < n_touched; u++) x->cnt[x->touched[u]] = 0;
   }
-  /* after the last slot (or with no slot at all) the EPS carries the rest */
-  if (hybrid && (rc = eps_run(&ec, nt ? times[nt - 1] : 0, INFINITY))) {
-    rc = fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
-    goto out;
-  }
-  if (ec.finish > finish) finish = ec.finish;
+  if (hybrid && (rc = eps_run(&x->ec, x->nt ? x->times[x->nt - 1] : 0, INFINITY)))
+    return fs_err_set(err, rc, "ocs: EPS stalled (no positive share)");
+  return 0;
+}
+
+/* The execution's figures: the busiest OCS's schedule and reconfiguration
+ * time, completion (infinite with bytes left), the line bound L, delivery
+ * and utilisation, against d circuits per node, plus its EPS port in a
+ * hybrid. */
+static void fill_result(const fs_ocs_params *p, const fs_ocs_schedule *s, const exec_state *x,
+                        int hybrid, double L, double total, size_t nn, fs_ocs_result *res) {
+  int32_t n = s->n, d = s->n_ocs;
+  double R = rate_Bps(p), finish = x->finish;
+  if (x->ec.finish > finish) finish = x->ec.finish;
   double undelivered = 0;
-  for (size_t ij = 0; ij < nn; ij++) undelivered += rem[ij];
+  for (size_t ij = 0; ij < nn; ij++) undelivered += x->rem[ij];
   memset(res, 0, sizeof(*res));
   int32_t last_o = 0;
   for (int32_t o = 1; o < d; o++)
-    if (clock[o] > clock[last_o]) last_o = o;
-  res->schedule_s = clock[last_o];
-  res->reconfig_s = slot_delay[last_o];
+    if (x->clock[o] > x->clock[last_o]) last_o = o;
+  res->schedule_s = x->clock[last_o];
+  res->reconfig_s = x->slot_delay[last_o];
   res->n_reconfig = s->n_slots;
   res->completion_s = undelivered > 0 ? INFINITY : finish;
   res->lower_bound_s = L / (R * d);
   res->delivered_bytes = total - undelivered;
   res->undelivered_bytes = undelivered;
   res->util = total > 0 && res->completion_s > 0 ? total / (R * n * d * res->completion_s) : 0;
-  res->circuit_bytes = circuit_bytes;
-  res->eps_bytes = ec.bytes;
-  res->eps_busy_s = ec.busy;
+  res->circuit_bytes = x->circuit_bytes;
+  res->eps_bytes = x->ec.bytes;
+  res->eps_busy_s = x->ec.busy;
   res->n_to_eps = s->n_to_eps;
   if (hybrid) {
     /* a node sends and receives at most d circuits plus its EPS port */
-    double cap = R * d + ec.rate;
+    double cap = R * d + x->ec.rate;
     res->lower_bound_s = L / cap;
     res->util = total > 0 && res->completion_s > 0 ? total / (cap * n * res->completion_s) : 0;
   }
+}
+
+int fs_ocs_execute_hybrid(const fs_ocs_params *p, const fs_ocs_schedule *s, const int64_t *m,
+                          fs_ocs_result *res, fs_ocs_seg **segs, size_t *n_segs,
+                          double *eps_pair, fs_err *err) {
+  int rc = check_params(p, err);
+  if (rc) return rc;
+  if ((rc = check_schedule(p, s, err))) return rc;
+  int32_t n = s->n, d = s->n_ocs;
+  size_t nn = (size_t)n * (size_t)n, ns = (size_t)s->n_slots;
+  exec_state x;
+  memset(&x, 0, sizeof(x));
+  int hybrid = p->eps_gbps > 0;
+  if (exec_alloc(&x, ns, d, nn)) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (eps_pair) memset(eps_pair, 0, nn * sizeof(*eps_pair));
+  if (hybrid && eps_setup(&x, p, n, nn, m, eps_pair)) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  lay_out_slots(p, s, &x);
+  double total = 0;
+  double L = line_bound(n, m, &total);
+  for (size_t ij = 0; ij < nn; ij++) x.rem[ij] = (double)m[ij];
+  if ((rc = run_intervals(p, s, m, &x, hybrid, segs != NULL, err))) goto out;
+  fill_result(p, s, &x, hybrid, L, total, nn, res);
   if (segs) {
-    *segs = sb.v;
-    *n_segs = sb.len;
-    sb.v = NULL;
+    *segs = x.sb.v;
+    *n_segs = x.sb.len;
+    x.sb.v = NULL;
   }
 out:
-  free(sb.v);
-  free(t_start);
-  free(t_live);
-  free(t_end);
-  free(prev_slot);
-  free(times);
-  free(clock);
-  free(last);
-  free(cur);
-  free(rem);
-  free(carry);
-  free(cnt);
-  free(touched);
-  free(slot_delay);
-  free(ec.act);
-  free(tolv);
-  for (int x = 0; x < 2; x++) {
-    free(ec.cls[x].pair);
-    free(ec.cls[x].pa);
-    free(ec.cls[x].pb);
-    free(ec.cls[x].go);
-    free(ec.cls[x].rate);
-    free(ec.cls[x].ttg);
-  }
-  free(ec.frozen);
-  free(ec.pstart);
-  free(ec.pcount);
-  free(ec.plist);
-  free(ec.cap);
-  free(ec.key);
-  free(ec.live);
-  free(ccap);
-  free(circ);
+  exec_free(&x);
   return rc;
 }

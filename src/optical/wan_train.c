@@ -63,30 +63,13 @@ static double max_finish(const fs_sim *sim, const int32_t *done, int32_t n, doub
   return t;
 }
 
-int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err) {
-  const fs_wan *w = p->w;
-  const fs_wan_job *job = &w->job;
-  memset(r, 0, sizeof(*r));
-  if (!job->present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to train");
-  int32_t ring_of[FS_WAN_MAX_SITES], S = 0, g = job->gpus_per_site;
-  for (int32_t s = 0; s < w->n_sites; s++) ring_of[s] = w->sites[s].gpus > 0 ? S++ : -1;
-  double n = bytes > 0 ? bytes : job->bytes;
-  r->sites = S;
-  r->gpus_per_site = g;
-  r->bytes = n;
-  r->connected = 1;
-  for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = 0;
-  r->total_s = r->model_total_s = NAN;
-  r->wan_alpha_s = r->wan_gbps_min = r->wan_km_max = NAN;
-
-  /* WAN cables: one per served job demand (a ring pair). */
-  pair_link *pl = fs__calloc((size_t)p->n_demands + 1, sizeof(*pl));
-  int32_t *uf = fs__malloc((size_t)S + 1, sizeof(int32_t));
-  int32_t *done = fs__malloc((size_t)(2 * S + g) + 1, sizeof(int32_t));
-  if (!pl || !uf || !done) {
-    free(pl), free(uf), free(done);
-    return fs_err_set(err, FS_ENOMEM, "out of memory");
-  }
+/* The WAN cables: one per served job demand (a ring pair), its rate the
+ * sum of its lightpaths', its length their longest path; a job demand not
+ * served counts in r->multihop. Joins each pair in uf (S entries, each its
+ * own root) and clears r->connected unless every ring site is reached.
+ * Returns the number of cables written to pl. */
+static int32_t collect_wan_cables(const fs_wan_plan *p, const int32_t *ring_of, int32_t S,
+                                  pair_link *pl, int32_t *uf, fs_wan_train_result *r) {
   int32_t npl = 0;
   for (int32_t i = 0; i < S; i++) uf[i] = i;
   for (int32_t di = 0; di < p->n_demands; di++) {
@@ -107,31 +90,15 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
   }
   for (int32_t i = 1; i < S; i++)
     if (uf_find(uf, i) != uf_find(uf, 0)) r->connected = 0;
-  if (!r->connected) {
-    for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = NAN;
-    free(pl), free(uf), free(done);
-    return 0;
-  }
+  return npl;
+}
 
-  /* Closed form (docs/model-wan.md): ring phases of one chunk. Inside a
-   * site every step is a_s + (n/g) b_s. Across sites the ring of rail j
-   * sends m = n/(gS) per step from ring site r to r + 1 over that pair's
-   * cable, shared by the g rails: alpha_r = a_s + 5 us/km x km_r, beta_r =
-   * 1 / min(GPU link, C_r / g). A send starts once the data it forwards
-   * has arrived and the rank's previous send has drained (coll.h), so
-   * arrival A(t, r) = max(A(t-1, r-1), A(t-1, r) - alpha_r) + m beta_r +
-   * alpha_r; with equal pairs that is 2(S-1)(alpha + m beta). */
-  double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
-  double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
-  double *al = fs__calloc((size_t)S + 1, sizeof(double)),
-         *tx = fs__calloc((size_t)S + 1, sizeof(double));
-  double *arr = fs__calloc((size_t)S + 1, sizeof(double)),
-         *nxt = fs__calloc((size_t)S + 1, sizeof(double));
-  if (!al || !tx || !arr || !nxt) {
-    free(al), free(tx), free(arr), free(nxt), free(pl), free(uf), free(done);
-    return fs_err_set(err, FS_ENOMEM, "out of memory");
-  }
-  double m = n / ((double)g * S);
+/* Per ring site s, the step latency al[s] and the time tx[s] to send m
+ * bytes from s to s + 1 over that pair's cable, shared by the g rails.
+ * Returns 1, or 0 when some neighbouring pair has no cable of its own
+ * (its entries stay zero). */
+static int ring_pair_costs(const pair_link *pl, int32_t npl, int32_t S, int32_t g, double a_site,
+                           double gpu_Bps, double m, double *al, double *tx) {
   int direct = 1;
   for (int32_t s = 0; s < S && S > 1; s++) {
     int32_t t1 = (s + 1) % S, x = -1;
@@ -144,6 +111,13 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
     al[s] = a_site + pl[x].km * FS_WAN_US_PER_KM * 1e-6;
     tx[s] = m / fmin(gpu_Bps, pl[x].bps / 8 / g);
   }
+  return direct;
+}
+
+/* The worst WAN cable for the report: largest latency, smallest rate,
+ * longest path (each NAN with no cable). */
+static void wan_cable_extremes(const pair_link *pl, int32_t npl, double a_site,
+                               fs_wan_train_result *r) {
   for (int32_t i = 0; i < npl; i++) {
     double alpha = a_site + pl[i].km * FS_WAN_US_PER_KM * 1e-6;
     r->wan_alpha_s = isnan(r->wan_alpha_s) ? alpha : fmax(r->wan_alpha_s, alpha);
@@ -151,30 +125,67 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
         isnan(r->wan_gbps_min) ? pl[i].bps / 1e9 : fmin(r->wan_gbps_min, pl[i].bps / 1e9);
     r->wan_km_max = isnan(r->wan_km_max) ? pl[i].km : fmax(r->wan_km_max, pl[i].km);
   }
+}
+
+/* The cross-site ring all-reduce's 2(S - 1) steps by the arrival
+ * recurrence A(t, r) = max(A(t-1, r-1), A(t-1, r) - alpha_r) + tx_r +
+ * alpha_r; returns the last arrival. arr and nxt are scratch of S. */
+static double wan_ring_time(const double *al, const double *tx, int32_t S, double *arr,
+                            double *nxt) {
   double t_wan = 0;
-  if (S > 1 && direct) {
-    for (int32_t s = 0; s < S; s++) arr[s] = tx[s] + al[s];
-    for (int32_t t = 1; t < 2 * (S - 1); t++) {
-      for (int32_t s = 0; s < S; s++)
-        nxt[s] = fmax(arr[(s + S - 1) % S], arr[s] - al[s]) + tx[s] + al[s];
-      double *tmp = arr;
-      arr = nxt;
-      nxt = tmp;
-    }
-    for (int32_t s = 0; s < S; s++) t_wan = fmax(t_wan, arr[s]);
+  for (int32_t s = 0; s < S; s++) arr[s] = tx[s] + al[s];
+  for (int32_t t = 1; t < 2 * (S - 1); t++) {
+    for (int32_t s = 0; s < S; s++)
+      nxt[s] = fmax(arr[(s + S - 1) % S], arr[s] - al[s]) + tx[s] + al[s];
+    double *tmp = arr;
+    arr = nxt;
+    nxt = tmp;
   }
+  for (int32_t s = 0; s < S; s++) t_wan = fmax(t_wan, arr[s]);
+  return t_wan;
+}
+
+/* Closed form (docs/model-wan.md): ring phases of one chunk. Inside a
+ * site every step is a_s + (n/g) b_s. Across sites the ring of rail j
+ * sends m = n/(gS) per step from ring site r to r + 1 over that pair's
+ * cable, shared by the g rails: alpha_r = a_s + 5 us/km x km_r, beta_r =
+ * 1 / min(GPU link, C_r / g). A send starts once the data it forwards
+ * has arrived and the rank's previous send has drained (coll.h), so
+ * arrival A(t, r) = max(A(t-1, r-1), A(t-1, r) - alpha_r) + m beta_r +
+ * alpha_r; with equal pairs that is 2(S-1)(alpha + m beta). Fills
+ * r->model_s, model_total_s and the worst cable. Returns 0 or FS_ENOMEM
+ * (err set). */
+static int closed_form(const fs_wan_job *job, const pair_link *pl, int32_t npl, int32_t S,
+                       int32_t g, double n, fs_wan_train_result *r, fs_err *err) {
+  double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
+  double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
+  double *al = fs__calloc((size_t)S + 1, sizeof(double)),
+         *tx = fs__calloc((size_t)S + 1, sizeof(double));
+  double *arr = fs__calloc((size_t)S + 1, sizeof(double)),
+         *nxt = fs__calloc((size_t)S + 1, sizeof(double));
+  if (!al || !tx || !arr || !nxt) {
+    free(al), free(tx), free(arr), free(nxt);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  double m = n / ((double)g * S);
+  int direct = ring_pair_costs(pl, npl, S, g, a_site, gpu_Bps, m, al, tx);
+  wan_cable_extremes(pl, npl, a_site, r);
+  double t_wan = S > 1 && direct ? wan_ring_time(al, tx, S, arr, nxt) : 0;
   free(al), free(tx), free(arr), free(nxt);
   r->model_s[0] = r->model_s[2] = t_site;
   r->model_s[1] = S > 1 ? (direct ? t_wan : NAN) : 0;
   r->model_total_s = r->model_s[0] + r->model_s[1] + r->model_s[2];
+  return 0;
+}
 
-  /* Topology: GPUs (ring index * g + local), then the site switches. */
+/* The IP-layer topology: S * g GPUs (ring index * g + local), then the S
+ * site switches; each GPU cabled to its site's switch, each WAN cable
+ * between its pair's switches. Returns 0 with *t set, or an error. */
+static int build_wan_topo(const fs_wan_job *job, const pair_link *pl, int32_t npl, int32_t S,
+                          int32_t g, fs_topo **t, fs_err *err) {
   fs_topo_builder b;
-  fs_topo *t = NULL;
-  fs_sim *sim = NULL;
-  fs_router *router = NULL;
   int rc = fs_topo_builder_init(&b, "wan", S * g + S, 2 * (S * g + npl), err);
-  if (rc) goto out;
+  if (rc) return rc;
   for (int32_t h = 0; h < S * g && rc >= 0; h++)
     rc = fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, h / g);
   for (int32_t s = 0; s < S && rc >= 0; s++) rc = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, s);
@@ -185,11 +196,23 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
                       (int64_t)llround(pl[i].km * FS_WAN_US_PER_KM * 1e3));
   if (rc < 0) {
     fs_topo_builder_abort(&b);
-    rc = fs_err_set(err, rc, "out of memory building the WAN topology");
-    goto out;
+    return fs_err_set(err, rc, "out of memory building the WAN topology");
   }
-  if ((rc = fs_topo_builder_finish(&b, &t, err))) goto out;
-  snprintf(t->spec, sizeof(t->spec), "wan:sites=%d,gpus_per_site=%d", S, g);
+  if ((rc = fs_topo_builder_finish(&b, t, err))) return rc;
+  snprintf((*t)->spec, sizeof((*t)->spec), "wan:sites=%d,gpus_per_site=%d", S, g);
+  return 0;
+}
+
+/* Simulates the hierarchical all-reduce on t: reduce-scatter in each site
+ * (g > 1), ring all-reduce per rail across sites (S > 1) after it,
+ * all-gather in each site after that; each phase's end is its last
+ * group's. done is scratch of 2 S + g. Fills r->phase_s, total_s and
+ * flows. Returns 0 or an error (err set). */
+static int simulate_allreduce(fs_topo *t, int32_t S, int32_t g, double n, int32_t *done,
+                              fs_wan_train_result *r, fs_err *err) {
+  fs_sim *sim = NULL;
+  fs_router *router = NULL;
+  int rc;
   if ((rc = fs_sim_new(t, &sim, err)) || (rc = fs_router_new(t, &router, err))) goto out;
   int32_t *d1 = done, *d2 = done + S, *d3 = done + S + g;
   int32_t n1 = 0, n2 = 0;
@@ -218,6 +241,42 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
 out:
   fs_router_free(router);
   fs_sim_free(sim);
+  return rc;
+}
+
+int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err) {
+  const fs_wan *w = p->w;
+  const fs_wan_job *job = &w->job;
+  memset(r, 0, sizeof(*r));
+  if (!job->present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to train");
+  int32_t ring_of[FS_WAN_MAX_SITES], S = 0, g = job->gpus_per_site;
+  for (int32_t s = 0; s < w->n_sites; s++) ring_of[s] = w->sites[s].gpus > 0 ? S++ : -1;
+  double n = bytes > 0 ? bytes : job->bytes;
+  r->sites = S;
+  r->gpus_per_site = g;
+  r->bytes = n;
+  r->connected = 1;
+  for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = 0;
+  r->total_s = r->model_total_s = NAN;
+  r->wan_alpha_s = r->wan_gbps_min = r->wan_km_max = NAN;
+
+  pair_link *pl = fs__calloc((size_t)p->n_demands + 1, sizeof(*pl));
+  int32_t *uf = fs__malloc((size_t)S + 1, sizeof(int32_t));
+  int32_t *done = fs__malloc((size_t)(2 * S + g) + 1, sizeof(int32_t));
+  if (!pl || !uf || !done) {
+    free(pl), free(uf), free(done);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  int32_t npl = collect_wan_cables(p, ring_of, S, pl, uf, r);
+  if (!r->connected) {
+    for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = NAN;
+    free(pl), free(uf), free(done);
+    return 0;
+  }
+  fs_topo *t = NULL;
+  int rc = closed_form(job, pl, npl, S, g, n, r, err);
+  if (!rc && !(rc = build_wan_topo(job, pl, npl, S, g, &t, err)))
+    rc = simulate_allreduce(t, S, g, n, done, r, err);
   fs_topo_free(t);
   free(pl), free(uf), free(done);
   return rc;

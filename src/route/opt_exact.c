@@ -98,194 +98,268 @@ static int grow3(int **ia, int **ja, double **ar, size_t *caps, size_t need) {
          fs__grow(ar, &caps[2], need, sizeof(double));
 }
 
-int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
-                       fs_routeopt_stats *st, fs_err *err) {
-  const fs_topo *t = p->t;
-  int32_t K = p->n_sets, L = t->n_links;
+/* The working state of one exact solve. Per (set k, link l), index k L + l:
+ * the constant load fixed[], the load under the greedy routing rowload[],
+ * and the row of the pair (-1 when no choice touches it); per path hop:
+ * common[] (the flow uses that link on every path); per flow: its first
+ * column (-1 without a choice) and greedy path. GLPK's matrix is built in
+ * the 1-based triplets ia, ja, ar (ne of them). */
+typedef struct exact_ctx {
+  fs_routeopt_problem *p;
+  const fs_topo *t;
+  int32_t K, L;
+  size_t KL;
+  int64_t vars;
+  double *fixed, *rowload;
+  int32_t *row_of, *col0, *greedy;
+  uint8_t *common;
+  double *hx; /* 1-based column values of the greedy routing */
+  int *ia, *ja;
+  double *ar;
+  size_t ne, caps[3];
+  glp_prob *lp;
+  int32_t n_rows_links;
+  double zfix, wlo; /* lower bounds of Z: the constants; each flow alone */
+  double u;         /* the unit of every row term, or 0 */
+  int wcol, rows;   /* the column the rows compare against; rows added */
+} exact_ctx;
+
+/* The binaries: every path of every flow with a choice of paths. Sets
+ * *n_choice to the number of such flows. */
+static int64_t count_vars(const fs_routeopt_problem *p, int32_t *n_choice) {
   int64_t vars = 0;
-  int32_t n_choice = 0;
+  *n_choice = 0;
   for (int32_t f = 0; f < p->n_flows; f++)
     if (p->n_paths[f] > 1) {
       vars += p->n_paths[f];
-      n_choice++;
+      (*n_choice)++;
     }
-  int64_t max_vars = o->max_vars > 0 ? o->max_vars : FS_ROUTEOPT_EXACT_MAX_VARS;
-  if (vars > max_vars)
-    return fs_err_set(err, FS_ERANGE,
-                      "exact: %lld binary variables (%d flows with a choice of path) exceed the "
-                      "limit of %lld; use greedy for instances this large",
-                      (long long)vars, n_choice, (long long)max_vars);
-  size_t KL = (size_t)K * (size_t)L;
-  double *fixed = fs__calloc(KL + 1, sizeof(double));
-  double *rowload = fs__calloc(KL + 1, sizeof(double));
-  int32_t *row_of = fs__malloc(KL + 1, sizeof(int32_t));
-  int32_t *col0 = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
-  int32_t *greedy = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
-  uint8_t *common = fs__calloc((size_t)p->pstart[p->path0[p->n_flows]] + 1, 1);
-  double *hx = fs__calloc((size_t)vars + 3, sizeof(double));
-  int *ia = NULL, *ja = NULL;
-  double *ar = NULL;
-  size_t ne = 0, caps[3] = {0, 0, 0};
-  glp_prob *lp = NULL;
-  int rc = 0;
-  if (!fixed || !rowload || !row_of || !col0 || !greedy || !common || !hx) goto oom;
-  for (size_t i = 0; i < KL; i++) row_of[i] = -1;
-  /* Constants: flows with one path, and the links a flow uses on every
-   * path (its host links): loads no choice changes. */
+  return vars;
+}
+
+/* Constants: flows with one path, and the links a flow uses on every
+ * path (its host links): loads no choice changes. Marks those hops in
+ * common[] and adds their loads to fixed[]. */
+static void find_constants(exact_ctx *c) {
+  const fs_routeopt_problem *p = c->p;
+  int32_t K = c->K, L = c->L;
   for (int32_t f = 0; f < p->n_flows; f++) {
     int32_t h0, h;
     const int32_t *p0 = fs_routeopt_path(p, f, 0, &h0);
     for (int32_t i = 0; i < h0; i++) {
       int all = 1;
-      for (int32_t c = 1; c < p->n_paths[f] && all; c++) {
-        const int32_t *pc = fs_routeopt_path(p, f, c, &h);
+      for (int32_t q = 1; q < p->n_paths[f] && all; q++) {
+        const int32_t *pc = fs_routeopt_path(p, f, q, &h);
         int in = 0;
         for (int32_t j = 0; j < h && !in; j++) in = pc[j] == p0[i];
         all = in;
       }
       if (!all) continue;
-      for (int32_t c = 0; c < p->n_paths[f]; c++) {
-        const int32_t *pc = fs_routeopt_path(p, f, c, &h);
+      for (int32_t q = 0; q < p->n_paths[f]; q++) {
+        const int32_t *pc = fs_routeopt_path(p, f, q, &h);
         for (int32_t j = 0; j < h; j++)
-          if (pc[j] == p0[i]) common[fs__routeopt_path_off(p, f, c) + j] = 1;
+          if (pc[j] == p0[i]) c->common[fs__routeopt_path_off(p, f, q) + j] = 1;
       }
       for (int32_t k = 0; k < K; k++)
         if (fs__routeopt_in_set(p, f, k))
-          fixed[(size_t)k * L + p0[i]] += p->demand_bps[f] / t->links[p0[i]].capacity_bps;
+          c->fixed[(size_t)k * L + p0[i]] += p->demand_bps[f] / c->t->links[p0[i]].capacity_bps;
     }
   }
-  /* Rows: the (set, link) pairs a choice changes. */
-  int32_t n_rows_links = 0;
+}
+
+/* Rows: numbers the (set, link) pairs a choice changes, in flow, path and
+ * hop order, into row_of[] and n_rows_links. */
+static void number_rows(exact_ctx *c) {
+  const fs_routeopt_problem *p = c->p;
+  int32_t K = c->K, L = c->L;
+  c->n_rows_links = 0;
   for (int32_t f = 0; f < p->n_flows; f++) {
     if (p->n_paths[f] < 2) continue;
-    for (int32_t c = 0; c < p->n_paths[f]; c++) {
+    for (int32_t q = 0; q < p->n_paths[f]; q++) {
       int32_t h;
-      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, q, &h);
       for (int32_t i = 0; i < h; i++) {
-        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
+        if (c->common[fs__routeopt_path_off(p, f, q) + i]) continue;
         for (int32_t k = 0; k < K; k++)
-          if (fs__routeopt_in_set(p, f, k) && row_of[(size_t)k * L + pl[i]] < 0)
-            row_of[(size_t)k * L + pl[i]] = n_rows_links++;
+          if (fs__routeopt_in_set(p, f, k) && c->row_of[(size_t)k * L + pl[i]] < 0)
+            c->row_of[(size_t)k * L + pl[i]] = c->n_rows_links++;
       }
     }
   }
-  /* Bounds: Z is at least every constant load; the rows' max W at least
-   * each flow's own load on the best of its paths. They let branch and
-   * bound stop at the root when the greedy incumbent meets them. */
+}
+
+/* Bounds: Z is at least every constant load (zfix); the rows' max W at
+ * least each flow's own load on the best of its paths (wlo). They let
+ * branch and bound stop at the root when the greedy incumbent meets them. */
+static void lower_bounds(exact_ctx *c) {
+  const fs_routeopt_problem *p = c->p;
+  int32_t K = c->K, L = c->L;
   double zfix = 0, wlo = 0;
-  for (size_t i = 0; i < KL; i++) zfix = fmax(zfix, fixed[i]);
+  for (size_t i = 0; i < c->KL; i++) zfix = fmax(zfix, c->fixed[i]);
   for (int32_t f = 0; f < p->n_flows; f++) {
     if (p->n_paths[f] < 2) continue;
     double alone = INFINITY;
-    for (int32_t c = 0; c < p->n_paths[f]; c++) {
+    for (int32_t q = 0; q < p->n_paths[f]; q++) {
       int32_t h;
-      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, q, &h);
       double mx = 0;
       for (int32_t i = 0; i < h; i++) {
-        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
-        double own = p->demand_bps[f] / t->links[pl[i]].capacity_bps;
+        if (c->common[fs__routeopt_path_off(p, f, q) + i]) continue;
+        double own = p->demand_bps[f] / c->t->links[pl[i]].capacity_bps;
         for (int32_t k = 0; k < K; k++)
-          if (fs__routeopt_in_set(p, f, k)) mx = fmax(mx, fixed[(size_t)k * L + pl[i]] + own);
+          if (fs__routeopt_in_set(p, f, k)) mx = fmax(mx, c->fixed[(size_t)k * L + pl[i]] + own);
       }
       alone = fmin(alone, mx);
     }
     wlo = fmax(wlo, alone);
   }
-  /* When every row term is a whole multiple of one unit u (ring flows on
-   * fabric links of one speed: each flow's demand is its host rate), the
-   * rows' max is u W with W integer: the LP bound then rounds up, which
-   * prunes the many symmetric equal-load nodes branch and bound would
-   * otherwise visit. Z = max(constants, u W) is what is minimised. */
-  double u = unit_of(p, fixed, row_of, common, KL);
-  int wcol = u > 0 ? 2 : 1; /* the column the rows compare against */
-  int col = wcol + 1, rows = 0;
-  lp = glp_create_prob();
+  c->zfix = zfix;
+  c->wlo = wlo;
+}
+
+/* Appends one matrix entry (row r, column j, value v). Returns 0 or -1 when
+ * the triplets cannot grow. */
+static int put_entry(exact_ctx *c, int r, int j, double v) {
+  if (grow3(&c->ia, &c->ja, &c->ar, c->caps, c->ne + 2)) return -1;
+  c->ia[++c->ne] = r;
+  c->ja[c->ne] = j;
+  c->ar[c->ne] = v;
+  return 0;
+}
+
+/* The objective column Z (at least both bounds) and, with a unit u, the
+ * integer column W and the row Z - u W >= 0. Returns 0 or -1 (out of
+ * memory). */
+static int add_objective(exact_ctx *c) {
+  glp_prob *lp = c->lp;
   glp_set_obj_dir(lp, GLP_MIN);
-  glp_add_cols(lp, wcol + (int)vars);
-  glp_set_col_bnds(lp, 1, GLP_LO, fmax(zfix, wlo), 0);
+  glp_add_cols(lp, c->wcol + (int)c->vars);
+  glp_set_col_bnds(lp, 1, GLP_LO, fmax(c->zfix, c->wlo), 0);
   glp_set_obj_coef(lp, 1, 1);
-  if (u > 0) {
+  if (c->u > 0) {
     glp_set_col_kind(lp, 2, GLP_IV);
-    glp_set_col_bnds(lp, 2, GLP_LO, ceil(wlo / u - 1e-9), 0);
+    glp_set_col_bnds(lp, 2, GLP_LO, ceil(c->wlo / c->u - 1e-9), 0);
     int r = glp_add_rows(lp, 1); /* Z - u W >= 0 */
-    rows++;
+    c->rows++;
     glp_set_row_bnds(lp, r, GLP_LO, 0, 0);
-    if (grow3(&ia, &ja, &ar, caps, ne + 3)) goto oom;
-    ia[++ne] = r;
-    ja[ne] = 1;
-    ar[ne] = 1;
-    ia[++ne] = r;
-    ja[ne] = 2;
-    ar[ne] = -u;
+    if (grow3(&c->ia, &c->ja, &c->ar, c->caps, c->ne + 3)) return -1;
+    c->ia[++c->ne] = r;
+    c->ja[c->ne] = 1;
+    c->ar[c->ne] = 1;
+    c->ia[++c->ne] = r;
+    c->ja[c->ne] = 2;
+    c->ar[c->ne] = -c->u;
   }
-  int row0 = glp_add_rows(lp, n_rows_links > 0 ? n_rows_links : 1);
-  rows += n_rows_links;
-  for (size_t kl = 0; kl < KL; kl++) {
-    if (row_of[kl] < 0) continue;
-    int r = row0 + row_of[kl];
-    glp_set_row_bnds(lp, r, GLP_UP, 0, -fixed[kl]);
-    if (grow3(&ia, &ja, &ar, caps, ne + 2)) goto oom;
-    ia[++ne] = r;
-    ja[ne] = wcol;
-    ar[ne] = u > 0 ? -u : -1;
+  return 0;
+}
+
+/* One row per (set, link) a choice changes: fixed + choices' loads <= W
+ * (u W with a unit). Returns the first row's number, or -1 (out of
+ * memory). */
+static int add_link_rows(exact_ctx *c) {
+  int row0 = glp_add_rows(c->lp, c->n_rows_links > 0 ? c->n_rows_links : 1);
+  c->rows += c->n_rows_links;
+  for (size_t kl = 0; kl < c->KL; kl++) {
+    if (c->row_of[kl] < 0) continue;
+    int r = row0 + c->row_of[kl];
+    glp_set_row_bnds(c->lp, r, GLP_UP, 0, -c->fixed[kl]);
+    if (put_entry(c, r, c->wcol, c->u > 0 ? -c->u : -1)) return -1;
   }
-  if (n_rows_links == 0) glp_set_row_bnds(lp, row0, GLP_FR, 0, 0);
+  if (c->n_rows_links == 0) glp_set_row_bnds(c->lp, row0, GLP_FR, 0, 0);
+  return row0;
+}
+
+/* Per flow with a choice: a binary per path, the row "one path", and each
+ * path's load d_f / c_l in the rows of the links it changes. Returns 0 or
+ * -1 (out of memory). */
+static int add_flow_columns(exact_ctx *c, int row0) {
+  const fs_routeopt_problem *p = c->p;
+  int32_t K = c->K, L = c->L;
+  int col = c->wcol + 1;
   for (int32_t f = 0; f < p->n_flows; f++) {
-    col0[f] = -1;
+    c->col0[f] = -1;
     if (p->n_paths[f] < 2) continue;
-    col0[f] = col;
-    int r = glp_add_rows(lp, 1);
-    rows++;
-    glp_set_row_bnds(lp, r, GLP_FX, 1, 1);
-    for (int32_t c = 0; c < p->n_paths[f]; c++, col++) {
-      glp_set_col_kind(lp, col, GLP_BV);
-      if (grow3(&ia, &ja, &ar, caps, ne + 2)) goto oom;
-      ia[++ne] = r;
-      ja[ne] = col;
-      ar[ne] = 1;
+    c->col0[f] = col;
+    int r = glp_add_rows(c->lp, 1);
+    c->rows++;
+    glp_set_row_bnds(c->lp, r, GLP_FX, 1, 1);
+    for (int32_t q = 0; q < p->n_paths[f]; q++, col++) {
+      glp_set_col_kind(c->lp, col, GLP_BV);
+      if (put_entry(c, r, col, 1)) return -1;
       int32_t h;
-      const int32_t *pl = fs_routeopt_path(p, f, c, &h);
+      const int32_t *pl = fs_routeopt_path(p, f, q, &h);
       for (int32_t i = 0; i < h; i++) {
-        if (common[fs__routeopt_path_off(p, f, c) + i]) continue;
+        if (c->common[fs__routeopt_path_off(p, f, q) + i]) continue;
         for (int32_t k = 0; k < K; k++) {
           if (!fs__routeopt_in_set(p, f, k)) continue;
-          if (grow3(&ia, &ja, &ar, caps, ne + 2)) goto oom;
-          ia[++ne] = row0 + row_of[(size_t)k * L + pl[i]];
-          ja[ne] = col;
-          ar[ne] = p->demand_bps[f] / t->links[pl[i]].capacity_bps;
+          if (put_entry(c, row0 + c->row_of[(size_t)k * L + pl[i]], col,
+                        p->demand_bps[f] / c->t->links[pl[i]].capacity_bps))
+            return -1;
         }
       }
     }
   }
-  glp_load_matrix(lp, (int)ne, ia, ja, ar);
+  return 0;
+}
 
+/* Builds the MILP in c->lp (created here, freed by the caller). When
+ * every row term is a whole multiple of one unit u (ring flows on fabric
+ * links of one speed: each flow's demand is its host rate), the rows' max
+ * is u W with W integer: the LP bound then rounds up, which prunes the
+ * many symmetric equal-load nodes branch and bound would otherwise visit.
+ * Z = max(constants, u W) is what is minimised. Returns 0 or -1 (out of
+ * memory). */
+static int build_milp(exact_ctx *c) {
+  c->u = unit_of(c->p, c->fixed, c->row_of, c->common, c->KL);
+  c->wcol = c->u > 0 ? 2 : 1;
+  c->rows = 0;
+  c->lp = glp_create_prob();
+  if (add_objective(c)) return -1;
+  int row0 = add_link_rows(c);
+  if (row0 < 0 || add_flow_columns(c, row0)) return -1;
+  glp_load_matrix(c->lp, (int)c->ne, c->ia, c->ja, c->ar);
+  return 0;
+}
+
+/* GLPK's first incumbent: the greedy routing, its binaries and its Z (and
+ * W) in hx. Returns 0 or the greedy optimiser's error. */
+static int greedy_incumbent(exact_ctx *c, fs_err *err) {
+  const fs_routeopt_problem *p = c->p;
+  int32_t K = c->K, L = c->L;
   fs_routeopt_stats gst;
   memset(&gst, 0, sizeof(gst));
-  if ((rc = fs__routeopt_greedy(p, greedy, &gst, err))) goto fail;
-  {
-    double wmax = 0;
-    memcpy(rowload, fixed, KL * sizeof(double));
-    for (int32_t f = 0; f < p->n_flows; f++) {
-      if (col0[f] < 0) continue;
-      hx[col0[f] + greedy[f]] = 1;
-      int32_t h;
-      const int32_t *pl = fs_routeopt_path(p, f, greedy[f], &h);
-      for (int32_t i = 0; i < h; i++)
-        if (!common[fs__routeopt_path_off(p, f, greedy[f]) + i])
-          for (int32_t k = 0; k < K; k++)
-            if (fs__routeopt_in_set(p, f, k))
-              rowload[(size_t)k * L + pl[i]] += p->demand_bps[f] / t->links[pl[i]].capacity_bps;
-    }
-    for (size_t kl = 0; kl < KL; kl++)
-      if (row_of[kl] >= 0) wmax = fmax(wmax, rowload[kl]);
-    if (u > 0) {
-      hx[2] = ceil(wmax / u - 1e-9);
-      hx[1] = fmax(fmax(zfix, wlo), u * hx[2]);
-    } else {
-      hx[1] = fmax(fmax(zfix, wlo), wmax);
-    }
+  int rc = fs__routeopt_greedy(c->p, c->greedy, &gst, err);
+  if (rc) return rc;
+  double wmax = 0;
+  memcpy(c->rowload, c->fixed, c->KL * sizeof(double));
+  for (int32_t f = 0; f < p->n_flows; f++) {
+    if (c->col0[f] < 0) continue;
+    c->hx[c->col0[f] + c->greedy[f]] = 1;
+    int32_t h;
+    const int32_t *pl = fs_routeopt_path(p, f, c->greedy[f], &h);
+    for (int32_t i = 0; i < h; i++)
+      if (!c->common[fs__routeopt_path_off(p, f, c->greedy[f]) + i])
+        for (int32_t k = 0; k < K; k++)
+          if (fs__routeopt_in_set(p, f, k))
+            c->rowload[(size_t)k * L + pl[i]] +=
+                p->demand_bps[f] / c->t->links[pl[i]].capacity_bps;
   }
-  heur h = {hx, 0};
+  for (size_t kl = 0; kl < c->KL; kl++)
+    if (c->row_of[kl] >= 0) wmax = fmax(wmax, c->rowload[kl]);
+  if (c->u > 0) {
+    c->hx[2] = ceil(wmax / c->u - 1e-9);
+    c->hx[1] = fmax(fmax(c->zfix, c->wlo), c->u * c->hx[2]);
+  } else {
+    c->hx[1] = fmax(fmax(c->zfix, c->wlo), wmax);
+  }
+  return 0;
+}
+
+/* Solves the MILP: the LP relaxation first, then branch and bound with the
+ * greedy incumbent, within the time limit. Returns 0 when proven optimal,
+ * else FS_ERANGE (time limit or not optimal) or FS_EINTERNAL (err set). */
+static int solve_milp(exact_ctx *c, const fs_routeopt_opts *o, fs_err *err) {
+  heur h = {c->hx, 0};
   /* The LP relaxation first, without the MIP presolver: a heuristic
    * solution handed to the callback must be in the original columns, which
    * presolving would renumber. */
@@ -293,10 +367,8 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
   glp_init_smcp(&sparm);
   sparm.msg_lev = GLP_MSG_OFF;
   sparm.presolve = GLP_ON;
-  if (glp_simplex(lp, &sparm) != 0 || glp_get_status(lp) != GLP_OPT) {
-    rc = fs_err_set(err, FS_EINTERNAL, "exact: the LP relaxation did not solve");
-    goto fail;
-  }
+  if (glp_simplex(c->lp, &sparm) != 0 || glp_get_status(c->lp) != GLP_OPT)
+    return fs_err_set(err, FS_EINTERNAL, "exact: the LP relaxation did not solve");
   glp_iocp parm;
   glp_init_iocp(&parm);
   parm.presolve = GLP_OFF;
@@ -305,46 +377,84 @@ int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_
   parm.tm_lim = (int)fmin(lim * 1000, 2e9);
   parm.cb_func = on_branch;
   parm.cb_info = &h;
-  int grc = glp_intopt(lp, &parm);
-  int status = glp_mip_status(lp);
-  if (grc == GLP_ETMLIM || (grc == 0 && status != GLP_OPT)) {
-    rc = fs_err_set(err, FS_ERANGE,
-                    "exact: not proven optimal within %g s (%lld binaries, %d rows); raise the "
-                    "time limit or use greedy",
-                    lim, (long long)vars, rows);
-    goto fail;
-  }
-  if (grc != 0) {
-    rc = fs_err_set(err, FS_EINTERNAL, "exact: GLPK glp_intopt failed (code %d)", grc);
-    goto fail;
-  }
+  int grc = glp_intopt(c->lp, &parm);
+  int status = glp_mip_status(c->lp);
+  if (grc == GLP_ETMLIM || (grc == 0 && status != GLP_OPT))
+    return fs_err_set(err, FS_ERANGE,
+                      "exact: not proven optimal within %g s (%lld binaries, %d rows); raise the "
+                      "time limit or use greedy",
+                      lim, (long long)c->vars, c->rows);
+  if (grc != 0)
+    return fs_err_set(err, FS_EINTERNAL, "exact: GLPK glp_intopt failed (code %d)", grc);
+  return 0;
+}
+
+/* Each flow's path in the optimal solution (0 without a choice). */
+static void read_choice(const exact_ctx *c, int32_t *choice) {
+  const fs_routeopt_problem *p = c->p;
   for (int32_t f = 0; f < p->n_flows; f++) {
-    if (col0[f] < 0) {
+    if (c->col0[f] < 0) {
       choice[f] = 0;
       continue;
     }
     choice[f] = 0;
-    for (int32_t c = 0; c < p->n_paths[f]; c++)
-      if (glp_mip_col_val(lp, col0[f] + c) > 0.5) choice[f] = c;
+    for (int32_t q = 0; q < p->n_paths[f]; q++)
+      if (glp_mip_col_val(c->lp, c->col0[f] + q) > 0.5) choice[f] = q;
   }
-  st->objective = glp_mip_obj_val(lp);
-  st->vars = (int32_t)vars;
-  st->rows = rows;
+}
+
+int fs__routeopt_exact(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
+                       fs_routeopt_stats *st, fs_err *err) {
+  exact_ctx c;
+  memset(&c, 0, sizeof(c));
+  c.p = p;
+  c.t = p->t;
+  c.K = p->n_sets;
+  c.L = p->t->n_links;
+  int32_t n_choice;
+  c.vars = count_vars(p, &n_choice);
+  int64_t max_vars = o->max_vars > 0 ? o->max_vars : FS_ROUTEOPT_EXACT_MAX_VARS;
+  if (c.vars > max_vars)
+    return fs_err_set(err, FS_ERANGE,
+                      "exact: %lld binary variables (%d flows with a choice of path) exceed the "
+                      "limit of %lld; use greedy for instances this large",
+                      (long long)c.vars, n_choice, (long long)max_vars);
+  size_t KL = c.KL = (size_t)c.K * (size_t)c.L;
+  c.fixed = fs__calloc(KL + 1, sizeof(double));
+  c.rowload = fs__calloc(KL + 1, sizeof(double));
+  c.row_of = fs__malloc(KL + 1, sizeof(int32_t));
+  c.col0 = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
+  c.greedy = fs__malloc((size_t)p->n_flows + 1, sizeof(int32_t));
+  c.common = fs__calloc((size_t)p->pstart[p->path0[p->n_flows]] + 1, 1);
+  c.hx = fs__calloc((size_t)c.vars + 3, sizeof(double));
+  int rc = 0;
+  if (!c.fixed || !c.rowload || !c.row_of || !c.col0 || !c.greedy || !c.common || !c.hx)
+    goto oom;
+  for (size_t i = 0; i < KL; i++) c.row_of[i] = -1;
+  find_constants(&c);
+  number_rows(&c);
+  lower_bounds(&c);
+  if (build_milp(&c)) goto oom;
+  if ((rc = greedy_incumbent(&c, err)) || (rc = solve_milp(&c, o, err))) goto fail;
+  read_choice(&c, choice);
+  st->objective = glp_mip_obj_val(c.lp);
+  st->vars = (int32_t)c.vars;
+  st->rows = c.rows;
   goto done;
 oom:
   rc = fs_err_set(err, FS_ENOMEM, "out of memory");
 fail:
 done:
-  if (lp) glp_delete_prob(lp);
-  free(fixed);
-  free(rowload);
-  free(common);
-  free(row_of);
-  free(col0);
-  free(greedy);
-  free(hx);
-  free(ia);
-  free(ja);
-  free(ar);
+  if (c.lp) glp_delete_prob(c.lp);
+  free(c.fixed);
+  free(c.rowload);
+  free(c.common);
+  free(c.row_of);
+  free(c.col0);
+  free(c.greedy);
+  free(c.hx);
+  free(c.ia);
+  free(c.ja);
+  free(c.ar);
   return rc;
 }

@@ -82,6 +82,227 @@ int fs__topo_file_from_json(const fs__jctx *c, const cJSON *obj, const char *pat
   return rc;
 }
 
+/* Reads node i of the list (v, at JSON path pi): its id into ix[i], its
+ * kind, tier, index, group and INC flag into nv[i]. Returns 0 or an error
+ * naming the path. */
+static int read_node(const fs__jctx *c, const cJSON *v, const char *pi, int32_t i, idkey *ix,
+                     fs_node *nv) {
+  char pk[512];
+  static const char *const nkeys[] = {"id", "kind", "tier", "index", "group", "inc", NULL};
+  const char *kind;
+  int64_t tier, index, group;
+  int rc;
+  if (!cJSON_IsObject(v)) return fs__json_fail(c, pi, v, "must be an object");
+  fs__json_path_key(pk, sizeof(pk), pi, "id");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+  if ((rc = fs__json_expect_object(c, v, pi, nkeys))) return rc;
+  if (!id) return fs__json_fail(c, pk, id, "is required");
+  if ((rc = get_id(c, id, pk, ix[i].id, sizeof(ix[i].id))) ||
+      (rc = fs__json_str(c, v, pi, "kind", 1, NULL, &kind)))
+    return rc;
+  fs_node_kind k;
+  if (parse_kind(kind, &k)) {
+    fs__json_path_key(pk, sizeof(pk), pi, "kind");
+    return fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "kind"),
+                         "must be host (or gpu), switch, nic, scaleup, ocs or wan");
+  }
+  if ((rc = fs__json_int(c, v, pi, "tier", 0, k == FS_NODE_SWITCH ? 1 : 0, 0, 64, &tier)) ||
+      (rc = fs__json_int(c, v, pi, "index", 0, i, -1, INT32_MAX, &index)) ||
+      (rc = fs__json_int(c, v, pi, "group", 0, -1, -1, INT32_MAX, &group)))
+    return rc;
+  const cJSON *inc = cJSON_GetObjectItemCaseSensitive(v, "inc");
+  if (inc && !cJSON_IsBool(inc)) {
+    fs__json_path_key(pk, sizeof(pk), pi, "inc");
+    return fs__json_fail(c, pk, inc, "must be true or false");
+  }
+  nv[i] = (fs_node){k, (int32_t)tier, (int32_t)index, (int32_t)group,
+                    cJSON_IsTrue(inc) ? FS_CAP_INC : 0u};
+  ix[i].at = i;
+  return 0;
+}
+
+/* Reads the n nodes of the list at JSON path p; counts the hosts, of which
+ * there must be one at least. Returns 0 or an error naming the path. */
+static int read_nodes(const fs__jctx *c, const cJSON *nodes, const char *p, int32_t n,
+                      idkey *ix, fs_node *nv, int32_t *hosts) {
+  /* Walk the children: cJSON_GetArrayItem is O(i), O(n^2) over a list. */
+  const cJSON *v = nodes->child;
+  for (int32_t i = 0; i < n; i++, v = v->next) {
+    char pi[512];
+    fs__json_path_idx(pi, sizeof(pi), p, (size_t)i);
+    int rc = read_node(c, v, pi, i, ix, nv);
+    if (rc) return rc;
+    *hosts += nv[i].kind == FS_NODE_HOST;
+  }
+  if (*hosts == 0) return fs__json_fail(c, p, nodes, "must hold at least one host");
+  return 0;
+}
+
+/* Numbers the nodes, hosts first, each group in list order (map: list
+ * position -> node), and sorts the ids for lookup. Returns 0, or an error
+ * naming the later of two nodes with one id. */
+static int index_nodes(const fs__jctx *c, const cJSON *nodes, const char *p, int32_t n,
+                       int32_t hosts, idkey *ix, const fs_node *nv, int32_t *map) {
+  for (int32_t i = 0, h = 0, o = hosts; i < n; i++)
+    map[i] = nv[i].kind == FS_NODE_HOST ? h++ : o++;
+  for (int32_t i = 0; i < n; i++) ix[i].node = map[i];
+  qsort(ix, (size_t)n, sizeof(*ix), cmp_id);
+  for (int32_t i = 1; i < n; i++)
+    if (strcmp(ix[i - 1].id, ix[i].id) == 0) {
+      int32_t at = ix[i - 1].at > ix[i].at ? ix[i - 1].at : ix[i].at;
+      char pi[512], pk[512];
+      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
+      fs__json_path_key(pk, sizeof(pk), pi, "id");
+      return fs__json_fail(c, pk,
+                           cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+                           "duplicate node id");
+    }
+  return 0;
+}
+
+static int oom_building(const fs__jctx *c) {
+  return fs_err_set(c->err, FS_ENOMEM, "out of memory building the file topology");
+}
+
+/* Adds the nodes to the builder, hosts first (the numbering of
+ * index_nodes). Returns 0 or FS_ENOMEM (err set). */
+static int add_nodes(const fs__jctx *c, fs_topo_builder *b, const fs_node *nv, int32_t n) {
+  for (int32_t pass = 0; pass < 2; pass++)
+    for (int32_t i = 0; i < n; i++) {
+      if ((nv[i].kind == FS_NODE_HOST) != (pass == 0)) continue;
+      int32_t id = fs_topo_builder_node(b, nv[i].kind, nv[i].tier, nv[i].index, nv[i].group);
+      if (id < 0) return oom_building(c);
+      b->t->nodes[id].caps = nv[i].caps;
+    }
+  return 0;
+}
+
+/* The node a link end names (key "a" or "b" of link v, at path pi), by its
+ * id in the sorted index. Returns 0 or an error naming the path. */
+static int link_end(const fs__jctx *c, const cJSON *v, const char *pi, const char *key,
+                    const idkey *ix, int32_t n, int32_t *end) {
+  char pk[512];
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, key);
+  fs__json_path_key(pk, sizeof(pk), pi, key);
+  idkey q;
+  if (!x) return fs__json_fail(c, pk, x, "is required (a node id)");
+  int rc = get_id(c, x, pk, q.id, sizeof(q.id));
+  if (rc) return rc;
+  const idkey *hit = bsearch(&q, ix, (size_t)n, sizeof(*ix), cmp_id);
+  if (!hit) return fs__json_fail(c, pk, x, "unknown node id");
+  *end = hit->node;
+  return 0;
+}
+
+/* Reads link v (at JSON path pi): two distinct ends, a rate (gbps or bps,
+ * not both) and a latency; adds its cable to the builder. Returns 0 or an
+ * error naming the path (FS_ENOMEM when the builder cannot grow). */
+static int read_link(const fs__jctx *c, const cJSON *v, const char *pi, const idkey *ix,
+                     int32_t n, fs_topo_builder *b) {
+  char pk[512];
+  static const char *const lkeys[] = {"a", "b", "gbps", "bps", "latency_ns", NULL};
+  int rc;
+  if (!cJSON_IsObject(v)) return fs__json_fail(c, pi, v, "must be an object");
+  if ((rc = fs__json_expect_object(c, v, pi, lkeys))) return rc;
+  int32_t end[2];
+  for (int e = 0; e < 2; e++)
+    if ((rc = link_end(c, v, pi, e ? "b" : "a", ix, n, &end[e]))) return rc;
+  if (end[0] == end[1]) {
+    fs__json_path_key(pk, sizeof(pk), pi, "b");
+    return fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "b"),
+                         "is a self-loop (same node as a)");
+  }
+  double gbps, bps;
+  int64_t lat;
+  if (cJSON_GetObjectItemCaseSensitive(v, "gbps") && cJSON_GetObjectItemCaseSensitive(v, "bps")) {
+    fs__json_path_key(pk, sizeof(pk), pi, "bps");
+    return fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "bps"),
+                         "give either gbps or bps, not both");
+  }
+  if ((rc = fs__json_num(c, v, pi, "gbps", 0, 100, 1e-9, MAX_GBPS, &gbps)) ||
+      (rc = fs__json_num(c, v, pi, "bps", 0, gbps * 1e9, 1, MAX_GBPS * 1e9, &bps)) ||
+      (rc = fs__json_int(c, v, pi, "latency_ns", 0, 1000, 0, MAX_LATENCY_NS, &lat)))
+    return rc;
+  if (fs_topo_builder_cable(b, end[0], end[1], bps, lat) < 0) return oom_building(c);
+  return 0;
+}
+
+/* Reads the m links of the list at JSON path pl into the builder. Returns
+ * 0 or the first link's error. */
+static int read_links(const fs__jctx *c, const cJSON *links, const char *pl, int32_t m,
+                      const idkey *ix, int32_t n, fs_topo_builder *b) {
+  const cJSON *v = links->child;
+  for (int32_t i = 0; i < m; i++, v = v->next) {
+    char pi[512];
+    fs__json_path_idx(pi, sizeof(pi), pl, (size_t)i);
+    int rc = read_link(c, v, pi, ix, n, b);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The topology's labels: GPUs per server, the first NIC and scale-up
+ * node, the spec, and the "family" key, which labels the graph (names,
+ * cost classes); the builders' closed forms are not taken from it.
+ * Returns 0 or an error naming the family's path. */
+static int label_topo(const fs__jctx *c, const cJSON *obj, const char *path, int64_t G,
+                      int32_t n, fs_topo *t) {
+  t->gpus_per_node = (int32_t)G;
+  for (int32_t x = n - 1; x >= 0; x--) {
+    if (t->nodes[x].kind == FS_NODE_NIC) t->nic0 = x;
+    if (t->nodes[x].kind == FS_NODE_SCALEUP) t->scaleup0 = x;
+  }
+  snprintf(t->spec, sizeof(t->spec), "file");
+  const char *fam;
+  int rc = fs__json_str(c, obj, path, "family", 0, "file", &fam);
+  if (rc) return rc;
+  if (strlen(fam) >= sizeof(t->family) ||
+      strspn(fam, "abcdefghijklmnopqrstuvwxyz") != strlen(fam)) {
+    char pf[512];
+    fs__json_path_key(pf, sizeof(pf), path, "family");
+    return fs__json_fail(c, pf, cJSON_GetObjectItemCaseSensitive(obj, "family"),
+                         "must be a lower-case word of at most %zu letters",
+                         sizeof(t->family) - 1);
+  }
+  snprintf(t->family, sizeof(t->family), "%s", fam);
+  return 0;
+}
+
+/* Every host must reach host 0 without relaying through another host: a
+ * breadth-first search from host 0 that does not leave other hosts.
+ * seen (zeroed) and queue hold n entries. Returns 0, or an error naming
+ * the first host (in node order) it does not reach. */
+static int check_hosts_reach(const fs__jctx *c, const fs_topo *t, const cJSON *nodes,
+                             const char *p, int32_t hosts, const int32_t *map, int32_t *seen,
+                             int32_t *queue) {
+  int32_t head = 0, tail = 0;
+  seen[0] = 1;
+  queue[tail++] = 0;
+  while (head < tail) {
+    int32_t u = queue[head++];
+    if (u != 0 && u < hosts) continue;
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].to;
+      if (!seen[w]) {
+        seen[w] = 1;
+        queue[tail++] = w;
+      }
+    }
+  }
+  for (int32_t h = 0; h < hosts; h++)
+    if (!seen[h]) {
+      int32_t at = 0;
+      while (map[at] != h) at++;
+      char pi[512];
+      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
+      return fs__json_fail(c, pi,
+                           cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
+                           "host is disconnected (no path to the first host without relaying "
+                           "through a host)");
+    }
+  return 0;
+}
+
 static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo **out) {
   char p[512];
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(obj, "nodes");
@@ -109,70 +330,9 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
     goto done;
   }
   int32_t hosts = 0;
-  /* Walk the children: cJSON_GetArrayItem is O(i), O(n^2) over a list. */
-  const cJSON *v = nodes->child;
-  for (int32_t i = 0; i < n; i++, v = v->next) {
-    char pi[512], pk[512];
-    fs__json_path_idx(pi, sizeof(pi), p, (size_t)i);
-    static const char *const nkeys[] = {"id", "kind", "tier", "index", "group", "inc", NULL};
-    const char *kind;
-    int64_t tier, index, group;
-    if (!cJSON_IsObject(v)) {
-      rc = fs__json_fail(c, pi, v, "must be an object");
-      goto done;
-    }
-    fs__json_path_key(pk, sizeof(pk), pi, "id");
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
-    if ((rc = fs__json_expect_object(c, v, pi, nkeys))) goto done;
-    if (!id) {
-      rc = fs__json_fail(c, pk, id, "is required");
-      goto done;
-    }
-    if ((rc = get_id(c, id, pk, ix[i].id, sizeof(ix[i].id))) ||
-        (rc = fs__json_str(c, v, pi, "kind", 1, NULL, &kind)))
-      goto done;
-    fs_node_kind k;
-    if (parse_kind(kind, &k)) {
-      fs__json_path_key(pk, sizeof(pk), pi, "kind");
-      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "kind"),
-                         "must be host (or gpu), switch, nic, scaleup, ocs or wan");
-      goto done;
-    }
-    if ((rc = fs__json_int(c, v, pi, "tier", 0, k == FS_NODE_SWITCH ? 1 : 0, 0, 64, &tier)) ||
-        (rc = fs__json_int(c, v, pi, "index", 0, i, -1, INT32_MAX, &index)) ||
-        (rc = fs__json_int(c, v, pi, "group", 0, -1, -1, INT32_MAX, &group)))
-      goto done;
-    const cJSON *inc = cJSON_GetObjectItemCaseSensitive(v, "inc");
-    if (inc && !cJSON_IsBool(inc)) {
-      fs__json_path_key(pk, sizeof(pk), pi, "inc");
-      rc = fs__json_fail(c, pk, inc, "must be true or false");
-      goto done;
-    }
-    nv[i] = (fs_node){k, (int32_t)tier, (int32_t)index, (int32_t)group,
-                      cJSON_IsTrue(inc) ? FS_CAP_INC : 0u};
-    ix[i].at = i;
-    hosts += k == FS_NODE_HOST;
-  }
-  if (hosts == 0) {
-    rc = fs__json_fail(c, p, nodes, "must hold at least one host");
+  if ((rc = read_nodes(c, nodes, p, n, ix, nv, &hosts)) ||
+      (rc = index_nodes(c, nodes, p, n, hosts, ix, nv, map)))
     goto done;
-  }
-  /* Hosts first, each group in list order. */
-  for (int32_t i = 0, h = 0, o = hosts; i < n; i++)
-    map[i] = nv[i].kind == FS_NODE_HOST ? h++ : o++;
-  for (int32_t i = 0; i < n; i++) ix[i].node = map[i];
-  qsort(ix, (size_t)n, sizeof(*ix), cmp_id);
-  for (int32_t i = 1; i < n; i++)
-    if (strcmp(ix[i - 1].id, ix[i].id) == 0) {
-      int32_t at = ix[i - 1].at > ix[i].at ? ix[i - 1].at : ix[i].at;
-      char pi[512], pk[512];
-      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
-      fs__json_path_key(pk, sizeof(pk), pi, "id");
-      rc = fs__json_fail(c, pk,
-                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
-                         "duplicate node id");
-      goto done;
-    }
   if (hosts % G) {
     char pg[512];
     fs__json_path_key(pg, sizeof(pg), path, "gpus_per_node");
@@ -180,120 +340,21 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
                        "must divide the host count (%d)", hosts);
     goto done;
   }
-  if ((rc = fs_topo_builder_init(&b, "file", n, 2 * m, c->err))) goto done;
-  for (int32_t pass = 0; pass < 2; pass++)
-    for (int32_t i = 0; i < n; i++) {
-      if ((nv[i].kind == FS_NODE_HOST) != (pass == 0)) continue;
-      int32_t id = fs_topo_builder_node(&b, nv[i].kind, nv[i].tier, nv[i].index, nv[i].group);
-      if (id < 0) goto oom;
-      b.t->nodes[id].caps = nv[i].caps;
-    }
-  v = links->child;
-  for (int32_t i = 0; i < m; i++, v = v->next) {
-    char pi[512], pk[512];
-    fs__json_path_idx(pi, sizeof(pi), pl, (size_t)i);
-    static const char *const lkeys[] = {"a", "b", "gbps", "bps", "latency_ns", NULL};
-    if (!cJSON_IsObject(v)) {
-      rc = fs__json_fail(c, pi, v, "must be an object");
-      goto done;
-    }
-    if ((rc = fs__json_expect_object(c, v, pi, lkeys))) goto done;
-    int32_t end[2];
-    for (int e = 0; e < 2; e++) {
-      const char *key = e ? "b" : "a";
-      const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, key);
-      fs__json_path_key(pk, sizeof(pk), pi, key);
-      idkey q;
-      if (!x) {
-        rc = fs__json_fail(c, pk, x, "is required (a node id)");
-        goto done;
-      }
-      if ((rc = get_id(c, x, pk, q.id, sizeof(q.id)))) goto done;
-      const idkey *hit = bsearch(&q, ix, (size_t)n, sizeof(*ix), cmp_id);
-      if (!hit) {
-        rc = fs__json_fail(c, pk, x, "unknown node id");
-        goto done;
-      }
-      end[e] = hit->node;
-    }
-    if (end[0] == end[1]) {
-      fs__json_path_key(pk, sizeof(pk), pi, "b");
-      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "b"),
-                         "is a self-loop (same node as a)");
-      goto done;
-    }
-    double gbps, bps;
-    int64_t lat;
-    if (cJSON_GetObjectItemCaseSensitive(v, "gbps") && cJSON_GetObjectItemCaseSensitive(v, "bps")) {
-      fs__json_path_key(pk, sizeof(pk), pi, "bps");
-      rc = fs__json_fail(c, pk, cJSON_GetObjectItemCaseSensitive(v, "bps"),
-                         "give either gbps or bps, not both");
-      goto done;
-    }
-    if ((rc = fs__json_num(c, v, pi, "gbps", 0, 100, 1e-9, MAX_GBPS, &gbps)) ||
-        (rc = fs__json_num(c, v, pi, "bps", 0, gbps * 1e9, 1, MAX_GBPS * 1e9, &bps)) ||
-        (rc = fs__json_int(c, v, pi, "latency_ns", 0, 1000, 0, MAX_LATENCY_NS, &lat)))
-      goto done;
-    if (fs_topo_builder_cable(&b, end[0], end[1], bps, lat) < 0) goto oom;
-  }
-  fs_topo *t = b.t;
-  t->gpus_per_node = (int32_t)G;
-  for (int32_t x = n - 1; x >= 0; x--) {
-    if (t->nodes[x].kind == FS_NODE_NIC) t->nic0 = x;
-    if (t->nodes[x].kind == FS_NODE_SCALEUP) t->scaleup0 = x;
-  }
-  snprintf(t->spec, sizeof(t->spec), "file");
-  /* "family" labels the graph (names, cost classes); the builders' closed
-   * forms are not taken from it. */
-  const char *fam;
-  if ((rc = fs__json_str(c, obj, path, "family", 0, "file", &fam))) goto done;
-  if (strlen(fam) >= sizeof(t->family) ||
-      strspn(fam, "abcdefghijklmnopqrstuvwxyz") != strlen(fam)) {
-    char pf[512];
-    fs__json_path_key(pf, sizeof(pf), path, "family");
-    rc = fs__json_fail(c, pf, cJSON_GetObjectItemCaseSensitive(obj, "family"),
-                       "must be a lower-case word of at most %zu letters", sizeof(t->family) - 1);
+  if ((rc = fs_topo_builder_init(&b, "file", n, 2 * m, c->err)) ||
+      (rc = add_nodes(c, &b, nv, n)) || (rc = read_links(c, links, pl, m, ix, n, &b)) ||
+      (rc = label_topo(c, obj, path, G, n, b.t)))
     goto done;
-  }
-  snprintf(t->family, sizeof(t->family), "%s", fam);
-  /* Every host must reach host 0 without relaying through another host. */
   seen = fs__calloc((size_t)n, sizeof(int32_t));
   queue = fs__malloc((size_t)n, sizeof(int32_t));
-  if (!seen || !queue) goto oom;
-  if ((rc = fs_topo_builder_finish(&b, out, c->err))) goto done;
-  t = *out;
-  int32_t head = 0, tail = 0;
-  seen[0] = 1;
-  queue[tail++] = 0;
-  while (head < tail) {
-    int32_t u = queue[head++];
-    if (u != 0 && u < hosts) continue;
-    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
-      int32_t w = t->links[t->out_links[i]].to;
-      if (!seen[w]) {
-        seen[w] = 1;
-        queue[tail++] = w;
-      }
-    }
+  if (!seen || !queue) {
+    rc = oom_building(c);
+    goto done;
   }
-  for (int32_t h = 0; h < hosts; h++)
-    if (!seen[h]) {
-      int32_t at = 0;
-      while (map[at] != h) at++;
-      char pi[512];
-      fs__json_path_idx(pi, sizeof(pi), p, (size_t)at);
-      rc = fs__json_fail(c, pi,
-                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, at), "id"),
-                         "host is disconnected (no path to the first host without relaying "
-                         "through a host)");
-      fs_topo_free(*out);
-      *out = NULL;
-      goto done;
-    }
-  rc = 0;
-  goto done;
-oom:
-  rc = fs_err_set(c->err, FS_ENOMEM, "out of memory building the file topology");
+  if ((rc = fs_topo_builder_finish(&b, out, c->err))) goto done;
+  if ((rc = check_hosts_reach(c, *out, nodes, p, hosts, map, seen, queue))) {
+    fs_topo_free(*out);
+    *out = NULL;
+  }
 done:
   if (b.t) fs_topo_builder_abort(&b);
   free(ix);

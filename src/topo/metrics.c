@@ -299,6 +299,230 @@ static int disconnected_pair(const fs_topo *t, const host_key *keys,
 
 enum { ISO_MAX = 256 };
 
+/* The working arrays of hop_stats_nohost. Per node: its distinct non-host
+ * and host neighbours (nx, nh), its one non-host neighbour, its code
+ * (root * 2 + offset, -1 left out), a scratch mark, BFS distance and
+ * queue; per host: its key (entries in nb) and class; per class: its
+ * first key, the distance fd to a class c2 from the one at hand and the
+ * pairs corr a left-out node joins; the roots' graph in CSR. */
+typedef struct nohost_ctx {
+  int32_t *nx, *nh, *one, *mark, *code, *nb;
+  host_key *keys;
+  int32_t *cls, *cls_start, *fd;
+  int64_t *corr;
+  int32_t *dist, *queue;
+  int32_t *radj_start, *radj;
+  int32_t C; /* classes */
+} nohost_ctx;
+
+/* Allocates the per-node, per-host and per-class arrays (corr zeroed; the
+ * roots' graph comes later). Returns 0 or -1; nohost_free frees either. */
+static int nohost_alloc(const fs_topo *t, nohost_ctx *x) {
+  int32_t H = t->n_hosts, n = t->n_nodes;
+  x->nx = fs__malloc((size_t)n, sizeof(int32_t));
+  x->nh = fs__malloc((size_t)n, sizeof(int32_t));
+  x->one = fs__malloc((size_t)n, sizeof(int32_t));
+  x->mark = fs__malloc((size_t)n, sizeof(int32_t));
+  x->code = fs__malloc((size_t)n, sizeof(int32_t));
+  int64_t nb_total = t->out_start[H];
+  x->nb = fs__malloc(nb_total > 0 ? (size_t)nb_total : 1, sizeof(int32_t));
+  x->keys = fs__malloc((size_t)H, sizeof(*x->keys));
+  x->cls = fs__malloc((size_t)H, sizeof(int32_t));
+  x->cls_start = fs__malloc((size_t)H + 1, sizeof(int32_t));
+  x->fd = fs__malloc((size_t)H, sizeof(int32_t));
+  x->corr = fs__calloc((size_t)H, sizeof(int64_t));
+  x->dist = fs__malloc((size_t)n, sizeof(int32_t));
+  x->queue = fs__malloc((size_t)n, sizeof(int32_t));
+  return x->nx && x->nh && x->one && x->mark && x->code && x->nb && x->keys && x->cls &&
+                 x->cls_start && x->fd && x->corr && x->dist && x->queue
+             ? 0
+             : -1;
+}
+
+static void nohost_free(nohost_ctx *x) {
+  free(x->nx);
+  free(x->nh);
+  free(x->one);
+  free(x->mark);
+  free(x->code);
+  free(x->nb);
+  free(x->keys);
+  free(x->cls);
+  free(x->cls_start);
+  free(x->fd);
+  free(x->corr);
+  free(x->dist);
+  free(x->queue);
+  free(x->radj_start);
+  free(x->radj);
+}
+
+/* Each non-host's code: left out (no non-host neighbour, at most ISO_MAX
+ * hosts), a dead end standing for (its one neighbour, +1), or itself. */
+static void assign_codes(const fs_topo *t, nohost_ctx *x) {
+  int32_t H = t->n_hosts, n = t->n_nodes;
+  for (int32_t v = 0; v < n; v++) x->mark[v] = -1;
+  for (int32_t v = H; v < n; v++) {
+    x->nx[v] = x->nh[v] = 0;
+    x->one[v] = -1;
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].to;
+      if (x->mark[w] == v) continue;
+      x->mark[w] = v;
+      if (w < H) {
+        x->nh[v]++;
+      } else {
+        x->nx[v]++;
+        x->one[v] = w;
+      }
+    }
+  }
+  for (int32_t v = H; v < n; v++) {
+    int32_t y = x->one[v];
+    if (x->nx[v] == 0 && x->nh[v] <= ISO_MAX)
+      x->code[v] = -1;
+    else if (x->nx[v] == 1 && x->nh[v] <= 1 && x->nx[y] >= 2)
+      x->code[v] = 2 * y + 1;
+    else
+      x->code[v] = 2 * v;
+  }
+}
+
+/* Keys: each host's distinct codes, sorted, one per root (the smaller
+ * offset wins); the hosts sorted by key into classes (runs of equal keys):
+ * cls, cls_start and C. */
+static void classify_hosts(const fs_topo *t, nohost_ctx *x) {
+  int32_t H = t->n_hosts;
+  int32_t pos = 0;
+  for (int32_t a = 0; a < H; a++) {
+    int32_t *list = x->nb + pos, len = 0;
+    for (int32_t i = t->out_start[a]; i < t->out_start[a + 1]; i++) {
+      int32_t c = x->code[t->links[t->out_links[i]].to];
+      if (c >= 0) list[len++] = c;
+    }
+    qsort(list, (size_t)len, sizeof(int32_t), cmp_i32);
+    int32_t m = 0;
+    for (int32_t i = 0; i < len; i++)
+      if (m == 0 || list[i] / 2 != list[m - 1] / 2) list[m++] = list[i];
+    x->keys[a] = (host_key){list, m, a};
+    pos += t->out_start[a + 1] - t->out_start[a];
+  }
+  qsort(x->keys, (size_t)H, sizeof(*x->keys), cmp_host_key);
+  int32_t C = 0;
+  for (int32_t i = 0; i < H; i++) {
+    if (i == 0 || !same_attachment(&x->keys[i - 1], &x->keys[i])) x->cls_start[C++] = i;
+    x->cls[x->keys[i].host] = C - 1;
+  }
+  x->cls_start[C] = H;
+  x->C = C;
+}
+
+/* The roots' graph: distinct root neighbours of each root, compact, so
+ * the BFS skips hosts, dead ends and left-out nodes. Returns 0 or -1 (out
+ * of memory). */
+static int build_root_graph(const fs_topo *t, nohost_ctx *x) {
+  int32_t H = t->n_hosts, n = t->n_nodes;
+  x->radj_start = fs__calloc((size_t)n + 1, sizeof(int32_t));
+  int64_t nr = 0;
+  for (int32_t v = H; v < n; v++)
+    if (x->code[v] == 2 * v) nr += x->nx[v];
+  x->radj = fs__malloc(nr > 0 ? (size_t)nr : 1, sizeof(int32_t));
+  if (!x->radj_start || !x->radj) return -1;
+  for (int32_t v = 0; v < n; v++) x->mark[v] = -1;
+  int32_t m = 0;
+  for (int32_t v = 0; v < n; v++) {
+    x->radj_start[v] = m;
+    if (v < H || x->code[v] != 2 * v) continue;
+    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
+      int32_t w = t->links[t->out_links[i]].to;
+      if (w < H || x->code[w] != 2 * w || x->mark[w] == v) continue;
+      x->mark[w] = v;
+      x->radj[m++] = w;
+    }
+  }
+  x->radj_start[n] = m;
+  return 0;
+}
+
+/* fd[c2] for every class c2: its hop distance from class c, 2 + the
+ * smallest offset-adjusted root distance of a multi-source BFS over the
+ * switches from c's roots (-1 if none is reached). Leaves dist all -1. */
+static void class_distances(nohost_ctx *x, int32_t c) {
+  const host_key *kc = &x->keys[x->cls_start[c]];
+  /* Multi-source BFS over the switches: offset-0 roots, then offset-1
+   * ones, so the queue stays in distance order. */
+  int32_t head = 0, tail = 0;
+  for (int32_t off = 0; off < 2; off++)
+    for (int32_t i = 0; i < kc->len; i++) {
+      int32_t r = kc->nb[i] / 2;
+      if (kc->nb[i] % 2 != off || x->dist[r] >= 0) continue;
+      x->dist[r] = off;
+      x->queue[tail++] = r;
+    }
+  while (head < tail) {
+    int32_t u = x->queue[head++];
+    for (int32_t i = x->radj_start[u]; i < x->radj_start[u + 1]; i++) {
+      int32_t v = x->radj[i];
+      if (x->dist[v] >= 0) continue;
+      x->dist[v] = x->dist[u] + 1;
+      x->queue[tail++] = v;
+    }
+  }
+  for (int32_t c2 = 0; c2 < x->C; c2++) {
+    const host_key *k2 = &x->keys[x->cls_start[c2]];
+    int32_t best = -1;
+    for (int32_t i = 0; i < k2->len; i++) {
+      int32_t d = x->dist[k2->nb[i] / 2];
+      if (d >= 0 && (best < 0 || d + k2->nb[i] % 2 < best)) best = d + k2->nb[i] % 2;
+    }
+    x->fd[c2] = best < 0 ? -1 : 2 + best;
+  }
+  for (int32_t i = 0; i < tail; i++) x->dist[x->queue[i]] = -1;
+}
+
+/* Pairs joined by a left-out node are 2 apart whatever fd says: counts
+ * them per class of the second host in corr (each ordered pair from class
+ * c once, via mark[b] = a). */
+static void count_joined_pairs(const fs_topo *t, nohost_ctx *x, int32_t c) {
+  for (int32_t i = x->cls_start[c]; i < x->cls_start[c + 1]; i++) {
+    int32_t a = x->keys[i].host;
+    for (int32_t j = t->out_start[a]; j < t->out_start[a + 1]; j++) {
+      int32_t y = t->links[t->out_links[j]].to;
+      if (x->code[y] >= 0) continue;
+      for (int32_t k = t->out_start[y]; k < t->out_start[y + 1]; k++) {
+        int32_t b = t->links[t->out_links[k]].to;
+        if (b == a || x->mark[b] == a) continue;
+        x->mark[b] = a;
+        x->corr[x->cls[b]]++;
+      }
+    }
+  }
+}
+
+/* Adds the hops of every ordered pair from class c to *sum and raises
+ * *diameter: the joined pairs at 2, the rest at fd; clears corr. Returns
+ * 0, or FS_EINVAL naming two hosts with no path between them. */
+static int add_class_pairs(const fs_topo *t, nohost_ctx *x, int32_t c, int64_t *sum,
+                           int32_t *diameter, fs_err *err) {
+  int64_t size = x->cls_start[c + 1] - x->cls_start[c];
+  for (int32_t c2 = 0; c2 < x->C; c2++) {
+    int64_t pairs =
+        c2 == c ? size * (size - 1) : size * (x->cls_start[c2 + 1] - x->cls_start[c2]);
+    int64_t joined = x->corr[c2], rest = pairs - joined;
+    x->corr[c2] = 0;
+    if (joined > 0) {
+      *sum += 2 * joined;
+      if (*diameter < 2) *diameter = 2;
+    }
+    if (rest == 0) continue;
+    if (x->fd[c2] < 0)
+      return disconnected_pair(t, x->keys, x->cls_start, c, c2, x->code, x->mark, err);
+    *sum += rest * x->fd[c2];
+    if (x->fd[c2] > *diameter) *diameter = x->fd[c2];
+  }
+  return 0;
+}
+
 /* Fills st->diameter_hops and st->avg_hops (needs n_hosts >= 2) with hosts
  * never forwarding. Returns 0, FS_EINVAL naming two hosts with no path
  * between them, or FS_ENOMEM; st is written only on success. */
@@ -307,185 +531,32 @@ static int hop_stats_nohost(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
   for (int32_t l = 0; l < t->n_links; l++)
     if (t->links[l].from < H && t->links[l].to < H) return hop_stats_nohost_naive(t, st, err);
   if (!links_symmetric(t)) return hop_stats_nohost_naive(t, st, err);
-  int32_t *nx = fs__malloc((size_t)n, sizeof(int32_t));   /* distinct non-host nbrs */
-  int32_t *nh = fs__malloc((size_t)n, sizeof(int32_t));   /* distinct host nbrs */
-  int32_t *one = fs__malloc((size_t)n, sizeof(int32_t));  /* the one non-host nbr */
-  int32_t *mark = fs__malloc((size_t)n, sizeof(int32_t)); /* scratch, per node */
-  int32_t *code = fs__malloc((size_t)n, sizeof(int32_t)); /* root*2 + offset; -1 left out */
-  int64_t nb_total = t->out_start[H];
-  int32_t *nb = fs__malloc(nb_total > 0 ? (size_t)nb_total : 1, sizeof(int32_t));
-  host_key *keys = fs__malloc((size_t)H, sizeof(*keys));
-  int32_t *cls = fs__malloc((size_t)H, sizeof(int32_t));           /* host -> class */
-  int32_t *cls_start = fs__malloc((size_t)H + 1, sizeof(int32_t)); /* into keys */
-  int32_t *fd = fs__malloc((size_t)H, sizeof(int32_t));            /* per class */
-  int64_t *corr = fs__calloc((size_t)H, sizeof(int64_t));          /* per class */
-  int32_t *dist = fs__malloc((size_t)n, sizeof(int32_t));
-  int32_t *queue = fs__malloc((size_t)n, sizeof(int32_t));
-  int32_t *radj_start = NULL, *radj = NULL; /* the roots' graph, built below */
+  nohost_ctx x;
+  memset(&x, 0, sizeof(x));
   int rc = 0;
-  if (!nx || !nh || !one || !mark || !code || !nb || !keys || !cls || !cls_start || !fd ||
-      !corr || !dist || !queue) {
+  if (nohost_alloc(t, &x)) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory computing hop counts");
     goto done;
   }
-  for (int32_t v = 0; v < n; v++) mark[v] = -1;
-  for (int32_t v = H; v < n; v++) {
-    nx[v] = nh[v] = 0;
-    one[v] = -1;
-    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
-      int32_t w = t->links[t->out_links[i]].to;
-      if (mark[w] == v) continue;
-      mark[w] = v;
-      if (w < H) {
-        nh[v]++;
-      } else {
-        nx[v]++;
-        one[v] = w;
-      }
-    }
-  }
-  for (int32_t v = H; v < n; v++) {
-    int32_t y = one[v];
-    if (nx[v] == 0 && nh[v] <= ISO_MAX)
-      code[v] = -1;
-    else if (nx[v] == 1 && nh[v] <= 1 && nx[y] >= 2)
-      code[v] = 2 * y + 1;
-    else
-      code[v] = 2 * v;
-  }
-  /* Keys: each host's distinct codes, sorted, one per root (the smaller
-   * offset wins). */
-  int32_t pos = 0;
-  for (int32_t a = 0; a < H; a++) {
-    int32_t *list = nb + pos, len = 0;
-    for (int32_t i = t->out_start[a]; i < t->out_start[a + 1]; i++) {
-      int32_t c = code[t->links[t->out_links[i]].to];
-      if (c >= 0) list[len++] = c;
-    }
-    qsort(list, (size_t)len, sizeof(int32_t), cmp_i32);
-    int32_t m = 0;
-    for (int32_t i = 0; i < len; i++)
-      if (m == 0 || list[i] / 2 != list[m - 1] / 2) list[m++] = list[i];
-    keys[a] = (host_key){list, m, a};
-    pos += t->out_start[a + 1] - t->out_start[a];
-  }
-  qsort(keys, (size_t)H, sizeof(*keys), cmp_host_key);
-  int32_t C = 0;
-  for (int32_t i = 0; i < H; i++) {
-    if (i == 0 || !same_attachment(&keys[i - 1], &keys[i])) cls_start[C++] = i;
-    cls[keys[i].host] = C - 1;
-  }
-  cls_start[C] = H;
-  /* The roots' graph: distinct root neighbours of each root, compact, so
-   * the BFS below skips hosts, dead ends and left-out nodes. */
-  radj_start = fs__calloc((size_t)n + 1, sizeof(int32_t));
-  int64_t nr = 0;
-  for (int32_t v = H; v < n; v++)
-    if (code[v] == 2 * v) nr += nx[v];
-  radj = fs__malloc(nr > 0 ? (size_t)nr : 1, sizeof(int32_t));
-  if (!radj_start || !radj) {
+  assign_codes(t, &x);
+  classify_hosts(t, &x);
+  if (build_root_graph(t, &x)) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory computing hop counts");
     goto done;
   }
-  for (int32_t v = 0; v < n; v++) mark[v] = -1;
-  int32_t m = 0;
-  for (int32_t v = 0; v < n; v++) {
-    radj_start[v] = m;
-    if (v < H || code[v] != 2 * v) continue;
-    for (int32_t i = t->out_start[v]; i < t->out_start[v + 1]; i++) {
-      int32_t w = t->links[t->out_links[i]].to;
-      if (w < H || code[w] != 2 * w || mark[w] == v) continue;
-      mark[w] = v;
-      radj[m++] = w;
-    }
-  }
-  radj_start[n] = m;
-  for (int32_t v = 0; v < n; v++) dist[v] = mark[v] = -1;
+  for (int32_t v = 0; v < n; v++) x.dist[v] = x.mark[v] = -1;
   int64_t sum = 0;
   int32_t diameter = 0;
-  for (int32_t c = 0; c < C && !rc; c++) {
-    const host_key *kc = &keys[cls_start[c]];
-    /* Multi-source BFS over the switches: offset-0 roots, then offset-1
-     * ones, so the queue stays in distance order. */
-    int32_t head = 0, tail = 0;
-    for (int32_t off = 0; off < 2; off++)
-      for (int32_t i = 0; i < kc->len; i++) {
-        int32_t r = kc->nb[i] / 2;
-        if (kc->nb[i] % 2 != off || dist[r] >= 0) continue;
-        dist[r] = off;
-        queue[tail++] = r;
-      }
-    while (head < tail) {
-      int32_t u = queue[head++];
-      for (int32_t i = radj_start[u]; i < radj_start[u + 1]; i++) {
-        int32_t v = radj[i];
-        if (dist[v] >= 0) continue;
-        dist[v] = dist[u] + 1;
-        queue[tail++] = v;
-      }
-    }
-    for (int32_t c2 = 0; c2 < C; c2++) {
-      const host_key *k2 = &keys[cls_start[c2]];
-      int32_t best = -1;
-      for (int32_t i = 0; i < k2->len; i++) {
-        int32_t d = dist[k2->nb[i] / 2];
-        if (d >= 0 && (best < 0 || d + k2->nb[i] % 2 < best)) best = d + k2->nb[i] % 2;
-      }
-      fd[c2] = best < 0 ? -1 : 2 + best;
-    }
-    for (int32_t i = 0; i < tail; i++) dist[queue[i]] = -1;
-    /* Pairs joined by a left-out node are 2 apart whatever fd says: count
-     * them per class (each ordered pair once, via mark[b] = a). */
-    for (int32_t i = cls_start[c]; i < cls_start[c + 1]; i++) {
-      int32_t a = keys[i].host;
-      for (int32_t j = t->out_start[a]; j < t->out_start[a + 1]; j++) {
-        int32_t x = t->links[t->out_links[j]].to;
-        if (code[x] >= 0) continue;
-        for (int32_t k = t->out_start[x]; k < t->out_start[x + 1]; k++) {
-          int32_t b = t->links[t->out_links[k]].to;
-          if (b == a || mark[b] == a) continue;
-          mark[b] = a;
-          corr[cls[b]]++;
-        }
-      }
-    }
-    int64_t size = cls_start[c + 1] - cls_start[c];
-    for (int32_t c2 = 0; c2 < C; c2++) {
-      int64_t pairs = c2 == c ? size * (size - 1) : size * (cls_start[c2 + 1] - cls_start[c2]);
-      int64_t joined = corr[c2], rest = pairs - joined;
-      corr[c2] = 0;
-      if (joined > 0) {
-        sum += 2 * joined;
-        if (diameter < 2) diameter = 2;
-      }
-      if (rest == 0) continue;
-      if (fd[c2] < 0) {
-        rc = disconnected_pair(t, keys, cls_start, c, c2, code, mark, err);
-        break;
-      }
-      sum += rest * fd[c2];
-      if (fd[c2] > diameter) diameter = fd[c2];
-    }
+  for (int32_t c = 0; c < x.C && !rc; c++) {
+    class_distances(&x, c);
+    count_joined_pairs(t, &x, c);
+    rc = add_class_pairs(t, &x, c, &sum, &diameter, err);
   }
   if (rc) goto done;
   st->diameter_hops = diameter;
   st->avg_hops = (double)sum / ((double)H * (double)(H - 1));
 done:
-  free(nx);
-  free(nh);
-  free(one);
-  free(mark);
-  free(code);
-  free(nb);
-  free(keys);
-  free(cls);
-  free(cls_start);
-  free(fd);
-  free(corr);
-  free(dist);
-  free(queue);
-  free(radj_start);
-  free(radj);
+  nohost_free(&x);
   return rc;
 }
 

@@ -50,22 +50,190 @@ int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
          q->prm.root == prm->root && q->prm.node_size == prm->node_size;
 }
 
+/* The working state of fs__qcoll_new: the template under construction, the
+ * scratch simulation holding one full lowering of the collective (N items,
+ * E dependencies) and, per item, its occurrence among equal keys, its
+ * image under the shift, its orbit's representative and its index among
+ * the kept items. count and where index items by (kind, a, b, occurrence);
+ * depset holds the dependencies. */
+typedef struct qbuild {
+  fs__qcoll *q;
+  fs_sim *sim;
+  int32_t n, shift, N;
+  int64_t E;
+  int32_t *img, *rep, *keep, *occ_of;
+  int32_t kept;
+  fs__u64map count, where, depset;
+} qbuild;
+
+/* Items in member terms (member: host -> member, -1 outside the group),
+ * each with its occurrence among equal keys, indexed in where. Returns 0
+ * or FS_ENOMEM (err set). */
+static int read_items(qbuild *x, const int32_t *member, fs_err *err) {
+  for (int32_t i = 0; i < x->N; i++) {
+    qitem *it = &x->q->items[i];
+    it->kind = (uint8_t)fs_sim_item_kind(x->sim, i);
+    if (it->kind == FS_ITEM_FLOW) {
+      int32_t src, dst;
+      fs_sim_flow_ends(x->sim, i, &src, &dst);
+      it->a = member[src];
+      it->b = member[dst];
+      it->value = fs_sim_flow_bytes(x->sim, i);
+    } else {
+      int32_t h;
+      fs_sim_task_info(x->sim, i, &h, &it->value);
+      it->a = it->b = member[h];
+    }
+    uint64_t k0 = item_key(it->kind, it->a, it->b, 0);
+    int32_t c = 0;
+    fs__u64map_get(&x->count, k0, &c);
+    x->occ_of[i] = c;
+    if (c >= (1 << 21) || fs__u64map_put(&x->count, k0, c + 1) ||
+        fs__u64map_put(&x->where, item_key(it->kind, it->a, it->b, c), i))
+      return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+/* The shift's image of every item (img); only the start and done tasks
+ * may be fixed. Returns 0, or FS_EINVAL naming an item without an image
+ * of the same size. */
+static int map_items(qbuild *x, const fs_coll_params *prm, fs_err *err) {
+  const fs__qcoll *q = x->q;
+  int32_t n = x->n, shift = x->shift;
+  for (int32_t i = 0; i < x->N; i++) {
+    const qitem *it = &q->items[i];
+    int32_t j = -1;
+    if (i == q->start || i == q->done) {
+      x->img[i] = i;
+      continue;
+    }
+    if (!fs__u64map_get(&x->where, item_key(it->kind, (it->a + shift) % n, (it->b + shift) % n,
+                                             x->occ_of[i]), &j) ||
+        q->items[j].value != it->value || j == q->start || j == q->done)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s over %d ranks is not invariant under a shift of %d ranks: item %d "
+                        "(members %d -> %d) has no image",
+                        fs_coll_op_name(prm->op), n, shift, i, it->a, it->b);
+    x->img[i] = j;
+  }
+  return 0;
+}
+
+/* Dependencies map onto dependencies (of the same kind). Fills depset.
+ * Returns 0, FS_ENOMEM, or FS_EINVAL naming a dependency without an
+ * image. */
+static int map_deps(qbuild *x, const fs_coll_params *prm, fs_err *err) {
+  for (int64_t e = 0; e < x->E; e++) {
+    int32_t a, b;
+    int sent;
+    fs_sim_dep(x->sim, e, &a, &b, &sent);
+    if (fs__u64map_put(&x->depset, (uint64_t)a << 32 | (uint64_t)(uint32_t)b, sent))
+      return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int64_t e = 0; e < x->E; e++) {
+    int32_t a, b, s2;
+    int sent;
+    fs_sim_dep(x->sim, e, &a, &b, &sent);
+    if (!fs__u64map_get(&x->depset, (uint64_t)x->img[a] << 32 | (uint64_t)(uint32_t)x->img[b],
+                        &s2) ||
+        s2 != sent)
+      return fs_err_set(err, FS_EINVAL,
+                        "%s over %d ranks is not invariant under a shift of %d ranks: dependency "
+                        "%d -> %d has no image",
+                        fs_coll_op_name(prm->op), x->n, x->shift, a, b);
+  }
+  return 0;
+}
+
+/* Representatives: members below shift; walks each orbit from its
+ * representative to label every member of it (rep), and numbers the kept
+ * items (keep, kept). Returns 0, or FS_EINVAL naming an item whose orbit
+ * does not close or that is in none. */
+static int find_orbits(qbuild *x, const fs_coll_params *prm, fs_err *err) {
+  int32_t N = x->N, n = x->n, shift = x->shift;
+  for (int32_t i = 0; i < N; i++) x->rep[i] = -1;
+  int32_t kept = 0;
+  for (int32_t i = 0; i < N; i++) {
+    if (x->img[i] == i) {
+      x->rep[i] = i;
+      x->keep[i] = kept++;
+      continue;
+    }
+    if (x->q->items[i].a >= shift) continue;
+    x->keep[i] = kept++;
+    int32_t y = i;
+    for (int32_t steps = 0; steps < n / shift; steps++, y = x->img[y]) x->rep[y] = i;
+    if (y != i) /* n / shift shifts must bring the orbit back */
+      return fs_err_set(err, FS_EINVAL, "%s over %d ranks: the orbit of item %d does not close",
+                        fs_coll_op_name(prm->op), n, i);
+  }
+  x->kept = kept;
+  for (int32_t i = 0; i < N; i++)
+    if (x->rep[i] < 0)
+      return fs_err_set(err, FS_EINVAL, "%s over %d ranks: item %d is in no orbit of the shift",
+                        fs_coll_op_name(prm->op), n, i);
+  return 0;
+}
+
+/* Compact: the kept items in order, their dependencies redirected to the
+ * representatives and deduplicated (depset is reused for that). Returns 0,
+ * or FS_ENOMEM (err set) with q->items unchanged. */
+static int compact_template(qbuild *x, fs_err *err) {
+  fs__qcoll *q = x->q;
+  const int32_t *rep = x->rep, *keep = x->keep;
+  qitem *items = fs__malloc((size_t)x->kept, sizeof(qitem));
+  q->deps = fs__malloc((size_t)(x->E > 0 ? x->E : 1), sizeof(*q->deps));
+  if (!items || !q->deps) {
+    free(items);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < x->N; i++)
+    if (rep[i] == i) items[keep[i]] = q->items[i];
+  fs__u64map_free(&x->depset);
+  fs__u64map_init(&x->depset);
+  for (int64_t e = 0; e < x->E; e++) {
+    int32_t a, b, dummy;
+    int sent;
+    fs_sim_dep(x->sim, e, &a, &b, &sent);
+    if (rep[b] != b) continue; /* another member's copy of a kept item */
+    int32_t ka = keep[rep[a]], kb = keep[b];
+    uint64_t key = (uint64_t)ka << 33 | (uint64_t)kb << 1 | (uint64_t)sent;
+    if (fs__u64map_get(&x->depset, key, &dummy)) continue;
+    if (fs__u64map_put(&x->depset, key, 1)) {
+      free(items);
+      return fs_err_set(err, FS_ENOMEM, "out of memory");
+    }
+    q->deps[q->n_deps][0] = ka;
+    q->deps[q->n_deps][1] = kb;
+    q->deps[q->n_deps][2] = sent;
+    q->n_deps++;
+  }
+  q->start = keep[q->start];
+  q->done = keep[q->done];
+  free(q->items);
+  q->items = items;
+  q->n_items = x->kept;
+  return 0;
+}
+
 int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
                   const fs_coll_params *prm, const fs_coll_group *g, int32_t shift,
                   fs__qcoll **out, fs_err *err) {
   int32_t n = g->p;
   if (shift < 1 || n % shift || n >= (1 << 21))
     return fs_err_set(err, FS_EINVAL, "replica shift %d does not divide the group of %d", shift, n);
-  fs_sim *sim = NULL;
+  qbuild x;
+  memset(&x, 0, sizeof(x));
+  x.n = n;
+  x.shift = shift;
   fs_route_cache *paths = NULL;
-  fs__qcoll *q = calloc(1, sizeof(*q));
+  fs__qcoll *q = x.q = calloc(1, sizeof(*q));
   int32_t *member = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
-  int32_t *img = NULL, *rep = NULL, *keep = NULL, *occ_of = NULL;
-  fs__u64map count, where, depset;
-  fs__u64map_init(&count);
-  fs__u64map_init(&where);
-  fs__u64map_init(&depset);
-  int rc = q && member ? fs_sim_new(t, &sim, err) : fs_err_set(err, FS_ENOMEM, "out of memory");
+  fs__u64map_init(&x.count);
+  fs__u64map_init(&x.where);
+  fs__u64map_init(&x.depset);
+  int rc = q && member ? fs_sim_new(t, &x.sim, err) : fs_err_set(err, FS_ENOMEM, "out of memory");
   if (rc) goto done;
   q->ring_g = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(t, g) : 0;
   if (q->ring_g < 0) {
@@ -79,164 +247,40 @@ int fs__qcoll_new(const fs_topo *t, fs_router *router, uint64_t seed,
    * their real route each (a 1024-rank ring is 1 M flows). */
   if ((rc = fs_route_cache_new(router, FS_ROUTE_SHORTEST, seed, 0, &paths, err))) goto done;
   fs_coll_lowering l;
-  fs_coll_lowering_init(&l, sim, router, FS_ROUTE_SHORTEST, seed);
+  fs_coll_lowering_init(&l, x.sim, router, FS_ROUTE_SHORTEST, seed);
   l.routes = paths;
   if ((rc = fs_coll_lower(prm, g, &l, err))) goto done;
-  int32_t N = fs_sim_n_items(sim);
+  int32_t N = x.N = fs_sim_n_items(x.sim);
   q->prm = *prm;
   q->n = n;
   q->shift = shift;
   q->items = fs__malloc((size_t)N, sizeof(qitem));
-  img = fs__malloc((size_t)N, sizeof(int32_t));
-  rep = fs__malloc((size_t)N, sizeof(int32_t));
-  keep = fs__malloc((size_t)N, sizeof(int32_t));
-  occ_of = fs__malloc((size_t)N, sizeof(int32_t));
-  if (!q->items || !img || !rep || !keep || !occ_of) {
+  x.img = fs__malloc((size_t)N, sizeof(int32_t));
+  x.rep = fs__malloc((size_t)N, sizeof(int32_t));
+  x.keep = fs__malloc((size_t)N, sizeof(int32_t));
+  x.occ_of = fs__malloc((size_t)N, sizeof(int32_t));
+  if (!q->items || !x.img || !x.rep || !x.keep || !x.occ_of) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
     goto done;
   }
-  /* Items in member terms, each with its occurrence among equal keys. */
-  for (int32_t i = 0; i < N; i++) {
-    qitem *it = &q->items[i];
-    it->kind = (uint8_t)fs_sim_item_kind(sim, i);
-    if (it->kind == FS_ITEM_FLOW) {
-      int32_t src, dst;
-      fs_sim_flow_ends(sim, i, &src, &dst);
-      it->a = member[src];
-      it->b = member[dst];
-      it->value = fs_sim_flow_bytes(sim, i);
-    } else {
-      int32_t h;
-      fs_sim_task_info(sim, i, &h, &it->value);
-      it->a = it->b = member[h];
-    }
-    uint64_t k0 = item_key(it->kind, it->a, it->b, 0);
-    int32_t c = 0;
-    fs__u64map_get(&count, k0, &c);
-    occ_of[i] = c;
-    if (c >= (1 << 21) || fs__u64map_put(&count, k0, c + 1) ||
-        fs__u64map_put(&where, item_key(it->kind, it->a, it->b, c), i)) {
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto done;
-    }
-  }
+  if ((rc = read_items(&x, member, err))) goto done;
   q->start = l.first_item;
   q->done = l.done;
-  /* The shift's image of every item; only the start and done tasks may be
-   * fixed. */
-  for (int32_t i = 0; i < N; i++) {
-    const qitem *it = &q->items[i];
-    int32_t j = -1;
-    if (i == q->start || i == q->done) {
-      img[i] = i;
-      continue;
-    }
-    if (!fs__u64map_get(&where, item_key(it->kind, (it->a + shift) % n, (it->b + shift) % n,
-                                          occ_of[i]), &j) ||
-        q->items[j].value != it->value || j == q->start || j == q->done) {
-      rc = fs_err_set(err, FS_EINVAL,
-                      "%s over %d ranks is not invariant under a shift of %d ranks: item %d "
-                      "(members %d -> %d) has no image",
-                      fs_coll_op_name(prm->op), n, shift, i, it->a, it->b);
-      goto done;
-    }
-    img[i] = j;
-  }
-  /* Dependencies map onto dependencies. */
-  int64_t E = fs_sim_n_deps(sim);
-  for (int64_t e = 0; e < E; e++) {
-    int32_t a, b;
-    int sent;
-    fs_sim_dep(sim, e, &a, &b, &sent);
-    if (fs__u64map_put(&depset, (uint64_t)a << 32 | (uint64_t)(uint32_t)b, sent)) {
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto done;
-    }
-  }
-  for (int64_t e = 0; e < E; e++) {
-    int32_t a, b, s2;
-    int sent;
-    fs_sim_dep(sim, e, &a, &b, &sent);
-    if (!fs__u64map_get(&depset, (uint64_t)img[a] << 32 | (uint64_t)(uint32_t)img[b], &s2) ||
-        s2 != sent) {
-      rc = fs_err_set(err, FS_EINVAL,
-                      "%s over %d ranks is not invariant under a shift of %d ranks: dependency "
-                      "%d -> %d has no image",
-                      fs_coll_op_name(prm->op), n, shift, a, b);
-      goto done;
-    }
-  }
-  /* Representatives: members below shift; walk each orbit from its
-   * representative to label every member of it. */
-  for (int32_t i = 0; i < N; i++) rep[i] = -1;
-  int32_t kept = 0;
-  for (int32_t i = 0; i < N; i++) {
-    if (img[i] == i) {
-      rep[i] = i;
-      keep[i] = kept++;
-      continue;
-    }
-    if (q->items[i].a >= shift) continue;
-    keep[i] = kept++;
-    int32_t x = i;
-    for (int32_t steps = 0; steps < n / shift; steps++, x = img[x]) rep[x] = i;
-    if (x != i) { /* n / shift shifts must bring the orbit back */
-      rc = fs_err_set(err, FS_EINVAL, "%s over %d ranks: the orbit of item %d does not close",
-                      fs_coll_op_name(prm->op), n, i);
-      goto done;
-    }
-  }
-  for (int32_t i = 0; i < N; i++)
-    if (rep[i] < 0) {
-      rc = fs_err_set(err, FS_EINVAL, "%s over %d ranks: item %d is in no orbit of the shift",
-                      fs_coll_op_name(prm->op), n, i);
-      goto done;
-    }
-  /* Compact: kept items in order, their dependencies redirected. */
-  qitem *items = fs__malloc((size_t)kept, sizeof(qitem));
-  q->deps = fs__malloc((size_t)(E > 0 ? E : 1), sizeof(*q->deps));
-  if (!items || !q->deps) {
-    free(items);
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+  x.E = fs_sim_n_deps(x.sim);
+  if ((rc = map_items(&x, prm, err)) || (rc = map_deps(&x, prm, err)) ||
+      (rc = find_orbits(&x, prm, err)))
     goto done;
-  }
-  for (int32_t i = 0; i < N; i++)
-    if (rep[i] == i) items[keep[i]] = q->items[i];
-  fs__u64map_free(&depset);
-  fs__u64map_init(&depset);
-  for (int64_t e = 0; e < E; e++) {
-    int32_t a, b, dummy;
-    int sent;
-    fs_sim_dep(sim, e, &a, &b, &sent);
-    if (rep[b] != b) continue; /* another member's copy of a kept item */
-    int32_t ka = keep[rep[a]], kb = keep[b];
-    uint64_t key = (uint64_t)ka << 33 | (uint64_t)kb << 1 | (uint64_t)sent;
-    if (fs__u64map_get(&depset, key, &dummy)) continue;
-    if (fs__u64map_put(&depset, key, 1)) {
-      free(items);
-      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-      goto done;
-    }
-    q->deps[q->n_deps][0] = ka;
-    q->deps[q->n_deps][1] = kb;
-    q->deps[q->n_deps][2] = sent;
-    q->n_deps++;
-  }
-  q->start = keep[q->start];
-  q->done = keep[q->done];
-  free(q->items);
-  q->items = items;
-  q->n_items = kept;
+  rc = compact_template(&x, err);
 done:
-  fs__u64map_free(&count);
-  fs__u64map_free(&where);
-  fs__u64map_free(&depset);
+  fs__u64map_free(&x.count);
+  fs__u64map_free(&x.where);
+  fs__u64map_free(&x.depset);
   free(member);
-  free(img);
-  free(rep);
-  free(keep);
-  free(occ_of);
-  fs_sim_free(sim);
+  free(x.img);
+  free(x.rep);
+  free(x.keep);
+  free(x.occ_of);
+  fs_sim_free(x.sim);
   fs_route_cache_free(paths); /* after the flows that borrow its routes */
   if (rc) {
     fs__qcoll_free(q);

@@ -1,7 +1,7 @@
 /* Writers of results, for people and for other tools: a scenario's JSON
  * (the default output of `fabricsim sim`), per-flow CSV, trace and summary;
  * a training iteration's summary, JSON and trace; the tables and JSON of
- * the other subcommands (topo, route, ocs, wan). Formats are
+ * the other subcommands (topo, route, ocs, wan, coll, chakra). Formats are
  * in docs/formats.md. All output is deterministic: same run, same bytes.
  * Each writes to a FILE * and leaves its inputs unchanged. */
 #ifndef FABRICSIM_REPORT_H
@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "fabricsim/chakra.h"
 #include "fabricsim/coll.h"
 #include "fabricsim/ocs.h"
 #include "fabricsim/routeopt.h"
@@ -46,6 +47,11 @@ int fs_report_sim_summary(FILE *f, const fs_scenario *sc);
  * 0, or FS_EIO if writing failed. */
 int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r);
 int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r);
+/* Several jobs sharing a cluster (fs_cluster): each job's summary under a
+ * header naming it and its GPUs, or {"jobs": [each job's JSON]}. 0, or
+ * FS_EIO if writing failed (the jobs after a failed one not written). */
+int fs_report_cluster_text(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res);
+int fs_report_cluster_json(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res);
 /* Perfetto / Chrome trace of job's iteration tr (after fs_train_run): one
  * track group per pipeline stage (its data-parallel rank 0 device):
  * compute, TP, EP slices, pipeline sends and DP collectives; then the mean
@@ -210,6 +216,64 @@ typedef struct fs_report_wan_train {
  * (JSON also the plan before the cut). 0, or FS_EIO if writing failed. */
 int fs_report_wan_train_table(FILE *f, const fs_report_wan_train *t);
 int fs_report_wan_train_json(FILE *f, const fs_report_wan_train *t);
+
+/* `fabricsim coll`: one collective over a sweep of sizes, nccl-tests
+ * style. Rows are written as they are simulated (a long sweep shows its
+ * progress; a failed one keeps its rows), so the format is a field and the
+ * output a head, rows and a tail. */
+typedef enum fs_report_coll_format {
+  FS_REPORT_COLL_TABLE,
+  FS_REPORT_COLL_JSON,
+  FS_REPORT_COLL_CSV
+} fs_report_coll_format;
+
+typedef struct fs_report_coll {
+  fs_report_coll_format format;
+  const fs_coll_params *prm; /* op; algo (AUTO: each row's is the tuner's) */
+  int32_t ranks;
+  const fs_topo *t;
+  const char *routing;       /* as given */
+  fs_coll_cost cost;         /* the closed form's, between ranks 0 and 1 */
+  fs_coll_tune_policy tune;
+} fs_report_coll;
+
+typedef struct fs_report_coll_size {
+  double bytes;
+  fs_coll_result res;
+  double model_s;    /* the closed form's time */
+  const char *proto; /* the NCCL model's protocol, NULL: not shown */
+  int cached;        /* the algorithm came from the tuner's cache (marked *) */
+} fs_report_coll_size;
+
+/* The header (the table's comment lines, JSON's opening, CSV's columns);
+ * the table's note on the closed form of a ring over whole servers, with
+ * its channels and cost (nothing in the other formats); one row (first:
+ * the sweep's first); JSON's closing. Each 0, or FS_EIO if writing
+ * failed. */
+int fs_report_coll_head(FILE *f, const fs_report_coll *c);
+int fs_report_coll_ring_model(FILE *f, const fs_report_coll *c, int32_t channels,
+                              const fs_coll_cost *cost);
+int fs_report_coll_row(FILE *f, const fs_report_coll *c, const fs_report_coll_size *r,
+                       int first);
+int fs_report_coll_tail(FILE *f, const fs_report_coll *c);
+/* The HTML page of the sweep's n rows, one series per algorithm (the first
+ * 32). 0, FS_ENOMEM or FS_EIO. */
+int fs_report_coll_html(FILE *f, const fs_report_coll *c, const fs_report_coll_size *rows,
+                        size_t n);
+
+/* `fabricsim chakra`: a replay of Chakra traces (fs_chakra_run). */
+typedef struct fs_report_chakra {
+  const char *prefix;       /* the traces' path prefix, as given */
+  int32_t ranks;
+  fs_chakra_stats stats;
+  double makespan_s;
+  const double *finish_s;   /* ranks: when each rank finished */
+} fs_report_chakra;
+
+/* The node counts, makespan and each rank's finish, as text or one JSON
+ * object. 0, or FS_EIO if writing failed. */
+int fs_report_chakra_text(FILE *f, const fs_report_chakra *c);
+int fs_report_chakra_json(FILE *f, const fs_report_chakra *c);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* Tests of the wan module. */
 X(test_wan_no_unit_used_twice_random)
+X(test_wan_demands_random)
 X(test_wan_plan_check_catches_injected_bugs)
 X(test_wan_first_fit_ring_textbook)
 X(test_wan_first_fit_vs_most_used)

@@ -2,8 +2,10 @@
  * contention-free switch: each rank's only constraint is its own link), the
  * simulated time equals the closed form to 1e-9, and the symbolic data
  * tracker confirms every rank ends with what the operation defines. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../src/coll/internal.h"
 #include "coll_harness.h"
@@ -137,6 +139,45 @@ TEST(test_coll_tracker_catches_broken_algorithm) {
       test_fail(__FILE__, __LINE__, "variant %d: expected '%s' in '%s'", broken_variant,
                 expect[broken_variant], run.why);
   }
+}
+
+/* fs_coll_ranks_from_file (coll --ranks-file): the hosts in order; a
+ * file that is not a non-empty array of integers in [0, 2^31) fails with
+ * FS_EINVAL naming the file and JSON path, a missing one with FS_EIO,
+ * and neither touches the outputs. */
+TEST(test_coll_ranks_from_file) {
+  char dir[] = "/tmp/fs-coll-ranks-XXXXXX";
+  if (!mkdtemp(dir)) {
+    test_fail(__FILE__, __LINE__, "mkdtemp failed");
+    return;
+  }
+  char path[96];
+  fs_err err = {0, ""};
+  int32_t *hosts = NULL, p = 0;
+  snprintf(path, sizeof(path), "%s/good.json", dir);
+  CHECK(test_write_file(path, "[0, 8, 16, 24]") == 0);
+  CHECK_OK(fs_coll_ranks_from_file(path, &hosts, &p, &err), &err);
+  CHECK_EQ_INT(p, 4);
+  if (hosts && p == 4) {
+    for (int32_t i = 0; i < 4; i++) CHECK_EQ_INT(hosts[i], 8 * i);
+  }
+  free(hosts);
+  static const char *const bad[][2] = {{"[]", "$"},          {"{\"a\": 1}", "$"},
+                                       {"[0, \"x\"]", "$[1]"}, {"[0, -1]", "$[1]"},
+                                       {"[2.5]", "$[0]"},     {"[0, 2147483648]", "$[1]"}};
+  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    int32_t *h = (int32_t *)&p, n = -7;
+    CHECK(test_write_file(path, bad[k][0]) == 0);
+    CHECK_EQ_INT(fs_coll_ranks_from_file(path, &h, &n, &err), FS_EINVAL);
+    CHECK(h == (int32_t *)&p && n == -7);
+    if (!strstr(err.msg, path) || !strstr(err.msg, bad[k][1]))
+      test_fail(__FILE__, __LINE__, "%s: expected the file and %s in: %s", bad[k][0], bad[k][1],
+                err.msg);
+  }
+  remove(path);
+  CHECK_EQ_INT(fs_coll_ranks_from_file(path, &hosts, &p, &err), FS_EIO);
+  CHECK(strstr(err.msg, path) != NULL);
+  rmdir(dir);
 }
 
 TEST(test_coll_bad_params) {

@@ -148,6 +148,43 @@ TEST(test_wan_no_unit_used_twice_random) {
   CHECK(served_seen > 0);
 }
 
+/* fs_wan_demands_random (wan provision --random): distinct sites in
+ * range, the rate asked, not the job's; the same seed gives the same
+ * demands, another seed others; over 1,200 draws on 4 sites every ordered
+ * pair turns up (each is 1/12 likely: missing one has odds ~1e-43). */
+TEST(test_wan_demands_random) {
+  fs_wan *w = wan_parse(
+      "{\"sites\": [{\"name\": \"A\"}, {\"name\": \"B\"}, {\"name\": \"C\"}, {\"name\": \"D\"}],"
+      " \"fibres\": [{\"a\": \"A\", \"b\": \"B\", \"km\": 100}, {\"a\": \"B\", \"b\": \"C\", \"km\": 100},"
+      " {\"a\": \"C\", \"b\": \"D\", \"km\": 100}],"
+      " \"grid\": {\"type\": \"fixed\", \"wavelengths\": 3, \"gbps\": 400}}");
+  if (!w) return;
+  enum { N = 1200 };
+  fs_wan_demand *a = calloc(N, sizeof(*a)), *b = calloc(N, sizeof(*b));
+  int seen[4][4] = {{0}};
+  fs_wan_demands_random(w, N, 25, 9, a);
+  for (int i = 0; i < N; i++) {
+    CHECK(a[i].src >= 0 && a[i].src < 4 && a[i].dst >= 0 && a[i].dst < 4);
+    CHECK(a[i].src != a[i].dst);
+    CHECK_EQ_INT(a[i].slice, -1);
+    CHECK_EQ_INT(a[i].job, 0);
+    CHECK(a[i].gbps == 25);
+    if (a[i].src >= 0 && a[i].src < 4 && a[i].dst >= 0 && a[i].dst < 4)
+      seen[a[i].src][a[i].dst]++;
+  }
+  for (int s = 0; s < 4; s++)
+    for (int d = 0; d < 4; d++) CHECK(s == d ? seen[s][d] == 0 : seen[s][d] > 0);
+  fs_wan_demands_random(w, N, 25, 9, b);
+  CHECK(memcmp(a, b, N * sizeof(*a)) == 0);
+  fs_wan_demands_random(w, N, 25, 10, b);
+  int differ = 0;
+  for (int i = 0; i < N; i++) differ += a[i].src != b[i].src || a[i].dst != b[i].dst;
+  CHECK(differ > 0);
+  free(a);
+  free(b);
+  fs_wan_free(w);
+}
+
 /* The checker catches a unit held twice and a broken continuity. */
 TEST(test_wan_plan_check_catches_injected_bugs) {
   fs_wan *w = wan_parse(

@@ -99,6 +99,15 @@ typedef struct fs_coll_group {
   const int32_t *hosts; /* rank -> host node id, p distinct hosts */
 } fs_coll_group;
 
+/* The ranks of a group from the JSON file at path: an array of host ids,
+ * rank i on the i-th (docs/formats.md). 0 with *hosts (*p entries,
+ * malloc'd, the caller frees) and *p set; or FS_EIO (unreadable),
+ * FS_EINVAL (not a non-empty array of integers in [0, 2^31), err names
+ * the file, JSON path and value) or FS_ENOMEM, with *hosts and *p
+ * untouched. Whether the hosts are distinct hosts of a topology is
+ * checked where the group meets one (fs_coll_run). */
+int fs_coll_ranks_from_file(const char *path, int32_t **hosts, int32_t *p, fs_err *err);
+
 /* Optional checking of what the lowering moves, for tests: the data each
  * rank holds is tracked symbolically (which ranks' contributions each unit
  * of the buffer carries) through every send, in DAG order. After the run,

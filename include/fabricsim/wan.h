@@ -143,6 +143,12 @@ int fs_wan_fibre_parse(const fs_wan *w, const char *text, int32_t *fibre, fs_err
  * the count (0 without a job or with fewer than two job sites) and writes
  * up to max entries. */
 int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max);
+/* n demands of gbps each between two distinct sites of w drawn uniformly
+ * with the rng seeded by seed (the same seed, the same demands; not the
+ * job's, no slice), written to out[0..n). Cannot fail: w has at least two
+ * sites (fs_wan_from_json checks it). */
+void fs_wan_demands_random(const fs_wan *w, int32_t n, double gbps, uint64_t seed,
+                           fs_wan_demand *out);
 
 /* ---- paths ---- */
 typedef struct fs_wan_path {

@@ -136,3 +136,11 @@ int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx) {
   }
   return fs__cli_output_commit(o);
 }
+
+int fs__cli_stdout_done(const char *cmd, int rc) {
+  if (rc || fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "fabricsim: %s: error writing output\n", cmd);
+    return 1;
+  }
+  return 0;
+}

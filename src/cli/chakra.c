@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/base.h"
 #include "cli.h"
 #include "opts.h"
 #include "fabricsim/chakra.h"
+#include "fabricsim/report.h"
 
 /* What the command line gives; the initialiser holds the defaults. */
 typedef struct cmdline {
@@ -76,27 +76,9 @@ int fs__cli_chakra(int argc, char **argv) {
   }
   if ((rc = fs_chakra_run(c, t, mode, seed, &tp, fin, &makespan, &st, &err))) goto out;
   int32_t n = fs_chakra_ranks(c);
-  if (json) {
-    char num[40];
-    fs__fmt_num(num, makespan * 1e9);
-    printf("{\"ranks\":%d,\"nodes\":%lld,\"tasks\":%lld,\"flows\":%lld,\"collectives\":%lld,"
-           "\"controls\":%lld,\"makespan_ns\":%s,\"rank_finish_ns\":[",
-           n, (long long)st.nodes, (long long)st.tasks, (long long)st.flows,
-           (long long)st.collectives, (long long)st.controls, num);
-    for (int32_t r = 0; r < n; r++) {
-      fs__fmt_num(num, fin[r] * 1e9);
-      printf("%s%s", r ? "," : "", num);
-    }
-    printf("]}\n");
-  } else {
-    printf("traces:     %s.<rank>.et, %d ranks, %lld nodes (%lld compute, %lld flows, %lld "
-           "collectives, %lld control)\n",
-           prefix, n, (long long)st.nodes, (long long)st.tasks, (long long)st.flows,
-           (long long)st.collectives, (long long)st.controls);
-    printf("makespan:   %.3f us\n", makespan * 1e6);
-    printf("rank  finish_us\n");
-    for (int32_t r = 0; r < n; r++) printf("%4d  %.3f\n", r, fin[r] * 1e6);
-  }
+  fs_report_chakra rep = {prefix, n, st, makespan, fin};
+  status = fs__cli_stdout_done("chakra", json ? fs_report_chakra_json(stdout, &rep)
+                                              : fs_report_chakra_text(stdout, &rep));
 out:
   if (rc) status = fs__cli_fail(&err);
   free(fin);

@@ -78,6 +78,10 @@ typedef int (*fs__cli_write_fn)(FILE *f, void *ctx);
 int fs__cli_output_open(const char *path, fs_output **o);
 int fs__cli_output_commit(fs_output *o);
 int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx);
+/* After a report written on stdout (rc: its result, 0 or FS_EIO): flushes
+ * stdout and returns 0, or 1 after printing "fabricsim: CMD: error writing
+ * output" if the report or the flush failed. */
+int fs__cli_stdout_done(const char *cmd, int rc);
 
 /* Failures (usage.c). Prints "fabricsim: MSG" on stderr and returns the
  * exit status for err's code: 2 bad input, 1 internal failure. */

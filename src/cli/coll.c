@@ -7,16 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
-enum { FS_ALGO_COUNT_MAX = 32 };
-
-#include "../base/base.h"
-#include "../base/json.h"
 #include "cli.h"
 #include "opts.h"
 #include "fabricsim/coll.h"
-#include "fabricsim/html.h"
+#include "fabricsim/report.h"
 
 /* --gamma: a number >= 0, finite (s/byte). */
 static int parse_gamma(const char *v, void *field) {
@@ -108,47 +102,14 @@ typedef struct sizes {
 } sizes;
 
 static int add_size(sizes *z, double v) {
-  if (fs__grow(&z->v, &z->cap, z->n + 1, sizeof(double))) return -1;
+  if (z->n == z->cap) {
+    size_t cap = z->cap ? 2 * z->cap : 8;
+    double *grown = realloc(z->v, cap * sizeof(double));
+    if (!grown) return -1;
+    z->v = grown;
+    z->cap = cap;
+  }
   z->v[z->n++] = v;
-  return 0;
-}
-
-static int load_ranks(const char *path, int32_t **hosts, int32_t *p, fs_err *err) {
-  char *text;
-  size_t len;
-  int rc = fs__read_file(path, &text, &len, err);
-  if (rc) return rc;
-  fs__jctx c = {path, err};
-  cJSON *root = NULL;
-  rc = fs__json_parse(&c, text, len, &root);
-  free(text);
-  if (rc) return rc;
-  int n = cJSON_GetArraySize(root);
-  if (!cJSON_IsArray(root) || n < 1) {
-    rc = fs__json_fail(&c, "$", root, "must be a non-empty array of host ids");
-    cJSON_Delete(root);
-    return rc;
-  }
-  *hosts = malloc((size_t)n * sizeof(int32_t));
-  if (!*hosts) {
-    cJSON_Delete(root);
-    return fs_err_set(err, FS_ENOMEM, "out of memory");
-  }
-  int i = 0;
-  for (cJSON *v = root->child; v; v = v->next, i++) {
-    char path_i[32];
-    int64_t h;
-    snprintf(path_i, sizeof(path_i), "$[%d]", i);
-    if ((rc = fs__json_int_value(&c, v, path_i, 0, INT32_MAX, &h))) break;
-    (*hosts)[i] = (int32_t)h;
-  }
-  cJSON_Delete(root);
-  if (rc) {
-    free(*hosts);
-    *hosts = NULL;
-    return rc;
-  }
-  *p = n;
   return 0;
 }
 
@@ -208,64 +169,6 @@ static int ring_servers_cost(const fs_topo *t, fs_router *r, const fs_coll_group
   c->beta_s_per_byte = fmax(per_nic * 8 / b_out, 8 / b_in);
   *k_out = K;
   return 1;
-}
-
-/* The table's header, printed with the first row so that a failing run
- * prints only its error. */
-static void print_header(FILE *out, int fmt, const fs_coll_params *prm, int32_t ranks, const fs_topo *t,
-                         const char *routing, const fs_coll_cost *c, fs_coll_tune_policy tune) {
-  if (fmt == 0) {
-    fprintf(out, "# fabricsim coll: %s, %d ranks on %s, routing %s\n", fs_coll_op_name(prm->op), ranks,
-           t->spec, routing);
-    fprintf(out, "# model: closed form with alpha %.4g us, beta %.4g ns/B (rank 0 <-> 1)%s\n",
-           c->alpha_s * 1e6, c->beta_s_per_byte * 1e9,
-           prm->algo != FS_ALGO_AUTO ? ""
-           : tune == FS_TUNE_SIM ? "; algo: fastest simulated (--tune sim), * = from cache"
-                                 : "; algo/proto: NCCL's cost model (--tune nccl)");
-    fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s  %s\n", "size(B)", "count", "type", "time(us)",
-           "algbw", "busbw", "model(us)", prm->algo == FS_ALGO_AUTO && tune == FS_TUNE_NCCL ? "algo/proto" : "algo");
-    fprintf(out, "#%13s %12s %6s %12s %10s %10s %12s\n", "", "(elements)", "", "", "(GB/s)", "(GB/s)",
-           "");
-  } else if (fmt == 1) {
-    fprintf(out, "{\"op\":\"%s\",\"ranks\":%d,\"topology\":\"%s\",\"routing\":\"%s\",\"results\":[",
-           fs_coll_op_name(prm->op), ranks, t->spec, routing);
-  } else {
-    fprintf(out, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,model_us,algo,chunks,flows,"
-           "proto\n");
-  }
-}
-
-/* The rows of --report, grouped by algorithm (auto may pick several). */
-typedef struct coll_report {
-  fs_html_coll_row *rows;
-  fs_coll_algo *algo;
-  size_t n;
-  const char *op;
-  int32_t ranks;
-  const fs_topo *t;
-} coll_report;
-
-static int write_coll_report(FILE *f, void *ctx) {
-  const coll_report *r = ctx;
-  fs_html_coll_algo groups[FS_ALGO_COUNT_MAX];
-  fs_html_coll_row *sorted = malloc((r->n ? r->n : 1) * sizeof(*sorted));
-  if (!sorted) return FS_ENOMEM;
-  int32_t ng = 0;
-  size_t k = 0;
-  fs_coll_algo seen[FS_ALGO_COUNT_MAX];
-  for (size_t i = 0; i < r->n; i++) {
-    int32_t g = 0;
-    while (g < ng && seen[g] != r->algo[i]) g++;
-    if (g < ng || ng == FS_ALGO_COUNT_MAX) continue;
-    seen[ng] = r->algo[i];
-    groups[ng] = (fs_html_coll_algo){fs_coll_algo_name(r->algo[i]), sorted + k, 0};
-    for (size_t j = i; j < r->n; j++)
-      if (r->algo[j] == r->algo[i]) sorted[k++] = r->rows[j], groups[ng].n++;
-    ng++;
-  }
-  int rc = fs_html_coll_report(f, r->op, r->ranks, r->t, groups, ng);
-  free(sorted);
-  return rc;
 }
 
 /* The sizes of the sweep, from --sizes, -b/-e/-f or --size (default
@@ -328,8 +231,9 @@ typedef struct coll_run {
   unsigned long long seed;
   fs_coll_tune_policy tune;
   int fmt; /* 0 table, 1 JSON, 2 CSV */
-  const char *routing;
-  coll_report *rep; /* NULL without --report */
+  fs_report_coll out; /* what the rows are printed with */
+  fs_report_coll_size *rows; /* each size's, for --report (else NULL) */
+  size_t n_rows;
 } coll_run;
 
 /* Simulates every size of z and prints its row on out (the header with
@@ -339,8 +243,8 @@ static int run_sizes(coll_run *r, const sizes *z, FILE *out, fs_err *err) {
   const fs_coll_params *prm = &r->prm;
   int32_t ranks = r->g.p;
   fs_coll_tune_policy tune = r->tune;
-  int fmt = r->fmt, rc = 0, said_servers_ring = 0;
-  fs_coll_cost cost = cost_of(r->t, r->router, &r->g, prm->gamma_s_per_byte);
+  int rc = 0, said_servers_ring = 0;
+  r->out.cost = cost_of(r->t, r->router, &r->g, prm->gamma_s_per_byte);
   for (size_t i = 0; i < z->n; i++) {
     fs_coll_params q = *prm;
     q.bytes = z->v[i];
@@ -349,52 +253,32 @@ static int run_sizes(coll_run *r, const sizes *z, FILE *out, fs_err *err) {
     if (tuned &&
         (rc = fs_coll_tuner_choose2(r->tuner, &q, &r->g, &q.algo, &proto, &cached, err)))
       break;
-    /* The NCCL model's protocol (it steers the choice; the engine moves
-     * bytes at the wire rate whatever it is); none for a named algorithm
-     * or a simulated choice. */
-    int show_proto = tuned && tune == FS_TUNE_NCCL;
-    const char *proto_s = show_proto ? fs_coll_proto_name(proto) : "";
     if (tune == FS_TUNE_NCCL) cached = 0; /* only the group's shape was cached */
     fs_coll_result res;
     if ((rc = fs_coll_run2(r->t, r->mode, r->seed, &r->tp, &q, &r->g, &res, err))) break;
-    if (i == 0) print_header(out, fmt, prm, ranks, r->t, r->routing, &cost, tune);
-    double algbw = q.bytes / res.time_s / 1e9;
-    double busbw = algbw * fs_coll_busbw_factor(q.op, ranks);
-    fs_coll_cost qcost = cost;
+    /* the header comes with the first row, so a failing run prints only its error */
+    if (i == 0) fs_report_coll_head(out, &r->out);
+    fs_coll_cost qcost = r->out.cost;
     int32_t ring_k = 0;
     int servers_ring = ring_servers_cost(r->t, r->router, &r->g, &q, &qcost, &ring_k);
-    if (servers_ring && fmt == 0 && !said_servers_ring++) /* once, when first used */
-      fprintf(out, "# model for the ring over whole servers (%d channels, one NIC each): alpha %.4g "
-              "us, beta %.4g ns/B\n", ring_k, qcost.alpha_s * 1e6, qcost.beta_s_per_byte * 1e9);
-    double model = fs_coll_model_time(&q, ranks, &qcost);
-    char mod[32];
-    fs__fmt_num(mod, model * 1e6);
-    if (r->rep) {
-      coll_report *rep = r->rep;
-      int ok = isfinite(model) && model > 0;
-      double model_busbw = ok ? q.bytes / model / 1e9 * fs_coll_busbw_factor(q.op, ranks) : 0;
-      rep->rows[rep->n] =
-          (fs_html_coll_row){q.bytes, res.time_s, ok ? model : 0, busbw, model_busbw};
-      rep->algo[rep->n++] = res.algo;
-    }
-    if (fmt == 0)
-      fprintf(out, "%14.0f %12.0f %6s %12.3f %10.3f %10.3f %12.3f  %s%s%s%s\n", q.bytes,
-             floor(q.bytes / 4), "float", res.time_s * 1e6, algbw, busbw, model * 1e6,
-             fs_coll_algo_name(res.algo), show_proto ? "/" : "", proto_s, cached ? "*" : "");
-    else if (fmt == 1)
-      fprintf(out, "%s\n{\"size_bytes\":%.0f,\"time_us\":%.6f,\"algbw_GBps\":%.6f,\"busbw_GBps\":%.6f,"
-             "\"model_us\":%s,\"algo\":\"%s\",\"proto\":%s%s%s,\"cached\":%s,\"chunks\":%d,"
-             "\"flows\":%lld}",
-             i ? "," : "", q.bytes, res.time_s * 1e6, algbw, busbw, mod,
-             fs_coll_algo_name(res.algo), show_proto ? "\"" : "", show_proto ? proto_s : "null",
-             show_proto ? "\"" : "", cached ? "true" : "false", res.chunks, (long long)res.flows);
-    else
-      fprintf(out, "%.0f,%.0f,float,%.6f,%.6f,%.6f,%s,%s,%d,%lld,%s\n", q.bytes, floor(q.bytes / 4),
-             res.time_s * 1e6, algbw, busbw, mod, fs_coll_algo_name(res.algo), res.chunks,
-             (long long)res.flows, proto_s);
+    if (servers_ring && !said_servers_ring++) /* once, when first used */
+      fs_report_coll_ring_model(out, &r->out, ring_k, &qcost);
+    /* The NCCL model's protocol (it steers the choice; the engine moves
+     * bytes at the wire rate whatever it is); none for a named algorithm
+     * or a simulated choice. */
+    fs_report_coll_size row = {q.bytes, res, fs_coll_model_time(&q, ranks, &qcost),
+                              tuned && tune == FS_TUNE_NCCL ? fs_coll_proto_name(proto) : NULL,
+                              cached};
+    if (r->rows) r->rows[r->n_rows++] = row;
+    fs_report_coll_row(out, &r->out, &row, i == 0);
     fflush(out);
   }
   return rc;
+}
+
+static int coll_html(FILE *f, void *ctx) {
+  const coll_run *r = ctx;
+  return fs_report_coll_html(f, &r->out, r->rows, r->n_rows);
 }
 
 /* The values of o checked and turned into r's settings (prm, tune,
@@ -439,7 +323,7 @@ int fs__cli_coll(int argc, char **argv) {
   int go = fs__opts_parse(&coll_cmd, &o, argc, argv);
   if (go >= 0) return go;
   if (!o.op) return fs__cli_usage("coll", "--op is required");
-  coll_run run = {.prm = o.prm, .seed = o.seed, .routing = o.routing};
+  coll_run run = {.prm = o.prm, .seed = o.seed};
   if ((go = check_opts(&o, &run)) >= 0) return go;
   sizes z = {NULL, 0, 0};
   if ((go = parse_sizes(&o, &z)) >= 0) return go;
@@ -454,14 +338,13 @@ int fs__cli_coll(int argc, char **argv) {
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   int32_t *hosts = NULL;
-  coll_report rep = {NULL, NULL, 0, NULL, 0, NULL};
   int status = 0;
   int rc = fs_topo_from_spec(o.topo, &t, &err);
   if (!rc && fs_route_mode_check(run.mode, t, &err)) {
     status = fs__cli_usage("coll", "--routing %s: %s", o.routing, err.msg);
     goto out;
   }
-  if (!rc && ranks_file) rc = load_ranks(ranks_file, &hosts, &ranks, &err);
+  if (!rc && ranks_file) rc = fs_coll_ranks_from_file(ranks_file, &hosts, &ranks, &err);
   if (!rc && !ranks_file) {
     if (ranks > t->n_hosts) {
       rc = fs_err_set(&err, FS_EINVAL, "--ranks %d: the topology has only %d hosts", ranks,
@@ -485,18 +368,18 @@ int fs__cli_coll(int argc, char **argv) {
     status = fs__cli_fail(&err);
     goto out;
   }
-  if (report && (!(rep.rows = calloc(z.n, sizeof(*rep.rows))) ||
-                 !(rep.algo = calloc(z.n, sizeof(*rep.algo))))) {
+  if (report && !(run.rows = calloc(z.n, sizeof(*run.rows)))) {
     status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
     goto out;
   }
-  if (report) run.rep = &rep;
+  run.out = (fs_report_coll){(fs_report_coll_format)run.fmt, &run.prm, ranks, t, o.routing,
+                             {0, 0, 0}, run.tune};
   char *json_buf = NULL;
   size_t json_len = 0;
   FILE *json_buf_file = run.fmt == 1 ? open_memstream(&json_buf, &json_len) : NULL;
   FILE *out = json_buf_file ? json_buf_file : stdout;
   rc = run_sizes(&run, &z, out, &err);
-  if (run.fmt == 1 && !rc) fprintf(out, "]}\n");
+  if (!rc) fs_report_coll_tail(out, &run.out);
   if (json_buf_file) {
     /* JSON is only whole or nothing: printed once the sweep succeeded. */
     fclose(json_buf_file);
@@ -505,16 +388,12 @@ int fs__cli_coll(int argc, char **argv) {
   }
   if (rc) status = fs__cli_fail(&err);
   if (!rc && report) {
-    rep.op = fs_coll_op_name(run.prm.op);
-    rep.ranks = ranks;
-    rep.t = t;
-    status = fs__cli_output_write(report_out, write_coll_report, &rep);
+    status = fs__cli_output_write(report_out, coll_html, &run);
     report_out = NULL;
   }
 out:
   fs_output_abort(report_out);
-  free(rep.rows);
-  free(rep.algo);
+  free(run.rows);
   fs_coll_tuner_free(run.tuner);
   fs_router_free(run.router);
   fs_topo_free(t);

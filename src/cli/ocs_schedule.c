@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/base.h"
 #include "cli.h"
 #include "opts.h"
-#include "fabricsim/html.h"
 #include "fabricsim/ocs.h"
+#include "fabricsim/report.h"
 
 static int parse_delay(const char *s, double *out_s) {
   char *end;
@@ -31,25 +30,6 @@ static int parse_delay(const char *s, double *out_s) {
   return 0;
 }
 
-static void fmt_time(char *buf, size_t n, double s) {
-  if (!isfinite(s)) snprintf(buf, n, "-");
-  else snprintf(buf, n, "%.6g", s * 1e3);
-}
-
-static void fmt_delay(char *buf, size_t n, double s) {
-  if (s == 0) snprintf(buf, n, "0");
-  else if (s < 1e-6) snprintf(buf, n, "%.3g ns", s * 1e9);
-  else if (s < 1e-3) snprintf(buf, n, "%.3g us", s * 1e6);
-  else if (s < 1) snprintf(buf, n, "%.3g ms", s * 1e3);
-  else snprintf(buf, n, "%.3g s", s);
-}
-
-static void jnum(const char *key, double v, int comma) {
-  char b[32];
-  fs__fmt_num(b, v);
-  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
-}
-
 #define N_SWEEP 17
 /* Rows: the pure algorithms, then the hybrid versions of bvn and solstice. */
 #define N_KINDS (FS_OCS_N_ALGOS + 2)
@@ -64,8 +44,6 @@ static const char *kind_name(int k) {
                                : "solstice+eps";
 }
 
-/* --eps-threshold: the balance rule, the delay, or a fixed time (0 = none). */
-enum { THR_AUTO, THR_DELAY, THR_FIXED };
 
 /* Runs row kind k at delay_s: pure kinds without the EPS, hybrid ones with
  * it and the threshold rule. */
@@ -76,15 +54,12 @@ static int run_kind(const fs_ocs_plan *plan, const fs_ocs_params *base, int k, d
   q.delay_s = delay_s;
   if (k >= FS_OCS_N_ALGOS) {
     q.eps_gbps = eps_gbps;
-    q.eps_balance = thr_mode == THR_AUTO;
-    q.eps_threshold_s = thr_mode == THR_DELAY ? delay_s : thr_mode == THR_FIXED ? thr_s : 0;
+    q.eps_balance = thr_mode == FS_REPORT_EPS_AUTO;
+    q.eps_threshold_s = thr_mode == FS_REPORT_EPS_DELAY   ? delay_s
+                        : thr_mode == FS_REPORT_EPS_FIXED ? thr_s
+                                                          : 0;
   }
   return fs_ocs_plan_run(plan, &q, kind_algo(k), res, err);
-}
-
-static void fmt_share(char *buf, size_t n, const fs_ocs_result *r) {
-  double tot = r->circuit_bytes + r->eps_bytes;
-  snprintf(buf, n, "%.1f%%", tot > 0 ? 100 * r->eps_bytes / tot : 0.0);
 }
 
 /* --report: the first decomposing algorithm asked for (bvn, else
@@ -92,9 +67,8 @@ static void fmt_share(char *buf, size_t n, const fs_ocs_result *r) {
  * turn as fs_ocs_run does, its circuits' segments shifted by the phases
  * before it; the table's completions as the summary. */
 typedef struct ocs_report_ctx {
-  const char *title, *note;
-  const char **kv;
-  int32_t n_kv, n;
+  const fs_report_ocs_schedule *s;
+  const char *drawn;
   fs_ocs_seg *segs;
   size_t n_segs;
   double t_end;
@@ -102,12 +76,11 @@ typedef struct ocs_report_ctx {
 
 static int ocs_report_fn(FILE *f, void *ctx) {
   const ocs_report_ctx *c = ctx;
-  return fs_html_ocs_report(f, c->title, c->kv, c->n_kv, c->segs, c->n_segs, c->n, c->t_end,
-                            c->note);
+  return fs_report_ocs_schedule_html(f, c->s, c->drawn, c->segs, c->n_segs, c->t_end);
 }
 
-static int ocs_report(fs_output *o, const char *file, const fs_ocs_traffic *tr,
-                      const fs_ocs_params *p, const int *want, const fs_ocs_result *res) {
+static int ocs_report(fs_output *o, const fs_ocs_traffic *tr, const fs_ocs_params *p,
+                      const int *want, const fs_report_ocs_schedule *s) {
   fs_ocs_algo algo = want[FS_OCS_BVN] ? FS_OCS_BVN : FS_OCS_SOLSTICE;
   int draw = want[FS_OCS_BVN] || want[FS_OCS_SOLSTICE];
   fs_err err = {0, ""};
@@ -154,26 +127,7 @@ static int ocs_report(fs_output *o, const char *file, const fs_ocs_traffic *tr,
     fs_output_abort(o);
     return fs_err_is_input(rc) ? 2 : 1;
   }
-  char vals[N_KINDS][64], keys[N_KINDS][40];
-  const char *kv[2 * N_KINDS];
-  int32_t nkv = 0;
-  for (int a = 0; a < N_KINDS; a++) {
-    if (!want[a]) continue;
-    snprintf(keys[nkv], sizeof(keys[nkv]), "%s completion", kind_name(a));
-    snprintf(vals[nkv], sizeof(vals[nkv]), "%.6g ms (%d reconfigurations)",
-             res[a].completion_s * 1e3, res[a].n_reconfig);
-    kv[2 * nkv] = keys[nkv];
-    kv[2 * nkv + 1] = vals[nkv];
-    nkv++;
-  }
-  char title[400], note[160];
-  snprintf(title, sizeof(title), "fabricsim ocs schedule: %s", file);
-  if (draw)
-    snprintf(note, sizeof(note), "%s schedule, %g Gb/s circuits, degree %d, delay %g ms.",
-             fs_ocs_algo_name(algo), p->gbps, p->degree, p->delay_s * 1e3);
-  else
-    snprintf(note, sizeof(note), "static only: one configuration, no schedule to draw.");
-  ocs_report_ctx c = {title, note, kv, nkv, tr->n, all, n_all, off};
+  ocs_report_ctx c = {s, draw ? fs_ocs_algo_name(algo) : NULL, all, n_all, off};
   int st = fs__cli_output_write(o, ocs_report_fn, &c);
   free(all);
   return st;
@@ -197,7 +151,9 @@ static int parse_degree(const char *v, void *field) {
   return 0;
 }
 
-/* --eps-threshold as given: the rule, its time, and whether it was given. */
+/* --eps-threshold as given: the rule (an fs_report_eps_threshold: the
+ * balance rule, the delay, or a fixed time, 0 = none), its time, and
+ * whether it was given. */
 typedef struct threshold {
   int mode, given;
   double s;
@@ -206,16 +162,16 @@ typedef struct threshold {
 static int parse_threshold(const char *v, void *field) {
   threshold *t = field;
   if (strcmp(v, "auto") == 0) {
-    t->mode = THR_AUTO;
+    t->mode = FS_REPORT_EPS_AUTO;
   } else if (strcmp(v, "delay") == 0) {
-    t->mode = THR_DELAY;
+    t->mode = FS_REPORT_EPS_DELAY;
   } else if (strcmp(v, "0") == 0) {
-    t->mode = THR_FIXED;
+    t->mode = FS_REPORT_EPS_FIXED;
     t->s = 0;
   } else if (parse_delay(v, &t->s)) {
     return -1;
   } else {
-    t->mode = THR_FIXED;
+    t->mode = FS_REPORT_EPS_FIXED;
   }
   t->given = 1;
   return 0;
@@ -285,233 +241,79 @@ static const fs__cmd schedule_cmd = {
 
 /* What a run of the schedules needs, set from the command line. */
 typedef struct sched {
-  const char *file;
   const fs_ocs_traffic *tr;
   const fs_ocs_plan *plan;
-  fs_ocs_params p;
+  fs_report_ocs_schedule out; /* what the report says beside the rows */
   int want[N_KINDS];
-  int hyb, fmt, thr_mode; /* fmt 0 table, 1 JSON */
+  int32_t n_rows; /* wanted */
+  int fmt, thr_mode; /* fmt 0 table, 1 JSON */
   double eps_gbps, thr_s;
-  char thr_txt[48];
 } sched;
 
 /* One delay: each wanted row timed and printed, and the report written
  * into *report_out if there is one (*report_out then NULL). 0, the
  * report's exit status (1 after printing why), or -1 with err set. */
 static int run_single(const sched *sc, fs_output **report_out, fs_err *err) {
-  const fs_ocs_params p = sc->p;
-  const int *want = sc->want;
-  const fs_ocs_plan *plan = sc->plan;
-  const fs_ocs_traffic *tr = sc->tr;
-  const char *file = sc->file, *thr_txt = sc->thr_txt;
-  double eps_gbps = sc->eps_gbps, thr_s = sc->thr_s;
-  int thr_mode = sc->thr_mode, fmt = sc->fmt, hyb = sc->hyb;
-  fs_ocs_result res[N_KINDS];
-  for (int a = 0; a < N_KINDS; a++)
-    if (want[a] &&
-        run_kind(plan, &p, a, p.delay_s, eps_gbps, thr_s, thr_mode, &res[a], err))
+  fs_report_ocs_row rows[N_KINDS];
+  fs_report_ocs_schedule s = sc->out;
+  s.rows = rows;
+  for (int a = 0; a < N_KINDS; a++) {
+    if (!sc->want[a]) continue;
+    if (a == FS_OCS_STATIC) s.static_row = s.n_rows;
+    fs_report_ocs_row *row = &rows[s.n_rows++];
+    row->algo = kind_name(a);
+    row->hybrid = a >= FS_OCS_N_ALGOS;
+    if (run_kind(sc->plan, &sc->out.p, a, sc->out.p.delay_s, sc->eps_gbps, sc->thr_s,
+                 sc->thr_mode, &row->r, err))
       return -1;
-  char dl[32];
-  fmt_delay(dl, sizeof(dl), p.delay_s);
-  if (fmt == 0) {
-    printf("# fabricsim ocs schedule: %s, %d nodes, %d phase%s, %g Gb/s circuits, degree %d,\n"
-           "# reconfiguration delay %s (%s dark); times in ms\n",
-           file, tr->n, tr->n_phases, tr->n_phases > 1 ? "s" : "", p.gbps, p.degree, dl,
-           p.all_stop ? "all circuits" : "changed circuits");
-    if (hyb)
-      printf("# hybrid rows: EPS port of %g Gb/s per node beside the circuits, threshold %s, "
-             "%s\n",
-             eps_gbps, thr_txt,
-             p.eps_residual_only ? "EPS carries pairs with no circuit left"
-                                 : "EPS carries every pair without a live circuit");
-    printf(hyb ? "%-12s %13s %13s %9s %12s %12s %9s %7s %10s %9s %10s %6s\n"
-               : "%-9s %13s %13s %9s %12s %12s %9s %7s %10s\n",
-           "algo", "completion", "schedule", "reconfigs", "reconfig", "lower_bound",
-           "vs_bound", "util", "vs_static", "eps_share", "eps_busy", "to_eps");
-    for (int a = 0; a < N_KINDS; a++) {
-      if (!want[a]) continue;
-      const fs_ocs_result *r = &res[a];
-      char c1[32], c2[32], c3[32], c4[32], vs[32];
-      fmt_time(c1, sizeof(c1), r->completion_s);
-      fmt_time(c2, sizeof(c2), r->schedule_s);
-      fmt_time(c3, sizeof(c3), r->reconfig_s);
-      fmt_time(c4, sizeof(c4), r->lower_bound_s);
-      if (want[FS_OCS_STATIC] && r->completion_s > 0)
-        snprintf(vs, sizeof(vs), "%.3fx", res[FS_OCS_STATIC].completion_s / r->completion_s);
-      else
-        snprintf(vs, sizeof(vs), "-");
-      printf(hyb ? "%-12s %13s %13s %9d %12s %12s %9.3f %7.3f %10s"
-                 : "%-9s %13s %13s %9d %12s %12s %9.3f %7.3f %10s",
-             kind_name(a), c1, c2, r->n_reconfig, c3, c4,
-             r->lower_bound_s > 0 ? r->completion_s / r->lower_bound_s : 1.0, r->util, vs);
-      if (hyb && a >= FS_OCS_N_ALGOS) {
-        char sh[32], eb[32];
-        fmt_share(sh, sizeof(sh), r);
-        fmt_time(eb, sizeof(eb), r->eps_busy_s);
-        printf(" %9s %10s %6d", sh, eb, r->n_to_eps);
-      } else if (hyb) {
-        printf(" %9s %10s %6s", "-", "-", "-");
-      }
-      printf("\n");
-    }
-    printf("# vs_bound = completion / lower bound; vs_static = static completion / this one\n");
-    if (hyb)
-      printf("# hybrid lower bound = max line sum / (degree * rate + EPS rate); eps_share = "
-             "bytes on the EPS; eps_busy = time the EPS carries (ms); to_eps = "
-             "configurations left to the EPS\n");
-  } else {
-    printf("{\"matrix\": ");
-    fs__fput_json_str(stdout, file);
-    printf(", \"nodes\": %d, \"phases\": %d, ", tr->n, tr->n_phases);
-    jnum("gbps", p.gbps, 1);
-    jnum("delay_s", p.delay_s, 1);
-    printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
-    if (hyb) {
-      printf(" ");
-      jnum("eps_gbps", eps_gbps, 1);
-      if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
-      else jnum("eps_threshold_s", thr_mode == THR_DELAY ? p.delay_s : thr_s, 1);
-      printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
-    }
-    printf("\n \"results\": [");
-    int first = 1;
-    for (int a = 0; a < N_KINDS; a++) {
-      if (!want[a]) continue;
-      const fs_ocs_result *r = &res[a];
-      printf("%s\n  {\"algo\": \"%s\", ", first ? "" : ",", kind_name(a));
-      first = 0;
-      jnum("completion_s", r->completion_s, 1);
-      jnum("schedule_s", r->schedule_s, 1);
-      printf("\"reconfigurations\": %d, ", r->n_reconfig);
-      jnum("reconfig_s", r->reconfig_s, 1);
-      jnum("lower_bound_s", r->lower_bound_s, 1);
-      jnum("util", r->util, 1);
-      jnum("delivered_bytes", r->delivered_bytes, 1);
-      jnum("undelivered_bytes", r->undelivered_bytes, a >= FS_OCS_N_ALGOS);
-      if (a >= FS_OCS_N_ALGOS) {
-        jnum("circuit_bytes", r->circuit_bytes, 1);
-        jnum("eps_bytes", r->eps_bytes, 1);
-        jnum("eps_busy_s", r->eps_busy_s, 1);
-        printf("\"configurations_to_eps\": %d", r->n_to_eps);
-      }
-      printf("}");
-    }
-    printf("]}\n");
   }
+  int rc = sc->fmt == 0 ? fs_report_ocs_schedule_table(stdout, &s)
+                        : fs_report_ocs_schedule_json(stdout, &s);
+  if (fs__cli_stdout_done("ocs schedule", rc)) return 1;
   if (*report_out) {
     fs_output *o = *report_out;
     *report_out = NULL;
-    return ocs_report(o, file, tr, &p, want, res);
+    return ocs_report(o, sc->tr, &sc->out.p, sc->want, &s);
   }
   return 0;
 }
 
-/* The delay sweep, 1 ns .. 100 ms: 0, or -1 with err set. */
+/* The delay sweep, 1 ns .. 100 ms: 0, 1 after printing why the output
+ * failed, or -1 with err set. */
 static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_err *err) {
-  const fs_ocs_params p = sc->p;
-  const int *want = sc->want;
-  const fs_ocs_plan *plan = sc->plan;
-  const fs_ocs_traffic *tr = sc->tr;
-  const char *file = sc->file, *thr_txt = sc->thr_txt;
-  double eps_gbps = sc->eps_gbps, thr_s = sc->thr_s;
-  int thr_mode = sc->thr_mode, fmt = sc->fmt, hyb = sc->hyb;
   /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
   double delays[N_SWEEP];
-  fs_ocs_result res[N_SWEEP][N_KINDS];
+  fs_report_ocs_row rows[N_SWEEP][N_KINDS];
+  fs_report_ocs_schedule s = sc->out;
+  s.rows = &rows[0][0];
+  s.delays_s = delays;
+  s.n_delays = N_SWEEP;
   for (int k = 0; k < N_SWEEP; k++) {
     delays[k] = 1e-9 * pow(10.0, k / 2.0);
-    for (int a = 0; a < N_KINDS; a++)
-      if (want[a] &&
-          run_kind(plan, &p, a, delays[k], eps_gbps, thr_s, thr_mode, &res[k][a], err))
+    int32_t n = 0;
+    for (int a = 0; a < N_KINDS; a++) {
+      if (!sc->want[a]) continue;
+      /* the rows of each delay packed at the front, n_rows apart */
+      fs_report_ocs_row *row = &rows[0][0] + (size_t)k * (size_t)sc->n_rows + n++;
+      row->algo = kind_name(a);
+      row->hybrid = a >= FS_OCS_N_ALGOS;
+      if (run_kind(sc->plan, &sc->out.p, a, delays[k], sc->eps_gbps, sc->thr_s, sc->thr_mode,
+                   &row->r, err))
         return -1;
+    }
     fs_sim_progress sp = {0, k + 1, N_SWEEP, 0};
     fs__cli_progress_hook(prog, &sp);
   }
-  if (fmt == 0) {
-    printf("# fabricsim ocs schedule --sweep: %s, %d nodes, %d phase%s, %g Gb/s, degree %d,\n"
-           "# %s dark; job completion time in ms (configurations in brackets)\n",
-           file, tr->n, tr->n_phases, tr->n_phases > 1 ? "s" : "", p.gbps, p.degree,
-           p.all_stop ? "all circuits" : "changed circuits");
-    if (hyb)
-      printf("# +eps: EPS port of %g Gb/s per node, threshold %s, %s; then the share of "
-             "bytes on the EPS\n",
-             eps_gbps, thr_txt, p.eps_residual_only ? "residual only" : "spill");
-    printf("%-10s", "delay");
-    for (int a = 0; a < N_KINDS; a++)
-      if (want[a]) printf(" %22s", kind_name(a));
-    printf(" %12s %*s\n", "lower_bound", hyb ? 12 : 9, "best");
-    for (int k = 0; k < N_SWEEP; k++) {
-      char dl[32];
-      fmt_delay(dl, sizeof(dl), delays[k]);
-      printf("%-10s", dl);
-      int best = -1;
-      double lb = 0;
-      for (int a = 0; a < N_KINDS; a++) {
-        if (!want[a]) continue;
-        const fs_ocs_result *r = &res[k][a];
-        char c[32], cell[96];
-        fmt_time(c, sizeof(c), r->completion_s);
-        if (a >= FS_OCS_N_ALGOS) {
-          char sh[32];
-          fmt_share(sh, sizeof(sh), r);
-          snprintf(cell, sizeof(cell), "%s [%d] %s", c, r->n_reconfig, sh);
-        } else {
-          snprintf(cell, sizeof(cell), "%s [%d]", c, r->n_reconfig);
-          lb = r->lower_bound_s; /* the pure OCS bound */
-        }
-        printf(" %22s", cell);
-        if (best < 0 || r->completion_s < res[k][best].completion_s) best = a;
-      }
-      char c[32];
-      fmt_time(c, sizeof(c), lb);
-      printf(" %12s %*s\n", c, hyb ? 12 : 9, kind_name(best));
-    }
-  } else {
-    printf("{\"matrix\": ");
-    fs__fput_json_str(stdout, file);
-    printf(", \"nodes\": %d, \"phases\": %d, ", tr->n, tr->n_phases);
-    jnum("gbps", p.gbps, 1);
-    printf("\"degree\": %d, \"all_stop\": %s,", p.degree, p.all_stop ? "true" : "false");
-    if (hyb) {
-      printf(" ");
-      jnum("eps_gbps", eps_gbps, 1);
-      if (thr_mode == THR_AUTO) printf("\"eps_threshold\": \"auto\", ");
-      else if (thr_mode == THR_DELAY) printf("\"eps_threshold\": \"delay\", ");
-      else jnum("eps_threshold_s", thr_s, 1);
-      printf("\"eps_residual_only\": %s,", p.eps_residual_only ? "true" : "false");
-    }
-    printf("\n \"sweep\": [");
-    for (int k = 0; k < N_SWEEP; k++) {
-      printf("%s\n  {", k ? "," : "");
-      jnum("delay_s", delays[k], 1);
-      printf("\"results\": [");
-      int first = 1;
-      for (int a = 0; a < N_KINDS; a++) {
-        if (!want[a]) continue;
-        const fs_ocs_result *r = &res[k][a];
-        printf("%s{\"algo\": \"%s\", ", first ? "" : ", ", kind_name(a));
-        first = 0;
-        jnum("completion_s", r->completion_s, 1);
-        printf("\"reconfigurations\": %d, ", r->n_reconfig);
-        jnum("lower_bound_s", r->lower_bound_s, a >= FS_OCS_N_ALGOS);
-        if (a >= FS_OCS_N_ALGOS) {
-          jnum("eps_bytes", r->eps_bytes, 1);
-          jnum("eps_busy_s", r->eps_busy_s, 1);
-          printf("\"configurations_to_eps\": %d", r->n_to_eps);
-        }
-        printf("}");
-      }
-      printf("]}");
-    }
-    printf("]}\n");
-  }
-  return 0;
+  s.n_rows = sc->n_rows;
+  int rc = sc->fmt == 0 ? fs_report_ocs_sweep_table(stdout, &s)
+                        : fs_report_ocs_sweep_json(stdout, &s);
+  return fs__cli_stdout_done("ocs schedule", rc);
 }
 
 int fs__cli_ocs_schedule(int argc, char **argv) {
   cmdline o = {.format = "table", .algo = "all",
                .p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0},
-               .thr = {THR_AUTO, 0, 0}};
+               .thr = {FS_REPORT_EPS_AUTO, 0, 0}};
   int go = fs__opts_parse(&schedule_cmd, &o, argc, argv);
   if (go >= 0) return go;
   const char *file = o.file, *format = o.format, *algo = o.algo, *report = o.report;
@@ -559,11 +361,13 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   /* decompositions once: they do not depend on the delay */
   fs_ocs_plan *plan = NULL;
   if (fs_ocs_plan_new(&tr, p.degree, mask, &plan, &err)) goto fail;
-  sched c = {file, &tr, plan, p, {0}, hyb, fmt, thr_mode, eps_gbps, thr_s, ""};
+  sched c = {&tr, plan, {0}, {0}, 0, fmt, thr_mode, eps_gbps, thr_s};
+  c.out = (fs_report_ocs_schedule){.file = file, .nodes = tr.n, .phases = tr.n_phases, .p = p,
+                                   .hybrid = hyb, .eps_gbps = eps_gbps,
+                                   .threshold = (fs_report_eps_threshold)thr_mode,
+                                   .threshold_s = thr_s, .static_row = -1};
   memcpy(c.want, want, sizeof(want));
-  if (thr_mode == THR_AUTO) snprintf(c.thr_txt, sizeof(c.thr_txt), "auto (balance)");
-  else if (thr_mode == THR_DELAY) snprintf(c.thr_txt, sizeof(c.thr_txt), "= the delay");
-  else fmt_delay(c.thr_txt, sizeof(c.thr_txt), thr_s);
+  for (int a = 0; a < N_KINDS; a++) c.n_rows += want[a];
   int rc = sweep ? run_sweep(&c, &prog, &err) : run_single(&c, &report_out, &err);
   if (rc < 0) goto fail;
   status = rc;

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/base.h"
 #include "cli.h"
 #include "opts.h"
+#include "fabricsim/report.h"
 #include "fabricsim/topoopt.h"
 #include "fabricsim/train.h"
 
@@ -80,13 +80,8 @@ static const fs__cmd topo_cmd = {
     NULL, topo_opts, "JOB.json", "job file", 1, 1, AT(file), AT(n_file)};
 #undef AT
 
-typedef struct row {
-  char name[24];
-  char desc[200];
-  int trained;
-  double iter_s, usd, watts, matrix_s;
-  char note[600];
-} row;
+/* A row of the comparison, filled here and printed by the report. */
+typedef fs_report_ocs_topo_row row;
 
 /* One iteration of job on topology t (borrowed), with the placement and
  * NIC speed t needs. */
@@ -274,90 +269,6 @@ static int job_row(row *r, const fs_job *job, int train, fs__cli_progress *pr) {
   return 0;
 }
 
-static void num(char *buf, double v) { fs__fmt_num(buf, v); }
-
-static void print_json(const char *file, const fs_topoopt_traffic *tr, const fs_topoopt_graph *g,
-                       double gbps, const char *sw, const row *rows, int nr) {
-  char b[32];
-  double ar = 0, mp = 0;
-  for (size_t i = 0; i < (size_t)tr->n * (size_t)tr->n; i++) ar += tr->ar[i], mp += tr->mp[i];
-  printf("{\"job\": ");
-  fs__fput_json_str(stdout, file);
-  printf(", \"servers\": %d, \"degree\": %d, ", g->n, g->degree);
-  num(b, gbps);
-  printf("\"gbps\": %s, \"switch\": \"%s\", ", b, sw);
-  num(b, ar);
-  printf("\"allreduce_bytes\": %s, ", b);
-  num(b, mp);
-  printf("\"mp_bytes\": %s, \"rings\": [", b);
-  for (int32_t i = 0; i < g->n_rings; i++)
-    printf("%s{\"group\": %d, \"stride\": %d}", i ? ", " : "", g->ring_group[i],
-           g->ring_stride[i]);
-  printf("], \"circuits\": [");
-  int first = 1;
-  for (int32_t u = 0; u < g->n; u++)
-    for (int32_t v = u + 1; v < g->n; v++)
-      if (g->mult[(size_t)u * g->n + v]) {
-        printf("%s[%d, %d, %d]", first ? "" : ", ", u, v, g->mult[(size_t)u * g->n + v]);
-        first = 0;
-      }
-  printf("], \"fabrics\": [");
-  double base = rows[0].iter_s;
-  for (int i = 0; i < nr; i++) {
-    const row *r = &rows[i];
-    printf("%s{\"fabric\": \"%s\", \"description\": ", i ? ", " : "", r->name);
-    fs__fput_json_str(stdout, r->desc);
-    num(b, r->trained ? r->iter_s : NAN);
-    printf(", \"iter_s\": %s", b);
-    num(b, r->trained && rows[0].trained ? r->iter_s / base : NAN);
-    printf(", \"vs_topoopt\": %s", b);
-    num(b, r->usd);
-    printf(", \"cost_usd\": %s", b);
-    num(b, r->watts);
-    printf(", \"power_w\": %s", b);
-    num(b, r->matrix_s);
-    printf(", \"matrix_s\": %s", b);
-    if (r->note[0]) {
-      printf(", \"note\": ");
-      fs__fput_json_str(stdout, r->note);
-    }
-    printf("}");
-  }
-  printf("]}\n");
-}
-
-static void print_table(const char *file, const fs_topoopt_traffic *tr,
-                        const fs_topoopt_graph *g, double gbps, const char *sw, const row *rows,
-                        int nr) {
-  double ar = 0, mp = 0;
-  for (size_t i = 0; i < (size_t)tr->n * (size_t)tr->n; i++) ar += tr->ar[i], mp += tr->mp[i];
-  printf("job:       %s\n", file);
-  printf("fabric:    %d servers, %d optical ports x %g Gb/s each, %s\n", g->n, g->degree, gbps,
-         sw);
-  printf("traffic:   %.6g GB all-reduce + %.6g GB model-parallel per iteration (%d ring "
-         "groups)\n",
-         ar / 1e9, mp / 1e9, tr->n_groups);
-  printf("rings:     ");
-  if (g->n_rings == 0) printf("none");
-  for (int32_t i = 0; i < g->n_rings; i++)
-    printf("%sgroup %d stride %d", i ? ", " : "", g->ring_group[i], g->ring_stride[i]);
-  printf("\n\n%-10s %12s %8s %12s %10s %12s  %s\n", "fabric", "iter_s", "ratio", "cost_usd",
-         "power_w", "matrix_s", "description");
-  for (int i = 0; i < nr; i++) {
-    const row *r = &rows[i];
-    char it[32] = "-", ra[32] = "-", mx[32] = "-";
-    if (r->trained) snprintf(it, sizeof(it), "%.6g", r->iter_s);
-    if (r->trained && rows[0].trained) snprintf(ra, sizeof(ra), "%.3f", r->iter_s / rows[0].iter_s);
-    if (!isnan(r->matrix_s)) snprintf(mx, sizeof(mx), "%.6g", r->matrix_s);
-    printf("%-10s %12s %8s %12.0f %10.0f %12s  %s\n", r->name, it, ra, r->usd, r->watts, mx,
-           r->desc);
-    if (r->note[0]) printf("%-10s note: %s\n", "", r->note);
-  }
-  printf("\nratio = iteration time / topoopt's; matrix_s = the objective (time to carry the\n"
-         "iteration's server matrix with optimal multipath routing); costs are estimates\n"
-         "(docs/model-topoopt.md).\n");
-}
-
 int fs__cli_ocs_topo(int argc, char **argv) {
   cmdline cl = {.format = "table", .compare = "fattree,leafspine,job", .sw = "patch",
                .degree = -1, .ar_rings = -1, .ls = -1, .seed = 1, .tl = 60};
@@ -460,10 +371,12 @@ int fs__cli_ocs_topo(int argc, char **argv) {
     export_out = NULL;
     if (status) goto out;
   }
-  if (strcmp(format, "json") == 0)
-    print_json(file, tr, g, gbps, sw, rows, nr);
-  else
-    print_table(file, tr, g, gbps, sw, rows, nr);
+  {
+    fs_report_ocs_topo rep = {file, tr, g, gbps, sw, rows, nr};
+    rc = strcmp(format, "json") == 0 ? fs_report_ocs_topo_json(stdout, &rep)
+                                     : fs_report_ocs_topo_table(stdout, &rep);
+    status = fs__cli_stdout_done(cmd, rc);
+  }
   goto out;
 fail:
   fs__cli_progress_end(&pr);

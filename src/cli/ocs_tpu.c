@@ -4,7 +4,6 @@
  * the torus closed forms, a seeded job mix, and the optical share of cost
  * and power. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "fabricsim/coll.h"
+#include "fabricsim/report.h"
 #include "fabricsim/tpu.h"
 
 /* --reconfig-ms: milliseconds in [0, 1e9], into seconds. */
@@ -97,217 +97,7 @@ static const fs__cmd tpu_cmd = {
     NULL, tpu_opts, NULL, NULL, 0, 0, 0, 0};
 #undef AT
 
-typedef struct result {
-  int32_t grid[3];
-  int placed_ocs, placed_static, have_slice;
-  int32_t need, free_cubes;
-  int32_t *static_cubes;
-  fs_tpu_slice slice;
-  fs_tpu_reconfig rec;
-  int64_t ports_used;
-  int have_stats;
-  fs_topo_stats st;
-  int32_t diam_measured, diam_torus;
-  double bis_measured_bps, bis_torus_bps;
-  int64_t bis_torus_links;
-  int64_t cuts[3], cut_min, plain_min; /* axis-halving cuts, links */
-  fs_tpu_cost cost;
-  int mix;
-  fs_tpu_mix_result mr;
-  int coll;          /* --coll given and run */
-  fs_coll_params cp;
-  fs_coll_result cr;
-  fs_route_mode mode;
-} result;
-
-static void print_cubes(const int32_t *c, int32_t n) {
-  for (int32_t i = 0; i < n; i++) printf("%s%d", i ? "," : "", c[i]);
-}
-
-static void jnum(const char *key, double v, int comma) {
-  char b[32];
-  fs__fmt_num(b, v);
-  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
-}
-
-static void print_table(const fs_tpu_params *p, const int32_t shape[3], int twisted,
-                        const result *r) {
-  int32_t canon[3];
-  fs_tpu_shape_canon(shape, canon);
-  printf("# fabricsim ocs tpu: pod of %d cubes (%d chips), %d OCS x %d ports, ICI %g Gb/s\n",
-         p->cubes, p->cubes * FS_TPU_CUBE_CHIPS, FS_TPU_N_OCS, p->ocs_ports, p->ici_gbps);
-  printf("%-22s %dx%dx%d%s, %d cubes (built as %dx%dx%d)\n", "slice", shape[0], shape[1],
-         shape[2], twisted ? " twisted torus" : " torus", r->need, canon[0], canon[1], canon[2]);
-  printf("%-22s %d of %d\n", "free cubes", r->free_cubes, p->cubes);
-  printf("%-22s ", "placement with OCS");
-  if (r->placed_ocs) {
-    printf("fits: cubes ");
-    print_cubes(r->slice.cubes, r->slice.n_cubes);
-    printf("\n");
-  } else {
-    printf("does not fit (%d free cubes, needs %d)\n", r->free_cubes, r->need);
-  }
-  printf("%-22s ", "placement static");
-  if (r->placed_static) {
-    printf("fits: contiguous block of the %dx%dx%d cube torus: ", r->grid[0], r->grid[1],
-           r->grid[2]);
-    print_cubes(r->static_cubes, r->need);
-    printf("\n");
-  } else {
-    printf("does not fit: no free contiguous block in the %dx%dx%d cube torus\n", r->grid[0],
-           r->grid[1], r->grid[2]);
-  }
-  if (r->have_slice) {
-    printf("%-22s %lld (%d OCS x %d cubes), %lld ports in use, each in one circuit\n",
-           "OCS circuits", (long long)r->slice.circuits, FS_TPU_N_OCS, r->slice.n_cubes,
-           (long long)r->ports_used);
-    printf("%-22s %lld set up, %lld torn down, %d OCS touched, %.6g ms\n", "reconfiguration",
-           (long long)r->rec.set_up, (long long)r->rec.torn_down, r->rec.ocs_touched,
-           r->rec.time_s * 1e3);
-  }
-  if (r->have_stats) {
-    printf("%-22s %d (3-D torus closed form %d)\n", "diameter, ICI hops", r->diam_measured,
-           r->diam_torus);
-    printf("%-22s %.6g Tb/s max-flow across dim 0, torus closed form %.6g Tb/s (%lld links)",
-           "bisection",
-           r->bis_measured_bps / 1e12, r->bis_torus_bps / 1e12,
-           (long long)r->bis_torus_links);
-    printf("\n");
-    printf("%-22s %lld / %lld / %lld links across dims 0/1/2: min %lld, torus %lld (x%.4g)\n",
-           "axis-halving cuts", (long long)r->cuts[0], (long long)r->cuts[1],
-           (long long)r->cuts[2], (long long)r->cut_min, (long long)r->plain_min,
-           (double)r->cut_min / (double)r->plain_min);
-    printf("%-22s %.4f hops between chips\n", "mean distance", r->st.avg_hops - 2);
-    if (r->coll) {
-      double algbw = r->cp.bytes / r->cr.time_s / 1e9;
-      printf("%-22s %s %s of %.6g B over %d chips (%s routing): %.6g ms, algbw %.4g GB/s, "
-             "busbw %.4g GB/s\n",
-             "collective", fs_coll_op_name(r->cp.op), fs_coll_algo_name(r->cr.algo), r->cp.bytes,
-             r->st.hosts, fs_route_mode_name(r->mode), r->cr.time_s * 1e3, algbw,
-             algbw * fs_coll_busbw_factor(r->cp.op, r->st.hosts));
-    }
-  }
-  const fs_tpu_cost *c = &r->cost;
-  printf("%-22s %lld chips, %lld OCS, %lld transceivers, %lld fibers\n", "pod parts",
-         (long long)c->chips, (long long)c->ocs, (long long)c->transceivers,
-         (long long)c->fibers);
-  printf("%-22s %.4g M USD total: chips %.4g, OCS %.4g, transceivers %.4g, fiber %.4g\n",
-         "cost (estimates)", c->total_usd / 1e6, c->chips_usd / 1e6, c->ocs_usd / 1e6,
-         c->xcvr_usd / 1e6, c->fiber_usd / 1e6);
-  printf("%-22s %.4g kW total: chips %.4g, OCS %.4g, transceivers %.4g\n", "power (estimates)",
-         c->total_w / 1e3, c->chips_w / 1e3, c->ocs_w / 1e3, c->xcvr_w / 1e3);
-  printf("%-22s cost %.2f%% (OCS boxes alone %.2f%%), power %.2f%% (OCS alone %.2f%%); paper: "
-         "< 5%% and < 3%%\n",
-         "optical share", 100 * c->share_usd, 100 * c->ocs_share_usd, 100 * c->share_w,
-         100 * c->ocs_share_w);
-  printf("%-22s ", "break-even");
-  if (c->xcvr_usd_at_5pct >= 0) printf("%.4g USD per transceiver for 5%% of cost", c->xcvr_usd_at_5pct);
-  else printf("none for 5%% of cost (OCS and fiber alone exceed it)");
-  if (c->xcvr_w_at_3pct >= 0) printf(", %.4g W for 3%% of power\n", c->xcvr_w_at_3pct);
-  else printf(", none for 3%% of power (OCS alone exceeds it)\n");
-  if (r->mix) {
-    const fs_tpu_mix_result *m = &r->mr;
-    double steps = m->jobs > 0 ? (double)m->jobs : 1;
-    printf("%-22s %d requests, 1 per step, life 1..%d steps (load 1 on %d free cubes)\n",
-           "job mix", m->jobs, 2 * m->mean_life - 1, m->free_cubes);
-    printf("%-22s admitted %d (%.1f%%), mean cubes busy %.1f%%, %lld OCS reconfigurations\n",
-           "  with OCS", m->fit_ocs, 100.0 * m->fit_ocs / steps,
-           100.0 * (double)m->cube_steps_ocs / steps / m->free_cubes, (long long)m->reconfigs);
-    printf("%-22s admitted %d (%.1f%%), mean cubes busy %.1f%%\n", "  static", m->fit_static,
-           100.0 * m->fit_static / steps,
-           100.0 * (double)m->cube_steps_static / steps / m->free_cubes);
-  }
-}
-
-static void print_json(const fs_tpu_params *p, const int32_t shape[3], int twisted,
-                       const result *r) {
-  int32_t canon[3];
-  fs_tpu_shape_canon(shape, canon);
-  printf("{\"pod\": {\"cubes\": %d, \"chips\": %d, \"ocs\": %d, \"ocs_ports\": %d, ", p->cubes,
-         p->cubes * FS_TPU_CUBE_CHIPS, FS_TPU_N_OCS, p->ocs_ports);
-  jnum("ici_gbps", p->ici_gbps, 1);
-  jnum("reconfig_s", p->reconfig_s, 0);
-  printf("},\n \"slice\": {\"shape\": [%d, %d, %d], \"built\": [%d, %d, %d], \"twisted\": %s, "
-         "\"cubes_needed\": %d, \"free_cubes\": %d",
-         shape[0], shape[1], shape[2], canon[0], canon[1], canon[2], twisted ? "true" : "false",
-         r->need, r->free_cubes);
-  printf(",\n  \"ocs_placement\": ");
-  if (r->placed_ocs) {
-    printf("{\"cubes\": [");
-    print_cubes(r->slice.cubes, r->slice.n_cubes);
-    printf("]}");
-  } else {
-    printf("null");
-  }
-  printf(",\n  \"static_placement\": ");
-  if (r->placed_static) {
-    printf("{\"grid\": [%d, %d, %d], \"cubes\": [", r->grid[0], r->grid[1], r->grid[2]);
-    print_cubes(r->static_cubes, r->need);
-    printf("]}");
-  } else {
-    printf("null");
-  }
-  if (r->have_slice)
-    printf(",\n  \"circuits\": %lld, \"ports_used\": %lld, \"reconfig\": {\"set_up\": %lld, "
-           "\"torn_down\": %lld, \"ocs_touched\": %d, ",
-           (long long)r->slice.circuits, (long long)r->ports_used, (long long)r->rec.set_up,
-           (long long)r->rec.torn_down, r->rec.ocs_touched);
-  if (r->have_slice) {
-    jnum("time_s", r->rec.time_s, 0);
-    printf("}");
-  }
-  if (r->have_stats) {
-    printf(",\n  \"diameter_hops\": %d, \"torus_diameter_hops\": %d, ", r->diam_measured,
-           r->diam_torus);
-    jnum("mean_hops", r->st.avg_hops - 2, 1);
-    jnum("bisection_bps", r->bis_measured_bps, 1);
-    jnum("torus_bisection_bps", r->bis_torus_bps, 1);
-    printf("\"torus_bisection_links\": %lld, \"halving_cut_links\": [%lld, %lld, %lld], "
-           "\"halving_cut_min_links\": %lld",
-           (long long)r->bis_torus_links, (long long)r->cuts[0], (long long)r->cuts[1],
-           (long long)r->cuts[2], (long long)r->cut_min);
-    if (r->coll) {
-      printf(",\n  \"collective\": {\"op\": \"%s\", \"algo\": \"%s\", \"routing\": \"%s\", ",
-             fs_coll_op_name(r->cp.op), fs_coll_algo_name(r->cr.algo), fs_route_mode_name(r->mode));
-      jnum("bytes", r->cp.bytes, 1);
-      jnum("time_s", r->cr.time_s, 1);
-      jnum("busbw_factor", fs_coll_busbw_factor(r->cp.op, r->st.hosts), 0);
-      printf("}");
-    }
-  }
-  const fs_tpu_cost *c = &r->cost;
-  printf("},\n \"cost\": {\"chips\": %lld, \"ocs\": %lld, \"transceivers\": %lld, \"fibers\": "
-         "%lld, ",
-         (long long)c->chips, (long long)c->ocs, (long long)c->transceivers,
-         (long long)c->fibers);
-  jnum("chips_usd", c->chips_usd, 1);
-  jnum("ocs_usd", c->ocs_usd, 1);
-  jnum("transceivers_usd", c->xcvr_usd, 1);
-  jnum("fiber_usd", c->fiber_usd, 1);
-  jnum("total_usd", c->total_usd, 1);
-  jnum("chips_w", c->chips_w, 1);
-  jnum("ocs_w", c->ocs_w, 1);
-  jnum("transceivers_w", c->xcvr_w, 1);
-  jnum("total_w", c->total_w, 1);
-  jnum("optical_share_cost", c->share_usd, 1);
-  jnum("optical_share_power", c->share_w, 1);
-  jnum("ocs_share_cost", c->ocs_share_usd, 1);
-  jnum("ocs_share_power", c->ocs_share_w, 1);
-  jnum("transceiver_usd_at_5pct", c->xcvr_usd_at_5pct, 1);
-  jnum("transceiver_w_at_3pct", c->xcvr_w_at_3pct, 0);
-  printf("}");
-  if (r->mix) {
-    const fs_tpu_mix_result *m = &r->mr;
-    printf(",\n \"job_mix\": {\"jobs\": %d, \"free_cubes\": %d, \"mean_life\": %d, "
-           "\"cubes_asked\": %lld, \"admitted_ocs\": %d, \"admitted_static\": %d, "
-           "\"admitted_both\": %d, \"cube_steps_ocs\": %lld, \"cube_steps_static\": %lld, "
-           "\"ocs_reconfigurations\": %lld}",
-           m->jobs, m->free_cubes, m->mean_life, (long long)m->cubes_asked, m->fit_ocs,
-           m->fit_static, m->fit_both, (long long)m->cube_steps_ocs,
-           (long long)m->cube_steps_static, (long long)m->reconfigs);
-  }
-  printf("}\n");
-}
+typedef fs_report_ocs_tpu result; /* filled here, printed by the report */
 
 /* Parses "3,7,12" into busy cubes of pod. */
 static int apply_busy(fs_tpu_pod *pod, const char *list, fs_err *err) {
@@ -396,9 +186,9 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
   r.free_cubes = fs_tpu_pod_free_cubes(pod);
   fs_tpu_static_grid(p.cubes, r.grid);
   size_t np = (size_t)FS_TPU_N_OCS * (size_t)p.ocs_ports;
-  before = fs__malloc(np, sizeof(*before));
-  cubes = fs__malloc((size_t)r.need, sizeof(*cubes));
-  r.static_cubes = fs__malloc((size_t)r.need, sizeof(*r.static_cubes));
+  before = malloc(np * sizeof(*before));
+  cubes = malloc(((size_t)r.need + 1) * sizeof(*cubes));
+  r.static_cubes = malloc(((size_t)r.need + 1) * sizeof(*r.static_cubes));
   if (!before || !cubes || !r.static_cubes) {
     fs_err_set(&err, FS_ENOMEM, "out of memory");
     goto fail;
@@ -467,8 +257,11 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
     }
   }
   if (fs_tpu_cost_compute(&p, &cp, &r.cost, &err)) goto fail;
-  if (fmt == 0) print_table(&p, shape, twisted, &r);
-  else print_json(&p, shape, twisted, &r);
+  r.p = p;
+  memcpy(r.shape, shape, sizeof(r.shape));
+  r.twisted = twisted;
+  status = fs__cli_stdout_done(C, fmt == 0 ? fs_report_ocs_tpu_table(stdout, &r)
+                                           : fs_report_ocs_tpu_json(stdout, &r));
   goto out;
 fail:
   status = fs__cli_fail(&err);

@@ -3,15 +3,13 @@
  * colouring on 2-tier Clos, ECMP over seeds, spray, random), side by side,
  * over equal-cost or k-shortest candidate paths (docs/model-route.md). */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/base.h"
 #include "cli.h"
 #include "opts.h"
-#include "fabricsim/html.h"
+#include "fabricsim/report.h"
 #include "fabricsim/routeopt.h"
 
 static int parse_paths(const char *v, void *field) {
@@ -83,17 +81,6 @@ static const fs__cmd route_cmd = {
     NULL, route_opts, NULL, NULL, 0, 0, 0, 0};
 #undef AT
 
-/* One column of the output. */
-typedef struct column {
-  char name[24];
-  int ok;             /* 0: not run (note says why) */
-  char note[512];
-  fs_routeopt_metric m;
-  double *job_s; /* n_jobs */
-  double opt_time_s;
-  uint64_t seed;
-} column;
-
 typedef struct ecmp_run {
   fs_routeopt_metric m;
   double *job_s;
@@ -119,182 +106,7 @@ static int run_one(fs_routeopt_problem *p, fs_routeopt_kind kind, uint64_t seed,
   return fs_routeopt_evaluate(p, choice, m, job_s, NULL, err);
 }
 
-static void num(char *buf, double v, int ms) {
-  if (!isfinite(v))
-    snprintf(buf, 32, "-");
-  else
-    snprintf(buf, 32, ms ? "%.4g" : "%.4f", v);
-}
-
-static void print_table(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                        const double *ideal_s, int32_t seeds, int timing,
-                        const fs_routeopt_problem_opts *po) {
-  printf("# fabricsim route: %d jobs, %d flows on %s\n", tr->n_jobs, tr->n_flows, t->spec);
-  if (po->paths == FS_ROUTEOPT_PATHS_KSHORTEST)
-    printf("# candidates: the %d shortest loop-free paths per flow (at least the equal-cost "
-           "ones)\n", po->k);
-  else
-    printf("# candidates: every equal-cost shortest path per flow\n");
-  printf("# throughputs are fractions of the non-blocking fabric's (ideal)");
-  if (seeds > 0) printf("; ECMP sampled over %d seeds", seeds);
-  printf("\n");
-  printf("%-26s %11s", "metric", "ideal");
-  for (int c = 0; c < nc; c++) printf(" %11s", cols[c].name);
-  printf("\n");
-  static const char *const rows[] = {"min job throughput", "min flow throughput", "efficiency",
-                                     "jain fairness",      "max link load",       "max link util",
-                                     "worst slowdown",     "mean slowdown"};
-  for (int r = 0; r < 8; r++) {
-    static const double ideal_v[] = {1, 1, 1, 1, NAN, NAN, 1, 1};
-    char b[32];
-    num(b, ideal_v[r], 0);
-    printf("%-26s %11s", rows[r], b);
-    for (int c = 0; c < nc; c++) {
-      const fs_routeopt_metric *m = &cols[c].m;
-      double v = !cols[c].ok ? NAN
-                 : r == 0    ? m->min_job_tput
-                 : r == 1    ? m->min_flow_tput
-                 : r == 2    ? m->efficiency
-                 : r == 3    ? m->jain
-                 : r == 4    ? m->max_link_load
-                 : r == 5    ? m->max_link_util
-                 : r == 6    ? m->worst_slowdown
-                             : m->mean_slowdown;
-      num(b, v, 0);
-      printf(" %11s", b);
-    }
-    printf("\n");
-  }
-  for (int32_t j = 0; j < tr->n_jobs; j++) {
-    char label[96], b[32];
-    snprintf(label, sizeof(label), "%.14s %s ms", tr->jobs[j].name, tr->jobs[j].collective);
-    num(b, ideal_s[j] * 1e3, 1);
-    printf("%-26s %11s", label, b);
-    for (int c = 0; c < nc; c++) {
-      num(b, cols[c].ok ? cols[c].job_s[j] * 1e3 : NAN, 1);
-      printf(" %11s", b);
-    }
-    printf("\n");
-  }
-  if (timing) {
-    printf("%-26s %11s", "optimiser time ms", "-");
-    for (int c = 0; c < nc; c++) {
-      char b[32];
-      num(b, cols[c].ok ? cols[c].opt_time_s * 1e3 : NAN, 1);
-      printf(" %11s", b);
-    }
-    printf("\n");
-  }
-  for (int c = 0; c < nc; c++)
-    if (!cols[c].ok) printf("# %s\n", cols[c].note);
-}
-
-static void jnum(const char *key, double v, int comma) {
-  char b[32];
-  fs__fmt_num(b, v);
-  printf("\"%s\": %s%s", key, b, comma ? ", " : "");
-}
-
-static void print_json(const fs_routeopt_traffic *tr, const fs_topo *t, const column *cols, int nc,
-                       const double *ideal_s, int32_t seeds, int timing,
-                       const fs_routeopt_problem_opts *po) {
-  printf("{\"topo\": ");
-  fs__fput_json_str(stdout, t->spec);
-  printf(", \"flows\": %d, \"ecmp_seeds\": %d, \"paths\": \"%s\"", tr->n_flows, seeds,
-         fs_routeopt_paths_name(po->paths));
-  if (po->paths == FS_ROUTEOPT_PATHS_KSHORTEST) printf(", \"k\": %d", po->k);
-  printf(",\n \"jobs\": [");
-  for (int32_t j = 0; j < tr->n_jobs; j++) {
-    const fs_routeopt_job *job = &tr->jobs[j];
-    printf("%s\n  {\"name\": ", j ? "," : "");
-    fs__fput_json_str(stdout, job->name);
-    printf(", \"collective\": \"%s\", \"ranks\": %d, ", job->collective, job->n_ranks);
-    jnum("bytes", job->bytes, 1);
-    jnum("ideal_s", ideal_s[j], 0);
-    printf("}");
-  }
-  printf("],\n \"results\": [");
-  for (int c = 0; c < nc; c++) {
-    const column *col = &cols[c];
-    printf("%s\n  {\"optimizer\": \"%s\", ", c ? "," : "", col->name);
-    if (!col->ok) {
-      printf("\"error\": ");
-      fs__fput_json_str(stdout, col->note);
-      printf("}");
-      continue;
-    }
-    if (strncmp(col->name, "ecmp", 4) == 0 || strcmp(col->name, "random") == 0)
-      printf("\"seed\": %llu, ", (unsigned long long)col->seed);
-    const fs_routeopt_metric *m = &col->m;
-    jnum("min_job_throughput", m->min_job_tput, 1);
-    jnum("min_flow_throughput", m->min_flow_tput, 1);
-    jnum("efficiency", m->efficiency, 1);
-    jnum("jain", m->jain, 1);
-    jnum("max_link_load", m->max_link_load, 1);
-    jnum("max_link_util", m->max_link_util, 1);
-    jnum("worst_slowdown", m->worst_slowdown, 1);
-    jnum("mean_slowdown", m->mean_slowdown, 1);
-    if (timing) jnum("optimizer_time_s", col->opt_time_s, 1);
-    printf("\"job_time_s\": [");
-    for (int32_t j = 0; j < tr->n_jobs; j++) {
-      char b[32];
-      fs__fmt_num(b, col->job_s[j]);
-      printf("%s%s", j ? ", " : "", b);
-    }
-    printf("]}");
-  }
-  printf("]}\n");
-}
-
-/* --report: the table's metrics and job times, one bar chart each. */
-enum { REPORT_METRICS = 8, REPORT_JOBS = 8 };
-typedef struct route_report {
-  const fs_routeopt_traffic *tr;
-  const fs_topo *t;
-  const column *cols;
-  int nc;
-} route_report;
-
-static int route_report_fn(FILE *f, void *ctx) {
-  const route_report *r = ctx;
-  static const char *const names[REPORT_METRICS] = {
-      "min job throughput", "min flow throughput", "efficiency",     "jain fairness",
-      "max link load",      "max link util",       "worst slowdown", "mean slowdown"};
-  int32_t nj = r->tr->n_jobs < REPORT_JOBS ? r->tr->n_jobs : REPORT_JOBS, nm = REPORT_METRICS + nj;
-  char jl[REPORT_JOBS][64];
-  const char *metrics[REPORT_METRICS + REPORT_JOBS];
-  double v[FS_ROUTEOPT_N_KINDS + 2][REPORT_METRICS + REPORT_JOBS];
-  fs_html_route_row rows[FS_ROUTEOPT_N_KINDS + 2];
-  for (int32_t m = 0; m < REPORT_METRICS; m++) metrics[m] = names[m];
-  for (int32_t j = 0; j < nj; j++) {
-    snprintf(jl[j], sizeof(jl[j]), "%.30s %s time (ms)", r->tr->jobs[j].name,
-             r->tr->jobs[j].collective);
-    metrics[REPORT_METRICS + j] = jl[j];
-  }
-  int32_t n = 0;
-  for (int c = 0; c < r->nc; c++) {
-    const column *col = &r->cols[c];
-    if (!col->ok) continue;
-    const fs_routeopt_metric *m = &col->m;
-    double x[REPORT_METRICS] = {m->min_job_tput,  m->min_flow_tput, m->efficiency,
-                                m->jain,          m->max_link_load, m->max_link_util,
-                                m->worst_slowdown, m->mean_slowdown};
-    memcpy(v[n], x, sizeof(x));
-    for (int32_t j = 0; j < nj; j++) v[n][REPORT_METRICS + j] = col->job_s[j] * 1e3;
-    rows[n] = (fs_html_route_row){col->name, v[n]};
-    n++;
-  }
-  char title[128];
-  snprintf(title, sizeof(title), "fabricsim route: %d jobs, %d flows", r->tr->n_jobs,
-           r->tr->n_flows);
-  return fs_html_route_report(f, title, r->t, metrics, nm, rows, n);
-}
-
-static int write_route_report(fs_output *o, const fs_routeopt_traffic *tr, const fs_topo *t,
-                              const column *cols, int nc) {
-  route_report r = {tr, t, cols, nc};
-  return fs__cli_output_write(o, route_report_fn, &r);
-}
+static int route_html(FILE *f, void *ctx) { return fs_report_route_html(f, ctx); }
 
 /* --optimizer LIST into want[kind] (all: every kind, *all set): -1, or 2
  * after a usage error. */
@@ -353,7 +165,7 @@ int fs__cli_route(int argc, char **argv) {
   fs_routeopt_problem *p = NULL;
   int32_t *choice = NULL;
   double *ideal_s = NULL;
-  column cols[FS_ROUTEOPT_N_KINDS + 2];
+  fs_report_route_column cols[FS_ROUTEOPT_N_KINDS + 2];
   int nc = 0, status = 0;
   ecmp_run *runs = NULL;
   memset(cols, 0, sizeof(cols));
@@ -370,16 +182,16 @@ int fs__cli_route(int argc, char **argv) {
     status = fs__cli_fail(&err);
     goto out;
   }
-  choice = fs__malloc((size_t)tr.n_flows + 1, sizeof(*choice));
-  ideal_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(*ideal_s));
+  choice = malloc(((size_t)tr.n_flows + 1) * sizeof(*choice));
+  ideal_s = malloc(((size_t)tr.n_jobs + 1) * sizeof(*ideal_s));
   for (int c = 0; c < FS_ROUTEOPT_N_KINDS + 2; c++)
-    cols[c].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double));
-  runs = fs__calloc((size_t)seeds, sizeof(*runs));
+    cols[c].job_s = malloc(((size_t)tr.n_jobs + 1) * sizeof(double));
+  runs = calloc((size_t)seeds, sizeof(*runs));
   if (!choice || !ideal_s || !runs) goto oom;
   for (int c = 0; c < FS_ROUTEOPT_N_KINDS + 2; c++)
     if (!cols[c].job_s) goto oom;
   for (long s = 0; s < seeds; s++)
-    if (!(runs[s].job_s = fs__malloc((size_t)tr.n_jobs + 1, sizeof(double)))) goto oom;
+    if (!(runs[s].job_s = malloc(((size_t)tr.n_jobs + 1) * sizeof(double)))) goto oom;
   {
     fs_routeopt_metric m;
     for (int32_t f = 0; f < tr.n_flows; f++)
@@ -403,7 +215,7 @@ int fs__cli_route(int argc, char **argv) {
       static const char *const names[] = {"ecmp-worst", "ecmp-median", "ecmp-best"};
       long idx[3] = {0, (seeds - 1) / 2, seeds - 1};
       for (int q = 0; q < 3; q++) {
-        column *col = &cols[nc++];
+        fs_report_route_column *col = &cols[nc++];
         snprintf(col->name, sizeof(col->name), "%s", names[q]);
         col->ok = 1;
         col->m = runs[idx[q]].m;
@@ -413,7 +225,7 @@ int fs__cli_route(int argc, char **argv) {
       }
       continue;
     }
-    column *col = &cols[nc++];
+    fs_report_route_column *col = &cols[nc++];
     snprintf(col->name, sizeof(col->name), "%s", fs_routeopt_kind_name(k));
     col->seed = (uint64_t)seed;
     int rc = run_one(p, k, (uint64_t)seed, tl, max_vars, choice, &col->m, col->job_s,
@@ -425,15 +237,15 @@ int fs__cli_route(int argc, char **argv) {
     if (rc) goto fail;
     col->ok = 1;
   }
-  if (fmt == 0)
-    print_table(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
-                &po);
-  else
-    print_json(&tr, t, cols, nc, ideal_s, want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing,
-               &po);
-  if (report_out) {
-    status = write_route_report(report_out, &tr, t, cols, nc);
-    report_out = NULL;
+  {
+    fs_report_route rr = {&tr, t, po, cols, nc, ideal_s,
+                          want[FS_ROUTEOPT_ECMP] ? (int32_t)seeds : 0, timing};
+    int rc = fmt == 0 ? fs_report_route_table(stdout, &rr) : fs_report_route_json(stdout, &rr);
+    if ((status = fs__cli_stdout_done("route", rc))) goto out;
+    if (report_out) {
+      status = fs__cli_output_write(report_out, route_html, &rr);
+      report_out = NULL;
+    }
   }
   goto out;
 oom:

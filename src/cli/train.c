@@ -106,25 +106,6 @@ static int train_report(FILE *f, void *ctx) {
   return fs_html_train_report(f, c->job, c->tr, c->res);
 }
 
-/* Several jobs: a header per job, then its summary; JSON: {"jobs": [...]}. */
-static int print_cluster(fs_job **jobs, int32_t n, const fs_train_result *res, int json) {
-  int rc = 0;
-  if (json) printf("{\"jobs\":[");
-  for (int32_t k = 0; k < n && !rc; k++) {
-    if (json) {
-      if (k) printf(",");
-      rc = fs_report_train_json(stdout, jobs[k], &res[k]);
-      continue;
-    }
-    printf("%s== job %d of %d: %s (cluster GPUs %lld-%lld) ==\n", k ? "\n" : "", k + 1, n,
-           jobs[k]->file, (long long)jobs[k]->gpu_offset,
-           (long long)(jobs[k]->gpu_offset + fs_job_gpus(jobs[k]) - 1));
-    rc = fs_report_train_text(stdout, jobs[k], &res[k]);
-  }
-  if (json) printf("]}\n");
-  return rc;
-}
-
 int fs__cli_train(int argc, char **argv) {
   cmdline o = {.format = "text"};
   int go = fs__opts_parse(&train_cmd, &o, argc, argv);
@@ -230,7 +211,8 @@ int fs__cli_train(int argc, char **argv) {
     free(prefix);
   }
   if (n_in > 1)
-    rc = print_cluster(jobs, n_in, res, json);
+    rc = json ? fs_report_cluster_json(stdout, jobs, n_in, res)
+              : fs_report_cluster_text(stdout, jobs, n_in, res);
   else
     rc = json ? fs_report_train_json(stdout, jobs[0], &res[0])
               : fs_report_train_text(stdout, jobs[0], &res[0]);

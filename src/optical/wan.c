@@ -1,5 +1,6 @@
 /* The optical WAN model: defaults (modulation table, grids), the strict
- * JSON reader of WAN files, lookups and the job's ring of demands.
+ * JSON reader of WAN files, lookups, the job's ring of demands and seeded
+ * random demands.
  * Parsing is O(sites^2 + fibres + demands) (name lookups are linear scans
  * over at most FS_WAN_MAX_SITES sites, bounded and deterministic). */
 #include <math.h>
@@ -106,6 +107,20 @@ int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max) {
     out[i] = d;
   }
   return pairs;
+}
+
+void fs_wan_demands_random(const fs_wan *w, int32_t n, double gbps, uint64_t seed,
+                           fs_wan_demand *out) {
+  fs__rng rng;
+  fs__rng_seed(&rng, seed);
+  for (int32_t i = 0; i < n; i++) {
+    /* b is drawn from the other n_sites - 1 sites, so src != dst */
+    int32_t a = (int32_t)fs__rng_below(&rng, (uint64_t)w->n_sites);
+    int32_t b = (int32_t)fs__rng_below(&rng, (uint64_t)w->n_sites - 1);
+    if (b >= a) b++;
+    fs_wan_demand x = {a, b, gbps, -1, 0};
+    out[i] = x;
+  }
 }
 
 /* ---- JSON ---- */

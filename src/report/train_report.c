@@ -1,5 +1,6 @@
-/* The outputs of `fabricsim train`: the summary a person reads, its JSON,
- * and the Perfetto / Chrome trace of the iteration. They read the job, its
+/* The outputs of `fabricsim train`: the summary a person reads, its JSON
+ * (each job's in turn when several share a cluster), and the Perfetto /
+ * Chrome trace of the iteration. They read the job, its
  * result (fs_train_result) and the iteration's timeline
  * (fs_train_segments) and simulation through work's public API only. */
 #include <math.h>
@@ -345,4 +346,26 @@ int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr) {
   rc = link_util_tracks(&t, fs_train_sim(tr), p);
   int rc2 = fs_trace_end(&t);
   return rc ? rc : rc2;
+}
+
+int fs_report_cluster_text(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res) {
+  int rc = 0;
+  for (int32_t k = 0; k < n && !rc; k++) {
+    fprintf(f, "%s== job %d of %d: %s (cluster GPUs %lld-%lld) ==\n", k ? "\n" : "", k + 1, n,
+            jobs[k]->file, (long long)jobs[k]->gpu_offset,
+            (long long)(jobs[k]->gpu_offset + fs_job_gpus(jobs[k]) - 1));
+    rc = fs_report_train_text(f, jobs[k], &res[k]);
+  }
+  return rc;
+}
+
+int fs_report_cluster_json(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res) {
+  int rc = 0;
+  fprintf(f, "{\"jobs\":[");
+  for (int32_t k = 0; k < n && !rc; k++) {
+    if (k) fprintf(f, ",");
+    rc = fs_report_train_json(f, jobs[k], &res[k]);
+  }
+  fprintf(f, "]}\n");
+  return rc ? rc : ferror(f) ? FS_EIO : 0;
 }

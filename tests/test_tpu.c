@@ -343,6 +343,16 @@ TEST(test_tpu_placement_invariants) {
   CHECK(fs_tpu_pod_set_busy(pod, 8, &err) == FS_EINVAL);
   CHECK_OK(fs_tpu_pod_set_busy(pod, 3, &err), &err);
   CHECK(fs_tpu_pod_set_busy(pod, 3, &err) == FS_EINVAL);
+  /* a list: every id taken; a bad list names --busy and the list */
+  CHECK_OK(fs_tpu_pod_set_busy_list(pod, "0,5", &err), &err);
+  CHECK_EQ_INT(fs_tpu_pod_free_cubes(pod), 5);
+  /* ids apart: a good id before the bad entry stays busy */
+  static const char *const bad[] = {"", "1,", "2;4", "x", "-1", ",7"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    CHECK(fs_tpu_pod_set_busy_list(pod, bad[i], &err) == FS_EINVAL);
+    CHECK(strstr(err.msg, "--busy") != NULL);
+  }
+  CHECK(fs_tpu_pod_set_busy_list(pod, "6,9", &err) == FS_EINVAL); /* 9: not a cube */
   fs_tpu_pod_free(pod);
 }
 

@@ -89,6 +89,10 @@ void fs_tpu_pod_free(fs_tpu_pod *pod); /* NULL is a no-op */
 /* Marks a free cube busy. FS_EINVAL (pod unchanged) if out of range or not
  * free. */
 int fs_tpu_pod_set_busy(fs_tpu_pod *pod, int32_t cube, fs_err *err);
+/* Marks the cubes of a comma-separated list of ids ("3,7,12", the CLI's
+ * --busy) busy, as fs_tpu_pod_set_busy does each; FS_EINVAL naming --busy
+ * and the list if it is not one (cubes before the bad entry stay busy). */
+int fs_tpu_pod_set_busy_list(fs_tpu_pod *pod, const char *list, fs_err *err);
 /* Marks k distinct free cubes busy, chosen uniformly with the seeded rng.
  * FS_EINVAL (pod unchanged) if fewer than k cubes are free. */
 int fs_tpu_pod_busy_random(fs_tpu_pod *pod, int32_t k, uint64_t seed, fs_err *err);

@@ -3,7 +3,6 @@
  * circuits and reconfiguration, its graph's diameter and bisection against
  * the torus closed forms, a seeded job mix, and the optical share of cost
  * and power. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,33 +98,6 @@ static const fs__cmd tpu_cmd = {
 
 typedef fs_report_ocs_tpu result; /* filled here, printed by the report */
 
-/* Parses "3,7,12" into busy cubes of pod. */
-static int apply_busy(fs_tpu_pod *pod, const char *list, fs_err *err) {
-  const char *q = list;
-  if (!*q) return fs_err_set(err, FS_EINVAL, "--busy: empty list");
-  while (*q) {
-    char *end;
-    errno = 0;
-    if (*q < '0' || *q > '9') goto bad;
-    long v = strtol(q, &end, 10);
-    if (errno || v > 1000000) goto bad;
-    int rc = fs_tpu_pod_set_busy(pod, (int32_t)v, err);
-    if (rc) return rc;
-    q = end;
-    if (*q == ',') {
-      q++;
-      if (!*q) goto bad;
-    } else if (*q) {
-      goto bad;
-    }
-  }
-  return 0;
-bad:;
-  char buf[96];
-  return fs_err_set(err, FS_EINVAL, "--busy '%s': expected comma-separated cube ids",
-                    fs__escape(buf, sizeof(buf), list));
-}
-
 int fs__cli_ocs_tpu(int argc, char **argv) {
   const char *C = "ocs tpu";
   cmdline o = {.format = "table", .coll_bytes = 1e9, .busy_random = -1, .mix = -1, .seed = 1};
@@ -174,7 +146,7 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
   r.cp = coll_prm;
   int status = 0;
   if (fs_tpu_pod_new(&p, &pod, &err)) goto fail;
-  if (busy && apply_busy(pod, busy, &err)) goto fail;
+  if (busy && fs_tpu_pod_set_busy_list(pod, busy, &err)) goto fail;
   if (busy_random >= 0 && fs_tpu_pod_busy_random(pod, (int32_t)busy_random, (uint64_t)seed, &err))
     goto fail;
   r.need = shape[0] / 4 * (shape[1] / 4) * (shape[2] / 4);

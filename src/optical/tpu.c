@@ -3,6 +3,7 @@
  * and the chip-level graph of a slice read back from those circuits.
  * Data: a cube state array and one peer array of 48 x ports entries.
  * Slice add/remove: O(48 * cubes); slice graph: O(chips). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,32 @@ int32_t fs_tpu_pod_free_cubes(const fs_tpu_pod *pod) {
   int32_t n = 0;
   for (int32_t c = 0; c < pod->p.cubes; c++) n += pod->cube_state[c] == FS_TPU_FREE;
   return n;
+}
+
+int fs_tpu_pod_set_busy_list(fs_tpu_pod *pod, const char *list, fs_err *err) {
+  const char *q = list;
+  if (!*q) return fs_err_set(err, FS_EINVAL, "--busy: empty list");
+  while (*q) {
+    char *end;
+    errno = 0;
+    if (*q < '0' || *q > '9') goto bad;
+    long v = strtol(q, &end, 10);
+    if (errno || v > 1000000) goto bad;
+    int rc = fs_tpu_pod_set_busy(pod, (int32_t)v, err);
+    if (rc) return rc;
+    q = end;
+    if (*q == ',') {
+      q++;
+      if (!*q) goto bad;
+    } else if (*q) {
+      goto bad;
+    }
+  }
+  return 0;
+bad:;
+  char buf[96];
+  return fs_err_set(err, FS_EINVAL, "--busy '%s': expected comma-separated cube ids",
+                    fs__escape(buf, sizeof(buf), list));
 }
 
 int fs_tpu_pod_busy_random(fs_tpu_pod *pod, int32_t k, uint64_t seed, fs_err *err) {

@@ -65,6 +65,22 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
   "run packet by packet beside the fluid ones (default 256K; 0: none; docs/model.md "    \
   "\"Small flows as packets\")"
 
+/* The transport options of the commands that run NCCL-style collectives
+ * over persistent connections (coll, train), as entries of an option table
+ * (opts.h) whose cmdline type T has the const char * fields transport,
+ * connections, rate_control and pkt (passed to fs__cli_transport). */
+#define FS__CLI_NCCL_TRANSPORT_OPTS(T)                                                          \
+  FS__OPT_STR("--transport", 0, offsetof(T, transport), "KIND",                                 \
+              "fluid (default), tcp or rdma: packet effects in the engine (fabricsim sim "      \
+              "--help), over what a job file gives"),                                           \
+      FS__OPT_STR("--connections", 0, offsetof(T, connections), "new|persistent",               \
+                  "tcp: persistent (default: NCCL connects once) or a new connection per "      \
+                  "message"),                                                                   \
+      FS__OPT_STR("--rate-control", 0, offsetof(T, rate_control), "dcqcn|dctcp|ideal",          \
+                  "rdma: DCQCN's rate control, tcp: DCTCP's, or max-min at once (ideal, the "   \
+                  "default; fabricsim sim --help)"),                                            \
+      FS__OPT_STR("--packet-bytes", 0, offsetof(T, pkt), "N", FS__CLI_PACKET_BYTES_HELP)
+
 /* Output files (args.c), through fabricsim/output.h, which says what
  * happens to an existing file, a link, a device or a pipe. Every output a
  * command takes is opened before any work, so a path that cannot take it

@@ -74,15 +74,7 @@ static const fs__opt coll_opts[] = {
                 "(dragonfly), railonly (rail-only)"),
     FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed, "--seed must be a non-negative integer",
                "ECMP (and Valiant) seed (default 1)"),
-    FS__OPT_STR("--transport", 0, AT(transport), "KIND",
-                "fluid (default), tcp or rdma (fabricsim sim --help)"),
-    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
-                "tcp: persistent (the default: NCCL connects once) or a new connection per "
-                "message"),
-    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
-                "rdma: DCQCN's rate control, tcp: DCTCP's, or max-min at once (ideal, the "
-                "default; fabricsim sim --help)"),
-    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N", FS__CLI_PACKET_BYTES_HELP),
+    FS__CLI_NCCL_TRANSPORT_OPTS(cmdline),
     FS__OPT_STR("--format", 0, AT(format), "F", "table (default), json, csv"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "also write a self-contained HTML report: busbw versus size with the closed "

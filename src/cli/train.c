@@ -54,16 +54,7 @@ static const fs__opt train_opts[] = {
     FS__OPT_FLAG("--no-symmetry", 0, AT(opts.no_symmetry),
                  "simulate every rail, even where the rail symmetry shortcut is exact (a "
                  "trace implies it)"),
-    FS__OPT_STR("--transport", 0, AT(transport), "KIND",
-                "fluid (default), tcp or rdma: packet effects in the engine (fabricsim sim "
-                "--help); overrides the file's"),
-    FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
-                "tcp: persistent (default: NCCL connects once) or a new connection per "
-                "message"),
-    FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
-                "rdma: DCQCN's rate control, tcp: DCTCP's, or max-min at once (ideal, the "
-                "default; fabricsim sim --help)"),
-    FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N", FS__CLI_PACKET_BYTES_HELP),
+    FS__CLI_NCCL_TRANSPORT_OPTS(cmdline),
     FS__OPT_STR("--export-chakra", 0, AT(chakra_dir), "DIR",
                 "write the iteration as MLCommons Chakra traces DIR/trace.<rank>.et (every "
                 "rank; TP as messages)"),

@@ -73,6 +73,92 @@ void fs__pool_free(fs__pool *p) {
   fs__pool_init(p, p->size);
 }
 
+/* ---- heap ---- */
+void fs__heap_init(fs__heap *h, unsigned lg, int32_t *pos) {
+  memset(h, 0, sizeof(*h));
+  h->lg = lg;
+  h->pos = pos;
+}
+
+void fs__heap_free(fs__heap *h) {
+  free(h->e);
+  fs__heap_init(h, h->lg, h->pos);
+}
+
+int fs__heap_reserve(fs__heap *h, size_t n) {
+  if (n <= h->cap) return 0;
+  if (n > SIZE_MAX / sizeof(*h->e)) return FS_ENOMEM;
+  fs__heap_ent *e = realloc(h->e, n * sizeof(*e));
+  if (!e) return FS_ENOMEM;
+  h->e = e;
+  h->cap = n;
+  return 0;
+}
+
+static inline void heap_put(fs__heap *h, size_t i, fs__heap_ent x) {
+  h->e[i] = x;
+  if (h->pos) h->pos[x.a] = (int32_t)i;
+}
+
+/* Puts x at slot i (its subtree being a heap) and moves it down. Of equal
+ * children the first wins, and x stays above a child equal to it. */
+static void sift_down_from(fs__heap *h, size_t i, fs__heap_ent x) {
+  size_t n = h->len;
+  unsigned lg = h->lg;
+  for (;;) {
+    size_t c = (i << lg) + 1;
+    if (c >= n) break;
+    size_t best = c, end = c + ((size_t)1 << lg) < n ? c + ((size_t)1 << lg) : n;
+    for (size_t j = c + 1; j < end; j++) best = fs__heap_before(&h->e[j], &h->e[best]) ? j : best;
+    if (!fs__heap_before(&h->e[best], &x)) break;
+    heap_put(h, i, h->e[best]);
+    i = best;
+  }
+  heap_put(h, i, x);
+}
+
+/* Puts x at slot i and moves it up; the slot it ends in. */
+static size_t sift_up_from(fs__heap *h, size_t i, fs__heap_ent x) {
+  unsigned lg = h->lg;
+  while (i > 0) {
+    size_t p = (i - 1) >> lg;
+    if (!fs__heap_before(&x, &h->e[p])) break;
+    heap_put(h, i, h->e[p]);
+    i = p;
+  }
+  heap_put(h, i, x);
+  return i;
+}
+
+int fs__heap_push(fs__heap *h, fs__heap_ent x) {
+  if (h->len == h->cap && fs__grow(&h->e, &h->cap, h->len + 1, sizeof(*h->e))) return FS_ENOMEM;
+  sift_up_from(h, h->len++, x);
+  return 0;
+}
+
+void fs__heap_pop(fs__heap *h) {
+  fs__heap_remove(h, 0);
+}
+
+void fs__heap_remove(fs__heap *h, size_t i) {
+  if (h->pos) h->pos[h->e[i].a] = -1;
+  size_t n = --h->len;
+  if (i == n) return;
+  fs__heap_ent x = h->e[n];
+  /* the last entry may belong above slot i (not at the top) */
+  if (i && sift_up_from(h, i, x) != i) return;
+  sift_down_from(h, i, x);
+}
+
+void fs__heap_sift_down(fs__heap *h, size_t i) {
+  sift_down_from(h, i, h->e[i]);
+}
+
+void fs__heap_build(fs__heap *h) {
+  for (size_t i = (h->len >> h->lg) + 1; i-- > 0;)
+    if (i < h->len) sift_down_from(h, i, h->e[i]);
+}
+
 /* ---- arena ---- */
 struct fs__arena_block {
   fs__arena_block *next;

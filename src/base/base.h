@@ -56,6 +56,53 @@ static inline void *fs__pool_at(const fs__pool *p, int32_t k) {
   return (char *)p->chunk[k / FS__POOL_CHUNK] + (size_t)(k % FS__POOL_CHUNK) * p->size;
 }
 
+/* ---- binary / 4-ary heap ------------------------------------------------------
+ * One min-heap for every queue of the simulator (the engine's events, the
+ * packet network's, the max-min fill's links, the tcp model's source fair
+ * queues), libuv-style: entries ordered by (t, seq), the caller's seq making
+ * ties deterministic (a push counter, an index; 0 everywhere: ordered on t
+ * alone, ties in whatever order these operations leave them, themselves
+ * deterministic). Entries are held by value (24 bytes), so a sift touches
+ * one array; a and b are the owner's payload. Arity 2^lg: 4 (lg 2) halves
+ * the depth for queues that are mostly pushed and popped; an owner that
+ * reads its entries in array order keeps the arity it had, so that the order
+ * stays as before. pos (optional, per value of a): each entry's slot, kept
+ * as entries move, -1 once removed; for removals from the middle.
+ * Costs: push, pop, remove O(2^lg log n). */
+typedef struct fs__heap_ent {
+  double t;
+  uint64_t seq;
+  int32_t a, b;
+} fs__heap_ent;
+
+typedef struct fs__heap {
+  fs__heap_ent *e;
+  size_t len, cap;
+  int32_t *pos;
+  unsigned lg;
+} fs__heap;
+
+static inline int fs__heap_before(const fs__heap_ent *x, const fs__heap_ent *y) {
+  return (x->t < y->t) | ((x->t == y->t) & (x->seq < y->seq));
+}
+/* An empty heap of arity 2^lg (lg 1 or 2); pos: NULL or the owner's array. */
+void fs__heap_init(fs__heap *h, unsigned lg, int32_t *pos);
+void fs__heap_free(fs__heap *h);
+/* Room for exactly n entries in all (if it has less). 0 or FS_ENOMEM (the
+ * heap unchanged). */
+int fs__heap_reserve(fs__heap *h, size_t n);
+/* 0 or FS_ENOMEM (the heap unchanged). */
+int fs__heap_push(fs__heap *h, fs__heap_ent x);
+/* Removes the top (the heap is not empty). */
+void fs__heap_pop(fs__heap *h);
+/* Removes the entry at slot i. */
+void fs__heap_remove(fs__heap *h, size_t i);
+/* The entry at slot i became later (its key rose, e.g. a stale top re-keyed):
+ * moves it down. */
+void fs__heap_sift_down(fs__heap *h, size_t i);
+/* Makes a heap of the len entries written into e (O(len)). */
+void fs__heap_build(fs__heap *h);
+
 /* ---- hashing and random numbers --------------------------------------------
  * splitmix64 finaliser: a bijective 64-bit mix, used both for hashing
  * (ECMP, maps) and as the state step of the RNG. Deterministic everywhere. */

@@ -38,13 +38,10 @@ enum {
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
 enum { DEP_DONE = 0, DEP_SENT = 1 };
 
-/* Event queue (see "event queue" below). */
-typedef struct evrun {
-  double t;
-  uint64_t seq;  /* seq of the head */
-  int32_t first; /* head's index in pl */
-  int32_t n;     /* events left */
-} evrun;
+/* Event queue (see "event queue" below): a run of same-time events is one
+ * heap entry: t, seq of its head, a = the head's index in pl, b = events
+ * left. */
+typedef fs__heap_ent evrun;
 
 typedef struct evpl {
   int32_t item;
@@ -53,8 +50,7 @@ typedef struct evpl {
 } evpl;
 
 typedef struct evq {
-  evrun *heap;
-  size_t len, cap;
+  fs__heap runs; /* 4-ary, on (t, seq of the head) */
   evrun open; /* newest run, n may be 0 */
   evpl *pl;
   size_t pl_len, pl_cap;
@@ -64,9 +60,10 @@ typedef struct evq {
 } evq;
 
 static void evq_free(evq *q) {
-  free(q->heap);
+  fs__heap_free(&q->runs);
   free(q->pl);
   memset(q, 0, sizeof(*q));
+  fs__heap_init(&q->runs, 2, NULL);
 }
 
 typedef struct sim_item {
@@ -84,11 +81,12 @@ typedef struct task {
 
 /* tcp source fair queue, per link: the virtual clock (bytes each waiting
  * window has sent, v as of t, rising at src_y) and a min-heap of the
- * waiting flows by tag; its EV_SRC_OUT carries `version`. */
+ * waiting flows on (tag, flow index), a = the flow (binary: the re-rating
+ * walks it in array order, and kept the order it had); its EV_SRC_OUT
+ * carries `version`. */
 typedef struct srcq {
   double v, t;
-  int32_t *heap;
-  int32_t n, cap;
+  fs__heap h;
   uint32_t version;
   uint8_t pending;
 } srcq;
@@ -194,6 +192,7 @@ struct fs_sim {
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
                          * bind (prune.c), so it never queues */
   srcq *srcq;           /* per link, tcp with source_fq only */
+  int32_t *src_hpos;    /* then, per flow: its slot in its source link's heap, -1 */
   double *host_flows;   /* per link, with portq: flows in flight on it, for
                          * the links leaving hosts (host_count) */
   hc_change *hc_pending; /* changes to it since the last re-rating */
@@ -238,6 +237,7 @@ int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   s->core.t = t;
   fs__arena_init(&s->arena);
   fs__pool_init(&s->tf_pool, sizeof(fs__tflow));
+  evq_free(&s->heap); /* (an empty queue) */
   fs_transport_defaults(FS_TRANSPORT_FLUID, &s->tp);
   *out = s;
   return 0;
@@ -299,8 +299,9 @@ void fs_sim_free(fs_sim *s) {
     for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->ghost[l].g);
   free(s->ghost);
   if (s->srcq)
-    for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->srcq[l].heap);
+    for (int32_t l = 0; l < s->core.t->n_links; l++) fs__heap_free(&s->srcq[l].h);
   free(s->srcq);
+  free(s->src_hpos);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -618,43 +619,7 @@ int32_t fs_sim_cycle(const fs_sim *s, int32_t *items, int32_t max) {
  * Pops therefore come out in exactly the order of a plain heap on (t, seq).
  * Payloads of a run are contiguous in `pl`; dead ones are squeezed out when
  * `pl` fills up (amortised O(1) per push). Heap: 4-ary, O(log runs). */
-static inline int run_before(const evrun *a, const evrun *b) {
-  return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
-}
-
-static int heap_insert(evq *q, evrun r) {
-  if (q->len == q->cap && fs__grow(&q->heap, &q->cap, q->len + 1, sizeof(*q->heap)))
-    return FS_ENOMEM;
-  size_t i = q->len++;
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (!run_before(&r, &q->heap[p])) break;
-    q->heap[i] = q->heap[p];
-    i = p;
-  }
-  q->heap[i] = r;
-  return 0;
-}
-
-/* Puts x at slot i (its subtree below being a heap) and sifts it down. */
-static void heap_sift_down(evq *q, size_t i, evrun x) {
-  size_t n = q->len;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best = c, end = c + 4 < n ? c + 4 : n;
-    for (size_t j = c + 1; j < end; j++) best = run_before(&q->heap[j], &q->heap[best]) ? j : best;
-    if (!run_before(&q->heap[best], &x)) break;
-    q->heap[i] = q->heap[best];
-    i = best;
-  }
-  q->heap[i] = x;
-}
-
-static void heap_remove_top(evq *q) {
-  size_t n = --q->len;
-  if (n) heap_sift_down(q, 0, q->heap[n]);
-}
+static inline int run_before(const evrun *a, const evrun *b) { return fs__heap_before(a, b); }
 
 /* Dead: its flow's version moved on (the drain was re-predicted, the
  * re-route superseded) or, for a drain, the flow left its links. Once dead,
@@ -682,48 +647,47 @@ static int evq_compact(fs_sim *s) {
   evpl *pl = fs__malloc(cap, sizeof(*pl));
   if (!pl) return FS_ENOMEM;
   size_t k = 0, kept = 0, dropped = 0;
-  for (size_t i = 0; i < q->len; i++) {
-    evrun *r = &q->heap[i]; /* n > 0: exhausted runs leave the heap */
+  for (size_t i = 0; i < q->runs.len; i++) {
+    evrun *r = &q->runs.e[i]; /* n > 0: exhausted runs leave the heap */
     size_t first = k;
-    for (int32_t j = 0; j < r->n; j++) {
-      const evpl *p = &q->pl[r->first + j];
+    for (int32_t j = 0; j < r->b; j++) {
+      const evpl *p = &q->pl[r->a + j];
       if (ev_live(s, p)) pl[k++] = *p;
       else dropped++;
     }
     if (k == first) continue;
-    r->first = (int32_t)first;
-    r->n = (int32_t)(k - first);
-    q->heap[kept++] = *r;
+    r->a = (int32_t)first;
+    r->b = (int32_t)(k - first);
+    q->runs.e[kept++] = *r;
   }
   size_t first = k;
-  for (int32_t j = 0; j < q->open.n; j++) {
-    const evpl *p = &q->pl[q->open.first + j];
+  for (int32_t j = 0; j < q->open.b; j++) {
+    const evpl *p = &q->pl[q->open.a + j];
     if (ev_live(s, p)) pl[k++] = *p;
     else dropped++;
   }
-  q->open.first = (int32_t)first;
-  q->open.n = (int32_t)(k - first);
+  q->open.a = (int32_t)first;
+  q->open.b = (int32_t)(k - first);
   free(q->pl);
   q->pl = pl;
   q->pl_len = k;
   q->pl_cap = cap;
   q->count -= dropped;
   q->stale = 0; /* every dead entry was just dropped */
-  q->len = kept;
-  for (size_t i = kept / 4 + 1; i-- > 0;)
-    if (i < kept) heap_sift_down(q, i, q->heap[i]);
+  q->runs.len = kept;
+  fs__heap_build(&q->runs);
   return 0;
 }
 
 static int evq_push(fs_sim *s, double t, int32_t type, int32_t item, uint32_t version) {
   evq *q = &s->heap;
   if (q->pl_len == q->pl_cap && evq_compact(s)) return FS_ENOMEM;
-  if (!(q->open.n > 0 && q->open.t == t)) {
-    if (q->open.n > 0 && heap_insert(q, q->open)) return FS_ENOMEM;
+  if (!(q->open.b > 0 && q->open.t == t)) {
+    if (q->open.b > 0 && fs__heap_push(&q->runs, q->open)) return FS_ENOMEM;
     q->open = (evrun){t, q->next_seq, (int32_t)q->pl_len, 0};
   }
   q->pl[q->pl_len++] = (evpl){item, version, type};
-  q->open.n++;
+  q->open.b++;
   q->next_seq++;
   q->count++;
   return 0;
@@ -731,16 +695,16 @@ static int evq_push(fs_sim *s, double t, int32_t type, int32_t item, uint32_t ve
 
 /* The run holding the minimum event, or NULL when empty. */
 static inline evrun *evq_min(evq *q) {
-  if (q->open.n > 0 && (q->len == 0 || run_before(&q->open, &q->heap[0]))) return &q->open;
-  return q->len ? &q->heap[0] : NULL;
+  if (q->open.b > 0 && (q->runs.len == 0 || run_before(&q->open, &q->runs.e[0]))) return &q->open;
+  return q->runs.len ? &q->runs.e[0] : NULL;
 }
 
 static void evq_take(evq *q, evrun *r) {
   r->seq++;
-  r->first++;
-  r->n--;
+  r->a++;
+  r->b--;
   q->count--;
-  if (r->n == 0 && r != &q->open) heap_remove_top(q);
+  if (r->b == 0 && r != &q->open) fs__heap_pop(&q->runs);
 }
 
 /* Drops dead events at the head; returns the next live one's time, or
@@ -749,7 +713,7 @@ static double evq_top_live_t(fs_sim *s) {
   evq *q = &s->heap;
   evrun *r;
   while ((r = evq_min(q))) {
-    if (ev_live(s, &q->pl[r->first])) return r->t;
+    if (ev_live(s, &q->pl[r->a])) return r->t;
     evq_take(q, r);
     q->stale--;
   }
@@ -762,7 +726,7 @@ static int evq_pop_live(fs_sim *s, fs__event *out) {
   if (!(evq_top_live_t(s) < INFINITY)) return 0;
   evq *q = &s->heap;
   evrun *r = evq_min(q);
-  const evpl *p = &q->pl[r->first];
+  const evpl *p = &q->pl[r->a];
   *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
   if (p->type == EV_SRC_OUT) s->srcq[p->item].pending = 0;
   if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW)
@@ -927,34 +891,6 @@ static void srcq_advance(fs_sim *s, int32_t l) {
   s->srcq[l].t = s->now;
 }
 
-/* Heap order: tag, then flow index (deterministic ties). */
-static int tag_before(const fs_sim *s, int32_t a, int32_t b) {
-  double ta = TF(s, a)->tag, tb = TF(s, b)->tag;
-  return ta < tb || (ta == tb && a < b);
-}
-
-static void srcq_place(fs_sim *s, srcq *q, int32_t i, int32_t fi) {
-  q->heap[i] = fi;
-  TF(s, fi)->hpos = i;
-}
-
-static void srcq_sift(fs_sim *s, srcq *q, int32_t i) {
-  int32_t x = q->heap[i];
-  while (i > 0 && tag_before(s, x, q->heap[(i - 1) / 2])) {
-    srcq_place(s, q, i, q->heap[(i - 1) / 2]);
-    i = (i - 1) / 2;
-  }
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= q->n) break;
-    if (c + 1 < q->n && tag_before(s, q->heap[c + 1], q->heap[c])) c++;
-    if (!tag_before(s, q->heap[c], x)) break;
-    srcq_place(s, q, i, q->heap[c]);
-    i = c;
-  }
-  srcq_place(s, q, i, x);
-}
-
 /* Link l's next window out: one live event. */
 static int srcq_predict(fs_sim *s, int32_t l) {
   srcq *q = &s->srcq[l];
@@ -964,8 +900,8 @@ static int srcq_predict(fs_sim *s, int32_t l) {
   }
   q->version++;
   double y = s->core.src_y[l];
-  if (!q->n || !(y > 0)) return 0;
-  double t = s->now + (TF(s, q->heap[0])->tag - srcq_clock(s, l)) / y;
+  if (!q->h.len || !(y > 0)) return 0;
+  double t = s->now + (q->h.e[0].t - srcq_clock(s, l)) / y;
   if (t < s->now) t = s->now;
   if (!isfinite(t)) return 0;
   if (evq_push(s, t, EV_SRC_OUT, l, q->version)) return FS_ENOMEM;
@@ -982,17 +918,8 @@ static int srcq_join(fs_sim *s, int32_t fi) {
   int32_t l = f->links[0];
   srcq *q = &s->srcq[l];
   srcq_advance(s, l);
-  if (q->n == q->cap) {
-    int32_t ncap = q->cap ? 2 * q->cap : 4;
-    int32_t *nh = realloc(q->heap, (size_t)ncap * sizeof(int32_t));
-    if (!nh) return FS_ENOMEM;
-    q->heap = nh;
-    q->cap = ncap;
-  }
   tf->tag = q->v + tf->inject_left;
-  q->n++;
-  srcq_place(s, q, q->n - 1, fi);
-  srcq_sift(s, q, q->n - 1);
+  if (fs__heap_push(&q->h, (fs__heap_ent){tf->tag, (uint64_t)fi, fi, 0})) return FS_ENOMEM;
   c->src_w[l] += f->w[0];
   c->load[l] += f->w[0] * c->src_y[l];
   return srcq_predict(s, l);
@@ -1009,18 +936,13 @@ static int srcq_leave(fs_sim *s, int32_t fi) {
   srcq_advance(s, l);
   double left = tf->tag - q->v, y = c->src_y[l], x = f->w[0] * y;
   tf->inject_left = left > 0 ? left : 0;
-  int32_t i = tf->hpos, last = --q->n;
-  tf->hpos = -1;
-  if (i != last) {
-    srcq_place(s, q, i, q->heap[last]);
-    srcq_sift(s, q, i);
-  }
+  fs__heap_remove(&q->h, (size_t)s->src_hpos[fi]);
   c->load[l] -= x;
   c->gone_load[l] += x;
   if (y > c->gone_max[l]) c->gone_max[l] = y;
   note_leaver(c, y);
   c->src_w[l] -= f->w[0];
-  if (!q->n) c->src_w[l] = c->src_y[l] = 0; /* exactly, whatever rounding left */
+  if (!q->h.len) c->src_w[l] = c->src_y[l] = 0; /* exactly, whatever rounding left */
   mark_dirty(s, l);
   return srcq_predict(s, l);
 }
@@ -1628,7 +1550,7 @@ static void q_add(fs_sim *s, int32_t fi) {
   double e = b < rem ? b : rem;
   if (fs__inject(c, fi, 0)) {
     /* what has left the source, growing at the source share's excess */
-    if (tf->hpos >= 0) {
+    if (s->src_hpos[fi] >= 0) {
       int32_t l0 = f->links[0];
       e -= tf->tag - srcq_clock(s, l0);
       r -= c->src_y[l0];
@@ -2027,7 +1949,7 @@ static int flow_unlink(fs_sim *s, int32_t fi) {
   if (!rc) rc = host_count(s, fi, -1);
   if (rc) return rc;
   note_leaver(c, f->rate);
-  rc = fs__inject(c, fi, 0) && TF(s, fi)->hpos >= 0 ? srcq_leave(s, fi) : 0;
+  rc = fs__inject(c, fi, 0) && s->src_hpos[fi] >= 0 ? srcq_leave(s, fi) : 0;
   if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -2147,8 +2069,8 @@ static int src_out(fs_sim *s, int32_t l) {
   srcq *q = &s->srcq[l];
   srcq_advance(s, l);
   double tol = 1e-9 * fmax(1, fabs(q->v));
-  while (q->n && TF(s, q->heap[0])->tag <= q->v + tol) {
-    int32_t fi = q->heap[0];
+  while (q->h.len && q->h.e[0].t <= q->v + tol) {
+    int32_t fi = q->h.e[0].a;
     fs__flow *f = &s->core.flows[fi];
     fs__tflow *tf = TF(s, fi);
     settle(s, f);
@@ -2626,7 +2548,7 @@ static int rerate(fs_sim *s) {
       c->src_y[l] = y;
       if (srcq_predict(s, l)) return FS_ENOMEM;
       if (s->portq) /* its windows' queues downstream grow at the new excess */
-        for (int32_t j = 0; j < s->srcq[l].n; j++) q_update(s, s->srcq[l].heap[j]);
+        for (size_t j = 0; j < s->srcq[l].h.len; j++) q_update(s, s->srcq[l].h.e[j].a);
     }
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
     int32_t fi = s->mm.comp_flows[i];
@@ -2988,8 +2910,13 @@ static int transport_setup(fs_sim *s) {
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
        !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||
        !(c->src_y = calloc(L ? L : 1, sizeof(double))) ||
-       !(s->srcq = calloc(L ? L : 1, sizeof(*s->srcq)))))
+       !(s->srcq = calloc(L ? L : 1, sizeof(*s->srcq))) ||
+       !(s->src_hpos = fs__malloc((size_t)c->n_flows + 1, sizeof(int32_t)))))
     return FS_ENOMEM;
+  if (s->srcq) {
+    for (int32_t fi = 0; fi <= c->n_flows; fi++) s->src_hpos[fi] = -1;
+    for (size_t l = 0; l < L; l++) fs__heap_init(&s->srcq[l].h, 1, s->src_hpos);
+  }
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double))) ||
         !(s->share_marked = calloc(L ? L : 1, 1)) ||
@@ -3195,7 +3122,7 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
                  L * (sizeof(fs__link_active) + sizeof(fs_sim_link_stats) + 5 * sizeof(double)) +
                  s->core.pos_len * 2 * sizeof(int32_t) /* link active lists, at most */ +
                  L * (size_t)s->bins.n * sizeof(double) +
-                 (s->heap.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
+                 (s->heap.runs.cap * sizeof(evrun) + s->heap.pl_cap * sizeof(evpl)) + s->n_edges * 4 * sizeof(int32_t);
   if (s->tf_slot) /* the tcp records and what the routes fix per flow */
     bytes += (size_t)s->tf_pool.n_chunks * FS__POOL_CHUNK * (sizeof(fs__tflow) + 2 * sizeof(int32_t)) +
              F * (sizeof(int32_t) + sizeof(double) + (s->tf_conn ? sizeof(fs__tconn) : 0));

@@ -61,11 +61,6 @@ typedef struct fs__link_active {
   double busy_since;
 } fs__link_active;
 
-typedef struct fs__lkey {
-  double key;
-  int32_t link;
-} fs__lkey;
-
 /* Scratch of one rate computation; sized once per run. */
 typedef struct fs__maxmin {
   double *res, *wsum;  /* per link: residual capacity, unfrozen weight */
@@ -76,7 +71,7 @@ typedef struct fs__maxmin {
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
   double *new_y;       /* per link with waiting windows: their new share (src_y) */
-  fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
+  fs__heap heap;        /* min-heap of links on their levels, raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
   double *wtot;         /* per link: total weight of its flows */
@@ -85,7 +80,6 @@ typedef struct fs__maxmin {
   double *cmin;         /* per link: slowest S flow frozen on it */
   double *ubmax;        /* per link: highest rate bound of its S flows */
   uint32_t cround;
-  size_t heap_len, heap_cap;
 } fs__maxmin;
 
 typedef struct fs__simcore {
@@ -201,7 +195,6 @@ typedef struct fs__tflow {
   double tag;         /* while waiting: when the window is out, on its source
                        * link's virtual clock (the bytes each waiting window
                        * has sent there) */
-  int32_t hpos;       /* its place in that link's heap of tags; -1: none */
 } fs__tflow;
 
 /* The phases of a switch port's standing queue (tcp model, engine.c):

@@ -204,7 +204,6 @@ void fs__transport_fresh(const fs_transport *tp, double payload, fs__tflow *tf) 
   memset(tf, 0, sizeof(*tf));
   tf->payload = payload;
   tf->qlink = -1;
-  tf->hpos = -1;
   tf->budget = INFINITY;
   /* a new connection's slow start begins at the initial window */
   tf->cwnd = tp->kind == FS_TRANSPORT_TCP && !tp->persistent && payload > 0

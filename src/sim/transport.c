@@ -1,5 +1,5 @@
 /* Transport models: the per-flow quantities the engine needs for tcp and
- * rdma (sim.h, docs/model.md "Transport"). The engine (engine.c) applies
+ * rdma (sim.h, docs/model.md "Transport"). The engine (control.c, tcp.c) applies
  * them: wire bytes, a longer latency, a handshake delay, slow-start rounds,
  * the source FIFO of small messages and (tcp) the queues at switch ports. */
 #include <math.h>

@@ -1,0 +1,366 @@
+/* The engine's private state and the core API its rooms share (engine.c,
+ * graph.c, control.c and the transport models: tcp.c, portq.c, ratectl.c,
+ * hybrid.c).
+ *
+ * struct fs_sim holds the core (the flows and links of fs__simcore, the
+ * event queue, the dependency graph) and the state of the models in use;
+ * a model's per-flow arrays exist only when it is on (NULL otherwise), so
+ * a fluid run pays nothing for them. Event types are one enum: the core's
+ * (start, drain, done, timers, re-entry) and the models'. Functions named
+ * fs__ here cross files of sim/ only; small ones used on hot paths are
+ * static inline so that every room inlines them as engine.c did. */
+#ifndef FABRICSIM_SIM_MODEL_H
+#define FABRICSIM_SIM_MODEL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "pktnet.h"
+
+/* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
+ * bytes (tcp slow start); EV_SRC_OUT: the first waiting window of a source
+ * link (the event's item) is out of its fair queue. */
+enum {
+  EV_START = 0,
+  EV_DRAIN = 1,
+  EV_FLOW_DONE = 2,
+  EV_TASK_DONE = 3,
+  EV_TIMER = 4,
+  EV_REENTER = 5,
+  EV_ENTER = 6,
+  EV_WINDOW = 7,
+  EV_SRC_OUT = 8,
+  EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
+  EV_CC = 10,  /* rdma with DCQCN: the rate control steps (dcqcn.c) */
+  EV_TAIL = 11, /* rdma with DCQCN: a flow's last byte is out of a port's queue */
+  EV_PKT_SENT = 12, /* tcp: a flow run as packets has its last byte out of its host */
+  EV_CLOCKED = 13   /* tcp: a slow-start round's first ACK is back before its window is out */
+};
+
+enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
+
+enum { DEP_DONE = 0, DEP_SENT = 1 };
+
+/* Event queue (see "event queue" below): a run of same-time events is one
+ * heap entry: t, seq of its head, a = the head's index in pl, b = events
+ * left. */
+typedef fs__heap_ent evrun;
+
+typedef struct evpl {
+  int32_t item;
+  uint32_t version;
+  int32_t type;
+} evpl;
+
+typedef struct evq {
+  fs__heap runs; /* 4-ary, on (t, seq of the head) */
+  evrun open; /* newest run, n may be 0 */
+  evpl *pl;
+  size_t pl_len, pl_cap;
+  size_t count; /* events queued, dead ones included */
+  size_t stale; /* of which dead: superseded drains and re-entries */
+  uint64_t next_seq;
+} evq;
+
+typedef struct sim_item {
+  uint8_t kind, state;
+  int32_t idx;          /* flow index or task index */
+  int32_t deps_left;
+  int64_t start_ns;
+  double start_s, finish_s;
+} sim_item;
+
+typedef struct task {
+  int32_t host;
+  double duration_s;
+} task;
+
+/* tcp source fair queue, per link: the virtual clock (bytes each waiting
+ * window has sent, v as of t, rising at src_y) and a min-heap of the
+ * waiting flows on (tag, flow index), a = the flow (binary: the re-rating
+ * walks it in array order, and kept the order it had); its EV_SRC_OUT
+ * carries `version`. */
+typedef struct srcq {
+  double v, t;
+  fs__heap h;
+  uint32_t version;
+  uint8_t pending;
+} srcq;
+
+typedef struct timer {
+  fs_sim_timer_fn fn;
+  void *ctx;
+} timer;
+
+/* A flow that left its links (its window out, or done) whose fluid still
+ * passes link l until `until` (tcp model with flows as packets: its last
+ * bytes left its source when it left, and reach l the hops before l
+ * later): at `rate` x its weight there, its round trip rtt. */
+typedef struct ghost {
+  int32_t flow;
+  double until, rate, rtt;
+} ghost;
+
+typedef struct fs__ghosts {
+  ghost *g;
+  int32_t n, cap;
+} fs__ghosts;
+
+/* A change of host_flows waiting for the batch's end: link's count moves
+ * by delta; link -1: flow's `hcounted` becomes delta > 0. */
+typedef struct hc_change {
+  int32_t link, flow;
+  double delta;
+} hc_change;
+
+/* A flow on a quotient route (symm.h): the route its packets take (one of
+ * the flows it stands for) and how many flows it stands for. */
+typedef struct fs__fpath {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  double orbit;
+} fs__fpath;
+
+/* What a new connection's route fixes (fs__transport_flow), kept per flow
+ * until its tcp record is taken (fs__tflow's fields of these names). */
+typedef struct fs__tconn {
+  double handshake_s, bdp, first;
+} fs__tconn;
+
+struct fs_sim {
+  fs__simcore core;
+  fs__arena arena;
+  sim_item *items;
+  size_t n_items, items_cap;
+  task *tasks;
+  size_t n_tasks, tasks_cap;
+  size_t flows_cap;
+  int32_t (*edges)[3]; /* before, after, kind (DEP_DONE or DEP_SENT) */
+  size_t n_edges, edges_cap;
+  int32_t *dep_start, *dep_list; /* dependents of item i, as after*2 + kind */
+  int32_t *active_list; /* flows in flight */
+  int32_t n_active;
+  int32_t *started;     /* flow items in the order they started */
+  int32_t n_started;
+  timer *timers;
+  size_t n_timers, timers_cap, timers_pending;
+  fs_err timer_err;     /* what a failing timer callback said */
+  int32_t *cycle;
+  int32_t cycle_len;
+  evq heap;
+  fs__maxmin mm;
+  fs_sim_link_stats *link_stats;
+  fs__bins bins;        /* per-link bytes per time bin; off unless opts.link_bins */
+  fs_sim_counters counters;
+  fs_transport tp;      /* fluid unless set */
+  /* tcp state of the flows under way (tcp, unless persistent under the
+   * DCTCP model): a pool of chunks, a flow's record taken when it begins
+   * and given back once it is done, so memory follows the flows in flight
+   * and not all of an iteration's; what its route fixes is kept per flow
+   * from the start (tf_rtt, tf_conn) */
+  fs__pool tf_pool;     /* of fs__tflow */
+  int32_t *tf_slot;     /* per flow: its record, -1 none (NULL: no tcp state) */
+  int32_t *tf_done, n_tf_done; /* flows done this batch: theirs go back after it */
+  size_t tf_done_cap;
+  double *tf_rtt;       /* per flow: its round trip (fs__tflow.rtt_s) */
+  fs__tconn *tf_conn;   /* per flow, new connections: handshake, bdp, first */
+  double *payload;      /* per flow, tcp and rdma: its bytes as added */
+  double *tail_reach;   /* per flow, tcp and rdma: how close behind the packet
+                         * before it its last packet waits at a switch
+                         * (fs__transport_tail_reach_s); NULL: none ever waits */
+  double *tail_rate;    /* per flow, with tail_reach and efficiency < 1: the
+                         * rate its bytes were last sent at (a capacity change
+                         * at the instant its last byte leaves re-rates it
+                         * before it drains; nothing else does) */
+  uint8_t *small;       /* per flow, tcp: it fits the first flight (source FIFO) */
+  int32_t *fifo_nx;     /* per flow, tcp: the next small flow queued behind it */
+  int32_t *fifo_head, *fifo_tail, *src_busy; /* per node: the source FIFO of small flows */
+  double *cap_base;     /* per link, efficiency < 1 only: capacity before it */
+  double *lcount;       /* then, under a symmetry: flows on each link of its
+                         * orbit (quotient flows stand for several) */
+  int32_t *share_pend;  /* then: links whose flows came or went in this batch
+                         * (share_apply sets their capacities at its end) */
+  size_t n_share_pend, share_pend_cap;
+  uint8_t *share_marked; /* per link: in share_pend */
+  fs__portq *portq;     /* per link, tcp with new connections and queue_k > 0
+                         * only: what is queued at it (switch ports) */
+  uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
+                         * bind (prune.c), so it never queues */
+  srcq *srcq;           /* per link, tcp with source_fq only */
+  int32_t *src_hpos;    /* then, per flow: its slot in its source link's heap, -1 */
+  double *host_flows;   /* per link, with portq: flows in flight on it, for
+                         * the links leaving hosts (host_count) */
+  hc_change *hc_pending; /* changes to it since the last re-rating */
+  size_t n_hc, hc_cap;
+  fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
+                         * is added: the route its packets take */
+  size_t paths_cap;
+  int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
+  double *lorb;         /* ... and the orbit's size */
+  fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control */
+  fs__pktnet *pk;       /* tcp with packet_bytes > 0: the flows run as packets */
+  uint8_t *as_pkt;      /* per flow then: 1 if it runs in pk (not in the fluid) */
+  fs__ghosts *ghost;    /* per link then (tcp model): flows whose fluid is still
+                         * passing it after they left their links (pk_fluid) */
+  double *pk_owed;      /* per flow then: bytes the packets took from it at
+                         * its bottleneck, added to what it has left when it
+                         * would drain */
+  uint32_t cc_version;  /* its step event that is live */
+  double pending_cc_t;  /* when the live step event is (INFINITY: none) */
+  uint8_t cc_due;       /* a step event came in this batch */
+  uint8_t cc_changed;   /* flows came or went since the last step */
+  uint8_t cc_offers;    /* offers changed in this batch: 1 those of dq->upd
+                         * (re-rated NICs), 2 any flow's (a step) */
+  double now, makespan;
+  int64_t items_done;
+  int ran;
+  int check_rerate;     /* opts.check_rerate */
+  fs__maxmin mm_check;  /* its own scratch: the run's is left as it was */
+};
+
+/* The route flow fi's packets take: a quotient flow's expanded route
+ * (symm.h), else its route as added (a pruned flow's whole route). The
+ * transport model reads hops and queues there. */
+typedef struct pkt_route {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+} pkt_route;
+
+static inline void evq_free(evq *q) {
+  fs__heap_free(&q->runs);
+  free(q->pl);
+  memset(q, 0, sizeof(*q));
+  fs__heap_init(&q->runs, 2, NULL);
+}
+
+/* Flow fi's tcp record (it has begun and is not given back). */
+static inline fs__tflow *TF(const fs_sim *s, int32_t fi) {
+  return fs__pool_at(&s->tf_pool, s->tf_slot[fi]);
+}
+
+/* A full packet's bytes on the wire (a segment and its headers). */
+static inline double full_packet(const fs_sim *s) { return s->tp.mss_bytes + s->tp.header_bytes; }
+
+/* The flow's queued event (if any) is superseded: it becomes dead. */
+static inline void supersede(fs_sim *s, fs__flow *f) {
+  if (f->pending) {
+    f->pending = 0;
+    s->heap.stale++;
+  }
+  f->version++;
+}
+
+/* Each link enters the batch's dirty list once: a link touched by many
+ * arrivals or departures would otherwise be scanned once per touch (the
+ * first batch of a 65 k-flow all-to-all listed each host link ~255 times). */
+static inline void mark_dirty(fs_sim *s, int32_t l) {
+  fs__simcore *c = &s->core;
+  if (!c->is_dirty[l]) {
+    c->is_dirty[l] = 1;
+    c->dirty_links[c->n_dirty++] = l;
+  }
+}
+
+/* Whether `load` fills a port of capacity `cap`, up to the fill's
+ * rounding (relative 1e-9, as the re-rating checks its rates). */
+static inline int fills(double load, double cap) { return load >= cap * (1 - 1e-9); }
+
+/* Whether link l's fluid flows fill it. */
+static inline int link_full(const fs__simcore *c, int32_t l) { return fills(c->load[l], c->cap_Bps[l]); }
+
+/* A flow at rate x leaves its links: flows slower than x keep their rates
+ * (maxmin.c). Rate 0 took nothing from anyone. */
+static inline void note_leaver(fs__simcore *c, double x) {
+  if (x > 0 && x < c->theta) c->theta = x;
+}
+
+/* rdma under DCQCN, tcp under DCTCP: rates are the senders', not max-min
+ * (dcqcn.c). */
+static inline int dcqcn(const fs_sim *s) { return s->tp.dcqcn && s->tp.kind != FS_TRANSPORT_FLUID; }
+
+/* ---- the core (engine.c) ---- */
+int fs__evq_compact(fs_sim *s);
+int fs__evq_push(fs_sim *s, double t, int32_t type, int32_t item, uint32_t version);
+int fs__flow_link(fs_sim *s, int32_t fi);
+int fs__flow_starts(fs_sim *s, int32_t fi);
+int fs__flow_enter(fs_sim *s, int32_t fi);
+int fs__flow_unlink(fs_sim *s, int32_t fi);
+void fs__settle(fs_sim *s, fs__flow *f);
+void fs__charge(fs_sim *s, fs__flow *f);
+int fs__predict(fs_sim *s, fs__flow *f);
+
+/* ---- the graph and what a run reports (graph.c) ---- */
+int fs__copy_route(fs_sim *s, fs__flow *f, const fs_route *route);
+int32_t fs__bad_entry(const fs_topo *t, const fs_route *route);
+int fs__build_deps(fs_sim *s);
+int fs__check_acyclic(fs_sim *s, fs_err *err);
+
+/* ---- set-up of the transport and control during a run (control.c) ---- */
+void fs__capacity_changed(fs_sim *s, int32_t link, double Bps);
+int fs__transport_setup(fs_sim *s);
+
+/* ---- DCQCN/DCTCP rate control, the engine side (ratectl.c) ---- */
+void fs__cc_touch(fs_sim *s, int32_t fi);
+int fs__cc_step(fs_sim *s);
+int fs__cc_tail(fs_sim *s, int32_t fi, int32_t k);
+int fs__dq_port_full(const fs_sim *s, int32_t l);
+int fs__rerate_cc(fs_sim *s);
+int fs__dq_fills_from_upstream(fs_sim *s, int32_t l);
+
+/* ---- the tcp model (tcp.c) ---- */
+double fs__srcq_clock(const fs_sim *s, int32_t l);
+void fs__srcq_advance(fs_sim *s, int32_t l);
+int fs__srcq_predict(fs_sim *s, int32_t l);
+int fs__srcq_join(fs_sim *s, int32_t fi);
+int fs__srcq_leave(fs_sim *s, int32_t fi);
+int fs__reenter_at(fs_sim *s, fs__flow *f, double t);
+int fs__ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base);
+int fs__round_begins(fs_sim *s, int32_t fi);
+int fs__flow_clocked(fs_sim *s, int32_t fi);
+int fs__ack_left(fs_sim *s, int32_t fi);
+int fs__link_shared(const fs_sim *s, int32_t l);
+int fs__share_note(fs_sim *s, int32_t fi, int32_t k, double sign);
+void fs__share_apply(fs_sim *s);
+int fs__src_out(fs_sim *s, int32_t l);
+int fs__admit(fs_sim *s, int32_t fi);
+int fs__fifo_next(fs_sim *s, int32_t fi);
+int fs__tf_take(fs_sim *s, int32_t fi);
+void fs__tf_give_back(fs_sim *s, int32_t fi);
+void fs__tf_release_done(fs_sim *s);
+int fs__window_sent(fs_sim *s, int32_t fi);
+
+/* ---- switch port queues (portq.c) ---- */
+pkt_route fs__packet_route(const fs_sim *s, int32_t fi);
+double fs__tail_wait(const fs_sim *s, int32_t fi);
+int32_t fs__sim_link(const fs_sim *s, int32_t fi, int32_t l);
+int fs__merge_back(fs_sim *s, int32_t l);
+int fs__queues_full(const fs_sim *s, int32_t l);
+void fs__standing_advance(fs_sim *s, int32_t l);
+double fs__window_pkts(const fs_sim *s, int32_t fi, pkt_route p);
+void fs__q_advance(fs_sim *s, int32_t l);
+double fs__arrival_Bps(const fs_sim *s, int32_t fi);
+double fs__port_reach_s(const fs_sim *s, pkt_route p, int32_t k);
+double fs__link_reach_s(const fs_sim *s, int32_t fi, pkt_route p, int32_t l);
+double fs__queue_share(const fs_sim *s, int32_t fi, pkt_route p, int32_t k);
+void fs__q_remove(fs_sim *s, int32_t fi);
+double fs__sent_since(const fs_sim *s, const fs__flow *f);
+int fs__queue_moved(const fs_sim *s, int32_t fi);
+void fs__q_update(fs_sim *s, int32_t fi);
+double fs__standing_bytes(fs_sim *s, int32_t l);
+double fs__port_queue_s(fs_sim *s, int32_t l);
+int fs__host_count(fs_sim *s, int32_t fi, double sign);
+void fs__host_count_apply(fs_sim *s);
+double fs__route_queue_s(fs_sim *s, int32_t fi);
+double fs__entry_wait_s(fs_sim *s, int32_t fi);
+double fs__ack_wait_s(fs_sim *s, int32_t fi);
+
+/* ---- flows as packets beside the fluid (hybrid.c) ---- */
+void fs__backlog_owed(fs_sim *s, int32_t fi);
+int fs__ghosts_leave(fs_sim *s, int32_t fi);
+int fs__pk_setup(fs_sim *s);
+
+#endif

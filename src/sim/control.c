@@ -19,7 +19,8 @@
 void fs__capacity_changed(fs_sim *s, int32_t link, double Bps) {
   fs__simcore *c = &s->core;
   c->cap_Bps[link] = Bps;
-  if (s->dq) s->cc_changed = 1; /* its flows' offers may change */
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->capacity) s->model[i].m->capacity(s, s->model[i].st, link);
   fs__link_active *a = &c->active[link];
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
@@ -37,6 +38,30 @@ void fs__capacity_changed(fs_sim *s, int32_t link, double Bps) {
   }
   c->arrived[link] = 1;
   mark_dirty(s, link);
+}
+
+/* The transport models behind hooks (model.h), in the order the core
+ * calls them: a new model is a file and a line here. */
+const fs__model *const fs__models[] = {&fs__model_ratectl, NULL};
+
+/* Sets up the models this run uses, each with its range of event types.
+ * 0 or FS_ENOMEM (those set up are freed with the simulation). */
+static int models_setup(fs_sim *s) {
+  int32_t base = EV_MODEL;
+  for (int i = 0; fs__models[i]; i++) {
+    const fs__model *m = fs__models[i];
+    if (s->n_model == FS__MAX_MODELS || base + m->n_events > EV_MAX) return FS_EINTERNAL;
+    fs__mslot *slot = &s->model[s->n_model];
+    *slot = (fs__mslot){m, NULL, base};
+    int rc = m->setup(s, slot);
+    if (rc < 0) return rc;
+    if (!rc) continue;
+    for (int32_t k = 0; k < m->n_events; k++) s->ev_owner[base + k] = (int8_t)s->n_model;
+    base += m->n_events;
+    if (m->rerate && !s->rater) s->rater = slot;
+    s->n_model++;
+  }
+  return 0;
 }
 
 /* tcp/rdma: per-flow transport state from the whole routes (before they
@@ -128,24 +153,7 @@ int fs__transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
-  if (dcqcn(s)) {
-    if (!(s->dq = calloc(1, sizeof(*s->dq))) ||
-        fs__dcqcn_init(s->dq, &s->tp.dcqcn_prm, c->t->n_links, c->n_flows))
-      return FS_ENOMEM;
-    s->dq->wire_bytes = full_packet(s);
-    s->dq->bucket = fmin(s->tp.dcqcn_prm.alpha_us, s->tp.dcqcn_prm.dec_us) * 1e-6;
-    s->dq->step_s = fmin(s->tp.dcqcn_prm.dec_us, FS__DCQCN_STEP_US) * 1e-6;
-    if (s->tp.kind == FS_TRANSPORT_TCP) { /* DCTCP */
-      s->dq->dctcp = 1;
-      s->dq->k100 = s->tp.queue_k;
-      s->dq->mss = s->tp.mss_bytes;
-      s->dq->ack_bytes = s->tp.header_bytes;
-      s->dq->init_window = s->tp.init_window;
-      s->dq->bucket = 1e-6;
-      s->dq->step_s = FS__DCTCP_STEP_US * 1e-6;
-    }
-    s->pending_cc_t = INFINITY;
-  }
+  if ((rc = models_setup(s))) return rc;
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */
     free(s->paths);
     s->paths = NULL;
@@ -246,11 +254,8 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
     return FS_ENOMEM;
   }
   f->n = route->n;
-  if (s->dq) { /* its bytes queued on the old route leave the model, which
-               * takes its loads again */
-    fs__dcqcn_reset_hops(s->dq, fi);
-    s->cc_changed = 1;
-  }
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->rerouted) s->model[i].m->rerouted(s, s->model[i].st, fi);
   f->latency_s = (double)route->latency_ns * 1e-9;
   if (s->payload)
     f->latency_s += fs__transport_store_s(&s->tp, &s->core, f, s->payload[fi]);

@@ -28,6 +28,7 @@ int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   fs__arena_init(&s->arena);
   fs__pool_init(&s->tf_pool, sizeof(fs__tflow));
   evq_free(&s->heap); /* (an empty queue) */
+  memset(s->ev_owner, -1, sizeof(s->ev_owner));
   fs_transport_defaults(FS_TRANSPORT_FLUID, &s->tp);
   *out = s;
   return 0;
@@ -80,8 +81,7 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_phase);
   free(s->core.src_w);
   free(s->core.src_y);
-  if (s->dq) fs__dcqcn_free(s->dq);
-  free(s->dq);
+  for (int32_t i = 0; i < s->n_model; i++) s->model[i].m->free(s, s->model[i].st);
   fs__pktnet_free(s->pk);
   free(s->as_pkt);
   free(s->pk_owed);
@@ -161,7 +161,10 @@ static inline int run_before(const evrun *a, const evrun *b) { return fs__heap_b
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
   if (p->type == EV_SRC_OUT) return p->version == s->srcq[p->item].version;
-  if (p->type == EV_CC) return p->version == s->cc_version;
+  if (p->type >= EV_MODEL) {
+    const fs__mslot *m = &s->model[s->ev_owner[p->type]];
+    return !m->m->ev_live || m->m->ev_live(s, m->st, p->type - m->ev_base, p->item, p->version);
+  }
   if (p->type != EV_DRAIN && p->type != EV_REENTER && p->type != EV_WINDOW) return 1;
   const fs__flow *f = &s->core.flows[s->items[p->item].idx];
   if (p->version != f->version) return 0;
@@ -317,7 +320,6 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
     if (s->cap_base && fs__share_note(s, fi, k, 1)) return FS_ENOMEM;
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
-  if (s->dq) fs__cc_touch(s, fi); /* its NIC's share changes */
   if (fs__host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
@@ -326,6 +328,8 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
     TF(s, fi)->on_s = s->now;
     TF(s, fi)->on_all_s = s->now + fs__port_reach_s(s, p, p.n);
   }
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->flow_on && s->model[i].m->flow_on(s, s->model[i].st, fi)) return FS_ENOMEM;
   if (s->ghost) fs__backlog_owed(s, fi);
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
@@ -337,10 +341,9 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
  * started; it takes its links now or (held) later, or runs as packets. */
 int fs__flow_starts(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
-  if (s->dq && !(s->as_pkt && s->as_pkt[fi])) { /* its queue pair starts at line rate */
-    if (fs__dcqcn_start(s->dq, &s->core, fi)) return FS_ENOMEM;
-    fs__cc_touch(s, fi);
-  }
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->flow_start && s->model[i].m->flow_start(s, s->model[i].st, fi))
+      return FS_ENOMEM;
   s->started[s->n_started++] = s->core.flows[fi].item;
   return 0;
 }
@@ -354,6 +357,9 @@ int fs__flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
   if (s->portq) fs__q_remove(s, fi);
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->flow_off && s->model[i].m->flow_off(s, s->model[i].st, fi))
+      return FS_ENOMEM;
   int rc = fs__ghosts_leave(s, fi);
   if (!rc) rc = fs__host_count(s, fi, -1);
   if (rc) return rc;
@@ -389,7 +395,6 @@ int fs__flow_unlink(fs_sim *s, int32_t fi) {
   }
   f->active_idx = -1;
   f->rate = 0;
-  if (s->dq) fs__cc_touch(s, fi); /* its NIC's share changes */
   if (f->rid >= 0) route_busy(s, f->rid, -1);
   rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
@@ -496,9 +501,11 @@ static int item_finished(fs_sim *s, int32_t id) {
 }
 
 static int handle(fs_sim *s, const fs__event *e) {
-  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT || e->type == EV_CC
-                     ? NULL
-                     : &s->items[e->item];
+  if (e->type >= EV_MODEL) { /* a model's own */
+    const fs__mslot *m = &s->model[s->ev_owner[e->type]];
+    return m->m->event(s, m->st, e->type - m->ev_base, e);
+  }
+  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT ? NULL : &s->items[e->item];
   switch (e->type) {
     case EV_START: {
       it->start_s = s->now;
@@ -521,14 +528,15 @@ static int handle(fs_sim *s, const fs__event *e) {
         return fs__predict(s, f);
       }
       double tail = fs__tail_wait(s, it->idx);
-      int rc = flow_leave(s, it->idx);
-      if (!rc && s->dq) {
-        fs__dcqcn_sent(s->dq, it->idx);
-        s->dq->tail_more[it->idx] = tail;
-        rc = fs__cc_tail(s, it->idx, 0);
-      } else if (!rc) {
+      int rc = flow_leave(s, it->idx), taken = 0;
+      for (int32_t i = 0; i < s->n_model && !rc && !taken; i++)
+        if (s->model[i].m->sent) { /* a model's finish (its queues) */
+          rc = s->model[i].m->sent(s, s->model[i].st, it->idx, tail);
+          taken = rc > 0;
+          rc = rc < 0 ? rc : 0;
+        }
+      if (!rc && !taken)
         rc = fs__evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
-      }
       if (!rc && s->small) rc = fs__fifo_next(s, it->idx);
       return rc ? rc : release(s, e->item, DEP_SENT);
     }
@@ -537,7 +545,8 @@ static int handle(fs_sim *s, const fs__event *e) {
     case EV_SRC_OUT:
       return fs__src_out(s, e->item);
     case EV_FLOW_DONE:
-      if (s->dq) fs__dcqcn_done(s->dq, it->idx);
+      for (int32_t i = 0; i < s->n_model; i++)
+        if (s->model[i].m->flow_done) s->model[i].m->flow_done(s, s->model[i].st, it->idx);
       if (s->as_pkt && s->as_pkt[it->idx]) {
         if (s->bins.n) /* its bytes, spread over its life on its links */
           fs__bins_flow(&s->bins, &s->core, &s->core.flows[it->idx], it->start_s, s->now,
@@ -573,12 +582,6 @@ static int handle(fs_sim *s, const fs__event *e) {
       return fs__ack_left(s, it->idx);
     case EV_CLOCKED:
       return fs__flow_clocked(s, it->idx);
-    case EV_TAIL:
-      return fs__cc_tail(s, it->idx, s->dq->tail_hop[it->idx]);
-    case EV_CC:
-      s->cc_due = 1;
-      s->pending_cc_t = INFINITY;
-      return 0;
   }
   return FS_EINTERNAL;
 }
@@ -639,7 +642,7 @@ static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
   if (s->n_hc) fs__host_count_apply(s);
   if (s->n_tf_done) fs__tf_release_done(s);
-  if (s->dq) return fs__rerate_cc(s);
+  if (s->rater) return s->rater->m->rerate(s, s->rater->st);
   if (!c->n_dirty) return 0;
   if (fs__maxmin_rerate(c, &s->mm)) return FS_ENOMEM;
   for (size_t i = 0; i < c->n_dirty; i++) {
@@ -729,6 +732,16 @@ static int setup(fs_sim *s, fs_err *err) {
   return fs__check_acyclic(s, err);
 }
 
+/* The batch is over: each model's end of batch (the rate control steps). */
+static int batch_end(fs_sim *s) {
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->batch) {
+      int rc = s->model[i].m->batch(s, s->model[i].st);
+      if (rc < 0) return rc;
+    }
+  return 0;
+}
+
 int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   static const fs_sim_opts none = {0};
   if (!opts) opts = &none;
@@ -750,7 +763,10 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
                       "(fs_sim_set_symmetry)");
   if ((rc = fs__transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
   /* (under DCQCN every link may queue: none is left out) */
-  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !s->dq && !s->pk;
+  int all_links = 0;
+  for (int32_t i = 0; i < s->n_model; i++)
+    all_links |= s->model[i].m->all_links && s->model[i].m->all_links(s, s->model[i].st);
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !all_links && !s->pk;
   if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
     if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
@@ -764,7 +780,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   for (size_t i = 0; i < s->n_items; i++)
     if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
   if (s->n_share_pend) fs__share_apply(s);
-  if (s->dq && (rc = fs__cc_step(s)) < 0) goto fail;
+  if ((rc = batch_end(s)) < 0) goto fail;
   if ((rc = rerate(s)) < 0) goto fail;
   if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
   fs__event e;
@@ -794,7 +810,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     s->counters.events += handled;
     s->counters.batches++;
     if (s->n_share_pend) fs__share_apply(s);
-    if (s->dq && (rc = fs__cc_step(s)) < 0) goto fail;
+    if ((rc = batch_end(s)) < 0) goto fail;
     if ((rc = rerate(s)) < 0) goto fail;
     if (opts->observe) opts->observe(opts->observe_ctx, s, s->now);
     if (opts->progress && (s->counters.batches & 4095) == 0) {

@@ -33,10 +33,10 @@ enum {
   EV_WINDOW = 7,
   EV_SRC_OUT = 8,
   EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
-  EV_CC = 10,  /* rdma with DCQCN: the rate control steps (dcqcn.c) */
-  EV_TAIL = 11, /* rdma with DCQCN: a flow's last byte is out of a port's queue */
-  EV_PKT_SENT = 12, /* tcp: a flow run as packets has its last byte out of its host */
-  EV_CLOCKED = 13   /* tcp: a slow-start round's first ACK is back before its window is out */
+  EV_CLOCKED = 10, /* tcp: a slow-start round's first ACK is back before its window is out */
+  EV_PKT_SENT = 11, /* tcp: a flow run as packets has its last byte out of its host */
+  EV_MODEL = 12,   /* the first of the types the models behind hooks own (fs__model) */
+  EV_MAX = 32      /* room for their types */
 };
 
 enum { ST_WAIT = 0, ST_READY, ST_RUN, ST_DONE };
@@ -130,6 +130,84 @@ typedef struct fs__tconn {
   double handshake_s, bdp, first;
 } fs__tconn;
 
+/* ---- the transport-model interface ----
+ * A transport model behind hooks is a room of its own: a file with its
+ * state in a struct of its own (st), set up only for the runs that use it,
+ * and this table, listed once in control.c (fs__models). The core calls the
+ * hooks of each model in use, in the order of that list, at the points
+ * below; a NULL hook has nothing to do there. Hooks return 0 or a negative
+ * FS_E* code unless said otherwise. A model owns n_events event types,
+ * numbered from its slot's ev_base (a push of the core API:
+ * fs__evq_push); their payload (item, version) is its own.
+ *
+ * Models in use may read each other's state where one refines another
+ * (DCTCP's windows are the tcp model's rounds; the port queues read the
+ * rate control's queues): such reads go through fs_sim's pointers to the
+ * models' state (s->dq), NULL when that model is off. */
+struct fs__mslot;
+typedef struct fs__model {
+  const char *name;
+  int32_t n_events;
+  /* Before the first event, once the routes' transport state is set
+   * (control.c, transport_setup): 1 if the model takes part in this run
+   * (slot->st set), 0 if not, or FS_ENOMEM. */
+  int (*setup)(fs_sim *s, struct fs__mslot *slot);
+  void (*free)(fs_sim *s, void *st);
+  /* Every link may queue: none is left out of the rating (prune.c). */
+  int (*all_links)(const fs_sim *s, const void *st);
+  /* Flow fi's dependencies are met: 1 if the model runs it itself (the
+   * fluid never sees it), else 0. */
+  int (*flow_begin)(fs_sim *s, void *st, int32_t fi);
+  /* Flow fi sends its first byte in the fluid. */
+  int (*flow_start)(fs_sim *s, void *st, int32_t fi);
+  /* Flow fi came onto its links (its place in their active lists and its
+   * tcp record's times are set, its rate is 0) / is about to leave them
+   * (still at its rate; called after the port queues let it go). */
+  int (*flow_on)(fs_sim *s, void *st, int32_t fi);
+  int (*flow_off)(fs_sim *s, void *st, int32_t fi);
+  /* Flow fi drained its bytes: 1 if the model gives it more to send (the
+   * core re-predicts its drain), else 0. */
+  int (*owed)(fs_sim *s, void *st, int32_t fi);
+  /* Flow fi's sender is done (it left its links); `tail`: its last
+   * packet's wait behind the one before it. 1 if the model schedules its
+   * EV_FLOW_DONE, 0 if the core does (a path latency + tail later). */
+  int (*sent)(fs_sim *s, void *st, int32_t fi, double tail);
+  /* Flow fi is done: 1 if it was the model's own (flow_begin), else 0. */
+  int (*flow_done)(fs_sim *s, void *st, int32_t fi);
+  /* One of its events (type - ev_base = which). */
+  int (*event)(fs_sim *s, void *st, int32_t which, const fs__event *e);
+  /* Whether a queued event of its own is still live (cheap: it is asked
+   * as events are popped and when the queue is squeezed). */
+  int (*ev_live)(const fs_sim *s, const void *st, int32_t which, int32_t item,
+                 uint32_t version);
+  /* A clock of its own: when its next event is (INFINITY: none), and runs
+   * its events of that time. At a tie with the core's events they go
+   * first (what they finish joins the batch). */
+  double (*next_t)(const void *st);
+  int (*step)(fs_sim *s, void *st);
+  /* The batch is over, before the re-rating. */
+  int (*batch)(fs_sim *s, void *st);
+  /* Rates the flows of the batch instead of max-min (the first model with
+   * this hook does; the dirty links are the core's to reset, as
+   * fs__rerate_done does). */
+  int (*rerate)(fs_sim *s, void *st);
+  /* Link l's capacity changed / flow fi (off its links) took a new route. */
+  void (*capacity)(fs_sim *s, void *st, int32_t l);
+  void (*rerouted)(fs_sim *s, void *st, int32_t fi);
+} fs__model;
+
+/* A model in use in a run. */
+typedef struct fs__mslot {
+  const fs__model *m;
+  void *st;
+  int32_t ev_base;
+} fs__mslot;
+
+/* The models behind hooks, in the order the core calls them (control.c). */
+extern const fs__model *const fs__models[];
+#define FS__MAX_MODELS 4
+extern const fs__model fs__model_ratectl;
+
 struct fs_sim {
   fs__simcore core;
   fs__arena arena;
@@ -200,7 +278,13 @@ struct fs_sim {
   size_t paths_cap;
   int32_t *lrep;        /* per link, fs_sim_set_symmetry: its orbit's representative */
   double *lorb;         /* ... and the orbit's size */
-  fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control */
+  fs__mslot model[FS__MAX_MODELS]; /* the models behind hooks in use */
+  int32_t n_model;
+  int8_t ev_owner[EV_MAX]; /* per event type: its model's slot, -1 the core's */
+  const fs__mslot *rater; /* the model that rates flows instead of max-min, NULL */
+  fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control's
+                         * state (ratectl.c owns it), read by the tcp model
+                         * and the port queues; NULL when off */
   fs__pktnet *pk;       /* tcp with packet_bytes > 0: the flows run as packets */
   uint8_t *as_pkt;      /* per flow then: 1 if it runs in pk (not in the fluid) */
   fs__ghosts *ghost;    /* per link then (tcp model): flows whose fluid is still
@@ -208,12 +292,6 @@ struct fs_sim {
   double *pk_owed;      /* per flow then: bytes the packets took from it at
                          * its bottleneck, added to what it has left when it
                          * would drain */
-  uint32_t cc_version;  /* its step event that is live */
-  double pending_cc_t;  /* when the live step event is (INFINITY: none) */
-  uint8_t cc_due;       /* a step event came in this batch */
-  uint8_t cc_changed;   /* flows came or went since the last step */
-  uint8_t cc_offers;    /* offers changed in this batch: 1 those of dq->upd
-                         * (re-rated NICs), 2 any flow's (a step) */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -304,11 +382,7 @@ void fs__capacity_changed(fs_sim *s, int32_t link, double Bps);
 int fs__transport_setup(fs_sim *s);
 
 /* ---- DCQCN/DCTCP rate control, the engine side (ratectl.c) ---- */
-void fs__cc_touch(fs_sim *s, int32_t fi);
-int fs__cc_step(fs_sim *s);
-int fs__cc_tail(fs_sim *s, int32_t fi, int32_t k);
 int fs__dq_port_full(const fs_sim *s, int32_t l);
-int fs__rerate_cc(fs_sim *s);
 int fs__dq_fills_from_upstream(fs_sim *s, int32_t l);
 
 /* ---- the tcp model (tcp.c) ---- */

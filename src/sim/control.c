@@ -42,7 +42,7 @@ void fs__capacity_changed(fs_sim *s, int32_t link, double Bps) {
 
 /* The transport models behind hooks (model.h), in the order the core
  * calls them: a new model is a file and a line here. */
-const fs__model *const fs__models[] = {&fs__model_ratectl, NULL};
+const fs__model *const fs__models[] = {&fs__model_ratectl, &fs__model_hybrid, NULL};
 
 /* Sets up the models this run uses, each with its range of event types.
  * 0 or FS_ENOMEM (those set up are freed with the simulation). */
@@ -118,7 +118,7 @@ int fs__transport_setup(fs_sim *s) {
       if (s->tf_conn) s->tf_conn[fi] = (fs__tconn){tf->handshake_s, tf->bdp, tf->first};
     }
   }
-  int rc = fs__pk_setup(s);
+  int rc = models_setup(s); /* (it reads the packets' routes: before they go) */
   if (rc) return rc;
   /* a last packet shorter than a full one may wait for the one before it:
    * without any (e.g. rdma messages of whole packets) nothing is kept */
@@ -153,7 +153,6 @@ int fs__transport_setup(fs_sim *s) {
       return FS_ENOMEM;
     memcpy(s->cap_base, c->cap_Bps, L * sizeof(double));
   }
-  if ((rc = models_setup(s))) return rc;
   if (!state && !s->lcount) { /* nothing reads the packets' routes any more */
     free(s->paths);
     s->paths = NULL;

@@ -19,7 +19,6 @@
 
 #include "model.h"
 
-static int release(fs_sim *s, int32_t id, int32_t kind);
 
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   fs_sim *s = calloc(1, sizeof(*s));
@@ -82,12 +81,6 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_w);
   free(s->core.src_y);
   for (int32_t i = 0; i < s->n_model; i++) s->model[i].m->free(s, s->model[i].st);
-  fs__pktnet_free(s->pk);
-  free(s->as_pkt);
-  free(s->pk_owed);
-  if (s->ghost)
-    for (int32_t l = 0; l < s->core.t->n_links; l++) free(s->ghost[l].g);
-  free(s->ghost);
   if (s->srcq)
     for (int32_t l = 0; l < s->core.t->n_links; l++) fs__heap_free(&s->srcq[l].h);
   free(s->srcq);
@@ -330,7 +323,6 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
   }
   for (int32_t i = 0; i < s->n_model; i++)
     if (s->model[i].m->flow_on && s->model[i].m->flow_on(s, s->model[i].st, fi)) return FS_ENOMEM;
-  if (s->ghost) fs__backlog_owed(s, fi);
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
   if (s->n_active > s->counters.max_active) s->counters.max_active = s->n_active;
@@ -341,11 +333,18 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
  * started; it takes its links now or (held) later, or runs as packets. */
 int fs__flow_starts(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
-  for (int32_t i = 0; i < s->n_model; i++)
+  for (int32_t i = 0; i < s->n_model; i++) /* e.g. its queue pair starts at line rate */
     if (s->model[i].m->flow_start && s->model[i].m->flow_start(s, s->model[i].st, fi))
       return FS_ENOMEM;
   s->started[s->n_started++] = s->core.flows[fi].item;
   return 0;
+}
+
+/* The core's part of that (a model that runs the flow itself calls it):
+ * all its bytes are left, and it counts as started. */
+void fs__flow_counted(fs_sim *s, int32_t fi) {
+  s->core.flows[fi].remaining = s->core.flows[fi].bytes;
+  s->started[s->n_started++] = s->core.flows[fi].item;
 }
 
 int fs__flow_enter(fs_sim *s, int32_t fi) {
@@ -360,8 +359,7 @@ int fs__flow_unlink(fs_sim *s, int32_t fi) {
   for (int32_t i = 0; i < s->n_model; i++)
     if (s->model[i].m->flow_off && s->model[i].m->flow_off(s, s->model[i].st, fi))
       return FS_ENOMEM;
-  int rc = fs__ghosts_leave(s, fi);
-  if (!rc) rc = fs__host_count(s, fi, -1);
+  int rc = fs__host_count(s, fi, -1);
   if (rc) return rc;
   note_leaver(c, f->rate);
   rc = fs__inject(c, fi, 0) && s->src_hpos[fi] >= 0 ? fs__srcq_leave(s, fi) : 0;
@@ -436,11 +434,11 @@ void fs__charge(fs_sim *s, fs__flow *f) {
  * under tcp a new connection first spends its handshake. */
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
-  if (s->as_pkt && s->as_pkt[fi]) { /* its packets, beside the fluid */
-    const fs__flow *f = &s->core.flows[fi];
-    if (fs__flow_starts(s, fi)) return FS_ENOMEM;
-    return fs__pktnet_begin(s->pk, fi, f->links, f->n, s->payload[fi], s->now);
-  }
+  for (int32_t i = 0; i < s->n_model; i++) /* e.g. its packets, beside the fluid */
+    if (s->model[i].m->flow_begin) {
+      int rc = s->model[i].m->flow_begin(s, s->model[i].st, fi);
+      if (rc) return rc < 0 ? rc : 0;
+    }
   if (!s->small) return fs__flow_enter(s, fi);
   if (s->tf_slot) {
     int rc = fs__tf_take(s, fi);
@@ -472,14 +470,14 @@ static int item_ready(fs_sim *s, int32_t id) {
   fs__flow *f = &s->core.flows[it->idx];
   if (f->bytes <= 0) {
     int rc = fs__evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, id, 0);
-    return rc ? rc : release(s, id, DEP_SENT);
+    return rc ? rc : fs__release(s, id, DEP_SENT);
   }
   return flow_begin(s, id);
 }
 
 /* Releases the dependents of `id` waiting on `kind` (its finish, or for a
  * flow the moment its last byte left the source). */
-static int release(fs_sim *s, int32_t id, int32_t kind) {
+int fs__release(fs_sim *s, int32_t id, int32_t kind) {
   for (int32_t k = s->dep_start[id]; k < s->dep_start[id + 1]; k++) {
     if (s->dep_list[k] % 2 != kind) continue;
     int32_t d = s->dep_list[k] / 2;
@@ -497,7 +495,7 @@ static int item_finished(fs_sim *s, int32_t id) {
   it->finish_s = s->now;
   if (s->now > s->makespan) s->makespan = s->now;
   s->items_done++;
-  return release(s, id, DEP_DONE);
+  return fs__release(s, id, DEP_DONE);
 }
 
 static int handle(fs_sim *s, const fs__event *e) {
@@ -513,7 +511,7 @@ static int handle(fs_sim *s, const fs__event *e) {
       fs__flow *f = &s->core.flows[it->idx];
       if (f->bytes <= 0) {
         int rc = fs__evq_push(s, s->now + f->latency_s, EV_FLOW_DONE, e->item, 0);
-        return rc ? rc : release(s, e->item, DEP_SENT);
+        return rc ? rc : fs__release(s, e->item, DEP_SENT);
       }
       return flow_begin(s, e->item);
     }
@@ -521,12 +519,11 @@ static int handle(fs_sim *s, const fs__event *e) {
       return fs__admit(s, it->idx);
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
-      if (s->pk_owed && s->pk_owed[it->idx] > 0) { /* what packets took: still to send */
-        fs__settle(s, f);
-        f->remaining += s->pk_owed[it->idx];
-        s->pk_owed[it->idx] = 0;
-        return fs__predict(s, f);
-      }
+      for (int32_t i = 0; i < s->n_model; i++) /* e.g. what packets took: still to send */
+        if (s->model[i].m->owed) {
+          int rc = s->model[i].m->owed(s, s->model[i].st, it->idx);
+          if (rc) return rc < 0 ? rc : 0;
+        }
       double tail = fs__tail_wait(s, it->idx);
       int rc = flow_leave(s, it->idx), taken = 0;
       for (int32_t i = 0; i < s->n_model && !rc && !taken; i++)
@@ -538,25 +535,19 @@ static int handle(fs_sim *s, const fs__event *e) {
       if (!rc && !taken)
         rc = fs__evq_push(s, s->now + f->latency_s + tail, EV_FLOW_DONE, e->item, 0);
       if (!rc && s->small) rc = fs__fifo_next(s, it->idx);
-      return rc ? rc : release(s, e->item, DEP_SENT);
+      return rc ? rc : fs__release(s, e->item, DEP_SENT);
     }
     case EV_WINDOW:
       return fs__window_sent(s, it->idx);
     case EV_SRC_OUT:
       return fs__src_out(s, e->item);
-    case EV_FLOW_DONE:
+    case EV_FLOW_DONE: {
+      int own = 0; /* a model's own flow (run as packets) has no tcp record */
       for (int32_t i = 0; i < s->n_model; i++)
-        if (s->model[i].m->flow_done) s->model[i].m->flow_done(s, s->model[i].st, it->idx);
-      if (s->as_pkt && s->as_pkt[it->idx]) {
-        if (s->bins.n) /* its bytes, spread over its life on its links */
-          fs__bins_flow(&s->bins, &s->core, &s->core.flows[it->idx], it->start_s, s->now,
-                        s->core.flows[it->idx].bytes);
-      } else if (s->tf_slot) {
-        fs__tf_give_back(s, it->idx);
-      }
+        if (s->model[i].m->flow_done) own |= s->model[i].m->flow_done(s, s->model[i].st, it->idx);
+      if (!own && s->tf_slot) fs__tf_give_back(s, it->idx);
       return item_finished(s, e->item);
-    case EV_PKT_SENT:
-      return release(s, e->item, DEP_SENT);
+    }
     case EV_TASK_DONE:
       return item_finished(s, e->item);
     case EV_TIMER: {
@@ -766,7 +757,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   int all_links = 0;
   for (int32_t i = 0; i < s->n_model; i++)
     all_links |= s->model[i].m->all_links && s->model[i].m->all_links(s, s->model[i].st);
-  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !all_links && !s->pk;
+  int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !all_links;
   if (prune || (s->portq && !s->n_timers)) {
     int64_t pruned;
     if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
@@ -787,15 +778,19 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   /* The clock moves only to live events: a dead drain prediction later than
    * everything real must not leave `now` past the last event. */
   for (;;) {
-    if (s->pk) { /* packets first at a tie: what they finish joins the batch */
-      double tp = fs__pktnet_next_t(s->pk);
+    /* a model's own clock first at a tie (packets): what it finishes joins
+     * the batch */
+    int clocked = 0;
+    for (int32_t i = 0; i < s->n_model && !clocked; i++) {
+      const fs__mslot *m = &s->model[i];
+      double tp = m->m->next_t ? m->m->next_t(m->st) : INFINITY;
       if (tp < INFINITY && !(evq_top_live_t(s) < tp)) {
         s->now = tp;
-        while (fs__pktnet_next_t(s->pk) <= tp)
-          if ((rc = fs__pktnet_step(s->pk)) < 0) goto fail;
-        continue;
+        if ((rc = m->m->step(s, m->st)) < 0) goto fail;
+        clocked = 1;
       }
     }
+    if (clocked) continue;
     if (!evq_pop_live(s, &e)) break;
     s->now = e.t;
     double horizon = e.t + 1e-12 * fmax(e.t, 1e-9);

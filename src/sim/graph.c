@@ -308,7 +308,9 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s) {
              F * (sizeof(int32_t) + sizeof(double) + (s->tf_conn ? sizeof(fs__tconn) : 0));
   c.memory_bytes = bytes;
   c.tcp_records = s->tf_pool.used;
-  c.packets = s->pk ? fs__pktnet_packets(s->pk) : 0;
+  c.packets = 0;
+  for (int32_t i = 0; i < s->n_model; i++)
+    if (s->model[i].m->counters) s->model[i].m->counters(s, s->model[i].st, &c);
   return c;
 }
 

@@ -34,8 +34,7 @@ enum {
   EV_SRC_OUT = 8,
   EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
   EV_CLOCKED = 10, /* tcp: a slow-start round's first ACK is back before its window is out */
-  EV_PKT_SENT = 11, /* tcp: a flow run as packets has its last byte out of its host */
-  EV_MODEL = 12,   /* the first of the types the models behind hooks own (fs__model) */
+  EV_MODEL = 11,   /* the first of the types the models behind hooks own (fs__model) */
   EV_MAX = 32      /* room for their types */
 };
 
@@ -93,20 +92,6 @@ typedef struct timer {
   fs_sim_timer_fn fn;
   void *ctx;
 } timer;
-
-/* A flow that left its links (its window out, or done) whose fluid still
- * passes link l until `until` (tcp model with flows as packets: its last
- * bytes left its source when it left, and reach l the hops before l
- * later): at `rate` x its weight there, its round trip rtt. */
-typedef struct ghost {
-  int32_t flow;
-  double until, rate, rtt;
-} ghost;
-
-typedef struct fs__ghosts {
-  ghost *g;
-  int32_t n, cap;
-} fs__ghosts;
 
 /* A change of host_flows waiting for the batch's end: link's count moves
  * by delta; link -1: flow's `hcounted` becomes delta > 0. */
@@ -194,6 +179,8 @@ typedef struct fs__model {
   /* Link l's capacity changed / flow fi (off its links) took a new route. */
   void (*capacity)(fs_sim *s, void *st, int32_t l);
   void (*rerouted)(fs_sim *s, void *st, int32_t fi);
+  /* What it counted, into *c (fs_sim_get_counters). */
+  void (*counters)(const fs_sim *s, const void *st, fs_sim_counters *c);
 } fs__model;
 
 /* A model in use in a run. */
@@ -206,7 +193,7 @@ typedef struct fs__mslot {
 /* The models behind hooks, in the order the core calls them (control.c). */
 extern const fs__model *const fs__models[];
 #define FS__MAX_MODELS 4
-extern const fs__model fs__model_ratectl;
+extern const fs__model fs__model_ratectl, fs__model_hybrid;
 
 struct fs_sim {
   fs__simcore core;
@@ -285,13 +272,6 @@ struct fs_sim {
   fs__dcqcn *dq;        /* rdma with DCQCN, tcp with DCTCP: the rate control's
                          * state (ratectl.c owns it), read by the tcp model
                          * and the port queues; NULL when off */
-  fs__pktnet *pk;       /* tcp with packet_bytes > 0: the flows run as packets */
-  uint8_t *as_pkt;      /* per flow then: 1 if it runs in pk (not in the fluid) */
-  fs__ghosts *ghost;    /* per link then (tcp model): flows whose fluid is still
-                         * passing it after they left their links (pk_fluid) */
-  double *pk_owed;      /* per flow then: bytes the packets took from it at
-                         * its bottleneck, added to what it has left when it
-                         * would drain */
   double now, makespan;
   int64_t items_done;
   int ran;
@@ -364,7 +344,9 @@ static inline int dcqcn(const fs_sim *s) { return s->tp.dcqcn && s->tp.kind != F
 int fs__evq_compact(fs_sim *s);
 int fs__evq_push(fs_sim *s, double t, int32_t type, int32_t item, uint32_t version);
 int fs__flow_link(fs_sim *s, int32_t fi);
+void fs__flow_counted(fs_sim *s, int32_t fi);
 int fs__flow_starts(fs_sim *s, int32_t fi);
+int fs__release(fs_sim *s, int32_t id, int32_t kind);
 int fs__flow_enter(fs_sim *s, int32_t fi);
 int fs__flow_unlink(fs_sim *s, int32_t fi);
 void fs__settle(fs_sim *s, fs__flow *f);
@@ -432,9 +414,5 @@ double fs__route_queue_s(fs_sim *s, int32_t fi);
 double fs__entry_wait_s(fs_sim *s, int32_t fi);
 double fs__ack_wait_s(fs_sim *s, int32_t fi);
 
-/* ---- flows as packets beside the fluid (hybrid.c) ---- */
-void fs__backlog_owed(fs_sim *s, int32_t fi);
-int fs__ghosts_leave(fs_sim *s, int32_t fi);
-int fs__pk_setup(fs_sim *s);
 
 #endif

@@ -2,8 +2,8 @@
  * these the flows send at their senders' rates (dcqcn.c steps the model),
  * not at max-min shares, so the re-rating hands out the offers instead;
  * flows that come or go touch their NICs' shares; a sender done lets its
- * last byte wait out the queues it finds (EV_TAIL); the model's step event
- * (EV_CC) is versioned like a drain. State: dcqcn.c's (fs__dcqcn), and the
+ * last byte wait out the queues it finds (its tail event); its step event
+ * is versioned like a drain. State: dcqcn.c's (fs__dcqcn), and the
  * step event's version and time in fs_sim. Cost per batch: O(flows
  * touched) between steps, O(flows in flight) at a step. */
 #include <math.h>
@@ -203,7 +203,6 @@ static int rc_all_links(const fs_sim *s, const void *st) {
 /* Its queue pair starts at line rate (a flow run as packets has its own). */
 static int rc_flow_start(fs_sim *s, void *st, int32_t fi) {
   (void)st;
-  if (s->as_pkt && s->as_pkt[fi]) return 0;
   if (fs__dcqcn_start(s->dq, &s->core, fi)) return FS_ENOMEM;
   cc_touch(s, fi);
   return 0;

@@ -42,7 +42,8 @@ void fs__capacity_changed(fs_sim *s, int32_t link, double Bps) {
 
 /* The transport models behind hooks (model.h), in the order the core
  * calls them: a new model is a file and a line here. */
-const fs__model *const fs__models[] = {&fs__model_ratectl, &fs__model_hybrid, NULL};
+const fs__model *const fs__models[] = {&fs__model_ratectl, &fs__model_portq, &fs__model_hybrid,
+                                         NULL};
 
 /* Sets up the models this run uses, each with its range of event types.
  * 0 or FS_ENOMEM (those set up are freed with the simulation). */
@@ -130,11 +131,6 @@ int fs__transport_setup(fs_sim *s) {
     free(s->tail_rate);
     s->tail_reach = s->tail_rate = NULL;
   }
-  /* the queues delay handshakes and slow-start rounds: none without them */
-  if (state && s->tp.queue_k > 0 &&
-      ((!dcqcn(s) && !(s->portq = calloc(L ? L : 1, sizeof(*s->portq)))) ||
-       !(s->host_flows = calloc(L ? L : 1, sizeof(double)))))
-    return FS_ENOMEM;
   if (tcp && s->tp.source_fq &&
       (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
        !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||

@@ -20,6 +20,13 @@
 #include "model.h"
 
 
+static void evq_free(evq *q) {
+  fs__heap_free(&q->runs);
+  free(q->pl);
+  memset(q, 0, sizeof(*q));
+  fs__heap_init(&q->runs, 2, NULL);
+}
+
 int fs_sim_new(const fs_topo *t, fs_sim **out, fs_err *err) {
   fs_sim *s = calloc(1, sizeof(*s));
   if (!s) return fs_err_set(err, FS_ENOMEM, "out of memory creating simulation");
@@ -59,10 +66,6 @@ void fs_sim_free(fs_sim *s) {
   free(s->paths);
   free(s->lrep);
   free(s->lorb);
-  free(s->portq);
-  free(s->host_flows);
-  free(s->hc_pending);
-  free(s->can_bind);
   free(s->fifo_head);
   free(s->fifo_tail);
   free(s->src_busy);
@@ -313,7 +316,6 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
     if (s->cap_base && fs__share_note(s, fi, k, 1)) return FS_ENOMEM;
   }
   if (f->rid >= 0) route_busy(s, f->rid, 1);
-  if (fs__host_count(s, fi, 1)) return FS_ENOMEM;
   f->rate = 0;
   f->last_s = s->now;
   if (s->tf_slot && s->tf_slot[fi] >= 0) {
@@ -355,14 +357,11 @@ int fs__flow_enter(fs_sim *s, int32_t fi) {
 int fs__flow_unlink(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   fs__flow *f = &c->flows[fi];
-  if (s->portq) fs__q_remove(s, fi);
-  for (int32_t i = 0; i < s->n_model; i++)
+  for (int32_t i = 0; i < s->n_model; i++) /* e.g. its port queues let it go */
     if (s->model[i].m->flow_off && s->model[i].m->flow_off(s, s->model[i].st, fi))
       return FS_ENOMEM;
-  int rc = fs__host_count(s, fi, -1);
-  if (rc) return rc;
   note_leaver(c, f->rate);
-  rc = fs__inject(c, fi, 0) && s->src_hpos[fi] >= 0 ? fs__srcq_leave(s, fi) : 0;
+  int rc = fs__inject(c, fi, 0) && s->src_hpos[fi] >= 0 ? fs__srcq_leave(s, fi) : 0;
   if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -631,7 +630,6 @@ static void check_rerate(fs_sim *s) {
 /* Re-rates the component touched by this batch and predicts drains. */
 static int rerate(fs_sim *s) {
   fs__simcore *c = &s->core;
-  if (s->n_hc) fs__host_count_apply(s);
   if (s->n_tf_done) fs__tf_release_done(s);
   if (s->rater) return s->rater->m->rerate(s, s->rater->st);
   if (!c->n_dirty) return 0;
@@ -669,27 +667,11 @@ static int rerate(fs_sim *s) {
     supersede(s, f);
     if (fs__predict(s, f)) return FS_ENOMEM;
   }
-  if (s->portq) { /* the loads are final: where each flow queues, and how much */
-    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
-      int32_t l = s->mm.comp_links[i];
-      uint8_t sat = (uint8_t)fs__queues_full(s, l);
-      s->portq[l].flipped = sat != s->portq[l].saturated;
-      s->portq[l].saturated = sat;
-      if (sat && fs__merge_back(s, l)) s->portq[l].flipped = 1;
+  for (int32_t i = 0; i < s->n_model; i++) /* e.g. where each flow queues, and how much */
+    if (s->model[i].m->rerated) {
+      int rc = s->model[i].m->rerated(s, s->model[i].st);
+      if (rc < 0) return rc;
     }
-    for (int32_t i = 0; i < s->mm.n_comp_flows; i++) fs__q_update(s, s->mm.comp_flows[i]);
-    /* a link that saturated or stopped can move where the other flows on it
-     * queue (their rates and budgets are as they were) */
-    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
-      int32_t l = s->mm.comp_links[i];
-      if (!s->portq[l].flipped) continue;
-      s->portq[l].flipped = 0;
-      for (int32_t j = 0; j < c->active[l].n; j++) {
-        int32_t g = c->active[l].flow[j];
-        if (s->mm.flow_seen[g] != s->mm.epoch && fs__queue_moved(s, g)) fs__q_update(s, g);
-      }
-    }
-  }
   /* Dead drains pile up by one per re-rating; squeeze them out once they
    * outnumber the live events (amortised O(1) per re-rating). */
   if (s->heap.stale > 1024 && 2 * s->heap.stale > s->heap.count && fs__evq_compact(s))
@@ -758,10 +740,13 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   for (int32_t i = 0; i < s->n_model; i++)
     all_links |= s->model[i].m->all_links && s->model[i].m->all_links(s, s->model[i].st);
   int prune = !s->n_timers && !opts->observe && !opts->rate_all_links && !all_links;
-  if (prune || (s->portq && !s->n_timers)) {
+  uint8_t **bind = NULL; /* (a model that reads which links may bind) */
+  for (int32_t i = 0; i < s->n_model && !bind; i++)
+    if (s->model[i].m->bind_map) bind = s->model[i].m->bind_map(s, s->model[i].st);
+  if (prune || (bind && !s->n_timers)) {
     int64_t pruned;
     if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
-                  s->portq ? &s->can_bind : NULL, &pruned))
+                  bind, &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))

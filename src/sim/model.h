@@ -1,6 +1,8 @@
-/* The engine's private state and the core API its rooms share (engine.c,
+/* The engine's private state, the core API its rooms share (engine.c,
  * graph.c, control.c and the transport models: tcp.c, portq.c, ratectl.c,
- * hybrid.c).
+ * hybrid.c) and the transport-model interface (fs__model: a table of hooks;
+ * ratectl.c and hybrid.c are behind it, tcp.c and portq.c are still called
+ * by the core directly where their branches are).
  *
  * struct fs_sim holds the core (the flows and links of fs__simcore, the
  * event queue, the dependency graph) and the state of the models in use;
@@ -93,13 +95,6 @@ typedef struct timer {
   void *ctx;
 } timer;
 
-/* A change of host_flows waiting for the batch's end: link's count moves
- * by delta; link -1: flow's `hcounted` becomes delta > 0. */
-typedef struct hc_change {
-  int32_t link, flow;
-  double delta;
-} hc_change;
-
 /* A flow on a quotient route (symm.h): the route its packets take (one of
  * the flows it stands for) and how many flows it stands for. */
 typedef struct fs__fpath {
@@ -179,6 +174,11 @@ typedef struct fs__model {
   /* Link l's capacity changed / flow fi (off its links) took a new route. */
   void (*capacity)(fs_sim *s, void *st, int32_t l);
   void (*rerouted)(fs_sim *s, void *st, int32_t fi);
+  /* After max-min's rates are the flows' (their loads final). */
+  int (*rerated)(fs_sim *s, void *st);
+  /* Where the pruning of the rating (prune.c) is to say, per link, whether
+   * it may bind: NULL if the model does not want it. */
+  uint8_t **(*bind_map)(fs_sim *s, void *st);
   /* What it counted, into *c (fs_sim_get_counters). */
   void (*counters)(const fs_sim *s, const void *st, fs_sim_counters *c);
 } fs__model;
@@ -193,7 +193,7 @@ typedef struct fs__mslot {
 /* The models behind hooks, in the order the core calls them (control.c). */
 extern const fs__model *const fs__models[];
 #define FS__MAX_MODELS 4
-extern const fs__model fs__model_ratectl, fs__model_hybrid;
+extern const fs__model fs__model_ratectl, fs__model_portq, fs__model_hybrid;
 
 struct fs_sim {
   fs__simcore core;
@@ -257,9 +257,10 @@ struct fs_sim {
   srcq *srcq;           /* per link, tcp with source_fq only */
   int32_t *src_hpos;    /* then, per flow: its slot in its source link's heap, -1 */
   double *host_flows;   /* per link, with portq: flows in flight on it, for
-                         * the links leaving hosts (host_count) */
-  hc_change *hc_pending; /* changes to it since the last re-rating */
-  size_t n_hc, hc_cap;
+                         * the links leaving hosts (host_count); portq,
+                         * can_bind and host_flows are the port-queue
+                         * model's (portq.c sets them up and frees them),
+                         * read by the tcp model and the packets too */
   fs__fpath *paths;     /* per flow, NULL until a flow with a quotient route
                          * is added: the route its packets take */
   size_t paths_cap;
@@ -287,13 +288,6 @@ typedef struct pkt_route {
   const double *w;
   int32_t n;
 } pkt_route;
-
-static inline void evq_free(evq *q) {
-  fs__heap_free(&q->runs);
-  free(q->pl);
-  memset(q, 0, sizeof(*q));
-  fs__heap_init(&q->runs, 2, NULL);
-}
 
 /* Flow fi's tcp record (it has begun and is not given back). */
 static inline fs__tflow *TF(const fs_sim *s, int32_t fi) {
@@ -408,8 +402,6 @@ int fs__queue_moved(const fs_sim *s, int32_t fi);
 void fs__q_update(fs_sim *s, int32_t fi);
 double fs__standing_bytes(fs_sim *s, int32_t l);
 double fs__port_queue_s(fs_sim *s, int32_t l);
-int fs__host_count(fs_sim *s, int32_t fi, double sign);
-void fs__host_count_apply(fs_sim *s);
 double fs__route_queue_s(fs_sim *s, int32_t fi);
 double fs__entry_wait_s(fs_sim *s, int32_t fi);
 double fs__ack_wait_s(fs_sim *s, int32_t fi);

@@ -13,6 +13,21 @@
 
 #include "model.h"
 
+/* A change of host_flows waiting for the batch's end: link's count moves
+ * by delta; link -1: flow's `hcounted` becomes delta > 0. */
+typedef struct hc_change {
+  int32_t link, flow;
+  double delta;
+} hc_change;
+
+/* The model's own state (the per-link arrays the other rooms read are
+ * fs_sim's: portq, host_flows, can_bind): the host link counts' changes
+ * waiting for the batch's end. */
+typedef struct portqs {
+  hc_change *pending;
+  size_t n, cap;
+} portqs;
+
 pkt_route fs__packet_route(const fs_sim *s, int32_t fi) {
   const fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
@@ -599,28 +614,28 @@ static int32_t n_host_entries(const fs_topo *t, pkt_route p) {
  * flow its orbit's members per link (orbit / |O|). The change is applied
  * at the batch's re-rating, as the port queues are: what a packet finds
  * must not depend on the order of the events of one instant. */
-int fs__host_count(fs_sim *s, int32_t fi, double sign) {
+static int host_count(fs_sim *s, portqs *pq, int32_t fi, double sign) {
   if (!s->host_flows) return 0;
   const fs__simcore *c = &s->core;
   pkt_route p = fs__packet_route(s, fi);
   int32_t nh = n_host_entries(c->t, p);
-  if (fs__grow(&s->hc_pending, &s->hc_cap, s->n_hc + (size_t)nh + 1, sizeof(*s->hc_pending)))
+  if (fs__grow(&pq->pending, &pq->cap, pq->n + (size_t)nh + 1, sizeof(*pq->pending)))
     return FS_ENOMEM;
   for (int32_t k = 0; k < nh; k++)
-    s->hc_pending[s->n_hc++] =
+    pq->pending[pq->n++] =
         (hc_change){fs__sim_link(s, fi, p.links[k]), fi, sign * queue_mult(s, fi, p.links[k])};
-  s->hc_pending[s->n_hc++] = (hc_change){-1, fi, sign};
+  pq->pending[pq->n++] = (hc_change){-1, fi, sign};
   return 0;
 }
 
 /* The batch's host link counts (host_count). */
-void fs__host_count_apply(fs_sim *s) {
-  for (size_t i = 0; i < s->n_hc; i++) {
-    const hc_change *h = &s->hc_pending[i];
+static void host_count_apply(fs_sim *s, portqs *pq) {
+  for (size_t i = 0; i < pq->n; i++) {
+    const hc_change *h = &pq->pending[i];
     if (h->link >= 0) s->host_flows[h->link] += h->delta;
     else TF(s, h->flow)->hcounted = h->delta > 0;
   }
-  s->n_hc = 0;
+  pq->n = 0;
 }
 
 /* What a packet of flow fi waits now on its way: in the switch queues of
@@ -669,3 +684,96 @@ double fs__ack_wait_s(fs_sim *s, int32_t fi) {
   }
   return d;
 }
+
+/* ---- the hooks (model.h) ---- */
+
+/* tcp with switch queues (queue_k > 0) and tcp records: the queues delay
+ * handshakes and slow-start rounds, none without them. Under DCTCP the
+ * rate control keeps the queues (dcqcn.c): host counts only. */
+static int pq_setup(fs_sim *s, fs__mslot *slot) {
+  int state = s->tp.kind == FS_TRANSPORT_TCP && (!s->tp.persistent || !dcqcn(s));
+  if (!(state && s->tp.queue_k > 0)) return 0;
+  size_t L = (size_t)s->core.t->n_links;
+  portqs *pq = calloc(1, sizeof(*pq));
+  if (!pq || (!dcqcn(s) && !(s->portq = calloc(L ? L : 1, sizeof(*s->portq)))) ||
+      !(s->host_flows = calloc(L ? L : 1, sizeof(double)))) {
+    free(pq);
+    free(s->portq);
+    s->portq = NULL;
+    return FS_ENOMEM;
+  }
+  slot->st = pq;
+  return 1;
+}
+
+static void pq_free(fs_sim *s, void *st) {
+  portqs *pq = st;
+  free(pq->pending);
+  free(pq);
+  free(s->portq);
+  free(s->host_flows);
+  free(s->can_bind);
+  s->portq = NULL;
+  s->host_flows = NULL;
+  s->can_bind = NULL;
+}
+
+static int pq_flow_on(fs_sim *s, void *st, int32_t fi) { return host_count(s, st, fi, 1); }
+
+static int pq_flow_off(fs_sim *s, void *st, int32_t fi) {
+  if (s->portq) fs__q_remove(s, fi);
+  return host_count(s, st, fi, -1);
+}
+
+/* The counts change at the batch's end, as the port queues do: what a
+ * packet finds must not depend on the order of the events of one instant. */
+static int pq_batch(fs_sim *s, void *st) {
+  portqs *pq = st;
+  if (pq->n) host_count_apply(s, pq);
+  return 0;
+}
+
+/* The loads are final: where each flow queues, and how much. */
+static int pq_rerated(fs_sim *s, void *st) {
+  const fs__simcore *c = &s->core;
+  const fs__maxmin *mm = &s->mm;
+  (void)st;
+  if (!s->portq) return 0;
+  for (int32_t i = 0; i < mm->n_comp_links; i++) {
+    int32_t l = mm->comp_links[i];
+    uint8_t sat = (uint8_t)fs__queues_full(s, l);
+    s->portq[l].flipped = sat != s->portq[l].saturated;
+    s->portq[l].saturated = sat;
+    if (sat && fs__merge_back(s, l)) s->portq[l].flipped = 1;
+  }
+  for (int32_t i = 0; i < mm->n_comp_flows; i++) fs__q_update(s, mm->comp_flows[i]);
+  /* a link that saturated or stopped can move where the other flows on it
+   * queue (their rates and budgets are as they were) */
+  for (int32_t i = 0; i < mm->n_comp_links; i++) {
+    int32_t l = mm->comp_links[i];
+    if (!s->portq[l].flipped) continue;
+    s->portq[l].flipped = 0;
+    for (int32_t j = 0; j < c->active[l].n; j++) {
+      int32_t g = c->active[l].flow[j];
+      if (mm->flow_seen[g] != mm->epoch && fs__queue_moved(s, g)) fs__q_update(s, g);
+    }
+  }
+  return 0;
+}
+
+/* A link that can never bind never queues (queues_full). */
+static uint8_t **pq_bind_map(fs_sim *s, void *st) {
+  (void)st;
+  return s->portq ? &s->can_bind : NULL;
+}
+
+const fs__model fs__model_portq = {
+    .name = "portq",
+    .setup = pq_setup,
+    .free = pq_free,
+    .flow_on = pq_flow_on,
+    .flow_off = pq_flow_off,
+    .batch = pq_batch,
+    .rerated = pq_rerated,
+    .bind_map = pq_bind_map,
+};

@@ -3,8 +3,9 @@
  * not at max-min shares, so the re-rating hands out the offers instead;
  * flows that come or go touch their NICs' shares; a sender done lets its
  * last byte wait out the queues it finds (its tail event); its step event
- * is versioned like a drain. State: dcqcn.c's (fs__dcqcn), and the
- * step event's version and time in fs_sim. Cost per batch: O(flows
+ * is versioned like a drain. State: dcqcn.c's (fs__dcqcn) and the step
+ * event's version and time, in a struct of its own (fs_sim's dq points at
+ * dcqcn.c's part, for the tcp model and the port queues under DCTCP). Cost per batch: O(flows
  * touched) between steps, O(flows in flight) at a step. */
 #include <math.h>
 #include <stdlib.h>

@@ -43,7 +43,7 @@ void fs__capacity_changed(fs_sim *s, int32_t link, double Bps) {
 /* The transport models behind hooks (model.h), in the order the core
  * calls them: a new model is a file and a line here. */
 const fs__model *const fs__models[] = {&fs__model_ratectl, &fs__model_portq, &fs__model_hybrid,
-                                         NULL};
+                                         &fs__model_tcp, NULL};
 
 /* Sets up the models this run uses, each with its range of event types.
  * 0 or FS_ENOMEM (those set up are freed with the simulation). */
@@ -130,17 +130,6 @@ int fs__transport_setup(fs_sim *s) {
     free(s->tail_reach);
     free(s->tail_rate);
     s->tail_reach = s->tail_rate = NULL;
-  }
-  if (tcp && s->tp.source_fq &&
-      (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
-       !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||
-       !(c->src_y = calloc(L ? L : 1, sizeof(double))) ||
-       !(s->srcq = calloc(L ? L : 1, sizeof(*s->srcq))) ||
-       !(s->src_hpos = fs__malloc((size_t)c->n_flows + 1, sizeof(int32_t)))))
-    return FS_ENOMEM;
-  if (s->srcq) {
-    for (int32_t fi = 0; fi <= c->n_flows; fi++) s->src_hpos[fi] = -1;
-    for (size_t l = 0; l < L; l++) fs__heap_init(&s->srcq[l].h, 1, s->src_hpos);
   }
   if (s->tp.efficiency < 1) {
     if (!(s->cap_base = fs__malloc(L ? L : 1, sizeof(double))) ||

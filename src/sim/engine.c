@@ -12,7 +12,19 @@
  * constant, so a flow's bytes left are settled lazily: only when its rate is
  * about to change. Per flow in flight: a block of the position pool (its
  * place in each link's active list, O(1) removal). Expected sizes:
- * 10^5..10^7 flows, routes of 2..200 links. */
+ * 10^5..10^7 flows, routes of 2..200 links.
+ *
+ * The models are called through their hooks (model.h), except where a
+ * hook would cost an indirect call on the hottest paths, which test the
+ * tcp model's state directly: settle (a tcp window's budget, the rate a
+ * last byte left at), predict (a drain that stops at a window's end:
+ * EV_WINDOW), each route entry as a flow comes or goes (the share a
+ * transport with efficiency < 1 keeps of a shared link), the rates'
+ * application (what a window waiting at its source takes there). The tcp
+ * record's on-links times are set before any model's flow_on (the packets
+ * beside the fluid read them for the flow itself), a held round's re-entry
+ * is the core's EV_REENTER, and a small flow's drain lets the next of its
+ * source's FIFO go (fs__fifo_next). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +96,6 @@ void fs_sim_free(fs_sim *s) {
   free(s->core.src_w);
   free(s->core.src_y);
   for (int32_t i = 0; i < s->n_model; i++) s->model[i].m->free(s, s->model[i].st);
-  if (s->srcq)
-    for (int32_t l = 0; l < s->core.t->n_links; l++) fs__heap_free(&s->srcq[l].h);
-  free(s->srcq);
-  free(s->src_hpos);
   free(s->items);
   free(s->tasks);
   free(s->edges);
@@ -117,7 +125,8 @@ static int64_t pos_alloc(fs__simcore *c, int32_t n) {
   }
   size_t off = c->pos_len;
   /* a block of size 1 has room for its link; size 0 never comes (n >= 1) */
-  if (off + (size_t)n > INT32_MAX || fs__grow(&c->pos, &c->pos_cap, off + (size_t)n, sizeof(int32_t)))
+  if (off + (size_t)n > INT32_MAX ||
+      fs__grow(&c->pos, &c->pos_cap, off + (size_t)n, sizeof(int32_t)))
     return FS_ENOMEM;
   c->pos_len = off + (size_t)n;
   return (int64_t)off;
@@ -156,7 +165,6 @@ static inline int run_before(const evrun *a, const evrun *b) { return fs__heap_b
  * always dead: versions only grow and a flow leaves its links only by
  * draining or being re-routed (which bumps the version). */
 static int ev_live(const fs_sim *s, const evpl *p) {
-  if (p->type == EV_SRC_OUT) return p->version == s->srcq[p->item].version;
   if (p->type >= EV_MODEL) {
     const fs__mslot *m = &s->model[s->ev_owner[p->type]];
     return !m->m->ev_live || m->m->ev_live(s, m->st, p->type - m->ev_base, p->item, p->version);
@@ -261,7 +269,6 @@ static int evq_pop_live(fs_sim *s, fs__event *out) {
   evrun *r = evq_min(q);
   const evpl *p = &q->pl[r->a];
   *out = (fs__event){r->t, r->seq, p->item, p->version, p->type};
-  if (p->type == EV_SRC_OUT) s->srcq[p->item].pending = 0;
   if (p->type == EV_DRAIN || p->type == EV_REENTER || p->type == EV_WINDOW)
     s->core.flows[s->items[p->item].idx].pending = 0;
   evq_take(q, r);
@@ -328,7 +335,7 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
   f->active_idx = s->n_active;
   s->active_list[s->n_active++] = fi;
   if (s->n_active > s->counters.max_active) s->counters.max_active = s->n_active;
-  return fs__inject(c, fi, 0) ? fs__srcq_join(s, fi) : 0;
+  return 0;
 }
 
 /* Flow fi sends its first byte: all its bytes are left, and it counts as
@@ -361,8 +368,6 @@ int fs__flow_unlink(fs_sim *s, int32_t fi) {
     if (s->model[i].m->flow_off && s->model[i].m->flow_off(s, s->model[i].st, fi))
       return FS_ENOMEM;
   note_leaver(c, f->rate);
-  int rc = fs__inject(c, fi, 0) && s->src_hpos[fi] >= 0 ? fs__srcq_leave(s, fi) : 0;
-  if (rc) return rc;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
     fs__link_active *a = &c->active[l];
@@ -393,7 +398,7 @@ int fs__flow_unlink(fs_sim *s, int32_t fi) {
   f->active_idx = -1;
   f->rate = 0;
   if (f->rid >= 0) route_busy(s, f->rid, -1);
-  rc = pos_release(c, f->pos, f->n);
+  int rc = pos_release(c, f->pos, f->n);
   f->pos = -1;
   return rc;
 }
@@ -438,17 +443,7 @@ static int flow_begin(fs_sim *s, int32_t id) {
       int rc = s->model[i].m->flow_begin(s, s->model[i].st, fi);
       if (rc) return rc < 0 ? rc : 0;
     }
-  if (!s->small) return fs__flow_enter(s, fi);
-  if (s->tf_slot) {
-    int rc = fs__tf_take(s, fi);
-    if (rc) return rc;
-  }
-  if (s->tf_slot && TF(s, fi)->handshake_s > 0) {
-    double t = s->now + TF(s, fi)->handshake_s + fs__route_queue_s(s, fi);
-    return s->host_flows ? fs__ack_schedule(s, fi, FS__ACK_HANDSHAKE, t)
-                         : fs__evq_push(s, t, EV_ENTER, id, 0);
-  }
-  return fs__admit(s, fi);
+  return fs__flow_enter(s, fi);
 }
 
 /* Dependencies are met: start now, or schedule the earliest start. */
@@ -502,7 +497,7 @@ static int handle(fs_sim *s, const fs__event *e) {
     const fs__mslot *m = &s->model[s->ev_owner[e->type]];
     return m->m->event(s, m->st, e->type - m->ev_base, e);
   }
-  sim_item *it = e->type == EV_TIMER || e->type == EV_SRC_OUT ? NULL : &s->items[e->item];
+  sim_item *it = e->type == EV_TIMER ? NULL : &s->items[e->item];
   switch (e->type) {
     case EV_START: {
       it->start_s = s->now;
@@ -514,8 +509,6 @@ static int handle(fs_sim *s, const fs__event *e) {
       }
       return flow_begin(s, e->item);
     }
-    case EV_ENTER:
-      return fs__admit(s, it->idx);
     case EV_DRAIN: {
       fs__flow *f = &s->core.flows[it->idx];
       for (int32_t i = 0; i < s->n_model; i++) /* e.g. what packets took: still to send */
@@ -538,13 +531,9 @@ static int handle(fs_sim *s, const fs__event *e) {
     }
     case EV_WINDOW:
       return fs__window_sent(s, it->idx);
-    case EV_SRC_OUT:
-      return fs__src_out(s, e->item);
     case EV_FLOW_DONE: {
-      int own = 0; /* a model's own flow (run as packets) has no tcp record */
       for (int32_t i = 0; i < s->n_model; i++)
-        if (s->model[i].m->flow_done) own |= s->model[i].m->flow_done(s, s->model[i].st, it->idx);
-      if (!own && s->tf_slot) fs__tf_give_back(s, it->idx);
+        if (s->model[i].m->flow_done) s->model[i].m->flow_done(s, s->model[i].st, it->idx);
       return item_finished(s, e->item);
     }
     case EV_TASK_DONE:
@@ -568,10 +557,6 @@ static int handle(fs_sim *s, const fs__event *e) {
       f->held = 0;
       return fs__flow_link(s, it->idx);
     }
-    case EV_ACK:
-      return fs__ack_left(s, it->idx);
-    case EV_CLOCKED:
-      return fs__flow_clocked(s, it->idx);
   }
   return FS_EINTERNAL;
 }
@@ -642,17 +627,10 @@ static int rerate(fs_sim *s) {
   }
   c->n_dirty = 0;
   s->counters.flows_rerated += (uint64_t)s->mm.n_comp_flows;
-  if (s->srcq) /* the source queues' new shares: their clocks and next windows */
-    for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
-      int32_t l = s->mm.comp_links[i];
-      double y = s->mm.new_y[l];
-      if (!(c->src_w[l] > 0) || y == c->src_y[l]) continue;
-      fs__srcq_advance(s, l);
-      c->load[l] += c->src_w[l] * (y - c->src_y[l]);
-      c->src_y[l] = y;
-      if (fs__srcq_predict(s, l)) return FS_ENOMEM;
-      if (s->portq) /* its windows' queues downstream grow at the new excess */
-        for (size_t j = 0; j < s->srcq[l].h.len; j++) fs__q_update(s, s->srcq[l].h.e[j].a);
+  for (int32_t i = 0; i < s->n_model; i++) /* e.g. the source queues' new shares */
+    if (s->model[i].m->filled) {
+      int rc = s->model[i].m->filled(s, s->model[i].st);
+      if (rc < 0) return rc;
     }
   for (int32_t i = 0; i < s->mm.n_comp_flows; i++) {
     int32_t fi = s->mm.comp_flows[i];
@@ -734,7 +712,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     return fs_err_set(err, FS_EINVAL,
                       "flows on quotient routes under a transport model need the symmetry "
                       "(fs_sim_set_symmetry)");
-  if ((rc = fs__transport_setup(s))) return fs_err_set(err, rc, "out of memory starting simulation");
+  if ((rc = fs__transport_setup(s)))
+    return fs_err_set(err, rc, "out of memory starting simulation");
   /* (under DCQCN every link may queue: none is left out) */
   int all_links = 0;
   for (int32_t i = 0; i < s->n_model; i++)

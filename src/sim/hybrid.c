@@ -388,13 +388,11 @@ static int hy_owed(fs_sim *s, void *st, int32_t fi) {
 }
 
 /* A flow of its own: its bytes, spread over its life on its links. */
-static int hy_flow_done(fs_sim *s, void *st, int32_t fi) {
+static void hy_flow_done(fs_sim *s, void *st, int32_t fi) {
   const hybrid *h = st;
-  if (!h->as_pkt[fi]) return 0;
-  if (s->bins.n)
+  if (h->as_pkt[fi] && s->bins.n)
     fs__bins_flow(&s->bins, &s->core, &s->core.flows[fi], s->items[s->core.flows[fi].item].start_s,
                   s->now, s->core.flows[fi].bytes);
-  return 1;
 }
 
 /* A flow run as packets has its last byte out of its host. */

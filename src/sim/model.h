@@ -21,9 +21,13 @@
 #include "internal.h"
 #include "pktnet.h"
 
-/* EV_ENTER: a flow's handshake is over; EV_WINDOW: it sent its window's
- * bytes (tcp slow start); EV_SRC_OUT: the first waiting window of a source
- * link (the event's item) is out of its fair queue. */
+/* The core's event types. A flow's drain prediction and its re-entry carry
+ * its version (superseded: dead). EV_WINDOW: under tcp slow start the
+ * prediction stops at the end of its window's bytes, not its drain (the
+ * window's budget is read where the drain is predicted, on every rate
+ * change: a hook there would cost an indirect call per flow re-rated);
+ * EV_REENTER: a flow off its links (re-routed and held, or a tcp round
+ * waiting for its ACK) comes back. The models' own types follow. */
 enum {
   EV_START = 0,
   EV_DRAIN = 1,
@@ -31,12 +35,8 @@ enum {
   EV_TASK_DONE = 3,
   EV_TIMER = 4,
   EV_REENTER = 5,
-  EV_ENTER = 6,
-  EV_WINDOW = 7,
-  EV_SRC_OUT = 8,
-  EV_ACK = 9, /* a new connection's SYN-ACK or a round's first ACK leaves the receiver */
-  EV_CLOCKED = 10, /* tcp: a slow-start round's first ACK is back before its window is out */
-  EV_MODEL = 11,   /* the first of the types the models behind hooks own (fs__model) */
+  EV_WINDOW = 6,
+  EV_MODEL = 7,   /* the first of the types the models behind hooks own (fs__model) */
   EV_MAX = 32      /* room for their types */
 };
 
@@ -77,18 +77,6 @@ typedef struct task {
   int32_t host;
   double duration_s;
 } task;
-
-/* tcp source fair queue, per link: the virtual clock (bytes each waiting
- * window has sent, v as of t, rising at src_y) and a min-heap of the
- * waiting flows on (tag, flow index), a = the flow (binary: the re-rating
- * walks it in array order, and kept the order it had); its EV_SRC_OUT
- * carries `version`. */
-typedef struct srcq {
-  double v, t;
-  fs__heap h;
-  uint32_t version;
-  uint8_t pending;
-} srcq;
 
 typedef struct timer {
   fs_sim_timer_fn fn;
@@ -152,8 +140,8 @@ typedef struct fs__model {
    * packet's wait behind the one before it. 1 if the model schedules its
    * EV_FLOW_DONE, 0 if the core does (a path latency + tail later). */
   int (*sent)(fs_sim *s, void *st, int32_t fi, double tail);
-  /* Flow fi is done: 1 if it was the model's own (flow_begin), else 0. */
-  int (*flow_done)(fs_sim *s, void *st, int32_t fi);
+  /* Flow fi is done. */
+  void (*flow_done)(fs_sim *s, void *st, int32_t fi);
   /* One of its events (type - ev_base = which). */
   int (*event)(fs_sim *s, void *st, int32_t which, const fs__event *e);
   /* Whether a queued event of its own is still live (cheap: it is asked
@@ -174,6 +162,8 @@ typedef struct fs__model {
   /* Link l's capacity changed / flow fi (off its links) took a new route. */
   void (*capacity)(fs_sim *s, void *st, int32_t l);
   void (*rerouted)(fs_sim *s, void *st, int32_t fi);
+  /* Max-min's fill is done (s->mm), before its rates are the flows'. */
+  int (*filled)(fs_sim *s, void *st);
   /* After max-min's rates are the flows' (their loads final). */
   int (*rerated)(fs_sim *s, void *st);
   /* Where the pruning of the rating (prune.c) is to say, per link, whether
@@ -193,7 +183,7 @@ typedef struct fs__mslot {
 /* The models behind hooks, in the order the core calls them (control.c). */
 extern const fs__model *const fs__models[];
 #define FS__MAX_MODELS 4
-extern const fs__model fs__model_ratectl, fs__model_portq, fs__model_hybrid;
+extern const fs__model fs__model_ratectl, fs__model_portq, fs__model_hybrid, fs__model_tcp;
 
 struct fs_sim {
   fs__simcore core;
@@ -254,8 +244,7 @@ struct fs_sim {
                          * only: what is queued at it (switch ports) */
   uint8_t *can_bind;    /* per link, with portq and no timers: 0 if it cannot
                          * bind (prune.c), so it never queues */
-  srcq *srcq;           /* per link, tcp with source_fq only */
-  int32_t *src_hpos;    /* then, per flow: its slot in its source link's heap, -1 */
+  struct fs__tcp *tcp;  /* the tcp model's own state (tcp.c), NULL when off */
   double *host_flows;   /* per link, with portq: flows in flight on it, for
                          * the links leaving hosts (host_count); portq,
                          * can_bind and host_flows are the port-queue
@@ -322,7 +311,9 @@ static inline void mark_dirty(fs_sim *s, int32_t l) {
 static inline int fills(double load, double cap) { return load >= cap * (1 - 1e-9); }
 
 /* Whether link l's fluid flows fill it. */
-static inline int link_full(const fs__simcore *c, int32_t l) { return fills(c->load[l], c->cap_Bps[l]); }
+static inline int link_full(const fs__simcore *c, int32_t l) {
+  return fills(c->load[l], c->cap_Bps[l]);
+}
 
 /* A flow at rate x leaves its links: flows slower than x keep their rates
  * (maxmin.c). Rate 0 took nothing from anyone. */
@@ -366,6 +357,7 @@ double fs__srcq_clock(const fs_sim *s, int32_t l);
 void fs__srcq_advance(fs_sim *s, int32_t l);
 int fs__srcq_predict(fs_sim *s, int32_t l);
 int fs__srcq_join(fs_sim *s, int32_t fi);
+int fs__srcq_waiting(const fs_sim *s, int32_t fi);
 int fs__srcq_leave(fs_sim *s, int32_t fi);
 int fs__reenter_at(fs_sim *s, fs__flow *f, double t);
 int fs__ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base);

@@ -509,7 +509,7 @@ static void q_add(fs_sim *s, int32_t fi) {
   double e = b < rem ? b : rem;
   if (fs__inject(c, fi, 0)) {
     /* what has left the source, growing at the source share's excess */
-    if (s->src_hpos[fi] >= 0) {
+    if (fs__srcq_waiting(s, fi)) {
       int32_t l0 = f->links[0];
       e -= tf->tag - fs__srcq_clock(s, l0);
       r -= c->src_y[l0];
@@ -647,7 +647,8 @@ double fs__route_queue_s(fs_sim *s, int32_t fi) {
   pkt_route p = fs__packet_route(s, fi);
   int self = TF(s, fi)->hcounted;
   double d = 0;
-  for (int32_t k = 0; k < p.n; k++) d += p.w[k] * fs__port_queue_s(s, fs__sim_link(s, fi, p.links[k]));
+  for (int32_t k = 0; k < p.n; k++)
+    d += p.w[k] * fs__port_queue_s(s, fs__sim_link(s, fi, p.links[k]));
   for (int32_t k = 0, nh = n_host_entries(t, p); k < nh; k++)
     d += p.w[k] * host_residual_s(s, fs__sim_link(s, fi, p.links[k]), self);
   return d;
@@ -661,7 +662,8 @@ double fs__entry_wait_s(fs_sim *s, int32_t fi) {
   if (!s->portq || s->dq) return 0;
   pkt_route p = fs__packet_route(s, fi);
   double d = 0;
-  for (int32_t k = 0; k < p.n; k++) d += p.w[k] * port_standing_s(s, fs__sim_link(s, fi, p.links[k]));
+  for (int32_t k = 0; k < p.n; k++)
+    d += p.w[k] * port_standing_s(s, fs__sim_link(s, fi, p.links[k]));
   return d;
 }
 

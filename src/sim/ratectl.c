@@ -224,10 +224,9 @@ static int rc_sent(fs_sim *s, void *st, int32_t fi, double tail) {
   return rc < 0 ? rc : 1;
 }
 
-static int rc_flow_done(fs_sim *s, void *st, int32_t fi) {
+static void rc_flow_done(fs_sim *s, void *st, int32_t fi) {
   (void)st;
   fs__dcqcn_done(s->dq, fi);
-  return 0;
 }
 
 static int rc_event(fs_sim *s, void *st, int32_t which, const fs__event *e) {

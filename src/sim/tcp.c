@@ -1,10 +1,11 @@
-/* The tcp model (docs/model.md, "Transport"): each flow's record
- * (fs__tflow, from a pool while it is under way), its handshake, slow
- * start's rounds and windows with their ACK clocking (EV_WINDOW, EV_ACK,
- * EV_CLOCKED, EV_REENTER), the source's FIFO of small flows and its fair
- * queue of slow-start windows (a virtual clock and a binary heap per
- * source link, EV_SRC_OUT), and the share of shared links a transport
- * with efficiency < 1 keeps. Costs: O(log windows waiting) per window that
+/* The tcp model (docs/model.md, "Transport"), behind the model hooks:
+ * each flow's record (fs__tflow, from a pool while it is under way), its
+ * handshake (TCP_ENTER), slow start's rounds and windows with their ACK
+ * clocking (TCP_ACK, TCP_CLOCKED; the core's EV_WINDOW and EV_REENTER),
+ * the source's FIFO of small flows and its fair queue of slow-start
+ * windows (a virtual clock and a binary heap per source link,
+ * TCP_SRC_OUT), and the share of shared links a transport with
+ * efficiency < 1 keeps. Costs: O(log windows waiting) per window that
  * joins or leaves a source queue; O(route) per round. Sizes: records
  * ~200 bytes a flow in flight, 10^4..10^6 in flight. */
 #include <math.h>
@@ -13,24 +14,52 @@
 
 #include "model.h"
 
+/* tcp source fair queue, per link: the virtual clock (bytes each waiting
+ * window has sent, v as of t, rising at src_y) and a min-heap of the
+ * waiting flows on (tag, flow index), a = the flow (binary: the re-rating
+ * walks it in array order, and kept the order it had); its event (TCP_SRC_OUT)
+ * carries `version`. */
+typedef struct srcq {
+  double v, t;
+  fs__heap h;
+  uint32_t version;
+  uint8_t pending;
+} srcq;
+
+/* The tcp model's own state: its event types and the source queues (the
+ * records, FIFOs and per-flow round trips are fs_sim's, set up with the
+ * routes' transport state in control.c, and read by the port queues and
+ * the packets beside the fluid). */
+struct fs__tcp {
+  int32_t ev_base;
+  srcq *srcq;         /* per link, with source_fq only */
+  int32_t *src_hpos;  /* then, per flow: its slot in its source link's heap, -1 */
+};
+
+/* Its event types: a handshake is over; the first waiting window of a
+ * source link (the event's item) is out of its fair queue; a new
+ * connection's SYN-ACK or a round's first ACK leaves the receiver; a
+ * slow-start round's first ACK is back before its window is out. */
+enum { TCP_ENTER = 0, TCP_SRC_OUT = 1, TCP_ACK = 2, TCP_CLOCKED = 3 };
+
 /* ---- tcp source fair queue (docs/model.md, "Transport") ----
  * The windows waiting at a source link leave at one share each, src_y, so
  * a link keeps one virtual clock (the bytes each has sent) and a heap of
  * the clock readings at which each is out (tags): a change of the share
  * re-predicts one event per link, not one per window. */
 double fs__srcq_clock(const fs_sim *s, int32_t l) {
-  const srcq *q = &s->srcq[l];
+  const srcq *q = &s->tcp->srcq[l];
   return q->v + s->core.src_y[l] * (s->now - q->t);
 }
 
 void fs__srcq_advance(fs_sim *s, int32_t l) {
-  s->srcq[l].v = fs__srcq_clock(s, l);
-  s->srcq[l].t = s->now;
+  s->tcp->srcq[l].v = fs__srcq_clock(s, l);
+  s->tcp->srcq[l].t = s->now;
 }
 
 /* Link l's next window out: one live event. */
 int fs__srcq_predict(fs_sim *s, int32_t l) {
-  srcq *q = &s->srcq[l];
+  srcq *q = &s->tcp->srcq[l];
   if (q->pending) {
     q->pending = 0;
     s->heap.stale++;
@@ -41,7 +70,7 @@ int fs__srcq_predict(fs_sim *s, int32_t l) {
   double t = s->now + (q->h.e[0].t - fs__srcq_clock(s, l)) / y;
   if (t < s->now) t = s->now;
   if (!isfinite(t)) return 0;
-  if (fs__evq_push(s, t, EV_SRC_OUT, l, q->version)) return FS_ENOMEM;
+  if (fs__evq_push(s, t, s->tcp->ev_base + TCP_SRC_OUT, l, q->version)) return FS_ENOMEM;
   q->pending = 1;
   return 0;
 }
@@ -53,7 +82,7 @@ int fs__srcq_join(fs_sim *s, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
   fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
-  srcq *q = &s->srcq[l];
+  srcq *q = &s->tcp->srcq[l];
   fs__srcq_advance(s, l);
   tf->tag = q->v + tf->inject_left;
   if (fs__heap_push(&q->h, (fs__heap_ent){tf->tag, (uint64_t)fi, fi, 0})) return FS_ENOMEM;
@@ -69,11 +98,11 @@ int fs__srcq_leave(fs_sim *s, int32_t fi) {
   const fs__flow *f = &c->flows[fi];
   fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
-  srcq *q = &s->srcq[l];
+  srcq *q = &s->tcp->srcq[l];
   fs__srcq_advance(s, l);
   double left = tf->tag - q->v, y = c->src_y[l], x = f->w[0] * y;
   tf->inject_left = left > 0 ? left : 0;
-  fs__heap_remove(&q->h, (size_t)s->src_hpos[fi]);
+  fs__heap_remove(&q->h, (size_t)s->tcp->src_hpos[fi]);
   c->load[l] -= x;
   c->gone_load[l] += x;
   if (y > c->gone_max[l]) c->gone_max[l] = y;
@@ -104,7 +133,7 @@ int fs__ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
   tf->ack_kind = kind;
   tf->ack_base = base;
   double dt = kind == FS__ACK_HANDSHAKE ? tf->handshake_s / 2 : tf->rtt_s - tf->handshake_s / 2;
-  return fs__evq_push(s, s->now + dt, EV_ACK, s->core.flows[fi].item, 0);
+  return fs__evq_push(s, s->now + dt, s->tcp->ev_base + TCP_ACK, s->core.flows[fi].item, 0);
 }
 
 /* A slow-start round of flow fi begins now: with the queue model, its
@@ -132,7 +161,7 @@ static int clocked_schedule(fs_sim *s, int32_t fi) {
     return 0;
   double left = tf->budget - fs__sent_since(s, f);
   if (f->rate > 0 && !(left > f->rate * (tf->round_end - s->now))) return 0;
-  return fs__evq_push(s, tf->round_end, EV_CLOCKED, f->item, 0);
+  return fs__evq_push(s, tf->round_end, s->tcp->ev_base + TCP_CLOCKED, f->item, 0);
 }
 
 /* EV_CLOCKED: flow fi's round's first ACK is back (clocked_schedule). If
@@ -169,7 +198,8 @@ int fs__ack_left(fs_sim *s, int32_t fi) {
   uint8_t kind = tf->ack_kind;
   tf->ack_kind = 0;
   tf->ack_q = wait;
-  if (kind == FS__ACK_HANDSHAKE) return fs__evq_push(s, tf->ack_base + wait, EV_ENTER, f->item, 0);
+  if (kind == FS__ACK_HANDSHAKE)
+    return fs__evq_push(s, tf->ack_base + wait, s->tcp->ev_base + TCP_ENTER, f->item, 0);
   if (kind != FS__ACK_ROUND) return 0;
   if (wait > 0) tf->round_end += wait; /* this round's end, or the next one's once it waits */
   if (!tf->round_hold) return clocked_schedule(s, fi);
@@ -274,7 +304,7 @@ static int src_relink(fs_sim *s, int32_t fi, int new_round) {
  * keeps its rate (the queue's share, which it was below, no longer binds
  * it); one the share bound is re-linked, to be re-rated from scratch. */
 int fs__src_out(fs_sim *s, int32_t l) {
-  srcq *q = &s->srcq[l];
+  srcq *q = &s->tcp->srcq[l];
   fs__srcq_advance(s, l);
   double tol = 1e-9 * fmax(1, fabs(q->v));
   while (q->h.len && q->h.e[0].t <= q->v + tol) {
@@ -487,3 +517,137 @@ int fs__window_sent(fs_sim *s, int32_t fi) {
   supersede(s, f);
   return fs__predict(s, f);
 }
+
+/* Whether flow fi's window waits in its source link's fair queue. */
+int fs__srcq_waiting(const fs_sim *s, int32_t fi) {
+  return s->tcp->src_hpos && s->tcp->src_hpos[fi] >= 0;
+}
+
+/* ---- the hooks (model.h) ---- */
+
+/* tcp: its events always; with source_fq, the source queues and the
+ * core's arrays of what a waiting window takes (src_phase, src_w, src_y,
+ * which maxmin.c reads: fs_sim_free frees them). */
+static int tcp_setup(fs_sim *s, fs__mslot *slot) {
+  if (s->tp.kind != FS_TRANSPORT_TCP) return 0;
+  fs__simcore *c = &s->core;
+  size_t L = (size_t)c->t->n_links;
+  struct fs__tcp *t = calloc(1, sizeof(*t));
+  if (!t) return FS_ENOMEM;
+  t->ev_base = slot->ev_base;
+  slot->st = s->tcp = t;
+  if (s->tp.source_fq &&
+      (!(c->src_phase = calloc((size_t)c->n_flows + 1, 1)) ||
+       !(c->src_w = calloc(L ? L : 1, sizeof(double))) ||
+       !(c->src_y = calloc(L ? L : 1, sizeof(double))) ||
+       !(t->srcq = calloc(L ? L : 1, sizeof(*t->srcq))) ||
+       !(t->src_hpos = fs__malloc((size_t)c->n_flows + 1, sizeof(int32_t))))) {
+    free(t->srcq);
+    free(t);
+    slot->st = s->tcp = NULL;
+    return FS_ENOMEM;
+  }
+  if (t->srcq) {
+    for (int32_t fi = 0; fi <= c->n_flows; fi++) t->src_hpos[fi] = -1;
+    for (size_t l = 0; l < L; l++) fs__heap_init(&t->srcq[l].h, 1, t->src_hpos);
+  }
+  return 1;
+}
+
+static void tcp_free(fs_sim *s, void *st) {
+  struct fs__tcp *t = st;
+  if (t->srcq)
+    for (int32_t l = 0; l < s->core.t->n_links; l++) fs__heap_free(&t->srcq[l].h);
+  free(t->srcq);
+  free(t->src_hpos);
+  free(t);
+  s->tcp = NULL;
+}
+
+/* A flow's dependencies and start time are met (it counts as started):
+ * a new connection first spends its handshake. */
+static int tcp_flow_begin(fs_sim *s, void *st, int32_t fi) {
+  struct fs__tcp *t = st;
+  if (s->tf_slot) {
+    int rc = fs__tf_take(s, fi);
+    if (rc) return rc;
+  }
+  int rc;
+  if (s->tf_slot && TF(s, fi)->handshake_s > 0) {
+    double at = s->now + TF(s, fi)->handshake_s + fs__route_queue_s(s, fi);
+    rc = s->host_flows ? fs__ack_schedule(s, fi, FS__ACK_HANDSHAKE, at)
+                       : fs__evq_push(s, at, t->ev_base + TCP_ENTER, s->core.flows[fi].item, 0);
+  } else {
+    rc = fs__admit(s, fi);
+  }
+  return rc < 0 ? rc : 1;
+}
+
+/* Its window joins its source link's queue (after the other models: the
+ * packets beside the fluid read the loads without it). */
+static int tcp_flow_on(fs_sim *s, void *st, int32_t fi) {
+  (void)st;
+  return fs__inject(&s->core, fi, 0) ? fs__srcq_join(s, fi) : 0;
+}
+
+static int tcp_flow_off(fs_sim *s, void *st, int32_t fi) {
+  (void)st;
+  return fs__inject(&s->core, fi, 0) && fs__srcq_waiting(s, fi) ? fs__srcq_leave(s, fi) : 0;
+}
+
+/* Its record goes back (a flow run as packets has none). */
+static void tcp_flow_done(fs_sim *s, void *st, int32_t fi) {
+  (void)st;
+  if (s->tf_slot) fs__tf_give_back(s, fi);
+}
+
+static int tcp_event(fs_sim *s, void *st, int32_t which, const fs__event *e) {
+  struct fs__tcp *t = st;
+  if (which == TCP_SRC_OUT) {
+    t->srcq[e->item].pending = 0; /* (popped) */
+    return fs__src_out(s, e->item);
+  }
+  int32_t fi = s->items[e->item].idx;
+  if (which == TCP_ENTER) return fs__admit(s, fi);
+  if (which == TCP_ACK) return fs__ack_left(s, fi);
+  return fs__flow_clocked(s, fi);
+}
+
+static int tcp_ev_live(const fs_sim *s, const void *st, int32_t which, int32_t item,
+                       uint32_t version) {
+  (void)s;
+  return which != TCP_SRC_OUT || version == ((const struct fs__tcp *)st)->srcq[item].version;
+}
+
+/* The source queues' new shares: their clocks and next windows. */
+static int tcp_filled(fs_sim *s, void *st) {
+  struct fs__tcp *t = st;
+  fs__simcore *c = &s->core;
+  if (!t->srcq) return 0;
+  for (int32_t i = 0; i < s->mm.n_comp_links; i++) {
+    int32_t l = s->mm.comp_links[i];
+    double y = s->mm.new_y[l];
+    if (!(c->src_w[l] > 0) || y == c->src_y[l]) continue;
+    fs__srcq_advance(s, l);
+    c->load[l] += c->src_w[l] * (y - c->src_y[l]);
+    c->src_y[l] = y;
+    if (fs__srcq_predict(s, l)) return FS_ENOMEM;
+    if (s->portq) /* its windows' queues downstream grow at the new excess */
+      for (size_t j = 0; j < t->srcq[l].h.len; j++) fs__q_update(s, t->srcq[l].h.e[j].a);
+  }
+  return 0;
+}
+
+const fs__model fs__model_tcp = {
+    .name = "tcp",
+    .n_events = 4,
+    .setup = tcp_setup,
+    .free = tcp_free,
+    .flow_begin = tcp_flow_begin,
+    .flow_on = tcp_flow_on,
+    .flow_off = tcp_flow_off,
+    .flow_done = tcp_flow_done,
+    .event = tcp_event,
+    .ev_live = tcp_ev_live,
+    .filled = tcp_filled,
+};

@@ -182,7 +182,7 @@ typedef struct fs__mslot {
 
 /* The models behind hooks, in the order the core calls them (control.c). */
 extern const fs__model *const fs__models[];
-#define FS__MAX_MODELS 4
+#define FS__MAX_MODELS 8
 extern const fs__model fs__model_ratectl, fs__model_portq, fs__model_hybrid, fs__model_tcp;
 
 struct fs_sim {
@@ -354,24 +354,13 @@ int fs__dq_fills_from_upstream(fs_sim *s, int32_t l);
 
 /* ---- the tcp model (tcp.c) ---- */
 double fs__srcq_clock(const fs_sim *s, int32_t l);
-void fs__srcq_advance(fs_sim *s, int32_t l);
-int fs__srcq_predict(fs_sim *s, int32_t l);
-int fs__srcq_join(fs_sim *s, int32_t fi);
 int fs__srcq_waiting(const fs_sim *s, int32_t fi);
-int fs__srcq_leave(fs_sim *s, int32_t fi);
 int fs__reenter_at(fs_sim *s, fs__flow *f, double t);
-int fs__ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base);
 int fs__round_begins(fs_sim *s, int32_t fi);
-int fs__flow_clocked(fs_sim *s, int32_t fi);
-int fs__ack_left(fs_sim *s, int32_t fi);
 int fs__link_shared(const fs_sim *s, int32_t l);
 int fs__share_note(fs_sim *s, int32_t fi, int32_t k, double sign);
 void fs__share_apply(fs_sim *s);
-int fs__src_out(fs_sim *s, int32_t l);
-int fs__admit(fs_sim *s, int32_t fi);
 int fs__fifo_next(fs_sim *s, int32_t fi);
-int fs__tf_take(fs_sim *s, int32_t fi);
-void fs__tf_give_back(fs_sim *s, int32_t fi);
 void fs__tf_release_done(fs_sim *s);
 int fs__window_sent(fs_sim *s, int32_t fi);
 
@@ -379,8 +368,6 @@ int fs__window_sent(fs_sim *s, int32_t fi);
 pkt_route fs__packet_route(const fs_sim *s, int32_t fi);
 double fs__tail_wait(const fs_sim *s, int32_t fi);
 int32_t fs__sim_link(const fs_sim *s, int32_t fi, int32_t l);
-int fs__merge_back(fs_sim *s, int32_t l);
-int fs__queues_full(const fs_sim *s, int32_t l);
 void fs__standing_advance(fs_sim *s, int32_t l);
 double fs__window_pkts(const fs_sim *s, int32_t fi, pkt_route p);
 void fs__q_advance(fs_sim *s, int32_t l);
@@ -388,9 +375,7 @@ double fs__arrival_Bps(const fs_sim *s, int32_t fi);
 double fs__port_reach_s(const fs_sim *s, pkt_route p, int32_t k);
 double fs__link_reach_s(const fs_sim *s, int32_t fi, pkt_route p, int32_t l);
 double fs__queue_share(const fs_sim *s, int32_t fi, pkt_route p, int32_t k);
-void fs__q_remove(fs_sim *s, int32_t fi);
 double fs__sent_since(const fs_sim *s, const fs__flow *f);
-int fs__queue_moved(const fs_sim *s, int32_t fi);
 void fs__q_update(fs_sim *s, int32_t fi);
 double fs__standing_bytes(fs_sim *s, int32_t l);
 double fs__port_queue_s(fs_sim *s, int32_t l);

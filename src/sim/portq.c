@@ -77,7 +77,7 @@ static int merge_current(const fs_sim *s, int32_t l) {
  * towards l; 0 under a symmetry (a quotient's representatives do not
  * say which images share a link) or when a flow has no such link. Cached
  * by l's flows' version; returns whether it changed. */
-int fs__merge_back(fs_sim *s, int32_t l) {
+static int merge_back(fs_sim *s, int32_t l) {
   const fs__simcore *c = &s->core;
   const fs__link_active *a = &c->active[l];
   fs__portq *q = &s->portq[l];
@@ -118,7 +118,7 @@ int fs__merge_back(fs_sim *s, int32_t l) {
 
 /* Whether link l is saturated and can bind, so that packets queue at its
  * port (queue_level; the saturated flag of rerate). */
-int fs__queues_full(const fs_sim *s, int32_t l) {
+static int queues_full(const fs_sim *s, int32_t l) {
   const fs__simcore *c = &s->core;
   return (!s->can_bind || s->can_bind[l]) && c->cap_Bps[l] > 0 && link_full(c, l);
 }
@@ -148,7 +148,7 @@ static int queue_level(const fs_sim *s, int32_t fi, int32_t *k0, int32_t *k1) {
   int32_t level = 0, first = 0, sat = 0;
   for (int32_t k = 0; k < p.n; k++) {
     int32_t l = fs__sim_link(s, fi, p.links[k]);
-    if (!(level == 0 && skip0) && fs__queues_full(s, l)) sat = 1;
+    if (!(level == 0 && skip0) && queues_full(s, l)) sat = 1;
     acc += p.w[k];
     if (acc >= level + 1 - 1e-6 || k == p.n - 1) { /* the level ends */
       if (sat) {
@@ -473,7 +473,7 @@ static void q_spread(fs_sim *s, int32_t fi, double sign, double e, double r) {
 }
 
 /* Takes flow fi's queued bytes out of the ports it queues at. */
-void fs__q_remove(fs_sim *s, int32_t fi) {
+static void q_remove(fs_sim *s, int32_t fi) {
   fs__tflow *tf = TF(s, fi);
   if (tf->qlink < 0) return;
   tf->qup = fmax(tf->qup - fs__arrival_Bps(s, fi) * (s->now - tf->qsince), 0);
@@ -533,7 +533,7 @@ static void q_add(fs_sim *s, int32_t fi) {
 /* Whether flow fi would now queue at another level than it does (a link on
  * its route saturated or stopped): a flow that queues nowhere is asked
  * again whenever it has a level. */
-int fs__queue_moved(const fs_sim *s, int32_t fi) {
+static int queue_moved(const fs_sim *s, int32_t fi) {
   const fs__tflow *tf = TF(s, fi);
   int32_t k0, k1;
   if (!queue_level(s, fi, &k0, &k1)) return tf->qlink >= 0;
@@ -543,7 +543,7 @@ int fs__queue_moved(const fs_sim *s, int32_t fi) {
 /* After flow fi's rate, budget or the loads on its route changed. */
 void fs__q_update(fs_sim *s, int32_t fi) {
   if (!s->portq) return;
-  fs__q_remove(s, fi);
+  q_remove(s, fi);
   q_add(s, fi);
 }
 
@@ -723,7 +723,7 @@ static void pq_free(fs_sim *s, void *st) {
 static int pq_flow_on(fs_sim *s, void *st, int32_t fi) { return host_count(s, st, fi, 1); }
 
 static int pq_flow_off(fs_sim *s, void *st, int32_t fi) {
-  if (s->portq) fs__q_remove(s, fi);
+  if (s->portq) q_remove(s, fi);
   return host_count(s, st, fi, -1);
 }
 
@@ -743,10 +743,10 @@ static int pq_rerated(fs_sim *s, void *st) {
   if (!s->portq) return 0;
   for (int32_t i = 0; i < mm->n_comp_links; i++) {
     int32_t l = mm->comp_links[i];
-    uint8_t sat = (uint8_t)fs__queues_full(s, l);
+    uint8_t sat = (uint8_t)queues_full(s, l);
     s->portq[l].flipped = sat != s->portq[l].saturated;
     s->portq[l].saturated = sat;
-    if (sat && fs__merge_back(s, l)) s->portq[l].flipped = 1;
+    if (sat && merge_back(s, l)) s->portq[l].flipped = 1;
   }
   for (int32_t i = 0; i < mm->n_comp_flows; i++) fs__q_update(s, mm->comp_flows[i]);
   /* a link that saturated or stopped can move where the other flows on it
@@ -757,7 +757,7 @@ static int pq_rerated(fs_sim *s, void *st) {
     s->portq[l].flipped = 0;
     for (int32_t j = 0; j < c->active[l].n; j++) {
       int32_t g = c->active[l].flow[j];
-      if (mm->flow_seen[g] != mm->epoch && fs__queue_moved(s, g)) fs__q_update(s, g);
+      if (mm->flow_seen[g] != mm->epoch && queue_moved(s, g)) fs__q_update(s, g);
     }
   }
   return 0;

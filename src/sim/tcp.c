@@ -52,13 +52,13 @@ double fs__srcq_clock(const fs_sim *s, int32_t l) {
   return q->v + s->core.src_y[l] * (s->now - q->t);
 }
 
-void fs__srcq_advance(fs_sim *s, int32_t l) {
+static void srcq_advance(fs_sim *s, int32_t l) {
   s->tcp->srcq[l].v = fs__srcq_clock(s, l);
   s->tcp->srcq[l].t = s->now;
 }
 
 /* Link l's next window out: one live event. */
-int fs__srcq_predict(fs_sim *s, int32_t l) {
+static int srcq_predict(fs_sim *s, int32_t l) {
   srcq *q = &s->tcp->srcq[l];
   if (q->pending) {
     q->pending = 0;
@@ -77,29 +77,29 @@ int fs__srcq_predict(fs_sim *s, int32_t l) {
 
 /* Flow fi's window (inject_left bytes) joins its source link's queue, at
  * the share the queue has (the batch's re-rating sets the new one). */
-int fs__srcq_join(fs_sim *s, int32_t fi) {
+static int srcq_join(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
   fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
   srcq *q = &s->tcp->srcq[l];
-  fs__srcq_advance(s, l);
+  srcq_advance(s, l);
   tf->tag = q->v + tf->inject_left;
   if (fs__heap_push(&q->h, (fs__heap_ent){tf->tag, (uint64_t)fi, fi, 0})) return FS_ENOMEM;
   c->src_w[l] += f->w[0];
   c->load[l] += f->w[0] * c->src_y[l];
-  return fs__srcq_predict(s, l);
+  return srcq_predict(s, l);
 }
 
 /* Flow fi's window leaves its source link's queue (out, or the flow leaves
  * its links): a departure of its share from the link. */
-int fs__srcq_leave(fs_sim *s, int32_t fi) {
+static int srcq_leave(fs_sim *s, int32_t fi) {
   fs__simcore *c = &s->core;
   const fs__flow *f = &c->flows[fi];
   fs__tflow *tf = TF(s, fi);
   int32_t l = f->links[0];
   srcq *q = &s->tcp->srcq[l];
-  fs__srcq_advance(s, l);
+  srcq_advance(s, l);
   double left = tf->tag - q->v, y = c->src_y[l], x = f->w[0] * y;
   tf->inject_left = left > 0 ? left : 0;
   fs__heap_remove(&q->h, (size_t)s->tcp->src_hpos[fi]);
@@ -110,7 +110,7 @@ int fs__srcq_leave(fs_sim *s, int32_t fi) {
   c->src_w[l] -= f->w[0];
   if (!q->h.len) c->src_w[l] = c->src_y[l] = 0; /* exactly, whatever rounding left */
   mark_dirty(s, l);
-  return fs__srcq_predict(s, l);
+  return srcq_predict(s, l);
 }
 
 /* Flow f (off its links) comes back onto them at t: EV_REENTER, which a
@@ -128,7 +128,7 @@ int fs__reenter_at(fs_sim *s, fs__flow *f, double t) {
  * handshake, for a round's first data packet RTT - handshake / 2 (a full
  * packet per hop instead of a header and a full packet's ACK). base: when
  * the handshake ends without that wait. */
-int fs__ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
+static int ack_schedule(fs_sim *s, int32_t fi, uint8_t kind, double base) {
   fs__tflow *tf = TF(s, fi);
   tf->ack_kind = kind;
   tf->ack_base = base;
@@ -142,7 +142,7 @@ int fs__round_begins(fs_sim *s, int32_t fi) {
   /* warm connections have no rounds (unless window-limited: warm_rounds):
    * nothing waits for that ACK */
   if (s->tp.persistent && !(TF(s, fi)->cwnd < INFINITY)) return 0;
-  return s->host_flows ? fs__ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
+  return s->host_flows ? ack_schedule(s, fi, FS__ACK_ROUND, 0) : 0;
 }
 
 /* A slow-start round of flow fi (sending, its first ACK on the way back)
@@ -169,7 +169,7 @@ static int clocked_schedule(fs_sim *s, int32_t fi) {
  * window it has (the round's), which joins its ports' standing queue in
  * its slow-start phase (standing_join): the queue model's account of
  * windows that keep doubling until the first ECN echo. */
-int fs__flow_clocked(fs_sim *s, int32_t fi) {
+static int flow_clocked(fs_sim *s, int32_t fi) {
   if (s->tf_slot[fi] < 0) return 0; /* done since */
   fs__flow *f = &s->core.flows[fi];
   fs__tflow *tf = TF(s, fi);
@@ -188,7 +188,7 @@ int fs__flow_clocked(fs_sim *s, int32_t fi) {
 /* Flow fi's (SYN-)ACK leaves its receiver now: the handshake ends, or the
  * round's first ACK is back, that much later; a flow whose window is
  * already out waits for it off its links. */
-int fs__ack_left(fs_sim *s, int32_t fi) {
+static int ack_left(fs_sim *s, int32_t fi) {
   fs__flow *f = &s->core.flows[fi];
   /* read first: it brings the queues on the way back to now */
   double wait = fs__ack_wait_s(s, fi);
@@ -303,9 +303,9 @@ static int src_relink(fs_sim *s, int32_t fi, int new_round) {
  * follows. The others take nothing there from now on: one bound further on
  * keeps its rate (the queue's share, which it was below, no longer binds
  * it); one the share bound is re-linked, to be re-rated from scratch. */
-int fs__src_out(fs_sim *s, int32_t l) {
+static int src_out(fs_sim *s, int32_t l) {
   srcq *q = &s->tcp->srcq[l];
-  fs__srcq_advance(s, l);
+  srcq_advance(s, l);
   double tol = 1e-9 * fmax(1, fabs(q->v));
   while (q->h.len && q->h.e[0].t <= q->v + tol) {
     int32_t fi = q->h.e[0].a;
@@ -315,10 +315,10 @@ int fs__src_out(fs_sim *s, int32_t l) {
     double d = tf->budget < f->remaining ? tf->budget : f->remaining;
     int rc;
     if (d <= 1e-9 * f->bytes) {
-      rc = fs__srcq_leave(s, fi);
+      rc = srcq_leave(s, fi);
     } else if (f->rate < s->core.src_y[l] * (1 - 1e-9)) {
       /* bound further on, not by its injection: its rate stands */
-      rc = fs__srcq_leave(s, fi);
+      rc = srcq_leave(s, fi);
       s->core.src_phase[fi] = FS__SRC_OUT;
       if (!rc && s->portq) fs__q_update(s, fi);
     } else {
@@ -401,7 +401,7 @@ static int tflow_enter(fs_sim *s, int32_t fi, int behind) {
 
 /* tcp: a small flow leaves its source after the small flows queued there
  * before it (the NIC sends its queue in order); others right away. */
-int fs__admit(fs_sim *s, int32_t fi) {
+static int admit(fs_sim *s, int32_t fi) {
   if (s->small[fi]) {
     int32_t src = s->core.flows[fi].src;
     if (s->src_busy[src] >= 0) {
@@ -429,7 +429,7 @@ int fs__fifo_next(fs_sim *s, int32_t fi) {
 
 /* Flow fi begins under tcp: its record from the pool, as its route set
  * it up (fs__transport_flow). */
-int fs__tf_take(fs_sim *s, int32_t fi) {
+static int tf_take(fs_sim *s, int32_t fi) {
   /* (the batch's done list: room for every record) */
   if (fs__pool_take(&s->tf_pool, &s->tf_slot[fi]) ||
       fs__grow(&s->tf_done, &s->tf_done_cap, (size_t)s->tf_pool.used, sizeof(int32_t)))
@@ -449,7 +449,7 @@ int fs__tf_take(fs_sim *s, int32_t fi) {
 
 /* Flow fi is done: its record goes back to the pool once the batch is
  * over (the batch's host counts still write to it: host_count_apply). */
-void fs__tf_give_back(fs_sim *s, int32_t fi) {
+static void tf_give_back(fs_sim *s, int32_t fi) {
   if (s->tf_slot[fi] >= 0) s->tf_done[s->n_tf_done++] = fi;
 }
 
@@ -569,16 +569,16 @@ static void tcp_free(fs_sim *s, void *st) {
 static int tcp_flow_begin(fs_sim *s, void *st, int32_t fi) {
   struct fs__tcp *t = st;
   if (s->tf_slot) {
-    int rc = fs__tf_take(s, fi);
+    int rc = tf_take(s, fi);
     if (rc) return rc;
   }
   int rc;
   if (s->tf_slot && TF(s, fi)->handshake_s > 0) {
     double at = s->now + TF(s, fi)->handshake_s + fs__route_queue_s(s, fi);
-    rc = s->host_flows ? fs__ack_schedule(s, fi, FS__ACK_HANDSHAKE, at)
+    rc = s->host_flows ? ack_schedule(s, fi, FS__ACK_HANDSHAKE, at)
                        : fs__evq_push(s, at, t->ev_base + TCP_ENTER, s->core.flows[fi].item, 0);
   } else {
-    rc = fs__admit(s, fi);
+    rc = admit(s, fi);
   }
   return rc < 0 ? rc : 1;
 }
@@ -587,30 +587,30 @@ static int tcp_flow_begin(fs_sim *s, void *st, int32_t fi) {
  * packets beside the fluid read the loads without it). */
 static int tcp_flow_on(fs_sim *s, void *st, int32_t fi) {
   (void)st;
-  return fs__inject(&s->core, fi, 0) ? fs__srcq_join(s, fi) : 0;
+  return fs__inject(&s->core, fi, 0) ? srcq_join(s, fi) : 0;
 }
 
 static int tcp_flow_off(fs_sim *s, void *st, int32_t fi) {
   (void)st;
-  return fs__inject(&s->core, fi, 0) && fs__srcq_waiting(s, fi) ? fs__srcq_leave(s, fi) : 0;
+  return fs__inject(&s->core, fi, 0) && fs__srcq_waiting(s, fi) ? srcq_leave(s, fi) : 0;
 }
 
 /* Its record goes back (a flow run as packets has none). */
 static void tcp_flow_done(fs_sim *s, void *st, int32_t fi) {
   (void)st;
-  if (s->tf_slot) fs__tf_give_back(s, fi);
+  if (s->tf_slot) tf_give_back(s, fi);
 }
 
 static int tcp_event(fs_sim *s, void *st, int32_t which, const fs__event *e) {
   struct fs__tcp *t = st;
   if (which == TCP_SRC_OUT) {
     t->srcq[e->item].pending = 0; /* (popped) */
-    return fs__src_out(s, e->item);
+    return src_out(s, e->item);
   }
   int32_t fi = s->items[e->item].idx;
-  if (which == TCP_ENTER) return fs__admit(s, fi);
-  if (which == TCP_ACK) return fs__ack_left(s, fi);
-  return fs__flow_clocked(s, fi);
+  if (which == TCP_ENTER) return admit(s, fi);
+  if (which == TCP_ACK) return ack_left(s, fi);
+  return flow_clocked(s, fi);
 }
 
 static int tcp_ev_live(const fs_sim *s, const void *st, int32_t which, int32_t item,
@@ -628,10 +628,10 @@ static int tcp_filled(fs_sim *s, void *st) {
     int32_t l = s->mm.comp_links[i];
     double y = s->mm.new_y[l];
     if (!(c->src_w[l] > 0) || y == c->src_y[l]) continue;
-    fs__srcq_advance(s, l);
+    srcq_advance(s, l);
     c->load[l] += c->src_w[l] * (y - c->src_y[l]);
     c->src_y[l] = y;
-    if (fs__srcq_predict(s, l)) return FS_ENOMEM;
+    if (srcq_predict(s, l)) return FS_ENOMEM;
     if (s->portq) /* its windows' queues downstream grow at the new excess */
       for (size_t j = 0; j < t->srcq[l].h.len; j++) fs__q_update(s, t->srcq[l].h.e[j].a);
   }

@@ -103,7 +103,11 @@ typedef struct fs__tconn {
  * state in a struct of its own (st), set up only for the runs that use it,
  * and this table, listed once in control.c (fs__models). The core calls the
  * hooks of each model in use, in the order of that list, at the points
- * below; a NULL hook has nothing to do there. Hooks return 0 or a negative
+ * below; a NULL hook has nothing to do there. The order is part of the
+ * models: where two act at one point the first listed goes first (the
+ * packets beside the fluid read a link's load before a tcp window joining
+ * its source queue adds to it; the port queues let a flow go before its
+ * ghost is left at its ports). Hooks return 0 or a negative
  * FS_E* code unless said otherwise. A model owns n_events event types,
  * numbered from its slot's ev_base (a push of the core API:
  * fs__evq_push); their payload (item, version) is its own.
@@ -111,7 +115,8 @@ typedef struct fs__tconn {
  * Models in use may read each other's state where one refines another
  * (DCTCP's windows are the tcp model's rounds; the port queues read the
  * rate control's queues): such reads go through fs_sim's pointers to the
- * models' state (s->dq), NULL when that model is off. */
+ * models' state (s->dq, s->tcp, the port queues' arrays), NULL when that
+ * model is off. */
 struct fs__mslot;
 typedef struct fs__model {
   const char *name;
@@ -130,7 +135,7 @@ typedef struct fs__model {
   int (*flow_start)(fs_sim *s, void *st, int32_t fi);
   /* Flow fi came onto its links (its place in their active lists and its
    * tcp record's times are set, its rate is 0) / is about to leave them
-   * (still at its rate; called after the port queues let it go). */
+   * (still on them, at its rate). */
   int (*flow_on)(fs_sim *s, void *st, int32_t fi);
   int (*flow_off)(fs_sim *s, void *st, int32_t fi);
   /* Flow fi drained its bytes: 1 if the model gives it more to send (the
@@ -156,8 +161,8 @@ typedef struct fs__model {
   /* The batch is over, before the re-rating. */
   int (*batch)(fs_sim *s, void *st);
   /* Rates the flows of the batch instead of max-min (the first model with
-   * this hook does; the dirty links are the core's to reset, as
-   * fs__rerate_done does). */
+   * this hook does; it resets the batch's dirty links, as the core does
+   * after max-min). */
   int (*rerate)(fs_sim *s, void *st);
   /* Link l's capacity changed / flow fi (off its links) took a new route. */
   void (*capacity)(fs_sim *s, void *st, int32_t l);

@@ -238,18 +238,18 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     m->key[l] = m->wsum[l] > 0 ? m->res[l] / m->wsum[l] : INFINITY;
     if (m->key[l] <= m->ubmax[l]) h->e[h->len++] = (fs__heap_ent){m->key[l], 0, l, 0};
   }
-  fs__heap_build(h);
+  fs__heap_build_t(h);
   /* Once every S flow is frozen the links left (slack ones, mostly: their
    * levels are the highest) have nothing to freeze. */
   while (h->len && left > 0) {
     int32_t l = h->e[0].a;
     if (m->cnt[l] && h->e[0].t < m->key[l]) { /* stale: re-key */
       h->e[0].t = m->key[l];
-      fs__heap_sift_down(h, 0);
+      fs__heap_sift_down_t(h, 0);
       continue;
     }
     double level = h->e[0].t;
-    fs__heap_pop(h);
+    fs__heap_pop_t(h);
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {

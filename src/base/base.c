@@ -73,6 +73,28 @@ void fs__pool_free(fs__pool *p) {
   fs__pool_init(p, p->size);
 }
 
+/* ---- heap ---- */
+void fs__heap_init(fs__heap *h, unsigned lg, int32_t *pos) {
+  memset(h, 0, sizeof(*h));
+  h->lg = lg;
+  h->pos = pos;
+}
+
+void fs__heap_free(fs__heap *h) {
+  free(h->e);
+  fs__heap_init(h, h->lg, h->pos);
+}
+
+int fs__heap_reserve(fs__heap *h, size_t n) {
+  if (n <= h->cap) return 0;
+  if (n > SIZE_MAX / sizeof(*h->e)) return FS_ENOMEM;
+  fs__heap_ent *e = realloc(h->e, n * sizeof(*e));
+  if (!e) return FS_ENOMEM;
+  h->e = e;
+  h->cap = n;
+  return 0;
+}
+
 /* ---- arena ---- */
 struct fs__arena_block {
   fs__arena_block *next;

@@ -56,6 +56,135 @@ static inline void *fs__pool_at(const fs__pool *p, int32_t k) {
   return (char *)p->chunk[k / FS__POOL_CHUNK] + (size_t)(k % FS__POOL_CHUNK) * p->size;
 }
 
+/* ---- binary / 4-ary heap ------------------------------------------------------
+ * One min-heap for every queue of the simulator (the engine's events, the
+ * packet network's, the max-min fill's links, the tcp model's source fair
+ * queues), libuv-style: entries ordered by (t, seq), the caller's seq making
+ * ties deterministic (a push counter, an index; 0 everywhere: ordered on t
+ * alone, ties in whatever order these operations leave them, themselves
+ * deterministic). Entries are held by value (24 bytes), so a sift touches
+ * one array; a and b are the owner's payload. Arity 2^lg: 4 (lg 2) halves
+ * the depth for queues that are mostly pushed and popped; an owner that
+ * reads its entries in array order keeps the arity it had, so that the order
+ * stays as before. pos (optional, per value of a): each entry's slot, kept
+ * as entries move, -1 once removed; for removals from the middle.
+ * Costs: push, pop, remove O(2^lg log n). */
+typedef struct fs__heap_ent {
+  double t;
+  uint64_t seq;
+  int32_t a, b;
+} fs__heap_ent;
+
+typedef struct fs__heap {
+  fs__heap_ent *e;
+  size_t len, cap;
+  int32_t *pos;
+  unsigned lg;
+} fs__heap;
+
+static inline int fs__heap_before(const fs__heap_ent *x, const fs__heap_ent *y) {
+  return (x->t < y->t) | ((x->t == y->t) & (x->seq < y->seq));
+}
+/* An empty heap of arity 2^lg (lg 1 or 2); pos: NULL or the owner's array. */
+void fs__heap_init(fs__heap *h, unsigned lg, int32_t *pos);
+void fs__heap_free(fs__heap *h);
+/* Room for exactly n entries in all (if it has less). 0 or FS_ENOMEM (the
+ * heap unchanged). */
+int fs__heap_reserve(fs__heap *h, size_t n);
+/* (The operations below are inline: the engine's event queue and the
+ * max-min fill call them in their innermost loops. t_only, a constant at
+ * each call: the order on t alone, no positions kept, for a heap whose
+ * seq are all 0 (the same order, without comparing them).) */
+static inline int fs__heap_lt_(const fs__heap_ent *x, const fs__heap_ent *y, int t_only) {
+  return t_only ? x->t < y->t : fs__heap_before(x, y);
+}
+
+static inline void fs__heap_put_(fs__heap *h, size_t i, fs__heap_ent x, int t_only) {
+  h->e[i] = x;
+  if (!t_only && h->pos) h->pos[x.a] = (int32_t)i;
+}
+
+/* Puts x at slot i (its subtree being a heap) and moves it down. Of equal
+ * children the first wins, and x stays above a child equal to it. */
+static inline void fs__heap_down_(fs__heap *h, size_t i, fs__heap_ent x, int t_only) {
+  size_t n = h->len;
+  unsigned lg = h->lg;
+  for (;;) {
+    size_t c = (i << lg) + 1;
+    if (c >= n) break;
+    size_t best = c, end = c + ((size_t)1 << lg) < n ? c + ((size_t)1 << lg) : n;
+    for (size_t j = c + 1; j < end; j++)
+      best = fs__heap_lt_(&h->e[j], &h->e[best], t_only) ? j : best;
+    if (!fs__heap_lt_(&h->e[best], &x, t_only)) break;
+    fs__heap_put_(h, i, h->e[best], t_only);
+    i = best;
+  }
+  fs__heap_put_(h, i, x, t_only);
+}
+
+/* Puts x at slot i and moves it up; the slot it ends in. */
+static inline size_t fs__heap_up_(fs__heap *h, size_t i, fs__heap_ent x) {
+  unsigned lg = h->lg;
+  while (i > 0) {
+    size_t p = (i - 1) >> lg;
+    if (!fs__heap_before(&x, &h->e[p])) break;
+    fs__heap_put_(h, i, h->e[p], 0);
+    i = p;
+  }
+  fs__heap_put_(h, i, x, 0);
+  return i;
+}
+
+/* 0 or FS_ENOMEM (the heap unchanged). */
+static inline int fs__heap_push(fs__heap *h, fs__heap_ent x) {
+  int rc;
+  if (h->len == h->cap && (rc = fs__grow(&h->e, &h->cap, h->len + 1, sizeof(*h->e)))) return rc;
+  fs__heap_up_(h, h->len++, x);
+  return 0;
+}
+
+/* Removes the entry at slot i. */
+static inline void fs__heap_remove(fs__heap *h, size_t i) {
+  if (h->pos) h->pos[h->e[i].a] = -1;
+  size_t n = --h->len;
+  if (i == n) return;
+  fs__heap_ent x = h->e[n];
+  /* the last entry may belong above slot i (not at the top) */
+  if (i && fs__heap_up_(h, i, x) != i) return;
+  fs__heap_down_(h, i, x, 0);
+}
+
+/* Removes the top (the heap is not empty). */
+static inline void fs__heap_pop(fs__heap *h) {
+  fs__heap_remove(h, 0);
+}
+
+/* The entry at slot i became later (its key rose, e.g. a stale top re-keyed):
+ * moves it down. */
+static inline void fs__heap_sift_down(fs__heap *h, size_t i) {
+  fs__heap_down_(h, i, h->e[i], 0);
+}
+
+/* Makes a heap of the len entries written into e (O(len)). */
+static inline void fs__heap_build(fs__heap *h) {
+  for (size_t i = (h->len >> h->lg) + 1; i-- > 0;)
+    if (i < h->len) fs__heap_down_(h, i, h->e[i], 0);
+}
+
+/* The same three for a heap ordered on t alone (every seq 0, no pos): the
+ * max-min fill's, the hottest. */
+static inline void fs__heap_pop_t(fs__heap *h) {
+  size_t n = --h->len;
+  if (n) fs__heap_down_(h, 0, h->e[n], 1);
+}
+static inline void fs__heap_sift_down_t(fs__heap *h, size_t i) {
+  fs__heap_down_(h, i, h->e[i], 1);
+}
+static inline void fs__heap_build_t(fs__heap *h) {
+  for (size_t i = (h->len >> h->lg) + 1; i-- > 0;)
+    if (i < h->len) fs__heap_down_(h, i, h->e[i], 1);
+}
+
 /* ---- hashing and random numbers --------------------------------------------
  * splitmix64 finaliser: a bijective 64-bit mix, used both for hashing
  * (ECMP, maps) and as the state step of the RNG. Deterministic everywhere. */

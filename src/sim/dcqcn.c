@@ -1,5 +1,5 @@
 /* DCQCN rate control for rdma (docs/model.md, "DCQCN"): the fluid model
- * of RoCEv2's congestion control that the engine (engine.c, cc_step) steps
+ * of RoCEv2's congestion control that the engine (ratectl.c, cc_step) steps
  * every few microseconds while a switch port is queued or
  * over-subscribed, and when a rate increase, a cut or a CNP is due; flows
  * that come or go in between re-rate their NICs only (fs__dcqcn_local). Under it the engine does not share links max-min: each flow sends
@@ -26,7 +26,7 @@
  * becomes the target, unless the period before cut too) and the increase
  * timer restarts; every inc_us after it the rate goes half way to the
  * target, which rises by ai (at stage F) or hai (beyond F). A flow's last
- * byte waits out each queue as it reaches it (engine.c, cc_tail).
+ * byte waits out each queue as it reaches it (ratectl.c, cc_tail).
  *
  * tcp under DCTCP (d->dctcp; docs/model.md, "DCTCP") uses the same ports,
  * marks and delay lines: marks by gentle RED from K packets, and the sender

@@ -1,4 +1,5 @@
-/* State shared by the engine (engine.c) and the rate allocator (maxmin.c).
+/* State shared by the engine (engine.c and its rooms, model.h) and the rate
+ * allocator (maxmin.c).
  *
  * Per flow: its route (n links and weights, the caller's arrays when added
  * by reference, else a copy in the engine's arena), while in flight the
@@ -61,11 +62,6 @@ typedef struct fs__link_active {
   double busy_since;
 } fs__link_active;
 
-typedef struct fs__lkey {
-  double key;
-  int32_t link;
-} fs__lkey;
-
 /* Scratch of one rate computation; sized once per run. */
 typedef struct fs__maxmin {
   double *res, *wsum;  /* per link: residual capacity, unfrozen weight */
@@ -76,7 +72,7 @@ typedef struct fs__maxmin {
   int32_t n_comp_links, n_comp_flows;
   double *new_rate;    /* per flow */
   double *new_y;       /* per link with waiting windows: their new share (src_y) */
-  fs__lkey *heap;       /* min-heap on (level, link id), keys raised lazily */
+  fs__heap heap;        /* min-heap of links on their levels, raised lazily */
   /* incremental re-rating (maxmin.c) */
   uint32_t *wstamp;     /* per link: epoch of wtot */
   double *wtot;         /* per link: total weight of its flows */
@@ -85,7 +81,6 @@ typedef struct fs__maxmin {
   double *cmin;         /* per link: slowest S flow frozen on it */
   double *ubmax;        /* per link: highest rate bound of its S flows */
   uint32_t cround;
-  size_t heap_len, heap_cap;
 } fs__maxmin;
 
 typedef struct fs__simcore {
@@ -151,7 +146,7 @@ static inline double fs__pace(const fs__simcore *c, int32_t f, int32_t k) {
   return fs__skip(c, f, k) ? 0 : c->flows[f].rate;
 }
 
-/* Which exchange's first reply a flow's pending EV_ACK is (engine.c). */
+/* Which exchange's first reply a flow's pending EV_ACK is (tcp.c). */
 enum { FS__ACK_HANDSHAKE = 1, FS__ACK_ROUND = 2 };
 
 /* A flow's transport state (transport.c fills it under tcp and rdma; the
@@ -171,28 +166,28 @@ typedef struct fs__tflow {
   double round_bytes; /* what the current round may send */
   double budget;      /* bytes the current round may still send; INFINITY: no limit */
   double round_end;   /* when the current round's first ACK is back */
-  double ack_q;       /* the wait its last (SYN-)ACK met on the way back (engine.c,
+  double ack_q;       /* the wait its last (SYN-)ACK met on the way back (tcp.c,
                        * ack_left): switch queues of others' data, the receiver */
   double tail_pause;  /* the last packet alone in its round: how long the
                        * flow waited for that round's ACK (0: not alone) */
   double ack_base;    /* with ack_kind: when the handshake ends, or the held
                        * flow's next round begins, before the receiver's wait */
-  uint8_t ack_kind;   /* the (SYN-)ACK on its way: FS__ACK_* (engine.c) */
+  uint8_t ack_kind;   /* the (SYN-)ACK on its way: FS__ACK_* (tcp.c) */
   uint8_t round_hold; /* off its links until its round's first ACK is back */
   uint8_t small;      /* tcp, fits in the initial window: leaves its source FIFO */
   uint8_t qca;        /* its queued bytes count as congestion avoidance */
-  uint8_t hcounted;   /* counted in the host links' flows (engine.c) */
-  uint8_t climbed;    /* its window is in its ports' standing queues (engine.c) */
+  uint8_t hcounted;   /* counted in the host links' flows (portq.c) */
+  uint8_t climbed;    /* its window is in its ports' standing queues (portq.c) */
   int32_t qlink, qend; /* the level of its packet route it queues at: entries
-                        * [qlink, qend); qlink -1: none (engine.c) */
+                        * [qlink, qend); qlink -1: none (portq.c) */
   double qbytes, qrate, qsince; /* queued there: qbytes at qsince, falling at qrate */
   double qup;         /* of a window queued at once, the bytes that packets would
                        * not yet have brought to those ports at qsince (they come
                        * at the first link's rate): what packets beside it see
-                       * (engine.c, pk_fluid) */
+                       * (hybrid.c, pk_fluid) */
   uint8_t qwin;       /* a new window: all of it is upstream when it queues */
   double on_s;        /* when it last came onto its links (its fluid reaches a
-                       * port the hops before it later: engine.c, fluid_arrived) */
+                       * port the hops before it later: hybrid.c, fluid_arrived) */
   double on_all_s;    /* ... and when it has reached every port of its route */
   double ca_window;   /* a new connection's window when it left slow start (bytes) */
   double ss_lost;     /* in slow start's rounds: the bytes packets displaced from it */
@@ -201,22 +196,21 @@ typedef struct fs__tflow {
   double tag;         /* while waiting: when the window is out, on its source
                        * link's virtual clock (the bytes each waiting window
                        * has sent there) */
-  int32_t hpos;       /* its place in that link's heap of tags; -1: none */
 } fs__tflow;
 
-/* The phases of a switch port's standing queue (tcp model, engine.c):
+/* The phases of a switch port's standing queue (tcp model, portq.c):
  * new connections' slow start filling it until the first ECN echo,
  * DCTCP's cuts while it stays over K, then congestion avoidance's climb
  * (where warm connections begin). */
 enum { FS__SQ_SLOW_START = 0, FS__SQ_CUTS = 1, FS__SQ_CLIMB = 2 };
 
-/* tcp: what the flows queued at a switch port hold (engine.c): bursts
+/* tcp: what the flows queued at a switch port hold (portq.c): bursts
  * (slow-start windows, messages sent whole) and flows in congestion
  * avoidance apart, each as bytes at t falling at a rate. */
 typedef struct fs__portq {
   double t, burst, burst_rate, ca, ca_rate;
   double ca_flows, ca_rtt; /* its flows in congestion avoidance, and the sum of their RTTs */
-  double climb, climb_t; /* the standing queue in packets, as of when (engine.c, standing_advance) */
+  double climb, climb_t; /* the standing queue in packets, as of when (portq.c, standing_advance) */
   double alpha, cut_t, cut_to; /* its DCTCP cuts: alpha, when the next one takes effect
                                 * (-1: none yet), the queue it drains to */
   double ss_win, ss_first; /* new connections' windows that joined in slow start, and
@@ -229,7 +223,7 @@ typedef struct fs__portq {
   int32_t n_burst, n_ca;
   uint8_t saturated; /* as of the last re-rating that touched it */
   uint8_t flipped;   /* saturated (or merge_back) changed in the re-rating under way */
-  int32_t merge_back; /* where its flows merge, in links before it (engine.c, merge_back) */
+  int32_t merge_back; /* where its flows merge, in links before it (portq.c, merge_back) */
   uint32_t merge_ver; /* its flows' version (fs__link_active) merge_back is of, + 1 */
 } fs__portq;
 
@@ -419,7 +413,7 @@ static inline fs__dqflow *fs__dq(const fs__dcqcn *d, int32_t fi) {
 /* A DCTCP flow's slow start on a new connection: in congestion avoidance
  * (warm, or cut by an echo), growing by what is acknowledged (its window
  * covers the path's bandwidth-delay product), or sending the engine's
- * slow-start rounds (engine.c, window_sent) at its NIC's share. */
+ * slow-start rounds (tcp.c, window_sent) at its NIC's share. */
 enum { FS__SS_NONE = 0, FS__SS_GROW = 1, FS__SS_ROUNDS = 2 };
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows);

@@ -65,11 +65,11 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->cstamp = fs__calloc(L, sizeof(uint32_t));
   m->cmin = fs__malloc(L, sizeof(double));
   m->ubmax = fs__malloc(L, sizeof(double));
-  m->heap = fs__malloc(L, sizeof(*m->heap));
-  m->heap_cap = L;
+  fs__heap_init(&m->heap, 2, NULL);
+  int no_heap = fs__heap_reserve(&m->heap, L ? L : 1);
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_y ||
-      !m->heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
+      no_heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
       !m->cmin || !m->ubmax) {
     fs__maxmin_free(m);
     return FS_ENOMEM;
@@ -88,7 +88,7 @@ void fs__maxmin_free(fs__maxmin *m) {
   free(m->comp_flows);
   free(m->new_rate);
   free(m->new_y);
-  free(m->heap);
+  fs__heap_free(&m->heap);
   free(m->wstamp);
   free(m->wtot);
   free(m->bn);
@@ -104,22 +104,9 @@ void fs__maxmin_free(fs__maxmin *m) {
  * every change: one sift per link popped, not one per route entry frozen.
  * When the top is current it is the true minimum, since every other entry
  * is a lower bound of its own link's level. */
-/* 4-ary, ordered on the key alone: ties pop in whatever order the heap
- * operations (themselves deterministic) leave them. */
-static void sift_down(fs__maxmin *m, size_t i) {
-  fs__lkey x = m->heap[i];
-  size_t n = m->heap_len;
-  for (;;) {
-    size_t c = 4 * i + 1;
-    if (c >= n) break;
-    size_t best = c, end = c + 4 < n ? c + 4 : n;
-    for (size_t j = c + 1; j < end; j++) best = m->heap[j].key < m->heap[best].key ? j : best;
-    if (!(m->heap[best].key < x.key)) break;
-    m->heap[i] = m->heap[best];
-    i = best;
-  }
-  m->heap[i] = x;
-}
+/* (fs__heap: 4-ary, entries (level, seq 0, a = link): ordered on the level
+ * alone, ties in whatever order the heap operations, themselves
+ * deterministic, leave them.) */
 
 /* Relative slack on theta0: flows just below it (by rounding) join S too.
  * Joining is always safe; it only costs work. */
@@ -243,29 +230,26 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       if (ub > m->ubmax[l]) m->ubmax[l] = ub;
     }
   }
-  m->heap_len = 0;
+  fs__heap *h = &m->heap;
+  h->len = 0;
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
     if (!m->cnt[l]) continue;
     m->key[l] = m->wsum[l] > 0 ? m->res[l] / m->wsum[l] : INFINITY;
-    if (m->key[l] <= m->ubmax[l]) m->heap[m->heap_len++] = (fs__lkey){m->key[l], l};
+    if (m->key[l] <= m->ubmax[l]) h->e[h->len++] = (fs__heap_ent){m->key[l], 0, l, 0};
   }
-  for (size_t i = m->heap_len / 4 + 1; i-- > 0;)
-    if (i < m->heap_len) sift_down(m, i);
+  fs__heap_build_t(h);
   /* Once every S flow is frozen the links left (slack ones, mostly: their
    * levels are the highest) have nothing to freeze. */
-  while (m->heap_len && left > 0) {
-    int32_t l = m->heap[0].link;
-    if (m->cnt[l] && m->heap[0].key < m->key[l]) { /* stale: re-key */
-      m->heap[0].key = m->key[l];
-      sift_down(m, 0);
+  while (h->len && left > 0) {
+    int32_t l = h->e[0].a;
+    if (m->cnt[l] && h->e[0].t < m->key[l]) { /* stale: re-key */
+      h->e[0].t = m->key[l];
+      fs__heap_sift_down_t(h, 0);
       continue;
     }
-    double level = m->heap[0].key;
-    if (--m->heap_len) {
-      m->heap[0] = m->heap[m->heap_len];
-      sift_down(m, 0);
-    }
+    double level = h->e[0].t;
+    fs__heap_pop_t(h);
     if (m->cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {

@@ -46,11 +46,8 @@ typedef struct pkt {
   double bytes, t_in;      /* t_in: when it joined its host's queue */
 } pkt;
 
-typedef struct event {
-  double t;
-  uint64_t seq;
-  int32_t kind, a; /* user's a / host / link */
-} event;
+/* An event is an fs__heap entry: t, seq (push order), a = its kind, b = the
+ * user's a / host / link. */
 
 /* A packet on its way over a link to the link's far end: it gets there at
  * t (push order seq), having crossed `hop` links of its path. */
@@ -138,8 +135,7 @@ struct fs__pktnet {
   /* packets and events */
   pkt *p;
   int32_t n_p, cap_p, free_p;
-  event *h;
-  size_t n_h, cap_h;
+  fs__heap h; /* 4-ary: (t, seq) is a total order, the pops' order is fixed */
   uint64_t seq, rng;
   int64_t packets;
 };
@@ -153,26 +149,8 @@ static double uniform(fs__pktnet *r) {
   return (double)(z >> 11) * 0x1.0p-53;
 }
 
-static int ev_less(const event *x, const event *y) {
-  return x->t < y->t || (x->t == y->t && x->seq < y->seq);
-}
-
 static int push_seq(fs__pktnet *r, double t, uint64_t seq, int32_t kind, int32_t a) {
-  if (r->n_h == r->cap_h) {
-    size_t cap = r->cap_h ? 2 * r->cap_h : 1024;
-    event *h = realloc(r->h, cap * sizeof(*h));
-    if (!h) return FS_ENOMEM;
-    r->h = h;
-    r->cap_h = cap;
-  }
-  event e = {t, seq, kind, a};
-  size_t i = r->n_h++;
-  while (i > 0 && ev_less(&e, &r->h[(i - 1) / 2])) {
-    r->h[i] = r->h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->h[i] = e;
-  return 0;
+  return fs__heap_push(&r->h, (fs__heap_ent){t, seq, kind, a});
 }
 
 static int push(fs__pktnet *r, double t, int32_t kind, int32_t a) {
@@ -207,21 +185,6 @@ static int send_on(fs__pktnet *r, int32_t l, double t, int32_t i, int32_t hop) {
   arrival x = {t, r->seq++, i, hop};
   ln->a[(ln->head + ln->n++) % ln->cap] = x;
   return ln->n == 1 ? push_seq(r, x.t, x.seq, EV_LINK, l) : 0;
-}
-
-static event pop(fs__pktnet *r) {
-  event top = r->h[0], x = r->h[--r->n_h];
-  size_t i = 0, n = r->n_h;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && ev_less(&r->h[c + 1], &r->h[c])) c++;
-    if (!ev_less(&r->h[c], &x)) break;
-    r->h[i] = r->h[c];
-    i = c;
-  }
-  if (n) r->h[i] = x;
-  return top;
 }
 
 static int32_t new_pkt(fs__pktnet *r, int32_t slot, int kind, double bytes) {
@@ -898,26 +861,27 @@ int fs__pktnet_push_user(fs__pktnet *r, double t, int32_t a) { return push(r, t,
 
 double fs__pktnet_busy_until(const fs__pktnet *r, int32_t l) { return r->free_at[l]; }
 
-double fs__pktnet_next_t(const fs__pktnet *r) { return r->n_h ? r->h[0].t : INFINITY; }
+double fs__pktnet_next_t(const fs__pktnet *r) { return r->h.len ? r->h.e[0].t : INFINITY; }
 
 int fs__pktnet_step(fs__pktnet *r) {
-  if (!r->n_h) return 0;
-  event e = pop(r);
-  switch (e.kind) {
-  case EV_USER: return r->c.user ? r->c.user(r->c.ctx, e.a, e.t) : FS_EINTERNAL;
-  case EV_NIC: return nic_free(r, e.a, e.t);
-  case EV_PACE: return roce_put(r, e.a, e.t);
+  if (!r->h.len) return 0;
+  fs__heap_ent e = r->h.e[0];
+  fs__heap_pop(&r->h);
+  switch (e.a) {
+  case EV_USER: return r->c.user ? r->c.user(r->c.ctx, e.b, e.t) : FS_EINTERNAL;
+  case EV_NIC: return nic_free(r, e.b, e.t);
+  case EV_PACE: return roce_put(r, e.b, e.t);
   case EV_SYNACK: {
-    int32_t i = new_pkt(r, e.a, PK_SYNACK, r->c.syn_bytes);
-    return i < 0 ? FS_ENOMEM : host_put(r, r->f[e.a].dst, 2 * e.a + 1, i, e.t);
+    int32_t i = new_pkt(r, e.b, PK_SYNACK, r->c.syn_bytes);
+    return i < 0 ? FS_ENOMEM : host_put(r, r->f[e.b].dst, 2 * e.b + 1, i, e.t);
   }
-  default: { /* the first packet of link e.a's lane arrives; the next one goes on the heap */
-    lane *ln = &r->lanes[e.a];
+  default: { /* the first packet of link e.b's lane arrives; the next one goes on the heap */
+    lane *ln = &r->lanes[e.b];
     arrival x = ln->a[ln->head];
     ln->head = (ln->head + 1) % ln->cap;
     if (--ln->n) {
       const arrival *nx = &ln->a[ln->head];
-      int rc = push_seq(r, nx->t, nx->seq, EV_LINK, e.a);
+      int rc = push_seq(r, nx->t, nx->seq, EV_LINK, e.b);
       if (rc) return rc;
     }
     return arrive(r, x.pkt, x.hop, x.t);
@@ -948,7 +912,7 @@ void fs__pktnet_free(fs__pktnet *r) {
   free(r->nic_busy);
   free(r->dev);
   free(r->p);
-  free(r->h);
+  fs__heap_free(&r->h);
   free(r);
 }
 
@@ -957,6 +921,7 @@ int fs__pktnet_new(const fs__pktnet_cfg *cfg, fs__pktnet **out) {
   fs__pktnet *r = calloc(1, sizeof(*r));
   if (!r) return FS_ENOMEM;
   r->c = *cfg;
+  fs__heap_init(&r->h, 2, NULL);
   r->free_p = r->free_slot = -1;
   r->rng = 1;
   size_t L = (size_t)cfg->t->n_links, V = (size_t)cfg->t->n_nodes;

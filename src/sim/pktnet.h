@@ -2,7 +2,7 @@
  * model.md, "The packet backend"), packet by packet, for whoever owns the
  * flows: the packet backend runs every flow of a scenario in it
  * (src/scenario/packet.c), the fluid engine under tcp its small flows
- * (engine.c, docs/model.md "Small flows as packets").
+ * (hybrid.c, docs/model.md "Small flows as packets").
  *
  * Store and forward at every hop; FIFO switch ports marking ECN with RED
  * (MinTh = MaxTh = K, gentle, Wait); hosts with FQ-CoDel's scheduler (a

@@ -27,7 +27,7 @@
  * links' bytes are added at the end). Cost: one pass over the entries of the
  * distinct routes (flows added by reference share theirs). The same analysis
  * without leaving anything out tells the tcp queue model which saturated
- * links can bind (engine.c), so that it too is the same pruned or not. */
+ * links can bind (portq.c), so that it too is the same pruned or not. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

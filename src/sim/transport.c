@@ -1,5 +1,5 @@
 /* Transport models: the per-flow quantities the engine needs for tcp and
- * rdma (sim.h, docs/model.md "Transport"). The engine (engine.c) applies
+ * rdma (sim.h, docs/model.md "Transport"). The engine (control.c, tcp.c) applies
  * them: wire bytes, a longer latency, a handshake delay, slow-start rounds,
  * the source FIFO of small messages and (tcp) the queues at switch ports. */
 #include <cjson/cJSON.h>
@@ -205,7 +205,6 @@ void fs__transport_fresh(const fs_transport *tp, double payload, fs__tflow *tf) 
   memset(tf, 0, sizeof(*tf));
   tf->payload = payload;
   tf->qlink = -1;
-  tf->hpos = -1;
   tf->budget = INFINITY;
   /* a new connection's slow start begins at the initial window */
   tf->cwnd = tp->kind == FS_TRANSPORT_TCP && !tp->persistent && payload > 0

@@ -49,6 +49,15 @@ OWNER = {
     "report": "report", "html": "report", "trace": "report",
 }
 
+# Known exceptions, each with why; printed on every run so they stay in
+# sight. Remove an entry when its cause is fixed.
+EXCEPTIONS = {
+    ("src/scenario/packet.c", "sim/pktnet.h"):
+        "the packet backend drives sim's packet network, whose interface "
+        "(callbacks into the fluid, per-link state) is not yet a public API "
+        "(issue 42 notes)",
+}
+
 MAX_FILE_LINES = 1200
 MAX_FUNCTION_LINES = 150
 
@@ -100,6 +109,8 @@ def main():
             continue
         text = open(path, encoding="utf-8").read()
         for m in re.finditer(r'#include "\.\./([a-z_]+)/([a-z_]+\.h)"', text):
+            if (path, "%s/%s" % (m.group(1), m.group(2))) in EXCEPTIONS:
+                continue
             if m.group(1) != mod and m.group(1) != "base":
                 bad.append("%s: includes %s/%s, another module's private header"
                            % (path, m.group(1), m.group(2)))
@@ -132,6 +143,8 @@ def main():
             if length > MAX_FUNCTION_LINES:
                 bad.append("%s:%d: %s is %d lines (at most %d)"
                            % (path, line, name, length, MAX_FUNCTION_LINES))
+    for (where, what), why in sorted(EXCEPTIONS.items()):
+        print("exception: %s includes %s: %s" % (where, what, why))
     for b in bad:
         print(b)
     mods = sorted({p.split("/")[1] for p in sources})

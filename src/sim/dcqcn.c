@@ -528,16 +528,14 @@ void fs__dcqcn_alpha_periods(fs__dqflow *rp, const fs_dcqcn *p, double now, doub
   if (cnps > got) rp->cnp_alpha = 1; /* some in the period still open */
 }
 
-int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
-                   double now, double *next_inc) {
-  const fs_dcqcn *p = &d->prm;
-  double dt = now - d->last;
-  if (dt < 0) dt = 0;
-  d->last = now;
-  d->n_exits = 0;
-  /* Every flow with bytes in the network (its sender in flight, or done
-   * with bytes still queued) keeps what it has queued at each hop of its
-   * route; over the step each hop gained what came and lost what left. */
+/* The step's queues: every flow with bytes in the network (its sender in
+ * flight, or done with bytes still queued) keeps what it has queued at each
+ * hop of its route; over the step each hop gained what came and lost what
+ * left. The links they touch into d->links; links left behind are emptied;
+ * the ports over Kmin at either end of the step are marking. Returns the
+ * count of links, or FS_ENOMEM. */
+static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *active,
+                             int32_t n, double now) {
   int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) /* flows whose senders are done or wait */
     if (c->flows[d->drain[i]].active_idx < 0) d->drain[nd++] = d->drain[i];
@@ -573,97 +571,104 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     int32_t l = d->links[i];
     d->marking[l] = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
   }
-  /* the reaction points */
+  return nl;
+}
+
+/* Flow fi's reaction point over the step of dt ending at now (sub
+ * sub-steps for its marks): its CNPs, then DCTCP's window or DCQCN's
+ * alpha, cut and increase; *soonest lowered to when it next acts. 0 or
+ * FS_ENOMEM. */
+static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now, double dt,
+                      int sub, double *soonest) {
+  const fs_dcqcn *p = &d->prm;
   double wire = d->wire_bytes, inc = p->inc_us * 1e-6, dec = p->dec_us * 1e-6;
-  /* the marks' sub-steps: about one per alpha period of the step */
-  int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
-  int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
-  double soonest = INFINITY;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t fi = active[i];
-    const fs__flow *f = &c->flows[fi];
-    fs__dqflow *rp = fs__dq(d, fi);
-    /* A packet marked at hop k (RED marks on arrival) waits out the queues
-     * from k on, then its CNP crosses back. Queues move fast against a
-     * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
-     * are taken at each alpha period of the step, the queues in between
-     * the step's ends; what reaches hop k is the offer thinned before it. */
-    double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
-    fs__hops *h = &rp->hop;
-    int marked = 0; /* a queue of its route over Kmin at either end of the step */
-    for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
-    int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
-    double acc = 0;
-    for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
-      double x = (j + 0.5) / sub, ahead = 0;
-      for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
-        int32_t l = f->links[k];
-        if (!(c->cap_Bps[l] > 0)) continue;
-        double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
-        ahead += f->w[k] * ql / c->cap_Bps[l];
-        double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
-        if (!(pk > 0 && pkts > 0)) continue;
-        int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
-        if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
-        if (b != cur) cur = b, acc = 0;
-        acc += pkts * pk;
-      }
+  const fs__flow *f = &c->flows[fi];
+  fs__dqflow *rp = fs__dq(d, fi);
+  /* A packet marked at hop k (RED marks on arrival) waits out the queues
+   * from k on, then its CNP crosses back. Queues move fast against a
+   * step (a 16:1 incast fills Kmin in 2 us), so the marks and their waits
+   * are taken at each alpha period of the step, the queues in between
+   * the step's ends; what reaches hop k is the offer thinned before it. */
+  double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
+  fs__hops *h = &rp->hop;
+  int marked = 0; /* a queue of its route over Kmin at either end of the step */
+  for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
+  int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
+  double acc = 0;
+  for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
+    double x = (j + 0.5) / sub, ahead = 0;
+    for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
+      int32_t l = f->links[k];
+      if (!(c->cap_Bps[l] > 0)) continue;
+      double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
+      ahead += f->w[k] * ql / c->cap_Bps[l];
+      double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
+      if (!(pk > 0 && pkts > 0)) continue;
+      int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
+      if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+      if (b != cur) cur = b, acc = 0;
+      acc += pkts * pk;
     }
-    if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
-    for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
-    double m0 = rp->marks;
-    rp->marks += cnp_take(d, fi, now);
-    double cnps = floor(rp->marks) - floor(m0);
-    if (d->dctcp) {
-      double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
-      if (t < soonest) soonest = t;
-      continue;
-    }
-    if (rp->cc) fs__dcqcn_alpha_periods(rp, p, now, dt, cnps);
-    if (cnps > 0 && !rp->cc) { /* the first CNP: alpha 1, a cut at once */
-      rp->cc = 1;
-      rp->alpha = 1;
-      rp->next_dec = now;
-      rp->t_alpha = now + p->alpha_us * 1e-6;
-      rp->cnp_alpha = 1;
-    }
-    if (cnps > 0) rp->cnp_dec = 1;
-    /* an increase due at the end of a decrease period comes first (as in
-     * the ns-3 backend, whose increase timer was set before the decrease
-     * timer): a cut right after it takes the raised rate as its target */
-    while (rp->cc && rp->t_inc <= now * (1 + 1e-12)) {
-      fs__pktnet_rp_raise(p, rp->line, &rp->stage, &rp->rt, &rp->rc);
-      rp->t_inc += inc;
-    }
-    if (rp->cc && now >= rp->next_dec - 1e-12) { /* a decrease period ends */
-      if (rp->cnp_dec) {
-        fs__pktnet_rp_cut(p, rp->alpha, &rp->stage, &rp->rt, &rp->rc);
-        rp->t_inc = now + inc;
-        rp->cnp_dec = 0;
-      }
-      rp->next_dec = fs__dcqcn_grid(d, now + dec, 0);
-    }
-    if (rp->cc && rp->rc < rp->line && rp->t_inc < soonest) soonest = rp->t_inc;
-    /* when CNPs act: the first at once; later ones at the end of the
-     * decrease period they fall in */
-    double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
-    if (!rp->cc) /* the first CNP: when its marks make a whole one */
-      tc = next_cnp(d, fi, 1);
-    else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
-      tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
-    if (tc < INFINITY) {
-      if (rp->cc && tc > rp->next_dec)
-        tc = rp->next_dec + ceil((tc - rp->next_dec) / dec - 1e-9) * dec;
-      else if (rp->cc)
-        tc = rp->next_dec;
-      if (tc < act) act = tc;
-    }
-    if (act < soonest) soonest = act;
   }
-  /* From now, hop by hop: what comes to a port is what the hop before
-   * lets out (the sender's offer at the first); what leaves is as
-   * port_fifo says, with the loads of the round before (the step before,
-   * in the first round). */
+  if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+  for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
+  double m0 = rp->marks;
+  rp->marks += cnp_take(d, fi, now);
+  double cnps = floor(rp->marks) - floor(m0);
+  if (d->dctcp) {
+    double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
+    if (t < *soonest) *soonest = t;
+    return 0;
+  }
+  if (rp->cc) fs__dcqcn_alpha_periods(rp, p, now, dt, cnps);
+  if (cnps > 0 && !rp->cc) { /* the first CNP: alpha 1, a cut at once */
+    rp->cc = 1;
+    rp->alpha = 1;
+    rp->next_dec = now;
+    rp->t_alpha = now + p->alpha_us * 1e-6;
+    rp->cnp_alpha = 1;
+  }
+  if (cnps > 0) rp->cnp_dec = 1;
+  /* an increase due at the end of a decrease period comes first (as in
+   * the ns-3 backend, whose increase timer was set before the decrease
+   * timer): a cut right after it takes the raised rate as its target */
+  while (rp->cc && rp->t_inc <= now * (1 + 1e-12)) {
+    fs__pktnet_rp_raise(p, rp->line, &rp->stage, &rp->rt, &rp->rc);
+    rp->t_inc += inc;
+  }
+  if (rp->cc && now >= rp->next_dec - 1e-12) { /* a decrease period ends */
+    if (rp->cnp_dec) {
+      fs__pktnet_rp_cut(p, rp->alpha, &rp->stage, &rp->rt, &rp->rc);
+      rp->t_inc = now + inc;
+      rp->cnp_dec = 0;
+    }
+    rp->next_dec = fs__dcqcn_grid(d, now + dec, 0);
+  }
+  if (rp->cc && rp->rc < rp->line && rp->t_inc < *soonest) *soonest = rp->t_inc;
+  /* when CNPs act: the first at once; later ones at the end of the
+   * decrease period they fall in */
+  double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
+  if (!rp->cc) /* the first CNP: when its marks make a whole one */
+    tc = next_cnp(d, fi, 1);
+  else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
+    tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
+  if (tc < INFINITY) {
+    if (rp->cc && tc > rp->next_dec)
+      tc = rp->next_dec + ceil((tc - rp->next_dec) / dec - 1e-9) * dec;
+    else if (rp->cc)
+      tc = rp->next_dec;
+    if (tc < act) act = tc;
+  }
+  if (act < *soonest) *soonest = act;
+  return 0;
+}
+
+/* From now, hop by hop: what comes to a port is what the hop before
+ * lets out (the sender's offer at the first); what leaves is as port_fifo
+ * says, with the loads of the round before (the step before, in the first
+ * round). Returns whether a port is busy. */
+static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
+                       int32_t nl) {
   offers(d, c, active, n);
   int busy = 0;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
@@ -710,8 +715,12 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
       }
     }
   }
-  /* flows whose bytes are all through leave the step */
-  nd = 0;
+  return busy;
+}
+
+/* Flows whose bytes are all through leave the step. */
+static void drained_leave(fs__dcqcn *d, const fs__simcore *c) {
+  int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
     const fs__flow *f = &c->flows[fi];
@@ -732,6 +741,28 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
     }
   }
   d->n_drain = nd;
+}
+
+int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, int32_t n,
+                   double now, double *next_inc) {
+  const fs_dcqcn *p = &d->prm;
+  double dt = now - d->last;
+  if (dt < 0) dt = 0;
+  d->last = now;
+  d->n_exits = 0;
+  int32_t nl = gather_queues(d, c, active, n, now);
+  if (nl < 0) return nl;
+  /* the reaction points; the marks' sub-steps: about one per alpha period
+   * of the step */
+  int periods = (int)floor(dt / (p->alpha_us * 1e-6) + 0.5);
+  int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
+  double soonest = INFINITY;
+  for (int32_t i = 0; i < n; i++) {
+    int rc = react_flow(d, c, active[i], now, dt, sub, &soonest);
+    if (rc) return rc;
+  }
+  int busy = port_rounds(d, c, active, n, nl);
+  drained_leave(d, c);
   int32_t *sw = d->live;
   d->live = d->links;
   d->links = sw;

@@ -100,13 +100,6 @@ void fs_output_cleanup(void) {
 
 /* ---- files -------------------------------------------------------------------- */
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
 static void output_free(fs_output *o) {
   if (!o) return;
   free(o->path);
@@ -205,7 +198,7 @@ static int open_existing(fs_output *o, const struct stat *st, int is_link, fs_er
     char *real = realpath(p, NULL);
     if (!real) return fs_err_set(err, FS_EINVAL, "%s: cannot follow: %s", p, strerror(errno));
     o->target = real;
-  } else if (!(o->target = dup_str(p))) {
+  } else if (!(o->target = strdup(p))) {
     return fs_err_set(err, FS_ENOMEM, "%s: out of memory", p);
   }
   return open_tmp(o, st, err);
@@ -215,7 +208,7 @@ int fs_output_open(const char *path, fs_output **out, fs_err *err) {
   *out = NULL;
   if (!path || !*path) return fs_err_set(err, FS_EINVAL, "an output file name is empty");
   fs_output *o = calloc(1, sizeof(*o));
-  if (!o || !(o->path = dup_str(path))) {
+  if (!o || !(o->path = strdup(path))) {
     free(o);
     return fs_err_set(err, FS_ENOMEM, "%s: out of memory", path);
   }
@@ -224,7 +217,7 @@ int fs_output_open(const char *path, fs_output **out, fs_err *err) {
   if (lstat(path, &ls) != 0) {
     if (errno != ENOENT) {
       rc = fs_err_set(err, FS_EINVAL, "%s: cannot write: %s", path, strerror(errno));
-    } else if (!(o->target = dup_str(path))) {
+    } else if (!(o->target = strdup(path))) {
       rc = fs_err_set(err, FS_ENOMEM, "%s: out of memory", path);
     } else {
       rc = open_tmp(o, NULL, err);
@@ -312,7 +305,7 @@ static int make_dirs(fs_output_dir *d, const char *path, const char *whole, fs_e
   }
   if (errno != ENOENT)
     return fs_err_set(err, FS_EINVAL, "%s: cannot create: %s", whole, strerror(errno));
-  char *p = dup_str(path);
+  char *p = strdup(path);
   if (!p) return fs_err_set(err, FS_ENOMEM, "%s: out of memory", whole);
   /* the parent: p without trailing slashes and its last component */
   size_t n = strlen(p);

@@ -111,7 +111,6 @@ int fs__cli_train(int argc, char **argv) {
   if (trace && n_in > 1)
     return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
   int json = strcmp(format, "json") == 0;
-  if (trace) opts.no_symmetry = 1; /* the trace's link utilisation needs every link */
   if (chakra_dir && n_in > 1)
     return fs__cli_usage("train", "--export-chakra takes one job file, got %d", n_in);
   if (chakra_dir) { /* every rank's own traffic, TP as messages */

@@ -25,6 +25,10 @@ int fs__grow(void *p, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
+void fs__free_all(void *const *ptrs, size_t n) {
+  for (size_t i = 0; i < n; i++) free(ptrs[i]);
+}
+
 void *fs__calloc(size_t n, size_t size) {
   if (n == 0 || size == 0) return calloc(1, 1);
   return calloc(n, size);
@@ -246,9 +250,7 @@ int32_t fs__strmap_get(const fs__strmap *m, const char *key) {
 void fs__u64map_init(fs__u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void fs__u64map_free(fs__u64map *m) {
-  free(m->keys);
-  free(m->vals);
-  free(m->used);
+  FS__FREE_ALL(m->keys, m->vals, m->used);
   memset(m, 0, sizeof(*m));
 }
 

@@ -18,6 +18,13 @@ int fs__grow(void *p, size_t *cap, size_t need, size_t elem);
 void *fs__calloc(size_t n, size_t size);
 void *fs__malloc(size_t n, size_t size);
 
+/* free() of every pointer listed (NULL ones included), in order: a struct's
+ * arrays released in one line. FS__FREE_ALL(t->a, t->b, t) reads every
+ * argument before the first free, so the struct itself may come last. */
+void fs__free_all(void *const *ptrs, size_t n);
+#define FS__FREE_ALL(...) \
+  fs__free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 /* ---- arena ----------------------------------------------------------------
  * Bump allocator for bulk state freed all at once (a topology, a simulation
  * run). Blocks are 64 KiB or the request size, whichever is larger. */

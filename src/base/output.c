@@ -102,10 +102,7 @@ void fs_output_cleanup(void) {
 
 static void output_free(fs_output *o) {
   if (!o) return;
-  free(o->path);
-  free(o->target);
-  free(o->tmp);
-  free(o);
+  FS__FREE_ALL(o->path, o->target, o->tmp, o);
 }
 
 /* Whether st is the file behind this process's stdout or stderr. */

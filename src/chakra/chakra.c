@@ -762,9 +762,7 @@ int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs
   if (!rc) rc = write_ranks(&wr, n_ranks, prefix, err);
 out:
   for (size_t i = 0; i < wr.n; i++) free(wr.w[i].deps);
-  free(wr.w);
-  free(wr.next_id);
-  free(first);
+  FS__FREE_ALL(wr.w, wr.next_id, first);
   fs__u64map_free(&wr.ctrl);
   return rc;
 }

@@ -10,6 +10,7 @@
  * flows and change no time. */
 #include <stdlib.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 static int32_t mod(int32_t a, int32_t p) { return ((a % p) + p) % p; }
@@ -52,10 +53,7 @@ static int rounds_init(fs__cb *cb, rounds *st) {
 }
 
 static void rounds_free(rounds *st) {
-  free(st->ready);
-  free(st->ready_next);
-  free(st->last_sent);
-  free(st->units);
+  FS__FREE_ALL(st->ready, st->ready_next, st->last_sent, st->units);
 }
 
 /* Rank `from` sends units[0..n) to `to` in the current round: after the

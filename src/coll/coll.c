@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 static const fs__coll_algo_impl *const registry[] = {
@@ -186,11 +187,7 @@ int fs_coll_tracker_new(fs_coll_tracker **out, fs_err *err) {
 
 void fs_coll_tracker_free(fs_coll_tracker *t) {
   if (!t) return;
-  free(t->mask);
-  free(t->writer);
-  free(t->recv_bytes);
-  free(t->order);
-  free(t);
+  FS__FREE_ALL(t->mask, t->writer, t->recv_bytes, t->order, t);
 }
 
 static void track_fail(fs_coll_tracker *t, const char *why) {
@@ -205,10 +202,7 @@ static int track_arm(fs__cb *cb, fs_coll_tracker *t) {
   int32_t p = cb->p;
   if (p > 64)
     return fs_err_set(cb->err, FS_EINVAL, "data tracking supports at most 64 ranks, got %d", p);
-  free(t->mask);
-  free(t->writer);
-  free(t->recv_bytes);
-  free(t->order);
+  FS__FREE_ALL(t->mask, t->writer, t->recv_bytes, t->order);
   memset(t, 0, sizeof(*t));
   t->armed = 1;
   t->op = cb->prm->op;

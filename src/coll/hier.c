@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 enum { NODE_LEVEL = 0, RAIL_LEVEL = 1 };
@@ -170,13 +171,7 @@ static int hier_lower(fs__cb *cb) {
     prev = ph[i].level;
   }
 out:
-  free(h.ready);
-  free(h.ready_next);
-  free(h.last_sent);
-  free(h.entered);
-  free(h.recv);
-  free(h.n_recv);
-  free(h.units);
+  FS__FREE_ALL(h.ready, h.ready_next, h.last_sent, h.entered, h.recv, h.n_recv, h.units);
   return rc;
 }
 

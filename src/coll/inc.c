@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 /* The capable switch closest to the group in the worst case (max hops to
@@ -111,10 +112,7 @@ static int inc_lower(fs__cb *cb) {
       rc = fs__cb_track_move(cb, root, root, &c, 1, 0, down[root * C + c], down[root * C + c]);
   }
 out:
-  free(up);
-  free(down);
-  free(agg);
-  free(col);
+  FS__FREE_ALL(up, down, agg, col);
   return rc;
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 /* ---- shapes shared by lowering and closed forms ----
@@ -74,11 +75,7 @@ static int xstate_init(xstate *s, fs__cb *cb, int32_t C) {
 }
 
 static void xstate_free(xstate *s) {
-  free(s->ready);
-  free(s->last_out);
-  free(s->last_in);
-  free(s->ua);
-  free(s->ub);
+  FS__FREE_ALL(s->ready, s->last_out, s->last_in, s->ua, s->ub);
 }
 
 /* What a message between a and b about chunk c waits for: both ranks' data

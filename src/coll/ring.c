@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 typedef struct ring_state {
@@ -196,11 +197,7 @@ static int ring_lower(fs__cb *cb) {
   if (prm->op == FS_COLL_ALLGATHER || prm->op == FS_COLL_ALLREDUCE)
     for (int32_t t = 0; t < p - 1 && !rc; t++) rc = ring_step(cb, &st, t, 0, 0);
 out:
-  free(st.ready);
-  free(st.ready_next);
-  free(st.last_sent);
-  free(st.ord);
-  free(st.pos);
+  FS__FREE_ALL(st.ready, st.ready_next, st.last_sent, st.ord, st.pos);
   return rc;
 }
 

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 /* A rooted tree over ranks 0..p-1: at most two children per rank. */
@@ -260,9 +261,7 @@ static int pipe_bcast(fs__cb *cb, const btree *t) {
       }
     }
 out:
-  free(ready);
-  free(last);
-  free(order);
+  FS__FREE_ALL(ready, last, order);
   return rc;
 }
 

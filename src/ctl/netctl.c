@@ -193,9 +193,7 @@ static int reoptimise(fs_netctl *c, fs_err *err) {
 done:
   fs_routeopt_problem_free(prob);
   fs_routeopt_traffic_free(&tr);
-  free(fl);
-  free(choice);
-  free(cur);
+  FS__FREE_ALL(fl, choice, cur);
   if (rc && rc != FS_ENOMEM) {
     fs_err e = *err;
     fs_err_set(err, rc, "re-optimising routes at %.9g s: %s", fs_sim_now_s(c->sim), e.msg);
@@ -420,21 +418,9 @@ void fs_netctl_free(fs_netctl *c) {
   fs_route_free(&c->rt);
   fs_router_free(c->router);
   fs_topo_free(c->deg);
-  free(c->deg_map);
-  free(c->down);
-  free(c->failures);
-  free(c->fail_evs);
-  free(c->pair_src);
-  free(c->pair_dst);
-  free(c->pair_start);
-  free(c->pair_items);
-  free(c->item_pair);
-  free(c->pinned);
-  free(c->pair_bytes);
-  free(c->pair_stamp);
-  free(c->win_pairs);
-  free(c->live);
-  free(c);
+  FS__FREE_ALL(c->deg_map, c->down, c->failures, c->fail_evs, c->pair_src, c->pair_dst,
+               c->pair_start, c->pair_items, c->item_pair, c->pinned, c->pair_bytes, c->pair_stamp,
+               c->win_pairs, c->live, c);
 }
 
 int32_t fs_netctl_parse_target(const fs_topo *t, const char *what, int32_t *links, int32_t max,

@@ -328,11 +328,7 @@ int fs_ocs_schedule_from_decomp(const fs_ocs_params *p, const fs_ocs_decomp *d,
     goto out;
   rc = spread_over_ocses(p, d, items, n_items, dst, load, out, err);
 out:
-  free(dst);
-  free(prev);
-  free(items);
-  free(starts);
-  free(load);
+  FS__FREE_ALL(dst, prev, items, starts, load);
   if (rc) fs_ocs_schedule_free(out);
   return rc;
 }
@@ -698,39 +694,14 @@ static int eps_setup(exec_state *x, const fs_ocs_params *p, int32_t n, size_t nn
 }
 
 static void exec_free(exec_state *x) {
-  free(x->sb.v);
-  free(x->t_start);
-  free(x->t_live);
-  free(x->t_end);
-  free(x->prev_slot);
-  free(x->times);
-  free(x->clock);
-  free(x->last);
-  free(x->cur);
-  free(x->rem);
-  free(x->carry);
-  free(x->cnt);
-  free(x->touched);
-  free(x->slot_delay);
-  free(x->ec.act);
-  free(x->tol);
+  FS__FREE_ALL(x->sb.v, x->t_start, x->t_live, x->t_end, x->prev_slot, x->times, x->clock, x->last,
+               x->cur, x->rem, x->carry, x->cnt, x->touched, x->slot_delay, x->ec.act, x->tol);
   for (int c = 0; c < 2; c++) {
-    free(x->ec.cls[c].pair);
-    free(x->ec.cls[c].pa);
-    free(x->ec.cls[c].pb);
-    free(x->ec.cls[c].go);
-    free(x->ec.cls[c].rate);
-    free(x->ec.cls[c].ttg);
+    FS__FREE_ALL(x->ec.cls[c].pair, x->ec.cls[c].pa, x->ec.cls[c].pb, x->ec.cls[c].go,
+                 x->ec.cls[c].rate, x->ec.cls[c].ttg);
   }
-  free(x->ec.frozen);
-  free(x->ec.pstart);
-  free(x->ec.pcount);
-  free(x->ec.plist);
-  free(x->ec.cap);
-  free(x->ec.key);
-  free(x->ec.live);
-  free(x->ccap);
-  free(x->circ);
+  FS__FREE_ALL(x->ec.frozen, x->ec.pstart, x->ec.pcount, x->ec.plist, x->ec.cap, x->ec.key,
+               x->ec.live, x->ccap, x->circ);
 }
 
 /* Lays the slots out in time, OCS by OCS: each starts when its OCS's

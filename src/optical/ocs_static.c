@@ -124,10 +124,7 @@ int fs_ocs_static_eval(const fs_ocs_params *p, int32_t n, const int32_t *strides
   res->circuit_bytes = total;
   res->util = total > 0 ? total / (R * n * d * res->completion_s) : 0;
 out:
-  free(via);
-  free(queue);
-  free(load);
-  free(mult);
+  FS__FREE_ALL(via, queue, load, mult);
   return rc;
 }
 

@@ -40,12 +40,7 @@ int fs_topoopt_traffic_new(int32_t n, fs_topoopt_traffic **out, fs_err *err) {
 
 void fs_topoopt_traffic_free(fs_topoopt_traffic *t) {
   if (!t) return;
-  free(t->ar);
-  free(t->mp);
-  free(t->group_start);
-  free(t->group_servers);
-  free(t->group_bytes);
-  free(t);
+  FS__FREE_ALL(t->ar, t->mp, t->group_start, t->group_servers, t->group_bytes, t);
 }
 
 double fs_topoopt_traffic_total(const fs_topoopt_traffic *t) {
@@ -581,10 +576,7 @@ static int local_search(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   }
   memcpy(g->mult, keep, nn * sizeof(int32_t));
 out:
-  free(keep);
-  free(s.eu);
-  free(s.ev);
-  free(s.moves);
+  FS__FREE_ALL(keep, s.eu, s.ev, s.moves);
   return rc;
 }
 
@@ -623,18 +615,14 @@ int fs_topoopt_optimize(const fs_topoopt_traffic *t, const fs_topoopt_opts *o,
   int32_t budget = o->ls_evals >= 0 ? o->ls_evals : (n <= 16 ? 4000 : n <= 64 ? 60 : 0);
   if (budget > 0 && (rc = local_search(t, o, g, &best, budget, err))) goto fail;
   fs_topoopt_graph_free(cand);
-  free(deg);
-  free(par);
-  free(order);
+  FS__FREE_ALL(deg, par, order);
   *out = g;
   if (ev) *ev = best;
   return 0;
 fail:
   fs_topoopt_graph_free(g);
   fs_topoopt_graph_free(cand);
-  free(deg);
-  free(par);
-  free(order);
+  FS__FREE_ALL(deg, par, order);
   return rc;
 }
 

@@ -64,11 +64,7 @@ static int nz_add(nz *z, int i, int j, double v) {
   return 0;
 }
 
-static void nz_free(nz *z) {
-  free(z->ia);
-  free(z->ja);
-  free(z->ar);
-}
+static void nz_free(nz *z) { FS__FREE_ALL(z->ia, z->ja, z->ar); }
 
 /* Builds the flow part shared by both programs on the directed arcs
  * (au[k] -> av[k]): column 1 is alpha, flow of source i on arc k is column
@@ -191,9 +187,7 @@ int fs_topoopt_evaluate(const fs_topoopt_traffic *t, const fs_topoopt_graph *g, 
 out:
   if (lp) glp_delete_prob(lp);
   nz_free(&z);
-  free(src);
-  free(au);
-  free(av);
+  FS__FREE_ALL(src, au, av);
   return rc;
 }
 
@@ -291,11 +285,7 @@ oom:
 done:
   if (lp) glp_delete_prob(lp);
   nz_free(&z);
-  free(src);
-  free(au);
-  free(av);
-  free(pu);
-  free(pv);
+  FS__FREE_ALL(src, au, av, pu, pv);
   if (rc) {
     fs_topoopt_graph_free(g);
     return rc;

@@ -136,9 +136,7 @@ int fs_tpu_pod_new(const fs_tpu_params *p, fs_tpu_pod **out, fs_err *err) {
 
 void fs_tpu_pod_free(fs_tpu_pod *pod) {
   if (!pod) return;
-  free(pod->cube_state);
-  free(pod->peer);
-  free(pod);
+  FS__FREE_ALL(pod->cube_state, pod->peer, pod);
 }
 
 int fs_tpu_pod_set_busy(fs_tpu_pod *pod, int32_t cube, fs_err *err) {

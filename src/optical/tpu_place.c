@@ -171,10 +171,7 @@ int fs_tpu_mix_run(const fs_tpu_pod *pod, int32_t jobs, uint64_t seed, fs_tpu_mi
 out:
   if (ao)
     for (int32_t i = 0; i < no; i++) fs_tpu_slice_clear(&ao[i].s);
-  free(ao);
-  free(as);
-  free(cubes);
-  free(st);
+  FS__FREE_ALL(ao, as, cubes, st);
   fs_tpu_pod_free(ocs);
   return rc;
 }

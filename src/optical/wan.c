@@ -53,11 +53,7 @@ double fs_wan_unit_gbps(const fs_wan *w, int32_t m) {
 void fs_wan_free(fs_wan *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n_slices; i++) free(w->slices[i].fibres);
-  free(w->sites);
-  free(w->fibres);
-  free(w->slices);
-  free(w->demands);
-  free(w);
+  FS__FREE_ALL(w->sites, w->fibres, w->slices, w->demands, w);
 }
 
 int32_t fs_wan_site_find(const fs_wan *w, const char *name) {

@@ -23,14 +23,8 @@ typedef struct graph {
 } graph;
 
 static void graph_free(graph *g) {
-  free(g->adj_start);
-  free(g->adj_fibre);
-  free(g->dist);
-  free(g->hops);
-  free(g->prev_fibre);
-  free(g->done);
-  free(g->ban_node);
-  free(g->ban_fibre);
+  FS__FREE_ALL(g->adj_start, g->adj_fibre, g->dist, g->hops, g->prev_fibre, g->done, g->ban_node,
+               g->ban_fibre);
 }
 
 static int32_t other_end(const fs_wan *w, int32_t f, int32_t v) {
@@ -300,13 +294,7 @@ void fs_wan_plan_free(fs_wan_plan *p) {
     free(p->lps[i].path.nodes);
     free(p->lps[i].path.fibres);
   }
-  free(p->lps);
-  free(p->demands);
-  free(p->status);
-  free(p->lp_first);
-  free(p->lp_n);
-  free(p->owner);
-  free(p);
+  FS__FREE_ALL(p->lps, p->demands, p->status, p->lp_first, p->lp_n, p->owner, p);
 }
 
 static fs_wan_plan *plan_new(const fs_wan *w, const fs_wan_demand *d, int32_t n,
@@ -333,9 +321,7 @@ static fs_wan_plan *plan_new(const fs_wan *w, const fs_wan_demand *d, int32_t n,
 
 static void prov_free(prov *s) {
   graph_free(&s->g);
-  free(s->slice_of);
-  free(s->usage);
-  free(s->cand);
+  FS__FREE_ALL(s->slice_of, s->usage, s->cand);
 }
 
 static int prov_init(prov *s, fs_wan_plan *p) {

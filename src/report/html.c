@@ -4,12 +4,14 @@
  * byte-stable. Costs are linear in what is drawn: a Gantt chart one <rect>
  * per span, a heatmap one per non-zero cell (at most FS_HTML_MAX_ROWS x
  * bins), a topology drawing one <line> per cable. */
+#include "fabricsim/html.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "fabricsim/err.h"
-#include "fabricsim/html.h"
 
 #define W 960.0 /* plot width, px */
 
@@ -608,9 +610,5 @@ void fs_html_links(fs_html *h, const fs_sim *s) {
   else
     fputs("<p class=\"note\">No link carried any bytes.</p>\n", h->f);
 out:
-  free(u);
-  free(vals);
-  free(labels);
-  free(names);
-  free(rk);
+  FS__FREE_ALL(u, vals, labels, names, rk);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "fabricsim/err.h"
 #include "fabricsim/html.h"
 #include "fabricsim/report.h"
@@ -155,10 +156,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   const char **rows = malloc((size_t)(shown * LANES + 1) * sizeof(*rows));
   fs_html_span *sp = malloc((size_t)(nseg + 1) * sizeof(*sp));
   if (!rn || !rows || !sp) {
-    free(rn);
-    free(rows);
-    free(sp);
-    free(seg);
+    FS__FREE_ALL(rn, rows, sp, seg);
     return FS_ENOMEM;
   }
   static const char *const lane_names[LANES] = {"compute", "TP / EP", "PP sends", "DP"};
@@ -182,10 +180,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   fs_html_section(&h, "Iteration timeline per pipeline stage", tnote);
   fs_html_gantt(&h, "Timeline", rows, shown * LANES, seg_names, FS_TRAIN_SEG_KINDS, sp, m,
                 fs_sim_makespan_s(s));
-  free(rn);
-  free(rows);
-  free(sp);
-  free(seg);
+  FS__FREE_ALL(rn, rows, sp, seg);
   /* collectives */
   char cells[FS_PAR_N][5][48];
   const char *cp[FS_PAR_N * 5];
@@ -290,9 +285,7 @@ int fs_html_coll_report(FILE *f, const char *op, int32_t ranks, const fs_topo *t
 out:
   if (buf)
     for (int32_t i = 0; i < 2 * ns + 1; i++) free(buf[i]);
-  free(buf);
-  free(names);
-  free(s);
+  FS__FREE_ALL(buf, names, s);
   int rc2 = fs_html_end(&h);
   return rc ? rc : rc2;
 }
@@ -336,11 +329,7 @@ int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
   fs_html_section(&h, "Topology", NULL);
   fs_html_topology(&h, t, NULL);
 out:
-  free(labels);
-  free(v);
-  free(c);
-  free(cp);
-  free(head);
+  FS__FREE_ALL(labels, v, c, cp, head);
   int rc2 = fs_html_end(&h);
   return rc ? rc : rc2;
 }
@@ -375,9 +364,7 @@ int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
   fs_html_section(&h, "Circuit schedule", note);
   fs_html_gantt(&h, "Circuits out of each node over time", rows, n_rows, cls, 2, sp, m, t_end);
 out:
-  free(rn);
-  free(rows);
-  free(sp);
+  FS__FREE_ALL(rn, rows, sp);
   int rc2 = fs_html_end(&h);
   return rc ? rc : rc2;
 }

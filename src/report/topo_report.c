@@ -35,11 +35,7 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 
 static void extra_free(extra *e) {
-  free(e->radix_min);
-  free(e->radix_max);
-  free(e->tiers);
-  free(e->per_tier);
-  free(e->speeds_bps);
+  FS__FREE_ALL(e->radix_min, e->radix_max, e->tiers, e->per_tier, e->speeds_bps);
 }
 
 static int extra_compute(const fs_topo *t, extra *e, fs_err *err) {

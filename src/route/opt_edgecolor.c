@@ -73,9 +73,7 @@ int fs__routeopt_bipartite_colour(int32_t n_u, int32_t n_v, int32_t n_edges, con
   }
 #undef AT
 out:
-  free(at);
-  free(deg);
-  free(path);
+  FS__FREE_ALL(at, deg, path);
   return rc;
 }
 
@@ -88,11 +86,7 @@ typedef struct clos {
   int32_t n_leaves, n_spines, c, slots;
 } clos;
 
-static void clos_free(clos *s) {
-  free(s->role);
-  free(s->idx);
-  free(s->slot);
-}
+static void clos_free(clos *s) { FS__FREE_ALL(s->role, s->idx, s->slot); }
 
 static int is_switch(const fs_topo *t, int32_t v) { return t->nodes[v].kind == FS_NODE_SWITCH; }
 
@@ -368,20 +362,6 @@ int fs__routeopt_edgecolor(fs_routeopt_problem *p, int32_t *choice, fs_err *err)
   }
 out:
   clos_free(&s);
-  free(la);
-  free(lb);
-  free(group);
-  free(rep);
-  free(member);
-  free(ef);
-  free(eu);
-  free(ev);
-  free(col);
-  free(du);
-  free(dv);
-  free(base_u);
-  free(base_v);
-  free(load);
-  free(set_used);
+  FS__FREE_ALL(la, lb, group, rep, member, ef, eu, ev, col, du, dv, base_u, base_v, load, set_used);
   return rc;
 }

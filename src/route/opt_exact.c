@@ -446,15 +446,6 @@ oom:
 fail:
 done:
   if (c.lp) glp_delete_prob(c.lp);
-  free(c.fixed);
-  free(c.rowload);
-  free(c.common);
-  free(c.row_of);
-  free(c.col0);
-  free(c.greedy);
-  free(c.hx);
-  free(c.ia);
-  free(c.ja);
-  free(c.ar);
+  FS__FREE_ALL(c.fixed, c.rowload, c.common, c.row_of, c.col0, c.greedy, c.hx, c.ia, c.ja, c.ar);
   return rc;
 }

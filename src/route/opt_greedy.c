@@ -419,14 +419,7 @@ oom:
 out:
   if (g.on)
     for (size_t i = 0; i < KL; i++) free(g.on[i].v);
-  free(g.on);
-  free(g.load);
-  free(g.in_chain);
-  free(g.stack);
-  free(g.was);
-  free(g.marked);
-  free(g.blk);
-  free(order);
+  FS__FREE_ALL(g.on, g.load, g.in_chain, g.stack, g.was, g.marked, g.blk, order);
   return rc;
 }
 

@@ -59,18 +59,8 @@ int fs__routeopt_yen_new(const fs_topo *t, int32_t max_k, fs__routeopt_yen **out
 
 void fs__routeopt_yen_free(fs__routeopt_yen *y) {
   if (!y) return;
-  free(y->node_rm);
-  free(y->seen);
-  free(y->link_rm);
-  free(y->dist);
-  free(y->queue);
-  free(y->spur);
-  free(y->nodes);
-  free(y->al);
-  free(y->cl);
-  free(y->a);
-  free(y->b);
-  free(y);
+  FS__FREE_ALL(y->node_rm, y->seen, y->link_rm, y->dist, y->queue, y->spur, y->nodes, y->al, y->cl,
+               y->a, y->b, y);
 }
 
 /* Starts a new removal set (nothing removed). */

@@ -194,11 +194,7 @@ int fs__routeopt_phase_times(fs_routeopt_problem *p, const int32_t *choice, int 
     }
   }
 out:
-  free(fl);
-  free(acc);
-  free(ph_max);
-  free(util);
-  free(load);
+  FS__FREE_ALL(fl, acc, ph_max, util, load);
   return rc;
 }
 

@@ -22,22 +22,9 @@
 void fs_routeopt_problem_free(fs_routeopt_problem *p) {
   if (!p) return;
   fs_router_free(p->router);
-  free(p->n_paths);
-  free(p->path0);
-  free(p->pstart);
-  free(p->links);
-  free(p->ideal_start);
-  free(p->ideal_links);
-  free(p->demand_bps);
-  free(p->ideal_phase_s);
-  free(p->mm_start);
-  free(p->mm_link);
-  free(p->mm_w);
-  free(p->mm_rate);
-  free(p->mm_res);
-  free(p->mm_wsum);
-  free(p->mm_frozen);
-  free(p);
+  FS__FREE_ALL(p->n_paths, p->path0, p->pstart, p->links, p->ideal_start, p->ideal_links,
+               p->demand_bps, p->ideal_phase_s, p->mm_start, p->mm_link, p->mm_w, p->mm_rate,
+               p->mm_res, p->mm_wsum, p->mm_frozen, p);
 }
 
 /* Appends every path of the DAG `dag` from v (depth d of hops) to p->links;

@@ -13,10 +13,7 @@
 void fs_routeopt_traffic_init(fs_routeopt_traffic *tr) { memset(tr, 0, sizeof(*tr)); }
 
 void fs_routeopt_traffic_free(fs_routeopt_traffic *tr) {
-  free(tr->jobs);
-  free(tr->phases);
-  free(tr->flows);
-  free(tr->rank_hosts);
+  FS__FREE_ALL(tr->jobs, tr->phases, tr->flows, tr->rank_hosts);
   memset(tr, 0, sizeof(*tr));
 }
 

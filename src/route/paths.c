@@ -248,18 +248,8 @@ void fs_router_free(fs_router *r) {
   if (!r) return;
   if (r->table)
     for (int32_t v = 0; v < r->t->n_nodes; v++) free(r->table[v]);
-  free(r->table);
-  free(r->sw);
-  free(r->plan);
-  free(r->via_start);
-  free(r->via);
-  free(r->fwd);
-  free(r->back);
-  free(r->lat);
-  free(r->stamp);
-  free(r->layer_nodes);
-  free(r->dag_links);
-  free(r);
+  FS__FREE_ALL(r->table, r->sw, r->plan, r->via_start, r->via, r->fwd, r->back, r->lat, r->stamp,
+               r->layer_nodes, r->dag_links, r);
 }
 
 /* Distance table towards non-host d over the non-hosts, built on first

@@ -86,14 +86,9 @@ static int32_t class_find(const ext *e, int32_t x, int32_t d, const int32_t *lis
 }
 
 static void ext_free(ext *e) {
-  free(e->dist);
-  free(e->cl_start);
-  free(e->cl);
-  free(e->order);
+  FS__FREE_ALL(e->dist, e->cl_start, e->cl, e->order);
   fs__u64map_free(&e->index);
-  free(e->cls);
-  free(e->class_start);
-  free(e->class_mem);
+  FS__FREE_ALL(e->cls, e->class_start, e->class_mem);
 }
 
 /* Distances, closer-neighbour lists, the processing order and the classes.
@@ -196,9 +191,7 @@ static int ext_build(ext *e, const fs_topo *t) {
   for (int32_t v = t->n_hosts; v < V; v++) e->class_mem[fill[e->cls[v]]++] = v;
   rc = 0;
 done:
-  free(adj_start);
-  free(adj);
-  free(fill);
+  FS__FREE_ALL(adj_start, adj, fill);
   return rc;
 }
 
@@ -365,14 +358,8 @@ static void uf_union(int32_t *p, int32_t a, int32_t b) {
 
 void fs_symm_free(fs_symm *s) {
   if (!s) return;
-  free(s->node_map);
-  free(s->link_map);
-  free(s->link_rep);
-  free(s->link_orbit);
-  free(s->orbit_size);
-  free(s->node_rep);
-  free(s->node_osize);
-  free(s);
+  FS__FREE_ALL(s->node_map, s->link_map, s->link_rep, s->link_orbit, s->orbit_size, s->node_rep,
+               s->node_osize, s);
 }
 
 int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_gens,
@@ -445,12 +432,7 @@ int fs_symm_new(const fs_topo *t, const int32_t *const *host_perms, int32_t n_ge
 done: /* success falls through with rc 0 */
   if (rc == FS_ENOMEM) fs_err_set(err, FS_ENOMEM, "out of memory building the symmetry");
   ext_free(&e);
-  free(sc.list);
-  free(sc.used);
-  free(sc.cursor);
-  free(sc.inv);
-  free(sc.a);
-  free(sc.b);
+  FS__FREE_ALL(sc.list, sc.used, sc.cursor, sc.inv, sc.a, sc.b);
   if (!rc) {
     *out = s;
     return 0;
@@ -698,10 +680,7 @@ int fs_symm_check_routes(const fs_symm *s, const int32_t *pairs, int32_t n_pairs
     }
   }
   if (rc == FS_ENOMEM) fs_err_set(err, FS_ENOMEM, "out of memory checking routes");
-  free(q);
-  free(orig);
-  free(img);
-  free(got);
+  FS__FREE_ALL(q, orig, img, got);
   fs__u64map_free(&seen);
   return rc;
 }
@@ -733,9 +712,7 @@ int fs_symm_quotient_route(const fs_symm *s, const fs_route *in, int64_t flow_or
   int32_t *links = fs__malloc((size_t)m, sizeof(int32_t));
   double *w = fs__malloc((size_t)m, sizeof(double));
   if (!links || !w) {
-    free(links);
-    free(w);
-    free(v);
+    FS__FREE_ALL(links, w, v);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
   for (int32_t i = 0; i < m; i++) {
@@ -743,9 +720,7 @@ int fs_symm_quotient_route(const fs_symm *s, const fs_route *in, int64_t flow_or
     links[i] = rep;
     w[i] = (double)flow_orbit * v[i].w / (double)s->orbit_size[v[i].link];
   }
-  free(v);
-  free(out->links);
-  free(out->weights);
+  FS__FREE_ALL(v, out->links, out->weights);
   out->links = links;
   out->weights = w;
   out->n = m;

@@ -231,9 +231,7 @@ int fs__scenario_busy_times(const fs_scenario *sc, const double *st, const doubl
   interval *iv = fs__malloc(off[t->n_links] + 1, sizeof(*iv));
   size_t *fill = fs__malloc((size_t)t->n_links + 1, sizeof(*fill));
   if (!iv || !fill) {
-    free(off);
-    free(iv);
-    free(fill);
+    FS__FREE_ALL(off, iv, fill);
     return FS_ENOMEM;
   }
   memcpy(fill, off, (size_t)t->n_links * sizeof(*fill));
@@ -261,9 +259,7 @@ int fs__scenario_busy_times(const fs_scenario *sc, const double *st, const doubl
     if (n && b >= a) sum += b - a;
     busy[l] = sum;
   }
-  free(off);
-  free(iv);
-  free(fill);
+  FS__FREE_ALL(off, iv, fill);
   return 0;
 }
 
@@ -338,10 +334,7 @@ int fs_ns3_read(const char *text, size_t len, const char *file, fs_scenario *sc,
   }
   rc = fs_sim_replace_times(sc->sim, st, fin, busy, err);
 done:
-  free(st);
-  free(fin);
-  free(busy);
-  free(seen);
+  FS__FREE_ALL(st, fin, busy, seen);
   return rc;
 }
 

@@ -90,11 +90,7 @@ int fs_packet_check(const fs_scenario *sc, fs_err *err) {
 
 static void run_free(run *r) {
   fs__pktnet_free(r->net);
-  free(r->dep_off);
-  free(r->dep_to);
-  free(r->left);
-  free(r->st);
-  free(r->fin);
+  FS__FREE_ALL(r->dep_off, r->dep_to, r->left, r->st, r->fin);
 }
 
 /* Paths checked and dependencies of sc into r. */

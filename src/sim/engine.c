@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "model.h"
 
 
@@ -59,53 +60,18 @@ void fs_sim_free(fs_sim *s) {
       free(s->core.active[l].flow);
       free(s->core.active[l].slot);
     }
-  free(s->core.active);
-  free(s->core.flows);
-  free(s->core.pos);
-  free(s->core.pos_free);
-  free(s->core.proutes);
-  free(s->core.busy_routes);
+  FS__FREE_ALL(s->core.active, s->core.flows, s->core.pos, s->core.pos_free, s->core.proutes,
+               s->core.busy_routes);
   fs__pool_free(&s->tf_pool);
-  free(s->tf_slot);
-  free(s->tf_done);
-  free(s->tf_rtt);
-  free(s->tf_conn);
-  free(s->payload);
-  free(s->tail_reach);
-  free(s->tail_rate);
-  free(s->small);
-  free(s->fifo_nx);
-  free(s->paths);
-  free(s->lrep);
-  free(s->lorb);
-  free(s->fifo_head);
-  free(s->fifo_tail);
-  free(s->src_busy);
-  free(s->cap_base);
-  free(s->lcount);
-  free(s->share_pend);
-  free(s->share_marked);
-  free(s->core.cap_Bps);
-  free(s->core.dirty_links);
-  free(s->core.is_dirty);
-  free(s->core.load);
-  free(s->core.gone_load);
-  free(s->core.gone_max);
-  free(s->core.arrived);
-  free(s->core.src_phase);
-  free(s->core.src_w);
-  free(s->core.src_y);
+  FS__FREE_ALL(s->tf_slot, s->tf_done, s->tf_rtt, s->tf_conn, s->payload, s->tail_reach,
+               s->tail_rate, s->small, s->fifo_nx, s->paths, s->lrep, s->lorb, s->fifo_head,
+               s->fifo_tail, s->src_busy, s->cap_base, s->lcount, s->share_pend, s->share_marked,
+               s->core.cap_Bps, s->core.dirty_links, s->core.is_dirty, s->core.load,
+               s->core.gone_load, s->core.gone_max, s->core.arrived, s->core.src_phase,
+               s->core.src_w, s->core.src_y);
   for (int32_t i = 0; i < s->n_model; i++) s->model[i].m->free(s, s->model[i].st);
-  free(s->items);
-  free(s->tasks);
-  free(s->edges);
-  free(s->dep_start);
-  free(s->dep_list);
-  free(s->active_list);
-  free(s->started);
-  free(s->timers);
-  free(s->cycle);
-  free(s->link_stats);
+  FS__FREE_ALL(s->items, s->tasks, s->edges, s->dep_start, s->dep_list, s->active_list, s->started,
+               s->timers, s->cycle, s->link_stats);
   fs__bins_free(&s->bins);
   evq_free(&s->heap);
   fs__maxmin_free(&s->mm);

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
@@ -78,23 +79,10 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
 }
 
 void fs__maxmin_free(fs__maxmin *m) {
-  free(m->res);
-  free(m->wsum);
-  free(m->cnt);
-  free(m->key);
-  free(m->link_seen);
-  free(m->flow_seen);
-  free(m->comp_links);
-  free(m->comp_flows);
-  free(m->new_rate);
-  free(m->new_y);
+  FS__FREE_ALL(m->res, m->wsum, m->cnt, m->key, m->link_seen, m->flow_seen, m->comp_links,
+               m->comp_flows, m->new_rate, m->new_y);
   fs__heap_free(&m->heap);
-  free(m->wstamp);
-  free(m->wtot);
-  free(m->bn);
-  free(m->cstamp);
-  free(m->cmin);
-  free(m->ubmax);
+  FS__FREE_ALL(m->wstamp, m->wtot, m->bn, m->cstamp, m->cmin, m->ubmax);
   memset(m, 0, sizeof(*m));
 }
 

@@ -898,20 +898,9 @@ void fs__pktnet_free(fs__pktnet *r) {
     if (r->lanes) free(r->lanes[l].a);
     if (r->ring) free(r->ring[l].w);
   }
-  free(r->ring);
-  free(r->lanes);
-  free(r->red_count);
-  free(r->red_bytes);
-  free(r->red_old);
-  free(r->free_at);
+  FS__FREE_ALL(r->ring, r->lanes, r->red_count, r->red_bytes, r->red_old, r->free_at);
   for (int32_t s = 0; s < r->n_slots; s++) free(r->f[s].rev);
-  free(r->f);
-  free(r->q);
-  free(r->lhead);
-  free(r->ltail);
-  free(r->nic_busy);
-  free(r->dev);
-  free(r->p);
+  FS__FREE_ALL(r->f, r->q, r->lhead, r->ltail, r->nic_busy, r->dev, r->p);
   fs__heap_free(&r->h);
   free(r);
 }

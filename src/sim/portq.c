@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "model.h"
 
 /* A change of host_flows waiting for the batch's end: link's count moves
@@ -710,11 +711,7 @@ static int pq_setup(fs_sim *s, fs__mslot *slot) {
 
 static void pq_free(fs_sim *s, void *st) {
   portqs *pq = st;
-  free(pq->pending);
-  free(pq);
-  free(s->portq);
-  free(s->host_flows);
-  free(s->can_bind);
+  FS__FREE_ALL(pq->pending, pq, s->portq, s->host_flows, s->can_bind);
   s->portq = NULL;
   s->host_flows = NULL;
   s->can_bind = NULL;

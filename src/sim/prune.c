@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "internal.h"
 
 /* The anchor of route r: the entry that binds it alone, the smallest
@@ -87,11 +88,7 @@ static int add_bounds(const fs__simcore *c, const fs__proute *routes, int32_t nr
   }
   rc = 0;
 out:
-  free(start);
-  free(order);
-  free(stamp);
-  free(mx);
-  free(touched);
+  FS__FREE_ALL(start, order, stamp, mx, touched);
   return rc;
 }
 
@@ -194,12 +191,6 @@ out:
   if (routes) /* not kept: every flow rated on its whole route */
     for (int32_t f = 0; f < c->n_flows; f++) c->flows[f].rid = -1;
   fs__u64map_free(&ids);
-  free(routes);
-  free(as);
-  free(ad);
-  free(bs);
-  free(bd);
-  free(keep);
-  free(used);
+  FS__FREE_ALL(routes, as, ad, bs, bd, keep, used);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "model.h"
 
 /* tcp source fair queue, per link: the virtual clock (bytes each waiting
@@ -558,9 +559,7 @@ static void tcp_free(fs_sim *s, void *st) {
   struct fs__tcp *t = st;
   if (t->srcq)
     for (int32_t l = 0; l < s->core.t->n_links; l++) fs__heap_free(&t->srcq[l].h);
-  free(t->srcq);
-  free(t->src_hpos);
-  free(t);
+  FS__FREE_ALL(t->srcq, t->src_hpos, t);
   s->tcp = NULL;
 }
 

@@ -357,10 +357,6 @@ static int build(const fs__jctx *c, const cJSON *obj, const char *path, fs_topo 
   }
 done:
   if (b.t) fs_topo_builder_abort(&b);
-  free(ix);
-  free(nv);
-  free(map);
-  free(seen);
-  free(queue);
+  FS__FREE_ALL(ix, nv, map, seen, queue);
   return rc;
 }

@@ -98,11 +98,7 @@ int fs_topo_builder_finish(fs_topo_builder *b, fs_topo **out, fs_err *err) {
 
 void fs_topo_free(fs_topo *t) {
   if (!t) return;
-  free(t->nodes);
-  free(t->links);
-  free(t->out_start);
-  free(t->out_links);
-  free(t);
+  FS__FREE_ALL(t->nodes, t->links, t->out_start, t->out_links, t);
 }
 
 void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {

@@ -179,11 +179,7 @@ static int hop_stats(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
   st->diameter_hops = diameter;
   st->avg_hops = (double)sum / ((double)H * (double)(H - 1));
 done:
-  free(keys);
-  free(nb);
-  free(cls);
-  free(dist);
-  free(queue);
+  FS__FREE_ALL(keys, nb, cls, dist, queue);
   return rc;
 }
 
@@ -340,21 +336,8 @@ static int nohost_alloc(const fs_topo *t, nohost_ctx *x) {
 }
 
 static void nohost_free(nohost_ctx *x) {
-  free(x->nx);
-  free(x->nh);
-  free(x->one);
-  free(x->mark);
-  free(x->code);
-  free(x->nb);
-  free(x->keys);
-  free(x->cls);
-  free(x->cls_start);
-  free(x->fd);
-  free(x->corr);
-  free(x->dist);
-  free(x->queue);
-  free(x->radj_start);
-  free(x->radj);
+  FS__FREE_ALL(x->nx, x->nh, x->one, x->mark, x->code, x->nb, x->keys, x->cls, x->cls_start, x->fd,
+               x->corr, x->dist, x->queue, x->radj_start, x->radj);
 }
 
 /* Each non-host's code: left out (no non-host neighbour, at most ISO_MAX
@@ -574,14 +557,7 @@ typedef struct flownet {
 } flownet;
 
 static void flownet_free(flownet *f) {
-  free(f->to);
-  free(f->cap);
-  free(f->adj_start);
-  free(f->adj);
-  free(f->level);
-  free(f->it);
-  free(f->queue);
-  free(f->path);
+  FS__FREE_ALL(f->to, f->cap, f->adj_start, f->adj, f->level, f->it, f->queue, f->path);
 }
 
 /* Returns 0 or FS_ENOMEM; either way flownet_free(f) releases what exists. */

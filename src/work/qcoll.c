@@ -36,9 +36,7 @@ static uint64_t item_key(int kind, int32_t a, int32_t b, int32_t occ) {
 
 void fs__qcoll_free(fs__qcoll *q) {
   if (!q) return;
-  free(q->items);
-  free(q->deps);
-  free(q);
+  FS__FREE_ALL(q->items, q->deps, q);
 }
 
 int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
@@ -275,11 +273,7 @@ done:
   fs__u64map_free(&x.count);
   fs__u64map_free(&x.where);
   fs__u64map_free(&x.depset);
-  free(member);
-  free(x.img);
-  free(x.rep);
-  free(x.keep);
-  free(x.occ_of);
+  FS__FREE_ALL(member, x.img, x.rep, x.keep, x.occ_of);
   fs_sim_free(x.sim);
   fs_route_cache_free(paths); /* after the flows that borrow its routes */
   if (rc) {

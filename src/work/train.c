@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/base.h"
 #include "train_internal.h"
 
 void fs__train_ctl_opts(const fs_job *job, fs_netctl_opts *co) {
@@ -147,27 +148,11 @@ void fs_train_free(fs_train *tr) {
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
   for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
-  free(tr->qc);
-  free(tr->host_of_gpu);
-  free(tr->order);
-  free(tr->ops);
-  free(tr->op_index);
-  free(tr->gate);
-  free(tr->iter_hi);
-  free(tr->dp);
-  free(tr->dp_marks);
-  free(tr->dp_last);
-  free(tr->pp);
-  free(tr->times);
+  FS__FREE_ALL(tr->qc, tr->host_of_gpu, tr->order, tr->ops, tr->op_index, tr->gate, tr->iter_hi,
+               tr->dp, tr->dp_marks, tr->dp_last, tr->pp, tr->times);
   fs_symm_free(tr->symm);
-  free(tr->tp_fwd_s);
-  free(tr->tp_bwd_s);
-  free(tr->tp_dev_f);
-  free(tr->tp_dev_b);
-  free(tr->tp_dev_nf);
-  free(tr->tp_dev_nb);
-  free(tr->sigs);
-  free(tr);
+  FS__FREE_ALL(tr->tp_fwd_s, tr->tp_bwd_s, tr->tp_dev_f, tr->tp_dev_b, tr->tp_dev_nf, tr->tp_dev_nb,
+               tr->sigs, tr);
 }
 
 const char *fs_train_comm_name(fs_train_comm c) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "train_internal.h"
 
 fs_route_cache *fs__train_shared_routes(const fs_train *tr) {
@@ -113,9 +114,7 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
   int32_t *ord = fs__malloc((size_t)N, sizeof(int32_t));
   fs_route_cache *plain = NULL;
   if (!pairs || !ord) {
-    free(grp);
-    free(pairs);
-    free(ord);
+    FS__FREE_ALL(grp, pairs, ord);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
   for (int32_t k = 0; G > 1 && k < G; k++) {

@@ -266,6 +266,18 @@ fs_sim_counters fs_sim_get_counters(const fs_sim *s);
 int fs_sim_replace_times(fs_sim *s, const double *start_s, const double *finish_s,
                          const double *busy_s, fs_err *err);
 
+/* After a run: runs every item again on the packet network of the packet
+ * backend (fabricsim/packet.h; docs/model.md, "The packet backend") under
+ * tp (tcp: DCTCP; rdma: RoCEv2 under DCQCN), each flow on the path the run
+ * gave it, and writes each item's start and finish there (fs_sim_n_items
+ * entries, seconds; -1 for an item that never ran, behind a cycle). A flow
+ * begins when every item before it is done, so dependencies on bytes sent
+ * are taken as done; each flow must be on one path (weights ignored) whose
+ * links have reverses for the ACKs: the caller checks both. Deterministic.
+ * 0, FS_EINVAL (not run yet; a link without a reverse) or FS_ENOMEM. */
+int fs_sim_packet_times(const fs_sim *s, const fs_transport *tp, double *start_s,
+                        double *finish_s);
+
 /* ---- control during a run: timers, failures, re-routing ----
  *
  * A timer calls fn(ctx, s, now, err) when the clock reaches at_s (or now,

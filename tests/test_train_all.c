@@ -91,7 +91,7 @@ TEST(test_train_rail_symmetry_equals_expanded) {
       fs_job *job = railopt_job("spray", over ? 1 : 4);
       if (kind) {
         fs_transport_defaults(kind == 3 ? FS_TRANSPORT_RDMA : FS_TRANSPORT_TCP, &job->transport);
-        job->transport.persistent = kind == 2;
+        if (kind != 3) job->transport.persistent = kind == 2; /* rdma's queue pairs are */
         job->transport.source_fq = kind == 4;
         if (kind == 5) job->transport.efficiency = 0.9;
       }

@@ -150,8 +150,38 @@ int fs_transport_from_json(const struct cJSON *root, const char *file, fs_transp
                            fs_err *err);
 const char *fs_transport_kind_name(fs_transport_kind kind);
 /* Checks ranges (mss >= 1, header >= 0, init_window >= 1, efficiency in
- * (0, 1], queue_k >= 0); 0 or FS_EINVAL with a message naming the field. */
+ * (0, 1], queue_k >= 0, packet_bytes >= 0) and the rules of which settings
+ * combine (fs_transport_combine); 0 or FS_EINVAL with a message naming the
+ * field. */
 int fs_transport_check(const fs_transport *tp, fs_err *err);
+
+/* The settings the rules below speak of, as a user names them: the JSON
+ * key of $.transport (fs_transport_key_name) and its CLI option. */
+typedef enum fs_transport_key {
+  FS_TK_KIND,          /* "kind", --transport */
+  FS_TK_CONNECTIONS,   /* "connections", --connections */
+  FS_TK_RATE_CONTROL,  /* "rate_control", --rate-control */
+  FS_TK_SOURCE_QUEUE,  /* "source_queue" */
+  FS_TK_QUEUE_K,       /* "queue_k" */
+  FS_TK_PACKET_BYTES   /* "packet_bytes", --packet-bytes */
+} fs_transport_key;
+const char *fs_transport_key_name(fs_transport_key key);
+
+/* The rules of which transport settings combine, in one place for every
+ * reader (job and scenario files, the CLI's options over them, the
+ * library's check): rate control dcqcn is rdma's and dctcp tcp's; rdma
+ * queue pairs are persistent; a rate control has no max-min source queue;
+ * dctcp marks at queue_k > 0; flows run as packets under tcp or rdma only,
+ * under rdma beside DCQCN's queues only and under tcp at ports that mark at
+ * queue_k > 0. rate_control: the name the user gave ("dcqcn", "dctcp",
+ * "ideal"; NULL: none given). given: bit (1 << FS_TK_*) of each setting the
+ * user gave. A packet_bytes not given that cannot be used is dropped (tcp
+ * with queue_k 0) or kept for a rate control given later (rdma). 0, or
+ * FS_EINVAL with *bad the setting to blame (one the user gave, where the
+ * rule has one) and err's message saying why, naming no file or option:
+ * the caller puts its JSON path or its option in front. */
+int fs_transport_combine(fs_transport *tp, const char *rate_control, unsigned given,
+                         fs_transport_key *bad, fs_err *err);
 /* Before the run; the default is fluid. 0, FS_EINVAL (bad fields, or the
  * simulation ran). */
 int fs_sim_set_transport(fs_sim *s, const fs_transport *tp, fs_err *err);

@@ -54,6 +54,14 @@ int fs__cli_parse_size(const char *s, double *out) {
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
                       const char *rate_control, const char *packet_bytes, int persistent,
                       fs_transport *tp) {
+  /* each setting's option and the value given (NULL: not given), by key */
+  static const char *const flags[] = {"--transport", "--connections", "--rate-control", NULL,
+                                      NULL,          "--packet-bytes"};
+  const char *value[] = {kind, connections, rate_control, NULL, NULL, packet_bytes};
+  unsigned given = 0;
+  for (int key = FS_TK_KIND; key <= FS_TK_PACKET_BYTES; key++)
+    if (value[key]) given |= 1u << key;
+  if (!given) return 0;
   if (kind) {
     fs_transport_kind k;
     if (fs_transport_kind_parse(kind, &k))
@@ -64,46 +72,28 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
     }
   }
   if (connections) {
-    if (strcmp(connections, "new") == 0) {
-      if (tp->kind == FS_TRANSPORT_RDMA)
-        return fs__cli_usage(cmd, "--connections new: rdma queue pairs are persistent");
-      tp->persistent = 0;
-    } else if (strcmp(connections, "persistent") == 0) {
-      tp->persistent = 1;
-    } else {
+    if (strcmp(connections, "new") != 0 && strcmp(connections, "persistent") != 0)
       return fs__cli_usage(cmd, "--connections must be new or persistent, got '%s'",
                            connections);
-    }
+    tp->persistent = connections[0] == 'p';
   }
-  if (rate_control) {
-    if (strcmp(rate_control, "dcqcn") != 0 && strcmp(rate_control, "dctcp") != 0 &&
-        strcmp(rate_control, "ideal") != 0)
-      return fs__cli_usage(cmd, "--rate-control must be dcqcn, dctcp or ideal, got '%s'",
-                           rate_control);
-    if (strcmp(rate_control, "dctcp") == 0 && tp->kind != FS_TRANSPORT_TCP)
-      return fs__cli_usage(cmd, "--rate-control dctcp: DCTCP is tcp's (--transport tcp)");
-    if (strcmp(rate_control, "dctcp") != 0 && tp->kind != FS_TRANSPORT_RDMA)
-      return fs__cli_usage(cmd, "--rate-control %s: DCQCN is rdma's (--transport rdma)",
-                           rate_control);
-    tp->dcqcn = rate_control[0] == 'd';
-  }
+  if (rate_control && strcmp(rate_control, "dcqcn") != 0 && strcmp(rate_control, "dctcp") != 0 &&
+      strcmp(rate_control, "ideal") != 0)
+    return fs__cli_usage(cmd, "--rate-control must be dcqcn, dctcp or ideal, got '%s'",
+                         rate_control);
   if (packet_bytes) {
     double v;
     if (fs__cli_parse_size(packet_bytes, &v) || !(v >= 0) || !(v <= 1e15))
       return fs__cli_usage(cmd, "--packet-bytes must be a size >= 0 (suffixes K M G), got '%s'",
                            packet_bytes);
-    if (v > 0 && tp->kind == FS_TRANSPORT_FLUID)
-      return fs__cli_usage(cmd, "--packet-bytes: flows run as packets under tcp or rdma only "
-                                "(--transport tcp|rdma)");
-    if (v > 0 && tp->kind == FS_TRANSPORT_RDMA && !tp->dcqcn)
-      return fs__cli_usage(cmd, "--packet-bytes: under rdma messages run as packets beside "
-                                "DCQCN's queues (--rate-control dcqcn); the ideal rdma has none");
-    if (v > 0 && tp->kind == FS_TRANSPORT_TCP && !(tp->queue_k > 0))
-      return fs__cli_usage(cmd, "--packet-bytes: the packets' switch ports mark ECN at K = "
-                                "queue_k packets, and the transport has queue_k 0");
     tp->packet_bytes = v;
   }
-  return 0;
+  fs_transport_key bad;
+  fs_err why = {0, ""};
+  if (fs_transport_combine(tp, rate_control, given, &bad, &why) == 0) return 0;
+  if (flags[bad] && value[bad])
+    return fs__cli_usage(cmd, "%s %s: %s", flags[bad], value[bad], why.msg);
+  return fs__cli_usage(cmd, "the transport's %s: %s", fs_transport_key_name(bad), why.msg);
 }
 
 int fs__cli_output_open(const char *path, fs_output **o) {

@@ -53,8 +53,9 @@ int fs__cli_parse_size(const char *s, double *out);
  * dcqcn|dctcp|ideal and --packet-bytes N (any may be NULL) over the file's
  * transport *tp: a different kind takes that kind's defaults, with
  * persistent connections if `persistent` (coll and train: NCCL opens its
- * connections once, at initialisation). 0, or 2 after printing a usage
- * error for cmd. */
+ * connections once, at initialisation); the rules of which combine are
+ * fs_transport_combine's. 0, or 2 after printing a usage error for cmd
+ * naming the option to blame. */
 int fs__cli_transport(const char *cmd, const char *kind, const char *connections,
                       const char *rate_control, const char *packet_bytes, int persistent,
                       fs_transport *tp);

@@ -4,6 +4,7 @@
  * the source FIFO of small messages and (tcp) the queues at switch ports. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "../base/json.h"
@@ -85,20 +86,73 @@ int fs_transport_check(const fs_transport *tp, fs_err *err) {
   if (!(tp->queue_k >= 0) || !isfinite(tp->queue_k))
     return fs_err_set(err, FS_EINVAL, "transport queue_k must be >= 0 packets, got %g",
                       tp->queue_k);
-  if (tp->dcqcn && tp->source_fq)
-    return fs_err_set(err, FS_EINVAL,
-                      "transport: source_queue \"fq\" is max-min's; under a rate control "
-                      "the NIC's round robin is in the model");
-  if (tp->kind == FS_TRANSPORT_TCP && tp->dcqcn && !(tp->queue_k > 0))
-    return fs_err_set(err, FS_EINVAL,
-                      "transport tcp: DCTCP's rate control marks at K = queue_k > 0 packets, got %g",
-                      tp->queue_k);
   if (!(tp->packet_bytes >= 0) || !isfinite(tp->packet_bytes))
     return fs_err_set(err, FS_EINVAL, "transport packet_bytes must be >= 0, got %g",
                       tp->packet_bytes);
+  fs_transport copy = *tp;
+  fs_transport_key bad;
+  fs_err why = {0, ""};
+  if (fs_transport_combine(&copy, NULL, 0, &bad, &why))
+    return fs_err_set(err, FS_EINVAL, "transport %s: %s", fs_transport_key_name(bad), why.msg);
+  return 0;
+}
+
+static const char *const key_names[] = {"kind",         "connections", "rate_control",
+                                       "source_queue", "queue_k",     "packet_bytes"};
+
+const char *fs_transport_key_name(fs_transport_key key) {
+  return key >= FS_TK_KIND && key <= FS_TK_PACKET_BYTES ? key_names[key] : "?";
+}
+
+/* A rule broken: blame a if the user gave it, else b if given, else a. */
+static int broken(unsigned given, fs_transport_key a, fs_transport_key b, fs_transport_key *bad,
+                  fs_err *err, const char *fmt, ...) {
+  *bad = given & (1u << a) || !(given & (1u << b)) ? a : b;
+  va_list ap;
+  va_start(ap, fmt);
+  fs_err_setv(err, FS_EINVAL, fmt, ap);
+  va_end(ap);
+  return FS_EINVAL;
+}
+
+int fs_transport_combine(fs_transport *tp, const char *rate_control, unsigned given,
+                         fs_transport_key *bad, fs_err *err) {
+  const char *kind = fs_transport_kind_name(tp->kind);
+  int tcp = tp->kind == FS_TRANSPORT_TCP, rdma = tp->kind == FS_TRANSPORT_RDMA;
+  int pkt_given = (given >> FS_TK_PACKET_BYTES) & 1;
+  if (rate_control) {
+    if (strcmp(rate_control, "dcqcn") == 0 && !rdma)
+      return broken(given, FS_TK_RATE_CONTROL, FS_TK_KIND, bad, err,
+                    "DCQCN is rdma's rate control (kind rdma, --transport rdma), and the transport is %s", kind);
+    if (strcmp(rate_control, "dctcp") == 0 && !tcp)
+      return broken(given, FS_TK_RATE_CONTROL, FS_TK_KIND, bad, err,
+                    "DCTCP is tcp's rate control (kind tcp, --transport tcp), and the transport is %s", kind);
+    tp->dcqcn = rate_control[0] == 'd';
+  }
+  if (rdma && !tp->persistent)
+    return broken(given, FS_TK_CONNECTIONS, FS_TK_KIND, bad, err,
+                  "rdma queue pairs are persistent");
+  if (tp->dcqcn && tp->source_fq)
+    return broken(given, FS_TK_SOURCE_QUEUE, FS_TK_RATE_CONTROL, bad, err,
+                  "the source queue \"fq\" is max-min's; under a rate control the NIC's round "
+                  "robin is in the model");
+  if (tcp && tp->dcqcn && !(tp->queue_k > 0))
+    return broken(given, FS_TK_QUEUE_K, FS_TK_RATE_CONTROL, bad, err,
+                  "DCTCP marks at K = queue_k packets, which must be > 0");
   if (tp->packet_bytes > 0 && tp->kind == FS_TRANSPORT_FLUID)
-    return fs_err_set(err, FS_EINVAL,
-                      "transport packet_bytes: flows run as packets under tcp or rdma only");
+    return broken(given, FS_TK_PACKET_BYTES, FS_TK_KIND, bad, err,
+                  "flows run as packets under tcp or rdma only, and the transport is %s", kind);
+  if (rdma && !tp->dcqcn && tp->packet_bytes > 0 && pkt_given)
+    return broken(given, FS_TK_PACKET_BYTES, FS_TK_RATE_CONTROL, bad, err,
+                  "under rdma messages run as packets beside DCQCN's queues only: give "
+                  "rate_control dcqcn (--rate-control dcqcn), or packet_bytes 0");
+  if (tcp && !(tp->queue_k > 0) && tp->packet_bytes > 0) {
+    if (pkt_given)
+      return broken(given, FS_TK_PACKET_BYTES, FS_TK_QUEUE_K, bad, err,
+                    "flows run as packets at switch ports that mark ECN at K = queue_k packets, "
+                    "and queue_k is 0: give queue_k > 0, or packet_bytes 0");
+    tp->packet_bytes = 0; /* the default's packets have no ports to run at */
+  }
   return 0;
 }
 
@@ -320,21 +374,10 @@ int fs_transport_from_json(const struct cJSON *root, const char *file, fs_transp
                          &out->packet_bytes)) ||
       (rc = dcqcn_json(c, t, &out->dcqcn_prm)))
     return rc;
-  if (strcmp(ratec, "dcqcn") == 0 || strcmp(ratec, "dctcp") == 0 || strcmp(ratec, "ideal") == 0) {
-    out->dcqcn = ratec[0] == 'd';
-  } else {
+  if (strcmp(ratec, "dcqcn") != 0 && strcmp(ratec, "dctcp") != 0 && strcmp(ratec, "ideal") != 0)
     return fs__json_fail(c, "$.transport.rate_control",
                          cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
                          "must be \"dcqcn\" (rdma), \"dctcp\" (tcp) or \"ideal\"");
-  }
-  if (strcmp(ratec, "dcqcn") == 0 && k != FS_TRANSPORT_RDMA)
-    return fs__json_fail(c, "$.transport.rate_control",
-                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
-                         "DCQCN is rdma's rate control (kind \"rdma\")");
-  if (strcmp(ratec, "dctcp") == 0 && k != FS_TRANSPORT_TCP)
-    return fs__json_fail(c, "$.transport.rate_control",
-                         cJSON_GetObjectItemCaseSensitive(t, "rate_control"),
-                         "DCTCP is tcp's rate control (kind \"tcp\")");
   if (strcmp(srcq, "fq") == 0 || strcmp(srcq, "none") == 0) {
     out->source_fq = srcq[0] == 'f';
   } else {
@@ -342,44 +385,23 @@ int fs_transport_from_json(const struct cJSON *root, const char *file, fs_transp
                          cJSON_GetObjectItemCaseSensitive(t, "source_queue"),
                          "must be \"fq\" or \"none\"");
   }
-  if (strcmp(conn, "new") == 0) {
-    out->persistent = 0;
-  } else if (strcmp(conn, "persistent") == 0) {
-    out->persistent = 1;
+  if (strcmp(conn, "new") == 0 || strcmp(conn, "persistent") == 0) {
+    out->persistent = conn[0] == 'p';
   } else {
     return fs__json_fail(c, "$.transport.connections",
                          cJSON_GetObjectItemCaseSensitive(t, "connections"),
                          "must be \"new\" or \"persistent\"");
   }
-  if (k == FS_TRANSPORT_RDMA && !out->persistent)
-    return fs__json_fail(c, "$.transport.connections",
-                         cJSON_GetObjectItemCaseSensitive(t, "connections"),
-                         "rdma queue pairs are persistent");
-  if (out->dcqcn && out->source_fq)
-    return fs__json_fail(c, "$.transport.source_queue",
-                         cJSON_GetObjectItemCaseSensitive(t, "source_queue"),
-                         "\"fq\" is max-min's source queue; under a rate control the NIC's "
-                         "round robin is in the model");
-  if (k == FS_TRANSPORT_TCP && out->dcqcn && !(out->queue_k > 0))
-    return fs__json_fail(c, "$.transport.queue_k", cJSON_GetObjectItemCaseSensitive(t, "queue_k"),
-                         "DCTCP marks at K = queue_k packets: must be > 0");
-  if (out->packet_bytes > 0 && k == FS_TRANSPORT_FLUID)
-    return fs__json_fail(c, "$.transport.packet_bytes",
-                         cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
-                         "flows run as packets under tcp or rdma only (kind \"tcp\" or \"rdma\")");
-  if (k == FS_TRANSPORT_RDMA && !out->dcqcn && cJSON_GetObjectItemCaseSensitive(t, "packet_bytes") &&
-      out->packet_bytes > 0) /* (kept: a --rate-control dcqcn given later uses it) */
-    return fs__json_fail(c, "$.transport.packet_bytes",
-                         cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
-                         "under rdma messages run as packets beside DCQCN's queues: give "
-                         "rate_control \"dcqcn\", or packet_bytes 0");
-  if (k == FS_TRANSPORT_TCP && !(out->queue_k > 0)) { /* no switch queues: no packets (they mark at K) */
-    if (cJSON_GetObjectItemCaseSensitive(t, "packet_bytes") && out->packet_bytes > 0)
-      return fs__json_fail(c, "$.transport.packet_bytes",
-                           cJSON_GetObjectItemCaseSensitive(t, "packet_bytes"),
-                           "flows run as packets at switch ports that mark ECN at K = queue_k "
-                           "packets: give queue_k > 0, or packet_bytes 0");
-    out->packet_bytes = 0;
+  unsigned given = 0;
+  for (int key = FS_TK_KIND; key <= FS_TK_PACKET_BYTES; key++)
+    if (cJSON_GetObjectItemCaseSensitive(t, key_names[key])) given |= 1u << key;
+  fs_transport_key bad;
+  fs_err why = {0, ""};
+  if (fs_transport_combine(out, ratec, given, &bad, &why)) {
+    char path[64];
+    fs__json_path_key(path, sizeof(path), P, key_names[bad]);
+    return fs__json_fail(c, path, cJSON_GetObjectItemCaseSensitive(t, key_names[bad]), "%s",
+                         why.msg);
   }
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "list_coll_ring.h"
 #include "list_work.h"
 #include "list_compute.h"
+#include "list_framework.h"
 #include "list_pipeline.h"
 #include "list_report.h"
 #include "list_html.h"

@@ -43,6 +43,29 @@ const fs_gpu_preset *fs_compute_preset(const char *name);
 /* The i-th preset (0-based), NULL past the last: for listing them. */
 const fs_gpu_preset *fs_compute_preset_at(int i);
 
+/* ---- framework presets ---------------------------------------------------- */
+
+/* What one training software stack reaches on its hardware, and the
+ * defaults it runs with (docs/model-compute.md, "Framework presets"; each
+ * fitted figure with its fit in docs/validation.md). A job's "framework"
+ * section names one; every figure is overridable there, every default by the
+ * job's own key. */
+typedef struct fs_framework_preset {
+  const char *name;
+  const char *what;       /* the software and its era, one line */
+  double gemm_k_overhead; /* fs_hardware.gemm_k_overhead */
+  double kernel_hbm_eff;  /* fs_hardware.kernel_hbm_eff */
+  double kernel_gap_us;   /* fs_hardware.kernel_gap_s, in us */
+  fs_attention attention; /* default training.attention */
+  int grad_accum_fusion;  /* default parallelism.grad_accum_fusion */
+  int overlap_dp;         /* default parallelism.overlap_dp */
+} fs_framework_preset;
+
+/* The framework preset named `name`, or NULL; the i-th (0-based), NULL past
+ * the last. */
+const fs_framework_preset *fs_compute_framework(const char *name);
+const fs_framework_preset *fs_compute_framework_at(int i);
+
 const char *fs_precision_name(fs_precision p); /* "fp32", "tf32", ...; "?" */
 int fs_precision_parse(const char *name, fs_precision *out); /* FS_EINVAL if unknown */
 /* Bytes of a GEMM input at a precision: 1 for fp8, 4 for fp32 and tf32, else 2. */
@@ -62,13 +85,15 @@ typedef struct fs_gemm_time {
 /* A (batch of) m x k by k x n product on hw: each candidate output tile
  * (tile_m x tile_n, its transpose, tile_n x tile_n) pads m and n up to
  * whole tiles; the tiles run in waves of `sms`, each SM at
- * gpu_tflops matmul_eff / sms; the fastest candidate is taken. The operands
+ * gpu_tflops matmul_eff / sms, for k + gemm_k_overhead steps (the tile's
+ * fixed cost; 0 without a framework preset); the fastest candidate is
+ * taken. The operands
  * (in_bytes per element) are read and the result (out_bytes per element)
  * written once at hbm_gb_per_s hbm_eff. Needs m, n, k, batch >= 1. */
 void fs_compute_gemm(const fs_hardware *hw, int64_t m, int64_t n, int64_t k, int64_t batch,
                      double in_bytes, double out_bytes, fs_gemm_time *out);
 /* Seconds a memory-bound kernel moving `bytes` takes: bytes / (hbm_gb_per_s
- * 1e9 hbm_eff). */
+ * 1e9 kernel_hbm_eff), hbm_eff without a framework's figure. */
 double fs_compute_mem_s(const fs_hardware *hw, double bytes);
 
 /* ---- a transformer on one GPU ---------------------------------------------- */
@@ -78,6 +103,8 @@ typedef struct fs_compute_parts {
   double gemm_s; /* the linear layers (QKV, output, MLP or experts, router, logits) */
   double attn_s; /* attention's core: batched GEMMs + softmax + dropout, or flash */
   double mem_s;  /* norms, activations, dropout + residual, embedding, loss */
+  double kernels;    /* kernels launched */
+  double overhead_s; /* kernels x the framework's gap per kernel (kernel_gap_s) */
   double total_s;
 } fs_compute_parts;
 

@@ -135,6 +135,15 @@ typedef struct fs_hardware {
                             to nvlink_gbps and the topology's scale-up links */
   int64_t nics_per_gpu;
   double nic_gbps;       /* per NIC; nics_per_gpu * nic_gbps = a host's link */
+  /* What the training software reaches on it (the job's "framework"
+   * section and its preset, compute.h; docs/model-compute.md,
+   * "Framework presets"); all 0 without one: the best-shape roofline. */
+  char framework[24];     /* the framework preset's name, "" without one */
+  double gemm_k_overhead; /* a GEMM tile's fixed cost (prologue, epilogue),
+                             in steps of the inner dimension k */
+  double kernel_hbm_eff;  /* share of HBM bandwidth the memory-bound kernels
+                             reach (0: hbm_eff) */
+  double kernel_gap_s;    /* the GPU's idle time per kernel launched */
 } fs_hardware;
 
 /* How GPU g (server g / gpus_per_node, local index g % gpus_per_node) maps

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/base.h"
+#include "fabricsim/compute.h"
 #include "fabricsim/report.h"
 #include "fabricsim/routeopt.h"
 #include "fabricsim/trace.h"
@@ -69,6 +70,15 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
           job->hw.preset[0] ? job->hw.preset : "custom",
           job->hw.compute == FS_COMPUTE_ROOFLINE ? "per-operation roofline"
                                                  : "FLOPs / (peak x mfu_matmul)");
+  if (job->hw.framework[0]) {
+    const fs_framework_preset *fw = fs_compute_framework(job->hw.framework);
+    fprintf(f,
+            "framework:          %s%s%s: GEMM tiles +%g k-steps, memory-bound kernels at %.2f "
+            "of HBM, %g us per kernel\n",
+            job->hw.framework, fw ? ", " : "", fw ? fw->what : "", job->hw.gemm_k_overhead,
+            job->hw.kernel_hbm_eff > 0 ? job->hw.kernel_hbm_eff : job->hw.hbm_eff,
+            job->hw.kernel_gap_s * 1e6);
+  }
   fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
@@ -147,6 +157,7 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(b, r->hfu);
   fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
           job->hw.compute == FS_COMPUTE_ROOFLINE ? "roofline" : "mfu");
+  if (job->hw.framework[0]) fprintf(f, ",\"framework\":\"%s\"", job->hw.framework);
   fs__fmt_num(a, job->hw.nvlink_gbps);
   fs__fmt_num(b, job->hw.nvlink_eff);
   fprintf(f, ",\"scaleup_payload_gbps\":%s,\"nvlink_efficiency\":%s", a, b);

@@ -64,6 +64,35 @@ const fs_gpu_preset *fs_compute_preset_at(int i) {
   return i >= 0 && i < N_PRESETS ? &presets[i] : NULL;
 }
 
+/* Framework presets (docs/model-compute.md, "Framework presets"). The
+ * GEMM tile overhead and the memory-bound kernels' HBM share are fitted on
+ * the public calibration set of issue 43 only (scripts/fit-framework.py,
+ * docs/validation.md shows the fit): megatron-2021 on Narayanan et al.'s
+ * Table 1 (SC'21), megatron-2022 on Korthikanti et al.'s Table 5, one tile
+ * overhead for both (the same A100s and cuBLAS generation). The kernel gap
+ * is not fitted: launching a kernel costs 1.3-3 us (docs/model-compute.md).
+ * Defaults: both ran unfused attention, without gradient accumulation
+ * fusion, the gradient all-reduce after the backward (Megatron's "local"
+ * DDP); the public set's jobs say where a run differed. */
+static const fs_framework_preset frameworks[] = {
+    {"megatron-2021",
+     "Megatron-LM as of SC'21 (A100, apex fused softmax, unfused dropout and adds)", 192, 0.45, 2,
+     FS_ATTN_UNFUSED, 0, 0},
+    {"megatron-2022", "Megatron-LM as of Korthikanti et al. 2022 (A100, sequence parallelism)", 192,
+     0.65, 2, FS_ATTN_UNFUSED, 0, 0},
+};
+#define N_FRAMEWORKS ((int)(sizeof(frameworks) / sizeof(frameworks[0])))
+
+const fs_framework_preset *fs_compute_framework(const char *name) {
+  for (int i = 0; i < N_FRAMEWORKS; i++)
+    if (strcmp(frameworks[i].name, name) == 0) return &frameworks[i];
+  return NULL;
+}
+
+const fs_framework_preset *fs_compute_framework_at(int i) {
+  return i >= 0 && i < N_FRAMEWORKS ? &frameworks[i] : NULL;
+}
+
 static const char *const prec_names[FS_PREC_N] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
 
 const char *fs_precision_name(fs_precision p) {
@@ -93,7 +122,8 @@ double fs_precision_bytes(fs_precision p) {
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 double fs_compute_mem_s(const fs_hardware *hw, double bytes) {
-  return bytes / (hw->hbm_gb_per_s * 1e9 * hw->hbm_eff);
+  double eff = hw->kernel_hbm_eff > 0 ? hw->kernel_hbm_eff : hw->hbm_eff;
+  return bytes / (hw->hbm_gb_per_s * 1e9 * eff);
 }
 
 /* NVIDIA's "Matrix Multiplication Background" guide, sec. 3: an m x n
@@ -101,8 +131,10 @@ double fs_compute_mem_s(const fs_hardware *hw, double bytes) {
  * of tiles); one tile per SM at a time, so the tiles run in
  * ceil(tiles / sms) waves (wave quantization: the last wave may leave SMs
  * idle). A wave lasts one tile's 2 tm tn k FLOPs at the SM's share of the
- * achievable rate. cuBLAS picks among several tiles; we take the fastest of
- * three. */
+ * achievable rate, plus the tile's fixed cost (loading the pipeline,
+ * writing the result) as gemm_k_overhead more steps of k, which the
+ * framework presets fit (docs/model-compute.md). cuBLAS picks among several
+ * tiles; we take the fastest of three. */
 void fs_compute_gemm(const fs_hardware *hw, int64_t m, int64_t n, int64_t k, int64_t batch,
                      double in_bytes, double out_bytes, fs_gemm_time *out) {
   const int64_t cand[3][2] = {
@@ -114,7 +146,8 @@ void fs_compute_gemm(const fs_hardware *hw, int64_t m, int64_t n, int64_t k, int
     int64_t tm = cand[c][0], tn = cand[c][1];
     int64_t tiles = ceil_div(m, tm) * ceil_div(n, tn) * batch;
     int64_t waves = ceil_div(tiles, hw->sms);
-    double s = (double)waves * 2 * (double)tm * (double)tn * (double)k / sm_rate;
+    double s =
+        (double)waves * 2 * (double)tm * (double)tn * ((double)k + hw->gemm_k_overhead) / sm_rate;
     if (s < out->compute_s) {
       out->compute_s = s;
       out->tile_m = tm, out->tile_n = tn, out->tiles = tiles, out->waves = waves;
@@ -123,7 +156,7 @@ void fs_compute_gemm(const fs_hardware *hw, int64_t m, int64_t n, int64_t k, int
   out->quant_eff = out->flops / (out->compute_s * sm_rate * (double)hw->sms);
   out->bytes = (double)batch * (((double)m * (double)k + (double)k * (double)n) * in_bytes +
                                 (double)m * (double)n * out_bytes);
-  out->memory_s = fs_compute_mem_s(hw, out->bytes);
+  out->memory_s = out->bytes / (hw->hbm_gb_per_s * 1e9 * hw->hbm_eff);
   out->s = fmax(out->compute_s, out->memory_s);
 }
 
@@ -139,6 +172,7 @@ typedef struct shape {
   int64_t h, f, t;
   double D, Dg;  /* bytes of an activation, of a GEMM input */
   int fused_wgrad; /* gradient accumulation fusion */
+  double kernels;  /* kernels launched so far (the framework's gap each) */
 } shape;
 
 static void shape_of(const fs_job *j, shape *sh) {
@@ -158,11 +192,12 @@ static void shape_of(const fs_job *j, shape *sh) {
   sh->D = (double)m->dtype_bytes;
   sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
   sh->fused_wgrad = j->par.grad_accum_fusion;
+  sh->kernels = 0;
 }
 
-static double gemm_s(const shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch,
-                     double out_bytes) {
+static double gemm_s(shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch, double out_bytes) {
   fs_gemm_time g;
+  sh->kernels++;
   fs_compute_gemm(sh->hw, m, n, k, batch, sh->Dg, out_bytes, &g);
   return g.s;
 }
@@ -175,16 +210,21 @@ static double gemm_s(const shape *sh, int64_t m, int64_t n, int64_t k, int64_t b
  * writes a D-byte gradient that a separate kernel adds into the main
  * gradient (read both, write one: 3 D bytes an element, main gradients in
  * the training dtype as --accumulate-allreduce-grads-in-fp32 was off). */
-static double linear_s(const shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
+/* A memory-bound kernel moving `bytes`. */
+static double mem_s(shape *sh, double bytes) {
+  sh->kernels++;
+  return fs_compute_mem_s(sh->hw, bytes);
+}
+
+static double linear_s(shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
   if (pass != FS_PASS_BWD) return gemm_s(sh, T, N, K, 1, sh->D);
   double dgrad = gemm_s(sh, T, K, N, 1, sh->D);
   if (sh->fused_wgrad) return dgrad + gemm_s(sh, K, N, T, 1, 8);
-  return dgrad + gemm_s(sh, K, N, T, 1, sh->D) +
-         fs_compute_mem_s(sh->hw, 3 * sh->D * (double)K * (double)N);
+  return dgrad + gemm_s(sh, K, N, T, 1, sh->D) + mem_s(sh, 3 * sh->D * (double)K * (double)N);
 }
 
 /* Attention's core on the rank's ah heads: sl queries against s keys. */
-static double attn_s(const fs_job *j, const shape *sh, fs_work_pass pass) {
+static double attn_s(const fs_job *j, shape *sh, fs_work_pass pass) {
   const fs_hardware *hw = sh->hw;
   double b = (double)sh->b, ah = (double)sh->ah, kh = (double)sh->kh, d = (double)sh->d;
   double sl = (double)sh->sl, s = (double)sh->s;
@@ -197,7 +237,9 @@ static double attn_s(const fs_job *j, const shape *sh, fs_work_pass pass) {
     double flops = pass == FS_PASS_BWD ? 2.5 * fwd : fwd;
     double io = b * (ah * sl + kh * s) * d * sh->D; /* Q and O, or K and V */
     double bytes = pass == FS_PASS_BWD ? 4 * io : 2 * io;
-    return fmax(flops / (hw->gpu_tflops * 1e12 * hw->matmul_eff), fs_compute_mem_s(hw, bytes));
+    sh->kernels++;
+    return fmax(flops / (hw->gpu_tflops * 1e12 * hw->matmul_eff),
+                bytes / (hw->hbm_gb_per_s * 1e9 * hw->hbm_eff));
   }
   /* Megatron-LM (2021): Q K^T and the weighted sum as batched GEMMs over
    * b ah (query head) matrices, the s x s scores materialised in HBM, a
@@ -206,13 +248,12 @@ static double attn_s(const fs_job *j, const shape *sh, fs_work_pass pass) {
   int64_t B = sh->b * sh->ah, SL = sh->sl, S = sh->s, Dh = sh->d;
   double cnt = b * ah * sl * s, D = sh->D;
   if (pass != FS_PASS_BWD)
-    return gemm_s(sh, SL, S, Dh, B, D) + fs_compute_mem_s(hw, 2 * D * cnt) +
-           fs_compute_mem_s(hw, (2 * D + 1) * cnt) + gemm_s(sh, SL, Dh, S, B, D);
+    return gemm_s(sh, SL, S, Dh, B, D) + mem_s(sh, 2 * D * cnt) + mem_s(sh, (2 * D + 1) * cnt) +
+           gemm_s(sh, SL, Dh, S, B, D);
   /* dP = dO V^T, dV = P^T dO, the dropout's and the softmax's backward
    * (read P and dP, write dS), dQ = dS K, dK = dS^T Q. */
-  return gemm_s(sh, SL, S, Dh, B, D) + gemm_s(sh, S, Dh, SL, B, D) +
-         fs_compute_mem_s(hw, (2 * D + 1) * cnt) + fs_compute_mem_s(hw, 3 * D * cnt) +
-         gemm_s(sh, SL, Dh, S, B, D) + gemm_s(sh, S, Dh, SL, B, D);
+  return gemm_s(sh, SL, S, Dh, B, D) + gemm_s(sh, S, Dh, SL, B, D) + mem_s(sh, (2 * D + 1) * cnt) +
+         mem_s(sh, 3 * D * cnt) + gemm_s(sh, SL, Dh, S, B, D) + gemm_s(sh, S, Dh, SL, B, D);
 }
 
 void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_parts *out) {
@@ -222,9 +263,11 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   *out = (fs_compute_parts){0};
   if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) {
     /* Selective recomputation re-runs the attention core only. */
-    if (j->par.selective_recompute) out->attn_s = attn_s(j, &sh, FS_PASS_FWD);
-    if (j->par.selective_recompute && m->attention == FS_ATTN_FLASH) out->attn_s = 0;
-    out->total_s = out->attn_s;
+    if (j->par.selective_recompute && m->attention != FS_ATTN_FLASH)
+      out->attn_s = attn_s(j, &sh, FS_PASS_FWD);
+    out->kernels = sh.kernels;
+    out->overhead_s = sh.kernels * sh.hw->kernel_gap_s;
+    out->total_s = out->attn_s + out->overhead_s;
     return;
   }
   const int64_t T = sh.T, h = sh.h, t = sh.t;
@@ -247,6 +290,7 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
     act_tokens = (double)T * (double)m->top_k;
     /* permute before and un-permute after the experts: read + write */
     out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);
+    sh.kernels += 2;
   } else {
     out->gemm_s += linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft);
   }
@@ -259,13 +303,18 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   double bda = (3 * D + 1) * Tn * (double)h;
   double act = (m->gated ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * D * act_tokens * (double)ft;
   out->mem_s += fs_compute_mem_s(sh.hw, 2 * norm + 2 * bda + act);
-  out->total_s = out->gemm_s + out->attn_s + out->mem_s;
+  sh.kernels += 5;
+  out->kernels = sh.kernels;
+  out->overhead_s = sh.kernels * sh.hw->kernel_gap_s;
+  out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
 }
 
 static void parts_add(fs_compute_parts *acc, const fs_compute_parts *p, double times) {
   acc->gemm_s += times * p->gemm_s;
   acc->attn_s += times * p->attn_s;
   acc->mem_s += times * p->mem_s;
+  acc->kernels += times * p->kernels;
+  acc->overhead_s += times * p->overhead_s;
   acc->total_s += times * p->total_s;
 }
 
@@ -289,18 +338,23 @@ void fs_compute_chunk(const fs_job *j, int64_t chunk, fs_work_pass pass, fs_comp
   int bwd = pass == FS_PASS_BWD;
   double h = (double)sh.h, T = (double)sh.T, D = sh.D;
   double mem = 0;
-  if (chunk == 0) /* gather rows + dropout; backward: add into fp32 gradient rows */
+  if (chunk == 0) { /* gather rows + dropout; backward: add into fp32 gradient rows */
     mem += bwd ? (D + 8) * T * h : 2 * D * T * h + (2 * D + 1) * sh.Tn * h;
+    sh.kernels += bwd ? 1 : 2;
+  }
   if (chunk == j->par.pp * j->par.virtual_stages - 1) {
     int64_t vt = ceil_div(m->vocab, sh.t);
     out->gemm_s += linear_s(&sh, pass, sh.T, vt, sh.h);
     /* final norm; the vocabulary-parallel cross-entropy in fp32: read the
      * logits, write and re-read exponentials; backward read, write grads */
     mem += (bwd ? 3 : 2) * D * sh.Tn * h + (bwd ? 4 + D : D + 8) * T * (double)vt;
+    sh.kernels += 2;
   }
   double ms = fs_compute_mem_s(sh.hw, mem);
   out->mem_s += ms;
-  out->total_s = out->gemm_s + out->attn_s + out->mem_s;
+  out->kernels += sh.kernels;
+  out->overhead_s += sh.kernels * sh.hw->kernel_gap_s;
+  out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
 }
 
 double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {

@@ -597,7 +597,9 @@ static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p)
   return 0;
 }
 
-static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *p) {
+/* fw: the framework preset whose defaults apply (NULL: none). */
+static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_framework_preset *fw,
+                             fs_parallel *p) {
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
@@ -625,10 +627,11 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
       (rc = get_bool(c, o, P, "recompute", 0, &p->recompute)) ||
       (rc = get_bool(c, o, P, "selective_recompute", 0, &p->selective_recompute)) ||
       (rc = get_bool(c, o, P, "distributed_optimizer", 0, &distopt)) ||
-      (rc = get_bool(c, o, P, "grad_accum_fusion", 1, &p->grad_accum_fusion)) ||
+      (rc = get_bool(c, o, P, "grad_accum_fusion", fw ? fw->grad_accum_fusion : 1,
+                     &p->grad_accum_fusion)) ||
       (rc = fs__json_num(c, o, P, "grad_bucket_bytes", 0, 25 * MIB, 1, 1e15,
                          &p->grad_bucket_bytes)) ||
-      (rc = get_bool(c, o, P, "overlap_dp", 1, &p->overlap_dp)) ||
+      (rc = get_bool(c, o, P, "overlap_dp", fw ? fw->overlap_dp : 1, &p->overlap_dp)) ||
       (rc = parse_algorithms(c, o, p)))
     return rc;
   p->zero = (int)zero;
@@ -647,6 +650,42 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, fs_parallel *
                            "is ZeRO stage 1 and contradicts zero = %d", p->zero);
     p->zero = 1;
   }
+  return 0;
+}
+
+/* "framework": {"preset", "gemm_k_overhead", "kernel_hbm_efficiency",
+ * "kernel_gap_us"}: what the training software reaches (compute.h). The
+ * preset's figures go into hw; *pre is the preset (NULL: none) whose
+ * defaults the training and parallelism sections take. */
+static int parse_framework(const fs__jctx *c, const cJSON *root, fs_hardware *hw,
+                           const fs_framework_preset **pre) {
+  static const char *const keys[] = {"preset", "gemm_k_overhead", "kernel_hbm_efficiency",
+                                     "kernel_gap_us", NULL};
+  const char *P = "$.framework";
+  const cJSON *o;
+  const char *name;
+  *pre = NULL;
+  int rc = section(c, root, "framework", 0, keys, &o);
+  if (rc || !o || (rc = fs__json_str(c, o, P, "preset", 0, NULL, &name))) return rc;
+  if (name && !(*pre = fs_compute_framework(name))) {
+    char list[256];
+    size_t used = 0;
+    for (int i = 0; fs_compute_framework_at(i) && used < sizeof(list); i++)
+      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+                               fs_compute_framework_at(i)->name);
+    return fs__json_fail(c, "$.framework.preset", cJSON_GetObjectItemCaseSensitive(o, "preset"),
+                         "unknown framework preset (one of: %s)", list);
+  }
+  const fs_framework_preset *f = *pre;
+  double gap_us;
+  snprintf(hw->framework, sizeof(hw->framework), "%s", f ? f->name : "custom");
+  if ((rc = fs__json_num(c, o, P, "gemm_k_overhead", 0, f ? f->gemm_k_overhead : 0, 0, 1e6,
+                         &hw->gemm_k_overhead)) ||
+      (rc = fs__json_num(c, o, P, "kernel_hbm_efficiency", 0, f ? f->kernel_hbm_eff : 0, 0, 1,
+                         &hw->kernel_hbm_eff)) ||
+      (rc = fs__json_num(c, o, P, "kernel_gap_us", 0, f ? f->kernel_gap_us : 0, 0, 1e6, &gap_us)))
+    return rc;
+  hw->kernel_gap_s = gap_us * 1e-6;
   return 0;
 }
 
@@ -796,23 +835,34 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     return fs_err_set(err, FS_ENOMEM, "%s: out of memory", file);
   }
   fs_job_init(job, file);
-  static const char *const keys[] = {"description", "model",     "training",
-                                     "parallelism", "hardware",  "topology",
-                                     "placement",   "routing",   "failures",
-                                     "transport",   NULL};
+  static const char *const keys[] = {"description", "model",     "training",  "parallelism",
+                                     "hardware",    "framework", "topology",  "placement",
+                                     "routing",     "failures",  "transport", NULL};
   const char *desc, *place;
   int attn_given = 0;
+  const fs_framework_preset *fw;
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) ||
       (rc = fs__json_str(&c, root, "$", "description", 0, NULL, &desc)) ||
+      (rc = parse_framework(&c, root, &job->hw, &fw)) ||
       (rc = parse_model(&c, root, &job->model)) ||
       (rc = parse_training(&c, root, &job->train, &job->model, &attn_given)) ||
-      (rc = parse_parallelism(&c, root, &job->par)) ||
+      (rc = parse_parallelism(&c, root, fw, &job->par)) ||
       (rc = parse_hardware(&c, root, &job->model, &job->hw)))
     goto fail;
   /* A job naming a hardware preset gets today's attention kernel by
-   * default; older jobs keep the unfused one their numbers were made with. */
+   * default, unless its framework preset says which; older jobs keep the
+   * unfused one their numbers were made with. */
   const fs_gpu_preset *pre = job->hw.preset[0] ? fs_compute_preset(job->hw.preset) : NULL;
-  if (!attn_given && pre) job->model.attention = FS_ATTN_FLASH;
+  if (!attn_given && fw)
+    job->model.attention = fw->attention;
+  else if (!attn_given && pre)
+    job->model.attention = FS_ATTN_FLASH;
+  if (job->hw.framework[0] && job->hw.compute != FS_COMPUTE_ROOFLINE) {
+    rc = fs__json_fail(&c, "$.framework", NULL,
+                       "applies to the per-operation compute model: give hardware.preset (or "
+                       "hbm_gb_per_s and sms) and no hardware.mfu_matmul");
+    goto fail;
+  }
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
   if (!topo) {
     rc = fs__json_fail(&c, "$.topology", NULL, "required object is missing");

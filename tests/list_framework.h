@@ -1,0 +1,6 @@
+/* tests of the framework presets (achieved kernel efficiency) */
+X(test_framework_gemm_tile_overhead)
+X(test_framework_kernel_hbm_share)
+X(test_framework_kernel_gaps)
+X(test_framework_presets_defaults_and_overrides)
+X(test_framework_bad_sections)

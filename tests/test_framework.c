@@ -1,0 +1,158 @@
+/* Tests of the framework presets (compute.h; docs/model-compute.md,
+ * "Framework presets"): the GEMM tile overhead against its closed form, the
+ * memory-bound kernels' HBM share beside the GEMMs' own, the kernel count
+ * of a layer and its launch gaps by hand, the presets' defaults and
+ * overrides, and bad framework sections exiting 2 with the JSON path. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabricsim/compute.h"
+#include "fabricsim/work.h"
+#include "test.h"
+
+static fs_hardware toy_hw(void) {
+  fs_hardware hw;
+  memset(&hw, 0, sizeof(hw));
+  hw.gpu_tflops = 100, hw.matmul_eff = 0.5, hw.sms = 10;
+  hw.hbm_gb_per_s = 1000, hw.hbm_eff = 1;
+  hw.tile_m = 256, hw.tile_n = 128;
+  hw.compute = FS_COMPUTE_ROOFLINE;
+  return hw;
+}
+
+TEST(test_framework_gemm_tile_overhead) {
+  fs_hardware hw = toy_hw();
+  fs_gemm_time g0, g;
+  /* 10 x 10 tiles of 256 x 128 on 10 SMs: 10 full waves. A tile's fixed
+   * cost of k0 steps makes each wave (k + k0) / k as long. */
+  fs_compute_gemm(&hw, 2560, 1280, 1024, 1, 2, 2, &g0);
+  hw.gemm_k_overhead = 256;
+  fs_compute_gemm(&hw, 2560, 1280, 1024, 1, 2, 2, &g);
+  double flops = 2.0 * 2560 * 1280 * 1024;
+  CHECK_REL(g0.compute_s, flops / 50e12, 1e-12, "s");
+  CHECK_REL(g.compute_s, flops / 50e12 * (1024.0 + 256) / 1024, 1e-12, "s");
+  CHECK_REL(g.quant_eff, 1024.0 / (1024 + 256), 1e-12, "");
+  /* The overhead weighs on a short k more: k = 64 takes (64 + 256) / 64. */
+  fs_compute_gemm(&hw, 2560, 1280, 64, 1, 2, 2, &g);
+  CHECK_REL(g.compute_s, 2.0 * 2560 * 1280 * 64 / 50e12 * 5, 1e-12, "s");
+}
+
+TEST(test_framework_kernel_hbm_share) {
+  fs_hardware hw = toy_hw();
+  fs_gemm_time g;
+  hw.kernel_hbm_eff = 0.5;
+  /* Memory-bound kernels at half the bandwidth; a GEMM's operands still
+   * stream at hbm_eff (1): the memory-bound shape of test_compute. */
+  CHECK_REL(fs_compute_mem_s(&hw, 1e9), 1e9 / 500e9, 1e-15, "s");
+  fs_compute_gemm(&hw, 4096, 4096, 16, 1, 2, 2, &g);
+  double bytes = 4096.0 * 16 * 2 * 2 + 4096.0 * 4096 * 2;
+  CHECK_REL(g.memory_s, bytes / 1000e9, 1e-12, "s");
+}
+
+static int parse(const char *framework, const char *parallelism, fs_job **out, fs_err *err) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 8, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+           " \"vocab\": 1024}, \"training\": {\"global_batch\": 32, \"micro_batch\": 2},"
+           " \"parallelism\": {\"tp\": 2, \"pp\": 2, \"dp\": 2%s},"
+           " \"hardware\": {\"preset\": \"a100-80\", \"gpus_per_node\": 4, \"nvlink_gbps\": 2400}%s,"
+           " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 2,"
+           " \"hosts_per_leaf\": 4, \"host_gbps\": 200}}",
+           parallelism, framework);
+  return fs_job_parse(text, strlen(text), "job.json", out, err);
+}
+
+/* A layer's kernels counted by hand: forward QKV, output, scores, softmax,
+ * dropout, weighted sum, MLP up and down, 2 norms, 2 dropout-adds and the
+ * GeLU: 13. Backward without gradient accumulation fusion: 4 linears x
+ * (input grad, weight grad, the add into the main gradient) = 12, attention
+ * 6 (4 GEMMs, dropout, softmax), the 5 memory-bound ones: 23. With fusion:
+ * 4 x 2 + 6 + 5 = 19. */
+TEST(test_framework_kernel_gaps) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_OK(parse(", \"framework\": {\"preset\": \"megatron-2021\", \"kernel_gap_us\": 10}", "",
+                 &j, &err), &err);
+  if (!j) return;
+  CHECK(j->model.attention == FS_ATTN_UNFUSED && !j->par.grad_accum_fusion);
+  fs_compute_parts f, b;
+  fs_compute_layer(j, 0, FS_PASS_FWD, &f);
+  fs_compute_layer(j, 0, FS_PASS_BWD, &b);
+  CHECK_REL(f.kernels, 13, 0, "");
+  CHECK_REL(b.kernels, 23, 0, "");
+  CHECK_REL(f.overhead_s, 13 * 10e-6, 1e-12, "s");
+  CHECK_REL(f.total_s, f.gemm_s + f.attn_s + f.mem_s + 13 * 10e-6, 1e-12, "s");
+  /* Without the gap the same layer is exactly 13 gaps shorter. */
+  j->hw.kernel_gap_s = 0;
+  fs_compute_parts f0;
+  fs_compute_layer(j, 0, FS_PASS_FWD, &f0);
+  CHECK_REL(f.total_s - f0.total_s, 13 * 10e-6, 1e-9, "s");
+  j->par.grad_accum_fusion = 1;
+  fs_compute_layer(j, 0, FS_PASS_BWD, &b);
+  CHECK_REL(b.kernels, 19, 0, "");
+  fs_job_free(j);
+}
+
+TEST(test_framework_presets_defaults_and_overrides) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  int n = 0;
+  for (const fs_framework_preset *p; (p = fs_compute_framework_at(n)); n++) {
+    CHECK(fs_compute_framework(p->name) == p);
+    CHECK(p->gemm_k_overhead >= 0 && p->kernel_hbm_eff > 0 && p->kernel_hbm_eff <= 1);
+  }
+  CHECK(n >= 2);
+  CHECK(fs_compute_framework("pytorch-2030") == NULL);
+  /* megatron-2022: its figures into the hardware, its defaults into the job */
+  CHECK_OK(parse(", \"framework\": {\"preset\": \"megatron-2022\"}", "", &j, &err), &err);
+  if (j) {
+    const fs_framework_preset *p = fs_compute_framework("megatron-2022");
+    CHECK(strcmp(j->hw.framework, "megatron-2022") == 0);
+    CHECK_REL(j->hw.gemm_k_overhead, p->gemm_k_overhead, 0, "");
+    CHECK_REL(j->hw.kernel_hbm_eff, p->kernel_hbm_eff, 0, "");
+    CHECK_REL(j->hw.kernel_gap_s, p->kernel_gap_us * 1e-6, 1e-15, "s");
+    CHECK(j->model.attention == p->attention); /* not the hardware preset's flash */
+    CHECK_EQ_INT(j->par.grad_accum_fusion, p->grad_accum_fusion);
+    CHECK_EQ_INT(j->par.overlap_dp, p->overlap_dp);
+    fs_job_free(j);
+  }
+  /* every figure and default overridable */
+  CHECK_OK(parse(", \"framework\": {\"preset\": \"megatron-2021\", \"gemm_k_overhead\": 0,"
+                 " \"kernel_hbm_efficiency\": 0.9, \"kernel_gap_us\": 0}",
+                 ", \"grad_accum_fusion\": true, \"overlap_dp\": true", &j, &err), &err);
+  if (j) {
+    CHECK_REL(j->hw.gemm_k_overhead, 0, 0, "");
+    CHECK_REL(j->hw.kernel_hbm_eff, 0.9, 0, "");
+    CHECK_EQ_INT(j->par.grad_accum_fusion, 1);
+    CHECK_EQ_INT(j->par.overlap_dp, 1);
+    fs_job_free(j);
+  }
+  /* a framework without a preset: its figures alone, named "custom" */
+  CHECK_OK(parse(", \"framework\": {\"gemm_k_overhead\": 64}", "", &j, &err), &err);
+  if (j) {
+    CHECK(strcmp(j->hw.framework, "custom") == 0);
+    CHECK_REL(j->hw.gemm_k_overhead, 64, 0, "");
+    CHECK(j->model.attention == FS_ATTN_FLASH); /* the hardware preset's default */
+    fs_job_free(j);
+  }
+}
+
+TEST(test_framework_bad_sections) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_EQ_INT(parse(", \"framework\": {\"preset\": \"pytorch-2030\"}", "", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "job.json: $.framework.preset: unknown framework preset (one of: "
+                        "megatron-2021, megatron-2022") != NULL);
+  CHECK(strstr(err.msg, "got \"pytorch-2030\"") != NULL);
+  CHECK_EQ_INT(parse(", \"framework\": {\"kernel_hbm_efficiency\": 1.5}", "", &j, &err),
+               FS_EINVAL);
+  CHECK(strstr(err.msg, "$.framework.kernel_hbm_efficiency") != NULL);
+  CHECK_EQ_INT(parse(", \"framework\": {\"kernel_gap\": 1}", "", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.framework.kernel_gap: unknown key") != NULL);
+  /* the figures are the per-operation model's: refused beside mfu_matmul */
+  test_cli_train_error("tests/data/bad-jobs/framework-with-mfu.json",
+                       "$.framework: applies to the per-operation compute model: give "
+                       "hardware.preset (or hbm_gb_per_s and sms) and no hardware.mfu_matmul",
+                       __FILE__, __LINE__);
+}

@@ -3,6 +3,7 @@
  * memory-bound kernels' HBM share beside the GEMMs' own, the kernel count
  * of a layer and its launch gaps by hand, the presets' defaults and
  * overrides, and bad framework sections exiting 2 with the JSON path. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,17 +51,23 @@ TEST(test_framework_kernel_hbm_share) {
   CHECK_REL(g.memory_s, bytes / 1000e9, 1e-12, "s");
 }
 
-static int parse(const char *framework, const char *parallelism, fs_job **out, fs_err *err) {
+static int parse_hw(const char *framework, const char *parallelism, const char *hw_extra,
+                    fs_job **out, fs_err *err) {
   char text[2048];
-  snprintf(text, sizeof(text),
-           "{\"model\": {\"layers\": 8, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
-           " \"vocab\": 1024}, \"training\": {\"global_batch\": 32, \"micro_batch\": 2},"
-           " \"parallelism\": {\"tp\": 2, \"pp\": 2, \"dp\": 2%s},"
-           " \"hardware\": {\"preset\": \"a100-80\", \"gpus_per_node\": 4, \"nvlink_gbps\": 2400}%s,"
-           " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 2,"
-           " \"hosts_per_leaf\": 4, \"host_gbps\": 200}}",
-           parallelism, framework);
+  snprintf(
+      text, sizeof(text),
+      "{\"model\": {\"layers\": 8, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+      " \"vocab\": 1024}, \"training\": {\"global_batch\": 32, \"micro_batch\": 2},"
+      " \"parallelism\": {\"tp\": 2, \"pp\": 2, \"dp\": 2%s},"
+      " \"hardware\": {\"preset\": \"a100-80\", \"gpus_per_node\": 4, \"nvlink_gbps\": 2400%s}%s,"
+      " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 2,"
+      " \"hosts_per_leaf\": 4, \"host_gbps\": 200}}",
+      parallelism, hw_extra, framework);
   return fs_job_parse(text, strlen(text), "job.json", out, err);
+}
+
+static int parse(const char *framework, const char *parallelism, fs_job **out, fs_err *err) {
+  return parse_hw(framework, parallelism, "", out, err);
 }
 
 /* A layer's kernels counted by hand: forward QKV, output, scores, softmax,
@@ -155,4 +162,46 @@ TEST(test_framework_bad_sections) {
                        "$.framework: applies to the per-operation compute model: give "
                        "hardware.preset (or hbm_gb_per_s and sms) and no hardware.mfu_matmul",
                        __FILE__, __LINE__);
+}
+
+/* E[max of n standard normals]: the closed forms for n = 2, 3 (1/sqrt(pi),
+ * 3 / (2 sqrt(pi))) and the tabled values for 4, 5, 10 and 100 (Harter,
+ * "Expected values of normal order statistics", Biometrika 1961). */
+TEST(test_framework_expected_max_normal) {
+  const double pi = 3.14159265358979323846;
+  CHECK_REL(fs_expected_max_normal(1), 0, 0, "");
+  CHECK_REL(fs_expected_max_normal(2), 1 / sqrt(pi), 1e-9, "");
+  CHECK_REL(fs_expected_max_normal(3), 3 / (2 * sqrt(pi)), 1e-9, "");
+  CHECK_REL(fs_expected_max_normal(4), 1.02937537, 1e-7, "");
+  CHECK_REL(fs_expected_max_normal(5), 1.16296447, 1e-7, "");
+  CHECK_REL(fs_expected_max_normal(10), 1.53875273, 1e-7, "");
+  CHECK_REL(fs_expected_max_normal(100), 2.50759364, 1e-7, "");
+  /* it grows like sqrt(2 ln n), slowly and without end */
+  CHECK(fs_expected_max_normal(100000) > fs_expected_max_normal(10000));
+  CHECK(fs_expected_max_normal(100000) < sqrt(2 * log(100000.0)));
+}
+
+/* A job at its slowest GPU's pace: every compute op (and the optimizer
+ * step) times 1 + cv E[max of its GPUs], exactly 1 with cv 0. */
+TEST(test_framework_stragglers_scale_compute) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_OK(parse("", "", &j, &err), &err);
+  if (!j) return;
+  double f0 = fs_compute_op_s(j, 0, 0), b0 = fs_compute_op_s(j, 1, 1);
+  double s0 = fs_compute_step_s(j, 0);
+  CHECK_REL(fs_compute_straggler_factor(j), 1, 0, "");
+  j->hw.speed_cv = 0.02;
+  double k = 1 + 0.02 * fs_expected_max_normal(8); /* tp 2 x pp 2 x dp 2 */
+  CHECK_REL(fs_compute_straggler_factor(j), k, 1e-15, "");
+  CHECK_REL(fs_compute_op_s(j, 0, 0), f0 * k, 1e-12, "s");
+  CHECK_REL(fs_compute_op_s(j, 1, 1), b0 * k, 1e-12, "s");
+  CHECK_REL(fs_compute_step_s(j, 0), s0 * k, 1e-12, "s");
+  fs_job_free(j);
+  /* read from the job file, bounded */
+  CHECK_OK(parse_hw("", "", ", \"speed_cv\": 0.03", &j, &err), &err);
+  if (j) CHECK_REL(j->hw.speed_cv, 0.03, 0, "");
+  fs_job_free(j);
+  CHECK_EQ_INT(parse_hw("", "", ", \"speed_cv\": 0.9", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.hardware.speed_cv") != NULL && strstr(err.msg, "0.9") != NULL);
 }

@@ -137,6 +137,17 @@ double fs_compute_recompute_s(const fs_job *job, int64_t chunk);
  * optimizer). */
 double fs_compute_step_s(const fs_job *job, int32_t stage);
 
+/* ---- stragglers -------------------------------------------------------------- */
+
+/* E[max of n independent standard normal variables] (0 for n <= 1): by
+ * quadrature of n x phi(x) Phi(x)^(n-1) x, to about 1e-9. */
+double fs_expected_max_normal(int64_t n);
+
+/* What every compute time of job is multiplied by for its slowest GPU:
+ * 1 + speed_cv E[max of the job's GPUs] (docs/model-compute.md,
+ * "Stragglers"); exactly 1 with speed_cv 0. */
+double fs_compute_straggler_factor(const fs_job *job);
+
 #ifdef __cplusplus
 }
 #endif

@@ -144,6 +144,9 @@ typedef struct fs_hardware {
   double kernel_hbm_eff;  /* share of HBM bandwidth the memory-bound kernels
                              reach (0: hbm_eff) */
   double kernel_gap_s;    /* the GPU's idle time per kernel launched */
+  double speed_cv;        /* coefficient of variation of the GPUs' compute
+                             speed (persistent, per GPU): the job runs at
+                             its slowest GPU's pace (0: all alike) */
 } fs_hardware;
 
 /* How GPU g (server g / gpus_per_node, local index g % gpus_per_node) maps

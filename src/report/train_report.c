@@ -79,6 +79,12 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             job->hw.kernel_hbm_eff > 0 ? job->hw.kernel_hbm_eff : job->hw.hbm_eff,
             job->hw.kernel_gap_s * 1e6);
   }
+  if (job->hw.speed_cv > 0)
+    fprintf(f,
+            "stragglers:         GPU speed cv %.3g: the slowest of %lld GPUs %.2f sd slow, compute "
+            "x%.4f\n",
+            job->hw.speed_cv, (long long)fs_job_gpus(job), fs_expected_max_normal(fs_job_gpus(job)),
+            fs_compute_straggler_factor(job));
   fprintf(f, "where the time goes (pipeline stage %d, data-parallel rank 0):\n", r->device_stage);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "compute", r->compute_s * 1e3, 100 * r->compute_s / T);
   fprintf(f, "  %-28s %10.3f ms  %5.1f%%\n", "pipeline bubble + imbalance", r->bubble_s * 1e3,
@@ -158,6 +164,10 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fprintf(f, ",\"hw_tflops_per_gpu\":%s,\"hfu\":%s,\"compute_model\":\"%s\"", a, b,
           job->hw.compute == FS_COMPUTE_ROOFLINE ? "roofline" : "mfu");
   if (job->hw.framework[0]) fprintf(f, ",\"framework\":\"%s\"", job->hw.framework);
+  if (job->hw.speed_cv > 0) {
+    fs__fmt_num(a, fs_compute_straggler_factor(job));
+    fprintf(f, ",\"straggler_factor\":%s", a);
+  }
   fs__fmt_num(a, job->hw.nvlink_gbps);
   fs__fmt_num(b, job->hw.nvlink_eff);
   fprintf(f, ",\"scaleup_payload_gbps\":%s,\"nvlink_efficiency\":%s", a, b);

@@ -357,7 +357,8 @@ void fs_compute_chunk(const fs_job *j, int64_t chunk, fs_work_pass pass, fs_comp
   out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
 }
 
-double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
+/* One op on an average GPU (without stragglers). */
+static double op_s(const fs_job *j, int64_t chunk, int backward) {
   if (j->hw.compute == FS_COMPUTE_MFU) {
     double flops = backward ? fs_work_chunk_flops(j, chunk, FS_PASS_BWD) +
                                   fs_work_chunk_flops(j, chunk, FS_PASS_RECOMPUTE)
@@ -374,12 +375,48 @@ double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
   return a.total_s + r.total_s;
 }
 
+double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
+  return op_s(j, chunk, backward) * fs_compute_straggler_factor(j);
+}
+
 double fs_compute_recompute_s(const fs_job *j, int64_t chunk) {
-  if (j->hw.compute == FS_COMPUTE_MFU)
-    return fs_work_compute_s(j, fs_work_chunk_flops(j, chunk, FS_PASS_RECOMPUTE));
-  fs_compute_parts r;
-  fs_compute_chunk(j, chunk, FS_PASS_RECOMPUTE, &r);
-  return r.total_s;
+  double s;
+  if (j->hw.compute == FS_COMPUTE_MFU) {
+    s = fs_work_compute_s(j, fs_work_chunk_flops(j, chunk, FS_PASS_RECOMPUTE));
+  } else {
+    fs_compute_parts r;
+    fs_compute_chunk(j, chunk, FS_PASS_RECOMPUTE, &r);
+    s = r.total_s;
+  }
+  return s * fs_compute_straggler_factor(j);
+}
+
+/* Standard normal density and distribution. */
+static double phi(double x) {
+  return exp(-0.5 * x * x) * 0.39894228040143267794; /* 1/sqrt(2 pi) */
+}
+static double Phi(double x) { return 0.5 * erfc(-x / sqrt(2)); }
+
+/* E[max] = integral of x n phi(x) Phi(x)^(n-1) over the line, by
+ * composite Simpson on [-9, 9 + sqrt(2 ln n)] (the max's density is below
+ * 1e-17 outside), 4096 panels. */
+double fs_expected_max_normal(int64_t n) {
+  if (n <= 1) return 0;
+  double dn = (double)n, lo = -9, hi = 9 + sqrt(2 * log(dn));
+  const int panels = 4096;
+  double h = (hi - lo) / panels, sum = 0;
+  for (int i = 0; i <= panels; i++) {
+    double x = lo + i * h, w = (i == 0 || i == panels) ? 1 : (i % 2 ? 4 : 2);
+    double cdf = Phi(x);
+    double f = cdf > 0 ? x * dn * phi(x) * exp((dn - 1) * log(cdf)) : 0;
+    sum += w * f;
+  }
+  return sum * h / 3;
+}
+
+double fs_compute_straggler_factor(const fs_job *j) {
+  if (!(j->hw.speed_cv > 0)) return 1;
+  return 1 + j->hw.speed_cv * fs_expected_max_normal(fs_job_gpus(j));
 }
 
 /* Per parameter updated, Adam with fp32 master weights (Megatron's mixed
@@ -398,5 +435,5 @@ double fs_compute_step_s(const fs_job *j, int32_t stage) {
                                 : held;
   double D = (double)j->model.dtype_bytes, lowp = j->model.dtype_bytes < 4;
   double bytes = upd * (32 + (lowp ? D : 0)) + (lowp ? held * (4 + D) : 0);
-  return fs_compute_mem_s(&j->hw, bytes);
+  return fs_compute_mem_s(&j->hw, bytes) * fs_compute_straggler_factor(j);
 }

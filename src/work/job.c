@@ -715,11 +715,25 @@ static int parse_peaks(const fs__jctx *c, const cJSON *hw_obj, fs_hardware *hw) 
  * (gpu_tflops mfu_matmul) as before presets existed. */
 static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *m,
                           fs_hardware *hw) {
-  static const char *const keys[] = {
-      "preset",       "gpu_tflops", "peak_tflops",       "mfu_matmul",   "matmul_efficiency",
-      "hbm_bytes",    "hbm_gib",    "hbm_gb_per_s",      "hbm_efficiency", "sms",
-      "tile_m",       "tile_n",     "gpus_per_node",     "nvlink_gbps",  "nics_per_gpu",
-      "nic_gbps",     "nvlink_efficiency", NULL};
+  static const char *const keys[] = {"preset",
+                                     "gpu_tflops",
+                                     "peak_tflops",
+                                     "mfu_matmul",
+                                     "matmul_efficiency",
+                                     "hbm_bytes",
+                                     "hbm_gib",
+                                     "hbm_gb_per_s",
+                                     "hbm_efficiency",
+                                     "sms",
+                                     "tile_m",
+                                     "tile_n",
+                                     "gpus_per_node",
+                                     "nvlink_gbps",
+                                     "nics_per_gpu",
+                                     "nic_gbps",
+                                     "nvlink_efficiency",
+                                     "speed_cv",
+                                     NULL};
   const char *P = "$.hardware";
   const cJSON *o;
   const char *name;
@@ -791,7 +805,8 @@ static int parse_hardware(const fs__jctx *c, const cJSON *root, const fs_model *
       (rc = get_i(c, o, P, "nics_per_gpu", 0, 1, 1, 64, &hw->nics_per_gpu)) ||
       (rc = fs__json_num(c, o, P, "nic_gbps", 0, 0, 1e-9, 1e7, &hw->nic_gbps)) ||
       (rc = fs__json_num(c, o, P, "nvlink_efficiency", 0, pre ? pre->nvlink_eff : 1, 1e-9, 1,
-                         &hw->nvlink_eff)))
+                         &hw->nvlink_eff)) ||
+      (rc = fs__json_num(c, o, P, "speed_cv", 0, 0, 0, 0.5, &hw->speed_cv)))
     return rc;
   return 0;
 }

@@ -274,6 +274,43 @@ TEST(test_train_comm_bad_options_exit_2) {
   CHECK(strstr(out, "--tune") && strstr(out, "best"));
 }
 
+/* The distributed optimizer's reduce-scatter buckets overlap the backward
+ * (overlap_dp, ZeRO 1; Megatron-Core's --overlap-grad-reduce): the job of
+ * the test below with zero 1. Without overlap the 4 buckets run
+ * reduce-scatter then all-gather back to back after the backward:
+ * 4 (rs + ag). With it, reduce-scatters 0-2 finish under the backward, the
+ * last one after it, then the 4 all-gathers of the updated weights after
+ * the optimizer step: rs + 4 ag. On 2 ranks a reduce-scatter and an
+ * all-gather of the same bytes both send half of them once: rs = ag, so
+ * the exposed time is 5/8 of the exposure without overlap. */
+TEST(test_train_zero1_reduce_scatter_overlaps_backward) {
+  double exposed[2];
+  for (int ov = 0; ov < 2; ov++) {
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+             " \"vocab\": 32000},"
+             " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
+             " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"zero\": 1,"
+             " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
+             " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+             " \"nvlink_gbps\": 1000},"
+             " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
+             " \"latency_ns\": 700}}",
+             ov ? "true" : "false");
+    fs_job *job = test_parse_job(text);
+    fs_train_opts o = {.no_compare = 1};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
+    CHECK_EQ_INT(a.kind[FS_PAR_DP].colls, 8);
+    CHECK(a.kind[FS_PAR_DP].busy_s / 8 < a.compute_s / 8);
+    exposed[ov] = a.kind[FS_PAR_DP].exposed_s;
+    fs_job_free(job);
+  }
+  CHECK(exposed[0] > 0);
+  CHECK_REL(exposed[1], exposed[0] * 5 / 8, 1e-9, "s");
+}
+
 /* Gradient buckets overlap the backward (overlap_dp, ZeRO 0): 2 ranks of a
  * star, one micro-batch, 4 equal buckets whose all-reduce x is far shorter
  * than a quarter of the backward B. Bucket b is ready (b + 1) B / 4 into it,

@@ -388,10 +388,12 @@ static int dp_bucket_marks(fs_train *tr, int32_t s, int32_t r, int32_t chunk, in
 }
 
 /* Sets up tr->dp_marks and dp_last when buckets overlap the backward:
- * overlap_dp, ZeRO 0 and a data-parallel group that is simulated. */
+ * overlap_dp, ZeRO 0 (all-reduce buckets) or 1 (the distributed
+ * optimizer's reduce-scatter buckets) and a data-parallel group that is
+ * simulated. */
 static int dp_marks_setup(fs_train *tr, fs_err *err) {
   const fs_job *job = tr->job;
-  if (tr->dp_marks || !job->par.overlap_dp || job->par.zero != 0 || tr->d * tr->c < 2 ||
+  if (tr->dp_marks || !job->par.overlap_dp || job->par.zero > 1 || tr->d * tr->c < 2 ||
       tr->fabric_free || tr->opts.free_comm)
     return 0;
   int32_t p = tr->p, v = tr->v, n = tr->n_ops;
@@ -611,6 +613,29 @@ static int pipeline_deps(fs_train *tr, fs_err *err) {
   return rc;
 }
 
+/* ZeRO 1 with overlap_dp (Megatron-Core's distributed optimizer with
+ * --overlap-grad-reduce): chunk c's gradient buckets are reduce-scattered
+ * as the backward produces them (the marks, as the all-reduce buckets of
+ * ZeRO 0), and the updated weights of the chunk (this call) all-gathered,
+ * bucket by bucket, after the last of those reduce-scatters and the
+ * device's optimizer step (its last op). */
+static int zero1_overlapped(fs_train *tr, int32_t s, double bytes, const int32_t *after,
+                            const int32_t *marks, fs_err *err) {
+  static const fs_coll_op RS[] = {FS_COLL_REDUCESCATTER}, AG[] = {FS_COLL_ALLGATHER};
+  int32_t d = tr->d, n = tr->n_ops, na = tr->ds;
+  size_t rs_from = tr->n_dp;
+  int rc = dp_collectives(tr, s, bytes, after, marks, na, RS, 1, err);
+  if (rc || tr->n_dp == rs_from) return rc;
+  int32_t *ag_after = fs__malloc((size_t)na + (tr->n_dp - rs_from), sizeof(int32_t));
+  if (!ag_after) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t k = 0;
+  for (int32_t r = 0; r < na; r++) ag_after[k++] = tr->ops[(size_t)(s * d + r) * n + n - 1].end;
+  for (size_t i = rs_from; i < tr->n_dp; i++) ag_after[k++] = tr->dp[i].done;
+  rc = dp_collectives(tr, s, bytes, ag_after, NULL, k, AG, 1, err);
+  free(ag_after);
+  return rc;
+}
+
 /* Data-parallel traffic per ZeRO stage (docs/model-work.md):
  *   0: all-reduce each chunk's gradients once, after every replica's last
  *      backward of the chunk (overlap) or its last op;
@@ -656,7 +681,7 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
         after[r] = tr->ops[(size_t)(s * d + r) * n + last].end;
       }
       int32_t na = tr->ds;
-      if (zero == 0 && marks) {
+      if (zero <= 1 && marks) {
         int32_t nb = dp_buckets(tr, chunk_bytes);
         for (int32_t b = 0; b + 1 < nb; b++)
           for (int32_t r = 0; r < na; r++)
@@ -664,6 +689,8 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
       }
       if (zero == 0)
         rc = dp_collectives(tr, s, chunk_bytes, after, marks, na, AR, 1, err);
+      else if (zero == 1 && marks)
+        rc = zero1_overlapped(tr, s, chunk_bytes, after, marks, err);
       else if (zero == 1)
         rc = dp_collectives(tr, s, chunk_bytes, after, NULL, na, RS_AG, 2, err);
       else if (zero == 2)

@@ -205,3 +205,50 @@ TEST(test_framework_stragglers_scale_compute) {
   CHECK_EQ_INT(parse_hw("", "", ", \"speed_cv\": 0.9", &j, &err), FS_EINVAL);
   CHECK(strstr(err.msg, "$.hardware.speed_cv") != NULL && strstr(err.msg, "0.9") != NULL);
 }
+
+/* Fewer key/value heads than tensor-parallel ranks (multi-query attention
+ * at tp 4): each rank holds one K and one V head, replicated, as
+ * Megatron-Core runs num_query_groups < tp. Its QKV GEMM has a / t + 2
+ * heads of output, its weights 2 h^2 / t + 2 h d; a tp that neither
+ * divides kv_heads nor is a multiple of it is refused. */
+static int parse_mqa(int64_t kv, int64_t tp, fs_job **out, fs_err *err) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 4, \"hidden\": 768, \"heads\": 12, \"kv_heads\": %lld,"
+           " \"seq_len\": 256, \"vocab\": 1024, \"bias\": false},"
+           " \"training\": {\"global_batch\": 8, \"micro_batch\": 2},"
+           " \"parallelism\": {\"tp\": %lld, \"pp\": 1, \"dp\": 1},"
+           " \"hardware\": {\"preset\": \"a100-80\", \"gpus_per_node\": 4, \"nvlink_gbps\": 2400},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 200}}",
+           (long long)kv, (long long)tp);
+  return fs_job_parse(text, strlen(text), "job.json", out, err);
+}
+
+TEST(test_framework_kv_heads_replicated_below_tp) {
+  fs_err err = {0, ""};
+  fs_job *one = NULL, *four = NULL;
+  CHECK_OK(parse_mqa(1, 4, &one, &err), &err);  /* 1 KV head, 4 replicas */
+  CHECK_OK(parse_mqa(4, 4, &four, &err), &err); /* 4 KV heads, one each */
+  if (one && four) {
+    /* a rank's weights and QKV work are the same: one K and one V head */
+    fs_work_shard a, b;
+    fs_work_stage_params(one, 0, &a);
+    fs_work_stage_params(four, 0, &b);
+    CHECK_EQ_INT(a.dense, b.dense);
+    const int64_t h = 768, d = 64;
+    int64_t attn_rank = 2 * h * h / 4 + 2 * h * d; /* Q, O split; K, V one head */
+    int64_t mlp_rank = 8 * h * h / 4;              /* ffn 4h, not gated */
+    CHECK(a.dense >= 4 * (attn_rank + mlp_rank));
+    fs_compute_parts p1, p4;
+    fs_compute_layer(one, 0, FS_PASS_FWD, &p1);
+    fs_compute_layer(four, 0, FS_PASS_FWD, &p4);
+    CHECK_REL(p1.gemm_s, p4.gemm_s, 1e-12, "s");
+  }
+  fs_job_free(one);
+  fs_job_free(four);
+  /* 3 KV heads on 2 ranks: neither divides the other */
+  fs_job *bad = NULL;
+  CHECK_EQ_INT(parse_mqa(3, 2, &bad, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.tp: must divide kv_heads (3) or be a multiple of it") !=
+        NULL);
+}

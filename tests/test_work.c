@@ -1189,7 +1189,6 @@ static const bad_case bad_cases[] = {
      "[1, 32], got 0"},
     {{"parallelism.tp"}, "job.json: $.parallelism.tp: required integer is missing"},
     {{"parallelism.tp=3"}, "job.json: $.parallelism.tp: must divide heads (8), got 3"},
-    {{"model.kv_heads=1"}, "job.json: $.parallelism.tp: must divide kv_heads (1), got 2"},
     {{"model.ffn=1023"}, "job.json: $.parallelism.tp: must divide ffn (1023), got 2"},
     {{"parallelism.tp=4", "hardware.gpus_per_node=6"},
      "job.json: $.parallelism.tp: must divide gpus_per_node (6) or be a multiple of it: a "

@@ -188,7 +188,7 @@ static void shape_of(const fs_job *j, shape *sh) {
   sh->f = m->ffn;
   sh->d = m->hidden / m->heads;
   sh->ah = m->heads / sh->t;
-  sh->kh = m->kv_heads / sh->t;
+  sh->kh = m->kv_heads >= sh->t ? m->kv_heads / sh->t : 1; /* replicated below t */
   sh->D = (double)m->dtype_bytes;
   sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
   sh->fused_wgrad = j->par.grad_accum_fusion;
@@ -275,7 +275,7 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   int bwd = pass == FS_PASS_BWD;
   /* QKV (column-parallel: (a + 2 k) d / t outputs) and the output
    * projection (row-parallel: h / t inputs). */
-  out->gemm_s += linear_s(&sh, pass, T, (m->heads + 2 * m->kv_heads) * sh.d / t, h);
+  out->gemm_s += linear_s(&sh, pass, T, (sh.ah + 2 * sh.kh) * sh.d, h);
   out->gemm_s += linear_s(&sh, pass, T, h, h / t);
   out->attn_s = attn_s(j, &sh, pass);
   /* The MLP: one, or the rank's experts / ep experts, each receiving

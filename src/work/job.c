@@ -290,8 +290,10 @@ static int check_parallel(const fs_job *j, fs_err *err) {
   if (m->heads % p->tp)
     return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide heads (%lld)",
                   (long long)m->heads);
-  if (m->kv_heads % p->tp)
-    return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide kv_heads (%lld)",
+  if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+    return fail_i(j, err, "$.parallelism.tp", p->tp,
+                  "must divide kv_heads (%lld) or be a multiple of it (each rank then holds one "
+                  "key/value head, replicated)",
                   (long long)m->kv_heads);
   if (m->ffn % p->tp)
     return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide ffn (%lld)",

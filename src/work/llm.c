@@ -25,6 +25,17 @@ static int64_t attn_col_bias(const fs_model *m) {
 }
 static int64_t attn_row_bias(const fs_model *m) { return m->bias ? m->hidden : 0; }
 
+/* The attention weights and QKV biases a TP group of t holds, all ranks
+ * together: the model's, except that with fewer key/value heads than t
+ * (t a multiple of kv_heads) each rank holds one K and one V head,
+ * replicated t / kv_heads times, as Megatron-Core runs
+ * num_query_groups < tp. */
+static int64_t attn_held(const fs_model *m, int64_t t) {
+  if (m->kv_heads >= t) return attn_weights(m) + attn_col_bias(m);
+  int64_t kv = m->hidden / m->heads * t; /* t replicas of one head */
+  return 2 * m->hidden * m->hidden + 2 * m->hidden * kv + (m->bias ? m->hidden + 2 * kv : 0);
+}
+
 static int64_t mlp_weights(const fs_model *m) {
   return (m->gated ? 3 : 2) * m->hidden * m->ffn;
 }
@@ -127,7 +138,7 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
   const int64_t t = j->par.tp;
   /* Column-parallel weights and biases split over t; row-parallel biases
    * and norms are replicated on every tensor-parallel rank. */
-  int64_t attn = (attn_weights(m) + attn_col_bias(m)) / t + attn_row_bias(m);
+  int64_t attn = attn_held(m, t) / t + attn_row_bias(m);
   int64_t mlp = (mlp_weights(m) + mlp_col_bias(m)) / t + mlp_row_bias(m);
   int64_t common = attn + fs_work_norm_params(m);
   out->layers = out->moe_layers = out->dense = out->expert = 0;
@@ -278,7 +289,9 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
    * are not kept under selective recomputation (Korthikanti et al. sec. 5)
    * nor by FlashAttention, which never writes them to HBM. */
   int scores = !j->par.selective_recompute && m->attention == FS_ATTN_UNFUSED;
-  double split = 4 * sbh + 4 * sbh * (double)m->kv_heads / (double)m->heads +
+  /* K and V: kv_heads of the heads, at least one per TP rank (replicated) */
+  double kv_held = (double)(m->kv_heads > j->par.tp ? m->kv_heads : j->par.tp);
+  double split = 4 * sbh + 4 * sbh * kv_held / (double)m->heads +
                  (scores ? 5 * (double)m->heads * s * s * b : 0);
   if (moe)
     split += (double)m->top_k * (inner + 2 * sbh);
@@ -391,8 +404,10 @@ int fs_work_tp_colls_per_layer(const fs_job *j, fs_work_pass pass) {
  * c - 1 steps of twice the forward's bytes: the same total. */
 double fs_work_cp_step_bytes(const fs_job *j, fs_work_pass pass) {
   const fs_model *m = &j->model;
+  int64_t kv_heads = m->kv_heads > j->par.tp ? m->kv_heads : j->par.tp; /* replicas held */
   double kv = 2 * (double)j->train.micro_batch * ((double)m->seq_len / (double)j->par.cp) *
-              (double)kv_dim(m) * (double)m->dtype_bytes / (double)j->par.tp;
+              (double)(m->hidden / m->heads * kv_heads) * (double)m->dtype_bytes /
+              (double)j->par.tp;
   return pass == FS_PASS_BWD ? 2 * kv : kv;
 }
 

@@ -252,3 +252,49 @@ TEST(test_framework_kv_heads_replicated_below_tp) {
   CHECK(strstr(err.msg, "$.parallelism.tp: must divide kv_heads (3) or be a multiple of it") !=
         NULL);
 }
+
+/* Fine-grained and shared experts (DeepSeekMoE; DeepSeek-V3: 256 routed of
+ * 2048 and 1 shared, top-8, the first 3 layers dense), counted by hand on a
+ * small model: 4 layers, hidden 64, dense ffn 256, 8 routed experts of 32
+ * and 1 shared, top 2, the first layer dense, SwiGLU, no biases. */
+TEST(test_framework_fine_grained_shared_experts) {
+  fs_model m;
+  memset(&m, 0, sizeof(m));
+  m.layers = 4, m.hidden = 64, m.ffn = 256, m.heads = 4, m.kv_heads = 4, m.seq_len = 128;
+  m.vocab = 1000, m.experts = 8, m.top_k = 2, m.moe_every = 1, m.dtype_bytes = 2;
+  m.gated = 1, m.bias = 0, m.learned_pos = 0, m.tied_embeddings = 1;
+  m.expert_ffn = 32, m.shared_experts = 1, m.first_dense = 1;
+  CHECK(!fs_work_layer_is_moe(&m, 0) && fs_work_layer_is_moe(&m, 1) && fs_work_layer_is_moe(&m, 3));
+  CHECK_EQ_INT(fs_work_moe_layers(&m, 0, 4), 3);
+  CHECK_EQ_INT(fs_work_moe_layers(&m, 0, 1), 0);
+  CHECK_EQ_INT(fs_work_moe_layers(&m, 2, 2), 2);
+  const int64_t attn = 4 * 64 * 64, norms = 2 * 64, dense_mlp = 3 * 64 * 256;
+  const int64_t expert = 3 * 64 * 32, router = 64 * 8;
+  int64_t layers = 4 * (attn + norms) + dense_mlp + 3 * ((8 + 1) * expert + router);
+  int64_t rest = 1000 * 64 + 64; /* tied embedding, final norm */
+  CHECK_EQ_INT(fs_work_params(&m), layers + rest);
+  int64_t active = 4 * (attn + norms) + dense_mlp + 3 * ((2 + 1) * expert + router);
+  CHECK_EQ_INT(fs_work_active_params(&m), active + rest);
+  /* a token's matmuls in an MoE layer: attention, 2 routed + 1 shared
+   * expert, the router; scores and weighted sum 4 b s^2 h */
+  double bs = 2.0 * 128;
+  CHECK_REL(fs_work_layer_fwd_flops(&m, 1, 2),
+            2 * bs * (double)(attn + 3 * expert + router) + 4 * bs * 128 * 64, 1e-15, "FLOP");
+  CHECK_REL(fs_work_layer_fwd_flops(&m, 0, 2),
+            2 * bs * (double)(attn + dense_mlp) + 4 * bs * 128 * 64, 1e-15, "FLOP");
+}
+
+TEST(test_framework_expert_keys_need_experts) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  const char *text =
+      "{\"model\": {\"layers\": 4, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+      " \"vocab\": 1024, \"shared_experts\": 1},"
+      " \"training\": {\"global_batch\": 8, \"micro_batch\": 2},"
+      " \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": 2},"
+      " \"hardware\": {\"preset\": \"a100-80\", \"gpus_per_node\": 4, \"nvlink_gbps\": 2400},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 200}}";
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strcmp(err.msg, "job.json: $.model.shared_experts: applies to an MoE model (experts > "
+                        "1), got 1") == 0);
+}

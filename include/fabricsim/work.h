@@ -61,7 +61,12 @@ typedef struct fs_model {
   int64_t layers, hidden, ffn, heads, kv_heads, seq_len, vocab;
   int64_t experts;     /* 1 = dense; > 1: MoE layers of `experts` MLPs */
   int64_t top_k;       /* experts per token (MoE); 1 when dense */
-  int64_t moe_every;   /* layer i is MoE iff experts > 1 and i % moe_every == 0 */
+  int64_t moe_every;   /* layer i is MoE iff experts > 1, i >= first_dense and
+                          i % moe_every == 0 */
+  int64_t expert_ffn;  /* an expert's inner size (fine-grained experts); 0: ffn */
+  int64_t shared_experts; /* experts every token passes through beside its
+                             top_k routed ones (DeepSeekMoE), 0: none */
+  int64_t first_dense; /* the first layers are dense whatever moe_every */
   int64_t dtype_bytes; /* weights, gradients, activations: 1, 2 or 4 */
   int gated;           /* SwiGLU MLP: three h x f matrices instead of two */
   int bias;            /* linear biases and LayerNorm shifts (GPT); 0: LLaMA-style */
@@ -254,6 +259,8 @@ int64_t fs_work_attn_params(const fs_model *m);
 int64_t fs_work_mlp_params(const fs_model *m);
 /* The two norms of a layer: 2 * 2h (2 * h without bias). */
 int64_t fs_work_norm_params(const fs_model *m);
+/* An expert's inner size: expert_ffn, or ffn when 0. */
+int64_t fs_work_expert_ffn(const fs_model *m);
 int fs_work_layer_is_moe(const fs_model *m, int64_t layer);
 /* MoE layers among layers [first, first + count). */
 int64_t fs_work_moe_layers(const fs_model *m, int64_t first, int64_t count);

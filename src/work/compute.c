@@ -283,11 +283,18 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   int64_t up = (m->gated ? 2 : 1) * m->ffn / t, ft = m->ffn / t;
   double act_tokens = (double)T;
   if (moe) {
+    /* experts of expert_ffn (fine-grained: smaller than ffn); the shared
+     * experts see every token of the rank, split over t as a dense MLP */
+    int64_t fe = fs_work_expert_ffn(m);
+    up = (m->gated ? 2 : 1) * fe / t, ft = fe / t;
     int64_t ne = m->experts / j->par.ep;
     int64_t Te = ceil_div(T * m->top_k * j->par.ep, m->experts);
     out->gemm_s += linear_s(&sh, pass, T, m->experts, h); /* router */
     out->gemm_s += (double)ne * (linear_s(&sh, pass, Te, up, h) + linear_s(&sh, pass, Te, h, ft));
-    act_tokens = (double)T * (double)m->top_k;
+    if (m->shared_experts > 0)
+      out->gemm_s += (double)m->shared_experts *
+                     (linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft));
+    act_tokens = (double)T * (double)(m->top_k + m->shared_experts);
     /* permute before and un-permute after the experts: read + write */
     out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);
     sh.kernels += 2;

@@ -181,6 +181,14 @@ static int check_ranges(const fs_job *j, fs_err *err) {
   if (m->experts == 1 && m->moe_every != 1)
     return fail_i(j, err, "$.model.moe_every", m->moe_every,
                   "must be 1 for a dense model (experts = 1)");
+  if (m->experts == 1 && (m->expert_ffn || m->shared_experts || m->first_dense))
+    return fail_i(j, err,
+                  m->expert_ffn       ? "$.model.expert_ffn"
+                  : m->shared_experts ? "$.model.shared_experts"
+                                      : "$.model.first_dense",
+                  m->expert_ffn ? m->expert_ffn : m->shared_experts ? m->shared_experts
+                                                                     : m->first_dense,
+                  "applies to an MoE model (experts > 1)");
   const struct {
     const char *path;
     int64_t v, lo, hi;
@@ -242,7 +250,8 @@ static int check_model(const fs_job *j, fs_err *err) {
                   "must divide heads (%lld): each key/value head serves a group of query heads",
                   (long long)m->heads);
   /* An upper estimate of the parameters, in double. */
-  double h = (double)m->hidden, f = (double)m->ffn, e = (double)m->experts;
+  double h = (double)m->hidden, e = (double)(m->experts + m->shared_experts);
+  double f = (double)(m->ffn > fs_work_expert_ffn(m) ? m->ffn : fs_work_expert_ffn(m));
   double est = (double)m->layers * (4 * h * h + 3 * h * f * e + h * e + 9 * h + 2 * f * e) +
                2 * (double)m->vocab * h + (double)m->seq_len * h;
   if (est > MAX_PARAMS)
@@ -298,6 +307,9 @@ static int check_parallel(const fs_job *j, fs_err *err) {
   if (m->ffn % p->tp)
     return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide ffn (%lld)",
                   (long long)m->ffn);
+  if (m->expert_ffn % p->tp)
+    return fail_i(j, err, "$.parallelism.tp", p->tp, "must divide expert_ffn (%lld)",
+                  (long long)m->expert_ffn);
   if (j->hw.gpus_per_node % p->tp && p->tp % j->hw.gpus_per_node)
     return fail_i(j, err, "$.parallelism.tp", p->tp,
                   "must divide gpus_per_node (%lld) or be a multiple of it: a tensor-parallel "
@@ -496,7 +508,7 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   static const char *const keys[] = {
       "layers", "hidden", "ffn", "heads", "kv_heads", "seq_len", "vocab", "experts",
       "top_k", "moe_every", "dtype_bytes", "gated", "bias", "position",
-      "tied_embeddings", NULL};
+      "tied_embeddings", "expert_ffn", "shared_experts", "first_dense", NULL};
   const char *P = "$.model";
   const cJSON *o;
   int rc;
@@ -517,6 +529,9 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   if ((rc = get_i(c, o, P, "top_k", 0, moe ? 2 : 1, 1, moe ? m->experts : 1 << 16,
                   &m->top_k)) ||
       (rc = get_i(c, o, P, "moe_every", 0, 1, 1, m->layers, &m->moe_every)) ||
+      (rc = get_i(c, o, P, "expert_ffn", 0, 0, 1, 1 << 24, &m->expert_ffn)) ||
+      (rc = get_i(c, o, P, "shared_experts", 0, 0, 0, 1 << 10, &m->shared_experts)) ||
+      (rc = get_i(c, o, P, "first_dense", 0, 0, 0, m->layers - 1, &m->first_dense)) ||
       (rc = get_i(c, o, P, "dtype_bytes", 0, 2, 1, 4, &dtype)) ||
       (rc = get_bool(c, o, P, "gated", 0, &m->gated)) ||
       (rc = get_bool(c, o, P, "bias", 1, &m->bias)) ||

@@ -42,6 +42,19 @@ static int64_t mlp_weights(const fs_model *m) {
 static int64_t mlp_col_bias(const fs_model *m) {
   return m->bias ? (m->gated ? 2 : 1) * m->ffn : 0;
 }
+
+int64_t fs_work_expert_ffn(const fs_model *m) { return m->expert_ffn > 0 ? m->expert_ffn : m->ffn; }
+
+/* One expert (routed or shared): an MLP of inner size expert_ffn. */
+static int64_t expert_weights(const fs_model *m) {
+  return (m->gated ? 3 : 2) * m->hidden * fs_work_expert_ffn(m);
+}
+static int64_t expert_col_bias(const fs_model *m) {
+  return m->bias ? (m->gated ? 2 : 1) * fs_work_expert_ffn(m) : 0;
+}
+static int64_t expert_params(const fs_model *m) {
+  return expert_weights(m) + expert_col_bias(m) + (m->bias ? m->hidden : 0);
+}
 static int64_t mlp_row_bias(const fs_model *m) { return m->bias ? m->hidden : 0; }
 
 static int64_t norm_params(const fs_model *m) { return m->bias ? 2 * m->hidden : m->hidden; }
@@ -57,22 +70,30 @@ int64_t fs_work_mlp_params(const fs_model *m) {
 
 int64_t fs_work_norm_params(const fs_model *m) { return 2 * norm_params(m); }
 
-/* Megatron-Core's moe_layer_freq = M: layer i is MoE iff i % M == 0. */
+/* Megatron-Core's moe_layer_freq = M: layer i is MoE iff i % M == 0; the
+ * first first_dense layers are dense whatever M (DeepSeek-V3's
+ * first_k_dense_replace). */
 int fs_work_layer_is_moe(const fs_model *m, int64_t layer) {
-  return m->experts > 1 && layer % m->moe_every == 0;
+  return m->experts > 1 && layer >= m->first_dense && layer % m->moe_every == 0;
 }
 
 int64_t fs_work_moe_layers(const fs_model *m, int64_t first, int64_t count) {
   if (m->experts <= 1 || count <= 0) return 0;
-  /* multiples of M in [first, first + count) */
+  /* multiples of M in [max(first, first_dense), first + count) */
   int64_t M = m->moe_every, end = first + count;
+  if (first < m->first_dense) first = m->first_dense;
+  if (first >= end) return 0;
   return (end + M - 1) / M - (first + M - 1) / M;
+}
+
+/* An MoE layer's MLP part: its experts, the shared ones, the router. */
+static int64_t moe_params(const fs_model *m, int64_t experts) {
+  return (experts + m->shared_experts) * expert_params(m) + router_params(m);
 }
 
 int64_t fs_work_layer_params(const fs_model *m, int64_t layer) {
   int64_t p = fs_work_attn_params(m) + fs_work_norm_params(m);
-  if (fs_work_layer_is_moe(m, layer))
-    return p + m->experts * fs_work_mlp_params(m) + router_params(m);
+  if (fs_work_layer_is_moe(m, layer)) return p + moe_params(m, m->experts);
   return p + fs_work_mlp_params(m);
 }
 
@@ -86,7 +107,7 @@ static int64_t params_with_experts(const fs_model *m, int64_t experts_per_moe) {
   int64_t n_moe = fs_work_moe_layers(m, 0, m->layers);
   int64_t per_layer = fs_work_attn_params(m) + fs_work_norm_params(m);
   int64_t total = m->layers * per_layer + (m->layers - n_moe) * fs_work_mlp_params(m) +
-                  n_moe * (experts_per_moe * fs_work_mlp_params(m) + router_params(m));
+                  n_moe * moe_params(m, experts_per_moe);
   total += fs_work_embed_params(m) + norm_params(m); /* final norm */
   if (!m->tied_embeddings) total += m->vocab * m->hidden;
   return total;
@@ -140,6 +161,7 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
    * and norms are replicated on every tensor-parallel rank. */
   int64_t attn = attn_held(m, t) / t + attn_row_bias(m);
   int64_t mlp = (mlp_weights(m) + mlp_col_bias(m)) / t + mlp_row_bias(m);
+  int64_t expert = (expert_weights(m) + expert_col_bias(m)) / t + mlp_row_bias(m);
   int64_t common = attn + fs_work_norm_params(m);
   out->layers = out->moe_layers = out->dense = out->expert = 0;
   for (int64_t v = 0; v < j->par.virtual_stages; v++) {
@@ -147,10 +169,12 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
     int64_t moe = fs_work_moe_layers(m, first, lc);
     out->layers += lc;
     out->moe_layers += moe;
-    out->dense += lc * common + (lc - moe) * mlp + moe * router_params(m);
+    /* shared experts are dense: every rank holds them, split over t */
+    out->dense += lc * common + (lc - moe) * mlp + moe * (router_params(m) +
+                                                          m->shared_experts * expert);
     /* Each rank of the expert-parallel group holds experts / ep experts,
      * each split over t like a dense MLP (expert TP = TP, Megatron-Core). */
-    out->expert += moe * (m->experts / j->par.ep) * mlp;
+    out->expert += moe * (m->experts / j->par.ep) * expert;
   }
   int64_t emb = vocab_rows(j) * m->hidden;
   if (stage == 0) out->dense += emb + (m->learned_pos ? m->seq_len * m->hidden : 0);
@@ -168,7 +192,9 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
  * top_k experts plus the router. */
 static double matmul_weights(const fs_model *m, int moe) {
   double w = (double)attn_weights(m);
-  if (moe) return w + (double)m->top_k * (double)mlp_weights(m) + (double)router_params(m);
+  if (moe)
+    return w + (double)(m->top_k + m->shared_experts) * (double)expert_weights(m) +
+           (double)router_params(m);
   return w + (double)mlp_weights(m);
 }
 
@@ -285,6 +311,7 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
    * scores' 5 a s^2 b too (its queries' s / c rows against all s keys). */
   if (recompute) return 2 * sbh / sp / c; /* only the layer's input is kept */
   double inner = (m->gated ? 6 : 4) * s * b * (double)m->ffn;
+  double inner_e = (m->gated ? 6 : 4) * s * b * (double)fs_work_expert_ffn(m);
   /* The scores' softmax output, its dropout mask and output (5 a s^2 b)
    * are not kept under selective recomputation (Korthikanti et al. sec. 5)
    * nor by FlashAttention, which never writes them to HBM. */
@@ -293,8 +320,8 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
   double kv_held = (double)(m->kv_heads > j->par.tp ? m->kv_heads : j->par.tp);
   double split = 4 * sbh + 4 * sbh * kv_held / (double)m->heads +
                  (scores ? 5 * (double)m->heads * s * s * b : 0);
-  if (moe)
-    split += (double)m->top_k * (inner + 2 * sbh);
+  if (moe) /* routed experts on dispatched copies, shared ones in place */
+    split += (double)m->top_k * (inner_e + 2 * sbh) + (double)m->shared_experts * inner_e;
   else
     split += inner;
   return (10 * sbh / sp + split / t) / c;

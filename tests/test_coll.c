@@ -252,7 +252,8 @@ TEST(test_coll_tuner_picks_fastest_and_caches) {
     int cached = -1;
     CHECK_OK(fs_coll_tuner_choose(tu, &prm, &g, &pick, &cached, &err), &err);
     CHECK_EQ_INT(cached, 0);
-    /* The pick is no slower than any algorithm implementing the op. */
+    /* The pick is no slower than any algorithm implementing the op (ps, a
+     * parameter-server deployment, is run only when named). */
     prm.algo = pick;
     fs_coll_result best;
     CHECK_OK(fs_coll_run(t, FS_ROUTE_ECMP, 3, &prm, &g, &best, &err), &err);
@@ -260,7 +261,9 @@ TEST(test_coll_tuner_picks_fastest_and_caches) {
       fs_coll_params q = prm;
       q.algo = (fs_coll_algo)a;
       fs_err ignore = {0, ""};
-      if (!fs_coll_supports(q.algo, q.op) || fs_coll_params_check(&q, 8, &ignore)) continue;
+      if (q.algo == FS_ALGO_PS || !fs_coll_supports(q.algo, q.op) ||
+          fs_coll_params_check(&q, 8, &ignore))
+        continue;
       fs_coll_result r;
       if (fs_coll_run(t, FS_ROUTE_ECMP, 3, &q, &g, &r, &ignore)) continue;
       CHECK(best.time_s <= r.time_s);
@@ -273,5 +276,51 @@ TEST(test_coll_tuner_picks_fastest_and_caches) {
     CHECK_EQ_INT(again, pick);
   }
   fs_coll_tuner_free(tu);
+  fs_topo_free(t);
+}
+
+/* Parameter servers (algorithm ps) with fewer servers than ranks: server
+ * j's down link carries p - 1 pushes of n / S and its up link p - 1 pulls,
+ * so on a star T = 2 (p - 1) (n / S) beta + 2 alpha + gamma n / S exactly;
+ * the tracker confirms an all-reduce. AUTO never chooses it. */
+TEST(test_coll_ps_servers_incast) {
+  fs_coll_cost cost = {2 * LAT_NS * 1e-9, 8 / (GBPS * 1e9), 0};
+  static const int32_t S[] = {1, 2, 3, 5, 8};
+  for (size_t i = 0; i < sizeof(S) / sizeof(S[0]); i++) {
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.algo = FS_ALGO_PS;
+    prm.bytes = 3 << 20;
+    prm.servers = S[i];
+    prm.gamma_s_per_byte = i % 2 ? 1e-11 : 0;
+    fs_err err = {0, ""};
+    coll_run tr = {0};
+    CHECK_OK(coll_run_star(&STAR, NULL, &prm, 8, &tr, &err), &err);
+    cost.gamma_s_per_byte = prm.gamma_s_per_byte;
+    double shard = prm.bytes / S[i];
+    double want = 2 * 7 * shard * cost.beta_s_per_byte + 2 * cost.alpha_s +
+                  shard * prm.gamma_s_per_byte;
+    CHECK_REL(tr.time_s, want, 1e-9, "s");
+    CHECK_REL(fs_coll_model_time(&prm, 8, &cost), want, 1e-12, "s");
+    CHECK(!tr.verified);
+  }
+  /* more servers than ranks is refused */
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.algo = FS_ALGO_PS, prm.servers = 9;
+  fs_err err = {0, ""};
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 8, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "servers must be in [0, 8]") != NULL);
+  /* AUTO (every algorithm simulated, the fastest kept) never runs ps, even
+   * where it would win: 2 ranks, one server, 1 byte */
+  fs_topo *t = NULL;
+  CHECK_OK(fs_topo_star(2, GBPS, LAT_NS, &t, &err), &err);
+  if (!t) return;
+  int32_t hosts[2] = {0, 1};
+  fs_coll_group g = {2, hosts};
+  prm.algo = FS_ALGO_AUTO, prm.servers = 0, prm.bytes = 1;
+  fs_coll_result r;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &r, &err), &err);
+  CHECK(r.algo != FS_ALGO_PS);
   fs_topo_free(t);
 }

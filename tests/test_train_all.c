@@ -274,6 +274,50 @@ TEST(test_train_comm_bad_options_exit_2) {
   CHECK(strstr(out, "--tune") && strstr(out, "best"));
 }
 
+/* Parameter servers for the gradients (algorithms.dp "ps"): 8 data-parallel
+ * ranks on a star push their gradients to S servers among them and pull the
+ * sums back. The servers' links carry the incast: with S = 2 each server
+ * link carries 7 shards of n / 2 each way, 4x the bytes of S = 8 (7 of
+ * n / 8), so the gradient exchange takes longer; both are refused beside
+ * ZeRO 1 (no reduce-scatter) and ps_servers is refused without "ps". */
+TEST(test_train_parameter_servers) {
+  double busy[2];
+  const int servers[2] = {8, 2};
+  const char *fmt =
+      "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+      " \"vocab\": 32000},"
+      " \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"overlap_dp\": false%s,"
+      " \"algorithms\": {\"dp\": \"%s\"}, \"ps_servers\": %d},"
+      " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+      " \"nvlink_gbps\": 1000},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 100,"
+      " \"latency_ns\": 700}}";
+  for (int i = 0; i < 2; i++) {
+    char text[1024];
+    snprintf(text, sizeof(text), fmt, "", "ps", servers[i]);
+    fs_job *job = test_parse_job(text);
+    if (!job) return;
+    fs_train_opts o = {.no_compare = 1};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
+    CHECK(a.kind[FS_PAR_DP].colls > 0);
+    busy[i] = a.kind[FS_PAR_DP].exposed_s;
+    fs_job_free(job);
+  }
+  /* 4x the bytes through each server link, the same latencies */
+  CHECK(busy[1] > 3.5 * busy[0] && busy[1] < 4.5 * busy[0]);
+  char text[1024];
+  fs_err err = {0, ""};
+  fs_job *bad = NULL;
+  snprintf(text, sizeof(text), fmt, ", \"zero\": 1", "ps", 2);
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &bad, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.algorithms.dp: does not implement reducescatter") != NULL);
+  snprintf(text, sizeof(text), fmt, "", "ring", 2);
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &bad, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.ps_servers: applies to parameter servers") != NULL);
+}
+
 /* The distributed optimizer's reduce-scatter buckets overlap the backward
  * (overlap_dp, ZeRO 1; Megatron-Core's --overlap-grad-reduce): the job of
  * the test below with zero 1. Without overlap the 4 buckets run

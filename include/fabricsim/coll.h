@@ -58,7 +58,8 @@ typedef enum fs_coll_op {
   XX(PAIRWISE, "pairwise", "pairwise exchange, p-1 rounds")                    \
   XX(DIRECT, "direct", "all messages at once")                                 \
   XX(HIER, "hier", "two-level: inside scale-up nodes, then across per rail")   \
-  XX(INC, "inc", "in-network aggregation at a capable switch")
+  XX(INC, "inc", "in-network aggregation at a capable switch")                 \
+  XX(PS, "ps", "parameter servers: shards pushed to S server ranks, reduced, pulled")
 
 typedef enum fs_coll_algo {
 #define XX(name, str, desc) FS_ALGO_##name,
@@ -85,6 +86,8 @@ typedef struct fs_coll_params {
                               ring (fs_coll_ring_channels) */
   double gamma_s_per_byte; /* reduction cost per byte; 0 = free */
   int32_t node_size;       /* hierarchical: consecutive ranks per scale-up node */
+  int32_t servers;         /* ps: server ranks S (rank floor(j p / S) is server
+                              j); 0 = every rank */
 } fs_coll_params;
 
 /* Defaults: allreduce, auto, 1 MiB, root 0, algorithm chunks, 1 channel. */

@@ -106,6 +106,8 @@ typedef struct fs_parallel {
                               micro-batch (Megatron-LM 2021) */
   int overlap_dp;          /* gradient reduction overlaps the backward pass */
   double grad_bucket_bytes;
+  int64_t ps_servers;      /* algorithms.dp "ps": parameter servers among the
+                              gradient group's ranks (0: every rank) */
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 

@@ -66,6 +66,10 @@ static const fs__opt coll_opts[] = {
                   "root rank (broadcast, reduce, sendrecv)"),
     FS__OPT_INT32("--node-size", 0, AT(prm.node_size), "G", 0, INT32_MAX,
                   "--node-size must be >= 0", "ranks per scale-up node (hier)"),
+    FS__OPT_INT32("--ps-servers", 0, AT(prm.servers), "S", 0, INT32_MAX,
+                  "--ps-servers must be >= 0",
+                  "parameter servers of --algo ps, colocated on ranks floor(j p / S) "
+                  "(0: every rank)"),
     FS__OPT_FN("--gamma", 0, AT(prm.gamma_s_per_byte), "S", parse_gamma,
                "--gamma must be a number >= 0 (s/byte)",
                "reduction cost, seconds per byte (default 0)"),

@@ -20,6 +20,7 @@ static const fs__coll_algo_impl *const registry[] = {
     &fs__coll_direct,
     &fs__coll_hier,
     &fs__coll_inc,
+    &fs__coll_ps,
 };
 
 static const fs__coll_algo_impl *impl_of(fs_coll_algo a) {
@@ -113,6 +114,9 @@ int fs_coll_params_check(const fs_coll_params *prm, int32_t p, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "gamma must be >= 0 s/byte, got %g", prm->gamma_s_per_byte);
   if (prm->node_size < 0)
     return fs_err_set(err, FS_EINVAL, "node size must be >= 0, got %d", prm->node_size);
+  if (prm->servers < 0 || prm->servers > p)
+    return fs_err_set(err, FS_EINVAL, "servers must be in [0, %d] (the ranks), got %d", p,
+                      prm->servers);
   if (prm->algo == FS_ALGO_AUTO) return 0;
   const fs__coll_algo_impl *im = impl_of(prm->algo);
   if (!im)
@@ -558,7 +562,9 @@ int fs_coll_run2(const fs_topo *t, fs_route_mode mode, uint64_t seed, const fs_t
       fs_coll_params q = *prm;
       q.algo = registry[i]->algo;
       fs_err ignore = {0, ""};
-      if (!(registry[i]->ops & FS__OP(q.op)) || fs_coll_params_check(&q, g->p, &ignore))
+      /* parameter servers are a deployment, not an algorithm to choose */
+      if (registry[i]->algo == FS_ALGO_PS || !(registry[i]->ops & FS__OP(q.op)) ||
+          fs_coll_params_check(&q, g->p, &ignore))
         continue;
       fs_coll_result r;
       rc = run_one(t, router, mode, seed, tp, &q, g, &r, err);

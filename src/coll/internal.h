@@ -127,5 +127,6 @@ extern const fs__coll_algo_impl fs__coll_pairwise;
 extern const fs__coll_algo_impl fs__coll_direct;
 extern const fs__coll_algo_impl fs__coll_hier;
 extern const fs__coll_algo_impl fs__coll_inc;
+extern const fs__coll_algo_impl fs__coll_ps;
 
 #endif

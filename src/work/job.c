@@ -397,6 +397,14 @@ static int check_parallel(const fs_job *j, fs_err *err) {
         return fail_s(j, err, path, fs_coll_algo_name(p->algo[k]),
                       "does not implement %s, which %s needs", fs_coll_op_name(ops[i]), why);
   }
+  /* parameter servers among the gradient group's dp x cp ranks */
+  if (p->ps_servers && p->algo[FS_PAR_DP] != FS_ALGO_PS)
+    return fail_i(j, err, "$.parallelism.ps_servers", p->ps_servers,
+                  "applies to parameter servers (algorithms.dp \"ps\")");
+  if (p->ps_servers > p->dp * p->cp)
+    return fail_i(j, err, "$.parallelism.ps_servers", p->ps_servers,
+                  "must be at most the gradient group's dp x cp ranks (%lld)",
+                  (long long)(p->dp * p->cp));
   return 0;
 }
 
@@ -620,7 +628,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
-      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", NULL};
+      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -649,6 +657,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       (rc = fs__json_num(c, o, P, "grad_bucket_bytes", 0, 25 * MIB, 1, 1e15,
                          &p->grad_bucket_bytes)) ||
       (rc = get_bool(c, o, P, "overlap_dp", fw ? fw->overlap_dp : 1, &p->overlap_dp)) ||
+      (rc = get_i(c, o, P, "ps_servers", 0, 0, 0, 1 << 24, &p->ps_servers)) ||
       (rc = parse_algorithms(c, o, p)))
     return rc;
   p->zero = (int)zero;

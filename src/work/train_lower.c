@@ -160,6 +160,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         prm.op = ops[ph];
         prm.bytes = bytes / nb;
         prm.algo = job->par.algo[FS_PAR_DP];
+        prm.servers = (int32_t)job->par.ps_servers;
         if (prm.algo == FS_ALGO_AUTO &&
             (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
           break;

@@ -274,6 +274,77 @@ TEST(test_train_comm_bad_options_exit_2) {
   CHECK(strstr(out, "--tune") && strstr(out, "best"));
 }
 
+/* ZeRO++ (Wang et al., ICLR 2024) on ZeRO-3: 8 data-parallel ranks, tp 1,
+ * on 2 servers of 4 GPUs (NVLink 2400 Gb/s, NICs 100 Gb/s), packed. qwZ
+ * gathers the weights in int8 (half the fp16 bytes), hpZ gathers the
+ * backward's inside each server (4 ranks) from a secondary copy (a quarter
+ * of the weights more per GPU), qgZ reduce-scatters the gradients in int4
+ * (a quarter of the fp16 bytes): the analytic volumes, the memory, and the
+ * simulated iteration (faster with each, in both --comm modes). */
+static fs_job *zpp_job(const char *zeropp) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 4, \"hidden\": 2048, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"zero\": 3%s},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+           " \"topology\": {\"type\": \"railopt\", \"servers\": 2, \"spines\": 1,"
+           " \"host_gbps\": 100, \"gpus_per_node\": 4, \"nvlink_gbps\": 2400},"
+           " \"placement\": \"packed\", \"routing\": {\"mode\": \"spray\"}}",
+           zeropp);
+  return test_parse_job(text);
+}
+
+TEST(test_train_zeropp) {
+  const char *variants[] = {"", ", \"zeropp\": {\"qwz\": true}", ", \"zeropp\": {\"hpz\": true}",
+                            ", \"zeropp\": {\"qgz\": true}"};
+  double iter[2][4], wire[4], weights[4];
+  for (int v = 0; v < 4; v++) {
+    fs_job *job = zpp_job(variants[v]);
+    if (!job) return;
+    if (v == 2) CHECK_EQ_INT(fs_work_hpz_group(job), 4);
+    fs_work_comm cm;
+    fs_work_comm_stage(job, 0, &cm);
+    wire[v] = cm.kind[FS_PAR_DP].wire_bytes;
+    fs_work_mem mem;
+    fs_work_memory(job, 0, &mem);
+    weights[v] = mem.weight_bytes;
+    for (int comm = 0; comm < 2; comm++) {
+      fs_train_opts o = {.no_compare = 1, .comm = comm ? FS_COMM_ISOLATED : FS_COMM_ALL};
+      fs_train_result a;
+      CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
+      iter[comm][v] = a.iter_s;
+    }
+    fs_job_free(job);
+  }
+  /* per micro-batch: forward gather g, backward gather g, reduce-scatter g
+   * (no recomputation); qwZ halves the first two, hpZ takes the backward's
+   * off the fabric, qgZ quarters the third */
+  CHECK_REL(wire[1], wire[0] * (0.5 + 0.5 + 1) / 3, 1e-12, "B");
+  CHECK_REL(wire[2], wire[0] * 2 / 3, 1e-12, "B");
+  CHECK_REL(wire[3], wire[0] * (1 + 1 + 0.25) / 3, 1e-12, "B");
+  /* hpZ's secondary copy: the weights over 4 ranks again, besides 1/8 */
+  CHECK_REL(weights[2], weights[0] * (1 + 8.0 / 4), 1e-12, "B");
+  CHECK_REL(weights[1], weights[0], 0, "B");
+  for (int comm = 0; comm < 2; comm++)
+    for (int v = 1; v < 4; v++) CHECK(iter[comm][v] < iter[comm][0]);
+  /* ZeRO++ is ZeRO-3's */
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 4, \"hidden\": 2048, \"heads\": 16, \"seq_len\": 1024,"
+           " \"vocab\": 32000}, \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"zero\": 1,"
+           " \"zeropp\": {\"qgz\": true}}, \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80,"
+           " \"gpus_per_node\": 4, \"nvlink_gbps\": 2400},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 100}}");
+  fs_err err = {0, ""};
+  fs_job *bad = NULL;
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &bad, &err), FS_EINVAL);
+  CHECK(strcmp(err.msg, "job.json: $.parallelism.zeropp: ZeRO++ applies to ZeRO stage 3; zero is "
+                        "1") == 0);
+}
+
 /* Parameter servers for the gradients (algorithms.dp "ps"): 8 data-parallel
  * ranks on a star push their gradients to S servers among them and pull the
  * sums back. The servers' links carry the incast: with S = 2 each server

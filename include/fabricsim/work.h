@@ -108,6 +108,11 @@ typedef struct fs_parallel {
   double grad_bucket_bytes;
   int64_t ps_servers;      /* algorithms.dp "ps": parameter servers among the
                               gradient group's ranks (0: every rank) */
+  /* ZeRO++ (Wang et al., ICLR 2024), with zero 3: the weights' all-gathers
+   * in int8 (qwZ), the backward's from a secondary copy partitioned over
+   * the gradient group's ranks of one server (hpZ), the gradients'
+   * reduce-scatter in int4 (qgZ) */
+  int zpp_qwz, zpp_hpz, zpp_qgz;
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 
@@ -293,6 +298,10 @@ void fs_work_stage_params(const fs_job *job, int32_t stage, fs_work_shard *out);
  * expert ones (Megatron-Core's data-parallel group "with context
  * parallelism"). expert 0: dense, 1: expert. */
 int64_t fs_work_dp_group(const fs_job *job, int expert);
+/* ZeRO++'s hpZ: the gradient group's ranks on one server as rank 0 of TP
+ * rank 0 and stage 0 sees them (the secondary partition's size; 1: none
+ * shares its server). */
+int64_t fs_work_hpz_group(const fs_job *j);
 
 /* Layers of model chunk `chunk` (0 .. pp*v-1); *first_layer (if not NULL)
  * its first layer. Chunks are consecutive: chunk c holds layers

@@ -622,13 +622,31 @@ static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p)
   return 0;
 }
 
+/* "zeropp": {"qwz", "hpz", "qgz"}: ZeRO++'s three techniques, each off
+ * unless given true; zero 3 only (checked with the parallelism). */
+static int parse_zeropp(const fs__jctx *c, const cJSON *par, fs_parallel *p) {
+  const char *P = "$.parallelism.zeropp";
+  static const char *const keys[] = {"qwz", "hpz", "qgz", NULL};
+  const cJSON *o;
+  int rc = sub_object(c, par, "zeropp", P, keys, &o);
+  if (rc || !o) return rc;
+  if ((rc = get_bool(c, o, P, "qwz", 0, &p->zpp_qwz)) ||
+      (rc = get_bool(c, o, P, "hpz", 0, &p->zpp_hpz)) ||
+      (rc = get_bool(c, o, P, "qgz", 0, &p->zpp_qgz)))
+    return rc;
+  if ((p->zpp_qwz || p->zpp_hpz || p->zpp_qgz) && p->zero != 3)
+    return fs__json_fail(c, P, NULL, "ZeRO++ applies to ZeRO stage 3; zero is %d", p->zero);
+  return 0;
+}
+
 /* fw: the framework preset whose defaults apply (NULL: none). */
 static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_framework_preset *fw,
                              fs_parallel *p) {
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
-      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers", NULL};
+      "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers",
+      "zeropp", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -661,6 +679,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       (rc = parse_algorithms(c, o, p)))
     return rc;
   p->zero = (int)zero;
+  if ((rc = parse_zeropp(c, o, p))) return rc;
   if (p->recompute && p->selective_recompute)
     return fs__json_fail(c, "$.parallelism.selective_recompute",
                          cJSON_GetObjectItemCaseSensitive(o, "selective_recompute"),

@@ -150,6 +150,18 @@ int64_t fs_work_chunk_layers(const fs_job *j, int64_t chunk, int64_t *first_laye
   return base - (chunk < nf || chunk >= V - nb ? 1 : 0);
 }
 
+int64_t fs_work_hpz_group(const fs_job *j) {
+  int64_t G = j->hw.gpus_per_node > 0 ? j->hw.gpus_per_node : 1, n = 0;
+  fs_rank_coords c0 = {0, 0, 0, 0, 0, 0};
+  int64_t server = fs_job_gpu_of(j, &c0) / G;
+  for (int32_t dp = 0; dp < j->par.dp; dp++)
+    for (int32_t cp = 0; cp < j->par.cp; cp++) {
+      fs_rank_coords c = {0, dp, 0, 0, 0, cp};
+      n += fs_job_gpu_of(j, &c) / G == server;
+    }
+  return n > 0 ? n : 1;
+}
+
 int64_t fs_work_dp_group(const fs_job *j, int expert) {
   return (expert ? j->par.dp / j->par.ep : j->par.dp) * j->par.cp;
 }
@@ -358,6 +370,8 @@ void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
   double D = (double)m->dtype_bytes, O = m->dtype_bytes < 4 ? 12 : 8;
   int z = j->par.zero;
   out->weight_bytes = D * (z >= 3 ? dense / nd + expert / ne : dense + expert);
+  /* hpZ's secondary copy: the weights again, over the server's ranks */
+  if (z >= 3 && j->par.zpp_hpz) out->weight_bytes += D * (dense + expert) / (double)fs_work_hpz_group(j);
   out->grad_bytes = D * (z >= 2 ? dense / nd + expert / ne : dense + expert);
   out->optim_bytes = O * (z >= 1 ? dense / nd + expert / ne : dense + expert);
 
@@ -480,8 +494,21 @@ static void dp_traffic(const fs_job *j, double grad, int64_t n, int64_t units,
     traffic_add(tr, buckets, bucket, f);
     break;
   default: {
-    double per_mb = 3 + (j->par.recompute ? 1 : 0);
-    traffic_add(tr, m * per_mb * (double)units, grad / (double)units, f);
+    /* per micro-batch: the forward's gather, the backward's (and the
+     * recomputation's), the gradients' reduce-scatter */
+    if (!j->par.zpp_qwz && !j->par.zpp_hpz && !j->par.zpp_qgz) {
+      double per_mb = 3 + (j->par.recompute ? 1 : 0);
+      traffic_add(tr, m * per_mb * (double)units, grad / (double)units, f);
+      break;
+    }
+    /* ZeRO++ gathers in int8 (qwZ), the backward's inside the server (hpZ:
+     * left out, it never leaves the server), reduce-scatters in int4 (qgZ) */
+    double D = (double)j->model.dtype_bytes, u = (double)units;
+    double q = j->par.zpp_qwz ? 1 / D : 1, bwd = 1 + (j->par.recompute ? 1 : 0);
+    double rs = j->par.zpp_qgz ? 0.5 / D : 1;
+    traffic_add(tr, m * u, q * grad / u, f);
+    if (!j->par.zpp_hpz) traffic_add(tr, m * bwd * u, q * grad / u, f);
+    traffic_add(tr, m * u, rs * grad / u, f);
   }
   }
 }

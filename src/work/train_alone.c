@@ -126,18 +126,28 @@ int fs__train_ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, doub
   return 0;
 }
 
-int fs__train_z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err) {
+int fs__train_z3_seconds(fs_train *tr, int32_t s, int32_t r, int backward, double *out,
+                         fs_err *err) {
+  const fs_job *job = tr->job;
   *out = 0;
   int32_t N = tr->d * tr->c;
-  if (tr->job->par.zero < 3 || N < 2) return 0;
+  if (job->par.zero < 3 || N < 2) return 0;
   fs_work_shard sh;
-  fs_work_stage_params(tr->job, s, &sh);
-  double bytes = (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
+  fs_work_stage_params(job, s, &sh);
+  double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
   int32_t *hosts = malloc((size_t)N * sizeof(int32_t));
   if (!hosts) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, 0, k, s);
-  int rc = fs__train_coll_time(tr, FS_COLL_ALLGATHER, tr->job->par.algo[FS_PAR_DP], bytes, hosts, N,
-                               1 + gpu_of(tr, 0, 0, s), out, err);
+  int32_t n = N, key = 1 + gpu_of(tr, 0, 0, s);
+  if (backward && job->par.zpp_hpz) { /* the secondary copy, inside the server */
+    n = hpz_members(tr, 0, r, s, hosts);
+    key = -1 - gpu_of(tr, 0, r, s); /* its own group: keys apart from the whole group's */
+  } else {
+    for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, 0, k, s);
+    if (job->par.zpp_qwz) bytes /= (double)job->model.dtype_bytes; /* int8 */
+  }
+  int rc = n < 2 ? 0
+                 : fs__train_coll_time(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes,
+                                       hosts, n, key, out, err);
   free(hosts);
   return rc;
 }

@@ -141,6 +141,28 @@ static inline int32_t host_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_
   return host_lane(tr, j + tr->t * (k % tr->c), k / tr->c, pp);
 }
 
+/* ZeRO++'s hpZ: the members of TP rank j's gradient group at stage pp on
+ * the server of device (data-parallel rank) r, in order: their hosts into
+ * hosts[] (room for dp x cp), their number returned. */
+static inline int32_t hpz_members(const fs_train *tr, int32_t j, int32_t r, int32_t pp,
+                                  int32_t *hosts) {
+  int64_t G = tr->job->hw.gpus_per_node > 0 ? tr->job->hw.gpus_per_node : 1;
+  int32_t N = tr->d * tr->c, n = 0;
+  int64_t server = -1;
+  for (int32_t k = r * tr->c; k < N && server < 0; k++) {
+    int32_t q = j + tr->t * (k % tr->c);
+    fs_rank_coords c = {q % tr->t, k / tr->c, pp, 0, 0, q / tr->t};
+    server = fs_job_gpu_of(tr->job, &c) / G;
+  }
+  for (int32_t k = 0; k < N; k++) {
+    int32_t q = j + tr->t * (k % tr->c);
+    fs_rank_coords c = {q % tr->t, k / tr->c, pp, 0, 0, q / tr->t};
+    int32_t g = fs_job_gpu_of(tr->job, &c);
+    if (g / G == server) hosts[n++] = tr->host_of_gpu[g];
+  }
+  return n;
+}
+
 /* Layers of virtual stage vs (pipeline chunks may be uneven, work.h), and
  * its first layer in *first. */
 static inline int64_t vs_layers(const fs_train *tr, int32_t vs, int64_t *first) {
@@ -208,7 +230,11 @@ int fs__train_ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, doub
 /* ZeRO-3 gathers a chunk's parameters (its GPU's tensor-parallel shard)
  * from the data-parallel group before using them: seconds of one gather,
  * measured alone on the real topology. */
-int fs__train_z3_seconds(fs_train *tr, int32_t s, double *out, fs_err *err);
+/* ZeRO-3: seconds of the weights' all-gather before an op of device r of
+ * stage s (backward: before the backward, with ZeRO++'s hpZ inside the
+ * server), timed alone. */
+int fs__train_z3_seconds(fs_train *tr, int32_t s, int32_t r, int backward, double *out,
+                         fs_err *err);
 /* Decides how TP is simulated and, for the shortcut, times each device's
  * TP alone on its own scale-up links. Once per train (not per iteration). */
 int fs__train_tp_setup(fs_train *tr, fs_err *err);

@@ -305,6 +305,50 @@ static int32_t add_gate(fs_train *tr, int32_t dev_host, int32_t after, fs_err *e
   return g;
 }
 
+/* ZeRO++'s hpZ, comm all: before backward op i of stage s, each server's
+ * members of a gradient group gather the weights from their secondary copy
+ * (D bytes, inside the server), per TP rank; each device's gate waits for
+ * its server's gathers. hosts and after: scratch of dp x cp and dp. */
+static int hpz_gathers(fs_train *tr, int32_t s, int32_t i, int32_t *hosts, int32_t *after,
+                       fs_err *err) {
+  const fs_job *job = tr->job;
+  int32_t d = tr->d, n = tr->n_ops, rc = 0;
+  fs_work_shard sh;
+  fs_work_stage_params(job, s, &sh);
+  double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
+  int gathers = job->par.recompute ? 2 : 1;
+  int64_t G = job->hw.gpus_per_node > 0 ? job->hw.gpus_per_node : 1;
+  int64_t *server = fs__malloc((size_t)tr->ds, sizeof(int64_t));
+  if (!server) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t r = 0; r < tr->ds; r++) {
+    fs_rank_coords c = {0, r, s, 0, 0, 0};
+    server[r] = fs_job_gpu_of(job, &c) / G;
+  }
+  for (int32_t r = 0; r < tr->ds && !rc; r++) {
+    /* one gather per server, lowered with its first device */
+    int lead = 1;
+    for (int32_t q = 0; q < r && lead; q++) lead = server[q] != server[r];
+    if (!lead) continue;
+    int32_t n_after = 0;
+    for (int32_t q = r; q < tr->ds; q++) {
+      int32_t from = tr->ops[(size_t)(s * d + q) * n + i].z3_from;
+      if (server[q] == server[r] && from >= 0) after[n_after++] = from;
+    }
+    for (int32_t j = 0; j < tr->rails && !rc; j++) {
+      int32_t np = hpz_members(tr, j, r, s, hosts), f, done;
+      if (np < 2) continue;
+      rc = coll_chain(tr, FS_COLL_ALLGATHER, job->par.algo[FS_PAR_DP], bytes, hosts, np, after,
+                      n_after, gathers, 0x5400000000ull + (uint64_t)((s * d + r) * 131 + j), 0, &f,
+                      &done, err);
+      for (int32_t q = r; q < tr->ds && !rc; q++)
+        if (server[q] == server[r])
+          rc = fs_sim_add_dep(tr->sim, done, tr->ops[(size_t)(s * d + q) * n + i].z3, err);
+    }
+  }
+  free(server);
+  return rc;
+}
+
 /* comm all: the collectives that couple devices, for op i of stage s, once
  * every device of the stage has built it: per MoE layer the dispatch and
  * combine all-to-alls of each EP group, per TP rank (rail); before the
@@ -323,10 +367,13 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   }
   int rc = 0;
   op_items *first = &tr->ops[(size_t)(s * d) * n + i];
-  if (first->z3 >= 0 && first->z3_from != first->z3) {
+  if (first->z3 >= 0 && first->z3_from != first->z3 && o->backward && job->par.zpp_hpz) {
+    rc = hpz_gathers(tr, s, i, hosts, after, err);
+  } else if (first->z3 >= 0 && first->z3_from != first->z3) {
     fs_work_shard sh;
     fs_work_stage_params(job, s, &sh);
     double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
+    if (job->par.zpp_qwz) bytes /= (double)job->model.dtype_bytes; /* ZeRO++'s int8 gathers */
     int gathers = o->backward && job->par.recompute ? 2 : 1;
     for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].z3_from;
     int32_t n_after = 0;
@@ -466,7 +513,7 @@ static int op_cp(fs_train *tr, int32_t s, int32_t r, int32_t vs, const fs_pipe_o
  * after *prev (the device's previous item, or -1), which becomes the op's
  * end. *need_groups is set when a part waits for its group's collective
  * (lowered by group_colls once every device has built the op). */
-static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, double z3_s,
+static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, const double z3_s[2],
                     int z3_flows, int32_t *prev_io, int *need_groups, fs_err *err) {
   const fs_job *job = tr->job;
   int32_t p = tr->p, d = tr->d, v = tr->v, n = tr->n_ops;
@@ -496,9 +543,9 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, doub
   /* ZeRO-3: gather the weights first (twice before a backward with
    * recomputation: for the recomputed forward and the backward). */
   it->z3 = it->z3_from = -1;
-  if (z3_s > 0) {
+  if (z3_s[o->backward] > 0) {
     int gathers = o->backward && job->par.recompute ? 2 : 1;
-    it->z3 = add_task(tr, dev_host, gathers * z3_s, err);
+    it->z3 = add_task(tr, dev_host, gathers * z3_s[o->backward], err);
     if (it->z3 < 0) return it->z3;
     if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->z3, err))) return rc;
     it->z3_from = it->z3;
@@ -666,7 +713,11 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
         if (!o->backward) continue;
         for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
-        rc = dp_collectives(tr, s, chunk_bytes, after, NULL, tr->ds, RS_AG, 1, err);
+        /* ZeRO++'s qgZ: the gradients reduce-scattered in int4 */
+        rc = dp_collectives(tr, s,
+                            job->par.zpp_qgz ? chunk_bytes * 0.5 / (double)job->model.dtype_bytes
+                                             : chunk_bytes,
+                            after, NULL, tr->ds, RS_AG, 1, err);
       }
     for (int32_t c = 0; c < v && !rc; c++) {
       for (int32_t r = 0; r < tr->ds; r++) {
@@ -716,9 +767,10 @@ int fs__train_build_dag(fs_train *tr, fs_err *err) {
   for (int32_t s = 0; s < tr->p; s++)
     for (int32_t r = 0; r < tr->ds; r++) {
       int32_t prev = tr->gate[s * d + r];
-      double z3_s = 0;
+      double z3_s[2] = {0, 0}; /* before a forward, before a backward */
       if (!all && !tr->opts.free_comm && !tr->fabric_free &&
-          (rc = fs__train_z3_seconds(tr, s, &z3_s, err)))
+          ((rc = fs__train_z3_seconds(tr, s, r, 0, &z3_s[0], err)) ||
+           (rc = fs__train_z3_seconds(tr, s, r, 1, &z3_s[1], err))))
         return rc;
       int z3_flows = all && job->par.zero >= 3 && d * tr->c > 1;
       for (int32_t i = 0; i < n; i++)

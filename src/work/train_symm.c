@@ -72,7 +72,9 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
   int rc = FS_EINVAL;
   int32_t ep = (int32_t)job->par.ep, g = 0;
   /* The smallest replica shift the topology allows (with R if used). */
-  for (int32_t cand = ep; !tr->opts.no_replica_shift && cand < tr->d; cand += ep) {
+  /* (ZeRO++'s hpZ gathers inside each server: no replica shift claimed) */
+  for (int32_t cand = ep; !tr->opts.no_replica_shift && !job->par.zpp_hpz && cand < tr->d;
+       cand += ep) {
     if (tr->d % cand || cand <= tr->min_shift) continue;
     lane_perm(tr, 0, cand, perm_s);
     const int32_t *gens[2] = {perm_s, perm_r};

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "fabricsim/compute.h"
+#include "fabricsim/train.h"
 #include "fabricsim/work.h"
 #include "test.h"
+#include "train_harness.h"
 
 static fs_hardware toy_hw(void) {
   fs_hardware hw;
@@ -297,4 +299,71 @@ TEST(test_framework_expert_keys_need_experts) {
   CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
   CHECK(strcmp(err.msg, "job.json: $.model.shared_experts: applies to an MoE model (experts > "
                         "1), got 1") == 0);
+}
+
+/* Explicit first and last stage layers (Megatron-LM's
+ * --decoder-first/last-pipeline-num-layers), with and without interleaving,
+ * counted by hand; a split that does not divide is refused naming the key. */
+static int parse_stages(int64_t layers, int64_t pp, int64_t v, int64_t first, int64_t last,
+                        fs_job **out, fs_err *err) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": %lld, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+           " \"vocab\": 1024}, \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": %lld, \"dp\": 1%s, \"virtual_stages\": %lld,"
+           " \"first_stage_layers\": %lld, \"last_stage_layers\": %lld},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 4,"
+           " \"nvlink_gbps\": 2400},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 200}}",
+           (long long)layers, (long long)pp, v > 1 ? ", \"schedule\": \"interleaved\"" : "",
+           (long long)v, (long long)first, (long long)last);
+  return fs_job_parse(text, strlen(text), "job.json", out, err);
+}
+
+TEST(test_framework_first_last_stage_layers) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  /* 30 layers on 4 stages: 6, 9, 9, 6 */
+  CHECK_OK(parse_stages(30, 4, 1, 6, 6, &j, &err), &err);
+  if (j) {
+    const int64_t n[] = {6, 9, 9, 6}, f[] = {0, 6, 15, 24};
+    for (int c = 0; c < 4; c++) {
+      int64_t first;
+      CHECK_EQ_INT(fs_work_chunk_layers(j, c, &first), n[c]);
+      CHECK_EQ_INT(first, f[c]);
+    }
+    fs_train_opts o = {.no_compare = 1};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(j, &o, &a), 0);
+    fs_job_free(j);
+  }
+  /* 32 layers, 4 stages of 2 chunks: stages 6, 10, 10, 6, chunks half of
+   * each, virtual stage c p + s in layer order */
+  CHECK_OK(parse_stages(32, 4, 2, 6, 6, &j, &err), &err);
+  if (j) {
+    const int64_t n[] = {3, 5, 5, 3, 3, 5, 5, 3}, f[] = {0, 3, 8, 13, 16, 19, 24, 29};
+    for (int c = 0; c < 8; c++) {
+      int64_t first;
+      CHECK_EQ_INT(fs_work_chunk_layers(j, c, &first), n[c]);
+      CHECK_EQ_INT(first, f[c]);
+    }
+    fs_work_shard sh;
+    fs_work_stage_params(j, 0, &sh);
+    CHECK_EQ_INT(sh.layers, 6);
+    fs_job_free(j);
+  }
+  /* only the last given: the first stage is a middle one */
+  CHECK_OK(parse_stages(30, 4, 1, 0, 3, &j, &err), &err);
+  if (j) {
+    CHECK_EQ_INT(fs_work_chunk_layers(j, 0, NULL), 9);
+    CHECK_EQ_INT(fs_work_chunk_layers(j, 3, NULL), 3);
+    fs_job_free(j);
+  }
+  CHECK_EQ_INT(parse_stages(32, 4, 2, 5, 6, &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.first_stage_layers: must be a multiple of virtual_stages "
+                        "(2)") != NULL);
+  CHECK_EQ_INT(parse_stages(30, 4, 1, 5, 6, &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "leaves 19 layers, which do not split into 2 middle stages") != NULL);
+  CHECK_EQ_INT(parse_stages(30, 2, 1, 10, 10, &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "must add up to the model's layers (30)") != NULL);
 }

@@ -113,6 +113,11 @@ typedef struct fs_parallel {
    * the gradient group's ranks of one server (hpZ), the gradients'
    * reduce-scatter in int4 (qgZ) */
   int zpp_qwz, zpp_hpz, zpp_qgz;
+  /* layers of the first and of the last pipeline stage (Megatron-LM's
+   * --decoder-first/last-pipeline-num-layers: fewer beside the embedding
+   * and the head), the others split evenly over the middle stages; 0:
+   * the automatic split */
+  int64_t first_stage_layers, last_stage_layers;
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 

@@ -288,6 +288,38 @@ static int kind_ops(const fs_job *j, fs_par_kind k, fs_coll_op ops[2], const cha
   }
 }
 
+/* Explicit first/last stage layers (Megatron-LM's
+ * --decoder-first/last-pipeline-num-layers): at least two stages; each
+ * stage's layers a positive multiple of virtual_stages (its chunks are
+ * equal); the rest split evenly over the middle stages. */
+static int check_stage_layers(const fs_job *j, fs_err *err) {
+  const fs_parallel *p = &j->par;
+  int64_t F = p->first_stage_layers, Z = p->last_stage_layers, v = p->virtual_stages;
+  if (!F && !Z) return 0;
+  const char *path = F ? "$.parallelism.first_stage_layers" : "$.parallelism.last_stage_layers";
+  if (p->pp < 2) return fail_i(j, err, path, F ? F : Z, "needs pp >= 2");
+  if (F % v)
+    return fail_i(j, err, "$.parallelism.first_stage_layers", F,
+                  "must be a multiple of virtual_stages (%lld): the stage's chunks are equal",
+                  (long long)v);
+  if (Z % v)
+    return fail_i(j, err, "$.parallelism.last_stage_layers", Z,
+                  "must be a multiple of virtual_stages (%lld): the stage's chunks are equal",
+                  (long long)v);
+  int64_t rest = j->model.layers - F - Z, middle = p->pp - (F > 0) - (Z > 0);
+  if (rest < 0 || (middle == 0 && rest != 0))
+    return fail_i(j, err, path, F ? F : Z,
+                  "first and last stage layers must add up to the model's layers (%lld) when "
+                  "there is no middle stage, and never exceed them",
+                  (long long)j->model.layers);
+  if (middle > 0 && (rest % (middle * v) || rest == 0))
+    return fail_i(j, err, path, F ? F : Z,
+                  "leaves %lld layers, which do not split into %lld middle stages of "
+                  "virtual_stages (%lld) equal chunks",
+                  (long long)rest, (long long)middle, (long long)v);
+  return 0;
+}
+
 static int check_parallel(const fs_job *j, fs_err *err) {
   const fs_model *m = &j->model;
   const fs_parallel *p = &j->par;
@@ -342,6 +374,8 @@ static int check_parallel(const fs_job *j, fs_err *err) {
     return fail_i(j, err, "$.parallelism.virtual_stages", p->virtual_stages,
                   "must be 1 unless schedule is \"interleaved\"");
   }
+  int rc_layers = check_stage_layers(j, err);
+  if (rc_layers) return rc_layers;
   /* Uneven splits are allowed (fs_work_chunk_layers); every model chunk
    * needs a layer. */
   if (m->layers < p->pp * p->virtual_stages) {
@@ -646,7 +680,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
       "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers",
-      "zeropp", NULL};
+      "zeropp", "first_stage_layers", "last_stage_layers", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -676,6 +710,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
                          &p->grad_bucket_bytes)) ||
       (rc = get_bool(c, o, P, "overlap_dp", fw ? fw->overlap_dp : 1, &p->overlap_dp)) ||
       (rc = get_i(c, o, P, "ps_servers", 0, 0, 0, 1 << 24, &p->ps_servers)) ||
+      (rc = get_i(c, o, P, "first_stage_layers", 0, 0, 0, 1 << 20, &p->first_stage_layers)) ||
+      (rc = get_i(c, o, P, "last_stage_layers", 0, 0, 0, 1 << 20, &p->last_stage_layers)) ||
       (rc = parse_algorithms(c, o, p)))
     return rc;
   p->zero = (int)zero;

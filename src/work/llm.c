@@ -135,12 +135,34 @@ static int64_t vocab_rows(const fs_job *j) {
  * runs never meet because deficit < V. Llama 3 (Dubey et al. 2024,
  * sec. 3.3.2) removes one layer from the first and the last stage;
  * Megatron-LM exposes the same as --decoder-first/last-pipeline-num-layers. */
+/* Layers of pipeline stage s under an explicit first/last split
+ * (validated: every stage's count a multiple of v). */
+static int64_t stage_layers(const fs_job *j, int64_t s) {
+  const int64_t p = j->par.pp, F = j->par.first_stage_layers, Z = j->par.last_stage_layers;
+  if (s == 0 && F > 0) return F;
+  if (s == p - 1 && Z > 0) return Z;
+  int64_t middle = p - (F > 0) - (Z > 0);
+  return (j->model.layers - F - Z) / middle;
+}
+
+/* Explicit first/last stage layers: stage s's layers in v equal chunks,
+ * virtual stage c p + s its c-th; layers in virtual-stage order. */
+static int64_t explicit_chunk_layers(const fs_job *j, int64_t chunk, int64_t *first_layer) {
+  const int64_t p = j->par.pp, v = j->par.virtual_stages;
+  int64_t c = chunk / p, s = chunk % p, per_round = j->model.layers / v, before = 0;
+  for (int64_t q = 0; q < s; q++) before += stage_layers(j, q) / v;
+  if (first_layer) *first_layer = c * per_round + before;
+  return stage_layers(j, s) / v;
+}
+
 int64_t fs_work_chunk_layers(const fs_job *j, int64_t chunk, int64_t *first_layer) {
   const int64_t V = j->par.pp * j->par.virtual_stages, L = j->model.layers;
   if (chunk < 0 || chunk >= V) {
     if (first_layer) *first_layer = chunk < 0 ? 0 : L;
     return 0;
   }
+  if (j->par.first_stage_layers > 0 || j->par.last_stage_layers > 0)
+    return explicit_chunk_layers(j, chunk, first_layer);
   int64_t base = (L + V - 1) / V, deficit = V * base - L;
   int64_t nf = (deficit + 1) / 2, nb = deficit / 2;
   if (first_layer) {

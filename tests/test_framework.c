@@ -367,3 +367,43 @@ TEST(test_framework_first_last_stage_layers) {
   CHECK_EQ_INT(parse_stages(30, 2, 1, 10, 10, &j, &err), FS_EINVAL);
   CHECK(strstr(err.msg, "must add up to the model's layers (30)") != NULL);
 }
+
+/* Parallel attention and MLP (GPT-J, PaLM): one norm a layer (its
+ * parameters and its kernel), one TP exchange a pass (with SP an
+ * all-gather and a reduce-scatter instead of two each), 6 s b h of
+ * replicated activations instead of 10, the same FLOPs. */
+TEST(test_framework_parallel_block) {
+  fs_err err = {0, ""};
+  fs_job *seq = NULL, *par = NULL;
+  const char *fmt =
+      "{\"model\": {\"layers\": 4, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+      " \"vocab\": 1024, \"parallel_block\": %s}, \"training\": {\"global_batch\": 8,"
+      " \"micro_batch\": 2}, \"parallelism\": {\"tp\": 2, \"pp\": 1, \"dp\": 2,"
+      " \"sequence_parallel\": true}, \"hardware\": {\"preset\": \"a100-80\","
+      " \"gpus_per_node\": 4, \"nvlink_gbps\": 2400},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 200}}";
+  char text[1024];
+  snprintf(text, sizeof(text), fmt, "false");
+  CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &seq, &err), &err);
+  snprintf(text, sizeof(text), fmt, "true");
+  CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &par, &err), &err);
+  if (!seq || !par) return;
+  CHECK_EQ_INT(fs_work_tp_colls_per_layer(seq, FS_PASS_FWD), 4);
+  CHECK_EQ_INT(fs_work_tp_colls_per_layer(par, FS_PASS_FWD), 2);
+  /* one LayerNorm (weight and bias, 2 h) fewer per layer */
+  CHECK_EQ_INT(fs_work_params(&seq->model) - fs_work_params(&par->model), 4 * 2 * 512);
+  CHECK_REL(fs_work_layer_fwd_flops(&seq->model, 0, 2), fs_work_layer_fwd_flops(&par->model, 0, 2),
+            0, "FLOP");
+  /* replicated activations 10 -> 6 s b h (split over t = 2 with SP) */
+  double sbh = 256.0 * 2 * 512;
+  CHECK_REL(fs_work_act_layer_bytes(seq, 0, 0) - fs_work_act_layer_bytes(par, 0, 0),
+            4 * sbh / 2, 1e-12, "B");
+  fs_compute_parts a, b;
+  fs_compute_layer(seq, 0, FS_PASS_FWD, &a);
+  fs_compute_layer(par, 0, FS_PASS_FWD, &b);
+  CHECK_REL(a.kernels - b.kernels, 1, 0, "");
+  CHECK(b.mem_s < a.mem_s);
+  CHECK_REL(a.gemm_s, b.gemm_s, 0, "s");
+  fs_job_free(seq);
+  fs_job_free(par);
+}

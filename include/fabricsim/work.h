@@ -72,6 +72,8 @@ typedef struct fs_model {
   int bias;            /* linear biases and LayerNorm shifts (GPT); 0: LLaMA-style */
   int learned_pos;     /* learned position embeddings (s x h); 0: rotary */
   int tied_embeddings; /* the output layer reuses the input embedding */
+  int parallel_block;  /* attention and MLP side by side on one norm's output
+                          (GPT-J, PaLM): one norm, one TP exchange a pass */
   fs_precision precision; /* of the matmuls; from dtype_bytes unless given */
   fs_attention attention; /* unfused unless given, or a hardware preset is */
 } fs_model;

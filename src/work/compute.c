@@ -309,8 +309,10 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   double norm = (bwd ? 3 : 2) * D * Tn * (double)h;
   double bda = (3 * D + 1) * Tn * (double)h;
   double act = (m->gated ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * D * act_tokens * (double)ft;
-  out->mem_s += fs_compute_mem_s(sh.hw, 2 * norm + 2 * bda + act);
-  sh.kernels += 5;
+  /* a parallel block (GPT-J, PaLM) runs one norm for both branches */
+  double norms = m->parallel_block ? 1 : 2;
+  out->mem_s += fs_compute_mem_s(sh.hw, norms * norm + 2 * bda + act);
+  sh.kernels += 3 + norms;
   out->kernels = sh.kernels;
   out->overhead_s = sh.kernels * sh.hw->kernel_gap_s;
   out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;

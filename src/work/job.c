@@ -550,7 +550,7 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   static const char *const keys[] = {
       "layers", "hidden", "ffn", "heads", "kv_heads", "seq_len", "vocab", "experts",
       "top_k", "moe_every", "dtype_bytes", "gated", "bias", "position",
-      "tied_embeddings", "expert_ffn", "shared_experts", "first_dense", NULL};
+      "tied_embeddings", "expert_ffn", "shared_experts", "first_dense", "parallel_block", NULL};
   const char *P = "$.model";
   const cJSON *o;
   int rc;
@@ -578,7 +578,8 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
       (rc = get_bool(c, o, P, "gated", 0, &m->gated)) ||
       (rc = get_bool(c, o, P, "bias", 1, &m->bias)) ||
       (rc = fs__json_str(c, o, P, "position", 0, "learned", &pos)) ||
-      (rc = get_bool(c, o, P, "tied_embeddings", 1, &m->tied_embeddings)))
+      (rc = get_bool(c, o, P, "tied_embeddings", 1, &m->tied_embeddings)) ||
+      (rc = get_bool(c, o, P, "parallel_block", 0, &m->parallel_block)))
     return rc;
   m->dtype_bytes = dtype;
   if (strcmp(pos, "learned") == 0)

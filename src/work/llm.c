@@ -68,7 +68,10 @@ int64_t fs_work_mlp_params(const fs_model *m) {
   return mlp_weights(m) + mlp_col_bias(m) + mlp_row_bias(m);
 }
 
-int64_t fs_work_norm_params(const fs_model *m) { return 2 * norm_params(m); }
+/* two norms a layer, one in a parallel block (both branches read it) */
+int64_t fs_work_norm_params(const fs_model *m) {
+  return (m->parallel_block ? 1 : 2) * norm_params(m);
+}
 
 /* Megatron-Core's moe_layer_freq = M: layer i is MoE iff i % M == 0; the
  * first first_dense layers are dense whatever M (DeepSeek-V3's
@@ -358,7 +361,9 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
     split += (double)m->top_k * (inner_e + 2 * sbh) + (double)m->shared_experts * inner_e;
   else
     split += inner;
-  return (10 * sbh / sp + split / t) / c;
+  /* a parallel block keeps one norm input and one input to both branches:
+   * 2 + 2 + 1 + 1 = 6 replicated instead of 10 */
+  return ((m->parallel_block ? 6 : 10) * sbh / sp + split / t) / c;
 }
 
 double fs_work_inflight(const fs_job *j, int32_t stage) {
@@ -452,8 +457,11 @@ double fs_work_ep_bytes(const fs_job *j) {
  * gradient is all-reduced in the backward pass (operator f). With SP each
  * all-reduce becomes a reduce-scatter and an all-gather of the same size
  * (Korthikanti et al. sec. 4.2.2). */
+/* Megatron's layer: an all-reduce after attention and one after the MLP
+ * (SP: an all-gather before each, a reduce-scatter after); a parallel
+ * block sums both branches before one (GPT-J, PaLM). */
 int fs_work_tp_colls_per_layer(const fs_job *j, fs_work_pass pass) {
-  int per = j->par.sequence_parallel ? 4 : 2;
+  int per = (j->par.sequence_parallel ? 4 : 2) / (j->model.parallel_block ? 2 : 1);
   if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) return 0;
   return per;
 }

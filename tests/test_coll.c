@@ -324,3 +324,47 @@ TEST(test_coll_ps_servers_incast) {
   CHECK(r.algo != FS_ALGO_PS);
   fs_topo_free(t);
 }
+
+/* A per-step latency (fs_coll_params.step_latency_s, NCCL's hwLat of a
+ * network step): an unpipelined ring all-reduce on 8 plain hosts waits for
+ * it at each of its 2 (p - 1) = 14 steps, exactly; on 2 servers of 4 GPUs
+ * only the steps between servers pay it; NCCL's figures are its table's. */
+TEST(test_coll_step_latency) {
+  fs_err err = {0, ""};
+  fs_topo *t = NULL;
+  CHECK_OK(fs_topo_star(8, GBPS, LAT_NS, &t, &err), &err);
+  if (!t) return;
+  int32_t hosts[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  fs_coll_group g = {8, hosts};
+  fs_coll_params prm;
+  fs_coll_params_init(&prm);
+  prm.algo = FS_ALGO_RING, prm.bytes = 1 << 24, prm.chunks = 1;
+  fs_coll_result r0, r1;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &r0, &err), &err);
+  prm.step_latency_s = fs_coll_nccl_step_latency_s(FS_ALGO_RING, FS_PROTO_SIMPLE);
+  CHECK_REL(prm.step_latency_s, 14e-6, 1e-12, "s"); /* hwLat[NET][RING][SIMPLE] */
+  CHECK_REL(fs_coll_nccl_step_latency_s(FS_ALGO_TREE, FS_PROTO_LL), 5e-6, 1e-12, "s");
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &r1, &err), &err);
+  CHECK_REL(r1.time_s - r0.time_s, 14 * 14e-6, 1e-9, "s");
+  fs_topo_free(t);
+  /* 2 servers of 4: only steps between servers pay (4 ranks inside one
+   * server: none; the 8 ranks: some, the rest hidden behind the slower
+   * hops between servers, at most every step) */
+  fs_server_params sv = {4, 2400, 250, 512, 250};
+  CHECK_OK(fs_topo_star_servers(8, GBPS, LAT_NS, &sv, &t, &err), &err);
+  if (!t) return;
+  prm.step_latency_s = 0;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &r0, &err), &err);
+  prm.step_latency_s = 14e-6;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &r1, &err), &err);
+  CHECK(r1.time_s - r0.time_s > 0.9 * 14e-6 && r1.time_s - r0.time_s < 14 * 14e-6);
+  fs_coll_group g4 = {4, hosts};
+  prm.step_latency_s = 0;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g4, &r0, &err), &err);
+  prm.step_latency_s = 14e-6;
+  CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g4, &r1, &err), &err);
+  CHECK_REL(r1.time_s, r0.time_s, 0, "s");
+  fs_topo_free(t);
+  prm.step_latency_s = -1;
+  CHECK_EQ_INT(fs_coll_params_check(&prm, 8, &err), FS_EINVAL);
+}

@@ -407,3 +407,40 @@ TEST(test_framework_parallel_block) {
   fs_job_free(seq);
   fs_job_free(par);
 }
+
+/* framework.step_latency "nccl": the job's collectives pay NCCL's latency
+ * of a network step between servers; on 8 plain hosts every step of the
+ * gradient all-reduce does, so its exposed time grows. Allowed beside
+ * mfu_matmul (it is no compute figure); another value is refused. */
+TEST(test_framework_nccl_step_latency) {
+  const char *fmt =
+      "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+      " \"vocab\": 32000}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"overlap_dp\": false},"
+      " \"hardware\": {\"gpu_tflops\": 10, \"mfu_matmul\": 0.5, \"hbm_gib\": 80,"
+      " \"gpus_per_node\": 1, \"nvlink_gbps\": 1000}%s,"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 100, \"latency_ns\": 700}}";
+  double dp[2];
+  for (int v = 0; v < 2; v++) {
+    char text[1024];
+    snprintf(text, sizeof(text), fmt, v ? ", \"framework\": {\"step_latency\": \"nccl\"}" : "");
+    fs_err err = {0, ""};
+    fs_job *j = NULL;
+    CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &j, &err), &err);
+    if (!j) return;
+    CHECK_EQ_INT(j->hw.nccl_step_latency, v);
+    fs_train_opts o = {.no_compare = 1};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(j, &o, &a), 0);
+    dp[v] = a.kind[FS_PAR_DP].exposed_s;
+    fs_job_free(j);
+  }
+  CHECK(dp[1] > dp[0]);
+  char text[1024];
+  snprintf(text, sizeof(text), fmt, ", \"framework\": {\"step_latency\": \"mpi\"}");
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.framework.step_latency: must be \"nccl\" or \"none\", got \"mpi\"") !=
+        NULL);
+}

@@ -88,6 +88,11 @@ typedef struct fs_coll_params {
   int32_t node_size;       /* hierarchical: consecutive ranks per scale-up node */
   int32_t servers;         /* ps: server ranks S (rank floor(j p / S) is server
                               j); 0 = every rank */
+  double step_latency_s;   /* a message between two servers (or between plain
+                              hosts) is usable step_latency_s after it
+                              arrives: a collective library's per-step
+                              software latency (fs_coll_nccl_step_latency_s);
+                              0 = none. The closed forms leave it out. */
 } fs_coll_params;
 
 /* Defaults: allreduce, auto, 1 MiB, root 0, algorithm chunks, 1 channel. */
@@ -283,6 +288,12 @@ fs_coll_tune_policy fs_coll_tuner_policy(const fs_coll_tuner *tu);
 int fs_coll_tuner_choose2(fs_coll_tuner *tu, const fs_coll_params *prm,
                           const fs_coll_group *g, fs_coll_algo *algo, fs_coll_proto *proto,
                           int *cached, fs_err *err);
+/* NCCL's per-step latency of a network step (NCCL 2.20.3's hwLat[NET]) for
+ * algorithm algo (tree: the tree's; any other: the ring's) and protocol, in
+ * seconds: what a step costs beyond moving its bytes, for
+ * fs_coll_params.step_latency_s (docs/model-coll-tune.md). */
+double fs_coll_nccl_step_latency_s(fs_coll_algo algo, fs_coll_proto proto);
+
 /* fs_coll_tuner_choose2 without the protocol. */
 int fs_coll_tuner_choose(fs_coll_tuner *tu, const fs_coll_params *prm,
                          const fs_coll_group *g, fs_coll_algo *out, int *cached,

@@ -163,6 +163,8 @@ typedef struct fs_hardware {
   double kernel_hbm_eff;  /* share of HBM bandwidth the memory-bound kernels
                              reach (0: hbm_eff) */
   double kernel_gap_s;    /* the GPU's idle time per kernel launched */
+  int nccl_step_latency;  /* collectives pay NCCL's per-step network latency
+                             (fs_coll_nccl_step_latency_s) between servers */
   double speed_cv;        /* coefficient of variation of the GPUs' compute
                              speed (persistent, per GPU): the job runs at
                              its slowest GPU's pace (0: all alike) */

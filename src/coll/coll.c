@@ -114,6 +114,9 @@ int fs_coll_params_check(const fs_coll_params *prm, int32_t p, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "gamma must be >= 0 s/byte, got %g", prm->gamma_s_per_byte);
   if (prm->node_size < 0)
     return fs_err_set(err, FS_EINVAL, "node size must be >= 0, got %d", prm->node_size);
+  if (!(prm->step_latency_s >= 0) || !isfinite(prm->step_latency_s) || prm->step_latency_s > 1)
+    return fs_err_set(err, FS_EINVAL, "step latency must be in [0, 1] s, got %g",
+                      prm->step_latency_s);
   if (prm->servers < 0 || prm->servers > p)
     return fs_err_set(err, FS_EINVAL, "servers must be in [0, %d] (the ranks), got %d", p,
                       prm->servers);
@@ -409,8 +412,18 @@ int fs__cb_send(fs__cb *cb, int32_t from, int32_t to, const int32_t *units, int3
                        n_done, sent, n_sent, &flow);
   if (rc) return rc;
   int32_t ready = flow;
-  if (reduce && cb->prm->gamma_s_per_byte > 0) {
-    ready = fs__cb_task(cb, to, n * cb->unit_bytes * cb->prm->gamma_s_per_byte, &flow, 1);
+  /* the receiver adds the data in (gamma), and across servers the
+   * library's per-step latency passes before the next step can use it */
+  double red = reduce && cb->prm->gamma_s_per_byte > 0
+                   ? n * cb->unit_bytes * cb->prm->gamma_s_per_byte
+                   : 0;
+  int32_t G = cb->t->gpus_per_node;
+  double lat = cb->prm->step_latency_s > 0 &&
+                       (G < 2 || cb->g->hosts[from] / G != cb->g->hosts[to] / G)
+                   ? cb->prm->step_latency_s
+                   : 0;
+  if (red > 0 || lat > 0) {
+    ready = fs__cb_task(cb, to, red + lat, &flow, 1);
     if (ready < 0) return ready;
   }
   out->flow = flow;

@@ -90,6 +90,11 @@ static const double p2p_ll_threshold_bytes = 16384;
  * LL carries 4 data bytes per 8-byte line; Simple the full wire. */
 static const double p2p_eff[3] = {0.5, 120.0 / 128.0, 1.0};
 
+double fs_coll_nccl_step_latency_s(fs_coll_algo algo, fs_coll_proto proto) {
+  int p = proto >= FS_PROTO_LL && proto <= FS_PROTO_SIMPLE ? (int)proto : (int)FS_PROTO_SIMPLE;
+  return hw_lat_us[HW_NET][algo == FS_ALGO_TREE ? NT : NR][p] * 1e-6;
+}
+
 static int log2i(double x) { /* NCCL's log2i: floor(log2), 0 for x < 2 */
   int l = 0;
   while (x >= 2) x /= 2, l++;

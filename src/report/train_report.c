@@ -72,12 +72,16 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
                                                  : "FLOPs / (peak x mfu_matmul)");
   if (job->hw.framework[0]) {
     const fs_framework_preset *fw = fs_compute_framework(job->hw.framework);
-    fprintf(f,
-            "framework:          %s%s%s: GEMM tiles +%g k-steps, memory-bound kernels at %.2f "
-            "of HBM, %g us per kernel\n",
-            job->hw.framework, fw ? ", " : "", fw ? fw->what : "", job->hw.gemm_k_overhead,
-            job->hw.kernel_hbm_eff > 0 ? job->hw.kernel_hbm_eff : job->hw.hbm_eff,
-            job->hw.kernel_gap_s * 1e6);
+    fprintf(f, "framework:          %s%s%s:", job->hw.framework, fw ? ", " : "",
+            fw ? fw->what : "");
+    if (job->hw.compute == FS_COMPUTE_ROOFLINE)
+      fprintf(f, " GEMM tiles +%g k-steps, memory-bound kernels at %.2f of HBM, %g us per kernel",
+              job->hw.gemm_k_overhead,
+              job->hw.kernel_hbm_eff > 0 ? job->hw.kernel_hbm_eff : job->hw.hbm_eff,
+              job->hw.kernel_gap_s * 1e6);
+    fprintf(f, "%s%s\n", job->hw.compute == FS_COMPUTE_ROOFLINE ? "," : "",
+            job->hw.nccl_step_latency ? " NCCL's step latency between servers"
+                                      : " no step latency beyond the wire's");
   }
   if (job->hw.speed_cv > 0)
     fprintf(f,

@@ -741,8 +741,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
  * defaults the training and parallelism sections take. */
 static int parse_framework(const fs__jctx *c, const cJSON *root, fs_hardware *hw,
                            const fs_framework_preset **pre) {
-  static const char *const keys[] = {"preset", "gemm_k_overhead", "kernel_hbm_efficiency",
-                                     "kernel_gap_us", NULL};
+  static const char *const keys[] = {"preset",        "gemm_k_overhead", "kernel_hbm_efficiency",
+                                     "kernel_gap_us", "step_latency",    NULL};
   const char *P = "$.framework";
   const cJSON *o;
   const char *name;
@@ -768,6 +768,13 @@ static int parse_framework(const fs__jctx *c, const cJSON *root, fs_hardware *hw
       (rc = fs__json_num(c, o, P, "kernel_gap_us", 0, f ? f->kernel_gap_us : 0, 0, 1e6, &gap_us)))
     return rc;
   hw->kernel_gap_s = gap_us * 1e-6;
+  const char *lat;
+  if ((rc = fs__json_str(c, o, P, "step_latency", 0, "none", &lat))) return rc;
+  if (strcmp(lat, "nccl") != 0 && strcmp(lat, "none") != 0)
+    return fs__json_fail(c, "$.framework.step_latency",
+                         cJSON_GetObjectItemCaseSensitive(o, "step_latency"),
+                         "must be \"nccl\" or \"none\"");
+  hw->nccl_step_latency = lat[0] == 'n' && lat[1] == 'c';
   return 0;
 }
 
@@ -954,7 +961,8 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     job->model.attention = fw->attention;
   else if (!attn_given && pre)
     job->model.attention = FS_ATTN_FLASH;
-  if (job->hw.framework[0] && job->hw.compute != FS_COMPUTE_ROOFLINE) {
+  if (job->hw.framework[0] && job->hw.compute != FS_COMPUTE_ROOFLINE &&
+      (job->hw.gemm_k_overhead > 0 || job->hw.kernel_hbm_eff > 0 || job->hw.kernel_gap_s > 0)) {
     rc = fs__json_fail(&c, "$.framework", NULL,
                        "applies to the per-operation compute model: give hardware.preset (or "
                        "hbm_gb_per_s and sms) and no hardware.mfu_matmul");

@@ -46,7 +46,7 @@ int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
          q->prm.bytes == prm->bytes && q->prm.chunks == prm->chunks &&
          q->prm.channels == prm->channels && q->prm.gamma_s_per_byte == prm->gamma_s_per_byte &&
          q->prm.root == prm->root && q->prm.node_size == prm->node_size &&
-         q->prm.servers == prm->servers;
+         q->prm.servers == prm->servers && q->prm.step_latency_s == prm->step_latency_s;
 }
 
 /* The working state of fs__qcoll_new: the template under construction, the

@@ -120,6 +120,22 @@ static double dp_chunk_bytes(const fs_train *tr, int32_t s) {
   return (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
 }
 
+/* prm's algorithm (AUTO: the tuner's) and, with the framework's NCCL step
+ * latency, NCCL's latency of a network step for it and the protocol the
+ * tuner picks (Simple for an algorithm the job names). */
+static int choose_algo(fs_train *tr, fs_coll_params *prm, const fs_coll_group *g, fs_err *err) {
+  fs_coll_proto proto = FS_PROTO_SIMPLE;
+  if (prm->algo == FS_ALGO_AUTO) {
+    int rc = tr->job->hw.nccl_step_latency
+                 ? fs_coll_tuner_choose2(tr->tuner, prm, g, &prm->algo, &proto, NULL, err)
+                 : fs_coll_tuner_choose(tr->tuner, prm, g, &prm->algo, NULL, err);
+    if (rc) return rc;
+  }
+  if (tr->job->hw.nccl_step_latency)
+    prm->step_latency_s = fs_coll_nccl_step_latency_s(prm->algo, proto);
+  return 0;
+}
+
 /* Data-parallel collectives of `bytes` for stage s, per TP rank (rail), in
  * up to max_buckets buckets run one after another, each bucket doing ops[]
  * in order. Bucket b starts after the previous one and after marks[b *
@@ -161,9 +177,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         prm.bytes = bytes / nb;
         prm.algo = job->par.algo[FS_PAR_DP];
         prm.servers = (int32_t)job->par.ps_servers;
-        if (prm.algo == FS_ALGO_AUTO &&
-            (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
-          break;
+        if ((rc = choose_algo(tr, &prm, &g, err))) break;
         int32_t first, done;
         if ((rc = lower_coll(tr, &prm, &g, deps, nd, (uint64_t)(s * 131 + j), tr->shift_g * tr->c,
                              &first, &done, err)))
@@ -196,9 +210,7 @@ static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byt
   prm.bytes = bytes;
   prm.algo = algo;
   int rc;
-  if (prm.algo == FS_ALGO_AUTO &&
-      (rc = fs_coll_tuner_choose(tr->tuner, &prm, &g, &prm.algo, NULL, err)))
-    return rc;
+  if ((rc = choose_algo(tr, &prm, &g, err))) return rc;
   tr->last_algo = prm.algo;
   int32_t prev = -1;
   *first = -1;

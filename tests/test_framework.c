@@ -444,3 +444,45 @@ TEST(test_framework_nccl_step_latency) {
   CHECK(strstr(err.msg, "$.framework.step_latency: must be \"nccl\" or \"none\", got \"mpi\"") !=
         NULL);
 }
+
+/* training.fp8_comm: with FP8 training, sequence parallelism's all-gathers
+ * and the MoE dispatch carry FP8 (1 byte), the reduce-scatters and the
+ * combine D bytes: on average (1 + D) / (2 D) of the bytes; the analytic
+ * volumes and the job's exposed TP follow; refused without FP8 training. */
+TEST(test_framework_fp8_comm) {
+  const char *fmt =
+      "{\"model\": {\"layers\": 4, \"hidden\": 2048, \"heads\": 16, \"seq_len\": 2048,"
+      " \"vocab\": 32000}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1,"
+      " \"precision\": \"%s\", \"fp8_comm\": %s},"
+      " \"parallelism\": {\"tp\": 4, \"pp\": 1, \"dp\": 2, \"sequence_parallel\": true},"
+      " \"hardware\": {\"preset\": \"h100-sxm\", \"gpus_per_node\": 4, \"nvlink_gbps\": 400},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 400}}";
+  double wire[2], exposed[2];
+  for (int v = 0; v < 2; v++) {
+    char text[1024];
+    snprintf(text, sizeof(text), fmt, "fp8", v ? "true" : "false");
+    fs_err err = {0, ""};
+    fs_job *j = NULL;
+    CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &j, &err), &err);
+    if (!j) return;
+    CHECK_REL(fs_work_fp8_share(j, FS_PAR_TP), v ? 0.75 : 1, 0, "");
+    CHECK_REL(fs_work_fp8_share(j, FS_PAR_DP), 1, 0, "");
+    fs_work_comm cm;
+    fs_work_comm_stage(j, 0, &cm);
+    wire[v] = cm.kind[FS_PAR_TP].wire_bytes;
+    fs_train_opts o = {.no_compare = 1};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(j, &o, &a), 0);
+    exposed[v] = a.kind[FS_PAR_TP].exposed_s;
+    fs_job_free(j);
+  }
+  CHECK_REL(wire[1], 0.75 * wire[0], 1e-12, "B");
+  CHECK(exposed[1] < exposed[0]);
+  char text[1024];
+  snprintf(text, sizeof(text), fmt, "bf16", "true");
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.training.fp8_comm: sends activations in FP8: needs FP8 training") !=
+        NULL);
+}

@@ -80,6 +80,10 @@ typedef struct fs_model {
 
 typedef struct fs_training {
   int64_t global_batch, micro_batch; /* sequences */
+  int fp8_comm; /* FP8 training: activations sent in FP8 where the frameworks
+                   do (sequence parallelism's all-gathers, Transformer
+                   Engine; the MoE dispatch, DeepSeek-V3); reductions and
+                   the combine stay in dtype_bytes */
 } fs_training;
 
 /* The kinds of parallel traffic; index of fs_parallel.algo. CP (context
@@ -311,6 +315,13 @@ int64_t fs_work_dp_group(const fs_job *job, int expert);
  * rank 0 and stage 0 sees them (the secondary partition's size; 1: none
  * shares its server). */
 int64_t fs_work_hpz_group(const fs_job *j);
+/* With training.fp8_comm, what a kind's collectives carry on average over
+ * the bytes of fs_work_tp_bytes / fs_work_ep_bytes: TP with sequence
+ * parallelism (FP8 all-gathers, D-byte reduce-scatters) and EP (FP8
+ * dispatch, D-byte combine) (1 + D) / (2 D); 1 otherwise. And the FP8
+ * all-gather's own share, 1 / D (1 without fp8_comm). */
+double fs_work_fp8_share(const fs_job *j, fs_par_kind kind);
+double fs_work_fp8_gather_share(const fs_job *j);
 
 /* Layers of model chunk `chunk` (0 .. pp*v-1); *first_layer (if not NULL)
  * its first layer. Chunks are consecutive: chunk c holds layers

@@ -599,7 +599,7 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
 static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, fs_model *m,
                           int *attn_given) {
   static const char *const keys[] = {"global_batch", "micro_batch", "precision", "attention",
-                                     NULL};
+                                     "fp8_comm", NULL};
   const char *P = "$.training";
   const cJSON *o;
   int rc;
@@ -619,6 +619,11 @@ static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, 
   if (fs_precision_parse(prec, &m->precision))
     return fs__json_fail(c, "$.training.precision", cJSON_GetObjectItemCaseSensitive(o, "precision"),
                          "must be \"fp32\", \"tf32\", \"fp16\", \"bf16\" or \"fp8\"");
+  if ((rc = get_bool(c, o, P, "fp8_comm", 0, &t->fp8_comm))) return rc;
+  if (t->fp8_comm && (m->precision != FS_PREC_FP8 || m->dtype_bytes < 2))
+    return fs__json_fail(c, "$.training.fp8_comm", cJSON_GetObjectItemCaseSensitive(o, "fp8_comm"),
+                         "sends activations in FP8: needs FP8 training (precision \"fp8\") "
+                         "with 16- or 32-bit activations (model.dtype_bytes >= 2)");
   *attn_given = cJSON_GetObjectItemCaseSensitive(o, "attention") != NULL;
   if (strcmp(attn, "unfused") == 0)
     m->attention = FS_ATTN_UNFUSED;

@@ -187,6 +187,17 @@ int64_t fs_work_hpz_group(const fs_job *j) {
   return n > 0 ? n : 1;
 }
 
+double fs_work_fp8_gather_share(const fs_job *j) {
+  return j->train.fp8_comm ? 1 / (double)j->model.dtype_bytes : 1;
+}
+
+double fs_work_fp8_share(const fs_job *j, fs_par_kind kind) {
+  if (!j->train.fp8_comm) return 1;
+  if (kind == FS_PAR_EP || (kind == FS_PAR_TP && j->par.sequence_parallel))
+    return (1 + (double)j->model.dtype_bytes) / (2 * (double)j->model.dtype_bytes);
+  return 1;
+}
+
 int64_t fs_work_dp_group(const fs_job *j, int expert) {
   return (expert ? j->par.dp / j->par.ep : j->par.dp) * j->par.cp;
 }
@@ -564,7 +575,8 @@ void fs_work_comm_stage(const fs_job *j, int32_t stage, fs_work_comm *out) {
     if (stage == 0) colls += 1;
     if (stage == p - 1) colls += j->par.sequence_parallel ? 2 : 1;
     double f = (double)(t - 1) / (double)t;
-    traffic_add(tp, mb * colls, fs_work_tp_bytes(j), j->par.sequence_parallel ? f : 2 * f);
+    traffic_add(tp, mb * colls, fs_work_tp_bytes(j) * fs_work_fp8_share(j, FS_PAR_TP),
+                j->par.sequence_parallel ? f : 2 * f);
   }
 
   fs_work_traffic *pp = &out->kind[FS_PAR_PP];
@@ -586,7 +598,8 @@ void fs_work_comm_stage(const fs_job *j, int32_t stage, fs_work_comm *out) {
     /* Dispatch and combine in the forward (and recomputed forward), their
      * transposes in the backward (Lepikhin et al. 2021, GShard). */
     double per_layer = 4 + (j->par.recompute ? 2 : 0);
-    traffic_add(ep, mb * (double)sh.moe_layers * per_layer, fs_work_ep_bytes(j),
+    traffic_add(ep, mb * (double)sh.moe_layers * per_layer,
+                fs_work_ep_bytes(j) * fs_work_fp8_share(j, FS_PAR_EP),
                 (double)(j->par.ep - 1) / (double)j->par.ep);
   }
 

@@ -79,8 +79,9 @@ static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, 
   fs_coll_algo a = job->par.algo[FS_PAR_TP];
   int rc;
   int64_t flows;
-  if (job->par.sequence_parallel) {
-    if ((rc = fs__train_coll_time(tr, FS_COLL_ALLGATHER, a, bytes, hosts, tr->t, key, &t1, err)))
+  if (job->par.sequence_parallel) { /* (with fp8_comm the all-gathers in FP8) */
+    if ((rc = fs__train_coll_time(tr, FS_COLL_ALLGATHER, a, bytes * fs_work_fp8_gather_share(job),
+                                  hosts, tr->t, key, &t1, err)))
       return rc;
     flows = tr->last_flows;
     if ((rc =
@@ -117,8 +118,9 @@ int fs__train_ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, doub
   for (int32_t e = 0; e < ep; e++) hosts[e] = host(tr, 0, base + e, stage);
   double t1;
   int rc =
-      fs__train_coll_time(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
-                          hosts, ep, 1 + gpu_of(tr, 0, base, stage), &t1, err);
+      fs__train_coll_time(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP],
+                          fs_work_ep_bytes(job) * fs_work_fp8_share(job, FS_PAR_EP), hosts, ep,
+                          1 + gpu_of(tr, 0, base, stage), &t1, err);
   if (rc) return rc;
   if (t1 > 0) tr->kinds[FS_PAR_EP].algo = tr->last_algo;
   int passes = backward ? (job->par.recompute ? 2 : 1) : 1;

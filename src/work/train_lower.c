@@ -246,7 +246,9 @@ int fs__train_tp_flows(fs_train *tr, int32_t s, int32_t r, int32_t vs, fs_work_p
                                                   : FS_COLL_REDUCESCATTER;
       /* under R only TP rank 0's lane is simulated: the TP collective's
        * representatives, R being a shift of one rank of the group */
-      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], bytes, hosts, tr->t, &prev, 1, 1, key,
+      /* (with fp8_comm the all-gathers in FP8) */
+      double b = op == FS_COLL_ALLGATHER ? bytes * fs_work_fp8_gather_share(job) : bytes;
+      rc = coll_chain(tr, op, job->par.algo[FS_PAR_TP], b, hosts, tr->t, &prev, 1, 1, key,
                       tr->rails == 1 ? -1 : 0, &first, &prev, err);
       tr->kinds[FS_PAR_TP].algo = tr->last_algo;
     }
@@ -412,8 +414,11 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
       for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step) {
         int32_t f, done;
         for (int32_t e = 0; e < ep; e++) hosts[e] = host_lane(tr, j, base + e, s);
-        rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP], fs_work_ep_bytes(job),
-                        hosts, ep, after, ep, (int32_t)(moe * 2 * passes),
+        /* with fp8_comm: FP8 dispatches and D-byte combines, lowered as
+         * all-to-alls of their mean size (the same bytes in all) */
+        rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP],
+                        fs_work_ep_bytes(job) * fs_work_fp8_share(job, FS_PAR_EP), hosts, ep,
+                        after, ep, (int32_t)(moe * 2 * passes),
                         0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), 0, &f, &done, err);
         tr->kinds[FS_PAR_EP].algo = tr->last_algo;
         for (int32_t e = 0; e < ep && !rc; e++)

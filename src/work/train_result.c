@@ -206,7 +206,8 @@ static void op_counts(const fs_train *tr, int32_t best, fs_train_result *out) {
                                                 fs_work_tp_colls_per_layer(job, FS_PASS_BWD) +
                                                 fs_work_tp_colls_per_layer(job, FS_PASS_RECOMPUTE))
                                          : 0;
-  out->kind[FS_PAR_TP].bytes = out->kind[FS_PAR_TP].colls * fs_work_tp_bytes(job);
+  out->kind[FS_PAR_TP].bytes =
+      out->kind[FS_PAR_TP].colls * fs_work_tp_bytes(job) * fs_work_fp8_share(job, FS_PAR_TP);
   /* EP: dispatch + combine per MoE layer of the op's chunk, per pass. */
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const fs_pipe_op *op = &tr->order[(size_t)best * tr->n_ops + i];
@@ -216,7 +217,8 @@ static void op_counts(const fs_train *tr, int32_t best, fs_train_result *out) {
     int passes = op->backward ? (job->par.recompute ? 2 : 1) : 1;
     out->kind[FS_PAR_EP].colls += moe * 2 * passes;
   }
-  out->kind[FS_PAR_EP].bytes = out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job);
+  out->kind[FS_PAR_EP].bytes =
+      out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job) * fs_work_fp8_share(job, FS_PAR_EP);
   /* CP: ring steps per layer and pass, each a K/V block (x2 backward). */
   if (tr->c > 1) {
     static const fs_work_pass passes[] = {FS_PASS_FWD, FS_PASS_BWD, FS_PASS_RECOMPUTE};

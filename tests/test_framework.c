@@ -486,3 +486,42 @@ TEST(test_framework_fp8_comm) {
   CHECK(strstr(err.msg, "$.training.fp8_comm: sends activations in FP8: needs FP8 training") !=
         NULL);
 }
+
+/* parallelism.p2p "blocking" (DeepSpeed's pipeline engine): a transfer
+ * starts when the receiver has posted its receive and the sender's next op
+ * waits for it. Never faster than the asynchronous sends; no cycle under
+ * 1F1B or GPipe; refused with the interleaved schedule. */
+TEST(test_framework_blocking_p2p) {
+  const char *fmt =
+      "{\"model\": {\"layers\": 8, \"hidden\": 4096, \"heads\": 32, \"seq_len\": 2048,"
+      " \"vocab\": 32000}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 4, \"dp\": 1, \"schedule\": \"%s\","
+      " \"p2p\": \"%s\"%s},"
+      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+      " \"nvlink_gbps\": 100},"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 4, \"gbps\": 25, \"latency_ns\": 1000}}";
+  const char *sched[2] = {"1f1b", "gpipe"};
+  for (int k = 0; k < 2; k++) {
+    double it[2];
+    for (int b = 0; b < 2; b++) {
+      char text[1024];
+      snprintf(text, sizeof(text), fmt, sched[k], b ? "blocking" : "async", "");
+      fs_err err = {0, ""};
+      fs_job *j = NULL;
+      CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &j, &err), &err);
+      if (!j) return;
+      fs_train_opts o = {.no_compare = 1};
+      fs_train_result a;
+      CHECK_EQ_INT(test_train_run(j, &o, &a), 0);
+      it[b] = a.iter_s;
+      fs_job_free(j);
+    }
+    CHECK(it[1] > it[0]);
+  }
+  char text[1024];
+  snprintf(text, sizeof(text), fmt, "interleaved", "blocking", ", \"virtual_stages\": 2");
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.p2p: blocking sends run with the 1f1b or gpipe") != NULL);
+}

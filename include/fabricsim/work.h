@@ -124,6 +124,8 @@ typedef struct fs_parallel {
    * and the head), the others split evenly over the middle stages; 0:
    * the automatic split */
   int64_t first_stage_layers, last_stage_layers;
+  int blocking_p2p;        /* pipeline sends and receives block (DeepSpeed's
+                              engine): "p2p": "blocking"; 0 "async" */
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 

@@ -686,7 +686,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
       "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers",
-      "zeropp", "first_stage_layers", "last_stage_layers", NULL};
+      "zeropp", "first_stage_layers", "last_stage_layers", "p2p", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -722,6 +722,16 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
     return rc;
   p->zero = (int)zero;
   if ((rc = parse_zeropp(c, o, p))) return rc;
+  const char *p2p;
+  if ((rc = fs__json_str(c, o, P, "p2p", 0, "async", &p2p))) return rc;
+  if (strcmp(p2p, "async") != 0 && strcmp(p2p, "blocking") != 0)
+    return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
+                         "must be \"async\" or \"blocking\"");
+  p->blocking_p2p = p2p[0] == 'b';
+  if (p->blocking_p2p && p->schedule == FS_PIPE_INTERLEAVED)
+    return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
+                         "blocking sends run with the 1f1b or gpipe schedule (DeepSpeed's "
+                         "pipeline engine has no interleaving)");
   if (p->recompute && p->selective_recompute)
     return fs__json_fail(c, "$.parallelism.selective_recompute",
                          cJSON_GetObjectItemCaseSensitive(o, "selective_recompute"),

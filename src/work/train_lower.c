@@ -618,6 +618,24 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, cons
 }
 
 /* Cross-device dependencies: activations forward, gradients backward. */
+/* Blocking point-to-point (parallelism.p2p "blocking": DeepSpeed's pipeline
+ * engine, torch.distributed send and recv): a transfer starts once the
+ * receiver has posted its receive (its op before the one that needs the
+ * data is done), and the sender's next op waits until it has gone. */
+static int rendezvous(fs_train *tr, int32_t s, int32_t s2, int32_t r, int dir, int32_t mb,
+                      int32_t c, int32_t c2, const int32_t *flows, fs_err *err) {
+  int32_t d = tr->d, n = tr->n_ops, rc = 0;
+  int32_t i_to = tr->op_index[idx3(tr, s2, dir, mb, c2)];
+  int32_t i_from = tr->op_index[idx3(tr, s, dir, mb, c)];
+  int32_t posted = i_to > 0 ? tr->ops[(size_t)(s2 * d + r) * n + i_to - 1].end : -1;
+  int32_t next = i_from + 1 < n ? tr->ops[(size_t)(s * d + r) * n + i_from + 1].compute : -1;
+  for (int32_t j = 0; j < tr->t * tr->c && !rc; j += tr->lane_step) {
+    if (posted >= 0) rc = fs_sim_add_dep(tr->sim, posted, flows[j], err);
+    if (!rc && next >= 0) rc = fs_sim_add_dep(tr->sim, flows[j], next, err);
+  }
+  return rc;
+}
+
 static int pipeline_deps(fs_train *tr, fs_err *err) {
   const fs_job *job = tr->job;
   int32_t p = tr->p, d = tr->d, m = tr->m, V = tr->V, n = tr->n_ops;
@@ -647,6 +665,8 @@ static int pipeline_deps(fs_train *tr, fs_err *err) {
             continue;
           }
           if ((rc = pp_sends(tr, s, s2, r, from->end, flows, err))) break;
+          if (job->par.blocking_p2p && (rc = rendezvous(tr, s, s2, r, dir, mb, c, c2, flows, err)))
+            break;
           /* Without sequence parallelism each TP rank sends 1 / t of the
            * activation and the receivers all-gather it over NVLink before
            * the op (Megatron-LM's scatter/gather, Narayanan et al. 2021,

@@ -111,7 +111,13 @@ TEST(test_framework_presets_defaults_and_overrides) {
     CHECK(fs_compute_framework(p->name) == p);
     CHECK(p->gemm_k_overhead >= 0 && p->kernel_hbm_eff > 0 && p->kernel_hbm_eff <= 1);
   }
-  CHECK(n >= 2);
+  CHECK(n >= 3);
+  /* deepspeed-2022: blocking pipeline sends by default */
+  CHECK_OK(parse(", \"framework\": {\"preset\": \"deepspeed-2022\"}", "", &j, &err), &err);
+  if (j) {
+    CHECK_EQ_INT(j->par.blocking_p2p, 1);
+    fs_job_free(j);
+  }
   CHECK(fs_compute_framework("pytorch-2030") == NULL);
   /* megatron-2022: its figures into the hardware, its defaults into the job */
   CHECK_OK(parse(", \"framework\": {\"preset\": \"megatron-2022\"}", "", &j, &err), &err);

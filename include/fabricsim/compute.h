@@ -59,6 +59,7 @@ typedef struct fs_framework_preset {
   fs_attention attention; /* default training.attention */
   int grad_accum_fusion;  /* default parallelism.grad_accum_fusion */
   int overlap_dp;         /* default parallelism.overlap_dp */
+  int blocking_p2p;       /* default parallelism.p2p: 1 "blocking" */
 } fs_framework_preset;
 
 /* The framework preset named `name`, or NULL; the i-th (0-based), NULL past

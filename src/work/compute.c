@@ -77,9 +77,14 @@ const fs_gpu_preset *fs_compute_preset_at(int i) {
 static const fs_framework_preset frameworks[] = {
     {"megatron-2021",
      "Megatron-LM as of SC'21 (A100, apex fused softmax, unfused dropout and adds)", 192, 0.45, 2,
-     FS_ATTN_UNFUSED, 0, 0},
+     FS_ATTN_UNFUSED, 0, 0, 0},
     {"megatron-2022", "Megatron-LM as of Korthikanti et al. 2022 (A100, sequence parallelism)", 192,
-     0.65, 2, FS_ATTN_UNFUSED, 0, 0},
+     0.65, 2, FS_ATTN_UNFUSED, 0, 0, 0},
+    /* Megatron-DeepSpeed runs Megatron-LM's layers (the kernels of
+     * megatron-2022) under DeepSpeed's pipeline engine: blocking sends,
+     * no interleaving; not fitted to any run */
+    {"deepspeed-2022", "Megatron-DeepSpeed (A100, Megatron-LM's layers, DeepSpeed's pipeline engine)",
+     192, 0.65, 2, FS_ATTN_UNFUSED, 0, 0, 1},
 };
 #define N_FRAMEWORKS ((int)(sizeof(frameworks) / sizeof(frameworks[0])))
 

@@ -723,7 +723,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
   p->zero = (int)zero;
   if ((rc = parse_zeropp(c, o, p))) return rc;
   const char *p2p;
-  if ((rc = fs__json_str(c, o, P, "p2p", 0, "async", &p2p))) return rc;
+  if ((rc = fs__json_str(c, o, P, "p2p", 0, fw && fw->blocking_p2p ? "blocking" : "async", &p2p)))
+    return rc;
   if (strcmp(p2p, "async") != 0 && strcmp(p2p, "blocking") != 0)
     return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
                          "must be \"async\" or \"blocking\"");

@@ -11,18 +11,9 @@
 #include "fabricsim/compute.h"
 #include "fabricsim/train.h"
 #include "fabricsim/work.h"
+#include "compute_harness.h"
 #include "test.h"
 #include "train_harness.h"
-
-static fs_hardware toy_hw(void) {
-  fs_hardware hw;
-  memset(&hw, 0, sizeof(hw));
-  hw.gpu_tflops = 100, hw.matmul_eff = 0.5, hw.sms = 10;
-  hw.hbm_gb_per_s = 1000, hw.hbm_eff = 1;
-  hw.tile_m = 256, hw.tile_n = 128;
-  hw.compute = FS_COMPUTE_ROOFLINE;
-  return hw;
-}
 
 TEST(test_framework_gemm_tile_overhead) {
   fs_hardware hw = toy_hw();

@@ -389,6 +389,24 @@ TEST(test_train_parameter_servers) {
   CHECK(strstr(err.msg, "$.parallelism.ps_servers: applies to parameter servers") != NULL);
 }
 
+/* 2 data-parallel ranks of a star, one micro-batch, 4 gradient buckets
+ * (the overlap tests below). */
+static fs_job *bucket_job(int recompute, int zero, int overlap) {
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+           " \"vocab\": 32000},"
+           " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"recompute\": %s, \"zero\": %d,"
+           " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
+           " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+           " \"nvlink_gbps\": 1000},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
+           " \"latency_ns\": 700}}",
+           recompute ? "true" : "false", zero, overlap ? "true" : "false");
+  return test_parse_job(text);
+}
+
 /* The distributed optimizer's reduce-scatter buckets overlap the backward
  * (overlap_dp, ZeRO 1; Megatron-Core's --overlap-grad-reduce): the job of
  * the test below with zero 1. Without overlap the 4 buckets run
@@ -401,19 +419,7 @@ TEST(test_train_parameter_servers) {
 TEST(test_train_zero1_reduce_scatter_overlaps_backward) {
   double exposed[2];
   for (int ov = 0; ov < 2; ov++) {
-    char text[1024];
-    snprintf(text, sizeof(text),
-             "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
-             " \"vocab\": 32000},"
-             " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
-             " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"zero\": 1,"
-             " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
-             " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
-             " \"nvlink_gbps\": 1000},"
-             " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
-             " \"latency_ns\": 700}}",
-             ov ? "true" : "false");
-    fs_job *job = test_parse_job(text);
+    fs_job *job = bucket_job(0, 1, ov);
     fs_train_opts o = {.no_compare = 1};
     fs_train_result a;
     CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
@@ -437,19 +443,7 @@ TEST(test_train_dp_buckets_overlap_backward) {
   for (int rec = 0; rec < 2; rec++) {
     double exposed[2], iter[2];
     for (int ov = 0; ov < 2; ov++) {
-      char text[1024];
-      snprintf(text, sizeof(text),
-               "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
-               " \"vocab\": 32000},"
-               " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
-               " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"recompute\": %s,"
-               " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
-               " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
-               " \"nvlink_gbps\": 1000},"
-               " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
-               " \"latency_ns\": 700}}",
-               rec ? "true" : "false", ov ? "true" : "false");
-      fs_job *job = test_parse_job(text);
+      fs_job *job = bucket_job(rec, 0, ov);
       fs_train_opts o = {.no_compare = 1};
       fs_train_result a;
       CHECK_EQ_INT(test_train_run(job, &o, &a), 0);

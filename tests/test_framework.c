@@ -522,3 +522,56 @@ TEST(test_framework_blocking_p2p) {
   CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
   CHECK(strstr(err.msg, "$.parallelism.p2p: blocking sends run with the 1f1b or gpipe") != NULL);
 }
+
+/* Multi-head latent attention with fine-grained and shared experts:
+ * DeepSeek-V3 as its report and configuration give it (61 layers, hidden
+ * 7168, 128 heads, q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64,
+ * v_head 128, the first 3 layers dense of ffn 18432, then 256 routed
+ * experts of 2048 and 1 shared, top 8, vocabulary 129280, untied): the
+ * report's "671B total parameters, of which 37B are activated for each
+ * token" (DeepSeek-AI, arXiv 2412.19437, sec. 1; the multi-token
+ * prediction module's 14B apart). Refused with context parallelism and
+ * with biases. */
+static int parse_dsv3(const char *extra_par, const char *bias, fs_job **out, fs_err *err) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 61, \"hidden\": 7168, \"heads\": 128, \"ffn\": 18432,"
+           " \"seq_len\": 4096, \"vocab\": 129280, \"experts\": 256, \"top_k\": 8,"
+           " \"expert_ffn\": 2048, \"shared_experts\": 1, \"first_dense\": 3, \"gated\": true,"
+           " \"bias\": %s, \"position\": \"rotary\", \"tied_embeddings\": false,"
+           " \"mla\": {\"q_lora\": 1536, \"kv_lora\": 512, \"qk_nope\": 128, \"qk_rope\": 64,"
+           " \"v_head\": 128}}, \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"ep\": 8%s},"
+           " \"hardware\": {\"preset\": \"h100-sxm\", \"gpus_per_node\": 8, \"nvlink_gbps\": 3600,"
+           " \"hbm_gib\": 100000},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 16, \"gbps\": 400}}",
+           bias, extra_par);
+  return fs_job_parse(text, strlen(text), "job.json", out, err);
+}
+
+TEST(test_framework_mla_deepseek_v3) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_OK(parse_dsv3("", "false", &j, &err), &err);
+  if (!j) return;
+  double total = (double)fs_work_params(&j->model), active = (double)fs_work_active_params(&j->model);
+  CHECK_REL(total, 671e9, 0.002, "parameters");
+  CHECK_REL(active, 37e9, 0.02, "activated parameters");
+  /* the per-operation model runs it: MLA's projections and its core */
+  fs_compute_parts f;
+  fs_compute_layer(j, 1, FS_PASS_FWD, &f);
+  CHECK(f.gemm_s > 0 && f.attn_s > 0 && f.total_s > f.gemm_s);
+  /* a layer's forward FLOPs: 2 s x its matmul weights + the core's
+   * 2 s^2 a (qk + v) */
+  double s = 4096, a = 128;
+  double attn_w = 7168.0 * 1536 + 1536.0 * a * 192 + 7168.0 * 576 + 512.0 * a * 256 + a * 128 * 7168;
+  double moe_w = 9 * 3 * 7168.0 * 2048 + 7168.0 * 256;
+  CHECK_REL(fs_work_layer_fwd_flops(&j->model, 3, 1), 2 * s * (attn_w + moe_w) + 2 * s * s * a * 320,
+            1e-12, "FLOP");
+  fs_job_free(j);
+  CHECK_EQ_INT(parse_dsv3(", \"cp\": 2", "false", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.cp: context parallelism with multi-head latent attention") !=
+        NULL);
+  CHECK_EQ_INT(parse_dsv3("", "true", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.model.mla: has no biases") != NULL);
+}

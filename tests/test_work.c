@@ -1147,7 +1147,7 @@ static const bad_case bad_cases[] = {
      "job.json: $.model.foo: unknown key (expected one of: layers, hidden, "
      "ffn, heads, kv_heads, seq_len, vocab, experts, top_k, moe_every, "
      "dtype_bytes, gated, bias, position, tied_embeddings, expert_ffn, shared_experts, "
-     "first_dense, parallel_block)"},
+     "first_dense, parallel_block, mla)"},
     {{"extra=1"},
      "job.json: $.extra: unknown key (expected one of: description, model, "
      "training, parallelism, hardware, framework, topology, placement, routing, failures, transport)"},

@@ -74,6 +74,11 @@ typedef struct fs_model {
   int tied_embeddings; /* the output layer reuses the input embedding */
   int parallel_block;  /* attention and MLP side by side on one norm's output
                           (GPT-J, PaLM): one norm, one TP exchange a pass */
+  /* multi-head latent attention (DeepSeek-V2/V3) when kv_lora > 0: queries
+   * through a q_lora latent (0: directly), keys and values through a
+   * kv_lora latent, heads of qk_nope + qk_rope for scores and v_head for
+   * values */
+  int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
   fs_precision precision; /* of the matmuls; from dtype_bytes unless given */
   fs_attention attention; /* unfused unless given, or a hardware preset is */
 } fs_model;

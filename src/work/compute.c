@@ -174,6 +174,7 @@ typedef struct shape {
   double Tn;     /* tokens of the norms, dropouts and residuals: T / t with SP */
   int64_t sl, s; /* query tokens of the rank (s / c), keys (s) */
   int64_t b, ah, kh, d; /* micro-batch, query and key/value heads per rank, head size */
+  int64_t dv;           /* a value head's size (MLA: v_head; else d) */
   int64_t h, f, t;
   double D, Dg;  /* bytes of an activation, of a GEMM input */
   int fused_wgrad; /* gradient accumulation fusion */
@@ -194,6 +195,10 @@ static void shape_of(const fs_job *j, shape *sh) {
   sh->d = m->hidden / m->heads;
   sh->ah = m->heads / sh->t;
   sh->kh = m->kv_heads >= sh->t ? m->kv_heads / sh->t : 1; /* replicated below t */
+  sh->dv = sh->d;
+  if (m->kv_lora > 0) { /* MLA: every query head its own key and value */
+    sh->d = m->qk_nope + m->qk_rope, sh->dv = m->v_head, sh->kh = sh->ah;
+  }
   sh->D = (double)m->dtype_bytes;
   sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
   sh->fused_wgrad = j->par.grad_accum_fusion;
@@ -207,6 +212,12 @@ static double gemm_s(shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch, 
   return g.s;
 }
 
+/* A memory-bound kernel moving `bytes`. */
+static double mem_s(shape *sh, double bytes) {
+  sh->kernels++;
+  return fs_compute_mem_s(sh->hw, bytes);
+}
+
 /* A linear layer y = x W of x: T x K, W: K x N. The backward runs the
  * input gradient (T x N by N x K) and the weight gradient (K x T by T x N).
  * With gradient accumulation fusion (Megatron-LM since 2022) the weight
@@ -215,12 +226,6 @@ static double gemm_s(shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch, 
  * writes a D-byte gradient that a separate kernel adds into the main
  * gradient (read both, write one: 3 D bytes an element, main gradients in
  * the training dtype as --accumulate-allreduce-grads-in-fp32 was off). */
-/* A memory-bound kernel moving `bytes`. */
-static double mem_s(shape *sh, double bytes) {
-  sh->kernels++;
-  return fs_compute_mem_s(sh->hw, bytes);
-}
-
 static double linear_s(shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
   if (pass != FS_PASS_BWD) return gemm_s(sh, T, N, K, 1, sh->D);
   double dgrad = gemm_s(sh, T, K, N, 1, sh->D);
@@ -238,6 +243,8 @@ static double attn_s(const fs_job *j, shape *sh, fs_work_pass pass) {
      * empty tiles are skipped (half the s^2 work); the backward runs five
      * matmuls against the forward's two (it recomputes S and P): 2.5x. */
     if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) return 0;
+    /* (MLA: scores on d, values on dv: d in the mean of the two) */
+    if (sh->dv != sh->d) d = 0.5 * (double)(sh->d + sh->dv);
     double fwd = 0.5 * 4 * b * ah * sl * s * d;
     double flops = pass == FS_PASS_BWD ? 2.5 * fwd : fwd;
     double io = b * (ah * sl + kh * s) * d * sh->D; /* Q and O, or K and V */
@@ -250,14 +257,15 @@ static double attn_s(const fs_job *j, shape *sh, fs_work_pass pass) {
    * b ah (query head) matrices, the s x s scores materialised in HBM, a
    * fused scale-mask-softmax (read S, write P) and a dropout (read P, write
    * its output and a 1-byte mask). */
-  int64_t B = sh->b * sh->ah, SL = sh->sl, S = sh->s, Dh = sh->d;
+  /* (scores over heads of Dh, values of Dv: equal but under MLA) */
+  int64_t B = sh->b * sh->ah, SL = sh->sl, S = sh->s, Dh = sh->d, Dv = sh->dv;
   double cnt = b * ah * sl * s, D = sh->D;
   if (pass != FS_PASS_BWD)
     return gemm_s(sh, SL, S, Dh, B, D) + mem_s(sh, 2 * D * cnt) + mem_s(sh, (2 * D + 1) * cnt) +
-           gemm_s(sh, SL, Dh, S, B, D);
+           gemm_s(sh, SL, Dv, S, B, D);
   /* dP = dO V^T, dV = P^T dO, the dropout's and the softmax's backward
    * (read P and dP, write dS), dQ = dS K, dK = dS^T Q. */
-  return gemm_s(sh, SL, S, Dh, B, D) + gemm_s(sh, S, Dh, SL, B, D) + mem_s(sh, (2 * D + 1) * cnt) +
+  return gemm_s(sh, SL, S, Dv, B, D) + gemm_s(sh, S, Dv, SL, B, D) + mem_s(sh, (2 * D + 1) * cnt) +
          mem_s(sh, 3 * D * cnt) + gemm_s(sh, SL, Dh, S, B, D) + gemm_s(sh, S, Dh, SL, B, D);
 }
 
@@ -280,8 +288,19 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   int bwd = pass == FS_PASS_BWD;
   /* QKV (column-parallel: (a + 2 k) d / t outputs) and the output
    * projection (row-parallel: h / t inputs). */
-  out->gemm_s += linear_s(&sh, pass, T, (sh.ah + 2 * sh.kh) * sh.d, h);
-  out->gemm_s += linear_s(&sh, pass, T, h, h / t);
+  if (m->kv_lora > 0) {
+    /* MLA: the down projections (replicated over TP), the up projections
+     * and the output (split) */
+    int64_t ql = m->q_lora;
+    if (ql) out->gemm_s += linear_s(&sh, pass, T, ql, h) + linear_s(&sh, pass, T, sh.ah * sh.d, ql);
+    else out->gemm_s += linear_s(&sh, pass, T, sh.ah * sh.d, h);
+    out->gemm_s += linear_s(&sh, pass, T, m->kv_lora + m->qk_rope, h) +
+                   linear_s(&sh, pass, T, sh.ah * (m->qk_nope + sh.dv), m->kv_lora) +
+                   linear_s(&sh, pass, T, h, sh.ah * sh.dv);
+  } else {
+    out->gemm_s += linear_s(&sh, pass, T, (sh.ah + 2 * sh.kh) * sh.d, h);
+    out->gemm_s += linear_s(&sh, pass, T, h, h / t);
+  }
   out->attn_s = attn_s(j, &sh, pass);
   /* The MLP: one, or the rank's experts / ep experts, each receiving
    * T top_k ep / experts tokens (the even spread of llm.c's FLOPs). */

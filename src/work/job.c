@@ -349,6 +349,10 @@ static int check_parallel(const fs_job *j, fs_err *err) {
                   (long long)j->hw.gpus_per_node);
   /* Megatron-Core's load-balanced causal split cuts a sequence into 2 cp
    * chunks and gives rank i chunks i and 2 cp - 1 - i. */
+  if (p->cp > 1 && m->kv_lora > 0)
+    return fail_i(j, err, "$.parallelism.cp", p->cp,
+                  "context parallelism with multi-head latent attention (model.mla) is not "
+                  "modelled: give cp 1");
   if (p->cp > 1 && m->seq_len % (2 * p->cp))
     return fail_i(j, err, "$.parallelism.cp", p->cp,
                   "2 x cp must divide seq_len (%lld): each context-parallel rank holds 2 "
@@ -546,11 +550,43 @@ static int get_i(const fs__jctx *c, const cJSON *o, const char *path, const char
   return fs__json_int(c, o, path, key, required, def, lo, hi, out);
 }
 
+/* The optional object parent[key] at path P with the keys allowed; *out
+ * NULL when absent. */
+static int sub_object(const fs__jctx *c, const cJSON *parent, const char *key, const char *P,
+                      const char *const *keys, const cJSON **out) {
+  *out = cJSON_GetObjectItemCaseSensitive(parent, key);
+  return *out ? fs__json_expect_object(c, *out, P, keys) : 0;
+}
+
+/* "mla": {"q_lora", "kv_lora", "qk_nope", "qk_rope", "v_head"}: multi-head
+ * latent attention (DeepSeek-V2/V3); kv_lora and qk_nope required, q_lora
+ * 0 (no query latent), qk_rope 0, v_head qk_nope by default. */
+static int parse_mla(const fs__jctx *c, const cJSON *model, fs_model *m) {
+  const char *P = "$.model.mla";
+  static const char *const keys[] = {"q_lora", "kv_lora", "qk_nope", "qk_rope", "v_head", NULL};
+  const cJSON *o;
+  int rc = sub_object(c, model, "mla", P, keys, &o);
+  if (rc || !o) return rc;
+  if ((rc = get_i(c, o, P, "kv_lora", 1, 0, 1, 1 << 20, &m->kv_lora)) ||
+      (rc = get_i(c, o, P, "qk_nope", 1, 0, 1, 1 << 16, &m->qk_nope)) ||
+      (rc = get_i(c, o, P, "q_lora", 0, 0, 0, 1 << 20, &m->q_lora)) ||
+      (rc = get_i(c, o, P, "qk_rope", 0, 0, 0, 1 << 16, &m->qk_rope)) ||
+      (rc = get_i(c, o, P, "v_head", 0, m->qk_nope, 1, 1 << 16, &m->v_head)))
+    return rc;
+  if (m->bias)
+    return fs__json_fail(c, P, NULL, "has no biases: give model.bias false (as DeepSeek-V2/V3)");
+  if (cJSON_GetObjectItemCaseSensitive(model, "kv_heads") && m->kv_heads != m->heads)
+    return fs__json_fail(c, "$.model.kv_heads", cJSON_GetObjectItemCaseSensitive(model, "kv_heads"),
+                         "MLA gives every query head its own key and value: leave kv_heads out");
+  return 0;
+}
+
 static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   static const char *const keys[] = {
       "layers", "hidden", "ffn", "heads", "kv_heads", "seq_len", "vocab", "experts",
       "top_k", "moe_every", "dtype_bytes", "gated", "bias", "position",
-      "tied_embeddings", "expert_ffn", "shared_experts", "first_dense", "parallel_block", NULL};
+      "tied_embeddings", "expert_ffn", "shared_experts", "first_dense", "parallel_block", "mla",
+      NULL};
   const char *P = "$.model";
   const cJSON *o;
   int rc;
@@ -589,7 +625,7 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
   else
     return fs__json_fail(c, "$.model.position", cJSON_GetObjectItemCaseSensitive(o, "position"),
                          "must be \"learned\" or \"rotary\"");
-  return 0;
+  return parse_mla(c, o, m);
 }
 
 /* How the model is computed lives with the training: the matmuls'
@@ -633,14 +669,6 @@ static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, 
     return fs__json_fail(c, "$.training.attention", cJSON_GetObjectItemCaseSensitive(o, "attention"),
                          "must be \"unfused\" or \"flash\"");
   return 0;
-}
-
-/* The optional object parent[key] at path P with the keys allowed; *out
- * NULL when absent. */
-static int sub_object(const fs__jctx *c, const cJSON *parent, const char *key, const char *P,
-                      const char *const *keys, const cJSON **out) {
-  *out = cJSON_GetObjectItemCaseSensitive(parent, key);
-  return *out ? fs__json_expect_object(c, *out, P, keys) : 0;
 }
 
 static int parse_algorithms(const fs__jctx *c, const cJSON *par, fs_parallel *p) {

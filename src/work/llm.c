@@ -14,8 +14,31 @@
 /* Width of the K (and of the V) projection: k heads of h / a each. */
 static int64_t kv_dim(const fs_model *m) { return m->hidden / m->heads * m->kv_heads; }
 
-/* Attention matmul weights: Q h*h, K and V h*kv each, output h*h. */
+/* Multi-head latent attention (DeepSeek-V2, sec. 2.1; DeepSeek-V3): the
+ * down projections to the latents (h x q_lora, h x (kv_lora + qk_rope):
+ * the shared rotary key rides with the KV latent) and their RMSNorms,
+ * which tensor parallelism replicates (Megatron-Core's MLA), and the up
+ * projections (q_lora x a (nope + rope), kv_lora x a (nope + v)) and the
+ * output (a v x h), which it splits. Without a query latent the queries
+ * are one h x a (nope + rope) projection, split. */
+static int64_t mla_down(const fs_model *m) {
+  return (m->q_lora ? m->hidden * m->q_lora + m->q_lora : 0) +
+         m->hidden * (m->kv_lora + m->qk_rope) + m->kv_lora;
+}
+static int64_t mla_split(const fs_model *m) {
+  int64_t a = m->heads, qk = m->qk_nope + m->qk_rope;
+  return (m->q_lora ? m->q_lora : m->hidden) * a * qk + m->kv_lora * a * (m->qk_nope + m->v_head) +
+         a * m->v_head * m->hidden;
+}
+/* A token's attention matmul weights: the projections without the norms. */
+static int64_t mla_matmul(const fs_model *m) {
+  return mla_down(m) - (m->q_lora ? m->q_lora : 0) - m->kv_lora + mla_split(m);
+}
+
+/* Attention matmul weights: Q h*h, K and V h*kv each, output h*h (MLA: its
+ * projections and latent norms). */
 static int64_t attn_weights(const fs_model *m) {
+  if (m->kv_lora > 0) return mla_down(m) + mla_split(m);
   return 2 * m->hidden * m->hidden + 2 * m->hidden * kv_dim(m);
 }
 /* Biases split by tensor parallelism (QKV, column-parallel) and not (the
@@ -31,6 +54,7 @@ static int64_t attn_row_bias(const fs_model *m) { return m->bias ? m->hidden : 0
  * replicated t / kv_heads times, as Megatron-Core runs
  * num_query_groups < tp. */
 static int64_t attn_held(const fs_model *m, int64_t t) {
+  if (m->kv_lora > 0) return t * mla_down(m) + mla_split(m); /* down projections replicated */
   if (m->kv_heads >= t) return attn_weights(m) + attn_col_bias(m);
   int64_t kv = m->hidden / m->heads * t; /* t replicas of one head */
   return 2 * m->hidden * m->hidden + 2 * m->hidden * kv + (m->bias ? m->hidden + 2 * kv : 0);
@@ -239,7 +263,7 @@ void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
 /* Matmul weights a token multiplies in a layer: attention, and one MLP or
  * top_k experts plus the router. */
 static double matmul_weights(const fs_model *m, int moe) {
-  double w = (double)attn_weights(m);
+  double w = (double)(m->kv_lora > 0 ? mla_matmul(m) : attn_weights(m));
   if (moe)
     return w + (double)(m->top_k + m->shared_experts) * (double)expert_weights(m) +
            (double)router_params(m);
@@ -251,8 +275,11 @@ static double matmul_weights(const fs_model *m, int moe) {
  * weighted sum of V cost 2 s^2 h each per sequence (a heads of h/a; GQA
  * shares K and V between heads but every query head still attends over s
  * keys). The causal mask is not exploited (as Narayanan et al. count). */
+static double attn_core_flops(const fs_model *m, int64_t b);
+
 static double fwd_flops(const fs_model *m, int moe, int64_t b) {
   double bs = (double)b * (double)m->seq_len;
+  if (m->kv_lora > 0) return 2 * bs * matmul_weights(m, moe) + attn_core_flops(m, b);
   return 2 * bs * matmul_weights(m, moe) + 4 * bs * (double)m->seq_len * (double)m->hidden;
 }
 
@@ -264,9 +291,13 @@ double fs_work_logits_fwd_flops(const fs_model *m, int64_t b) {
   return 2 * (double)b * (double)m->seq_len * (double)m->hidden * (double)m->vocab;
 }
 
-/* Q K^T and the weighted sum of V: 2 s^2 h each per sequence. */
+/* Q K^T and the weighted sum of V: 2 s^2 h each per sequence (MLA: heads
+ * of qk_nope + qk_rope for the scores, v_head for the values). */
 static double attn_core_flops(const fs_model *m, int64_t b) {
-  return 4 * (double)b * (double)m->seq_len * (double)m->seq_len * (double)m->hidden;
+  double ss = (double)b * (double)m->seq_len * (double)m->seq_len;
+  if (m->kv_lora > 0)
+    return 2 * ss * (double)m->heads * (double)(m->qk_nope + m->qk_rope + m->v_head);
+  return 4 * ss * (double)m->hidden;
 }
 
 /* Forward FLOPs of layers [first, first + n) for b sequences. */
@@ -366,7 +397,13 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
   int scores = !j->par.selective_recompute && m->attention == FS_ATTN_UNFUSED;
   /* K and V: kv_heads of the heads, at least one per TP rank (replicated) */
   double kv_held = (double)(m->kv_heads > j->par.tp ? m->kv_heads : j->par.tp);
-  double split = 4 * sbh + 4 * sbh * kv_held / (double)m->heads +
+  double attn_split = 4 * sbh + 4 * sbh * kv_held / (double)m->heads;
+  if (m->kv_lora > 0) { /* MLA: Q, K (nope + rope), V and the output input
+                           (v) per head; the latents, replicated, below */
+    double a = (double)m->heads, qk = (double)(m->qk_nope + m->qk_rope), v = (double)m->v_head;
+    attn_split = 2 * s * b * a * (2 * qk + 2 * v);
+  }
+  double split = attn_split +
                  (scores ? 5 * (double)m->heads * s * s * b : 0);
   if (moe) /* routed experts on dispatched copies, shared ones in place */
     split += (double)m->top_k * (inner_e + 2 * sbh) + (double)m->shared_experts * inner_e;
@@ -374,7 +411,9 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
     split += inner;
   /* a parallel block keeps one norm input and one input to both branches:
    * 2 + 2 + 1 + 1 = 6 replicated instead of 10 */
-  return ((m->parallel_block ? 6 : 10) * sbh / sp + split / t) / c;
+  /* MLA's latents (the up projections' inputs), 2 bytes each, replicated */
+  double latents = m->kv_lora > 0 ? 2 * s * b * (double)(m->q_lora + m->kv_lora + m->qk_rope) : 0;
+  return ((m->parallel_block ? 6 : 10) * sbh / sp + latents + split / t) / c;
 }
 
 double fs_work_inflight(const fs_job *j, int32_t stage) {

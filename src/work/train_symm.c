@@ -93,8 +93,11 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
   free(perm_s);
   if (rc == FS_ENOMEM) return fs_err_set(err, rc, "%s", why.msg);
   if (rc || (!g && !use_r)) {
+    /* (why is empty when no generator was tried: no shift candidate, no R) */
     snprintf(note, sizeof(note), "refused: %.200s",
-             rc ? why.msg : "TP collectives are lowered as flows and no replica shift fits");
+             rc && why.msg[0] ? why.msg
+             : use_r          ? "TP collectives are lowered as flows and no replica shift fits"
+                              : "no replica shift fits (data-parallel ranks / ep) and tp is 1");
     return symm_refuse(tr, note), 0;
   }
   /* Routes of the traffic's pairs (lane 0 of dp 0: pipeline, CP, EP;

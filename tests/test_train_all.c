@@ -391,20 +391,64 @@ TEST(test_train_parameter_servers) {
 
 /* 2 data-parallel ranks of a star, one micro-batch, 4 gradient buckets
  * (the overlap tests below). */
+static fs_job *bucket_job_pg(int recompute, int zero, int overlap, int param_gather);
+
 static fs_job *bucket_job(int recompute, int zero, int overlap) {
+  return bucket_job_pg(recompute, zero, overlap, 0);
+}
+
+static fs_job *bucket_job_pg(int recompute, int zero, int overlap, int param_gather) {
   char text[1024];
   snprintf(text, sizeof(text),
            "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
            " \"vocab\": 32000},"
            " \"training\": {\"global_batch\": 2, \"micro_batch\": 1},"
            " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"recompute\": %s, \"zero\": %d,"
-           " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000},"
+           " \"overlap_dp\": %s, \"grad_bucket_bytes\": 30000000%s},"
            " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
            " \"nvlink_gbps\": 1000},"
            " \"topology\": {\"type\": \"star\", \"hosts\": 2, \"gbps\": 100,"
            " \"latency_ns\": 700}}",
-           recompute ? "true" : "false", zero, overlap ? "true" : "false");
+           recompute ? "true" : "false", zero, overlap ? "true" : "false",
+           param_gather ? ", \"overlap_param_gather\": true" : "");
   return test_parse_job(text);
+}
+
+/* The weights' all-gathers under the next iteration's forward
+ * (overlap_param_gather, Megatron-Core's --overlap-param-gather): the job
+ * above with ZeRO 1 and overlapped reduce-scatters exposes one
+ * reduce-scatter and four all-gathers after its compute C: C + 5 x. With
+ * the all-gathers overlapped, two iterations run (the second reported):
+ * it starts when the first's compute and last reduce-scatter are done, its
+ * forward waits for the first bucket's all-gather (x), the op after it for
+ * all four (done under the forward, which is longer than 3 x), and it ends
+ * with its own last reduce-scatter: C + 2 x. */
+TEST(test_train_overlap_param_gather) {
+  fs_job *base = bucket_job_pg(0, 1, 1, 0), *pg = bucket_job_pg(0, 1, 1, 1);
+  if (!base || !pg) return;
+  fs_train_opts o = {.no_compare = 1};
+  fs_train_result a, b;
+  CHECK_EQ_INT(test_train_run(base, &o, &a), 0);
+  CHECK_EQ_INT(test_train_run(pg, &o, &b), 0);
+  CHECK_EQ_INT(b.iterations, 2);
+  double x = a.kind[FS_PAR_DP].exposed_s / 5;
+  CHECK(x > 0 && 3 * x < a.compute_s / 3);
+  CHECK_REL(b.iter_s, a.iter_s - 3 * x, 1e-9, "s");
+  fs_job_free(base);
+  fs_job_free(pg);
+  /* refused without the distributed optimizer */
+  char text[512];
+  fs_err err = {0, ""};
+  fs_job *bad = NULL;
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+           " \"vocab\": 32000}, \"training\": {\"global_batch\": 2},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 2, \"overlap_param_gather\": true},"
+           " \"hardware\": {\"gpu_tflops\": 10, \"hbm_gib\": 80, \"gpus_per_node\": 1,"
+           " \"nvlink_gbps\": 1000}, \"topology\": {\"type\": \"star\", \"hosts\": 2}}");
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &bad, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.overlap_param_gather: overlaps the distributed optimizer's "
+                        "all-gathers: needs zero 1") != NULL);
 }
 
 /* The distributed optimizer's reduce-scatter buckets overlap the backward

@@ -131,6 +131,9 @@ typedef struct fs_parallel {
   int64_t first_stage_layers, last_stage_layers;
   int blocking_p2p;        /* pipeline sends and receives block (DeepSpeed's
                               engine): "p2p": "blocking"; 0 "async" */
+  int overlap_param_gather; /* ZeRO 1 with overlap_dp: the weights' all-gathers
+                               run under the next iteration's forward
+                               (Megatron-Core's --overlap-param-gather) */
   fs_coll_algo algo[FS_PAR_N]; /* FS_ALGO_AUTO unless the job names one */
 } fs_parallel;
 

@@ -436,6 +436,12 @@ static int check_parallel(const fs_job *j, fs_err *err) {
                       "does not implement %s, which %s needs", fs_coll_op_name(ops[i]), why);
   }
   /* parameter servers among the gradient group's dp x cp ranks */
+  if (p->overlap_param_gather && (p->zero != 1 || !p->overlap_dp))
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.parallelism.overlap_param_gather: overlaps the distributed "
+                      "optimizer's all-gathers: needs zero 1 (or distributed_optimizer) and "
+                      "overlap_dp, got true",
+                      j->file);
   if (p->ps_servers && p->algo[FS_PAR_DP] != FS_ALGO_PS)
     return fail_i(j, err, "$.parallelism.ps_servers", p->ps_servers,
                   "applies to parameter servers (algorithms.dp \"ps\")");
@@ -714,7 +720,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
       "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
       "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers",
-      "zeropp", "first_stage_layers", "last_stage_layers", "p2p", NULL};
+      "zeropp", "first_stage_layers", "last_stage_layers", "p2p", "overlap_param_gather", NULL};
   const char *P = "$.parallelism";
   const cJSON *o;
   const char *sched;
@@ -757,6 +763,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
     return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
                          "must be \"async\" or \"blocking\"");
   p->blocking_p2p = p2p[0] == 'b';
+  if ((rc = get_bool(c, o, P, "overlap_param_gather", 0, &p->overlap_param_gather))) return rc;
   if (p->blocking_p2p && p->schedule == FS_PIPE_INTERLEAVED)
     return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
                          "blocking sends run with the 1f1b or gpipe schedule (DeepSpeed's "

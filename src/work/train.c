@@ -61,7 +61,11 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   tr->order = fs__malloc((size_t)tr->p * n, sizeof(fs_pipe_op));
   tr->ops = fs__malloc(devs * n, sizeof(op_items));
   tr->op_index = fs__malloc((size_t)tr->p * 2 * tr->m * tr->v, sizeof(int32_t));
-  tr->iterations = tr->opts.iterations > 0 ? tr->opts.iterations : 1;
+  /* (the weights' all-gathers overlapped with the next forward need a
+   * next iteration: two by default, the second reported) */
+  tr->iterations = tr->opts.iterations > 0          ? tr->opts.iterations
+                   : job->par.overlap_param_gather ? 2
+                                                   : 1;
   tr->gate = fs__malloc(devs, sizeof(int32_t));
   tr->tp_fwd_s = fs__malloc((size_t)tr->V, sizeof(double));
   tr->tp_bwd_s = fs__malloc((size_t)tr->V, sizeof(double));
@@ -149,7 +153,7 @@ void fs_train_free(fs_train *tr) {
   fs_router_free(tr->router);
   for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
   FS__FREE_ALL(tr->qc, tr->host_of_gpu, tr->order, tr->ops, tr->op_index, tr->gate, tr->iter_hi,
-               tr->dp, tr->dp_marks, tr->dp_last, tr->pp, tr->times);
+               tr->dp, tr->dp_marks, tr->dp_last, tr->pg, tr->pg_ranges, tr->pp, tr->times);
   fs_symm_free(tr->symm);
   FS__FREE_ALL(tr->tp_fwd_s, tr->tp_bwd_s, tr->tp_dev_f, tr->tp_dev_b, tr->tp_dev_nf, tr->tp_dev_nb,
                tr->sigs, tr);

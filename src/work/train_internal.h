@@ -31,6 +31,10 @@ enum { TP_NONE = 0, TP_STAR, TP_PRIVATE, TP_FLOWS };
 typedef struct dp_coll {
   int32_t stage, tp_rank, first_item, done;
   double bytes;
+  /* overlap_param_gather: the weights' all-gather of (chunk, bucket), which
+   * the next iteration's forward waits for instead of the iteration */
+  int32_t chunk, bucket;
+  uint8_t param_gather;
 } dp_coll;
 
 typedef struct pp_flow {
@@ -83,6 +87,13 @@ struct fs_train {
   int32_t *dp_marks;
   int32_t *dp_last; /* [stage][chunk]: index of the chunk's last backward op */
   size_t n_dp, dp_cap;
+  /* overlap_param_gather: the previous iteration's weight all-gathers
+   * (the next forward of each chunk waits for them), and the item ranges
+   * [lo, hi) of every iteration's, left out of the iteration times */
+  dp_coll *pg;
+  size_t n_pg, pg_cap;
+  int32_t *pg_ranges;
+  size_t n_pg_ranges, pg_ranges_cap;
   pp_flow *pp;
   size_t n_pp, pp_cap;
   cached_time *times;

@@ -187,7 +187,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
           rc = fs_err_set(err, FS_ENOMEM, "out of memory");
           break;
         }
-        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes};
+        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes, 0, b, 0};
         tr->kinds[FS_PAR_DP].algo = prm.algo;
       }
   }
@@ -530,6 +530,30 @@ static int op_cp(fs_train *tr, int32_t s, int32_t r, int32_t vs, const fs_pipe_o
  * after *prev (the device's previous item, or -1), which becomes the op's
  * end. *need_groups is set when a part waits for its group's collective
  * (lowered by group_colls once every device has built the op). */
+/* overlap_param_gather: the first forward op of chunk c on a device of
+ * stage s waits for the previous iteration's all-gather of c's first
+ * bucket (the all-gathers run in the forward's order, the first layers'
+ * first), and the op after it for all of c's buckets: the gathers run under
+ * that forward, as Megatron-Core's forward pre-hooks wait for each
+ * bucket. */
+static int param_gather_deps(fs_train *tr, int32_t s, int32_t i, int32_t item, fs_err *err) {
+  const fs_pipe_op *ops = &tr->order[(size_t)s * tr->n_ops];
+  for (int32_t k = i; k >= 0 && k >= i - 1; k--) {
+    if (ops[k].backward) continue;
+    int first = 1; /* ops[k] the first forward of its chunk? */
+    for (int32_t q = 0; q < k && first; q++)
+      first = ops[q].backward || ops[q].chunk != ops[k].chunk;
+    if (!first) continue;
+    for (size_t g = 0; g < tr->n_pg; g++) {
+      const dp_coll *c = &tr->pg[g];
+      if (c->stage != s || c->chunk != ops[k].chunk || (k == i && c->bucket != 0)) continue;
+      int rc = fs_sim_add_dep(tr->sim, c->done, item, err);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
 static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, const double z3_s[2],
                     int z3_flows, int32_t *prev_io, int *need_groups, fs_err *err) {
   const fs_job *job = tr->job;
@@ -577,6 +601,7 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, cons
   it->compute = add_task(tr, dev_host, compute_s, err);
   if (it->compute < 0) return it->compute;
   if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
+  if (tr->n_pg && (rc = param_gather_deps(tr, s, i, it->compute, err))) return rc;
   if (tr->dp_marks && o->backward && i == tr->dp_last[(size_t)s * v + o->chunk] &&
       (rc = dp_bucket_marks(tr, s, r, o->chunk, vs, prev, dev_host, err)))
     return rc;
@@ -704,8 +729,8 @@ static int pipeline_deps(fs_train *tr, fs_err *err) {
  * ZeRO 0), and the updated weights of the chunk (this call) all-gathered,
  * bucket by bucket, after the last of those reduce-scatters and the
  * device's optimizer step (its last op). */
-static int zero1_overlapped(fs_train *tr, int32_t s, double bytes, const int32_t *after,
-                            const int32_t *marks, fs_err *err) {
+static int zero1_overlapped(fs_train *tr, int32_t s, int32_t c, double bytes,
+                            const int32_t *after, const int32_t *marks, fs_err *err) {
   static const fs_coll_op RS[] = {FS_COLL_REDUCESCATTER}, AG[] = {FS_COLL_ALLGATHER};
   int32_t d = tr->d, n = tr->n_ops, na = tr->ds;
   size_t rs_from = tr->n_dp;
@@ -716,8 +741,11 @@ static int zero1_overlapped(fs_train *tr, int32_t s, double bytes, const int32_t
   int32_t k = 0;
   for (int32_t r = 0; r < na; r++) ag_after[k++] = tr->ops[(size_t)(s * d + r) * n + n - 1].end;
   for (size_t i = rs_from; i < tr->n_dp; i++) ag_after[k++] = tr->dp[i].done;
+  size_t ag_from = tr->n_dp;
   rc = dp_collectives(tr, s, bytes, ag_after, NULL, k, AG, 1, err);
   free(ag_after);
+  for (size_t i = ag_from; i < tr->n_dp; i++) /* (bucket set by dp_collectives) */
+    tr->dp[i].chunk = c, tr->dp[i].param_gather = (uint8_t)tr->job->par.overlap_param_gather;
   return rc;
 }
 
@@ -779,7 +807,7 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
       if (zero == 0)
         rc = dp_collectives(tr, s, chunk_bytes, after, marks, na, AR, 1, err);
       else if (zero == 1 && marks)
-        rc = zero1_overlapped(tr, s, chunk_bytes, after, marks, err);
+        rc = zero1_overlapped(tr, s, c, chunk_bytes, after, marks, err);
       else if (zero == 1)
         rc = dp_collectives(tr, s, chunk_bytes, after, NULL, na, RS_AG, 2, err);
       else if (zero == 2)
@@ -828,6 +856,15 @@ int fs__train_build_iterations(fs_train *tr, fs_err *err) {
   for (int32_t k = 0; k < tr->iterations; k++) {
     int rc = fs__train_build_dag(tr, err);
     if (rc) return rc;
+    /* the iteration's weight all-gathers run under the next one: their
+     * items do not end it (fs__train_iteration_times) */
+    for (size_t i = 0; i < tr->n_dp; i++)
+      if (tr->dp[i].param_gather) {
+        if (fs__grow(&tr->pg_ranges, &tr->pg_ranges_cap, tr->n_pg_ranges + 2, sizeof(int32_t)))
+          return fs_err_set(err, FS_ENOMEM, "out of memory");
+        tr->pg_ranges[tr->n_pg_ranges++] = tr->dp[i].first_item;
+        tr->pg_ranges[tr->n_pg_ranges++] = tr->dp[i].done + 1;
+      }
     if (k + 1 < tr->iterations) {
       for (int32_t dev = 0; dev < devs; dev++) {
         if (dev % tr->d >= tr->ds) continue;
@@ -836,11 +873,19 @@ int fs__train_build_iterations(fs_train *tr, fs_err *err) {
         if (g < 0) return g;
         if ((rc = fs_sim_add_dep(tr->sim, tr->ops[(size_t)dev * n + n - 1].end, g, err))) return rc;
         for (size_t i = 0; i < tr->n_dp; i++)
-          if (tr->dp[i].stage == dev / tr->d &&
+          if (tr->dp[i].stage == dev / tr->d && !tr->dp[i].param_gather &&
               (rc = fs_sim_add_dep(tr->sim, tr->dp[i].done, g, err)))
             return rc;
         tr->gate[dev] = g;
       }
+      /* the weights' all-gathers gate the next forwards instead (lower_op) */
+      tr->n_pg = 0;
+      for (size_t i = 0; i < tr->n_dp; i++)
+        if (tr->dp[i].param_gather) {
+          if (fs__grow(&tr->pg, &tr->pg_cap, tr->n_pg + 1, sizeof(*tr->pg)))
+            return fs_err_set(err, FS_ENOMEM, "out of memory");
+          tr->pg[tr->n_pg++] = tr->dp[i];
+        }
       tr->n_dp = tr->n_pp = 0;
     }
     tr->iter_hi[k] = fs_sim_n_items(tr->sim);

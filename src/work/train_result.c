@@ -48,7 +48,12 @@ double fs__train_iteration_times(const fs_train *tr, double *first, double *mean
   int32_t lo = tr->item_lo;
   for (int32_t k = 0; k < tr->iterations; k++) {
     double end = prev_end;
-    for (int32_t i = lo; i < tr->iter_hi[k]; i++) end = fmax(end, fs_sim_finish_s(tr->sim, i));
+    size_t r = 0; /* (pg_ranges ascend: left out, the weights' all-gathers) */
+    for (int32_t i = lo; i < tr->iter_hi[k]; i++) {
+      while (r < tr->n_pg_ranges && i >= tr->pg_ranges[r + 1]) r += 2;
+      if (r < tr->n_pg_ranges && i >= tr->pg_ranges[r]) continue;
+      end = fmax(end, fs_sim_finish_s(tr->sim, i));
+    }
     T = end - prev_end;
     sum += T;
     if (k == 0 && first) *first = T;
@@ -166,7 +171,8 @@ static void dp_pp_kinds(const fs_train *tr, int32_t best, double last_end, doubl
   for (size_t i = 0; i < tr->n_dp; i++) {
     const dp_coll *c = &tr->dp[i];
     double st = fs_sim_start_s(tr->sim, c->first_item), fin = fs_sim_finish_s(tr->sim, c->done);
-    if (c->stage == best) dp_end = fmax(dp_end, fin - t0);
+    /* (the weights' all-gathers under the next forward are not exposed) */
+    if (c->stage == best && !c->param_gather) dp_end = fmax(dp_end, fin - t0);
     if (c->stage == best && c->tp_rank == 0) {
       out->kind[FS_PAR_DP].colls++;
       out->kind[FS_PAR_DP].bytes += c->bytes;

@@ -575,3 +575,54 @@ TEST(test_framework_mla_deepseek_v3) {
   CHECK_EQ_INT(parse_dsv3("", "true", &j, &err), FS_EINVAL);
   CHECK(strstr(err.msg, "$.model.mla: has no biases") != NULL);
 }
+
+/* framework.tp_overlap: each sequence-parallel collective pipelined with
+ * its GEMM in t chunks adds max(c, g) + min(c, g) / t - g. Checked by hand
+ * on the GEMMs' own times (fs_compute_gemm on the layer's shapes): a
+ * collective far shorter than its GEMM adds c / t, one far longer c - g +
+ * g / t. The job's exposed TP shrinks; refused without sequence
+ * parallelism. */
+TEST(test_framework_tp_overlap) {
+  const char *fmt =
+      "{\"model\": {\"layers\": 4, \"hidden\": 4096, \"heads\": 32, \"seq_len\": 2048,"
+      " \"vocab\": 32000}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 4, \"pp\": 1, \"dp\": 2, \"sequence_parallel\": %s},"
+      " \"hardware\": {\"preset\": \"h100-sxm\", \"gpus_per_node\": 4, \"nvlink_gbps\": 400}%s,"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 400}}";
+  char text[1024];
+  snprintf(text, sizeof(text), fmt, "true", ", \"framework\": {\"tp_overlap\": true}");
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &j, &err), &err);
+  if (!j) return;
+  /* the four GEMMs of a forward on one rank: T = 2048 tokens, h = 4096,
+   * t = 4: QKV 3h/t, output h/t in, MLP up 4h/t, down 4h/t in */
+  const int64_t T = 2048, h = 4096, t = 4;
+  const int64_t shp[4][2] = {{3 * h / t, h}, {h, h / t}, {4 * h / t, h}, {h, 4 * h / t}};
+  double g = 0;
+  for (int i = 0; i < 4; i++) {
+    fs_gemm_time gt;
+    fs_compute_gemm(&j->hw, T, shp[i][0], shp[i][1], 1, 2, 2, &gt);
+    g += gt.s;
+  }
+  CHECK_REL(fs_compute_tp_overlap_exposed_s(j, FS_PASS_FWD, 1e-9, 1e-9), 4 * 1e-9 / 4, 1e-9, "s");
+  CHECK_REL(fs_compute_tp_overlap_exposed_s(j, FS_PASS_FWD, 10, 10), 40 - g + g / 4, 1e-12, "s");
+  double exposed[2];
+  for (int v = 0; v < 2; v++) {
+    fs_job *k = NULL;
+    snprintf(text, sizeof(text), fmt, "true", v ? ", \"framework\": {\"tp_overlap\": true}" : "");
+    CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &k, &err), &err);
+    if (!k) break;
+    fs_train_opts o = {.no_compare = 1, .comm = FS_COMM_ISOLATED};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(k, &o, &a), 0);
+    exposed[v] = a.kind[FS_PAR_TP].exposed_s;
+    fs_job_free(k);
+  }
+  CHECK(exposed[1] < exposed[0]);
+  fs_job_free(j);
+  snprintf(text, sizeof(text), fmt, "false", ", \"framework\": {\"tp_overlap\": true}");
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.framework.tp_overlap: overlaps sequence parallelism's all-gathers") !=
+        NULL);
+}

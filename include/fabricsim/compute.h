@@ -138,6 +138,20 @@ double fs_compute_recompute_s(const fs_job *job, int64_t chunk);
  * optimizer). */
 double fs_compute_step_s(const fs_job *job, int32_t stage);
 
+/* Seconds of tensor-parallel communication one layer leaves exposed in a
+ * pass when each sequence-parallel all-gather and reduce-scatter (ag_s,
+ * rs_s: one collective's time) overlaps the GEMM it feeds or follows, both
+ * split in t chunks (Transformer Engine's userbuffers, Megatron-Core's
+ * --tp-comm-overlap): per pair max(c, g) + min(c, g) / t - g. The forward
+ * (and the recomputed forward) pairs the QKV, output, MLP up and down
+ * GEMMs with an all-gather, a reduce-scatter, an all-gather, a
+ * reduce-scatter; the backward their input-gradient GEMMs; a parallel block
+ * its one all-gather with QKV and MLP up, its reduce-scatter with the
+ * output and MLP down. On a dense layer's shapes. 0 for a pass with no TP
+ * communication. */
+double fs_compute_tp_overlap_exposed_s(const fs_job *job, fs_work_pass pass, double ag_s,
+                                       double rs_s);
+
 /* ---- stragglers -------------------------------------------------------------- */
 
 /* E[max of n independent standard normal variables] (0 for n <= 1): by

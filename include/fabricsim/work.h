@@ -179,6 +179,8 @@ typedef struct fs_hardware {
   double kernel_gap_s;    /* the GPU's idle time per kernel launched */
   int nccl_step_latency;  /* collectives pay NCCL's per-step network latency
                              (fs_coll_nccl_step_latency_s) between servers */
+  int tp_overlap;         /* sequence-parallel collectives overlap their GEMMs
+                             (fs_compute_tp_overlap_exposed_s) */
   double speed_cv;        /* coefficient of variation of the GPUs' compute
                              speed (persistent, per GPU): the job runs at
                              its slowest GPU's pace (0: all alike) */

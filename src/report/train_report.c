@@ -79,9 +79,10 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
               job->hw.gemm_k_overhead,
               job->hw.kernel_hbm_eff > 0 ? job->hw.kernel_hbm_eff : job->hw.hbm_eff,
               job->hw.kernel_gap_s * 1e6);
-    fprintf(f, "%s%s\n", job->hw.compute == FS_COMPUTE_ROOFLINE ? "," : "",
+    fprintf(f, "%s%s%s\n", job->hw.compute == FS_COMPUTE_ROOFLINE ? "," : "",
             job->hw.nccl_step_latency ? " NCCL's step latency between servers"
-                                      : " no step latency beyond the wire's");
+                                      : " no step latency beyond the wire's",
+            job->hw.tp_overlap ? ", TP collectives overlapping their GEMMs" : "");
   }
   if (job->hw.speed_cv > 0)
     fprintf(f,

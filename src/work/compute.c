@@ -342,6 +342,35 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
 }
 
+/* A communication c pipelined with a GEMM g in t chunks: what it adds. */
+static double overlap_pair(double c, double g, double t) {
+  return fmax(c, g) + fmin(c, g) / t - g;
+}
+
+double fs_compute_tp_overlap_exposed_s(const fs_job *j, fs_work_pass pass, double ag_s,
+                                       double rs_s) {
+  const fs_model *m = &j->model;
+  if (fs_work_tp_colls_per_layer(j, pass) == 0) return 0;
+  shape sh;
+  shape_of(j, &sh);
+  const int64_t T = sh.T, h = sh.h, t = sh.t;
+  int64_t qkv = (sh.ah + 2 * sh.kh) * sh.d, up = (m->gated ? 2 : 1) * m->ffn / t,
+          ft = m->ffn / t;
+  /* the GEMM each collective meets: forward y = x W (T x N x K), backward
+   * the input gradient (T x K x N) */
+  const int64_t shapes[4][2] = {{qkv, h}, {h, h / t}, {up, h}, {h, ft}};
+  double g[4];
+  for (int i = 0; i < 4; i++) {
+    int64_t N = shapes[i][0], K = shapes[i][1];
+    g[i] = pass == FS_PASS_BWD ? gemm_s(&sh, T, K, N, 1, sh.D) : gemm_s(&sh, T, N, K, 1, sh.D);
+  }
+  double tt = (double)t;
+  if (m->parallel_block)
+    return overlap_pair(ag_s, g[0] + g[2], tt) + overlap_pair(rs_s, g[1] + g[3], tt);
+  return overlap_pair(ag_s, g[0], tt) + overlap_pair(rs_s, g[1], tt) +
+         overlap_pair(ag_s, g[2], tt) + overlap_pair(rs_s, g[3], tt);
+}
+
 static void parts_add(fs_compute_parts *acc, const fs_compute_parts *p, double times) {
   acc->gemm_s += times * p->gemm_s;
   acc->attn_s += times * p->attn_s;

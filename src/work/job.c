@@ -793,7 +793,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
 static int parse_framework(const fs__jctx *c, const cJSON *root, fs_hardware *hw,
                            const fs_framework_preset **pre) {
   static const char *const keys[] = {"preset",        "gemm_k_overhead", "kernel_hbm_efficiency",
-                                     "kernel_gap_us", "step_latency",    NULL};
+                                     "kernel_gap_us", "step_latency",    "tp_overlap",
+                                     NULL};
   const char *P = "$.framework";
   const cJSON *o;
   const char *name;
@@ -826,7 +827,7 @@ static int parse_framework(const fs__jctx *c, const cJSON *root, fs_hardware *hw
                          cJSON_GetObjectItemCaseSensitive(o, "step_latency"),
                          "must be \"nccl\" or \"none\"");
   hw->nccl_step_latency = lat[0] == 'n' && lat[1] == 'c';
-  return 0;
+  return get_bool(c, o, P, "tp_overlap", 0, &hw->tp_overlap);
 }
 
 /* Names of the presets, for the message on an unknown one. */
@@ -1012,8 +1013,16 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     job->model.attention = fw->attention;
   else if (!attn_given && pre)
     job->model.attention = FS_ATTN_FLASH;
+  if (job->hw.tp_overlap && !job->par.sequence_parallel) {
+    rc = fs_err_set(err, FS_EINVAL,
+                    "%s: $.framework.tp_overlap: overlaps sequence parallelism's all-gathers and "
+                    "reduce-scatters with their GEMMs: needs parallelism.sequence_parallel, got true",
+                    file);
+    goto fail;
+  }
   if (job->hw.framework[0] && job->hw.compute != FS_COMPUTE_ROOFLINE &&
-      (job->hw.gemm_k_overhead > 0 || job->hw.kernel_hbm_eff > 0 || job->hw.kernel_gap_s > 0)) {
+      (job->hw.gemm_k_overhead > 0 || job->hw.kernel_hbm_eff > 0 || job->hw.kernel_gap_s > 0 ||
+       job->hw.tp_overlap)) {
     rc = fs__json_fail(&c, "$.framework", NULL,
                        "applies to the per-operation compute model: give hardware.preset (or "
                        "hbm_gb_per_s and sms) and no hardware.mfu_matmul");

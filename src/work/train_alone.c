@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabricsim/compute.h"
 #include "train_internal.h"
 
 int fs__train_coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,
@@ -66,11 +67,11 @@ int fs__train_coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double b
   return 0;
 }
 
-/* TP seconds per op of one chunk in a pass: its collectives times their
- * measured time (docs/model-work.md counts them). */
 /* TP seconds per op of one chunk in a pass on the group `hosts` (NULL: an
- * NVLink star), each collective simulated alone (cached under key), and the
- * flows those simulations had (*flows, what the op's TP stands for). */
+ * NVLink star): its collectives (docs/model-work.md counts them) times
+ * their time simulated alone (cached under key), or with the framework's
+ * tp_overlap what they leave exposed beside their GEMMs; and the flows
+ * those simulations had (*flows, what the op's TP stands for). */
 static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, int32_t key,
                          int64_t chunk_layers, double *out, int64_t *flows_out, fs_err *err) {
   const fs_job *job = tr->job;
@@ -87,7 +88,8 @@ static int tp_seconds_on(fs_train *tr, fs_work_pass pass, const int32_t *hosts, 
     if ((rc =
              fs__train_coll_time(tr, FS_COLL_REDUCESCATTER, a, bytes, hosts, tr->t, key, &t2, err)))
       return rc;
-    *out = layers * n / 2.0 * (t1 + t2);
+    *out = job->hw.tp_overlap ? layers * fs_compute_tp_overlap_exposed_s(job, pass, t1, t2)
+                              : layers * n / 2.0 * (t1 + t2);
     *flows_out = (int64_t)(layers * n / 2.0) * (flows + tr->last_flows);
   } else {
     if ((rc = fs__train_coll_time(tr, FS_COLL_ALLREDUCE, a, bytes, hosts, tr->t, key, &t1, err)))

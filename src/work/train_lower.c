@@ -539,11 +539,8 @@ static int op_cp(fs_train *tr, int32_t s, int32_t r, int32_t vs, const fs_pipe_o
 static int param_gather_deps(fs_train *tr, int32_t s, int32_t i, int32_t item, fs_err *err) {
   const fs_pipe_op *ops = &tr->order[(size_t)s * tr->n_ops];
   for (int32_t k = i; k >= 0 && k >= i - 1; k--) {
-    if (ops[k].backward) continue;
-    int first = 1; /* ops[k] the first forward of its chunk? */
-    for (int32_t q = 0; q < k && first; q++)
-      first = ops[q].backward || ops[q].chunk != ops[k].chunk;
-    if (!first) continue;
+    /* a chunk's first forward is micro-batch 0's in every schedule */
+    if (ops[k].backward || ops[k].mb != 0) continue;
     for (size_t g = 0; g < tr->n_pg; g++) {
       const dp_coll *c = &tr->pg[g];
       if (c->stage != s || c->chunk != ops[k].chunk || (k == i && c->bucket != 0)) continue;

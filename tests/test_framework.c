@@ -433,6 +433,29 @@ TEST(test_framework_nccl_step_latency) {
     fs_job_free(j);
   }
   CHECK(dp[1] > dp[0]);
+  /* the collectives timed alone too (--comm isolated: the expert
+   * all-to-alls, which only that path times) */
+  const char *z3 =
+      "{\"model\": {\"layers\": 2, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 2048,"
+      " \"vocab\": 32000, \"experts\": 8}, \"training\": {\"global_batch\": 8, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"ep\": 8},"
+      " \"hardware\": {\"gpu_tflops\": 10, \"mfu_matmul\": 0.5, \"hbm_gib\": 80,"
+      " \"gpus_per_node\": 1, \"nvlink_gbps\": 1000}%s,"
+      " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 100, \"latency_ns\": 700}}";
+  for (int v = 0; v < 2; v++) {
+    char text[1024];
+    snprintf(text, sizeof(text), z3, v ? ", \"framework\": {\"step_latency\": \"nccl\"}" : "");
+    fs_err err = {0, ""};
+    fs_job *j = NULL;
+    CHECK_OK(fs_job_parse(text, strlen(text), "job.json", &j, &err), &err);
+    if (!j) return;
+    fs_train_opts o = {.no_compare = 1, .comm = FS_COMM_ISOLATED};
+    fs_train_result a;
+    CHECK_EQ_INT(test_train_run(j, &o, &a), 0);
+    dp[v] = a.kind[FS_PAR_EP].exposed_s;
+    fs_job_free(j);
+  }
+  CHECK(dp[1] > dp[0]);
   char text[1024];
   snprintf(text, sizeof(text), fmt, ", \"framework\": {\"step_latency\": \"mpi\"}");
   fs_err err = {0, ""};

@@ -51,7 +51,9 @@ int fs__train_coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double b
     free(ids);
   } else {
     fs_coll_group g = {p, hosts};
-    rc = nccl ? fs_coll_nccl_choose(tr->job->topo, &prm, &g, &prm.algo, NULL, NULL, err) : 0;
+    /* (the NVLink star above has no servers to step between) */
+    if (tr->job->hw.nccl_step_latency) rc = fs__train_choose_algo(tr, &prm, &g, err);
+    else rc = nccl ? fs_coll_nccl_choose(tr->job->topo, &prm, &g, &prm.algo, NULL, NULL, err) : 0;
     if (!rc)
       rc = fs_coll_run2(tr->job->topo, tr->job->mode, tr->job->seed, &tr->job->transport, &prm, &g,
                         &res, err);

@@ -225,6 +225,12 @@ fs_route_cache *fs__train_shared_routes(const fs_train *tr);
 int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err);
 
 /* ---- train_alone.c ---- */
+/* prm's algorithm (AUTO: the tuner's) and, with the framework's NCCL step
+ * latency, NCCL's latency of a network step for it and the protocol the
+ * tuner picks (Simple for an algorithm the job names). */
+int fs__train_choose_algo(fs_train *tr, fs_coll_params *prm, const fs_coll_group *g,
+                          fs_err *err);
+
 /* Time of one collective run alone, cached by (op, bytes, group). hosts
  * NULL: the TP group, a switch at NVLink speed. */
 int fs__train_coll_time(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double bytes,

@@ -120,10 +120,8 @@ static double dp_chunk_bytes(const fs_train *tr, int32_t s) {
   return (double)(sh.dense + sh.expert) * (double)tr->job->model.dtype_bytes / tr->v;
 }
 
-/* prm's algorithm (AUTO: the tuner's) and, with the framework's NCCL step
- * latency, NCCL's latency of a network step for it and the protocol the
- * tuner picks (Simple for an algorithm the job names). */
-static int choose_algo(fs_train *tr, fs_coll_params *prm, const fs_coll_group *g, fs_err *err) {
+int fs__train_choose_algo(fs_train *tr, fs_coll_params *prm, const fs_coll_group *g,
+                          fs_err *err) {
   fs_coll_proto proto = FS_PROTO_SIMPLE;
   if (prm->algo == FS_ALGO_AUTO) {
     int rc = tr->job->hw.nccl_step_latency
@@ -177,7 +175,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
         prm.bytes = bytes / nb;
         prm.algo = job->par.algo[FS_PAR_DP];
         prm.servers = (int32_t)job->par.ps_servers;
-        if ((rc = choose_algo(tr, &prm, &g, err))) break;
+        if ((rc = fs__train_choose_algo(tr, &prm, &g, err))) break;
         int32_t first, done;
         if ((rc = lower_coll(tr, &prm, &g, deps, nd, (uint64_t)(s * 131 + j), tr->shift_g * tr->c,
                              &first, &done, err)))
@@ -210,7 +208,7 @@ static int coll_chain(fs_train *tr, fs_coll_op op, fs_coll_algo algo, double byt
   prm.bytes = bytes;
   prm.algo = algo;
   int rc;
-  if ((rc = choose_algo(tr, &prm, &g, err))) return rc;
+  if ((rc = fs__train_choose_algo(tr, &prm, &g, err))) return rc;
   tr->last_algo = prm.algo;
   int32_t prev = -1;
   *first = -1;

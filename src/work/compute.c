@@ -233,6 +233,19 @@ static double linear_s(shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64
   return dgrad + gemm_s(sh, K, N, T, 1, sh->D) + mem_s(sh, 3 * sh->D * (double)K * (double)N);
 }
 
+/* The four linear layers of a dense layer on one TP rank, as (N, K) of
+ * y = x W: QKV (column-parallel: (a + 2 k) d / t outputs), the output
+ * projection (row-parallel: h / t inputs), MLP up (gated: gate and up) and
+ * down. */
+enum { LIN_QKV, LIN_OUT, LIN_UP, LIN_DOWN };
+static void dense_linears(const shape *sh, const fs_model *m, int64_t nk[4][2]) {
+  int64_t h = sh->h, t = sh->t;
+  nk[LIN_QKV][0] = (sh->ah + 2 * sh->kh) * sh->d, nk[LIN_QKV][1] = h;
+  nk[LIN_OUT][0] = h, nk[LIN_OUT][1] = h / t;
+  nk[LIN_UP][0] = (m->gated ? 2 : 1) * m->ffn / t, nk[LIN_UP][1] = h;
+  nk[LIN_DOWN][0] = h, nk[LIN_DOWN][1] = m->ffn / t;
+}
+
 /* Attention's core on the rank's ah heads: sl queries against s keys. */
 static double attn_s(const fs_job *j, shape *sh, fs_work_pass pass) {
   const fs_hardware *hw = sh->hw;
@@ -286,8 +299,8 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   const int64_t T = sh.T, h = sh.h, t = sh.t;
   const double D = sh.D, Tn = sh.Tn;
   int bwd = pass == FS_PASS_BWD;
-  /* QKV (column-parallel: (a + 2 k) d / t outputs) and the output
-   * projection (row-parallel: h / t inputs). */
+  int64_t nk[4][2];
+  dense_linears(&sh, m, nk);
   if (m->kv_lora > 0) {
     /* MLA: the down projections (replicated over TP), the up projections
      * and the output (split) */
@@ -298,13 +311,13 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
                    linear_s(&sh, pass, T, sh.ah * (m->qk_nope + sh.dv), m->kv_lora) +
                    linear_s(&sh, pass, T, h, sh.ah * sh.dv);
   } else {
-    out->gemm_s += linear_s(&sh, pass, T, (sh.ah + 2 * sh.kh) * sh.d, h);
-    out->gemm_s += linear_s(&sh, pass, T, h, h / t);
+    out->gemm_s += linear_s(&sh, pass, T, nk[LIN_QKV][0], nk[LIN_QKV][1]);
+    out->gemm_s += linear_s(&sh, pass, T, nk[LIN_OUT][0], nk[LIN_OUT][1]);
   }
   out->attn_s = attn_s(j, &sh, pass);
   /* The MLP: one, or the rank's experts / ep experts, each receiving
    * T top_k ep / experts tokens (the even spread of llm.c's FLOPs). */
-  int64_t up = (m->gated ? 2 : 1) * m->ffn / t, ft = m->ffn / t;
+  int64_t up = nk[LIN_UP][0], ft = nk[LIN_DOWN][1];
   double act_tokens = (double)T;
   if (moe) {
     /* experts of expert_ffn (fine-grained: smaller than ffn); the shared
@@ -323,7 +336,8 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
     out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);
     sh.kernels += 2;
   } else {
-    out->gemm_s += linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft);
+    out->gemm_s += linear_s(&sh, pass, T, nk[LIN_UP][0], nk[LIN_UP][1]) +
+                   linear_s(&sh, pass, T, nk[LIN_DOWN][0], nk[LIN_DOWN][1]);
   }
   /* Memory-bound: two norms (read x, write y; backward read x, dy, write
    * dx), two bias-dropout-residual adds (read x and the residual, write y
@@ -353,18 +367,17 @@ double fs_compute_tp_overlap_exposed_s(const fs_job *j, fs_work_pass pass, doubl
   if (fs_work_tp_colls_per_layer(j, pass) == 0) return 0;
   shape sh;
   shape_of(j, &sh);
-  const int64_t T = sh.T, h = sh.h, t = sh.t;
-  int64_t qkv = (sh.ah + 2 * sh.kh) * sh.d, up = (m->gated ? 2 : 1) * m->ffn / t,
-          ft = m->ffn / t;
   /* the GEMM each collective meets: forward y = x W (T x N x K), backward
    * the input gradient (T x K x N) */
-  const int64_t shapes[4][2] = {{qkv, h}, {h, h / t}, {up, h}, {h, ft}};
+  int64_t nk[4][2];
+  dense_linears(&sh, m, nk);
+  const int64_t T = sh.T;
   double g[4];
   for (int i = 0; i < 4; i++) {
-    int64_t N = shapes[i][0], K = shapes[i][1];
+    int64_t N = nk[i][0], K = nk[i][1];
     g[i] = pass == FS_PASS_BWD ? gemm_s(&sh, T, K, N, 1, sh.D) : gemm_s(&sh, T, N, K, 1, sh.D);
   }
-  double tt = (double)t;
+  double tt = (double)sh.t;
   if (m->parallel_block)
     return overlap_pair(ag_s, g[0] + g[2], tt) + overlap_pair(rs_s, g[1] + g[3], tt);
   return overlap_pair(ag_s, g[0], tt) + overlap_pair(rs_s, g[1], tt) +

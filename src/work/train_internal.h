@@ -141,15 +141,28 @@ static inline int32_t host(const fs_train *tr, int32_t tp, int32_t dp, int32_t p
 
 /* A device's GPUs are its tp x cp lanes: lane q is TP rank q % tp of CP
  * rank q / tp (cp = 1: lane = TP rank). */
-static inline int32_t host_lane(const fs_train *tr, int32_t q, int32_t dp, int32_t pp) {
+static inline int32_t gpu_lane(const fs_train *tr, int32_t q, int32_t dp, int32_t pp) {
   fs_rank_coords c = {q % tr->t, dp, pp, 0, 0, q / tr->t};
-  return tr->host_of_gpu[fs_job_gpu_of(tr->job, &c)];
+  return fs_job_gpu_of(tr->job, &c);
+}
+static inline int32_t host_lane(const fs_train *tr, int32_t q, int32_t dp, int32_t pp) {
+  return tr->host_of_gpu[gpu_lane(tr, q, dp, pp)];
 }
 
 /* Member k of TP rank j's gradient group at stage pp: the dp x cp ranks
  * holding the same weights, CP rank fastest (Megatron's dp-cp group). */
+static inline int32_t gpu_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_t pp) {
+  return gpu_lane(tr, j + tr->t * (k % tr->c), k / tr->c, pp);
+}
 static inline int32_t host_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_t pp) {
-  return host_lane(tr, j + tr->t * (k % tr->c), k / tr->c, pp);
+  return tr->host_of_gpu[gpu_dpcp(tr, j, k, pp)];
+}
+
+/* The job's server (gpus_per_node consecutive GPUs) of member k of TP
+ * rank j's gradient group at stage pp. */
+static inline int64_t server_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_t pp) {
+  int64_t G = tr->job->hw.gpus_per_node > 0 ? tr->job->hw.gpus_per_node : 1;
+  return gpu_dpcp(tr, j, k, pp) / G;
 }
 
 /* ZeRO++'s hpZ: the members of TP rank j's gradient group at stage pp on
@@ -157,20 +170,10 @@ static inline int32_t host_dpcp(const fs_train *tr, int32_t j, int32_t k, int32_
  * hosts[] (room for dp x cp), their number returned. */
 static inline int32_t hpz_members(const fs_train *tr, int32_t j, int32_t r, int32_t pp,
                                   int32_t *hosts) {
-  int64_t G = tr->job->hw.gpus_per_node > 0 ? tr->job->hw.gpus_per_node : 1;
-  int32_t N = tr->d * tr->c, n = 0;
-  int64_t server = -1;
-  for (int32_t k = r * tr->c; k < N && server < 0; k++) {
-    int32_t q = j + tr->t * (k % tr->c);
-    fs_rank_coords c = {q % tr->t, k / tr->c, pp, 0, 0, q / tr->t};
-    server = fs_job_gpu_of(tr->job, &c) / G;
-  }
-  for (int32_t k = 0; k < N; k++) {
-    int32_t q = j + tr->t * (k % tr->c);
-    fs_rank_coords c = {q % tr->t, k / tr->c, pp, 0, 0, q / tr->t};
-    int32_t g = fs_job_gpu_of(tr->job, &c);
-    if (g / G == server) hosts[n++] = tr->host_of_gpu[g];
-  }
+  int64_t server = server_dpcp(tr, j, r * tr->c, pp);
+  int32_t n = 0;
+  for (int32_t k = 0; k < tr->d * tr->c; k++)
+    if (server_dpcp(tr, j, k, pp) == server) hosts[n++] = host_dpcp(tr, j, k, pp);
   return n;
 }
 

@@ -329,13 +329,9 @@ static int hpz_gathers(fs_train *tr, int32_t s, int32_t i, int32_t *hosts, int32
   fs_work_stage_params(job, s, &sh);
   double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;
   int gathers = job->par.recompute ? 2 : 1;
-  int64_t G = job->hw.gpus_per_node > 0 ? job->hw.gpus_per_node : 1;
   int64_t *server = fs__malloc((size_t)tr->ds, sizeof(int64_t));
   if (!server) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t r = 0; r < tr->ds; r++) {
-    fs_rank_coords c = {0, r, s, 0, 0, 0};
-    server[r] = fs_job_gpu_of(job, &c) / G;
-  }
+  for (int32_t r = 0; r < tr->ds; r++) server[r] = server_dpcp(tr, 0, r * tr->c, s);
   for (int32_t r = 0; r < tr->ds && !rc; r++) {
     /* one gather per server, lowered with its first device */
     int lead = 1;

@@ -747,6 +747,16 @@ static void lay_out_slots(const fs_ocs_params *p, const fs_ocs_schedule *s, exec
  * circuits live over [a, ...): not dark (a circuit changed from the OCS's
  * previous slot is dark until the slot goes live). Returns the number of
  * pairs counted, listed in touched. */
+/* Whether circuit i -> dst[i] of slot k is dark at time a: a circuit the
+ * slot changed (all of them under all_stop, or with no slot before it) is
+ * dark until the slot's reconfiguration ends (t_live). */
+static int circuit_dark(const fs_ocs_params *p, const fs_ocs_schedule *s, const exec_state *x,
+                        int32_t k, int32_t i, double a) {
+  const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
+  int changed = p->all_stop || !pd || pd[i] != s->slots[k].dst[i];
+  return changed && a < x->t_live[k];
+}
+
 static size_t mark_live_circuits(const fs_ocs_params *p, const fs_ocs_schedule *s,
                                  exec_state *x, int32_t *next, double a) {
   int32_t n = s->n, d = s->n_ocs;
@@ -761,12 +771,9 @@ static size_t mark_live_circuits(const fs_ocs_params *p, const fs_ocs_schedule *
     int32_t k = x->cur[o];
     if (k < 0 || !(a < x->t_end[k])) continue;
     const int32_t *dst = s->slots[k].dst;
-    const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
     for (int32_t i = 0; i < n; i++) {
       int32_t j = dst[i];
-      if (j < 0) continue;
-      int changed = p->all_stop || !pd || pd[i] != j;
-      if (changed && a < x->t_live[k]) continue; /* dark */
+      if (j < 0 || circuit_dark(p, s, x, k, i, a)) continue;
       size_t ij = (size_t)i * n + j;
       if (x->cnt[ij]++ == 0) x->touched[n_touched++] = (int32_t)ij;
     }
@@ -813,12 +820,10 @@ static int push_segments(const fs_ocs_params *p, const fs_ocs_schedule *s, exec_
     int32_t k = x->cur[o];
     if (k < 0 || !(a < x->t_end[k])) continue;
     const int32_t *dst = s->slots[k].dst;
-    const int32_t *pd = x->prev_slot[k] >= 0 ? s->slots[x->prev_slot[k]].dst : NULL;
     for (int32_t i = 0; i < n; i++) {
       int32_t j = dst[i];
       if (j < 0) continue;
-      int changed = p->all_stop || !pd || pd[i] != j;
-      fs_ocs_seg sg = {o, k, i, j, changed && a < x->t_live[k], a, b, 0};
+      fs_ocs_seg sg = {o, k, i, j, circuit_dark(p, s, x, k, i, a), a, b, 0};
       size_t ij = (size_t)i * n + j;
       /* concurrent live circuits of one pair share its bytes evenly */
       if (!sg.dark) sg.bytes = x->carry[ij] / x->cnt[ij];

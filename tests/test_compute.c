@@ -160,6 +160,24 @@ TEST(test_compute_layer_time_bounds) {
   j->par.grad_accum_fusion = 1;
   fs_compute_layer(j, 0, FS_PASS_BWD, &bwd);
   CHECK(unf.gemm_s > bwd.gemm_s && unf.gemm_s - bwd.gemm_s < f.total_s);
+  /* The weight gradients (a split backward's W) by hand: dW = x^T dy for
+   * QKV, output, MLP up and down, K x N by T, into fp32 main gradients */
+  const fs_model *m = &j->model;
+  int64_t T = j->train.micro_batch * m->seq_len, h = m->hidden, tp = j->par.tp;
+  int64_t d = h / m->heads, ff = m->ffn;
+  CHECK(!m->gated && m->kv_heads == m->heads && j->par.cp == 1);
+  int64_t nk[4][2] = {{(m->heads + 2 * m->kv_heads) * d / tp, h},
+                      {h, h / tp},
+                      {ff / tp, h},
+                      {h, ff / tp}};
+  double want = 0;
+  for (int k = 0; k < 4; k++) {
+    fs_gemm_time g;
+    fs_compute_gemm(&j->hw, nk[k][1], nk[k][0], T, 1, 2, 8, &g);
+    want += g.s;
+  }
+  CHECK_REL(bwd.wgrad_s, want, 1e-12, "s");
+  CHECK(bwd.wgrad_s > 0.4 * bwd.gemm_s && bwd.wgrad_s < 0.6 * bwd.gemm_s);
   fs_job_free(j);
 }
 

@@ -39,12 +39,13 @@ static int run_job(const fs_job *job, int free_comm, fs_train_result *r) {
 }
 
 /* Longest path through the pipeline DAG (device order, forward chain,
- * backward chain, forward before backward) by relaxation in a loop until
- * stable: independent of the engine. */
+ * backward chain, forward before backward, a split backward's W after its
+ * B) by relaxation in a loop until stable: independent of the engine. */
 static double critical_path(const fs_job *job) {
   int32_t p = (int32_t)job->par.pp, v = (int32_t)job->par.virtual_stages,
-          m = (int32_t)fs_work_microbatches(job), V = p * v, n = 2 * m * v;
-  double *fin = calloc((size_t)2 * m * V, sizeof(double));
+          m = (int32_t)fs_work_microbatches(job), V = p * v,
+          n = fs_pipe_ops_per_device(job->par.schedule, m, v);
+  double *fin = calloc((size_t)3 * m * V, sizeof(double));
   fs_pipe_op *ops = malloc((size_t)p * n * sizeof(fs_pipe_op));
   for (int32_t s = 0; s < p; s++) fs_pipe_order(job->par.schedule, p, m, v, s, ops + s * n, NULL);
   for (int changed = 1; changed;) {
@@ -53,33 +54,36 @@ static double critical_path(const fs_job *job) {
       double prev = 0;
       for (int32_t i = 0; i < n; i++) {
         const fs_pipe_op *o = &ops[s * n + i];
-        int32_t k = o->chunk * p + s;
+        int32_t k = o->chunk * p + s, w = o->part == FS_PIPE_WEIGHT_GRAD;
         double ready = prev;
         if (!o->backward && k > 0) ready = fmax(ready, fin[(0 * m + o->mb) * V + k - 1]);
-        if (o->backward) {
+        if (w) ready = fmax(ready, fin[(1 * m + o->mb) * V + k]);
+        else if (o->backward) {
           ready = fmax(ready, fin[(0 * m + o->mb) * V + k]);
           if (k < V - 1) ready = fmax(ready, fin[(1 * m + o->mb) * V + k + 1]);
         }
         double flops = o->backward ? fs_work_chunk_flops(job, k, FS_PASS_BWD) +
                                          fs_work_chunk_flops(job, k, FS_PASS_RECOMPUTE)
                                    : fs_work_chunk_flops(job, k, FS_PASS_FWD);
+        if (o->part == FS_PIPE_INPUT_GRAD) flops -= fs_work_chunk_wgrad_flops(job, k);
+        if (w) flops = fs_work_chunk_wgrad_flops(job, k);
         double f = ready + fs_work_compute_s(job, flops);
-        double *slot = &fin[(o->backward * m + o->mb) * V + k];
+        double *slot = &fin[((o->backward + w) * m + o->mb) * V + k];
         if (f > *slot + 1e-15) *slot = f, changed = 1;
         prev = *slot;
       }
     }
   }
   double T = 0;
-  for (int32_t i = 0; i < 2 * m * V; i++) T = fmax(T, fin[i]);
+  for (int32_t i = 0; i < 3 * m * V; i++) T = fmax(T, fin[i]);
   free(fin);
   free(ops);
   return T;
 }
 
 TEST(test_train_free_comm_is_the_compute_schedule) {
-  const char *scheds[] = {"1f1b", "gpipe", "interleaved"};
-  for (int si = 0; si < 3; si++)
+  const char *scheds[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
+  for (int si = 0; si < 4; si++)
     for (int pp = 2; pp <= 4; pp += 2) {
       int v = si == 2 ? 2 : 1;
       fs_job *job = small_job(pp, 1, scheds[si], v, 8, 100, "ring");
@@ -98,6 +102,17 @@ TEST(test_train_free_comm_is_the_compute_schedule) {
           double tfl = fs_work_compute_s(job, fs_work_chunk_flops(job, pp - 1, FS_PASS_FWD));
           double tbl = fs_work_compute_s(job, fs_work_chunk_flops(job, pp - 1, FS_PASS_BWD));
           CHECK_REL(r.iter_s, (pp - 1) * (tf + tb) + 8 * (tfl + tbl), 1e-9, "s");
+        }
+        if (si == 3) {
+          /* ZB-H1 moves the weight gradients into the bubble: faster than
+           * 1F1B, never below the busiest stage's work */
+          fs_job *ref = small_job(pp, 1, "1f1b", 1, 8, 100, "ring");
+          fs_train_result r1;
+          if (ref && run_job(ref, 1, &r1) == 0) CHECK(r.iter_s < r1.iter_s);
+          double work = 8 * fs_work_compute_s(job, fs_work_chunk_flops(job, pp - 1, FS_PASS_FWD) +
+                                                       fs_work_chunk_flops(job, pp - 1, FS_PASS_BWD));
+          CHECK(r.iter_s > work);
+          fs_job_free(ref);
         }
       }
       fs_job_free(job);
@@ -126,11 +141,12 @@ TEST(test_train_zero_stages_dp_volume) {
    * ZeRO 1 reduce-scatter + all-gather once: 2(d-1)/d of the gradients;
    * ZeRO 2 a reduce-scatter per micro-batch + one all-gather: (m+1)(d-1)/d;
    * ZeRO 3 a reduce-scatter per micro-batch (its weight gathers are timed
-   * apart, and slow the iteration down). */
+   * apart, and slow the iteration down). The same under ZB-H1: a
+   * micro-batch's gradients are reduced once, after its W. */
   int dp = 4, m = 3;
   double iter[4];
-  for (int zero = 0; zero <= 3; zero++) {
-    fs_job *job = small_job_z(1, dp, "1f1b", 1, m, 100, "ring", zero);
+  for (int zero = 0; zero <= 7; zero++) {
+    fs_job *job = small_job_z(1, dp, zero < 4 ? "1f1b" : "zb-h1", 1, m, 100, "ring", zero % 4);
     if (!job) continue;
     fs_train_result r;
     if (run_job(job, 0, &r) == 0) {
@@ -138,9 +154,10 @@ TEST(test_train_zero_stages_dp_volume) {
       fs_work_stage_params(job, 0, &sh);
       double grad = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes;
       double f = (dp - 1.0) / dp;
-      double want = zero <= 1 ? 2 * f * grad : zero == 2 ? (m + 1) * f * grad : m * f * grad;
+      int z = zero % 4;
+      double want = z <= 1 ? 2 * f * grad : z == 2 ? (m + 1) * f * grad : m * f * grad;
       CHECK_REL(r.kind[FS_PAR_DP].wire_bytes, want, 1e-9, "B");
-      iter[zero] = r.iter_s;
+      if (zero < 4) iter[zero] = r.iter_s;
     }
     fs_job_free(job);
   }

@@ -308,8 +308,8 @@ TEST(test_work_activations_korthikanti) {
 TEST(test_work_inflight_matches_pipeline_orders) {
   fs_job j;
   small_job(&j);
-  static fs_pipe_op ops[2 * 24 * 4];
-  for (int sch = 0; sch < 3; sch++) {
+  static fs_pipe_op ops[3 * 24 * 4];
+  for (int sch = 0; sch <= FS_PIPE_ZBH1; sch++) {
     for (int32_t p = 1; p <= 6; p++) {
       for (int32_t m = 1; m <= 24; m++) {
         for (int32_t v = 1; v <= 4; v++) {
@@ -323,7 +323,8 @@ TEST(test_work_inflight_matches_pipeline_orders) {
               test_fail(__FILE__, __LINE__, "fs_pipe_order: %s", err.msg);
               return;
             }
-            double want = fs_pipe_max_in_flight(ops, 2 * m * v);
+            double want =
+                fs_pipe_max_in_flight(ops, fs_pipe_ops_per_device((fs_pipe_schedule)sch, m, v));
             double got = fs_work_inflight(&j, s) * v;
             if (got != want)
               test_fail(__FILE__, __LINE__,
@@ -1212,7 +1213,7 @@ static const bad_case bad_cases[] = {
      "parallelism (ring attention) needs, got \"ring\""},
     {{"parallelism.schedule=\"zigzag\""},
      "job.json: $.parallelism.schedule: must be "
-     "\"1f1b\", \"interleaved\" or \"gpipe\", got "
+     "\"1f1b\", \"interleaved\", \"gpipe\" or \"zb-h1\", got "
      "\"zigzag\""},
     {{"parallelism.schedule=\"interleaved\""},
      "job.json: $.parallelism.virtual_stages: must "

@@ -107,6 +107,8 @@ typedef struct fs_compute_parts {
   double kernels;    /* kernels launched */
   double overhead_s; /* kernels x the framework's gap per kernel (kernel_gap_s) */
   double total_s;
+  double wgrad_s; /* backward: of total_s, the weight-gradient GEMMs (and their
+                     accumulation without fusion) with their kernels' gaps */
 } fs_compute_parts;
 
 /* One layer (moe: an MoE layer) in one pass on one GPU, one micro-batch,
@@ -126,6 +128,11 @@ void fs_compute_chunk(const fs_job *job, int64_t chunk, fs_work_pass pass, fs_co
  * FS_PASS_BWD + FS_PASS_RECOMPUTE), as the DAG builder always did; roofline:
  * the chunk's fs_compute_chunk totals. */
 double fs_compute_op_s(const fs_job *job, int64_t chunk, int backward);
+/* The weight gradients' share of fs_compute_op_s(job, chunk, 1): the W op
+ * of a split backward (zero-bubble schedules), the rest being B's. MFU
+ * model: fs_work_chunk_wgrad_flops at the job's rate; roofline: the
+ * backward's wgrad_s. */
+double fs_compute_wgrad_s(const fs_job *job, int64_t chunk);
 /* The recomputed forward's share of fs_compute_op_s(job, chunk, 1) (0
  * without recomputation): the backward op runs it first. */
 double fs_compute_recompute_s(const fs_job *job, int64_t chunk);

@@ -366,6 +366,10 @@ typedef enum fs_work_pass {
  * Megatron-Core's load-balanced causal split (each cp rank holds chunks i
  * and 2c - 1 - i of the 2c chunks of a sequence). */
 double fs_work_chunk_flops(const fs_job *job, int64_t chunk, fs_work_pass pass);
+/* Of chunk's FS_PASS_BWD FLOPs, the weight gradients' (the W of a split
+ * backward): one forward of the matmuls that have weights, the layers' and
+ * the logits', without attention's core (Q K^T and the weighted sum). */
+double fs_work_chunk_wgrad_flops(const fs_job *job, int64_t chunk);
 
 /* Per iteration, whole job: model FLOPs 3 (sum of layer forwards + logits)
  * over global_batch sequences, the MFU numerator (Megatron/PaLM convention:

@@ -179,6 +179,7 @@ typedef struct shape {
   double D, Dg;  /* bytes of an activation, of a GEMM input */
   int fused_wgrad; /* gradient accumulation fusion */
   double kernels;  /* kernels launched so far (the framework's gap each) */
+  double wgrad_s, wgrad_kernels; /* of them, the weight gradients' (W) */
 } shape;
 
 static void shape_of(const fs_job *j, shape *sh) {
@@ -203,6 +204,7 @@ static void shape_of(const fs_job *j, shape *sh) {
   sh->Dg = fmin(sh->D, fs_precision_bytes(m->precision));
   sh->fused_wgrad = j->par.grad_accum_fusion;
   sh->kernels = 0;
+  sh->wgrad_s = sh->wgrad_kernels = 0;
 }
 
 static double gemm_s(shape *sh, int64_t m, int64_t n, int64_t k, int64_t batch, double out_bytes) {
@@ -228,9 +230,13 @@ static double mem_s(shape *sh, double bytes) {
  * the training dtype as --accumulate-allreduce-grads-in-fp32 was off). */
 static double linear_s(shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64_t K) {
   if (pass != FS_PASS_BWD) return gemm_s(sh, T, N, K, 1, sh->D);
-  double dgrad = gemm_s(sh, T, K, N, 1, sh->D);
-  if (sh->fused_wgrad) return dgrad + gemm_s(sh, K, N, T, 1, 8);
-  return dgrad + gemm_s(sh, K, N, T, 1, sh->D) + mem_s(sh, 3 * sh->D * (double)K * (double)N);
+  double dgrad = gemm_s(sh, T, K, N, 1, sh->D), k0 = sh->kernels;
+  double wgrad = sh->fused_wgrad ? gemm_s(sh, K, N, T, 1, 8)
+                                 : gemm_s(sh, K, N, T, 1, sh->D) +
+                                       mem_s(sh, 3 * sh->D * (double)K * (double)N);
+  sh->wgrad_s += wgrad;
+  sh->wgrad_kernels += sh->kernels - k0;
+  return dgrad + wgrad;
 }
 
 /* The four linear layers of a dense layer on one TP rank, as (N, K) of
@@ -327,10 +333,18 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
     int64_t ne = m->experts / j->par.ep;
     int64_t Te = ceil_div(T * m->top_k * j->par.ep, m->experts);
     out->gemm_s += linear_s(&sh, pass, T, m->experts, h); /* router */
-    out->gemm_s += (double)ne * (linear_s(&sh, pass, Te, up, h) + linear_s(&sh, pass, Te, h, ft));
-    if (m->shared_experts > 0)
-      out->gemm_s += (double)m->shared_experts *
-                     (linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft));
+    /* (each linear timed once and run by every expert: its weight
+     * gradients too) */
+    double w0 = sh.wgrad_s;
+    double e_s = linear_s(&sh, pass, Te, up, h) + linear_s(&sh, pass, Te, h, ft);
+    sh.wgrad_s = w0 + (double)ne * (sh.wgrad_s - w0);
+    out->gemm_s += (double)ne * e_s;
+    if (m->shared_experts > 0) {
+      w0 = sh.wgrad_s;
+      e_s = linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft);
+      sh.wgrad_s = w0 + (double)m->shared_experts * (sh.wgrad_s - w0);
+      out->gemm_s += (double)m->shared_experts * e_s;
+    }
     act_tokens = (double)T * (double)(m->top_k + m->shared_experts);
     /* permute before and un-permute after the experts: read + write */
     out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);
@@ -354,6 +368,7 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   out->kernels = sh.kernels;
   out->overhead_s = sh.kernels * sh.hw->kernel_gap_s;
   out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
+  out->wgrad_s = sh.wgrad_s + sh.wgrad_kernels * sh.hw->kernel_gap_s;
 }
 
 /* A communication c pipelined with a GEMM g in t chunks: what it adds. */
@@ -391,6 +406,7 @@ static void parts_add(fs_compute_parts *acc, const fs_compute_parts *p, double t
   acc->kernels += times * p->kernels;
   acc->overhead_s += times * p->overhead_s;
   acc->total_s += times * p->total_s;
+  acc->wgrad_s += times * p->wgrad_s;
 }
 
 void fs_compute_chunk(const fs_job *j, int64_t chunk, fs_work_pass pass, fs_compute_parts *out) {
@@ -430,6 +446,7 @@ void fs_compute_chunk(const fs_job *j, int64_t chunk, fs_work_pass pass, fs_comp
   out->kernels += sh.kernels;
   out->overhead_s += sh.kernels * sh.hw->kernel_gap_s;
   out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
+  out->wgrad_s += sh.wgrad_s + sh.wgrad_kernels * sh.hw->kernel_gap_s;
 }
 
 /* One op on an average GPU (without stragglers). */
@@ -452,6 +469,18 @@ static double op_s(const fs_job *j, int64_t chunk, int backward) {
 
 double fs_compute_op_s(const fs_job *j, int64_t chunk, int backward) {
   return op_s(j, chunk, backward) * fs_compute_straggler_factor(j);
+}
+
+double fs_compute_wgrad_s(const fs_job *j, int64_t chunk) {
+  double s;
+  if (j->hw.compute == FS_COMPUTE_MFU) {
+    s = fs_work_compute_s(j, fs_work_chunk_wgrad_flops(j, chunk));
+  } else {
+    fs_compute_parts b;
+    fs_compute_chunk(j, chunk, FS_PASS_BWD, &b);
+    s = b.wgrad_s;
+  }
+  return s * fs_compute_straggler_factor(j);
 }
 
 double fs_compute_recompute_s(const fs_job *j, int64_t chunk) {

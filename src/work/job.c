@@ -737,7 +737,7 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
   if (fs_pipe_schedule_parse(sched, &p->schedule))
     return fs__json_fail(c, "$.parallelism.schedule",
                          cJSON_GetObjectItemCaseSensitive(o, "schedule"),
-                         "must be \"1f1b\", \"interleaved\" or \"gpipe\"");
+                         "must be \"1f1b\", \"interleaved\", \"gpipe\" or \"zb-h1\"");
   if ((rc = get_i(c, o, P, "virtual_stages", 0, 1, 1, 1 << 20, &p->virtual_stages)) ||
       (rc = get_i(c, o, P, "zero", 0, 0, 0, 3, &zero)) ||
       (rc = get_bool(c, o, P, "sequence_parallel", 0, &p->sequence_parallel)) ||

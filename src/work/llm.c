@@ -333,6 +333,13 @@ double fs_work_chunk_flops(const fs_job *j, int64_t chunk, fs_work_pass pass) {
   return 0;
 }
 
+double fs_work_chunk_wgrad_flops(const fs_job *j, int64_t chunk) {
+  int64_t first, lc = fs_work_chunk_layers(j, chunk, &first);
+  double core = (double)lc * attn_core_flops(&j->model, j->train.micro_batch) /
+                (double)j->par.tp / (double)j->par.cp;
+  return fs_work_chunk_flops(j, chunk, FS_PASS_FWD) - core;
+}
+
 /* Backward = 2 x forward: each matmul's input gradient and weight gradient
  * cost one forward each (Narayanan et al. SC'21, sec. 5.1). */
 double fs_work_model_flops(const fs_job *j) {
@@ -427,6 +434,10 @@ double fs_work_inflight(const fs_job *j, int32_t stage) {
     double chunks = 2 * (p - i - 1) + (v - 1) * p + 1;
     return fmin(chunks, m * v) / v;
   }
+  case FS_PIPE_ZBH1:
+    /* every stage holds p micro-batches' layer inputs until their W
+     * (Qi et al.'s p M_B: stage 0's peak under 1F1B, on every stage) */
+    return fmin(p, m);
   case FS_PIPE_1F1B: break;
   }
   return fmin(p - i, m);

@@ -3,7 +3,8 @@
  * forwards (at most m*v), then one forward one backward, then backwards;
  * the k-th forward runs chunk (k / p) mod v of micro-batch
  * (k / (p v)) p + k mod p, the k-th backward chunk v - 1 - (k / p) mod v of
- * the same micro-batch mapping. O(m v) per device. */
+ * the same micro-batch mapping. ZB-H1 as pipeline.h gives it. O(m v) per
+ * device. */
 #include "fabricsim/pipeline.h"
 
 #include <string.h>
@@ -12,6 +13,7 @@ int fs_pipe_schedule_parse(const char *name, fs_pipe_schedule *out) {
   if (strcmp(name, "1f1b") == 0) *out = FS_PIPE_1F1B;
   else if (strcmp(name, "interleaved") == 0) *out = FS_PIPE_INTERLEAVED;
   else if (strcmp(name, "gpipe") == 0) *out = FS_PIPE_GPIPE;
+  else if (strcmp(name, "zb-h1") == 0) *out = FS_PIPE_ZBH1;
   else return FS_EINVAL;
   return 0;
 }
@@ -21,6 +23,7 @@ const char *fs_pipe_schedule_name(fs_pipe_schedule s) {
     case FS_PIPE_1F1B: return "1f1b";
     case FS_PIPE_INTERLEAVED: return "interleaved";
     case FS_PIPE_GPIPE: return "gpipe";
+    case FS_PIPE_ZBH1: return "zb-h1";
   }
   return "?";
 }
@@ -43,11 +46,15 @@ int fs_pipe_check(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v, fs_err 
   return 0;
 }
 
+int32_t fs_pipe_ops_per_device(fs_pipe_schedule sch, int32_t m, int32_t v) {
+  return (sch == FS_PIPE_ZBH1 ? 3 : 2) * m * v;
+}
+
 static fs_pipe_op interleaved_op(int32_t k, int backward, int32_t p, int32_t v) {
   int32_t group = k / p;
   int32_t chunk = group % v;
   if (backward) chunk = v - 1 - chunk;
-  fs_pipe_op op = {(uint8_t)backward, (k / (p * v)) * p + k % p, chunk};
+  fs_pipe_op op = {.backward = (uint8_t)backward, .mb = (k / (p * v)) * p + k % p, .chunk = chunk};
   return op;
 }
 
@@ -59,8 +66,19 @@ int fs_pipe_order(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v, int32_t
     return fs_err_set(err, FS_EINVAL, "stage %d outside [0, %d)", stage, p);
   int32_t n = 0;
   if (sch == FS_PIPE_GPIPE) {
-    for (int32_t mb = 0; mb < m; mb++) out[n++] = (fs_pipe_op){0, mb, 0};
-    for (int32_t mb = 0; mb < m; mb++) out[n++] = (fs_pipe_op){1, mb, 0};
+    for (int32_t mb = 0; mb < m; mb++) out[n++] = (fs_pipe_op){.backward = 0, .mb = mb};
+    for (int32_t mb = 0; mb < m; mb++) out[n++] = (fs_pipe_op){.backward = 1, .mb = mb};
+    return 0;
+  }
+  if (sch == FS_PIPE_ZBH1) {
+    for (int32_t x = 0; x < m + p - 1; x++) {
+      int32_t b = x - (p - 1 - stage), w = x - (p - 1);
+      if (x < m) out[n++] = (fs_pipe_op){.backward = 0, .mb = x};
+      if (b >= 0 && b < m)
+        out[n++] = (fs_pipe_op){.backward = 1, .part = FS_PIPE_INPUT_GRAD, .mb = b};
+      if (w >= 0 && w < m)
+        out[n++] = (fs_pipe_op){.backward = 1, .part = FS_PIPE_WEIGHT_GRAD, .mb = w};
+    }
     return 0;
   }
   int32_t total = m * v;
@@ -79,7 +97,8 @@ int fs_pipe_order(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v, int32_t
 int32_t fs_pipe_max_in_flight(const fs_pipe_op *ops, int32_t n) {
   int32_t live = 0, most = 0;
   for (int32_t i = 0; i < n; i++) {
-    live += ops[i].backward ? -1 : 1;
+    if (!ops[i].backward) live++;
+    else if (ops[i].part != FS_PIPE_INPUT_GRAD) live--;
     if (live > most) most = live;
   }
   return most;
@@ -87,5 +106,6 @@ int32_t fs_pipe_max_in_flight(const fs_pipe_op *ops, int32_t n) {
 
 double fs_pipe_bubble_fraction(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v) {
   if (sch != FS_PIPE_INTERLEAVED) v = 1;
+  if (sch == FS_PIPE_ZBH1) v = 3; /* the bubble is one op long instead of three */
   return (double)(p - 1) / ((double)v * m + p - 1);
 }

@@ -49,7 +49,7 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   tr->v = (int32_t)job->par.virtual_stages;
   tr->m = (int32_t)fs_work_microbatches(job);
   tr->V = tr->p * tr->v;
-  tr->n_ops = 2 * tr->m * tr->v;
+  tr->n_ops = fs_pipe_ops_per_device(job->par.schedule, tr->m, tr->v);
   for (int k = 0; k < FS_PAR_N; k++) tr->kinds[k].algo = job->par.algo[k];
   int rc = 0;
   if (!job->topo) {
@@ -82,7 +82,8 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
       goto fail;
     for (int32_t i = 0; i < tr->n_ops; i++) {
       const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
-      tr->op_index[idx3(tr, s, o->backward, o->mb, o->chunk)] = i;
+      /* (a W depends on its B only, on the same device: not indexed) */
+      if (o->part != FS_PIPE_WEIGHT_GRAD) tr->op_index[idx3(tr, s, o->backward, o->mb, o->chunk)] = i;
     }
   }
   tr->own_sim = !shared;

@@ -425,17 +425,34 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   return rc;
 }
 
+/* The op after which a micro-batch's weight gradients exist: a whole
+ * backward, or the W of a split one. */
+static int makes_grads(const fs_pipe_op *o) {
+  return o->backward && o->part != FS_PIPE_INPUT_GRAD;
+}
+
+/* Seconds one GPU computes op o of virtual stage vs (compute.h): a split
+ * backward's B is the backward without its weight gradients, its W those. */
+static double op_compute_s(const fs_job *job, int32_t vs, const fs_pipe_op *o) {
+  if (o->part == FS_PIPE_WEIGHT_GRAD) return fs_compute_wgrad_s(job, vs);
+  double s = fs_compute_op_s(job, vs, o->backward);
+  return o->part == FS_PIPE_INPUT_GRAD ? s - fs_compute_wgrad_s(job, vs) : s;
+}
+
 /* overlap_dp: gradients come out during the backward pass, the last layers'
  * first, so (PyTorch DDP, Megatron-LM's overlapped reduction) bucket b of
  * nb is ready (b + 1) / nb of the way through the backward proper of the
- * chunk's last backward op, after its recomputed forward. A zero-cost task
- * per bucket but the last, started with the op's compute (tasks do not
- * contend), lasts until then; the last bucket waits for the op's end. */
-static int dp_bucket_marks(fs_train *tr, int32_t s, int32_t r, int32_t chunk, int32_t vs,
+ * chunk's last backward op (or W), after its recomputed forward. A
+ * zero-cost task per bucket but the last, started with the op's compute
+ * (tasks do not contend), lasts until then; the last bucket waits for the
+ * op's end. */
+static int dp_bucket_marks(fs_train *tr, int32_t s, int32_t r, const fs_pipe_op *o, int32_t vs,
                            int32_t prev, int32_t dev_host, fs_err *err) {
   const fs_job *job = tr->job;
+  int32_t chunk = o->chunk;
   int32_t nb = dp_buckets(tr, dp_chunk_bytes(tr, s)), maxb = dp_max_buckets(tr);
-  double op_s = fs_compute_op_s(job, vs, 1), rec_s = fs_compute_recompute_s(job, vs);
+  double op_s = op_compute_s(job, vs, o);
+  double rec_s = o->part == FS_PIPE_WEIGHT_GRAD ? 0 : fs_compute_recompute_s(job, vs);
   for (int32_t b = 0; b + 1 < nb; b++) {
     int32_t t = add_task(tr, dev_host, rec_s + (op_s - rec_s) * (b + 1) / nb, err);
     if (t < 0) return t;
@@ -463,7 +480,7 @@ static int dp_marks_setup(fs_train *tr, fs_err *err) {
   for (int32_t s = 0; s < p; s++)
     for (int32_t i = 0; i < n; i++) {
       const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
-      if (o->backward) tr->dp_last[(size_t)s * v + o->chunk] = i;
+      if (makes_grads(o)) tr->dp_last[(size_t)s * v + o->chunk] = i;
     }
   return 0;
 }
@@ -555,8 +572,22 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, cons
   int32_t vs = o->chunk * p + s;
   /* compute.h: FLOPs / (peak mfu), or the per-operation roofline; the
    * device's last op (a backward) also runs the optimizer step. */
-  double compute_s =
-      fs_compute_op_s(job, vs, o->backward) + (i == n - 1 ? fs_compute_step_s(job, s) : 0);
+  double compute_s = op_compute_s(job, vs, o) + (i == n - 1 ? fs_compute_step_s(job, s) : 0);
+  op_items *it = &tr->ops[(size_t)dev * n + i];
+  if (o->part == FS_PIPE_WEIGHT_GRAD) {
+    /* W: weight-gradient GEMMs only, no communication, no gathered weights
+     * (dW = x^T dy), its inputs kept from the forward */
+    *it = (op_items){.z3 = -1, .tp = -1, .ep = -1, .z3_from = -1, .tp_from = -1,
+                     .ep_from = -1, .cp = -1, .cp_from = -1};
+    it->compute = it->end = add_task(tr, dev_host, compute_s, err);
+    if (it->compute < 0) return it->compute;
+    if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
+    if (tr->dp_marks && i == tr->dp_last[(size_t)s * v + o->chunk] &&
+        (rc = dp_bucket_marks(tr, s, r, o, vs, prev, dev_host, err)))
+      return rc;
+    *prev_io = it->end;
+    return 0;
+  }
   double tp_s = 0, ep_s = 0;
   if (tr->tp_mode == TP_STAR) tp_s = o->backward ? tr->tp_bwd_s[vs] : tr->tp_fwd_s[vs];
   if (tr->tp_mode == TP_PRIVATE) {
@@ -571,7 +602,6 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, cons
   } else if ((rc = fs__train_ep_seconds(tr, vs, r, o->backward, &ep_s, err))) {
     return rc;
   }
-  op_items *it = &tr->ops[(size_t)dev * n + i];
   /* ZeRO-3: gather the weights first (twice before a backward with
    * recomputation: for the recomputed forward and the backward). */
   it->z3 = it->z3_from = -1;
@@ -593,8 +623,8 @@ static int lower_op(fs_train *tr, int32_t s, int32_t r, int32_t i, int all, cons
   if (it->compute < 0) return it->compute;
   if (prev >= 0 && (rc = fs_sim_add_dep(tr->sim, prev, it->compute, err))) return rc;
   if (tr->n_pg && (rc = param_gather_deps(tr, s, i, it->compute, err))) return rc;
-  if (tr->dp_marks && o->backward && i == tr->dp_last[(size_t)s * v + o->chunk] &&
-      (rc = dp_bucket_marks(tr, s, r, o->chunk, vs, prev, dev_host, err)))
+  if (tr->dp_marks && makes_grads(o) && i == tr->dp_last[(size_t)s * v + o->chunk] &&
+      (rc = dp_bucket_marks(tr, s, r, o, vs, prev, dev_host, err)))
     return rc;
   it->end = it->compute;
   it->tp = it->ep = it->tp_from = it->ep_from = -1;
@@ -767,7 +797,7 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
     if (zero >= 2)
       for (int32_t i = 0; i < n && !rc; i++) {
         const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
-        if (!o->backward) continue;
+        if (!makes_grads(o)) continue;
         for (int32_t r = 0; r < tr->ds; r++) after[r] = tr->ops[(size_t)(s * d + r) * n + i].end;
         /* ZeRO++'s qgZ: the gradients reduce-scattered in int4 */
         rc = dp_collectives(tr, s,
@@ -781,7 +811,7 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
         if (job->par.overlap_dp)
           for (int32_t i = n - 1; i >= 0; i--) {
             const fs_pipe_op *o = &tr->order[(size_t)s * n + i];
-            if (o->backward && o->chunk == c) {
+            if (makes_grads(o) && o->chunk == c) {
               last = i;
               break;
             }

@@ -1245,9 +1245,15 @@ static const bad_case bad_cases[] = {
      "requires it for MoE), got false"},
     {{"parallelism.zero=4"}, "job.json: $.parallelism.zero: must be an integer in [0, 3], got 4"},
     {{"parallelism.zero=2"},
-     "job.json: $.parallelism.zero: ZeRO-2 and -3 keep gradients "
-     "sharded per micro-batch and do not combine with pipeline "
-     "parallelism (pp = 2); use 0 or 1, got 2"},
+     "job.json: $.parallelism.zero: ZeRO-2 keeps gradients sharded per micro-batch and does "
+     "not combine with pipeline parallelism (pp = 2); use 0, 1 or 3 (FSDP beside the "
+     "pipeline), got 2"},
+    {{"parallelism.zero=3", "parallelism.zeropp={\"qwz\": true}"},
+     "job.json: $.parallelism.pp: ZeRO++ gathers the weights before every op, which ZeRO-3 "
+     "beside a pipeline does not; use pp 1 with zeropp, got 2"},
+    {{"parallelism.zero=3", "parallelism.overlap_dp=false", "parallelism.overlap_param_gather=true"},
+     "job.json: $.parallelism.overlap_param_gather: overlaps the distributed optimizer's "
+     "all-gathers: needs zero 1 (or distributed_optimizer) and overlap_dp, got true"},
     {{"parallelism.recompute=1"},
      "job.json: $.parallelism.recompute: must be true or false, "
      "got 1"},

@@ -323,6 +323,14 @@ void fs_work_stage_params(const fs_job *job, int32_t stage, fs_work_shard *out);
  * expert ones (Megatron-Core's data-parallel group "with context
  * parallelism"). expert 0: dense, 1: expert. */
 int64_t fs_work_dp_group(const fs_job *job, int expert);
+/* The ZeRO stage a job's data-parallel traffic, memory and optimizer step
+ * follow: parallelism.zero, except ZeRO-3 with pp > 1, which runs as FSDP
+ * runs beside pipeline parallelism (torchtitan, Llama 3: the weights are
+ * not resharded between micro-batches, so gathered once per iteration and
+ * chunk, before its first forward, and the gradients reduce-scattered once,
+ * after its last backward): stage 1's traffic and memory, its all-gathers
+ * under the next iteration's forwards (overlap_param_gather). */
+int fs_work_zero_stage(const fs_job *job);
 /* ZeRO++'s hpZ: the gradient group's ranks on one server as rank 0 of TP
  * rank 0 and stage 0 sees them (the secondary partition's size; 1: none
  * shares its server). */

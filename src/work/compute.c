@@ -534,7 +534,7 @@ double fs_compute_step_s(const fs_job *j, int32_t stage) {
   fs_work_shard sh;
   fs_work_stage_params(j, stage, &sh);
   double held = (double)sh.dense + (double)sh.expert;
-  double upd = j->par.zero >= 1 ? (double)sh.dense / (double)fs_work_dp_group(j, 0) +
+  double upd = fs_work_zero_stage(j) >= 1 ? (double)sh.dense / (double)fs_work_dp_group(j, 0) +
                                       (double)sh.expert / (double)fs_work_dp_group(j, 1)
                                 : held;
   double D = (double)j->model.dtype_bytes, lowp = j->model.dtype_bytes < 4;

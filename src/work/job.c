@@ -416,11 +416,15 @@ static int check_parallel(const fs_job *j, fs_err *err) {
                       "%s: $.parallelism.sequence_parallel: must be true with tp > 1 and "
                       "ep > 1 (Megatron-Core requires it for MoE), got false",
                       j->file);
-  if (p->zero >= 2 && p->pp > 1)
+  if (p->zero == 2 && p->pp > 1)
     return fail_i(j, err, "$.parallelism.zero", p->zero,
-                  "ZeRO-2 and -3 keep gradients sharded per micro-batch and do not combine "
-                  "with pipeline parallelism (pp = %lld); use 0 or 1",
+                  "ZeRO-2 keeps gradients sharded per micro-batch and does not combine with "
+                  "pipeline parallelism (pp = %lld); use 0, 1 or 3 (FSDP beside the pipeline)",
                   (long long)p->pp);
+  if ((p->zpp_qwz || p->zpp_hpz || p->zpp_qgz) && p->pp > 1)
+    return fail_i(j, err, "$.parallelism.pp", p->pp,
+                  "ZeRO++ gathers the weights before every op, which ZeRO-3 beside a "
+                  "pipeline does not; use pp 1 with zeropp");
   for (int k = 0; k < FS_PAR_N; k++) {
     if (p->algo[k] == FS_ALGO_AUTO) continue;
     char path[64];
@@ -436,7 +440,7 @@ static int check_parallel(const fs_job *j, fs_err *err) {
                       "does not implement %s, which %s needs", fs_coll_op_name(ops[i]), why);
   }
   /* parameter servers among the gradient group's dp x cp ranks */
-  if (p->overlap_param_gather && (p->zero != 1 || !p->overlap_dp))
+  if (p->overlap_param_gather && (fs_work_zero_stage(j) != 1 || !p->overlap_dp))
     return fs_err_set(err, FS_EINVAL,
                       "%s: $.parallelism.overlap_param_gather: overlaps the distributed "
                       "optimizer's all-gathers: needs zero 1 (or distributed_optimizer) and "
@@ -763,7 +767,11 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
     return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
                          "must be \"async\" or \"blocking\"");
   p->blocking_p2p = p2p[0] == 'b';
-  if ((rc = get_bool(c, o, P, "overlap_param_gather", 0, &p->overlap_param_gather))) return rc;
+  /* (ZeRO-3 beside a pipeline gathers each chunk's weights before its
+   * first forward: fs_work_zero_stage) */
+  if ((rc = get_bool(c, o, P, "overlap_param_gather", p->zero == 3 && p->pp > 1 && p->overlap_dp,
+                     &p->overlap_param_gather)))
+    return rc;
   if (p->blocking_p2p && p->schedule == FS_PIPE_INTERLEAVED)
     return fs__json_fail(c, "$.parallelism.p2p", cJSON_GetObjectItemCaseSensitive(o, "p2p"),
                          "blocking sends run with the 1f1b or gpipe schedule (DeepSpeed's "

@@ -226,6 +226,10 @@ int64_t fs_work_dp_group(const fs_job *j, int expert) {
   return (expert ? j->par.dp / j->par.ep : j->par.dp) * j->par.cp;
 }
 
+int fs_work_zero_stage(const fs_job *j) {
+  return j->par.zero == 3 && j->par.pp > 1 ? 1 : j->par.zero;
+}
+
 void fs_work_stage_params(const fs_job *j, int32_t stage, fs_work_shard *out) {
   const fs_model *m = &j->model;
   const int64_t t = j->par.tp;
@@ -456,7 +460,7 @@ void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
   double nd = (double)fs_work_dp_group(j, 0), ne = (double)fs_work_dp_group(j, 1);
   double dense = (double)sh->dense, expert = (double)sh->expert;
   double D = (double)m->dtype_bytes, O = m->dtype_bytes < 4 ? 12 : 8;
-  int z = j->par.zero;
+  int z = fs_work_zero_stage(j);
   out->weight_bytes = D * (z >= 3 ? dense / nd + expert / ne : dense + expert);
   /* hpZ's secondary copy: the weights again, over the server's ranks */
   if (z >= 3 && j->par.zpp_hpz) out->weight_bytes += D * (dense + expert) / (double)fs_work_hpz_group(j);
@@ -577,7 +581,7 @@ static void dp_traffic(const fs_job *j, double grad, int64_t n, int64_t units,
   double f = (double)(n - 1) / (double)n, m = (double)fs_work_microbatches(j);
   double buckets = (double)ceil_div_d(grad, j->par.grad_bucket_bytes);
   double bucket = grad / buckets;
-  switch (j->par.zero) {
+  switch (fs_work_zero_stage(j)) {
   case 0: traffic_add(tr, buckets, bucket, 2 * f); break;
   case 1: traffic_add(tr, 2 * buckets, bucket, f); break;
   case 2:

@@ -137,7 +137,7 @@ int fs__train_z3_seconds(fs_train *tr, int32_t s, int32_t r, int backward, doubl
   const fs_job *job = tr->job;
   *out = 0;
   int32_t N = tr->d * tr->c;
-  if (job->par.zero < 3 || N < 2) return 0;
+  if (fs_work_zero_stage(job) < 3 || N < 2) return 0;
   fs_work_shard sh;
   fs_work_stage_params(job, s, &sh);
   double bytes = (double)(sh.dense + sh.expert) * (double)job->model.dtype_bytes / tr->v;

@@ -469,7 +469,7 @@ static int dp_bucket_marks(fs_train *tr, int32_t s, int32_t r, const fs_pipe_op 
  * simulated. */
 static int dp_marks_setup(fs_train *tr, fs_err *err) {
   const fs_job *job = tr->job;
-  if (tr->dp_marks || !job->par.overlap_dp || job->par.zero > 1 || tr->d * tr->c < 2 ||
+  if (tr->dp_marks || !job->par.overlap_dp || fs_work_zero_stage(job) > 1 || tr->d * tr->c < 2 ||
       tr->fabric_free || tr->opts.free_comm)
     return 0;
   int32_t p = tr->p, v = tr->v, n = tr->n_ops;
@@ -785,7 +785,7 @@ static int dp_traffic(fs_train *tr, fs_err *err) {
   if (!after) return fs_err_set(err, FS_ENOMEM, "out of memory");
   static const fs_coll_op AR[] = {FS_COLL_ALLREDUCE},
                           RS_AG[] = {FS_COLL_REDUCESCATTER, FS_COLL_ALLGATHER};
-  int zero = job->par.zero;
+  int zero = fs_work_zero_stage(job);
   int32_t maxb = dp_max_buckets(tr);
   int32_t *marks = tr->dp_marks ? malloc((size_t)maxb * tr->ds * sizeof(int32_t)) : NULL;
   if (tr->dp_marks && !marks) {
@@ -858,7 +858,7 @@ int fs__train_build_dag(fs_train *tr, fs_err *err) {
           ((rc = fs__train_z3_seconds(tr, s, r, 0, &z3_s[0], err)) ||
            (rc = fs__train_z3_seconds(tr, s, r, 1, &z3_s[1], err))))
         return rc;
-      int z3_flows = all && job->par.zero >= 3 && d * tr->c > 1;
+      int z3_flows = all && fs_work_zero_stage(job) >= 3 && d * tr->c > 1;
       for (int32_t i = 0; i < n; i++)
         if ((rc = lower_op(tr, s, r, i, all, z3_s, z3_flows, &prev, &need_groups, err))) return rc;
     }

@@ -649,3 +649,88 @@ TEST(test_framework_tp_overlap) {
   CHECK(strstr(err.msg, "$.framework.tp_overlap: overlaps sequence parallelism's all-gathers") !=
         NULL);
 }
+
+/* DeepSeek-V3's memory savings (arXiv 2412.19437, secs. 3.2.3 and 3.3.3),
+ * each against the activation terms of fs_work_act_layer_bytes by hand:
+ * recompute_norms drops the two norm outputs (4 s b h), recompute_mla_up
+ * keeps of Q, K and V only the attention output (2 s b a v), and
+ * fp8_activations halves the norm outputs, the latents, the MLP's inner
+ * activations and the experts' dispatched inputs; bf16 moments take the
+ * optimizer from 12 to 8 bytes a parameter. The recomputations cost their
+ * FLOPs: the up-projections' 2 s b (q_lora a (nope + rope) + kv_lora a
+ * (nope + v)) per layer. */
+TEST(test_framework_deepseek_memory_savings) {
+  fs_err err = {0, ""};
+  fs_job *j = NULL;
+  CHECK_OK(parse_dsv3("", "false", &j, &err), &err);
+  if (!j) return;
+  double s = 4096, b = 1, h = 7168, a = 128, sbh = s * b * h;
+  double base_d = fs_work_act_layer_bytes(j, 0, 0), base_e = fs_work_act_layer_bytes(j, 1, 0);
+  j->par.recompute_norms = 1;
+  CHECK_REL(base_d - fs_work_act_layer_bytes(j, 0, 0), 4 * sbh, 1e-12, "B");
+  j->par.recompute_norms = 0, j->par.recompute_mla_up = 1;
+  CHECK_REL(base_e - fs_work_act_layer_bytes(j, 1, 0), 2 * s * b * a * (2 * 192 + 2 * 128 - 128),
+            1e-12, "B");
+  j->par.recompute_mla_up = 0;
+  j->train.fp8_activations = 1;
+  double latents = 2 * s * b * (1536 + 512 + 64);
+  double inner_d = 6 * s * b * 18432, inner_e = 6 * s * b * 2048;
+  CHECK_REL(base_d - fs_work_act_layer_bytes(j, 0, 0), 2 * sbh + latents / 2 + inner_d / 2, 1e-12,
+            "B");
+  CHECK_REL(base_e - fs_work_act_layer_bytes(j, 1, 0),
+            2 * sbh + latents / 2 + 8 * (inner_e / 2 + sbh) + inner_e / 2, 1e-12, "B");
+  j->train.fp8_activations = 0;
+  fs_work_mem m32, m16;
+  fs_work_memory(j, 0, &m32);
+  double step32 = fs_compute_step_s(j, 0);
+  j->train.moment_bytes = 2;
+  fs_work_memory(j, 0, &m16);
+  CHECK_REL(m16.optim_bytes, m32.optim_bytes * 8 / 12, 1e-12, "B");
+  /* ZeRO 0, 2-byte weights: a parameter's step moves 32 + 2 bytes and its
+   * cast 4 + 2; with bf16 moments 24 + 2 and 4 + 2 */
+  CHECK_REL(fs_compute_step_s(j, 0), step32 * 32 / 40, 1e-12, "s");
+  j->train.moment_bytes = 4;
+  /* the up-projections recomputed: their FLOPs, per layer, and their
+   * GEMMs under the roofline */
+  CHECK_REL(fs_work_chunk_flops(j, 0, FS_PASS_RECOMPUTE), 0, 0, "FLOP");
+  j->par.recompute_mla_up = 1;
+  int64_t first, lc = fs_work_chunk_layers(j, 0, &first);
+  CHECK_REL(fs_work_chunk_flops(j, 0, FS_PASS_RECOMPUTE),
+            (double)lc * 2 * s * b * (1536.0 * a * 192 + 512.0 * a * 256), 1e-12, "FLOP");
+  fs_compute_parts r;
+  fs_compute_layer(j, 1, FS_PASS_RECOMPUTE, &r);
+  fs_gemm_time q, kv;
+  fs_compute_gemm(&j->hw, (int64_t)s, 128 * 192, 1536, 1, 2, 2, &q);
+  fs_compute_gemm(&j->hw, (int64_t)s, 128 * 256, 512, 1, 2, 2, &kv);
+  CHECK_REL(r.gemm_s, q.s + kv.s, 1e-12, "s");
+  fs_job_free(j);
+  /* refusals */
+  CHECK_EQ_INT(parse_dsv3(", \"recompute\": true, \"recompute_norms\": true", "false", &j, &err),
+               FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.recompute_norms: full recomputation") != NULL);
+  const char *bad[][2] = {
+      {"\"fp8_activations\": true", "$.training.fp8_activations: keeps activations in FP8"},
+      {"\"optimizer_moments\": \"fp16\"", "$.training.optimizer_moments: must be \"fp32\" or"},
+  };
+  for (int k = 0; k < 2; k++) {
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"model\": {\"layers\": 4, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+             " \"vocab\": 1000}, \"training\": {\"global_batch\": 8, %s},"
+             " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8},"
+             " \"hardware\": {\"gpu_tflops\": 100, \"gpus_per_node\": 8, \"hbm_gib\": 80, \"nvlink_gbps\": 1000},"
+             " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 400}}",
+             bad[k][0]);
+    CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+    CHECK(strstr(err.msg, bad[k][1]) != NULL);
+  }
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "{\"model\": {\"layers\": 4, \"hidden\": 512, \"heads\": 8, \"seq_len\": 256,"
+           " \"vocab\": 1000}, \"training\": {\"global_batch\": 8},"
+           " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"recompute_mla_up\": true},"
+           " \"hardware\": {\"gpu_tflops\": 100, \"gpus_per_node\": 8, \"hbm_gib\": 80, \"nvlink_gbps\": 1000},"
+           " \"topology\": {\"type\": \"star\", \"hosts\": 8, \"gbps\": 400}}");
+  CHECK_EQ_INT(fs_job_parse(text, strlen(text), "job.json", &j, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "$.parallelism.recompute_mla_up: recomputes multi-head latent") != NULL);
+}

@@ -89,6 +89,10 @@ typedef struct fs_training {
                    do (sequence parallelism's all-gathers, Transformer
                    Engine; the MoE dispatch, DeepSeek-V3); reductions and
                    the combine stay in dtype_bytes */
+  int fp8_activations; /* FP8 training: the activations kept for the backward
+                          of the linear layers (and the MLP's inner ones)
+                          cached in FP8 (DeepSeek-V3 sec. 3.3.3) */
+  int moment_bytes;    /* Adam's two moments: 4 (fp32) or 2 (bf16, DeepSeek-V3) */
 } fs_training;
 
 /* The kinds of parallel traffic; index of fs_parallel.algo. CP (context
@@ -112,6 +116,10 @@ typedef struct fs_parallel {
   int sequence_parallel;   /* Korthikanti et al.: split norms/dropout over tp */
   int recompute;           /* full activation recomputation */
   int selective_recompute; /* Korthikanti et al.: recompute only attention's core */
+  int recompute_norms;     /* the norms' outputs recomputed in the backward, not
+                              kept (DeepSeek-V3 sec. 3.2.3) */
+  int recompute_mla_up;    /* MLA: the up-projections' outputs (Q, K, V per head)
+                              recomputed from the latents, not kept (idem) */
   int grad_accum_fusion;   /* weight-gradient GEMMs accumulate into fp32 main
                               gradients (compute.h); 0: a separate add per
                               micro-batch (Megatron-LM 2021) */

@@ -294,12 +294,21 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
   shape_of(j, &sh);
   *out = (fs_compute_parts){0};
   if (pass == FS_PASS_RECOMPUTE && !j->par.recompute) {
-    /* Selective recomputation re-runs the attention core only. */
+    /* Selective recomputation re-runs the attention core only;
+     * recompute_norms the norms (read x, write y), recompute_mla_up MLA's
+     * up-projections from the latents (DeepSeek-V3 sec. 3.2.3). */
     if (j->par.selective_recompute && m->attention != FS_ATTN_FLASH)
       out->attn_s = attn_s(j, &sh, FS_PASS_FWD);
+    if (j->par.recompute_norms)
+      out->mem_s = (m->parallel_block ? 1 : 2) * mem_s(&sh, 2 * sh.D * sh.Tn * (double)sh.h);
+    if (j->par.recompute_mla_up) {
+      int64_t ql = m->q_lora;
+      out->gemm_s = linear_s(&sh, FS_PASS_FWD, sh.T, sh.ah * sh.d, ql ? ql : sh.h) +
+                    linear_s(&sh, FS_PASS_FWD, sh.T, sh.ah * (m->qk_nope + sh.dv), m->kv_lora);
+    }
     out->kernels = sh.kernels;
     out->overhead_s = sh.kernels * sh.hw->kernel_gap_s;
-    out->total_s = out->attn_s + out->overhead_s;
+    out->total_s = out->gemm_s + out->attn_s + out->mem_s + out->overhead_s;
     return;
   }
   const int64_t T = sh.T, h = sh.h, t = sh.t;
@@ -526,8 +535,8 @@ double fs_compute_straggler_factor(const fs_job *j) {
 /* Per parameter updated, Adam with fp32 master weights (Megatron's mixed
  * precision optimizer): read the fp32 gradient twice (its norm for clipping,
  * then the step), read and write the master weight and both moments
- * (4 + 8 + 8 + 8 ... = 32 bytes with the two gradient reads) and write the
- * D-byte copy when D < 4. Per parameter held, when D < 4: cast the fp32
+ * (8 + 8 + 16 = 32 bytes; 24 with bf16 moments, training.optimizer_moments)
+ * and write the D-byte copy when D < 4. Per parameter held, when D < 4: cast the fp32
  * gradient to D bytes before the reduction (read 4, write D). */
 double fs_compute_step_s(const fs_job *j, int32_t stage) {
   if (j->hw.compute == FS_COMPUTE_MFU) return 0;
@@ -538,6 +547,7 @@ double fs_compute_step_s(const fs_job *j, int32_t stage) {
                                       (double)sh.expert / (double)fs_work_dp_group(j, 1)
                                 : held;
   double D = (double)j->model.dtype_bytes, lowp = j->model.dtype_bytes < 4;
-  double bytes = upd * (32 + (lowp ? D : 0)) + (lowp ? held * (4 + D) : 0);
+  double mom = 4 * (double)j->train.moment_bytes; /* both moments read and written */
+  double bytes = upd * (16 + mom + (lowp ? D : 0)) + (lowp ? held * (4 + D) : 0);
   return fs_compute_mem_s(&j->hw, bytes) * fs_compute_straggler_factor(j);
 }

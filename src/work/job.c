@@ -69,6 +69,7 @@ void fs_job_init(fs_job *job, const char *file) {
   job->par.overlap_dp = 1;
   job->par.grad_accum_fusion = 1;
   job->par.grad_bucket_bytes = 25 * MIB; /* PyTorch DDP's bucket_cap_mb */
+  job->train.moment_bytes = 4;
   for (int k = 0; k < FS_PAR_N; k++) job->par.algo[k] = FS_ALGO_AUTO;
   job->model.precision = FS_PREC_BF16;
   job->model.attention = FS_ATTN_UNFUSED;
@@ -349,6 +350,11 @@ static int check_parallel(const fs_job *j, fs_err *err) {
                   (long long)j->hw.gpus_per_node);
   /* Megatron-Core's load-balanced causal split cuts a sequence into 2 cp
    * chunks and gives rank i chunks i and 2 cp - 1 - i. */
+  if (p->recompute_mla_up && m->kv_lora == 0)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: $.parallelism.recompute_mla_up: recomputes multi-head latent "
+                      "attention's up-projections: needs model.mla, got true",
+                      j->file);
   if (p->cp > 1 && m->kv_lora > 0)
     return fail_i(j, err, "$.parallelism.cp", p->cp,
                   "context parallelism with multi-head latent attention (model.mla) is not "
@@ -645,7 +651,8 @@ static int parse_model(const fs__jctx *c, const cJSON *root, fs_model *m) {
 static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, fs_model *m,
                           int *attn_given) {
   static const char *const keys[] = {"global_batch", "micro_batch", "precision", "attention",
-                                     "fp8_comm", NULL};
+                                     "fp8_comm", "fp8_activations", "optimizer_moments",
+                                     NULL};
   const char *P = "$.training";
   const cJSON *o;
   int rc;
@@ -670,6 +677,19 @@ static int parse_training(const fs__jctx *c, const cJSON *root, fs_training *t, 
     return fs__json_fail(c, "$.training.fp8_comm", cJSON_GetObjectItemCaseSensitive(o, "fp8_comm"),
                          "sends activations in FP8: needs FP8 training (precision \"fp8\") "
                          "with 16- or 32-bit activations (model.dtype_bytes >= 2)");
+  if ((rc = get_bool(c, o, P, "fp8_activations", 0, &t->fp8_activations))) return rc;
+  if (t->fp8_activations && (m->precision != FS_PREC_FP8 || m->dtype_bytes < 2))
+    return fs__json_fail(c, "$.training.fp8_activations",
+                         cJSON_GetObjectItemCaseSensitive(o, "fp8_activations"),
+                         "keeps activations in FP8: needs FP8 training (precision \"fp8\") "
+                         "with 16- or 32-bit activations (model.dtype_bytes >= 2)");
+  const char *moments;
+  if ((rc = fs__json_str(c, o, P, "optimizer_moments", 0, "fp32", &moments))) return rc;
+  if (strcmp(moments, "fp32") != 0 && strcmp(moments, "bf16") != 0)
+    return fs__json_fail(c, "$.training.optimizer_moments",
+                         cJSON_GetObjectItemCaseSensitive(o, "optimizer_moments"),
+                         "must be \"fp32\" or \"bf16\"");
+  t->moment_bytes = moments[0] == 'f' ? 4 : 2;
   *attn_given = cJSON_GetObjectItemCaseSensitive(o, "attention") != NULL;
   if (strcmp(attn, "unfused") == 0)
     m->attention = FS_ATTN_UNFUSED;
@@ -722,7 +742,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
                              fs_parallel *p) {
   static const char *const keys[] = {
       "tp", "pp", "dp", "ep", "cp", "schedule", "virtual_stages", "zero",
-      "sequence_parallel", "recompute", "selective_recompute", "distributed_optimizer",
+      "sequence_parallel", "recompute", "selective_recompute", "recompute_norms",
+      "recompute_mla_up", "distributed_optimizer",
       "grad_accum_fusion", "grad_bucket_bytes", "overlap_dp", "algorithms", "ps_servers",
       "zeropp", "first_stage_layers", "last_stage_layers", "p2p", "overlap_param_gather", NULL};
   const char *P = "$.parallelism";
@@ -747,6 +768,8 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
       (rc = get_bool(c, o, P, "sequence_parallel", 0, &p->sequence_parallel)) ||
       (rc = get_bool(c, o, P, "recompute", 0, &p->recompute)) ||
       (rc = get_bool(c, o, P, "selective_recompute", 0, &p->selective_recompute)) ||
+      (rc = get_bool(c, o, P, "recompute_norms", 0, &p->recompute_norms)) ||
+      (rc = get_bool(c, o, P, "recompute_mla_up", 0, &p->recompute_mla_up)) ||
       (rc = get_bool(c, o, P, "distributed_optimizer", 0, &distopt)) ||
       (rc = get_bool(c, o, P, "grad_accum_fusion", fw ? fw->grad_accum_fusion : 1,
                      &p->grad_accum_fusion)) ||
@@ -781,6 +804,14 @@ static int parse_parallelism(const fs__jctx *c, const cJSON *root, const fs_fram
                          cJSON_GetObjectItemCaseSensitive(o, "selective_recompute"),
                          "full recomputation (recompute) already recomputes the attention "
                          "core; set one of the two");
+  if (p->recompute && (p->recompute_norms || p->recompute_mla_up)) {
+    const char *k = p->recompute_norms ? "recompute_norms" : "recompute_mla_up";
+    char path[64];
+    snprintf(path, sizeof(path), "$.parallelism.%s", k);
+    return fs__json_fail(c, path, cJSON_GetObjectItemCaseSensitive(o, k),
+                         "full recomputation (recompute) already recomputes the whole layer; "
+                         "set one of the two");
+  }
   /* Megatron's distributed optimizer shards the optimizer state over the
    * data-parallel ranks, reduce-scatters the gradients and all-gathers the
    * weights: ZeRO stage 1 (docs/model-work.md). */

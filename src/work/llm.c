@@ -304,6 +304,20 @@ static double attn_core_flops(const fs_model *m, int64_t b) {
   return 4 * ss * (double)m->hidden;
 }
 
+/* FLOPs one layer re-runs in the backward for b sequences without full
+ * recomputation: selective recomputation's attention core (Korthikanti et
+ * al. 2022, sec. 5: the 4 b s^2 h of Q K^T and the weighted sum), and
+ * recompute_mla_up's up-projections (DeepSeek-V3 sec. 3.2.3: Q, K and V
+ * from the latents, the output projection left out of mla_split). */
+static double recompute_layer_flops(const fs_job *j, int64_t b) {
+  const fs_model *m = &j->model;
+  double f = j->par.selective_recompute ? attn_core_flops(m, b) : 0;
+  if (j->par.recompute_mla_up)
+    f += 2 * (double)b * (double)m->seq_len *
+         (double)(mla_split(m) - m->heads * m->v_head * m->hidden);
+  return f;
+}
+
 /* Forward FLOPs of layers [first, first + n) for b sequences. */
 static double layers_fwd_flops(const fs_model *m, int64_t first, int64_t n, int64_t b) {
   int64_t moe = fs_work_moe_layers(m, first, n);
@@ -327,11 +341,7 @@ double fs_work_chunk_flops(const fs_job *j, int64_t chunk, fs_work_pass pass) {
   case FS_PASS_FWD: return layers + logits;
   case FS_PASS_RECOMPUTE:
     if (j->par.recompute) return layers;
-    /* Selective (Korthikanti et al. 2022, sec. 5): only the attention
-     * core, the 4 b s^2 h of Q K^T and the weighted sum, is recomputed. */
-    if (j->par.selective_recompute)
-      return (double)lc * attn_core_flops(m, b) / (double)j->par.tp / (double)j->par.cp;
-    return 0;
+    return (double)lc * recompute_layer_flops(j, b) / (double)j->par.tp / (double)j->par.cp;
   case FS_PASS_BWD: return 2 * (layers + logits);
   }
   return 0;
@@ -356,8 +366,8 @@ double fs_work_hw_flops(const fs_job *j) {
   double f = fs_work_model_flops(j);
   if (j->par.recompute)
     f += (double)j->train.global_batch * layers_fwd_flops(&j->model, 0, j->model.layers, 1);
-  else if (j->par.selective_recompute)
-    f += (double)j->train.global_batch * (double)j->model.layers * attn_core_flops(&j->model, 1);
+  else
+    f += (double)j->train.global_batch * (double)j->model.layers * recompute_layer_flops(j, 1);
   return f;
 }
 
@@ -400,8 +410,11 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
   /* With context parallelism a rank keeps s / c tokens: every term, the
    * scores' 5 a s^2 b too (its queries' s / c rows against all s keys). */
   if (recompute) return 2 * sbh / sp / c; /* only the layer's input is kept */
-  double inner = (m->gated ? 6 : 4) * s * b * (double)m->ffn;
-  double inner_e = (m->gated ? 6 : 4) * s * b * (double)fs_work_expert_ffn(m);
+  /* fp8_activations (DeepSeek-V3 sec. 3.3.3): the linear layers' inputs
+   * and the MLP's inner activations kept in FP8, 1 byte instead of 2 */
+  double q = j->train.fp8_activations ? 0.5 : 1;
+  double inner = q * (m->gated ? 6 : 4) * s * b * (double)m->ffn;
+  double inner_e = q * (m->gated ? 6 : 4) * s * b * (double)fs_work_expert_ffn(m);
   /* The scores' softmax output, its dropout mask and output (5 a s^2 b)
    * are not kept under selective recomputation (Korthikanti et al. sec. 5)
    * nor by FlashAttention, which never writes them to HBM. */
@@ -412,19 +425,26 @@ double fs_work_act_layer_bytes(const fs_job *j, int moe, int recompute) {
   if (m->kv_lora > 0) { /* MLA: Q, K (nope + rope), V and the output input
                            (v) per head; the latents, replicated, below */
     double a = (double)m->heads, qk = (double)(m->qk_nope + m->qk_rope), v = (double)m->v_head;
-    attn_split = 2 * s * b * a * (2 * qk + 2 * v);
+    /* recompute_mla_up: Q, K and V recomputed from the latents; only the
+     * output projection's input (the attention output) is kept */
+    attn_split = 2 * s * b * a * (j->par.recompute_mla_up ? v : 2 * qk + 2 * v);
   }
   double split = attn_split +
                  (scores ? 5 * (double)m->heads * s * s * b : 0);
   if (moe) /* routed experts on dispatched copies, shared ones in place */
-    split += (double)m->top_k * (inner_e + 2 * sbh) + (double)m->shared_experts * inner_e;
+    split += (double)m->top_k * (inner_e + q * 2 * sbh) + (double)m->shared_experts * inner_e;
   else
     split += inner;
-  /* a parallel block keeps one norm input and one input to both branches:
-   * 2 + 2 + 1 + 1 = 6 replicated instead of 10 */
-  /* MLA's latents (the up projections' inputs), 2 bytes each, replicated */
-  double latents = m->kv_lora > 0 ? 2 * s * b * (double)(m->q_lora + m->kv_lora + m->qk_rope) : 0;
-  return ((m->parallel_block ? 6 : 10) * sbh / sp + latents + split / t) / c;
+  /* MLA's latents (the up projections' inputs), replicated */
+  double latents =
+      m->kv_lora > 0 ? q * 2 * s * b * (double)(m->q_lora + m->kv_lora + m->qk_rope) : 0;
+  /* Replicated: the norms' inputs (2 + 2), their outputs that the QKV and
+   * MLP linears read (2 + 2: q each; recompute_norms recomputes them) and
+   * two dropout masks (1 + 1); a parallel block keeps one norm input, one
+   * input to both branches and the masks (2 + 2 + 1 + 1). */
+  double norm_out = j->par.recompute_norms ? 0 : q * 2 * (m->parallel_block ? 1 : 2);
+  double kept = (m->parallel_block ? 2 : 4) + norm_out + 2;
+  return (kept * sbh / sp + latents + split / t) / c;
 }
 
 double fs_work_inflight(const fs_job *j, int32_t stage) {
@@ -459,7 +479,9 @@ void fs_work_memory(const fs_job *j, int32_t stage, fs_work_mem *out) {
    * stage 2 also the gradients, stage 3 also the weights. */
   double nd = (double)fs_work_dp_group(j, 0), ne = (double)fs_work_dp_group(j, 1);
   double dense = (double)sh->dense, expert = (double)sh->expert;
-  double D = (double)m->dtype_bytes, O = m->dtype_bytes < 4 ? 12 : 8;
+  /* (a 4-byte master copy below 4-byte weights, and the two moments) */
+  double D = (double)m->dtype_bytes,
+         O = (m->dtype_bytes < 4 ? 4 : 0) + 2 * (double)j->train.moment_bytes;
   int z = fs_work_zero_stage(j);
   out->weight_bytes = D * (z >= 3 ? dense / nd + expert / ne : dense + expert);
   /* hpZ's secondary copy: the weights again, over the server's ranks */

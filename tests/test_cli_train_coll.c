@@ -199,3 +199,26 @@ TEST(test_cli_coll_nccl_tests_sizes) {
   CHECK_EQ_INT(test_run_cli("coll --op allreduce --topo fattree:k=4 --ranks 8 -b 8M -e 1K",
                             "2>&1", out, sizeof(out)), 2);
 }
+
+/* --max-memory: a collective whose flows cannot fit is refused before any
+ * work, naming the estimate and the option; a bad value is a usage error;
+ * 0 lifts the limit. */
+TEST(test_cli_max_memory) {
+  char out[4096];
+  CHECK_EQ_INT(test_run_cli("coll --op alltoall --algo direct --ranks 4096 --topo "
+                            "star:hosts=4096,gbps=100 --size 1M --max-memory 1G",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "alltoall over 4096 ranks with direct lowers 16773120 flows") != NULL);
+  CHECK(strstr(out, "more than the 1.00 GiB this run may use (--max-memory SIZE") != NULL);
+  CHECK_EQ_INT(test_run_cli("--max-memory 12X coll --op allreduce --ranks 4 --topo "
+                            "star:hosts=4,gbps=100 --size 1M",
+                            "2>&1", out, sizeof(out)),
+               2);
+  CHECK(strstr(out, "--max-memory: must be a size") != NULL);
+  CHECK_EQ_INT(test_run_cli("coll --op alltoall --algo direct --ranks 64 --topo "
+                            "star:hosts=64,gbps=100 --size 1M --max-memory=0",
+                            "2>/dev/null", out, sizeof(out)),
+               0);
+  CHECK(strstr(out, "1048576") != NULL);
+}

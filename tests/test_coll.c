@@ -368,3 +368,46 @@ TEST(test_coll_step_latency) {
   prm.step_latency_s = -1;
   CHECK_EQ_INT(fs_coll_params_check(&prm, 8, &err), FS_EINVAL);
 }
+
+/* fs_coll_flows_estimate (what `coll` refuses up front on) is the count
+ * fs_coll_lower adds, for every algorithm and op it estimates, over ranks
+ * 2..17 with chunks and channels varied; 0 where it does not estimate. */
+TEST(test_coll_flows_estimate_is_exact) {
+  fs_topo *t = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_topo_star(17, 100, 500, &t, &err), &err);
+  if (!t) return;
+  int32_t hosts[17];
+  for (int32_t r = 0; r < 17; r++) hosts[r] = r;
+  static const fs_coll_algo algos[] = {FS_ALGO_RING, FS_ALGO_DIRECT, FS_ALGO_PAIRWISE,
+                                       FS_ALGO_BRUCK, FS_ALGO_TREE};
+  static const fs_coll_op ops[] = {FS_COLL_ALLREDUCE, FS_COLL_ALLGATHER, FS_COLL_REDUCESCATTER,
+                                   FS_COLL_ALLTOALL};
+  int checked = 0;
+  for (int32_t p = 2; p <= 17; p += 3)
+    for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++)
+      for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+        fs_coll_params prm;
+        fs_coll_params_init(&prm);
+        prm.algo = algos[a], prm.op = ops[o], prm.bytes = 1 << 20;
+        prm.chunks = 1 + p % 3, prm.channels = 1 + p % 2;
+        fs_err ignore = {0, ""};
+        if (!fs_coll_supports(prm.algo, prm.op) || fs_coll_params_check(&prm, p, &ignore))
+          continue;
+        fs_coll_group g = {p, hosts};
+        fs_coll_result res;
+        CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &res, &err), &err);
+        int64_t est = fs_coll_flows_estimate(&prm, p);
+        if (est == 0) {
+          CHECK(prm.algo == FS_ALGO_TREE);
+          continue;
+        }
+        if (est != res.flows)
+          test_fail(__FILE__, __LINE__, "%s %s p=%d: estimate %lld, lowered %lld",
+                    fs_coll_algo_name(prm.algo), fs_coll_op_name(prm.op), p, (long long)est,
+                    (long long)res.flows);
+        checked++;
+      }
+  CHECK(checked > 20);
+  fs_topo_free(t);
+}

@@ -314,6 +314,13 @@ double fs_coll_model_time(const fs_coll_params *prm, int32_t p,
 
 /* The chunk count the algorithm uses when prm->chunks is 0. */
 int32_t fs_coll_default_chunks(const fs_coll_params *prm, int32_t p);
+/* The flows fs_coll_lower adds for prm over p ranks, known before lowering
+ * for the algorithms whose count grows fastest: ring all-reduce (2 (p-1) p
+ * K C), all-gather and reduce-scatter ((p-1) p K C) with K channels as
+ * given (else 1: a node-aware ring may use more), direct and pairwise
+ * all-to-all and all-gather (p (p-1)), Bruck (p ceil(lg p)); 0 for the
+ * rest (not estimated). For refusing, up front, a run that cannot fit. */
+int64_t fs_coll_flows_estimate(const fs_coll_params *prm, int32_t p);
 
 /* nccl-tests bus bandwidth factor: all-reduce 2(p-1)/p; all-gather,
  * reduce-scatter, all-to-all (p-1)/p; broadcast, reduce, send/recv 1. */

@@ -39,6 +39,13 @@ void fs__cli_progress_hook(void *ctx, const fs_sim_progress *sp);
 void fs__cli_progress_end(fs__cli_progress *p);
 double fs__cli_progress_elapsed(const fs__cli_progress *p); /* seconds since start */
 
+/* The memory a run may use (memory.c): strips --max-memory SIZE (anywhere
+ * in argv) and sets the limit, 75 % of the machine's physical memory by
+ * default. 0, or 2 after a message. */
+int fs__cli_memory_setup(int *argc, char **argv);
+double fs__cli_memory_limit(void); /* bytes; 0: none */
+int fs__cli_memory_given(void);    /* 1 if --max-memory was given */
+
 /* Option values (args.c): the whole string must be a number in [lo, hi]
  * (doubles also finite). 0, or -1 with *out untouched. */
 int fs__cli_parse_long(const char *s, long lo, long hi, long *out);

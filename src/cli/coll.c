@@ -232,6 +232,26 @@ typedef struct coll_run {
   size_t n_rows;
 } coll_run;
 
+/* Refuses, before building, a collective whose flows cannot fit in the
+ * memory the run may use (--max-memory): its flow count
+ * (fs_coll_flows_estimate) at FLOW_BYTES each, the engine's cost of a
+ * flow measured on a 1,024-rank ring all-reduce (docs/performance.md). */
+#define FLOW_BYTES 320.0
+static int fits(const fs_coll_params *q, int32_t ranks, fs_err *err) {
+  double lim = fs__cli_memory_limit(), GiB = 1024.0 * 1024 * 1024;
+  int64_t flows = fs_coll_flows_estimate(q, ranks);
+  if (!(lim > 0) || (double)flows * FLOW_BYTES <= lim) return 0;
+  return fs_err_set(err, FS_EINVAL,
+                    "%s over %d ranks with %s lowers %lld flows, about %.1f GiB at %.0f B a "
+                    "flow: more than the %.2f GiB this run may use (--max-memory SIZE; fewer "
+                    "ranks%s)",
+                    fs_coll_op_name(q->op), ranks, fs_coll_algo_name(q->algo), (long long)flows,
+                    (double)flows * FLOW_BYTES / GiB, FLOW_BYTES, lim / GiB,
+                    q->op == FS_COLL_ALLTOALL || q->op == FS_COLL_ALLGATHER
+                        ? ", or --algo bruck: p lg p flows"
+                        : "");
+}
+
 /* Simulates every size of z and prints its row on out (the header with
  * the first): 0, or an FS_E* code with err set (rows printed so far
  * stay). */
@@ -250,6 +270,7 @@ static int run_sizes(coll_run *r, const sizes *z, FILE *out, fs_err *err) {
         (rc = fs_coll_tuner_choose2(r->tuner, &q, &r->g, &q.algo, &proto, &cached, err)))
       break;
     if (tune == FS_TUNE_NCCL) cached = 0; /* only the group's shape was cached */
+    if ((rc = fits(&q, ranks, err))) break;
     fs_coll_result res;
     if ((rc = fs_coll_run2(r->t, r->mode, r->seed, &r->tp, &q, &r->g, &res, err))) break;
     /* the header comes with the first row, so a failing run prints only its error */

@@ -38,14 +38,17 @@ static const fs__sub commands[] = {
     {NULL, NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: fabricsim COMMAND [ARGS]\n\ncommands:\n");
+  fprintf(f, "usage: fabricsim COMMAND [ARGS] [--max-memory SIZE]\n\ncommands:\n");
   fs__subs_help(commands, f);
   fprintf(f, "  version               print the version\n"
              "  help [COMMAND [SUB]]  this list, or the help of a command\n"
              "\n"
              "SPEC is a JSON file or an inline form, e.g. fattree:k=8,gbps=100\n"
              "Run 'fabricsim COMMAND --help' (or 'fabricsim help COMMAND') for the options\n"
-             "of a command.\n");
+             "of a command.\n"
+             "--max-memory SIZE (any command): the memory a run may use (suffixes K M G;\n"
+             "0: no limit); past it the run is refused with exit 2. Default: 75%% of this\n"
+             "machine's physical memory.\n");
 }
 
 /* An interrupt or a kill removes the temporary files of the outputs not
@@ -100,6 +103,7 @@ static int help(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   install_cleanup();
+  if (fs__cli_memory_setup(&argc, argv)) return 2;
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -9,6 +9,15 @@
 #include "cli.h"
 
 int fs__cli_fail(const fs_err *err) {
+  double lim = fs__cli_memory_limit();
+  if (err->code == FS_ENOMEM && lim > 0) {
+    fprintf(stderr,
+            "fabricsim: %s: the run needs more than the %.2f GiB of memory it may use "
+            "(--max-memory SIZE; %s)\n",
+            err->msg[0] ? err->msg : fs_strerror(err->code), lim / (1024.0 * 1024 * 1024),
+            fs__cli_memory_given() ? "as given" : "75% of this machine's by default");
+    return 2;
+  }
   fprintf(stderr, "fabricsim: %s\n", err->msg[0] ? err->msg : fs_strerror(err->code));
   return fs_err_is_input(err->code) || err->code == FS_EIO ? 2 : 1;
 }

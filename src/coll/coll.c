@@ -151,6 +151,27 @@ static int32_t resolve_chunks(const fs_coll_params *prm, int32_t p) {
   return prm->chunks > 0 ? prm->chunks : fs_coll_default_chunks(prm, p);
 }
 
+int64_t fs_coll_flows_estimate(const fs_coll_params *prm, int32_t p) {
+  int64_t P = p, C = resolve_chunks(prm, p), K = prm->channels > 0 ? prm->channels : 1;
+  if (p < 2) return 0;
+  switch (prm->algo) {
+    case FS_ALGO_RING:
+      if (prm->op == FS_COLL_ALLREDUCE) return 2 * (P - 1) * P * K * C;
+      if (prm->op == FS_COLL_ALLGATHER || prm->op == FS_COLL_REDUCESCATTER)
+        return (P - 1) * P * K * C;
+      return 0;
+    case FS_ALGO_DIRECT:
+    case FS_ALGO_PAIRWISE:
+      return prm->op == FS_COLL_ALLTOALL || prm->op == FS_COLL_ALLGATHER ? P * (P - 1) : 0;
+    case FS_ALGO_BRUCK: {
+      int64_t r = 0;
+      while (((int64_t)1 << r) < P) r++;
+      return prm->op == FS_COLL_ALLTOALL || prm->op == FS_COLL_ALLGATHER ? P * r : 0;
+    }
+    default: return 0;
+  }
+}
+
 double fs_coll_model_time(const fs_coll_params *prm, int32_t p, const fs_coll_cost *cost) {
   const fs__coll_algo_impl *im = impl_of(prm->algo);
   if (!im || !(im->ops & FS__OP(prm->op))) return NAN;

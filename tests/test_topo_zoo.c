@@ -736,3 +736,43 @@ TEST(test_topo_zoo_railonly_scaleup_first) {
   fs_router_free(r);
   fs_topo_free(t);
 }
+
+/* The direct networks' closed-form hop statistics (metrics.c direct_hops)
+ * against the BFS oracle: every torus of 1 to 3 dimensions of sizes 2-6,
+ * rings and full meshes. */
+TEST(test_topo_zoo_direct_hops_closed_form) {
+  char s[256];
+  int checked = 0;
+  for (int a = 2; a <= 6; a++)
+    for (int b = 1; b <= 6; b++)
+      for (int c = 1; c <= 6; c += 5) {
+        if (b == 1 && c > 1) continue;
+        if (b == 1) snprintf(s, sizeof(s), "torus:dims=%d", a);
+        else if (c == 1) snprintf(s, sizeof(s), "torus:dims=%dx%d", a, b);
+        else snprintf(s, sizeof(s), "torus:dims=%dx%dx%d", a, b, c);
+        if (b == 1 && strcmp(s, "torus:dims=2") == 0) continue; /* (a 2-torus is 2 chips) */
+        fs_topo *t = oracle_spec(s);
+        if (!t) continue;
+        fs_topo_stats st = oracle_stats_of(t);
+        int dia;
+        double avg;
+        oracle_hops(t, 0, &dia, &avg);
+        CHECK_EQ_CTX(st.diameter_hops, dia, s);
+        CHECK_REL(st.avg_hops, avg, 1e-12, s);
+        checked++;
+        fs_topo_free(t);
+      }
+  static const char *const more[] = {"ring:n=7", "ring:n=2", "fullmesh:n=5", "fullmesh:n=2"};
+  for (size_t i = 0; i < 4; i++) {
+    fs_topo *t = oracle_spec(more[i]);
+    if (!t) continue;
+    fs_topo_stats st = oracle_stats_of(t);
+    int dia;
+    double avg;
+    oracle_hops(t, 0, &dia, &avg);
+    CHECK_EQ_CTX(st.diameter_hops, dia, more[i]);
+    CHECK_REL(st.avg_hops, avg, 1e-12, more[i]);
+    fs_topo_free(t);
+  }
+  CHECK(checked > 30);
+}

@@ -25,8 +25,8 @@
 
 #define MIB (1024.0 * 1024.0)
 
-enum { TOPO_FATTREE, TOPO_LEAFSPINE };
-enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN, PAT_STAGGERED };
+enum { TOPO_FATTREE, TOPO_LEAFSPINE, TOPO_STAR, TOPO_RING };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN, PAT_STAGGERED, PAT_COLL_RUN };
 
 typedef struct bench_case {
   const char *name;
@@ -120,6 +120,12 @@ static const bench_case cases[] = {
     {.name = "C4", .what = "direct all-to-all 256 MiB, 256 ranks, fat-tree k=16",
      .topo = TOPO_FATTREE, .k = 16, .pattern = PAT_COLL, .rounds = 1, .bytes = 256 * MIB,
      .goal_s = 1.0, .op = FS_COLL_ALLTOALL, .algo = FS_ALGO_DIRECT, .ranks = 256},
+    {.name = "C5", .what = "`coll` ring all-reduce 1 GiB, 1024 ranks, star (fs_coll_run: rank rotation)",
+     .topo = TOPO_STAR, .pattern = PAT_COLL_RUN, .bytes = 1024 * MIB, .goal_s = 0.1,
+     .goal_mib = 64, .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_RING, .ranks = 1024},
+    {.name = "C6", .what = "`coll` ring all-reduce 1 MiB, 1024 ranks, ring topology (rank rotation)",
+     .topo = TOPO_RING, .pattern = PAT_COLL_RUN, .bytes = MIB, .goal_s = 0.1, .goal_mib = 64,
+     .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_RING, .ranks = 1024},
     {.name = "T1", .what = "train GPT-3 175B, 1024 GPUs (tp 8, pp 8 interleaved, dp 16), rail-optimized with NVLink, spray, all traffic",
      .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 2.0, .goal_mib = 512,
      .job = "examples/gpt3-175b-railopt.json"},
@@ -403,10 +409,50 @@ static int run_train(const bench_case *c, bench_result *res) {
   return rc ? 1 : 0;
 }
 
+/* A collective as `fabricsim coll` runs it (fs_coll_run: with the rank
+ * rotation where it applies), ranks on hosts 0..ranks-1 of a star or ring
+ * of that many hosts at 100 Gb/s, 1 us a link. */
+static int run_coll(const bench_case *c, bench_result *res) {
+  fs_err err = {0};
+  fs_topo *t = NULL;
+  memset(res, 0, sizeof(*res));
+  double t0 = now_s();
+  int rc = c->topo == TOPO_STAR ? fs_topo_star(c->ranks, 100, 1000, &t, &err)
+                                : fs_topo_ring(c->ranks, 100, 100, 1000, &t, &err);
+  double t1 = now_s();
+  int32_t *hosts = malloc((size_t)c->ranks * sizeof(int32_t));
+  fs_coll_result r;
+  if (!rc && !hosts) rc = fs_err_set(&err, FS_ENOMEM, "out of memory");
+  if (!rc) {
+    for (int32_t i = 0; i < c->ranks; i++) hosts[i] = i;
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.op = c->op, prm.algo = c->algo, prm.bytes = c->bytes;
+    fs_coll_group g = {c->ranks, hosts};
+    rc = fs_coll_run(t, FS_ROUTE_ECMP, 1, &prm, &g, &r, &err);
+  }
+  double t2 = now_s();
+  if (rc) {
+    fail(c->name, "coll", &err);
+  } else {
+    res->hosts = t->n_hosts;
+    res->flows = r.flows;
+    res->topo_s = t1 - t0;
+    res->run_s = t2 - t1;
+    res->ctr.events = r.events;
+    res->makespan_s = r.time_s;
+    res->rss_mib = peak_rss_mib();
+  }
+  free(hosts);
+  fs_topo_free(t);
+  return rc ? 1 : 0;
+}
+
 static int run_flows(const bench_case *c, fs_transport_kind kind, bench_result *res);
 
 static int run_case(const bench_case *c, bench_result *res) {
   if (c->pattern == PAT_TRAIN) return run_train(c, res);
+  if (c->pattern == PAT_COLL_RUN) return run_coll(c, res);
   if (c->transport == FS_TRANSPORT_FLUID) return run_flows(c, FS_TRANSPORT_FLUID, res);
   bench_result base;
   if (run_flows(c, FS_TRANSPORT_FLUID, &base)) return 1;

@@ -411,3 +411,52 @@ TEST(test_coll_flows_estimate_is_exact) {
   CHECK(checked > 20);
   fs_topo_free(t);
 }
+
+/* Rank rotation (coll.c run_rotated): a ring over a star, a ring topology
+ * or a star with hosts outside the group simulates rank 0's flows only and
+ * gives the full lowering's time (coll_run_on: every flow) to 1e-12, with
+ * the full flow count, for all-reduce, all-gather and reduce-scatter,
+ * chunks, channels, a reduction cost and a shuffled host order; a torus
+ * line order that is no automorphism, and ECMP over a fat-tree, fall back
+ * to the full simulation (the same time by construction). */
+TEST(test_coll_rotation_is_exact) {
+  fs_err err = {0, ""};
+  static const fs_coll_op ops[] = {FS_COLL_ALLREDUCE, FS_COLL_ALLGATHER, FS_COLL_REDUCESCATTER};
+  /* (on the 13-ring only all 13 hosts rotate onto themselves) */
+  const char *topos[] = {"star:hosts=24,gbps=100,latency_ns=700", "ring:n=13,gbps=50",
+                         "torus:dims=4x4,gbps=100", "fattree:k=4,gbps=100"};
+  int checked = 0;
+  for (int ti = 0; ti < 4; ti++) {
+    fs_topo *t = NULL;
+    CHECK_OK(fs_topo_from_spec(topos[ti], &t, &err), &err);
+    if (!t) continue;
+    for (int32_t p = 3; p <= (t->n_hosts < 13 ? t->n_hosts : 13); p += 5)
+      for (size_t o = 0; o < 3; o++)
+        for (int variant = 0; variant < 3; variant++) {
+          int32_t hosts[24];
+          for (int32_t r = 0; r < p; r++)
+            hosts[r] = variant == 2 && ti == 0 ? (r * 7 + 3) % t->n_hosts : r;
+          fs_coll_params prm;
+          fs_coll_params_init(&prm);
+          prm.algo = FS_ALGO_RING, prm.op = ops[o], prm.bytes = 3e6 + p;
+          prm.chunks = variant == 1 ? 3 : 0, prm.channels = variant == 1 ? 2 : 0;
+          prm.gamma_s_per_byte = variant == 2 ? 1e-11 : 0;
+          fs_coll_group g = {p, hosts};
+          fs_coll_result fast;
+          coll_run full;
+          memset(&full, 0, sizeof(full));
+          CHECK_OK(fs_coll_run(t, FS_ROUTE_SHORTEST, 1, &prm, &g, &fast, &err), &err);
+          CHECK_OK(coll_run_on(t, NULL, &prm, hosts, p, &full, &err), &err);
+          CHECK_REL(fast.time_s, full.time_s, 1e-12, topos[ti]);
+          CHECK_EQ_INT(fast.flows, full.flows);
+          /* the star (any host order) and the whole ring simulate 1 / p of
+           * the flows: fewer events than flows (a full run has more) */
+          int symmetric = ti == 0 || (ti == 1 && p == t->n_hosts);
+          if (symmetric && p >= 8) CHECK(fast.events < (uint64_t)fast.flows);
+          else if (ti >= 2) CHECK(fast.events >= (uint64_t)fast.flows);
+          checked++;
+        }
+    fs_topo_free(t);
+  }
+  CHECK(checked > 40);
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../base/base.h"
+#include "fabricsim/symm.h"
 #include "internal.h"
 
 static const fs__coll_algo_impl *const registry[] = {
@@ -470,11 +471,30 @@ int fs_coll_lower(const fs_coll_params *prm, const fs_coll_group *g, fs_coll_low
   return fs__coll_lower_impl(impl_of(prm->algo), prm, g, l, err);
 }
 
+static int lower(const fs__coll_algo_impl *im, const fs_coll_params *prm, const fs_coll_group *g,
+                 fs_coll_lowering *l, int rotated, fs_err *err);
+
 int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
                         const fs_coll_group *g, fs_coll_lowering *l, fs_err *err) {
+  return lower(im, prm, g, l, 0, err);
+}
+
+int fs__coll_lower_rotated(const fs_coll_params *prm, const fs_coll_group *g,
+                           fs_coll_lowering *l, fs_err *err) {
+  int ring_op = prm->op == FS_COLL_ALLREDUCE || prm->op == FS_COLL_ALLGATHER ||
+                prm->op == FS_COLL_REDUCESCATTER;
+  if (prm->algo != FS_ALGO_RING || !ring_op || l->track)
+    return fs_err_set(err, FS_EINVAL, "no rotation quotient for %s %s",
+                      fs_coll_algo_name(prm->algo), fs_coll_op_name(prm->op));
+  return lower(&fs__coll_ring, prm, g, l, 1, err);
+}
+
+static int lower(const fs__coll_algo_impl *im, const fs_coll_params *prm, const fs_coll_group *g,
+                 fs_coll_lowering *l, int rotated, fs_err *err) {
   int rc = 0;
   fs__cb cb;
   memset(&cb, 0, sizeof(cb));
+  cb.rotated = rotated;
   cb.prm = prm;
   cb.g = g;
   cb.l = l;
@@ -532,9 +552,89 @@ void fs_coll_lowering_init(fs_coll_lowering *l, fs_sim *sim, fs_router *router,
 }
 
 /* ---- running alone ---- */
+/* ---- rank rotation (docs/model-symm.md) -------------------------------------
+ * A ring all-reduce, all-gather or reduce-scatter over the ranks' own order
+ * is invariant under r -> r + 1: every rank's messages are the images of
+ * rank 0's, with the same dependencies. When that rotation of the ranks'
+ * hosts extends to an automorphism of the topology (fs_symm_new verifies
+ * it: a star, a ring, a torus line, ...) and the routes of (h_r, h_{r+1})
+ * are its images (fs_symm_check_routes: not per-flow ECMP hashing over
+ * several paths), only rank 0's flows are simulated, each standing for its
+ * p images on quotient routes: the same max-min rates and times (symm.h),
+ * p times fewer flows. Fluid transport only (the proof is for max-min),
+ * and a per-step latency only where every hop pays it. */
+typedef struct rot_ctx {
+  const fs_symm *symm;
+  int64_t orbit;
+} rot_ctx;
+
+static int rot_route(void *ctx, const fs_route *in, fs_route *out, fs_err *err) {
+  const rot_ctx *c = ctx;
+  return fs_symm_quotient_route(c->symm, in, c->orbit, out, err);
+}
+
+/* 1 with *out filled, 0 when the rotation does not apply (nothing done),
+ * or a negative code with err set. */
+static int run_rotated(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
+                       const fs_transport *tp, const fs_coll_params *prm,
+                       const fs_coll_group *g, fs_coll_result *out, fs_err *err) {
+  int32_t p = g->p;
+  int ring_op = prm->op == FS_COLL_ALLREDUCE || prm->op == FS_COLL_ALLGATHER ||
+                prm->op == FS_COLL_REDUCESCATTER;
+  if (prm->algo != FS_ALGO_RING || !ring_op || p < 3 || (tp && tp->kind != FS_TRANSPORT_FLUID) ||
+      (t->gpus_per_node > 1 && prm->step_latency_s > 0) || fs_coll_ring_server_size(t, g) != 0)
+    return 0;
+  int32_t *perm = fs__malloc((size_t)t->n_hosts, sizeof(int32_t));
+  if (!perm) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t h = 0; h < t->n_hosts; h++) perm[h] = h;
+  for (int32_t r = 0; r < p; r++) perm[g->hosts[r]] = g->hosts[(r + 1) % p];
+  fs_symm *symm = NULL;
+  fs_route_cache *plain = NULL, *rot = NULL;
+  fs_sim *sim = NULL;
+  fs_err why = {0, ""};
+  const int32_t *gens[1] = {perm};
+  int32_t pair[2] = {g->hosts[0], g->hosts[1]};
+  int rc = fs_symm_new(t, gens, 1, &symm, &why);
+  if (rc == FS_ENOMEM) rc = fs_err_set(err, rc, "%s", why.msg);
+  else if (rc) rc = 1; /* no automorphism: not applicable */
+  if (!rc) rc = fs_route_cache_new(router, mode, seed, 0, &plain, err);
+  if (!rc && fs_symm_check_routes(symm, pair, 1, fs_symm_route_cache_fn, plain,
+                                  fs_route_mode_name(mode), &why))
+    rc = 1; /* routes not equivariant */
+  rot_ctx ctx = {symm, p};
+  if (!rc) rc = fs_route_cache_new(router, mode, seed, 0, &rot, err);
+  if (!rc) {
+    fs_route_cache_set_transform(rot, rot_route, &ctx);
+    rc = fs_sim_new(t, &sim, err);
+  }
+  if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
+  fs_coll_lowering l;
+  if (!rc) {
+    fs_coll_lowering_init(&l, sim, router, mode, seed);
+    l.routes = rot;
+    rc = fs__coll_lower_rotated(prm, g, &l, err);
+  }
+  if (!rc) rc = fs_sim_run(sim, NULL, err);
+  if (!rc) {
+    out->algo = prm->algo;
+    out->chunks = resolve_chunks(prm, p);
+    out->time_s = fs_sim_finish_s(sim, l.done);
+    out->flows = fs_coll_flows_estimate(prm, p); /* those it stands for */
+    out->events = fs_sim_get_counters(sim).events;
+  }
+  fs_sim_free(sim);
+  fs_route_cache_free(rot);
+  fs_route_cache_free(plain);
+  fs_symm_free(symm);
+  free(perm);
+  return rc == 1 ? 0 : rc < 0 ? rc : 1;
+}
+
 static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
                    const fs_transport *tp, const fs_coll_params *prm, const fs_coll_group *g,
                    fs_coll_result *out, fs_err *err) {
+  int done = run_rotated(t, router, mode, seed, tp, prm, g, out, err);
+  if (done) return done < 0 ? done : 0;
   fs_sim *sim = NULL;
   int rc = fs_sim_new(t, &sim, err);
   if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);

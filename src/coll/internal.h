@@ -32,6 +32,10 @@ typedef struct fs__cb {
   /* One route per (src, dst) pair: a rank keeps one connection per peer
    * (NCCL: a queue pair per peer), so its messages hash alike under ECMP. */
   fs_route_cache *routes;
+  /* Rank rotation quotient (fs__coll_lower_rotated): only rank 0's
+   * messages are lowered, every other rank's being their images under
+   * r -> r + 1; the routes (the caller's cache) are quotient routes. */
+  int rotated;
 } fs__cb;
 
 /* What a message produced: the flow, and the item after which the data is
@@ -115,6 +119,11 @@ int fs__coll_double_tree(int32_t p, int32_t *parent_a, int32_t *parent_b, int32_
  * broken ones to show the data tracker catches them). */
 int fs__coll_lower_impl(const fs__coll_algo_impl *im, const fs_coll_params *prm,
                         const fs_coll_group *g, fs_coll_lowering *l, fs_err *err);
+/* The same, rank 0's messages only (fs__cb.rotated), for an algorithm
+ * whose lowering supports it (a ring's all-reduce, all-gather and
+ * reduce-scatter over the ranks' own order): FS_EINVAL for any other. */
+int fs__coll_lower_rotated(const fs_coll_params *prm, const fs_coll_group *g,
+                           fs_coll_lowering *l, fs_err *err);
 
 /* The registry: one entry per algorithm file. */
 extern const fs__coll_algo_impl fs__coll_ring;

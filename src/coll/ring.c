@@ -51,7 +51,10 @@ static int ring_step(fs__cb *cb, ring_state *st, int32_t t, int reduce, int rs_s
   int32_t p = cb->p, K = cb->channels, C = cb->chunks;
   size_t n = (size_t)p * K * C;
   for (size_t i = 0; i < n; i++) st->ready_next[i] = -1;
-  for (int32_t r = 0; r < p; r++) {
+  /* Rotated (fs__cb.rotated, the ranks' own order): rank 0 alone, whose
+   * next message waits for what rank p - 1 sends it now, the image of its
+   * own message under r -> r - 1, so for its own message's item. */
+  for (int32_t r = 0; r < (cb->rotated ? 1 : p); r++) {
     for (int32_t k = 0; k < K; k++) {
       const int32_t *ord = st->ord + (size_t)k * p;
       int32_t at = st->pos[(size_t)k * p + r];
@@ -65,7 +68,7 @@ static int ring_step(fs__cb *cb, ring_state *st, int32_t t, int reduce, int rs_s
         int rc = fs__cb_send(cb, r, to, &unit, 1, reduce, &st->ready[i], 1, ls, 1, &m);
         if (rc) return rc;
         *ls = m.flow;
-        st->ready_next[((size_t)to * K + k) * C + c] = m.ready;
+        st->ready_next[((size_t)(cb->rotated ? r : to) * K + k) * C + c] = m.ready;
       }
     }
   }
@@ -171,6 +174,8 @@ static int ring_lower(fs__cb *cb) {
   if (prm->op == FS_COLL_REDUCE) return chain(cb, prm->root + 1, 1);
   int32_t G = fs_coll_ring_server_size(cb->t, cb->g);
   if (G < 0) return fs_err_set(cb->err, G, "out of memory lowering ring");
+  if (cb->rotated && G > 1)
+    return fs_err_set(cb->err, FS_EINVAL, "a node-aware ring has no rank rotation");
   /* The builder resolved channels 0 to 1; a node-aware ring's default is
    * one channel per GPU of a server, so that every NIC carries one. */
   cb->channels = fs_coll_ring_channels(prm, G);

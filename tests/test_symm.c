@@ -683,3 +683,57 @@ TEST(test_symm_large_railopt) {
   free_perms(p, 2);
   fs_topo_free(t);
 }
+
+/* Spray routes are equivariant under every verified automorphism, which is
+ * why the training symmetry no longer checks them (train_symm.c): a link's
+ * weight is (shortest paths src -> its tail) x (its head -> dst) / (all of
+ * them), its latency the longest path's, all preserved by a bijection of
+ * nodes and links that keeps capacities and latencies. Checked over every
+ * host pair of railopt, leaf-spine and fat-tree fabrics with and without
+ * servers, under the rotations and shifts fs_symm_new accepts. */
+TEST(test_symm_spray_always_equivariant) {
+  fs_err err = {0, ""};
+  int checked = 0;
+  for (int f = 0; f < 4; f++) {
+    fs_topo *t = NULL;
+    int32_t G = f == 1 || f == 3 ? 4 : 1;
+    fs_server_params sv = fs_server_defaults(G);
+    if (f < 2) {
+      fs_railopt_params rp = {8, 2, 4, 2, 0, 400, 400, 500};
+      CHECK_OK(fs_topo_railopt(&rp, &sv, &t, &err), &err);
+    } else if (f == 2) {
+      CHECK_OK(fs_topo_fattree(4, 100, 500, &t, &err), &err);
+    } else {
+      fs_leafspine_params lp = {4, 3, 8, 400, 200, 2, 500};
+      CHECK_OK(fs_topo_leafspine_servers(&lp, &sv, &t, &err), &err);
+    }
+    if (!t) continue;
+    int32_t H = t->n_hosts, group = f == 2 ? 2 : f < 2 ? 4 * G : 8;
+    int32_t *cand[3] = {perm_rotate(H, G > 1 ? G : group), perm_shift(H, group),
+                        perm_shift(H, 2 * group)};
+    fs_router *r = NULL;
+    fs_route_cache *spray = NULL;
+    CHECK_OK(fs_router_new(t, &r, &err), &err);
+    CHECK_OK(fs_route_cache_new(r, FS_ROUTE_SPRAY, 1, 0, &spray, &err), &err);
+    int32_t *pairs = malloc((size_t)H * H * 2 * sizeof(int32_t)), n = 0;
+    for (int32_t a = 0; a < H; a++)
+      for (int32_t b = 0; b < H; b++)
+        if (a != b) pairs[2 * n] = a, pairs[2 * n + 1] = b, n++;
+    for (int c = 0; c < 3; c++) {
+      fs_symm *s = NULL;
+      fs_err why = {0, ""};
+      const int32_t *gens[1] = {cand[c]};
+      if (fs_symm_new(t, gens, 1, &s, &why)) continue; /* not an automorphism here */
+      CHECK_OK(fs_symm_check_routes(s, pairs, n, fs_symm_route_cache_fn, spray, "spray", &err),
+               &err);
+      checked++;
+      fs_symm_free(s);
+    }
+    free(pairs);
+    fs_route_cache_free(spray);
+    fs_router_free(r);
+    free_perms(cand, 3);
+    fs_topo_free(t);
+  }
+  CHECK(checked >= 6);
+}

@@ -100,65 +100,11 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
                               : "no replica shift fits (data-parallel ranks / ep) and tp is 1");
     return symm_refuse(tr, note), 0;
   }
-  /* Routes of the traffic's pairs (lane 0 of dp 0: pipeline, CP, EP;
-   * rail 0 of stage 0: ring neighbours of the gradient group), checked
-   * over their whole orbits on plain routes. */
-  int32_t N = tr->d * tr->c, n = 0, cap = 2 * (tr->p + N + ep + tr->c) + tr->t + 8;
-  /* A node-aware ring (coll.h) joins other pairs than neighbours in rank
-   * order: every rotation's, G orders in all. */
-  int32_t *grp = fs__malloc((size_t)N, sizeof(int32_t)), G = 0;
-  if (!grp) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  for (int32_t k = 0; k < N; k++) grp[k] = host_dpcp(tr, 0, k, 0);
-  if (N > 1) G = fs_coll_ring_server_size(t, &(fs_coll_group){N, grp});
-  if (G < 0) {
-    free(grp);
-    return fs_err_set(err, G, "out of memory");
-  }
-  if (G > 1) cap += G * N;
-  int32_t *pairs = fs__malloc((size_t)cap * 2, sizeof(int32_t));
-  int32_t *ord = fs__malloc((size_t)N, sizeof(int32_t));
-  fs_route_cache *plain = NULL;
-  if (!pairs || !ord) {
-    FS__FREE_ALL(grp, pairs, ord);
-    return fs_err_set(err, FS_ENOMEM, "out of memory");
-  }
-  for (int32_t k = 0; G > 1 && k < G; k++) {
-    fs_coll_ring_order(N, G, k, ord);
-    for (int32_t i = 0; i < N; i++)
-      pairs[2 * n] = grp[ord[i]], pairs[2 * n + 1] = grp[ord[(i + 1) % N]], n++;
-  }
-  free(grp);
-  free(ord);
-  for (int32_t s = 0; s + 1 < tr->p; s++) {
-    pairs[2 * n] = host_lane(tr, 0, 0, s), pairs[2 * n + 1] = host_lane(tr, 0, 0, s + 1), n++;
-    pairs[2 * n] = host_lane(tr, 0, 0, s + 1), pairs[2 * n + 1] = host_lane(tr, 0, 0, s), n++;
-  }
-  for (int32_t k = 0; N > 1 && k < N; k++)
-    pairs[2 * n] = host_dpcp(tr, 0, k, 0), pairs[2 * n + 1] = host_dpcp(tr, 0, (k + 1) % N, 0), n++;
-  for (int32_t e = 1; e < ep && e < tr->d; e++)
-    pairs[2 * n] = host_lane(tr, 0, 0, 0), pairs[2 * n + 1] = host_lane(tr, 0, e, 0), n++;
-  for (int32_t j = 0; tr->tp_mode == TP_FLOWS && use_r && j < tr->t; j++)
-    pairs[2 * n] = host_lane(tr, j, 0, 0), pairs[2 * n + 1] = host_lane(tr, (j + 1) % tr->t, 0, 0),
-              n++;
-  for (int32_t c = 0; tr->c > 1 && c < tr->c; c++)
-    pairs[2 * n] = host_lane(tr, tr->t * c, 0, 0),
-              pairs[2 * n + 1] = host_lane(tr, tr->t * ((c + 1) % tr->c), 0, 0), n++;
-  rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &plain, err);
-  if (!rc) {
-    rc = fs_symm_check_routes(tr->symm, pairs, n, fs_symm_route_cache_fn, plain, "spray", &why);
-    if (rc && rc != FS_ENOMEM) {
-      snprintf(note, sizeof(note), "refused: %.200s", why.msg);
-      symm_refuse(tr, note);
-      fs_symm_free(tr->symm);
-      tr->symm = NULL;
-      rc = 0;
-    } else if (rc) {
-      fs_err_set(err, rc, "%s", why.msg);
-    }
-  }
-  fs_route_cache_free(plain);
-  free(pairs);
-  if (rc || !tr->symm) return rc;
+  /* The routes need no check: symmetry is only claimed under spray, whose
+   * routes are equivariant under every automorphism fs_symm_new verified
+   * (a link's weight counts the shortest paths through it, its latency is
+   * the longest path's: docs/model-symm.md; tests/test_symm.c checks it
+   * over every host pair of the builders' fabrics). */
   if (use_r) {
     tr->lane_step = tr->t;
     tr->rails = 1;

@@ -503,3 +503,72 @@ TEST(test_train_dp_buckets_overlap_backward) {
     CHECK_REL(iter[0] - iter[1], 3 * exposed[0] / 4, 1e-9, "s");
   }
 }
+
+/* The report's and the trace's link utilisation from the symmetric run:
+ * every link reads its orbit representative's bytes and busy time, and
+ * every link bin too, as the expanded run measures them (to 1e-9), for
+ * the fluid model and under tcp; the trace's link-group counters sum the
+ * representatives' loads times their orbits' sizes
+ * (fs_sim_link_multiplicity), equal to the expanded flows' sums. */
+TEST(test_train_symmetric_link_stats_expand) {
+  for (int kind = 0; kind < 2; kind++) {
+    fs_job *job = railopt_job("spray", 1);
+    if (!job) return;
+    if (kind) fs_transport_defaults(FS_TRANSPORT_TCP, &job->transport);
+    fs_sim_opts so = {0};
+    so.link_bins = 64;
+    fs_train *tr[2] = {NULL, NULL};
+    fs_train_result r[2];
+    fs_err err = {0, ""};
+    for (int full = 0; full < 2; full++) {
+      fs_train_opts o = {.no_compare = 1, .no_symmetry = full, .sim = &so};
+      CHECK_OK(fs_train_new(job, &o, &tr[full], &err), &err);
+      if (tr[full]) CHECK_OK(fs_train_run(tr[full], &r[full], &err), &err);
+    }
+    if (tr[0] && tr[1]) {
+      CHECK(r[0].flows * 16 == r[1].flows);
+      const fs_sim *a = fs_train_sim(tr[0]), *b = fs_train_sim(tr[1]);
+      const fs_topo *t = fs_sim_topo(a);
+      const fs_sim_link_stats *la = fs_sim_links(a), *lb = fs_sim_links(b);
+      double total = 0, counted = 0, full_sum = 0;
+      int loaded = 0;
+      for (int32_t l = 0; l < t->n_links; l++) {
+        CHECK(fabs(la[l].bytes - lb[l].bytes) <= 1e-9 * (1 + lb[l].bytes));
+        CHECK(fabs(la[l].busy_s - lb[l].busy_s) <= 1e-9 * (1 + lb[l].busy_s));
+        loaded += lb[l].bytes > 0;
+        total += lb[l].bytes;
+      }
+      CHECK(loaded > 16);
+      fs_sim_link_bins ba, bb;
+      CHECK_EQ_INT(fs_sim_get_link_bins(a, &ba), 0);
+      CHECK_EQ_INT(fs_sim_get_link_bins(b, &bb), 0);
+      CHECK_EQ_INT(ba.n_bins, bb.n_bins);
+      for (int32_t k = 0; k < ba.n_bins && ba.n_bins == bb.n_bins; k++)
+        for (int32_t l = 0; l < t->n_links; l++) {
+          double x = ba.bytes[(size_t)k * ba.stride + l], y = bb.bytes[(size_t)k * bb.stride + l];
+          CHECK(fabs(x - y) <= 1e-9 * (1 + y));
+        }
+      /* the flows' loads, weighted by multiplicity, sum to every link's */
+      for (int run = 0; run < 2; run++) {
+        const fs_sim *s = run ? b : a;
+        double sum = 0;
+        for (int32_t it = 0; it < fs_sim_n_items(s); it++) {
+          if (fs_sim_item_kind(s, it) != FS_ITEM_FLOW) continue;
+          const int32_t *links;
+          const double *w;
+          int32_t nl;
+          fs_sim_flow_route(s, it, &links, &w, &nl);
+          for (int32_t j = 0; j < nl; j++)
+            sum += fs_sim_flow_bytes(s, it) * w[j] * fs_sim_link_multiplicity(s, links[j]);
+        }
+        if (run) full_sum = sum;
+        else counted = sum;
+      }
+      CHECK_REL(counted, full_sum, 1e-9, "B");
+      if (!kind) CHECK_REL(full_sum, total, 1e-9, "B");
+    }
+    fs_train_free(tr[0]);
+    fs_train_free(tr[1]);
+    fs_job_free(job);
+  }
+}

@@ -255,8 +255,15 @@ typedef struct fs_sim_link_stats {
   double bytes;  /* carried over the run */
   double busy_s; /* time with at least one flow on it */
 } fs_sim_link_stats;
-/* Array of topo->n_links entries. */
+/* Array of topo->n_links entries. Under a symmetry (fs_sim_set_symmetry)
+ * every link reads what its orbit's representative carried, as in the
+ * expanded simulation; the link bins likewise. */
 const fs_sim_link_stats *fs_sim_links(const fs_sim *s);
+/* How many links the load a flow puts on `link` stands for: 1 without a
+ * symmetry; under one, the orbit's size on its representative and 0 on
+ * the other links (a quotient route touches representatives only). For
+ * summing flows' loads over sets of links. */
+double fs_sim_link_multiplicity(const fs_sim *s, int32_t link);
 
 /* Per-link bytes per time bin of a run with opts.link_bins = n > 0: n_bins
  * (in [n/2, n]: the width doubles from 1 ns as the run grows) bins of

@@ -41,7 +41,7 @@ static const fs__opt train_opts[] = {
                 "Perfetto / Chrome trace of the iteration (one job)"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "self-contained HTML report: timeline, time split, link heatmaps, topology "
-                "(one job; implies --no-symmetry)"),
+                "(one job)"),
     FS__OPT_FLAG("--free-comm", 0, AT(opts.free_comm),
                  "what-if: every communication takes no time"),
     FS__OPT_FN("--comm", 0, AT(opts.comm), "all|isolated", parse_comm,
@@ -119,8 +119,6 @@ int fs__cli_train(int argc, char **argv) {
   }
   if (report && n_in > 1)
     return fs__cli_usage("train", "--report takes one job file, got %d", n_in);
-  /* the trace's and the report's link utilisation need every link */
-  if (trace || report) opts.no_symmetry = 1;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};

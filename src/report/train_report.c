@@ -306,8 +306,11 @@ static int link_util_tracks(fs_trace *t, const fs_sim *sim, int pid) {
       double lo = fmax(st, k * bin), hi = fmin(fin, (k + 1) * bin);
       if (hi <= lo) continue;
       double share = b * (hi - lo) / (fin - st);
+      /* (a quotient's flow loads each link of its links' orbits alike) */
       for (int32_t j = 0; j < nl; j++)
-        if (group[links[j]] >= 0) bytes[group[links[j]] * UTIL_BINS + k] += share * w[j];
+        if (group[links[j]] >= 0)
+          bytes[group[links[j]] * UTIL_BINS + k] +=
+              share * w[j] * fs_sim_link_multiplicity(sim, links[j]);
     }
   }
   for (int g = 0; g < n_groups; g++) {

@@ -101,3 +101,12 @@ void fs__bins_finish(fs__bins *b, double makespan) {
   double k = ceil(makespan / b->width);
   b->used = k < 1 ? 1 : k > b->n ? b->n : (int32_t)k;
 }
+
+void fs__bins_expand(fs__bins *b, const int32_t *rep) {
+  if (!b->n || !b->b) return;
+  for (int32_t k = 0; k < b->used; k++) {
+    double *row = b->b + (size_t)k * b->L;
+    for (int32_t l = 0; l < b->L; l++)
+      if (rep[l] != l) row[l] = row[rep[l]];
+  }
+}

@@ -767,6 +767,13 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
       s->link_stats[p->kept[k]].bytes += p->bytes * p->kept_w[k];
   }
   fs__bins_finish(&s->bins, s->makespan);
+  /* a quotient's flows load only representative links: each stands for its
+   * orbit (docs/model-symm.md), so the others read what it carried */
+  if (s->lrep) {
+    fs__bins_expand(&s->bins, s->lrep);
+    for (int32_t l = 0; l < s->core.t->n_links; l++)
+      if (s->lrep[l] != l) s->link_stats[l] = s->link_stats[s->lrep[l]];
+  }
   if (opts->progress) {
     fs_sim_progress p = {s->now, s->items_done, (int64_t)s->n_items, s->counters.events};
     opts->progress(opts->progress_ctx, &p);

@@ -283,6 +283,11 @@ double fs_sim_makespan_s(const fs_sim *s) { return s->makespan; }
 
 const fs_sim_link_stats *fs_sim_links(const fs_sim *s) { return s->link_stats; }
 
+double fs_sim_link_multiplicity(const fs_sim *s, int32_t link) {
+  if (!s->lrep) return 1;
+  return s->lrep[link] == link ? s->lorb[link] : 0;
+}
+
 int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out) {
   memset(out, 0, sizeof(*out));
   if (!s->bins.n || !s->bins.used) return FS_EINVAL;

@@ -286,6 +286,10 @@ void fs__bins_flow(fs__bins *b, const fs__simcore *c, const fs__flow *f, double 
                    double bytes);
 /* After the run: widens to cover makespan and sets `used`. */
 void fs__bins_finish(fs__bins *b, double makespan);
+/* Under a symmetry, each link's orbit representative carried what every
+ * link of the orbit carries: copies the representative's bytes into every
+ * bin of the others (rep[l]: l's representative). */
+void fs__bins_expand(fs__bins *b, const int32_t *rep);
 
 /* rdma's DCQCN rate control, and tcp's DCTCP (dcqcn.c): per flow its
  * reaction point or window, per link its port's queue. */

@@ -116,7 +116,8 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
     tr->orbit *= tr->d / g;
   }
   fs_route_cache_set_transform(tr->routes, quotient_route, tr);
-  if (tr->job->transport.kind == FS_TRANSPORT_FLUID) return 0;
-  fs_route_cache_keep_expanded(tr->routes); /* what the transport times */
+  /* (the links' statistics then read as the expanded run's, for reports) */
+  if (tr->job->transport.kind != FS_TRANSPORT_FLUID)
+    fs_route_cache_keep_expanded(tr->routes); /* what the transport times */
   return fs_sim_set_symmetry(tr->sim, tr->symm, err);
 }

@@ -636,14 +636,20 @@ static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint
   int done = run_rotated(t, router, mode, seed, tp, prm, g, out, err);
   if (done) return done < 0 ? done : 0;
   fs_sim *sim = NULL;
-  int rc = fs_sim_new(t, &sim, err);
+  /* the lowering's own routes (key 0), kept here so that the flows borrow
+   * them instead of copying one per flow */
+  fs_route_cache *routes = NULL;
+  int rc = fs_route_cache_new(router, mode, seed, 0, &routes, err);
+  if (!rc) rc = fs_sim_new(t, &sim, err);
   if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
   if (rc) {
     fs_sim_free(sim);
+    fs_route_cache_free(routes);
     return rc;
   }
   fs_coll_lowering l;
   fs_coll_lowering_init(&l, sim, router, mode, seed);
+  l.routes = routes;
   rc = fs_coll_lower(prm, g, &l, err);
   if (!rc) rc = fs_sim_run(sim, NULL, err);
   if (!rc) {
@@ -654,6 +660,7 @@ static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint
     out->events = fs_sim_get_counters(sim).events;
   }
   fs_sim_free(sim);
+  fs_route_cache_free(routes);
   return rc;
 }
 

@@ -776,3 +776,21 @@ TEST(test_topo_zoo_direct_hops_closed_form) {
   }
   CHECK(checked > 30);
 }
+
+/* The fat-tree's closed-form hop statistics (metrics.c fattree_hops)
+ * against the BFS oracle, k = 2 .. 10. */
+TEST(test_topo_zoo_fattree_hops_closed_form) {
+  char s[64];
+  for (int k = 2; k <= 10; k += 2) {
+    snprintf(s, sizeof(s), "fattree:k=%d", k);
+    fs_topo *t = oracle_spec(s);
+    if (!t) continue;
+    fs_topo_stats st = oracle_stats_of(t);
+    int dia;
+    double avg;
+    oracle_hops(t, 0, &dia, &avg);
+    CHECK_EQ_CTX(st.diameter_hops, dia, s);
+    CHECK_REL(st.avg_hops, avg, 1e-12, s);
+    fs_topo_free(t);
+  }
+}

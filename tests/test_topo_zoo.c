@@ -737,6 +737,21 @@ TEST(test_topo_zoo_railonly_scaleup_first) {
   fs_topo_free(t);
 }
 
+/* The hop statistics of spec (metrics.c, closed forms included) against
+ * the BFS oracle; 1 if the topology was built. */
+static int hops_match_oracle(const char *spec) {
+  fs_topo *t = oracle_spec(spec);
+  if (!t) return 0;
+  fs_topo_stats st = oracle_stats_of(t);
+  int dia;
+  double avg;
+  oracle_hops(t, 0, &dia, &avg);
+  CHECK_EQ_CTX(st.diameter_hops, dia, spec);
+  CHECK_REL(st.avg_hops, avg, 1e-12, spec);
+  fs_topo_free(t);
+  return 1;
+}
+
 /* The direct networks' closed-form hop statistics (metrics.c direct_hops)
  * against the BFS oracle: every torus of 1 to 3 dimensions of sizes 2-6,
  * rings and full meshes. */
@@ -751,29 +766,10 @@ TEST(test_topo_zoo_direct_hops_closed_form) {
         else if (c == 1) snprintf(s, sizeof(s), "torus:dims=%dx%d", a, b);
         else snprintf(s, sizeof(s), "torus:dims=%dx%dx%d", a, b, c);
         if (b == 1 && strcmp(s, "torus:dims=2") == 0) continue; /* (a 2-torus is 2 chips) */
-        fs_topo *t = oracle_spec(s);
-        if (!t) continue;
-        fs_topo_stats st = oracle_stats_of(t);
-        int dia;
-        double avg;
-        oracle_hops(t, 0, &dia, &avg);
-        CHECK_EQ_CTX(st.diameter_hops, dia, s);
-        CHECK_REL(st.avg_hops, avg, 1e-12, s);
-        checked++;
-        fs_topo_free(t);
+        checked += hops_match_oracle(s);
       }
   static const char *const more[] = {"ring:n=7", "ring:n=2", "fullmesh:n=5", "fullmesh:n=2"};
-  for (size_t i = 0; i < 4; i++) {
-    fs_topo *t = oracle_spec(more[i]);
-    if (!t) continue;
-    fs_topo_stats st = oracle_stats_of(t);
-    int dia;
-    double avg;
-    oracle_hops(t, 0, &dia, &avg);
-    CHECK_EQ_CTX(st.diameter_hops, dia, more[i]);
-    CHECK_REL(st.avg_hops, avg, 1e-12, more[i]);
-    fs_topo_free(t);
-  }
+  for (size_t i = 0; i < 4; i++) hops_match_oracle(more[i]);
   CHECK(checked > 30);
 }
 
@@ -783,14 +779,6 @@ TEST(test_topo_zoo_fattree_hops_closed_form) {
   char s[64];
   for (int k = 2; k <= 10; k += 2) {
     snprintf(s, sizeof(s), "fattree:k=%d", k);
-    fs_topo *t = oracle_spec(s);
-    if (!t) continue;
-    fs_topo_stats st = oracle_stats_of(t);
-    int dia;
-    double avg;
-    oracle_hops(t, 0, &dia, &avg);
-    CHECK_EQ_CTX(st.diameter_hops, dia, s);
-    CHECK_REL(st.avg_hops, avg, 1e-12, s);
-    fs_topo_free(t);
+    hops_match_oracle(s);
   }
 }

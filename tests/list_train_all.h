@@ -2,6 +2,7 @@
 X(test_train_private_tp_links_equal_flows)
 X(test_train_rail_symmetry_equals_expanded)
 X(test_train_symmetric_link_stats_expand)
+X(test_train_refuses_what_cannot_fit)
 X(test_train_replica_shift_refused_for_rhd)
 X(test_train_rail_symmetry_with_tp_flows)
 X(test_train_pp_scatter_gather_all_gather)

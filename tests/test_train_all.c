@@ -572,3 +572,42 @@ TEST(test_train_symmetric_link_stats_expand) {
     fs_job_free(job);
   }
 }
+
+/* opts.max_memory_bytes: the expert all-to-alls' flows are a lower bound
+ * of what the iteration lowers, so a budget above every flow's cost never
+ * refuses, and one below the all-to-alls' refuses before building, naming
+ * the estimate and --comm isolated. */
+TEST(test_train_refuses_what_cannot_fit) {
+  const char *text =
+      "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+      " \"vocab\": 32000, \"experts\": 8, \"top_k\": 2},"
+      " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 16, \"ep\": 8},"
+      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+      " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
+      " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
+      " \"placement\": \"packed\"}";
+  fs_job *job = test_parse_job(text);
+  if (!job) return;
+  fs_train_opts o = {.no_compare = 1};
+  fs_train_result a;
+  CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
+  o.max_memory_bytes = (double)a.flows * FS_TRAIN_FLOW_BYTES * 1.001;
+  fs_train_result b;
+  CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
+  CHECK_REL(b.iter_s, a.iter_s, 0, "s");
+  /* 4 layers, all MoE: 1 micro-batch (16 sequences over 16 replicas) x
+   * (forward + backward) x 4 layers x 2 all-to-alls of 8 x 7 flows, in each
+   * of the 2 EP groups: 1,792 */
+  o.max_memory_bytes = 1792 * FS_TRAIN_FLOW_BYTES * 0.999;
+  fs_train *tr = NULL;
+  fs_err err = {0, ""};
+  CHECK_EQ_INT(fs_train_new(job, &o, &tr, &err), FS_EINVAL);
+  CHECK(strstr(err.msg, "lowers at least 1792 flows for its expert all-to-alls") != NULL);
+  CHECK(strstr(err.msg, "--comm isolated") != NULL);
+  CHECK(a.flows > 1792);
+  fs_train_free(tr);
+  o.max_memory_bytes = 1792 * FS_TRAIN_FLOW_BYTES * 1.001;
+  CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
+  fs_job_free(job);
+}

@@ -106,6 +106,7 @@ int fs__cli_train(int argc, char **argv) {
   const char *rate_control = o.rate_control, *pkt = o.pkt;
   int32_t n_in = o.n_in;
   fs_train_opts opts = o.opts;
+  opts.max_memory_bytes = fs__cli_memory_limit();
   if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
     return fs__cli_usage("train", "--format must be text or json, got '%s'", format);
   if (trace && n_in > 1)

@@ -13,6 +13,46 @@
 #include "../base/base.h"
 #include "train_internal.h"
 
+/* Refuses up front (opts.max_memory_bytes) an iteration whose expert
+ * all-to-alls alone, lowered as flows (comm all), need more: a lower bound
+ * of its flows, counted as group_colls lowers them (every op's MoE layers,
+ * dispatch and combine, twice with recomputation, per simulated EP group
+ * and lane, each all-to-all's flows by fs_coll_flows_estimate), so what
+ * it refuses could not have fit. */
+static int fits(const fs_train *tr, fs_err *err) {
+  const fs_job *job = tr->job;
+  double lim = tr->opts.max_memory_bytes;
+  int all = tr->opts.comm == FS_COMM_ALL && !tr->fabric_free && !tr->opts.free_comm;
+  int32_t ep = (int32_t)job->par.ep;
+  if (!(lim > 0) || !all || ep < 2) return 0;
+  fs_coll_params q;
+  fs_coll_params_init(&q);
+  q.op = FS_COLL_ALLTOALL;
+  q.algo = job->par.algo[FS_PAR_EP] == FS_ALGO_AUTO ? FS_ALGO_DIRECT : job->par.algo[FS_PAR_EP];
+  q.bytes = 1;
+  int64_t per = fs_coll_flows_estimate(&q, ep);
+  if (per <= 0) return 0;
+  double a2a = 0;
+  for (int32_t s = 0; s < tr->p; s++)
+    for (int32_t i = 0; i < tr->n_ops; i++) {
+      const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
+      if (o->part == FS_PIPE_WEIGHT_GRAD) continue;
+      int64_t lo, n = vs_layers(tr, o->chunk * tr->p + s, &lo);
+      int passes = o->backward && job->par.recompute ? 2 : 1;
+      a2a += (double)fs_work_moe_layers(&job->model, lo, n) * 2 * passes;
+    }
+  double groups = ceil((double)tr->ds / ep), lanes = ceil((double)(tr->t * tr->c) / tr->lane_step);
+  double flows = a2a * groups * lanes * (double)per * tr->iterations, GiB = 1024.0 * 1024 * 1024;
+  if (flows * FS_TRAIN_FLOW_BYTES <= lim) return 0;
+  return fs_err_set(err, FS_EINVAL,
+                    "%s: the iteration lowers at least %.4g flows for its expert all-to-alls "
+                    "(%d ranks each, as flows under --comm all), about %.1f GiB at %.0f B a "
+                    "flow: more than the %.2f GiB this run may use (--max-memory SIZE; "
+                    "--comm isolated times them alone)",
+                    job->file, flows, ep, flows * FS_TRAIN_FLOW_BYTES / GiB, FS_TRAIN_FLOW_BYTES,
+                    lim / GiB);
+}
+
 void fs__train_ctl_opts(const fs_job *job, fs_netctl_opts *co) {
   fs_netctl_opts_init(co);
   co->mode = job->mode;
@@ -97,7 +137,7 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
       (rc = fs_coll_tuner_new2(job->topo, job->mode, job->seed, tr->opts.tune, &tr->tuner, err)) ||
       (tr->lane_step = 1, tr->rails = tr->t, tr->ds = tr->d, tr->orbit = 1,
        rc = fs__train_tp_setup(tr, err)) ||
-      (rc = fs__train_symm_setup(tr, shared != NULL, err)) ||
+      (rc = fs__train_symm_setup(tr, shared != NULL, err)) || (rc = fits(tr, err)) ||
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = fs__train_build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);

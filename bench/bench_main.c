@@ -26,7 +26,7 @@
 #define MIB (1024.0 * 1024.0)
 
 enum { TOPO_FATTREE, TOPO_LEAFSPINE, TOPO_STAR, TOPO_RING };
-enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN, PAT_STAGGERED, PAT_COLL_RUN };
+enum { PAT_PERMUTATION, PAT_ALL_TO_ALL, PAT_COLL, PAT_TRAIN, PAT_STAGGERED, PAT_COLL_RUN, PAT_TOPO };
 
 typedef struct bench_case {
   const char *name;
@@ -48,7 +48,7 @@ typedef struct bench_case {
   fs_coll_op op;           /* PAT_COLL: one collective of `bytes` */
   fs_coll_algo algo;
   int32_t ranks;           /* on hosts 0..ranks-1 */
-  const char *job;         /* PAT_TRAIN: a job file */
+  const char *job;         /* PAT_TRAIN: a job file; PAT_TOPO: a topology spec */
   fs_transport_kind transport; /* not fluid: also run under fluid; the goal is the
                                 * wall-time ratio to it (<= ratio_goal) */
   double ratio_goal;
@@ -126,6 +126,12 @@ static const bench_case cases[] = {
     {.name = "C6", .what = "`coll` ring all-reduce 1 MiB, 1024 ranks, ring topology (rank rotation)",
      .topo = TOPO_RING, .pattern = PAT_COLL_RUN, .bytes = MIB, .goal_s = 0.1, .goal_mib = 64,
      .op = FS_COLL_ALLREDUCE, .algo = FS_ALGO_RING, .ranks = 1024},
+    {.name = "S1", .what = "`topo` summary of a 10^6-host torus (100x100x100): hop statistics in closed form",
+     .pattern = PAT_TOPO, .goal_s = 5.0, .job = "torus:dims=100x100x100"},
+    {.name = "S2", .what = "`topo` summary of a 10^6-host leaf-spine (4096 leaves of 256, 64 spines)",
+     .pattern = PAT_TOPO, .goal_s = 5.0, .job = "leafspine:leaves=4096,spines=64,hosts_per_leaf=256"},
+    {.name = "S3", .what = "`topo` summary of a k=128 fat-tree (524,288 hosts): closed form",
+     .pattern = PAT_TOPO, .goal_s = 5.0, .job = "fattree:k=128"},
     {.name = "T1", .what = "train GPT-3 175B, 1024 GPUs (tp 8, pp 8 interleaved, dp 16), rail-optimized with NVLink, spray, all traffic",
      .topo = TOPO_FATTREE, .pattern = PAT_TRAIN, .goal_s = 2.0, .goal_mib = 512,
      .job = "examples/gpt3-175b-railopt.json"},
@@ -448,9 +454,34 @@ static int run_coll(const bench_case *c, bench_result *res) {
   return rc ? 1 : 0;
 }
 
+/* A topology summary as `fabricsim topo` computes it: building, then
+ * fs_topo_stats_compute (counts, hop statistics, bisection). */
+static int run_topo(const bench_case *c, bench_result *res) {
+  fs_err err = {0};
+  fs_topo *t = NULL;
+  fs_topo_stats st;
+  memset(res, 0, sizeof(*res));
+  double t0 = now_s();
+  int rc = fs_topo_from_spec(c->job, &t, &err);
+  double t1 = now_s();
+  if (!rc) rc = fs_topo_stats_compute(t, &st, &err);
+  double t2 = now_s();
+  if (rc) {
+    fail(c->name, "topo", &err);
+  } else {
+    res->hosts = t->n_hosts;
+    res->topo_s = t1 - t0;
+    res->run_s = t2 - t1;
+    res->rss_mib = peak_rss_mib();
+  }
+  fs_topo_free(t);
+  return rc ? 1 : 0;
+}
+
 static int run_flows(const bench_case *c, fs_transport_kind kind, bench_result *res);
 
 static int run_case(const bench_case *c, bench_result *res) {
+  if (c->pattern == PAT_TOPO) return run_topo(c, res);
   if (c->pattern == PAT_TRAIN) return run_train(c, res);
   if (c->pattern == PAT_COLL_RUN) return run_coll(c, res);
   if (c->transport == FS_TRANSPORT_FLUID) return run_flows(c, FS_TRANSPORT_FLUID, res);

@@ -36,10 +36,8 @@ static int fits(const fs_train *tr, fs_err *err) {
   for (int32_t s = 0; s < tr->p; s++)
     for (int32_t i = 0; i < tr->n_ops; i++) {
       const fs_pipe_op *o = &tr->order[(size_t)s * tr->n_ops + i];
-      if (o->part == FS_PIPE_WEIGHT_GRAD) continue;
-      int64_t lo, n = vs_layers(tr, o->chunk * tr->p + s, &lo);
-      int passes = o->backward && job->par.recompute ? 2 : 1;
-      a2a += (double)fs_work_moe_layers(&job->model, lo, n) * 2 * passes;
+      if (o->part != FS_PIPE_WEIGHT_GRAD)
+        a2a += (double)op_alltoalls(tr, o->chunk * tr->p + s, o->backward);
     }
   double groups = ceil((double)tr->ds / ep), lanes = ceil((double)(tr->t * tr->c) / tr->lane_step);
   double flows = a2a * groups * lanes * (double)per * tr->iterations, GiB = 1024.0 * 1024 * 1024;

@@ -127,8 +127,7 @@ int fs__train_ep_seconds(fs_train *tr, int32_t vs, int32_t r, int backward, doub
                           1 + gpu_of(tr, 0, base, stage), &t1, err);
   if (rc) return rc;
   if (t1 > 0) tr->kinds[FS_PAR_EP].algo = tr->last_algo;
-  int passes = backward ? (job->par.recompute ? 2 : 1) : 1;
-  *out = (double)moe * 2 * passes * t1;
+  *out = (double)op_alltoalls(tr, vs, backward) * t1;
   return 0;
 }
 

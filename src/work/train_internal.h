@@ -183,6 +183,15 @@ static inline int64_t vs_layers(const fs_train *tr, int32_t vs, int64_t *first) 
   return fs_work_chunk_layers(tr->job, vs, first);
 }
 
+/* Expert all-to-alls an op of virtual stage vs runs: a dispatch and a
+ * combine per MoE layer of its chunk, again for the recomputed forward of
+ * a backward under full recomputation (0 without MoE layers). */
+static inline int64_t op_alltoalls(const fs_train *tr, int32_t vs, int backward) {
+  int64_t first, per = vs_layers(tr, vs, &first);
+  int passes = backward && tr->job->par.recompute ? 2 : 1;
+  return fs_work_moe_layers(&tr->job->model, first, per) * 2 * passes;
+}
+
 static inline int32_t add_task(fs_train *tr, int32_t dev_host, double seconds, fs_err *err) {
   return fs_sim_add_task_s(tr->sim, dev_host, 0, seconds, err);
 }

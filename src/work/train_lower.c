@@ -399,9 +399,7 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
   }
   if (!rc && first->ep >= 0 && first->ep_from != first->ep) {
     int32_t ep = (int32_t)job->par.ep, vs = o->chunk * tr->p + s;
-    int64_t lo, per = vs_layers(tr, vs, &lo);
-    int64_t moe = fs_work_moe_layers(&job->model, lo, per);
-    int passes = o->backward ? (job->par.recompute ? 2 : 1) : 1;
+    int32_t a2a = (int32_t)op_alltoalls(tr, vs, o->backward);
     for (int32_t base = 0; base < tr->ds && !rc; base += ep) {
       for (int32_t e = 0; e < ep; e++)
         after[e] = tr->ops[(size_t)(s * d + base + e) * n + i].ep_from;
@@ -412,7 +410,7 @@ static int group_colls(fs_train *tr, int32_t s, int32_t i, fs_err *err) {
          * all-to-alls of their mean size (the same bytes in all) */
         rc = coll_chain(tr, FS_COLL_ALLTOALL, job->par.algo[FS_PAR_EP],
                         fs_work_ep_bytes(job) * fs_work_fp8_share(job, FS_PAR_EP), hosts, ep,
-                        after, ep, (int32_t)(moe * 2 * passes),
+                        after, ep, a2a,
                         0x4500000000ull + (uint64_t)((s * d + base) * 257 + j), 0, &f, &done, err);
         tr->kinds[FS_PAR_EP].algo = tr->last_algo;
         for (int32_t e = 0; e < ep && !rc; e++)

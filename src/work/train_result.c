@@ -218,10 +218,7 @@ static void op_counts(const fs_train *tr, int32_t best, fs_train_result *out) {
   for (int32_t i = 0; i < tr->n_ops; i++) {
     const fs_pipe_op *op = &tr->order[(size_t)best * tr->n_ops + i];
     if (tr->ops[(size_t)(best * tr->d) * tr->n_ops + i].ep < 0) continue;
-    int64_t lo, per = vs_layers(tr, op->chunk * tr->p + best, &lo);
-    int64_t moe = fs_work_moe_layers(&job->model, lo, per);
-    int passes = op->backward ? (job->par.recompute ? 2 : 1) : 1;
-    out->kind[FS_PAR_EP].colls += moe * 2 * passes;
+    out->kind[FS_PAR_EP].colls += op_alltoalls(tr, op->chunk * tr->p + best, op->backward);
   }
   out->kind[FS_PAR_EP].bytes =
       out->kind[FS_PAR_EP].colls * fs_work_ep_bytes(job) * fs_work_fp8_share(job, FS_PAR_EP);

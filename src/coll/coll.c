@@ -573,6 +573,34 @@ static int rot_route(void *ctx, const fs_route *in, fs_route *out, fs_err *err) 
   return fs_symm_quotient_route(c->symm, in, c->orbit, out, err);
 }
 
+/* Lowers prm into a new simulation on routes (a cache of the caller's,
+ * which must outlive it: the flows borrow its routes), rank 0's messages
+ * only when rotated (fs__coll_lower_rotated), runs it and fills *out (its
+ * flows: those lowered). 0 or a negative code with err set. */
+static int simulate(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
+                    const fs_transport *tp, const fs_coll_params *prm, const fs_coll_group *g,
+                    fs_route_cache *routes, int rotated, fs_coll_result *out, fs_err *err) {
+  fs_sim *sim = NULL;
+  int rc = fs_sim_new(t, &sim, err);
+  if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
+  fs_coll_lowering l;
+  if (!rc) {
+    fs_coll_lowering_init(&l, sim, router, mode, seed);
+    l.routes = routes;
+    rc = rotated ? fs__coll_lower_rotated(prm, g, &l, err) : fs_coll_lower(prm, g, &l, err);
+  }
+  if (!rc) rc = fs_sim_run(sim, NULL, err);
+  if (!rc) {
+    out->algo = prm->algo;
+    out->chunks = resolve_chunks(prm, g->p);
+    out->time_s = fs_sim_finish_s(sim, l.done);
+    out->flows = l.n_flows;
+    out->events = fs_sim_get_counters(sim).events;
+  }
+  fs_sim_free(sim);
+  return rc;
+}
+
 /* 1 with *out filled, 0 when the rotation does not apply (nothing done),
  * or a negative code with err set. */
 static int run_rotated(const fs_topo *t, fs_router *router, fs_route_mode mode, uint64_t seed,
@@ -590,7 +618,6 @@ static int run_rotated(const fs_topo *t, fs_router *router, fs_route_mode mode, 
   for (int32_t r = 0; r < p; r++) perm[g->hosts[r]] = g->hosts[(r + 1) % p];
   fs_symm *symm = NULL;
   fs_route_cache *plain = NULL, *rot = NULL;
-  fs_sim *sim = NULL;
   fs_err why = {0, ""};
   const int32_t *gens[1] = {perm};
   int32_t pair[2] = {g->hosts[0], g->hosts[1]};
@@ -605,24 +632,9 @@ static int run_rotated(const fs_topo *t, fs_router *router, fs_route_mode mode, 
   if (!rc) rc = fs_route_cache_new(router, mode, seed, 0, &rot, err);
   if (!rc) {
     fs_route_cache_set_transform(rot, rot_route, &ctx);
-    rc = fs_sim_new(t, &sim, err);
+    rc = simulate(t, router, mode, seed, tp, prm, g, rot, 1, out, err);
   }
-  if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
-  fs_coll_lowering l;
-  if (!rc) {
-    fs_coll_lowering_init(&l, sim, router, mode, seed);
-    l.routes = rot;
-    rc = fs__coll_lower_rotated(prm, g, &l, err);
-  }
-  if (!rc) rc = fs_sim_run(sim, NULL, err);
-  if (!rc) {
-    out->algo = prm->algo;
-    out->chunks = resolve_chunks(prm, p);
-    out->time_s = fs_sim_finish_s(sim, l.done);
-    out->flows = fs_coll_flows_estimate(prm, p); /* those it stands for */
-    out->events = fs_sim_get_counters(sim).events;
-  }
-  fs_sim_free(sim);
+  if (!rc) out->flows = fs_coll_flows_estimate(prm, p); /* those it stands for */
   fs_route_cache_free(rot);
   fs_route_cache_free(plain);
   fs_symm_free(symm);
@@ -635,31 +647,11 @@ static int run_one(const fs_topo *t, fs_router *router, fs_route_mode mode, uint
                    fs_coll_result *out, fs_err *err) {
   int done = run_rotated(t, router, mode, seed, tp, prm, g, out, err);
   if (done) return done < 0 ? done : 0;
-  fs_sim *sim = NULL;
   /* the lowering's own routes (key 0), kept here so that the flows borrow
    * them instead of copying one per flow */
   fs_route_cache *routes = NULL;
   int rc = fs_route_cache_new(router, mode, seed, 0, &routes, err);
-  if (!rc) rc = fs_sim_new(t, &sim, err);
-  if (!rc && tp) rc = fs_sim_set_transport(sim, tp, err);
-  if (rc) {
-    fs_sim_free(sim);
-    fs_route_cache_free(routes);
-    return rc;
-  }
-  fs_coll_lowering l;
-  fs_coll_lowering_init(&l, sim, router, mode, seed);
-  l.routes = routes;
-  rc = fs_coll_lower(prm, g, &l, err);
-  if (!rc) rc = fs_sim_run(sim, NULL, err);
-  if (!rc) {
-    out->algo = prm->algo;
-    out->chunks = resolve_chunks(prm, g->p);
-    out->time_s = fs_sim_finish_s(sim, l.done);
-    out->flows = l.n_flows;
-    out->events = fs_sim_get_counters(sim).events;
-  }
-  fs_sim_free(sim);
+  if (!rc) rc = simulate(t, router, mode, seed, tp, prm, g, routes, 0, out, err);
   fs_route_cache_free(routes);
   return rc;
 }

@@ -239,6 +239,17 @@ static double linear_s(shape *sh, fs_work_pass pass, int64_t T, int64_t N, int64
   return dgrad + wgrad;
 }
 
+/* n experts' MLPs (up, then down) on T tokens each: one expert's linears
+ * timed and run by every expert, their weight gradients too (their
+ * kernels are counted once). */
+static double experts_s(shape *sh, fs_work_pass pass, double n, int64_t T, int64_t up, int64_t h,
+                        int64_t ft) {
+  double w0 = sh->wgrad_s;
+  double once = linear_s(sh, pass, T, up, h) + linear_s(sh, pass, T, h, ft);
+  sh->wgrad_s = w0 + n * (sh->wgrad_s - w0);
+  return n * once;
+}
+
 /* The four linear layers of a dense layer on one TP rank, as (N, K) of
  * y = x W: QKV (column-parallel: (a + 2 k) d / t outputs), the output
  * projection (row-parallel: h / t inputs), MLP up (gated: gate and up) and
@@ -342,18 +353,9 @@ void fs_compute_layer(const fs_job *j, int moe, fs_work_pass pass, fs_compute_pa
     int64_t ne = m->experts / j->par.ep;
     int64_t Te = ceil_div(T * m->top_k * j->par.ep, m->experts);
     out->gemm_s += linear_s(&sh, pass, T, m->experts, h); /* router */
-    /* (each linear timed once and run by every expert: its weight
-     * gradients too) */
-    double w0 = sh.wgrad_s;
-    double e_s = linear_s(&sh, pass, Te, up, h) + linear_s(&sh, pass, Te, h, ft);
-    sh.wgrad_s = w0 + (double)ne * (sh.wgrad_s - w0);
-    out->gemm_s += (double)ne * e_s;
-    if (m->shared_experts > 0) {
-      w0 = sh.wgrad_s;
-      e_s = linear_s(&sh, pass, T, up, h) + linear_s(&sh, pass, T, h, ft);
-      sh.wgrad_s = w0 + (double)m->shared_experts * (sh.wgrad_s - w0);
-      out->gemm_s += (double)m->shared_experts * e_s;
-    }
+    out->gemm_s += experts_s(&sh, pass, (double)ne, Te, up, h, ft);
+    if (m->shared_experts > 0)
+      out->gemm_s += experts_s(&sh, pass, (double)m->shared_experts, T, up, h, ft);
     act_tokens = (double)T * (double)(m->top_k + m->shared_experts);
     /* permute before and un-permute after the experts: read + write */
     out->mem_s += fs_compute_mem_s(sh.hw, 2 * 2 * D * act_tokens * (double)h);

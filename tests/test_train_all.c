@@ -241,20 +241,23 @@ TEST(test_train_cp_ring_closed_form) {
   fs_job_free(job);
 }
 
+/* An MoE job (8 experts, EP 8 of DP 16, all layers MoE) on a 2:1 leaf-spine
+ * of 2-GPU servers. */
+static const char *const MOE_JOB =
+    "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
+    " \"vocab\": 32000, \"experts\": 8, \"top_k\": 2},"
+    " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
+    " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 16, \"ep\": 8},"
+    " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
+    " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
+    " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
+    " \"placement\": \"packed\"}";
+
 /* MoE with EP across servers on a 2:1 leaf-spine under ECMP: the EP
  * all-to-alls are flows beside the DP reductions, so the iteration is no
  * faster than with EP timed alone, and EP is reported congestion-aware. */
 TEST(test_train_ep_contends_with_dp) {
-  const char *text =
-      "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
-      " \"vocab\": 32000, \"experts\": 8, \"top_k\": 2},"
-      " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
-      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 16, \"ep\": 8},"
-      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
-      " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
-      " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
-      " \"placement\": \"packed\"}";
-  fs_job *job = test_parse_job(text);
+  fs_job *job = test_parse_job(MOE_JOB);
   fs_train_opts o = {0};
   fs_train_result a;
   CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
@@ -578,16 +581,7 @@ TEST(test_train_symmetric_link_stats_expand) {
  * refuses, and one below the all-to-alls' refuses before building, naming
  * the estimate and --comm isolated. */
 TEST(test_train_refuses_what_cannot_fit) {
-  const char *text =
-      "{\"model\": {\"layers\": 4, \"hidden\": 1024, \"heads\": 16, \"seq_len\": 1024,"
-      " \"vocab\": 32000, \"experts\": 8, \"top_k\": 2},"
-      " \"training\": {\"global_batch\": 16, \"micro_batch\": 1},"
-      " \"parallelism\": {\"tp\": 1, \"pp\": 1, \"dp\": 16, \"ep\": 8},"
-      " \"hardware\": {\"gpu_tflops\": 100, \"hbm_gib\": 80},"
-      " \"topology\": {\"type\": \"leafspine\", \"leaves\": 4, \"spines\": 1,"
-      " \"hosts_per_leaf\": 4, \"host_gbps\": 100, \"fabric_gbps\": 200, \"gpus_per_node\": 2},"
-      " \"placement\": \"packed\"}";
-  fs_job *job = test_parse_job(text);
+  fs_job *job = test_parse_job(MOE_JOB);
   if (!job) return;
   fs_train_opts o = {.no_compare = 1};
   fs_train_result a;

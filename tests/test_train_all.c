@@ -586,14 +586,14 @@ TEST(test_train_refuses_what_cannot_fit) {
   fs_train_opts o = {.no_compare = 1};
   fs_train_result a;
   CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
-  o.max_memory_bytes = (double)a.flows * FS_TRAIN_FLOW_BYTES * 1.001;
+  o.max_memory_bytes = (double)a.flows * FS_SIM_FLOW_BYTES * 1.001;
   fs_train_result b;
   CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
   CHECK_REL(b.iter_s, a.iter_s, 0, "s");
   /* 4 layers, all MoE: 1 micro-batch (16 sequences over 16 replicas) x
    * (forward + backward) x 4 layers x 2 all-to-alls of 8 x 7 flows, in each
    * of the 2 EP groups: 1,792 */
-  o.max_memory_bytes = 1792 * FS_TRAIN_FLOW_BYTES * 0.999;
+  o.max_memory_bytes = 1792 * FS_SIM_FLOW_BYTES * 0.999;
   fs_train *tr = NULL;
   fs_err err = {0, ""};
   CHECK_EQ_INT(fs_train_new(job, &o, &tr, &err), FS_EINVAL);
@@ -601,7 +601,7 @@ TEST(test_train_refuses_what_cannot_fit) {
   CHECK(strstr(err.msg, "--comm isolated") != NULL);
   CHECK(a.flows > 1792);
   fs_train_free(tr);
-  o.max_memory_bytes = 1792 * FS_TRAIN_FLOW_BYTES * 1.001;
+  o.max_memory_bytes = 1792 * FS_SIM_FLOW_BYTES * 1.001;
   CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
   fs_job_free(job);
 }

@@ -279,6 +279,12 @@ typedef struct fs_sim_link_bins {
 } fs_sim_link_bins;
 int fs_sim_get_link_bins(const fs_sim *s, fs_sim_link_bins *out);
 
+/* The engine's cost of a flow with its route, dependencies and events,
+ * measured (docs/performance.md, "The memory a run may use"): what the
+ * commands price flows at when they refuse, up front, a run that cannot
+ * fit. */
+#define FS_SIM_FLOW_BYTES 320.0
+
 typedef struct fs_sim_counters {
   uint64_t events;          /* events processed (stale ones excluded) */
   uint64_t batches;         /* distinct instants */

@@ -69,12 +69,8 @@ typedef struct fs_train_opts {
   const fs_sim_opts *sim; /* progress / observer hooks, optional */
   double max_memory_bytes; /* > 0: refuse (FS_EINVAL) before building an
                               iteration whose flows certainly need more, at
-                              FS_TRAIN_FLOW_BYTES a flow (fs_train_new) */
+                              FS_SIM_FLOW_BYTES a flow (fs_train_new) */
 } fs_train_opts;
-
-/* The engine's cost of a flow, measured (docs/performance.md, "The memory
- * a run may use"): what max_memory_bytes prices flows at. */
-#define FS_TRAIN_FLOW_BYTES 320.0
 
 /* Per kind of communication: collectives issued, bytes in the nccl-tests
  * size convention, summed duration, and the time it kept the critical

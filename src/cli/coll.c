@@ -234,19 +234,18 @@ typedef struct coll_run {
 
 /* Refuses, before building, a collective whose flows cannot fit in the
  * memory the run may use (--max-memory): its flow count
- * (fs_coll_flows_estimate) at FLOW_BYTES each, the engine's cost of a
+ * (fs_coll_flows_estimate) at FS_SIM_FLOW_BYTES each (sim.h), the engine's cost of a
  * flow measured on a 1,024-rank ring all-reduce (docs/performance.md). */
-#define FLOW_BYTES 320.0
 static int fits(const fs_coll_params *q, int32_t ranks, fs_err *err) {
   double lim = fs__cli_memory_limit(), GiB = 1024.0 * 1024 * 1024;
   int64_t flows = fs_coll_flows_estimate(q, ranks);
-  if (!(lim > 0) || (double)flows * FLOW_BYTES <= lim) return 0;
+  if (!(lim > 0) || (double)flows * FS_SIM_FLOW_BYTES <= lim) return 0;
   return fs_err_set(err, FS_EINVAL,
                     "%s over %d ranks with %s lowers %lld flows, about %.1f GiB at %.0f B a "
                     "flow: more than the %.2f GiB this run may use (--max-memory SIZE; fewer "
                     "ranks%s)",
                     fs_coll_op_name(q->op), ranks, fs_coll_algo_name(q->algo), (long long)flows,
-                    (double)flows * FLOW_BYTES / GiB, FLOW_BYTES, lim / GiB,
+                    (double)flows * FS_SIM_FLOW_BYTES / GiB, FS_SIM_FLOW_BYTES, lim / GiB,
                     q->op == FS_COLL_ALLTOALL || q->op == FS_COLL_ALLGATHER
                         ? ", or --algo bruck: p lg p flows"
                         : "");

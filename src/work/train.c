@@ -41,13 +41,13 @@ static int fits(const fs_train *tr, fs_err *err) {
     }
   double groups = ceil((double)tr->ds / ep), lanes = ceil((double)(tr->t * tr->c) / tr->lane_step);
   double flows = a2a * groups * lanes * (double)per * tr->iterations, GiB = 1024.0 * 1024 * 1024;
-  if (flows * FS_TRAIN_FLOW_BYTES <= lim) return 0;
+  if (flows * FS_SIM_FLOW_BYTES <= lim) return 0;
   return fs_err_set(err, FS_EINVAL,
                     "%s: the iteration lowers at least %.4g flows for its expert all-to-alls "
                     "(%d ranks each, as flows under --comm all), about %.1f GiB at %.0f B a "
                     "flow: more than the %.2f GiB this run may use (--max-memory SIZE; "
                     "--comm isolated times them alone)",
-                    job->file, flows, ep, flows * FS_TRAIN_FLOW_BYTES / GiB, FS_TRAIN_FLOW_BYTES,
+                    job->file, flows, ep, flows * FS_SIM_FLOW_BYTES / GiB, FS_SIM_FLOW_BYTES,
                     lim / GiB);
 }
 

@@ -106,6 +106,7 @@ int32_t fs_pipe_max_in_flight(const fs_pipe_op *ops, int32_t n) {
 
 double fs_pipe_bubble_fraction(fs_pipe_schedule sch, int32_t p, int32_t m, int32_t v) {
   if (sch != FS_PIPE_INTERLEAVED) v = 1;
-  if (sch == FS_PIPE_ZBH1) v = 3; /* the bubble is one op long instead of three */
+  /* ZB-H1 with equal F, B, W: (p - 1) T of bubble beside 3 m T of work */
+  if (sch == FS_PIPE_ZBH1) v = 3;
   return (double)(p - 1) / ((double)v * m + p - 1);
 }

@@ -782,3 +782,15 @@ TEST(test_topo_zoo_fattree_hops_closed_form) {
     hops_match_oracle(s);
   }
 }
+
+/* The dragonfly's hop statistics, searched from group 0 only under the
+ * group rotation (metrics.c dragonfly_rotation), against the BFS oracle:
+ * one cable per group pair and several (g < a h + 1), one host per router
+ * and several, and GPU servers (no rotation: checked the same way). */
+TEST(test_topo_zoo_dragonfly_hops_rotation) {
+  static const char *const specs[] = {
+      "dragonfly:a=2,p=1,h=1",     "dragonfly:a=4,p=2,h=2",     "dragonfly:a=4,p=1,h=2,g=3",
+      "dragonfly:a=3,p=2,h=2,g=4", "dragonfly:a=6,p=3,h=3,g=7", "dragonfly:a=4,p=2,h=1,g=2",
+      "dragonfly:a=4,p=2,h=2,gpus_per_node=2"};
+  for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) CHECK(hops_match_oracle(specs[i]));
+}

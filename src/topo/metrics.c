@@ -507,6 +507,37 @@ static int add_class_pairs(const fs_topo *t, nohost_ctx *x, int32_t c, int64_t *
   return 0;
 }
 
+/* ---- dragonfly: the group rotation ----------------------------------------
+ * The builder lays out a dragonfly's global cables by the groups'
+ * difference alone (zoo.c: group i's port for group j depends on j - i mod
+ * g), so moving every host and router to the next group, same position, is
+ * a graph automorphism. Every host then has the hop sums of its image in
+ * group 0, and the BFS runs from group 0's classes only, each counted g
+ * times: a=32, h=16, p=16 (16,416 routers) takes 1/513 of the searches.
+ * Checked, not assumed: every link must map onto a link, or 1 is returned
+ * (no rotation). Returns g, or 1 for any other graph (servers included). */
+static int32_t dragonfly_rotation(const fs_topo *t, int32_t *mark) {
+  if (strcmp(t->family, "dragonfly") != 0 || t->gpus_per_node > 1) return 1;
+  int32_t H = t->n_hosts, R = t->n_nodes - H, g = 0;
+  for (int32_t v = H; v < t->n_nodes; v++)
+    if (t->nodes[v].group + 1 > g) g = t->nodes[v].group + 1;
+  if (g < 2 || H % g || R % g) return 1;
+  int32_t hs = H / g, rs = R / g;
+#define FS__ROT(v) ((v) < H ? ((v) + hs) % H : H + ((v) - H + rs) % R)
+  for (int32_t v = 0; v < t->n_nodes; v++) mark[v] = -1;
+  for (int32_t u = 0; u < t->n_nodes; u++) {
+    int32_t su = FS__ROT(u);
+    for (int32_t i = t->out_start[su]; i < t->out_start[su + 1]; i++)
+      mark[t->links[t->out_links[i]].to] = u;
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
+      int32_t v = t->links[t->out_links[i]].to;
+      if (mark[FS__ROT(v)] != u) return 1;
+    }
+  }
+#undef FS__ROT
+  return g;
+}
+
 /* Fills st->diameter_hops and st->avg_hops (needs n_hosts >= 2) with hosts
  * never forwarding. Returns 0, FS_EINVAL naming two hosts with no path
  * between them, or FS_ENOMEM; st is written only on success. */
@@ -528,15 +559,25 @@ static int hop_stats_nohost(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory computing hop counts");
     goto done;
   }
+  /* Under a rotation of g, group 0's classes stand for all: each must lie
+   * wholly inside group 0 (hosts [0, H / g)) or wholly outside. */
+  int32_t g = dragonfly_rotation(t, x.mark);
+  for (int32_t c = 0; c < x.C && g > 1; c++) {
+    int32_t in0 = 0, size = x.cls_start[c + 1] - x.cls_start[c];
+    for (int32_t i = x.cls_start[c]; i < x.cls_start[c + 1]; i++) in0 += x.keys[i].host < H / g;
+    if (in0 != 0 && in0 != size) g = 1;
+  }
   for (int32_t v = 0; v < n; v++) x.dist[v] = x.mark[v] = -1;
   int64_t sum = 0;
   int32_t diameter = 0;
   for (int32_t c = 0; c < x.C && !rc; c++) {
+    if (g > 1 && x.keys[x.cls_start[c]].host >= H / g) continue;
     class_distances(&x, c);
     count_joined_pairs(t, &x, c);
     rc = add_class_pairs(t, &x, c, &sum, &diameter, err);
   }
   if (rc) goto done;
+  sum *= g;
   st->diameter_hops = diameter;
   st->avg_hops = (double)sum / ((double)H * (double)(H - 1));
 done:

@@ -583,8 +583,9 @@ static void print_result(const bench_case *c, const bench_result *r) {
          (unsigned long long)r->ctr.flows_rerated, r->rss_mib, r->makespan_s * 1e3,
          goal);
   if (c->pattern == PAT_TRAIN)
-    printf("     flows represented %lld (simulated %lld), GPUs %d\n", (long long)r->represented,
-           (long long)r->flows, r->hosts);
+    printf("     flows represented %lld (simulated %lld, at most %lld in flight), GPUs %d\n",
+           (long long)r->represented, (long long)r->flows, (long long)r->ctr.max_active,
+           r->hosts);
   if (c->pattern == PAT_STAGGERED) /* the size was chosen for this figure */
     printf("     max_active %lld\n", (long long)r->ctr.max_active);
   if (show_digest && c->pattern != PAT_TRAIN)

@@ -783,14 +783,19 @@ TEST(test_topo_zoo_fattree_hops_closed_form) {
   }
 }
 
-/* The dragonfly's hop statistics, searched from group 0 only under the
- * group rotation (metrics.c dragonfly_rotation), against the BFS oracle:
- * one cable per group pair and several (g < a h + 1), one host per router
- * and several, and GPU servers (no rotation: checked the same way). */
-TEST(test_topo_zoo_dragonfly_hops_rotation) {
+/* Dragonflies' and leaf-spines' hop statistics, searched from the first
+ * group or leaf only under the builders' rotations (metrics.c
+ * builder_rotation), against the BFS oracle: one cable per group pair and
+ * several (g < a h + 1), one host per router or leaf and several, several
+ * links per spine, and GPU servers (no rotation: checked the same way). */
+TEST(test_topo_zoo_rotated_hops_match_oracle) {
   static const char *const specs[] = {
       "dragonfly:a=2,p=1,h=1",     "dragonfly:a=4,p=2,h=2",     "dragonfly:a=4,p=1,h=2,g=3",
       "dragonfly:a=3,p=2,h=2,g=4", "dragonfly:a=6,p=3,h=3,g=7", "dragonfly:a=4,p=2,h=1,g=2",
-      "dragonfly:a=4,p=2,h=2,gpus_per_node=2"};
+      "dragonfly:a=4,p=2,h=2,gpus_per_node=2",
+      "leafspine:leaves=2,spines=1,hosts_per_leaf=1",
+      "leafspine:leaves=5,spines=3,hosts_per_leaf=4",
+      "leafspine:leaves=7,spines=2,hosts_per_leaf=3,links_per_spine=2",
+      "leafspine:leaves=4,spines=2,hosts_per_leaf=4,gpus_per_node=2"};
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) CHECK(hops_match_oracle(specs[i]));
 }

@@ -507,34 +507,49 @@ static int add_class_pairs(const fs_topo *t, nohost_ctx *x, int32_t c, int64_t *
   return 0;
 }
 
-/* ---- dragonfly: the group rotation ----------------------------------------
- * The builder lays out a dragonfly's global cables by the groups'
- * difference alone (zoo.c: group i's port for group j depends on j - i mod
- * g), so moving every host and router to the next group, same position, is
- * a graph automorphism. Every host then has the hop sums of its image in
- * group 0, and the BFS runs from group 0's classes only, each counted g
- * times: a=32, h=16, p=16 (16,416 routers) takes 1/513 of the searches.
- * Checked, not assumed: every link must map onto a link, or 1 is returned
- * (no rotation). Returns g, or 1 for any other graph (servers included). */
-static int32_t dragonfly_rotation(const fs_topo *t, int32_t *mark) {
-  if (strcmp(t->family, "dragonfly") != 0 || t->gpus_per_node > 1) return 1;
-  int32_t H = t->n_hosts, R = t->n_nodes - H, g = 0;
-  for (int32_t v = H; v < t->n_nodes; v++)
-    if (t->nodes[v].group + 1 > g) g = t->nodes[v].group + 1;
-  if (g < 2 || H % g || R % g) return 1;
-  int32_t hs = H / g, rs = R / g;
-#define FS__ROT(v) ((v) < H ? ((v) + hs) % H : H + ((v) - H + rs) % R)
-  for (int32_t v = 0; v < t->n_nodes; v++) mark[v] = -1;
-  for (int32_t u = 0; u < t->n_nodes; u++) {
-    int32_t su = FS__ROT(u);
+/* ---- rotations of the builders' fabrics -------------------------------------
+ * Two builders lay their fabrics out so that moving every host on by a
+ * block is a graph automorphism: a dragonfly's global cables depend on the
+ * groups' difference alone (zoo.c: group i's port for group j depends on
+ * j - i mod g), so hosts and routers move one group on; a leaf-spine's
+ * hosts and leaves move one leaf on, the spines staying. Every host then
+ * has the hop sums of its image in the first block, and the searches run
+ * from the first block's classes only, each counted g times: a dragonfly
+ * a=32, h=16, p=16 (513 groups) or a 4,096-leaf leaf-spine takes one
+ * search per router or leaf of one block.
+ *
+ * The map: the builders number every kind of node block-major (hosts,
+ * then the fabric's switches tier by tier, then GPU servers' NICs and
+ * scale-up switches, families.c), so each run of nodes of one kind and
+ * tier moves on by its length / g, or stays when g does not divide it.
+ * Checked, not assumed: every link must map onto a link, or there is no
+ * rotation. Returns g (perm filled), or 1 for none. */
+static int32_t builder_rotation(const fs_topo *t, int32_t *perm, int32_t *mark) {
+  int32_t H = t->n_hosts, n = t->n_nodes, g = 0;
+  if (strcmp(t->family, "dragonfly") == 0) {
+    for (int32_t v = H; v < n; v++)
+      if (t->nodes[v].kind == FS_NODE_SWITCH && t->nodes[v].group + 1 > g)
+        g = t->nodes[v].group + 1;
+  } else if (strcmp(t->family, "leafspine") == 0) {
+    for (int32_t v = H; v < n; v++) g += t->nodes[v].kind == FS_NODE_SWITCH && t->nodes[v].tier == 1;
+  }
+  if (g < 2 || H % g) return 1;
+  for (int32_t lo = 0, hi; lo < n; lo = hi) {
+    for (hi = lo + 1; hi < n && t->nodes[hi].kind == t->nodes[lo].kind &&
+                      t->nodes[hi].tier == t->nodes[lo].tier;
+         hi++) {
+    }
+    int32_t len = hi - lo, step = len % g ? 0 : len / g;
+    for (int32_t v = lo; v < hi; v++) perm[v] = lo + (v - lo + step) % len;
+  }
+  for (int32_t v = 0; v < n; v++) mark[v] = -1;
+  for (int32_t u = 0; u < n; u++) {
+    int32_t su = perm[u];
     for (int32_t i = t->out_start[su]; i < t->out_start[su + 1]; i++)
       mark[t->links[t->out_links[i]].to] = u;
-    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++) {
-      int32_t v = t->links[t->out_links[i]].to;
-      if (mark[FS__ROT(v)] != u) return 1;
-    }
+    for (int32_t i = t->out_start[u]; i < t->out_start[u + 1]; i++)
+      if (mark[perm[t->links[t->out_links[i]].to]] != u) return 1;
   }
-#undef FS__ROT
   return g;
 }
 
@@ -559,9 +574,9 @@ static int hop_stats_nohost(const fs_topo *t, fs_topo_stats *st, fs_err *err) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory computing hop counts");
     goto done;
   }
-  /* Under a rotation of g, group 0's classes stand for all: each must lie
-   * wholly inside group 0 (hosts [0, H / g)) or wholly outside. */
-  int32_t g = dragonfly_rotation(t, x.mark);
+  /* Under a rotation of g, the first block's classes stand for all: each
+   * must lie wholly inside it (hosts [0, H / g)) or wholly outside. */
+  int32_t g = builder_rotation(t, x.dist, x.mark);
   for (int32_t c = 0; c < x.C && g > 1; c++) {
     int32_t in0 = 0, size = x.cls_start[c + 1] - x.cls_start[c];
     for (int32_t i = x.cls_start[c]; i < x.cls_start[c + 1]; i++) in0 += x.keys[i].host < H / g;

@@ -31,6 +31,7 @@
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"
 #include "list_symm.h"
+#include "list_lazy.h"
 #include "list_train_all.h"
 #include "list_sweep.h"
 #include "list_chakra.h"

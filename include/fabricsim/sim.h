@@ -66,6 +66,54 @@ int fs_sim_add_dep(fs_sim *s, int32_t before, int32_t after, fs_err *err);
  * back-to-back messages. */
 int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err);
 
+/* ---- plans: subgraphs added whole, made item by item as they run ----
+ * A plan is a DAG of flows and tasks over n members (a collective as its
+ * lowering makes it, in member terms): items, dependencies among them in
+ * the order they were added (before, after, sent: 1 for a "sent"
+ * dependency on a flow), a start task every other item depends on and a
+ * done task. fs_sim_add_plan puts one instance of it on hosts: its start
+ * and done tasks are items of the simulation like any other (depend on
+ * them, read their times), and its other items exist only while they run:
+ * each is made when its dependencies are met and given back when it
+ * finishes, so memory follows the flows in flight, not the plan's
+ * (docs/model.md, "Lazy lowering"). The times, link statistics and bins
+ * are exactly (bit for bit) those of adding every item of the plan with
+ * fs_sim_add_flow_ref / fs_sim_add_task_s and its dependencies in their
+ * order, start first, and `after` edges to the start afterwards; the
+ * instance's items are not listed among the run's items, its flows not
+ * among the started ones. Runs with instances must use the fluid
+ * transport (no transport model) and no timers: fs_sim_run fails with
+ * FS_EINVAL otherwise. */
+typedef struct fs_sim_plan fs_sim_plan;
+
+typedef struct fs_sim_plan_item {
+  int32_t kind;  /* FS_ITEM_FLOW or FS_ITEM_TASK */
+  int32_t a, b;  /* members: a flow's source and destination; a task's host (a) */
+  double value;  /* a flow's bytes (>= 0), a task's seconds (>= 0) */
+} fs_sim_plan_item;
+
+/* Copies the plan. start and done must be distinct tasks; start must
+ * depend on nothing and every other item on something (so all hang from
+ * start); sent dependencies must leave flows; no cycle. 0, FS_EINVAL
+ * naming what is wrong, FS_ENOMEM. */
+int fs_sim_plan_new(const fs_sim_plan_item *items, int32_t n_items, const int32_t (*deps)[3],
+                    int64_t n_deps, int32_t start, int32_t done, int32_t n_members,
+                    fs_sim_plan **out, fs_err *err);
+void fs_sim_plan_free(fs_sim_plan *p); /* NULL is a no-op */
+/* Flows and tasks of the plan, start and done included. */
+void fs_sim_plan_counts(const fs_sim_plan *p, int64_t *flows, int64_t *tasks);
+
+/* An instance of plan p (which must outlive s) on hosts[0 .. n_members)
+ * (copied): member k is hosts[k]; a flow takes fs_route_cache_get(routes,
+ * src, dst)'s route, borrowed (the cache must outlive s). *start and *done
+ * are its start and done tasks. 0, FS_EINVAL, FS_ENOMEM. */
+int fs_sim_add_plan(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
+                    fs_route_cache *routes, int32_t *start, int32_t *done, fs_err *err);
+/* After the run: the item's finish or, for a plan instance's start, the
+ * latest finish of it and of every item its instance made (what the
+ * latest of those items' finishes would be, added one by one). */
+double fs_sim_last_finish_s(const fs_sim *s, int32_t item);
+
 /* ---- transport: packet effects kept in the fluid engine (docs/model.md,
  * "Transport") ----
  * fluid: ideal max-min, what the engine always did (the default).

@@ -70,6 +70,12 @@ typedef struct fs_train_opts {
   double max_memory_bytes; /* > 0: refuse (FS_EINVAL) before building an
                               iteration whose flows certainly need more, at
                               FS_SIM_FLOW_BYTES a flow (fs_train_new) */
+  int keep_flows;     /* keep every flow as an item of fs_train_sim (what a
+                         report, a trace or a Chakra export reads). By
+                         default the collectives simulated through their
+                         templates are plan instances (sim.h "plans"): the
+                         same results, their flows made only while they
+                         run, so memory follows the flows in flight */
 } fs_train_opts;
 
 /* Per kind of communication: collectives issued, bytes in the nccl-tests

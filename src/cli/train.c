@@ -120,6 +120,9 @@ int fs__cli_train(int argc, char **argv) {
   }
   if (report && n_in > 1)
     return fs__cli_usage("train", "--report takes one job file, got %d", n_in);
+  /* (the trace spreads each flow's bytes over its lifetime; the export
+   * copies the DAG: both read every flow of the run) */
+  if (trace || chakra_dir) opts.keep_flows = 1;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "train");
   fs_sim_opts so = {0};

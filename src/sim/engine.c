@@ -72,6 +72,7 @@ void fs_sim_free(fs_sim *s) {
   for (int32_t i = 0; i < s->n_model; i++) s->model[i].m->free(s, s->model[i].st);
   FS__FREE_ALL(s->items, s->tasks, s->edges, s->dep_start, s->dep_list, s->active_list, s->started,
                s->timers, s->cycle, s->link_stats);
+  fs__lazy_free(s);
   fs__bins_free(&s->bins);
   evq_free(&s->heap);
   fs__maxmin_free(&s->mm);
@@ -311,7 +312,7 @@ int fs__flow_starts(fs_sim *s, int32_t fi) {
   for (int32_t i = 0; i < s->n_model; i++) /* e.g. its queue pair starts at line rate */
     if (s->model[i].m->flow_start && s->model[i].m->flow_start(s, s->model[i].st, fi))
       return FS_ENOMEM;
-  s->started[s->n_started++] = s->core.flows[fi].item;
+  if (!fs__lazy_item(s, s->core.flows[fi].item)) s->started[s->n_started++] = s->core.flows[fi].item;
   return 0;
 }
 
@@ -319,7 +320,7 @@ int fs__flow_starts(fs_sim *s, int32_t fi) {
  * all its bytes are left, and it counts as started. */
 void fs__flow_counted(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
-  s->started[s->n_started++] = s->core.flows[fi].item;
+  if (!fs__lazy_item(s, s->core.flows[fi].item)) s->started[s->n_started++] = s->core.flows[fi].item;
 }
 
 int fs__flow_enter(fs_sim *s, int32_t fi) {
@@ -413,7 +414,7 @@ static int flow_begin(fs_sim *s, int32_t id) {
 }
 
 /* Dependencies are met: start now, or schedule the earliest start. */
-static int item_ready(fs_sim *s, int32_t id) {
+int fs__item_ready(fs_sim *s, int32_t id) {
   sim_item *it = &s->items[id];
   double t0 = (double)it->start_ns * 1e-9;
   if (t0 < s->now) t0 = s->now;
@@ -438,11 +439,17 @@ static int item_ready(fs_sim *s, int32_t id) {
 /* Releases the dependents of `id` waiting on `kind` (its finish, or for a
  * flow the moment its last byte left the source). */
 int fs__release(fs_sim *s, int32_t id, int32_t kind) {
+  if (fs__lazy_item(s, id)) return fs__lazy_release(s, id, kind, 0);
   for (int32_t k = s->dep_start[id]; k < s->dep_start[id + 1]; k++) {
+    if (s->dep_list[k] < 0) { /* a plan instance's start: its items first (lazy.c) */
+      int rc = kind == DEP_DONE ? fs__lazy_begin(s, -s->dep_list[k] - 1) : 0;
+      if (rc) return rc;
+      continue;
+    }
     if (s->dep_list[k] % 2 != kind) continue;
     int32_t d = s->dep_list[k] / 2;
     if (--s->items[d].deps_left == 0) {
-      int rc = item_ready(s, d);
+      int rc = fs__item_ready(s, d);
       if (rc) return rc;
     }
   }
@@ -454,6 +461,7 @@ static int item_finished(fs_sim *s, int32_t id) {
   it->state = ST_DONE;
   it->finish_s = s->now;
   if (s->now > s->makespan) s->makespan = s->now;
+  if (fs__lazy_item(s, id)) return fs__lazy_release(s, id, DEP_DONE, 1);
   s->items_done++;
   return fs__release(s, id, DEP_DONE);
 }
@@ -669,7 +677,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   s->ran = 1;
   s->check_rerate = opts->check_rerate;
   int rc = setup(s, err);
-  if (rc) return rc;
+  if (rc || (rc = fs__lazy_setup(s, err))) return rc;
   if (s->check_rerate && fs__maxmin_init(&s->mm_check, s->core.t->n_links, s->core.n_flows))
     return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
   if (fs__bins_init(&s->bins, s->core.t->n_links, opts->link_bins))
@@ -690,8 +698,8 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     if (s->model[i].m->bind_map) bind = s->model[i].m->bind_map(s, s->model[i].st);
   if (prune || (bind && !s->n_timers)) {
     int64_t pruned;
-    if (fs__prune(&s->core, &s->arena, s->tp.efficiency, s->core.src_phase != NULL, prune,
-                  bind, &pruned))
+    if (fs__prune(&s->core, &s->lazy, &s->arena, s->tp.efficiency, s->core.src_phase != NULL,
+                  prune, bind, &pruned))
       return fs_err_set(err, FS_ENOMEM, "out of memory starting simulation");
     s->counters.links_left_out = pruned;
     if (pruned && !(s->core.busy_routes = calloc((size_t)s->core.t->n_links, sizeof(int32_t))))
@@ -699,7 +707,7 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
   }
   s->now = 0;
   for (size_t i = 0; i < s->n_items; i++)
-    if (s->items[i].deps_left == 0 && (rc = item_ready(s, (int32_t)i)) < 0) goto fail;
+    if (s->items[i].deps_left == 0 && (rc = fs__item_ready(s, (int32_t)i)) < 0) goto fail;
   if (s->n_share_pend) fs__share_apply(s);
   if ((rc = batch_end(s)) < 0) goto fail;
   if ((rc = rerate(s)) < 0) goto fail;
@@ -756,7 +764,12 @@ int fs_sim_run(fs_sim *s, const fs_sim_opts *opts, fs_err *err) {
     return fs_err_set(err, FS_EINTERNAL, "simulation stalled with %lld of %zu items done",
                       (long long)s->items_done, s->n_items);
   }
-  for (int32_t fi = 0; fi < s->core.n_flows; fi++) {
+  /* (the instances' flows in their places: the flows' order is the sums') */
+  size_t next_inst = 0;
+  int32_t n_added = s->lazy.n_inst ? s->lazy.n_added : s->core.n_flows; /* (not the slots made) */
+  for (int32_t fi = 0; fi <= n_added; fi++) {
+    fs__lazy_charge(s, &next_inst, fi);
+    if (fi == n_added) break;
     fs__flow *f = &s->core.flows[fi];
     f->remaining = 0;
     fs__charge(s, f);

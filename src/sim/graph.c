@@ -39,17 +39,22 @@ static int32_t new_item(fs_sim *s, uint8_t kind, int32_t idx, int64_t start_ns,
   return (int32_t)s->n_items++;
 }
 
+int fs__paths_reserve(fs_sim *s) {
+  if (s->paths && s->paths_cap >= s->flows_cap) return 0;
+  size_t cap = s->flows_cap ? s->flows_cap : 1;
+  fs__fpath *np = realloc(s->paths, cap * sizeof(*np)); /* every flow has an entry, zero if none */
+  if (!np) return FS_ENOMEM;
+  memset(np + s->paths_cap, 0, (cap - s->paths_cap) * sizeof(*np));
+  s->paths = np;
+  s->paths_cap = cap;
+  return 0;
+}
+
 /* Flow fi's route is a quotient: keeps the route its packets take (the
  * expanded one, borrowed or copied as the flow's own route) and its orbit. */
 static int add_path(fs_sim *s, size_t fi, const fs_route *route, int borrow) {
   const fs_route *x = route->expanded;
-  if (s->paths_cap < s->flows_cap) { /* every flow has an entry, zero if none */
-    fs__fpath *np = realloc(s->paths, s->flows_cap * sizeof(*np));
-    if (!np) return FS_ENOMEM;
-    memset(np + s->paths_cap, 0, (s->flows_cap - s->paths_cap) * sizeof(*np));
-    s->paths = np;
-    s->paths_cap = s->flows_cap;
-  }
+  if (fs__paths_reserve(s)) return FS_ENOMEM;
   if (!x) return 0;
   fs__fpath *p = &s->paths[fi];
   p->n = x->n;
@@ -175,11 +180,13 @@ int fs_sim_add_dep_sent(fs_sim *s, int32_t flow, int32_t after, fs_err *err) {
   return add_edge(s, flow, after, DEP_SENT, err);
 }
 
-/* Dependents in CSR form, in the order dependencies were added. */
+/* Dependents in CSR form, in the order dependencies were added; a plan
+ * instance's start lists first the instance, as -(index + 1) (its own
+ * items' edges were the first from it, lazy.c). */
 int fs__build_deps(fs_sim *s) {
-  size_t n = s->n_items;
+  size_t n = s->n_items, ni = s->lazy.n_inst;
   s->dep_start = calloc(n + 1, sizeof(int32_t));
-  s->dep_list = fs__malloc(s->n_edges, sizeof(int32_t));
+  s->dep_list = fs__malloc(s->n_edges + ni + 1, sizeof(int32_t));
   int32_t *fill = calloc(n + 1, sizeof(int32_t));
   if (!s->dep_start || !s->dep_list || !fill) {
     free(fill);
@@ -189,13 +196,23 @@ int fs__build_deps(fs_sim *s) {
     s->dep_start[s->edges[e][0] + 1]++;
     s->items[s->edges[e][1]].deps_left++;
   }
+  for (size_t i = 0; i < ni; i++) s->dep_start[s->lazy.inst[i].start + 1]++;
   for (size_t i = 0; i < n; i++) s->dep_start[i + 1] += s->dep_start[i];
+  for (size_t i = 0; i < ni; i++) {
+    int32_t b = s->lazy.inst[i].start;
+    s->dep_list[s->dep_start[b] + fill[b]++] = -(int32_t)i - 1;
+  }
   for (size_t e = 0; e < s->n_edges; e++) {
     int32_t b = s->edges[e][0];
     s->dep_list[s->dep_start[b] + fill[b]++] = s->edges[e][1] * 2 + s->edges[e][2];
   }
   free(fill);
   return 0;
+}
+
+/* The item a dependents' entry leads to: a plan instance's done. */
+static int32_t dep_target(const fs_sim *s, int32_t entry) {
+  return entry < 0 ? s->lazy.inst[-entry - 1].done : entry / 2;
 }
 
 /* Kahn's algorithm; on a cycle, walks predecessors inside the unresolved
@@ -210,14 +227,17 @@ int fs__check_acyclic(fs_sim *s, fs_err *err) {
     return fs_err_set(err, FS_ENOMEM, "out of memory checking dependencies");
   }
   size_t head = 0, tail = 0;
+  /* (a plan instance stands between its start and done: an edge) */
+  for (size_t i = 0; i < s->lazy.n_inst; i++) s->items[s->lazy.inst[i].done].deps_left++;
   for (size_t i = 0; i < n; i++) {
     indeg[i] = s->items[i].deps_left;
     if (!indeg[i]) queue[tail++] = (int32_t)i;
   }
+  for (size_t i = 0; i < s->lazy.n_inst; i++) s->items[s->lazy.inst[i].done].deps_left--;
   while (head < tail) {
     int32_t u = queue[head++];
     for (int32_t k = s->dep_start[u]; k < s->dep_start[u + 1]; k++) {
-      int32_t a = s->dep_list[k] / 2;
+      int32_t a = dep_target(s, s->dep_list[k]);
       if (--indeg[a] == 0) queue[tail++] = a;
     }
   }
@@ -231,6 +251,10 @@ int fs__check_acyclic(fs_sim *s, fs_err *err) {
   for (size_t i = 0; i < n; i++) pred[i] = -1;
   for (size_t e = 0; e < s->n_edges; e++) {
     int32_t b = s->edges[e][0], a = s->edges[e][1];
+    if (indeg[b] > 0 && indeg[a] > 0 && pred[a] < 0) pred[a] = b;
+  }
+  for (size_t i = 0; i < s->lazy.n_inst; i++) {
+    int32_t b = s->lazy.inst[i].start, a = s->lazy.inst[i].done;
     if (indeg[b] > 0 && indeg[a] > 0 && pred[a] < 0) pred[a] = b;
   }
   int32_t v = -1;

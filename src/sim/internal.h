@@ -255,6 +255,66 @@ double fs__transport_last_bytes(const fs_transport *tp, double payload);
  * (it may wait for the one before it). */
 int fs__transport_last_short(const fs_transport *tp, double payload);
 
+/* ---- lazy lowering (lazy.c; sim.h "plans") ----
+ * A plan: its items, the distinct (source, destination) member pairs of
+ * its flows in order of first use (pair_of: each flow's), and per item its
+ * dependents in the order added (dep_start/dep_list, entries after * 2 +
+ * sent) and how many dependencies it has inside the plan (indeg). */
+struct fs_sim_plan {
+  fs_sim_plan_item *items;
+  int32_t n_items, n_members, start, done;
+  int32_t *pair_of;    /* per item: its pair (flows), -1 (tasks) */
+  int32_t (*pairs)[2];
+  int32_t n_pairs;
+  int32_t *dep_start, *dep_list, *indeg;
+  int64_t n_flows;
+};
+
+/* An instance: its real start and done items, where it sits among the
+ * flows added (its flows' place in the order of flows, which the pruning's
+ * routes and the charging of link bytes follow), its hosts and per pair
+ * the route (and, once pruned, the pruned route's id); while it runs, per
+ * plan item the dependencies left, and how many items are not done. */
+/* What a flow keeps of its route (a cache's route struct may move as the
+ * cache grows; its arrays stay). */
+typedef struct fs__lzroute {
+  const int32_t *links;
+  const double *w;
+  int32_t n;
+  double latency_s;
+  const int32_t *x_links; /* the expanded route (quotient routes), or NULL */
+  const double *x_w;
+  int32_t x_n;
+  double orbit;
+} fs__lzroute;
+
+typedef struct fs__lzinst {
+  const fs_sim_plan *plan;
+  int32_t start, done, at_flow;
+  int32_t *hosts;
+  fs__lzroute *route;
+  int32_t *rid;
+  int32_t *cnt;
+  int32_t left;
+  double end_s;        /* the latest finish of an item it made */
+} fs__lzinst;
+
+/* Items made as instances run take ids from `base` (the items added) on,
+ * each for good with one flow or task slot, and are given back when done:
+ * of[id - base] says whose (instance, plan item) it is. */
+typedef struct fs__lazy {
+  fs__lzinst *inst;
+  size_t n_inst, inst_cap;
+  int32_t base, n_ids;
+  int32_t n_added;     /* flows added (the slots past them are made ones) */
+  int32_t (*of)[2];
+  size_t of_cap;
+  int32_t *free_flow, *free_task;
+  size_t n_free_flow, n_free_task, free_flow_cap, free_task_cap;
+  size_t slots;        /* flows the per-flow arrays are sized for */
+  int64_t running;     /* instances started and not finished */
+} fs__lazy;
+
 /* Leaves the links that can never bind out of the flows' rating routes
  * (prune.c): sets each flow's rid and rating route, core->proutes, and
  * *n_pruned to the links left out (0: nothing changed). Needs cap_Bps; a
@@ -266,8 +326,10 @@ int fs__transport_last_short(const fs_transport *tp, double payload);
  * stays (it may bind), 0 if it would be left out or carries no flow; the
  * caller frees it. 0 or FS_ENOMEM (flows unchanged, *can_bind untouched or
  * set). */
-int fs__prune(fs__simcore *core, fs__arena *arena, double efficiency, int keep_first, int apply,
-              uint8_t **can_bind, int64_t *n_pruned);
+/* The routes of plan instances (lz) count too: each instance's take their
+ * place in the order of flows (at_flow), and their ids go to its rid. */
+int fs__prune(fs__simcore *core, fs__lazy *lz, fs__arena *arena, double efficiency,
+              int keep_first, int apply, uint8_t **can_bind, int64_t *n_pruned);
 
 /* Per-link bytes per time bin (bins.c): n bins of `width` s from t = 0,
  * bin-major (b[bin * L + link]); width 0 until the first charge;

@@ -272,6 +272,7 @@ struct fs_sim {
   int ran;
   int check_rerate;     /* opts.check_rerate */
   fs__maxmin mm_check;  /* its own scratch: the run's is left as it was */
+  fs__lazy lazy;        /* plan instances and the items they make (lazy.c) */
 };
 
 /* The route flow fi's packets take: a quotient flow's expanded route
@@ -337,6 +338,23 @@ int fs__flow_link(fs_sim *s, int32_t fi);
 void fs__flow_counted(fs_sim *s, int32_t fi);
 int fs__flow_starts(fs_sim *s, int32_t fi);
 int fs__release(fs_sim *s, int32_t id, int32_t kind);
+int fs__item_ready(fs_sim *s, int32_t id);
+/* Lazy lowering (lazy.c). An item id at or past s->n_items is one an
+ * instance made. */
+static inline int fs__lazy_item(const fs_sim *s, int32_t id) { return (size_t)id >= s->n_items; }
+/* Instance i's start finished: its items without other dependencies are
+ * made (in the order the plan gives them). */
+int fs__lazy_begin(fs_sim *s, int32_t i);
+/* Releases the dependents of made item id waiting on kind; once it is
+ * done (finished 1), gives it back. */
+int fs__lazy_release(fs_sim *s, int32_t id, int32_t kind, int finished);
+/* Before the run: checks the run may have instances, sizes their state. */
+int fs__lazy_setup(fs_sim *s, fs_err *err);
+/* After it: charges to the links the bytes of the flows of the instances
+ * placed before flow fi (from *next on), as added flows are charged in
+ * their order. */
+void fs__lazy_charge(fs_sim *s, size_t *next, int32_t fi);
+void fs__lazy_free(fs_sim *s);
 int fs__flow_enter(fs_sim *s, int32_t fi);
 int fs__flow_unlink(fs_sim *s, int32_t fi);
 void fs__settle(fs_sim *s, fs__flow *f);
@@ -346,6 +364,8 @@ int fs__predict(fs_sim *s, fs__flow *f);
 /* ---- the graph and what a run reports (graph.c) ---- */
 int fs__copy_route(fs_sim *s, fs__flow *f, const fs_route *route);
 int32_t fs__bad_entry(const fs_topo *t, const fs_route *route);
+/* s->paths with an entry (zero if none) for every flow slot (flows_cap). */
+int fs__paths_reserve(fs_sim *s);
 int fs__build_deps(fs_sim *s);
 int fs__check_acyclic(fs_sim *s, fs_err *err);
 

@@ -92,8 +92,41 @@ out:
   return rc;
 }
 
-int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int keep_first, int apply,
-              uint8_t **can_bind, int64_t *n_pruned) {
+/* Route array `links` (of flows src -> dst) as a distinct route: its id,
+ * added at the end if new; -1 when out of memory. */
+static int32_t route_id(fs__u64map *ids, fs__proute **routes, size_t *cap, int32_t *nr,
+                        const int32_t *links, const double *w, int32_t n, int32_t src,
+                        int32_t dst) {
+  uint64_t key = (uint64_t)(uintptr_t)links;
+  int32_t r;
+  if (fs__u64map_get(ids, key, &r)) return r;
+  if (*nr == INT32_MAX || fs__grow(routes, cap, (size_t)*nr + 1, sizeof(**routes)) ||
+      fs__u64map_put(ids, key, *nr))
+    return -1;
+  r = (*nr)++;
+  (*routes)[r] = (fs__proute){.links = links, .w = w, .n = n, .src = src, .dst = dst};
+  return r;
+}
+
+/* The routes of lz's instances placed before flow f (at_flow == f, from
+ * *next on), in their plans' pair order: what their flows, had they been
+ * added one by one, would have brought there. */
+static int instance_routes(fs__lazy *lz, size_t *next, int32_t f, fs__u64map *ids,
+                           fs__proute **routes, size_t *cap, int32_t *nr) {
+  for (; lz && *next < lz->n_inst && lz->inst[*next].at_flow == f; (*next)++) {
+    fs__lzinst *in = &lz->inst[*next];
+    for (int32_t q = 0; q < in->plan->n_pairs; q++) {
+      const fs__lzroute *r = &in->route[q];
+      in->rid[q] = route_id(ids, routes, cap, nr, r->links, r->w, r->n,
+                            in->hosts[in->plan->pairs[q][0]], in->hosts[in->plan->pairs[q][1]]);
+      if (in->rid[q] < 0) return -1;
+    }
+  }
+  return 0;
+}
+
+int fs__prune(fs__simcore *c, fs__lazy *lz, fs__arena *arena, double efficiency, int keep_first,
+              int apply, uint8_t **can_bind, int64_t *n_pruned) {
   const fs_topo *t = c->t;
   int32_t L = t->n_links, nr = 0;
   *n_pruned = 0;
@@ -107,18 +140,14 @@ int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int keep_firs
   int rc = FS_ENOMEM;
   if (!bs || !bd || !keep || !used) goto out;
   /* one route per distinct route array: flows sharing a route share it */
-  for (int32_t f = 0; f < c->n_flows; f++) {
+  size_t next = 0;
+  for (int32_t f = 0; f <= c->n_flows; f++) {
+    if (instance_routes(lz, &next, f, &ids, &routes, &routes_cap, &nr)) goto out;
+    if (f == c->n_flows) break;
     const fs__flow *fl = &c->flows[f];
-    uint64_t key = (uint64_t)(uintptr_t)fl->links;
-    int32_t r;
-    if (!fs__u64map_get(&ids, key, &r)) {
-      if (nr == INT32_MAX || fs__grow(&routes, &routes_cap, (size_t)nr + 1, sizeof(*routes)) ||
-          fs__u64map_put(&ids, key, nr))
-        goto out;
-      r = nr++;
-      routes[r] = (fs__proute){.links = fl->links, .w = fl->w, .n = fl->n,
-                               .src = fl->src, .dst = fl->dst};
-    }
+    int32_t r = route_id(&ids, &routes, &routes_cap, &nr, fl->links, fl->w, fl->n, fl->src,
+                         fl->dst);
+    if (r < 0) goto out;
     c->flows[f].rid = r; /* back to -1 unless a link is left out */
   }
   as = fs__malloc((size_t)nr + 1, sizeof(int32_t));
@@ -188,8 +217,11 @@ int fs__prune(fs__simcore *c, fs__arena *arena, double efficiency, int keep_firs
   routes = NULL;
   *n_pruned = pruned;
 out:
-  if (routes) /* not kept: every flow rated on its whole route */
+  if (routes) { /* not kept: every flow rated on its whole route */
     for (int32_t f = 0; f < c->n_flows; f++) c->flows[f].rid = -1;
+    for (size_t i = 0; lz && i < lz->n_inst; i++)
+      for (int32_t q = 0; q < lz->inst[i].plan->n_pairs; q++) lz->inst[i].rid[q] = -1;
+  }
   fs__u64map_free(&ids);
   FS__FREE_ALL(routes, as, ad, bs, bd, keep, used);
   return rc;

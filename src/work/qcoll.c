@@ -27,6 +27,7 @@ struct fs__qcoll {
   int32_t (*deps)[3];
   int64_t n_deps;
   int32_t start, done; /* template indices */
+  fs_sim_plan *plan;    /* the template as a plan (lazy lowering), made on first use */
 };
 
 /* kind | a | b | occurrence, 1 + 21 + 21 + 21 bits. */
@@ -36,6 +37,7 @@ static uint64_t item_key(int kind, int32_t a, int32_t b, int32_t occ) {
 
 void fs__qcoll_free(fs__qcoll *q) {
   if (!q) return;
+  fs_sim_plan_free(q->plan);
   FS__FREE_ALL(q->items, q->deps, q);
 }
 
@@ -311,5 +313,49 @@ int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const
     if ((rc = fs_sim_add_dep(sim, after[i], base + q->start, err))) return rc;
   *first = base;
   *done = base + q->done;
+  return 0;
+}
+
+/* The template as a plan of the simulation (sim.h), on first use. */
+static int qcoll_plan(fs__qcoll *q, fs_err *err) {
+  if (q->plan) return 0;
+  fs_sim_plan_item *items = fs__malloc((size_t)q->n_items, sizeof(*items));
+  if (!items) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t i = 0; i < q->n_items; i++)
+    items[i] = (fs_sim_plan_item){q->items[i].kind, q->items[i].a, q->items[i].b,
+                                  q->items[i].value};
+  int rc = fs_sim_plan_new(items, q->n_items, (const int32_t(*)[3])q->deps, q->n_deps, q->start,
+                           q->done, q->n, &q->plan, err);
+  free(items);
+  return rc;
+}
+
+int fs__qcoll_add_lazy(fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
+                       const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
+                       fs_err *err) {
+  int rc = qcoll_plan(q, err);
+  if (rc || (rc = fs_sim_add_plan(sim, q->plan, hosts, routes, first, done, err))) return rc;
+  for (int32_t i = 0; i < n_after; i++)
+    if ((rc = fs_sim_add_dep(sim, after[i], *first, err))) return rc;
+  return 0;
+}
+
+void fs__qcoll_counts(const fs__qcoll *q, int64_t *flows, int64_t *tasks) {
+  int64_t f = 0;
+  for (int32_t i = 0; i < q->n_items; i++) f += q->items[i].kind == FS_ITEM_FLOW;
+  *flows = f;
+  *tasks = q->n_items - f;
+}
+
+int fs__qcoll_wire_bytes(const fs__qcoll *q, fs_route_cache *routes, const fs_topo *t,
+                         const int32_t *hosts, int32_t me, double *sum, fs_err *err) {
+  for (int32_t i = q->start; i < q->done; i++) { /* (the eager copy's [first, done)) */
+    const qitem *it = &q->items[i];
+    if (it->kind != FS_ITEM_FLOW) continue;
+    const fs_route *r;
+    int rc = fs_route_cache_get(routes, hosts[it->a], hosts[it->b], &r, err);
+    if (rc) return rc;
+    if (r->n && t->links[r->links[0]].from == me) *sum += it->value;
+  }
   return 0;
 }

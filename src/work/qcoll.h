@@ -44,6 +44,18 @@ int fs__qcoll_matches(const fs__qcoll *q, const fs_coll_params *prm, int32_t n,
 int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
                   const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
                   fs_err *err);
+/* The same as fs__qcoll_add, lazily: a plan instance (sim.h "plans"), whose
+ * items exist only while they run; exactly the same run. */
+int fs__qcoll_add_lazy(fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
+                       const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
+                       fs_err *err);
+/* Flows and tasks an instance adds (its start and done included). */
+void fs__qcoll_counts(const fs__qcoll *q, int64_t *flows, int64_t *tasks);
+/* Adds to *sum, in the template's order, the bytes of the flows of the
+ * instance on hosts whose route leaves node me: what the eager copy's
+ * flows from me carry. */
+int fs__qcoll_wire_bytes(const fs__qcoll *q, fs_route_cache *routes, const fs_topo *t,
+                         const int32_t *hosts, int32_t me, double *sum, fs_err *err);
 void fs__qcoll_free(fs__qcoll *q); /* NULL is a no-op */
 
 #endif

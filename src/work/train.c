@@ -80,6 +80,11 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   tr->no_rotation = no_rotation;
   if (opts) tr->opts = *opts;
   tr->fabric_free = fabric_free;
+  /* (a transport model, routing control or a cluster's shared simulation
+   * need every flow as an item of the simulation) */
+  tr->lazy = !tr->opts.keep_flows && !shared && job->transport.kind == FS_TRANSPORT_FLUID &&
+             !(job->reopt_interval_s > 0 || job->n_failures > 0);
+  tr->last_qc = -1;
   tr->p = (int32_t)job->par.pp;
   tr->d = (int32_t)job->par.dp;
   tr->t = (int32_t)job->par.tp;

@@ -35,6 +35,7 @@ typedef struct dp_coll {
    * the next iteration's forward waits for instead of the iteration */
   int32_t chunk, bucket;
   uint8_t param_gather;
+  int32_t qc; /* a plan instance of template qc[qc] (lazy lowering), else -1 */
 } dp_coll;
 
 typedef struct pp_flow {
@@ -127,6 +128,15 @@ struct fs_train {
   int32_t min_shift; /* shifts up to this one were refused: try only larger ones */
   char symm_note[240]; /* why the shortcut was refused, or "" */
   double build_wall_s;
+  /* Lazy lowering (sim.h "plans"): templates go into the simulation as
+   * plan instances, whose flows exist only while they run. On unless
+   * opts.keep_flows, a transport model or routing control needs every flow
+   * as an item. lazy_flows/lazy_tasks: the items they make (not in the
+   * simulation's list); last_qc: the template lower_coll last used, -1 if
+   * it lowered eagerly. */
+  int lazy;
+  int64_t lazy_flows, lazy_tasks;
+  int32_t last_qc;
 };
 
 /* ---- a device's GPUs and hosts, its items ---- */

@@ -63,6 +63,7 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
   if (is_rot) shift = 1;
   const fs_job *job = tr->job;
   int rc;
+  tr->last_qc = -1;
   if (shift > 0 && shift < g->p) {
     fs__qcoll *q = NULL;
     /* A ring's lowering depends on how its ranks sit in servers (coll.h,
@@ -87,7 +88,16 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
       }
       tr->qc[tr->n_qc++] = q;
     }
-    return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, err);
+    if (!tr->lazy)
+      return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, err);
+    int64_t nf, nt;
+    fs__qcoll_counts(q, &nf, &nt);
+    tr->lazy_flows += nf;
+    tr->lazy_tasks += nt - 2; /* (its start and done are the simulation's) */
+    for (size_t i = 0; i < tr->n_qc; i++)
+      if (tr->qc[i] == q) tr->last_qc = (int32_t)i;
+    return fs__qcoll_add_lazy(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done,
+                              err);
   }
   fs_coll_lowering l;
   fs_coll_lowering_init(&l, tr->sim, tr->router, job->mode, job->seed);
@@ -185,7 +195,7 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
           rc = fs_err_set(err, FS_ENOMEM, "out of memory");
           break;
         }
-        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes, 0, b, 0};
+        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes, 0, b, 0, tr->last_qc};
         tr->kinds[FS_PAR_DP].algo = prm.algo;
       }
   }

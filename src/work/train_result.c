@@ -52,7 +52,7 @@ double fs__train_iteration_times(const fs_train *tr, double *first, double *mean
     for (int32_t i = lo; i < tr->iter_hi[k]; i++) {
       while (r < tr->n_pg_ranges && i >= tr->pg_ranges[r + 1]) r += 2;
       if (r < tr->n_pg_ranges && i >= tr->pg_ranges[r]) continue;
-      end = fmax(end, fs_sim_finish_s(tr->sim, i));
+      end = fmax(end, fs_sim_last_finish_s(tr->sim, i));
     }
     T = end - prev_end;
     sum += T;
@@ -114,6 +114,8 @@ static void collect_run(fs_train *tr, fs_train_result *out) {
   int64_t flows = 0;
   for (int32_t i = tr->item_lo; i < tr->item_hi; i++)
     flows += fs_sim_item_kind(tr->sim, i) == FS_ITEM_FLOW;
+  int64_t items = tr->item_hi - tr->item_lo - flows + tr->lazy_tasks; /* tasks */
+  flows += tr->lazy_flows; /* (the plan instances made theirs as they ran) */
   out->flows = flows;
   /* (the TP shortcut's flows were counted on the simulated devices: each
    * stands for d / ds devices) */
@@ -126,7 +128,7 @@ static void collect_run(fs_train *tr, fs_train_result *out) {
              (long long)tr->orbit, tr->symm_note[0] ? "; " : "", tr->symm_note);
   else
     snprintf(out->symmetry, sizeof(out->symmetry), "%s", tr->symm_note);
-  out->tasks = tr->item_hi - tr->item_lo - flows;
+  out->tasks = items;
 }
 
 /* The device reported: dp rank 0 of the stage that finishes last. */
@@ -161,6 +163,19 @@ static int run_variant(const fs_job *job, const fs_train_opts *o, int fabric_fre
   return rc;
 }
 
+/* What a plan instance's flows from node me carried (the eager loop below,
+ * over its template: its group's hosts again, routes from the cache that
+ * has them all). */
+static void lazy_wire_bytes(const fs_train *tr, const dp_coll *c, int32_t me, double *sum) {
+  int32_t N = tr->d * tr->c;
+  int32_t *hosts = fs__malloc((size_t)N, sizeof(int32_t));
+  if (!hosts) return;
+  for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, c->tp_rank, k, c->stage);
+  fs_err err = {0, ""};
+  fs__qcoll_wire_bytes(tr->qc[c->qc], tr->routes, tr->job->topo, hosts, me, sum, &err);
+  free(hosts);
+}
+
 /* The reported stage's data-parallel collectives and pipeline sends (TP
  * rank 0's), and the DP time left exposed after its last op (last_end,
  * from the device's start), plus its ZeRO-3 gathers (z3). */
@@ -178,6 +193,10 @@ static void dp_pp_kinds(const fs_train *tr, int32_t best, double last_end, doubl
       out->kind[FS_PAR_DP].bytes += c->bytes;
       out->kind[FS_PAR_DP].busy_s += fin - st;
       int32_t me = host(tr, 0, 0, best);
+      if (c->qc >= 0) {
+        lazy_wire_bytes(tr, c, me, &out->kind[FS_PAR_DP].wire_bytes);
+        continue;
+      }
       for (int32_t it = c->first_item; it < c->done; it++) {
         const int32_t *links;
         const double *w;

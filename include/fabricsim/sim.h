@@ -109,6 +109,8 @@ void fs_sim_plan_counts(const fs_sim_plan *p, int64_t *flows, int64_t *tasks);
  * are its start and done tasks. 0, FS_EINVAL, FS_ENOMEM. */
 int fs_sim_add_plan(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
                     fs_route_cache *routes, int32_t *start, int32_t *done, fs_err *err);
+/* Plan instances added (0: every item of the run is listed). */
+int64_t fs_sim_n_plans(const fs_sim *s);
 /* After the run: the item's finish or, for a plan instance's start, the
  * latest finish of it and of every item its instance made (what the
  * latest of those items' finishes would be, added one by one). */

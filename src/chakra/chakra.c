@@ -675,6 +675,10 @@ static int write_ranks(const writer *wr, int32_t n_ranks, const char *prefix, fs
 }
 
 int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs_err *err) {
+  if (fs_sim_n_plans(s))
+    return fs_err_set(err, FS_EINVAL,
+                      "chakra: the simulation made collectives' flows only as they ran (plan "
+                      "instances); build it with every flow kept (fs_train_opts.keep_flows)");
   const fs_topo *t = fs_sim_topo(s);
   int32_t items = fs_sim_n_items(s);
   writer wr = {NULL, 0, 0, calloc((size_t)n_ranks + 1, sizeof(uint64_t)), {0}};

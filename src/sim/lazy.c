@@ -467,3 +467,5 @@ double fs_sim_last_finish_s(const fs_sim *s, int32_t item) {
   }
   return lo < lz->n_inst && lz->inst[lo].start == item ? fmax(f, lz->inst[lo].end_s) : f;
 }
+
+int64_t fs_sim_n_plans(const fs_sim *s) { return (int64_t)s->lazy.n_inst; }

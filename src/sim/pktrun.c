@@ -66,7 +66,7 @@ static int on_done(void *ctx, int32_t id, double t) { return item_done(ctx, id, 
 
 int fs_sim_packet_times(const fs_sim *s, const fs_transport *tp, double *start_s,
                         double *finish_s) {
-  if (!s->ran || !s->dep_start) return FS_EINVAL;
+  if (!s->ran || !s->dep_start || s->lazy.n_inst) return FS_EINVAL; /* (not every item listed) */
   int32_t n = (int32_t)s->n_items;
   pktrun r = {.s = s, .st = start_s, .fin = finish_s, .left = calloc((size_t)n + 1, sizeof(int32_t))};
   if (!r.left) return FS_ENOMEM;

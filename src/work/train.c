@@ -84,7 +84,7 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
    * need every flow as an item of the simulation) */
   tr->lazy = !tr->opts.keep_flows && !shared && job->transport.kind == FS_TRANSPORT_FLUID &&
              !(job->reopt_interval_s > 0 || job->n_failures > 0);
-  tr->last_qc = -1;
+  tr->last_qc = NULL;
   tr->p = (int32_t)job->par.pp;
   tr->d = (int32_t)job->par.dp;
   tr->t = (int32_t)job->par.tp;
@@ -196,6 +196,8 @@ void fs_train_free(fs_train *tr) {
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
   for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
+  for (size_t i = 0; i < tr->n_kcache; i++) fs_route_cache_free(tr->kcache[i].routes);
+  free(tr->kcache);
   FS__FREE_ALL(tr->qc, tr->host_of_gpu, tr->order, tr->ops, tr->op_index, tr->gate, tr->iter_hi,
                tr->dp, tr->dp_marks, tr->dp_last, tr->pg, tr->pg_ranges, tr->pp, tr->times);
   fs_symm_free(tr->symm);

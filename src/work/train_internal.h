@@ -35,8 +35,15 @@ typedef struct dp_coll {
    * the next iteration's forward waits for instead of the iteration */
   int32_t chunk, bucket;
   uint8_t param_gather;
-  int32_t qc; /* a plan instance of template qc[qc] (lazy lowering), else -1 */
+  /* a plan instance of this template on these routes (lazy lowering), or NULL */
+  const fs__qcoll *tmpl;
+  fs_route_cache *routes;
 } dp_coll;
+
+typedef struct keyed_cache {
+  uint64_t key;
+  fs_route_cache *routes;
+} keyed_cache;
 
 typedef struct pp_flow {
   int32_t item, stage; /* sending device's stage (dp 0 devices only kept) */
@@ -136,7 +143,10 @@ struct fs_train {
    * it lowered eagerly. */
   int lazy;
   int64_t lazy_flows, lazy_tasks;
-  int32_t last_qc;
+  const fs__qcoll *last_qc;
+  fs_route_cache *last_routes;
+  keyed_cache *kcache; /* lazy, routes not shared: one cache per lowering key */
+  size_t n_kcache, kcache_cap;
 };
 
 /* ---- a device's GPUs and hosts, its items ---- */

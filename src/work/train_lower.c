@@ -48,6 +48,65 @@ static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t afte
   return 0;
 }
 
+/* Template q on g's hosts as a plan instance (sim.h "plans"), routed by
+ * routes; what it makes counted in lazy_flows/lazy_tasks. */
+static int add_lazy(fs_train *tr, fs__qcoll *q, fs_route_cache *routes, const fs_coll_group *g,
+                    const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
+                    fs_err *err) {
+  int64_t nf, nt;
+  fs__qcoll_counts(q, &nf, &nt);
+  tr->lazy_flows += nf;
+  tr->lazy_tasks += nt - 2; /* (its start and done are the simulation's) */
+  tr->last_qc = q;
+  tr->last_routes = routes;
+  return fs__qcoll_add_lazy(q, tr->sim, routes, g->hosts, after, n_after, first, done, err);
+}
+
+/* The route cache fs_coll_lower makes for a collective of this key when
+ * the job's routes are not shared (ECMP, Valiant: the key salts the hash),
+ * kept for the run: a plan instance borrows its routes. */
+static int keyed_routes(fs_train *tr, uint64_t key, fs_route_cache **out, fs_err *err) {
+  for (size_t i = 0; i < tr->n_kcache; i++)
+    if (tr->kcache[i].key == key) {
+      *out = tr->kcache[i].routes;
+      return 0;
+    }
+  if (fs__grow(&tr->kcache, &tr->kcache_cap, tr->n_kcache + 1, sizeof(*tr->kcache)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int rc = fs_route_cache_new(tr->router, tr->job->mode, tr->job->seed, key, out, err);
+  if (rc) return rc;
+  tr->kcache[tr->n_kcache++] = (keyed_cache){key, *out};
+  return 0;
+}
+
+/* The template of prm over g for shift (shift = g->p: every item kept, the
+ * whole lowering), built on first use and kept for groups that sit alike.
+ * 0; 1 when the shift is not an automorphism (err says why); or a code. */
+static int find_template(fs_train *tr, const fs_coll_params *prm, const fs_coll_group *g,
+                         int32_t shift, fs__qcoll **out, fs_err *err) {
+  const fs_job *job = tr->job;
+  /* A ring's lowering depends on how its ranks sit in servers (coll.h,
+   * node-aware rings): a template serves only groups that sit alike. */
+  int32_t G = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(job->topo, g) : 0;
+  if (G < 0) return fs_err_set(err, G, "out of memory");
+  for (size_t i = 0; i < tr->n_qc; i++)
+    if (fs__qcoll_matches(tr->qc[i], prm, g->p, G, shift)) {
+      *out = tr->qc[i];
+      return 0;
+    }
+  fs__qcoll *q = NULL;
+  int rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, err);
+  if (rc == FS_EINVAL) return 1;
+  if (rc) return rc;
+  if (fs__grow(&tr->qc, &tr->qc_cap, tr->n_qc + 1, sizeof(*tr->qc))) {
+    fs__qcoll_free(q);
+    return fs_err_set(err, FS_ENOMEM, "out of memory");
+  }
+  tr->qc[tr->n_qc++] = q;
+  *out = q;
+  return 0;
+}
+
 /* Lowers one collective into the job's simulation after `after`: on the
  * replica-shift quotient when shift (in group members) > 0 (only the
  * representatives, from a template built once per distinct collective),
@@ -63,41 +122,32 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
   if (is_rot) shift = 1;
   const fs_job *job = tr->job;
   int rc;
-  tr->last_qc = -1;
+  tr->last_qc = NULL;
   if (shift > 0 && shift < g->p) {
     fs__qcoll *q = NULL;
-    /* A ring's lowering depends on how its ranks sit in servers (coll.h,
-     * node-aware rings): a template serves only groups that sit alike. */
-    int32_t G = prm->algo == FS_ALGO_RING ? fs_coll_ring_server_size(job->topo, g) : 0;
-    if (G < 0) return fs_err_set(err, G, "out of memory");
-    for (size_t i = 0; i < tr->n_qc && !q; i++)
-      if (fs__qcoll_matches(tr->qc[i], prm, g->p, G, shift)) q = tr->qc[i];
-    if (!q) {
-      fs_err why = {0, ""};
-      rc = fs__qcoll_new(job->topo, tr->router, job->seed, prm, g, shift, &q, &why);
-      if (rc == FS_EINVAL) {
-        *(is_rot ? &tr->rot_refused : &tr->shift_refused) = 1;
-        snprintf(tr->symm_note, sizeof(tr->symm_note), "%s refused: %.180s",
-                 is_rot ? "rail rotation" : "replica shift", why.msg);
-        return 1;
-      }
-      if (rc) return fs_err_set(err, rc, "%s", why.msg);
-      if (fs__grow(&tr->qc, &tr->qc_cap, tr->n_qc + 1, sizeof(*tr->qc))) {
-        fs__qcoll_free(q);
-        return fs_err_set(err, FS_ENOMEM, "out of memory");
-      }
-      tr->qc[tr->n_qc++] = q;
+    fs_err why = {0, ""};
+    rc = find_template(tr, prm, g, shift, &q, &why);
+    if (rc == 1) {
+      *(is_rot ? &tr->rot_refused : &tr->shift_refused) = 1;
+      snprintf(tr->symm_note, sizeof(tr->symm_note), "%s refused: %.180s",
+               is_rot ? "rail rotation" : "replica shift", why.msg);
+      return 1;
     }
+    if (rc) return fs_err_set(err, rc, "%s", why.msg);
     if (!tr->lazy)
       return fs__qcoll_add(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done, err);
-    int64_t nf, nt;
-    fs__qcoll_counts(q, &nf, &nt);
-    tr->lazy_flows += nf;
-    tr->lazy_tasks += nt - 2; /* (its start and done are the simulation's) */
-    for (size_t i = 0; i < tr->n_qc; i++)
-      if (tr->qc[i] == q) tr->last_qc = (int32_t)i;
-    return fs__qcoll_add_lazy(q, tr->sim, tr->routes, g->hosts, after, n_after, first, done,
-                              err);
+    return add_lazy(tr, q, tr->routes, g, after, n_after, first, done, err);
+  }
+  if (tr->lazy) { /* the whole lowering as a plan: a template of every item */
+    fs__qcoll *q = NULL;
+    fs_route_cache *routes = fs__train_shared_routes(tr);
+    if (!routes && (rc = keyed_routes(tr, key, &routes, err))) return rc;
+    fs_err why = {0, ""};
+    rc = find_template(tr, prm, g, g->p, &q, &why);
+    if (rc > 1 || rc < 0) return fs_err_set(err, rc, "%s", why.msg);
+    /* (1: the lowering has items outside the group, e.g. recursive halving
+     * and doubling's, which a plan in member terms cannot hold: eagerly) */
+    if (rc == 0) return add_lazy(tr, q, routes, g, after, n_after, first, done, err);
   }
   fs_coll_lowering l;
   fs_coll_lowering_init(&l, tr->sim, tr->router, job->mode, job->seed);
@@ -195,7 +245,8 @@ static int dp_collectives(fs_train *tr, int32_t s, double bytes, const int32_t *
           rc = fs_err_set(err, FS_ENOMEM, "out of memory");
           break;
         }
-        tr->dp[tr->n_dp++] = (dp_coll){s, j, first, done, prm.bytes, 0, b, 0, tr->last_qc};
+        tr->dp[tr->n_dp++] =
+            (dp_coll){s, j, first, done, prm.bytes, 0, b, 0, tr->last_qc, tr->last_routes};
         tr->kinds[FS_PAR_DP].algo = prm.algo;
       }
   }

@@ -172,7 +172,7 @@ static void lazy_wire_bytes(const fs_train *tr, const dp_coll *c, int32_t me, do
   if (!hosts) return;
   for (int32_t k = 0; k < N; k++) hosts[k] = host_dpcp(tr, c->tp_rank, k, c->stage);
   fs_err err = {0, ""};
-  fs__qcoll_wire_bytes(tr->qc[c->qc], tr->routes, tr->job->topo, hosts, me, sum, &err);
+  fs__qcoll_wire_bytes(c->tmpl, c->routes, tr->job->topo, hosts, me, sum, &err);
   free(hosts);
 }
 
@@ -193,7 +193,7 @@ static void dp_pp_kinds(const fs_train *tr, int32_t best, double last_end, doubl
       out->kind[FS_PAR_DP].bytes += c->bytes;
       out->kind[FS_PAR_DP].busy_s += fin - st;
       int32_t me = host(tr, 0, 0, best);
-      if (c->qc >= 0) {
+      if (c->tmpl) {
         lazy_wire_bytes(tr, c, me, &out->kind[FS_PAR_DP].wire_bytes);
         continue;
       }

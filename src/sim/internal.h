@@ -81,6 +81,13 @@ typedef struct fs__maxmin {
   double *cmin;         /* per link: slowest S flow frozen on it */
   double *ubmax;        /* per link: highest rate bound of its S flows */
   uint32_t cround;
+  /* S's route entries that take part in the fill, copied as the flows join
+   * (maxmin.c, add_flow_S): per flow its first entry and count; per entry
+   * the link (~link: a waiting window's source link) and the weight */
+  int32_t *roff, *rnum, *rl;
+  double *rw;
+  size_t rlen, rcap;
+  int nomem;
 } fs__maxmin;
 
 typedef struct fs__simcore {

@@ -66,12 +66,14 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   m->cstamp = fs__calloc(L, sizeof(uint32_t));
   m->cmin = fs__malloc(L, sizeof(double));
   m->ubmax = fs__malloc(L, sizeof(double));
+  m->roff = fs__malloc(F, sizeof(int32_t));
+  m->rnum = fs__malloc(F, sizeof(int32_t));
   fs__heap_init(&m->heap, 2, NULL);
   int no_heap = fs__heap_reserve(&m->heap, L ? L : 1);
   if (!m->res || !m->wsum || !m->cnt || !m->key || !m->link_seen ||
       !m->flow_seen || !m->comp_links || !m->comp_flows || !m->new_rate || !m->new_y ||
       no_heap || !m->wstamp || !m->wtot || !m->bn || !m->cstamp ||
-      !m->cmin || !m->ubmax) {
+      !m->cmin || !m->ubmax || !m->roff || !m->rnum) {
     fs__maxmin_free(m);
     return FS_ENOMEM;
   }
@@ -83,6 +85,7 @@ void fs__maxmin_free(fs__maxmin *m) {
                m->comp_flows, m->new_rate, m->new_y);
   fs__heap_free(&m->heap);
   FS__FREE_ALL(m->wstamp, m->wtot, m->bn, m->cstamp, m->cmin, m->ubmax);
+  FS__FREE_ALL(m->roff, m->rnum, m->rl, m->rw);
   memset(m, 0, sizeof(*m));
 }
 
@@ -100,19 +103,44 @@ void fs__maxmin_free(fs__maxmin *m) {
  * Joining is always safe; it only costs work. */
 #define EPS 1e-9
 
-/* Puts flow f in S and its links in comp_links; 1 if it was not there. */
+/* Room for n more route entries; 0 or FS_ENOMEM (m->nomem set). */
+static int route_room(fs__maxmin *m, size_t n) {
+  if (m->rlen + n <= m->rcap) return 0;
+  size_t cap = m->rcap ? 2 * m->rcap : 1024;
+  while (cap < m->rlen + n) cap *= 2;
+  int32_t *rl = realloc(m->rl, cap * sizeof(int32_t));
+  if (!rl) return m->nomem = FS_ENOMEM;
+  m->rl = rl;
+  double *rw = realloc(m->rw, cap * sizeof(double));
+  if (!rw) return m->nomem = FS_ENOMEM;
+  m->rw = rw;
+  m->rcap = cap;
+  return 0;
+}
+
+/* Puts flow f in S, its links in comp_links and its entries that take part
+ * in the fill (not fs__skip) in rl/rw; 1 if it was not there. */
 static int add_flow_S(fs__simcore *core, fs__maxmin *m, int32_t f) {
   uint32_t ep = m->epoch;
   if (m->flow_seen[f] == ep) return 0;
+  const fs__flow *fl = &core->flows[f];
+  if (route_room(m, (size_t)fl->n)) return 0;
   m->flow_seen[f] = ep;
   m->comp_flows[m->n_comp_flows++] = f;
-  const fs__flow *fl = &core->flows[f];
+  int32_t e = (int32_t)m->rlen;
+  m->roff[f] = e;
   for (int32_t k = 0; k < fl->n; k++) {
     int32_t l = fl->links[k];
+    if (!fs__skip(core, f, k)) {
+      m->rl[e] = fs__inject(core, f, k) ? ~l : l;
+      m->rw[e++] = fl->w[k];
+    }
     if (m->link_seen[l] == ep) continue;
     m->link_seen[l] = ep;
     m->comp_links[m->n_comp_links++] = l;
   }
+  m->rnum[f] = e - m->roff[f];
+  m->rlen = (size_t)e;
   return 1;
 }
 
@@ -127,34 +155,42 @@ static int has_queue(const fs__simcore *core, int32_t l) {
 static void fill_S(fs__simcore *core, fs__maxmin *m) {
   uint32_t ep = m->epoch;
   int32_t left = 0; /* S flows and source queues not frozen yet */
+  const int32_t *rl = m->rl;
+  const double *rw = m->rw;
+  double *res = m->res, *wsum = m->wsum, *ubmax = m->ubmax;
+  int32_t *cnt = m->cnt;
   /* Residual = capacity - load of the fixed flows = capacity - link load +
    * S's old share: O(S's route entries), not O(flows on S's links). */
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
-    m->res[l] = core->cap_Bps[l] - core->load[l];
-    m->wsum[l] = 0;
-    m->cnt[l] = 0;
+    res[l] = core->cap_Bps[l] - core->load[l];
+    wsum[l] = 0;
+    cnt[l] = 0;
+    ubmax[l] = 0;
     if (has_queue(core, l)) {
-      m->res[l] += core->src_w[l] * core->src_y[l];
-      m->wsum[l] = core->src_w[l];
-      m->cnt[l] = 1;
+      res[l] += core->src_w[l] * core->src_y[l];
+      wsum[l] = core->src_w[l];
+      cnt[l] = 1;
       m->new_y[l] = -1;
+      ubmax[l] = INFINITY;
       left++;
     }
   }
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
-    const fs__flow *fl = &core->flows[f];
+    double x = core->flows[f].rate;
     m->new_rate[f] = -1;
     left++;
-    for (int32_t k = 0; k < fl->n; k++) {
-      if (fs__skip(core, f, k)) continue;
-      int32_t l = fl->links[k];
-      double w = fl->w[k];
-      m->cnt[l]++;
-      if (fs__inject(core, f, k)) continue;
-      m->res[l] += w * fl->rate;
-      m->wsum[l] += w;
+    for (int32_t e = m->roff[f], end = e + m->rnum[f]; e < end; e++) {
+      int32_t l = rl[e];
+      if (l < 0) { /* a waiting window: counts, weighs nothing */
+        cnt[~l]++;
+        continue;
+      }
+      double w = rw[e];
+      cnt[l]++;
+      res[l] += w * x;
+      wsum[l] += w;
     }
   }
   /* The kept load carries rounding from its updates (~1e-16 of the largest
@@ -162,83 +198,75 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
    * leave exactly nothing. */
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
-    if (!(m->res[l] > 0) || !(core->cap_Bps[l] > 0)) m->res[l] = 0;
+    if (!(res[l] > 0) || !(core->cap_Bps[l] > 0)) res[l] = 0;
   }
   /* A flow alone (in S) on every one of its links shares nothing: its rate
    * is its tightest residual, no filling needed. Rings and many collective
    * steps are mostly such flows, which keeps the heap small. (A waiting
-   * flow never is: its source queue shares the link.) */
-  for (int32_t i = 0; i < m->n_comp_flows; i++) {
-    int32_t f = m->comp_flows[i];
-    const fs__flow *fl = &core->flows[f];
-    int alone = 0;
-    for (int32_t k = 0; k < fl->n; k++) {
-      if (fs__skip(core, f, k)) continue;
-      alone = m->cnt[fl->links[k]] == 1;
-      if (!alone) break;
-    }
-    if (!alone) continue;
-    left--;
-    double rate = INFINITY;
-    int32_t bl = -1;
-    for (int32_t k = 0; k < fl->n; k++) {
-      if (fs__skip(core, f, k)) continue;
-      int32_t l = fl->links[k];
-      double r = m->res[l] / fl->w[k];
-      if (r < rate) rate = r, bl = l;
-      m->cnt[l] = 0;
-    }
-    m->new_rate[f] = rate;
-    m->bn[f] = bl;
-  }
-  /* A flow freezes at or below ub = min over its links of res / w (its
+   * flow never is: its source queue shares the link.)
+   *
+   * A flow freezes at or below ub = min over its links of res / w (its
    * links never give more; a source queue's link gives at most res / src_w).
    * A link's level only rises from res / wsum, so a link starting above the
    * ub of every S flow on it never freezes one: left out of the heap (most
    * slack links; about a third of the heap on B4). A source queue always
    * freezes on its link. */
-  for (int32_t i = 0; i < m->n_comp_links; i++) {
-    int32_t l = m->comp_links[i];
-    m->ubmax[l] = has_queue(core, l) ? INFINITY : 0;
-  }
   for (int32_t i = 0; i < m->n_comp_flows; i++) {
     int32_t f = m->comp_flows[i];
-    if (m->new_rate[f] >= 0) continue; /* alone, already set */
-    const fs__flow *fl = &core->flows[f];
+    int32_t e0 = m->roff[f], end = e0 + m->rnum[f];
+    int alone = 0;
+    for (int32_t e = e0; e < end; e++) {
+      int32_t l = rl[e];
+      alone = cnt[l < 0 ? ~l : l] == 1;
+      if (!alone) break;
+    }
+    if (alone) {
+      left--;
+      double rate = INFINITY;
+      int32_t bl = -1;
+      for (int32_t e = e0; e < end; e++) {
+        int32_t l = rl[e] < 0 ? ~rl[e] : rl[e];
+        double r = res[l] / rw[e];
+        if (r < rate) rate = r, bl = l;
+        cnt[l] = 0;
+      }
+      m->new_rate[f] = rate;
+      m->bn[f] = bl;
+      continue;
+    }
     double ub = INFINITY;
-    for (int32_t k = 0; k < fl->n; k++) {
-      if (fs__skip(core, f, k)) continue;
-      int32_t l = fl->links[k];
-      double r = fs__inject(core, f, k) ? m->res[l] / core->src_w[l] : m->res[l] / fl->w[k];
+    for (int32_t e = e0; e < end; e++) {
+      int32_t l = rl[e];
+      double r = l < 0 ? res[~l] / core->src_w[~l] : res[l] / rw[e];
       if (r < ub) ub = r;
     }
-    for (int32_t k = 0; k < fl->n; k++) {
-      if (fs__skip(core, f, k)) continue;
-      int32_t l = fl->links[k];
-      if (ub > m->ubmax[l]) m->ubmax[l] = ub;
+    for (int32_t e = e0; e < end; e++) {
+      int32_t l = rl[e];
+      if (l < 0) l = ~l;
+      if (ub > ubmax[l]) ubmax[l] = ub;
     }
   }
   fs__heap *h = &m->heap;
   h->len = 0;
   for (int32_t i = 0; i < m->n_comp_links; i++) {
     int32_t l = m->comp_links[i];
-    if (!m->cnt[l]) continue;
-    m->key[l] = m->wsum[l] > 0 ? m->res[l] / m->wsum[l] : INFINITY;
-    if (m->key[l] <= m->ubmax[l]) h->e[h->len++] = (fs__heap_ent){m->key[l], 0, l, 0};
+    if (!cnt[l]) continue;
+    m->key[l] = wsum[l] > 0 ? res[l] / wsum[l] : INFINITY;
+    if (m->key[l] <= ubmax[l]) h->e[h->len++] = (fs__heap_ent){m->key[l], 0, l, 0};
   }
   fs__heap_build_t(h);
   /* Once every S flow is frozen the links left (slack ones, mostly: their
    * levels are the highest) have nothing to freeze. */
   while (h->len && left > 0) {
     int32_t l = h->e[0].a;
-    if (m->cnt[l] && h->e[0].t < m->key[l]) { /* stale: re-key */
+    if (cnt[l] && h->e[0].t < m->key[l]) { /* stale: re-key */
       h->e[0].t = m->key[l];
       fs__heap_sift_down_t(h, 0);
       continue;
     }
     double level = h->e[0].t;
     fs__heap_pop_t(h);
-    if (m->cnt[l] == 0) continue;
+    if (cnt[l] == 0) continue;
     const fs__link_active *a = &core->active[l];
     for (int32_t j = 0; j < a->n; j++) {
       int32_t f = a->flow[j];
@@ -246,21 +274,19 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
       m->new_rate[f] = level;
       m->bn[f] = l;
       left--;
-      const fs__flow *fl = &core->flows[f];
-      for (int32_t k = 0; k < fl->n; k++) {
-        if (fs__skip(core, f, k)) continue;
-        int32_t l2 = fl->links[k];
-        if (fs__inject(core, f, k)) { /* weighs nothing: its link's level stays */
-          m->cnt[l2]--;
+      for (int32_t e = m->roff[f], end = e + m->rnum[f]; e < end; e++) {
+        int32_t l2 = rl[e];
+        if (l2 < 0) { /* weighs nothing: its link's level stays */
+          cnt[~l2]--;
           continue;
         }
-        double w = fl->w[k];
-        m->res[l2] -= w * level;
-        if (m->res[l2] < 0) m->res[l2] = 0;
-        m->wsum[l2] -= w;
-        if (--m->cnt[l2] == 0 || l2 == l) continue;
-        double ws = m->wsum[l2] > 0 ? m->wsum[l2] : 1e-300;
-        double k2 = m->res[l2] / ws;
+        double w = rw[e];
+        res[l2] -= w * level;
+        if (res[l2] < 0) res[l2] = 0;
+        wsum[l2] -= w;
+        if (--cnt[l2] == 0 || l2 == l) continue;
+        double ws = wsum[l2] > 0 ? wsum[l2] : 1e-300;
+        double k2 = res[l2] / ws;
         if (k2 < level) k2 = level;
         m->key[l2] = k2;
       }
@@ -268,7 +294,7 @@ static void fill_S(fs__simcore *core, fs__maxmin *m) {
     if (has_queue(core, l) && m->new_y[l] < 0) { /* the link's waiting windows */
       m->new_y[l] = level;
       left--;
-      m->cnt[l]--;
+      cnt[l]--;
     }
   }
 }
@@ -395,6 +421,8 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
   }
   uint32_t ep = m->epoch;
   m->n_comp_links = m->n_comp_flows = 0;
+  m->rlen = 0;
+  m->nomem = 0;
   double theta = core->theta;
   /* The changed links first, so that the walk starts from them. */
   for (size_t i = 0; i < core->n_dirty; i++) {
@@ -422,6 +450,7 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
     double cut = theta * (1 - EPS);
     walk(core, m, walked, cut);
     walked = m->n_comp_links;
+    if (m->nomem) break;
     if (!m->n_comp_flows && !queue_reached(core, m)) break;
     fill_S(core, m);
     double mu = INFINITY;
@@ -438,5 +467,5 @@ int fs__maxmin_rerate(fs__simcore *core, fs__maxmin *m) {
     if (!check_frozen(core, m)) break;
   }
   core->theta = INFINITY;
-  return 0;
+  return m->nomem;
 }

@@ -537,6 +537,9 @@ double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, dou
 
 int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows);
 void fs__maxmin_free(fs__maxmin *m);
+/* Its per-flow scratch for n_new flows instead of n_old (plan instances
+ * make flows as they run, lazy.c). 0 or FS_ENOMEM (m still valid). */
+int fs__maxmin_grow(fs__maxmin *m, size_t n_old, size_t n_new);
 /* Re-rates after a batch that changed the flows on core->dirty_links (the
  * arrivals have rate 0; core->theta says how fast the leavers were): fills
  * m->comp_flows with the flows whose rates may change and m->new_rate[f]

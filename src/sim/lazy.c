@@ -272,27 +272,12 @@ static int grow_slots(fs_sim *s, size_t n) {
   if (n <= lz->slots) return 0;
   size_t cap = lz->slots ? lz->slots : 64;
   while (cap < n) cap *= 2;
-  fs__maxmin *mms[2] = {&s->mm, s->check_rerate ? &s->mm_check : NULL};
   int32_t *al = realloc(s->active_list, cap * sizeof(int32_t));
   if (!al) return FS_ENOMEM;
   s->active_list = al;
-  for (int j = 0; j < 2; j++) {
-    fs__maxmin *m = mms[j];
-    if (!m) continue;
-    uint32_t *seen = realloc(m->flow_seen, cap * sizeof(uint32_t));
-    if (!seen) return FS_ENOMEM;
-    memset(seen + lz->slots, 0, (cap - lz->slots) * sizeof(uint32_t));
-    m->flow_seen = seen;
-    int32_t *cf = realloc(m->comp_flows, cap * sizeof(int32_t));
-    if (!cf) return FS_ENOMEM;
-    m->comp_flows = cf;
-    double *nr = realloc(m->new_rate, cap * sizeof(double));
-    if (!nr) return FS_ENOMEM;
-    m->new_rate = nr;
-    int32_t *bn = realloc(m->bn, cap * sizeof(int32_t));
-    if (!bn) return FS_ENOMEM;
-    m->bn = bn;
-  }
+  if (fs__maxmin_grow(&s->mm, lz->slots, cap) ||
+      (s->check_rerate && fs__maxmin_grow(&s->mm_check, lz->slots, cap)))
+    return FS_ENOMEM;
   lz->slots = cap;
   return 0;
 }

@@ -80,6 +80,26 @@ int fs__maxmin_init(fs__maxmin *m, int32_t n_links, int32_t n_flows) {
   return 0;
 }
 
+int fs__maxmin_grow(fs__maxmin *m, size_t n_old, size_t n_new) {
+  uint32_t *seen = realloc(m->flow_seen, n_new * sizeof(uint32_t));
+  if (!seen) return FS_ENOMEM;
+  memset(seen + n_old, 0, (n_new - n_old) * sizeof(uint32_t));
+  m->flow_seen = seen;
+#define FS__MM_GROW(field, type)                             \
+  do {                                                       \
+    type *p_ = realloc(m->field, n_new * sizeof(type));      \
+    if (!p_) return FS_ENOMEM;                               \
+    m->field = p_;                                           \
+  } while (0)
+  FS__MM_GROW(comp_flows, int32_t);
+  FS__MM_GROW(new_rate, double);
+  FS__MM_GROW(bn, int32_t);
+  FS__MM_GROW(roff, int32_t);
+  FS__MM_GROW(rnum, int32_t);
+#undef FS__MM_GROW
+  return 0;
+}
+
 void fs__maxmin_free(fs__maxmin *m) {
   FS__FREE_ALL(m->res, m->wsum, m->cnt, m->key, m->link_seen, m->flow_seen, m->comp_links,
                m->comp_flows, m->new_rate, m->new_y);

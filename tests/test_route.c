@@ -147,6 +147,60 @@ TEST(test_route_spray_weights_conserve_flow) {
   fs_topo_free(t);
 }
 
+/* Spray weights against path counting (topo_oracle.h): a link u -> w
+ * carries the share of shortest paths through it, paths(src -> u) x
+ * paths(w -> dst) / paths(src -> dst), for every ordered pair of hosts on
+ * fabrics of single-homed hosts (whose routes the router composes from a
+ * memoised switch-to-switch DAG, paths.c spray_composed), hosts on one
+ * switch and several links per spine included; the latency is the longest
+ * path's. Routes asked twice are equal (the memo's second use). */
+TEST(test_route_spray_matches_path_counts) {
+  static const char *const specs[] = {"fattree:k=4", "leafspine:leaves=3,spines=2,hosts_per_leaf=2,links_per_spine=2",
+                                      "clos:pods=2,edges_per_pod=2,hosts_per_edge=2"};
+  for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+    fs_topo *t = oracle_spec(specs[k]);
+    if (!t) continue;
+    fs_router *r = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_router_new(t, &r, &err), &err);
+    int32_t *dist = malloc((size_t)t->n_nodes * sizeof(int32_t));
+    int32_t *q = malloc((size_t)t->n_nodes * sizeof(int32_t));
+    fs_route a, b;
+    fs_route_init(&a);
+    fs_route_init(&b);
+    for (int32_t src = 0; src < t->n_hosts && r; src++)
+      for (int32_t dst = 0; dst < t->n_hosts; dst++) {
+        if (src == dst) continue;
+        CHECK_OK(fs_route_spray(r, src, dst, &a, &err), &err);
+        CHECK_OK(fs_route_spray(r, src, dst, &b, &err), &err);
+        CHECK_EQ_INT(a.n, b.n);
+        for (int32_t i = 0; i < a.n && a.n == b.n; i++)
+          CHECK(a.links[i] == b.links[i] && a.weights[i] == b.weights[i]);
+        oracle_bfs(t, src, 0, dist, q);
+        int32_t hops = dist[dst];
+        double total = oracle_path_count(t, src, dst, hops);
+        CHECK_REL(a.n_paths, total, 0, "paths");
+        double sum_out = 0;
+        for (int32_t i = 0; i < a.n; i++) {
+          const fs_link *l = &t->links[a.links[i]];
+          int32_t d = dist[l->from];
+          double ways = (l->from == src ? 1 : oracle_path_count(t, src, l->from, d)) *
+                        (l->to == dst ? 1 : oracle_path_count(t, l->to, dst, hops - d - 1));
+          CHECK_REL(a.weights[i], ways / total, 1e-12, "");
+          if (l->from == src) sum_out += a.weights[i];
+        }
+        CHECK_REL(sum_out, 1, 1e-12, "");
+        CHECK_EQ_INT(a.hops, hops);
+      }
+    fs_route_free(&a);
+    fs_route_free(&b);
+    free(dist);
+    free(q);
+    fs_router_free(r);
+    fs_topo_free(t);
+  }
+}
+
 TEST(test_route_explicit_validates) {
   fs_topo *t = fattree(4);
   fs_router *r;

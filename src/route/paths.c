@@ -40,6 +40,15 @@
 /* How dist(., d) is found (see the top of the file). */
 enum { PLAN_TABLE = 0, PLAN_VIA = 1, PLAN_VIA_HOSTS = 2 /* VIA, and hosts cabled to d */ };
 
+/* A memoised spray DAG between two switches: its links and weights at
+ * mid_links/mid_w[off .. off + n), path count, longest latency. */
+typedef struct spray_mid {
+  size_t off;
+  int32_t n;
+  double total;
+  int64_t lat;
+} spray_mid;
+
 struct fs_router {
   const fs_topo *t;
   uint16_t **table;  /* per node: distance-to-node table over non-hosts, or NULL */
@@ -54,6 +63,14 @@ struct fs_router {
   uint32_t epoch;
   int32_t *layer_nodes, *dag_links;
   size_t dag_cap;
+  /* spraying between single-homed hosts: the DAG between their switches,
+   * per (first switch, last switch), as spray_mid computed it */
+  fs__u64map mid_of;  /* (a, b) -> index in mids */
+  spray_mid *mids;
+  size_t n_mids, mids_cap;
+  int32_t *mid_links;
+  double *mid_w;
+  size_t mid_len, mid_cap;
 };
 
 static const char *const mode_names[] = {"shortest", "ecmp",    "spray",   "explicit",
@@ -219,6 +236,7 @@ oom:
 
 int fs_router_new(const fs_topo *t, fs_router **out, fs_err *err) {
   fs_router *r = calloc(1, sizeof(*r));
+  if (r) fs__u64map_init(&r->mid_of);
   size_t n = (size_t)t->n_nodes;
   if (!r) goto oom;
   r->t = t;
@@ -248,6 +266,8 @@ void fs_router_free(fs_router *r) {
   if (!r) return;
   if (r->table)
     for (int32_t v = 0; v < r->t->n_nodes; v++) free(r->table[v]);
+  fs__u64map_free(&r->mid_of);
+  FS__FREE_ALL(r->mids, r->mid_links, r->mid_w);
   FS__FREE_ALL(r->table, r->sw, r->plan, r->via_start, r->via, r->fwd, r->back, r->lat, r->stamp,
                r->layer_nodes, r->dag_links, r);
 }
@@ -535,11 +555,81 @@ double fs_route_count_paths(fs_router *r, int32_t src, int32_t dst) {
   return total;
 }
 
+/* The one node host h is cabled to (once), or -1. */
+static int32_t only_switch(const fs_topo *t, int32_t h) {
+  if (t->nodes[h].kind != FS_NODE_HOST || t->out_start[h + 1] - t->out_start[h] != 1) return -1;
+  int32_t a = t->links[t->out_links[t->out_start[h]]].to;
+  return t->nodes[a].kind == FS_NODE_HOST ? -1 : a;
+}
+
+/* Memory the memo may take (links and weights): past it, routes are
+ * computed whole, as before (the same routes). */
+#define SPRAY_MEMO_MAX_ENTRIES ((size_t)8 << 20)
+
+/* Spraying from a host cabled once to switch a to a host cabled once from
+ * switch b: every path is src -> a, a path of the DAG from a to b, b ->
+ * dst. The full DAG's layers are src, a, then exactly the a -> b DAG's
+ * (in the same discovery order), then dst; its forward counts are the a
+ * -> b DAG's (one way to a), its backward counts too (one way from b), its
+ * total the same, so each link's weight fwd x back / total is the same
+ * double, and src -> a and b -> dst get total / total = 1. Memoised per
+ * (a, b): a 131,072-GPU Clos has ~125 links a route and far fewer switch
+ * pairs than host pairs. Returns 1 with out filled, 0 when the memo does
+ * not apply (or is full), or a negative code. */
+static int spray_composed(fs_router *r, int32_t src, int32_t dst, int32_t hops, fs_route *out) {
+  const fs_topo *t = r->t;
+  int32_t a = only_switch(t, src), b = only_switch(t, dst);
+  if (a < 0 || b < 0 || hops < 2) return 0;
+  int32_t la = t->out_links[t->out_start[src]], lb = -1;
+  for (int32_t i = t->out_start[b]; i < t->out_start[b + 1] && lb < 0; i++)
+    if (t->links[t->out_links[i]].to == dst) lb = t->out_links[i];
+  if (lb < 0) return 0;
+  uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+  int32_t idx;
+  if (!fs__u64map_get(&r->mid_of, key, &idx)) {
+    size_t nd = 0;
+    double total = 1;
+    int64_t lat = 0;
+    if (a != b && build_dag(r, a, b, hops - 2, &nd, &total, &lat)) return FS_ENOMEM;
+    if (r->mid_len + nd > SPRAY_MEMO_MAX_ENTRIES || r->n_mids >= INT32_MAX) return 0;
+    if (fs__grow(&r->mids, &r->mids_cap, r->n_mids + 1, sizeof(*r->mids)) ||
+        fs__grow(&r->mid_links, &r->mid_cap, r->mid_len + nd + 1, sizeof(int32_t)))
+      return FS_ENOMEM;
+    double *w = realloc(r->mid_w, r->mid_cap * sizeof(double));
+    if (!w) return FS_ENOMEM;
+    r->mid_w = w;
+    for (size_t i = 0; i < nd; i++) {
+      int32_t l = r->dag_links[i];
+      const fs_link *lk = &t->links[l];
+      r->mid_links[r->mid_len + i] = l;
+      r->mid_w[r->mid_len + i] = r->fwd[lk->from] * r->back[lk->to] / total;
+    }
+    idx = (int32_t)r->n_mids;
+    if (fs__u64map_put(&r->mid_of, key, idx)) return FS_ENOMEM;
+    r->mids[r->n_mids++] = (spray_mid){r->mid_len, (int32_t)nd, total, lat};
+    r->mid_len += nd;
+  }
+  const spray_mid *m = &r->mids[idx];
+  out->n = 0;
+  if (route_push(out, la, m->total / m->total)) return FS_ENOMEM;
+  for (int32_t i = 0; i < m->n; i++)
+    if (route_push(out, r->mid_links[m->off + (size_t)i], r->mid_w[m->off + (size_t)i]))
+      return FS_ENOMEM;
+  if (route_push(out, lb, m->total / m->total)) return FS_ENOMEM;
+  out->hops = hops;
+  out->n_paths = m->total;
+  out->latency_ns = t->links[la].latency_ns + m->lat + t->links[lb].latency_ns;
+  return 1;
+}
+
 int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
                    fs_err *err) {
   int32_t hops;
   int rc = check_pair(r, src, dst, &hops, err);
   if (rc) return rc;
+  if ((rc = spray_composed(r, src, dst, hops, out)) < 0)
+    return fs_err_set(err, rc, "out of memory routing");
+  if (rc) return 0;
   size_t nd;
   double total;
   int64_t lat;

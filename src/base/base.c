@@ -250,50 +250,37 @@ int32_t fs__strmap_get(const fs__strmap *m, const char *key) {
 void fs__u64map_init(fs__u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void fs__u64map_free(fs__u64map *m) {
-  FS__FREE_ALL(m->keys, m->vals, m->used);
+  free(m->slot);
   memset(m, 0, sizeof(*m));
 }
 
 static size_t u64_slot(const fs__u64map *m, uint64_t key) {
   size_t i = fs__mix64(key) & (m->cap - 1);
-  while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+  while (m->slot[i].used && m->slot[i].key != key) i = (i + 1) & (m->cap - 1);
   return i;
 }
 
 int fs__u64map_put(fs__u64map *m, uint64_t key, int32_t val) {
   if ((m->len + 1) * 2 > m->cap) {
-    fs__u64map n = {NULL, NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
-    n.keys = malloc(n.cap * sizeof(uint64_t));
-    n.vals = malloc(n.cap * sizeof(int32_t));
-    n.used = calloc(n.cap, 1);
-    if (!n.keys || !n.vals || !n.used) {
-      fs__u64map_free(&n);
-      return FS_ENOMEM;
-    }
+    fs__u64map n = {NULL, m->cap ? m->cap * 2 : 64, 0};
+    if (!(n.slot = calloc(n.cap, sizeof(*n.slot)))) return FS_ENOMEM;
     for (size_t i = 0; i < m->cap; i++)
-      if (m->used[i]) {
-        size_t j = u64_slot(&n, m->keys[i]);
-        n.used[j] = 1;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-      }
+      if (m->slot[i].used) n.slot[u64_slot(&n, m->slot[i].key)] = m->slot[i];
     n.len = m->len;
     fs__u64map_free(m);
     *m = n;
   }
-  size_t j = u64_slot(m, key);
-  if (!m->used[j]) m->len++;
-  m->used[j] = 1;
-  m->keys[j] = key;
-  m->vals[j] = val;
+  fs__u64slot *e = &m->slot[u64_slot(m, key)];
+  if (!e->used) m->len++;
+  *e = (fs__u64slot){key, val, 1};
   return 0;
 }
 
 int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val) {
   if (!m->cap) return 0;
-  size_t j = u64_slot(m, key);
-  if (!m->used[j]) return 0;
-  *val = m->vals[j];
+  const fs__u64slot *e = &m->slot[u64_slot(m, key)];
+  if (!e->used) return 0;
+  *val = e->val;
   return 1;
 }
 

@@ -61,7 +61,7 @@ void fs_sim_free(fs_sim *s) {
       free(s->core.active[l].slot);
     }
   FS__FREE_ALL(s->core.active, s->core.flows, s->core.pos, s->core.pos_free, s->core.proutes,
-               s->core.busy_routes);
+               s->core.busy_routes, s->core.busy);
   fs__pool_free(&s->tf_pool);
   FS__FREE_ALL(s->tf_slot, s->tf_done, s->tf_rtt, s->tf_conn, s->payload, s->tail_reach,
                s->tail_rate, s->small, s->fifo_nx, s->paths, s->lrep, s->lorb, s->fifo_head,
@@ -249,9 +249,13 @@ static void route_busy(fs_sim *s, int32_t rid, int delta) {
   fs__proute *p = &c->proutes[rid];
   int32_t was = p->n_active;
   p->n_active += delta;
-  if (was != 0 && p->n_active != 0) return;
-  for (int32_t k = p->n_kept; k < p->n_kept + p->n_gone; k++) {
-    int32_t l = p->kept[k];
+  if ((was != 0 && p->n_active != 0) || p->busy < 0) return;
+  fs__busy *g = &c->busy[p->busy]; /* (its links are busy while any of its group is) */
+  was = g->n_active;
+  g->n_active += delta;
+  if (was != 0 && g->n_active != 0) return;
+  for (int32_t k = 0; k < g->n; k++) {
+    int32_t l = g->links[k];
     if (delta > 0 && c->busy_routes[l]++ == 0) c->active[l].busy_since = s->now;
     if (delta < 0 && --c->busy_routes[l] == 0)
       s->link_stats[l].busy_s += s->now - c->active[l].busy_since;

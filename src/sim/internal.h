@@ -52,7 +52,19 @@ typedef struct fs__proute {
   int32_t n_kept, n_gone;
   int32_t n_active;     /* its flows in flight (busy time of left-out links) */
   double bytes;         /* its flows' bytes sent (bytes of left-out links) */
+  int32_t busy;         /* its group of routes with the same left-out links
+                         * (fs__busy), -1 if it left none out */
 } fs__proute;
+
+/* Routes that left out the same links, in the same order (prune.c): a
+ * link is busy while a route over it is in flight, so while a group over
+ * it is; routes of one pair of switches share their middle (a sprayed
+ * Clos: one group per switch pair instead of one per host pair). */
+typedef struct fs__busy {
+  const int32_t *links;
+  int32_t n;
+  int32_t n_active;     /* its routes in flight */
+} fs__busy;
 
 typedef struct fs__link_active {
   int32_t *flow; /* flow index */
@@ -101,7 +113,10 @@ typedef struct fs__simcore {
   int32_t pos_free_cap;
   fs__proute *proutes;      /* NULL unless links were left out (prune.c) */
   int32_t n_proutes;
-  int32_t *busy_routes;     /* per left-out link: routes in flight over it */
+  int32_t *busy_routes;     /* per left-out link: groups of routes (busy)
+                             * in flight over it */
+  fs__busy *busy;           /* with proutes: the groups */
+  int32_t n_busy;
   double *cap_Bps;          /* per link */
   fs__link_active *active;  /* per link */
   int32_t *dirty_links;     /* links changed by this batch, each once */
@@ -295,12 +310,22 @@ typedef struct fs__lzroute {
   double orbit;
 } fs__lzroute;
 
-typedef struct fs__lzinst {
+/* A plan on hosts with routes: what instances of it share (a training
+ * iteration runs each collective of a group many times, on the same hosts
+ * and routes): per pair the route and, once pruned, its id. */
+typedef struct fs__lzbind {
   const fs_sim_plan *plan;
-  int32_t start, done, at_flow;
+  const fs_route_cache *cache;
   int32_t *hosts;
   fs__lzroute *route;
   int32_t *rid;
+  int pruned;          /* its routes have ids (prune.c, this run) */
+} fs__lzbind;
+
+typedef struct fs__lzinst {
+  const fs_sim_plan *plan;
+  fs__lzbind *bind;
+  int32_t start, done, at_flow;
   int32_t *cnt;
   int32_t left;
   double end_s;        /* the latest finish of an item it made */
@@ -312,6 +337,9 @@ typedef struct fs__lzinst {
 typedef struct fs__lazy {
   fs__lzinst *inst;
   size_t n_inst, inst_cap;
+  fs__lzbind **bind;   /* distinct (plan, cache, hosts); bind_of finds them */
+  size_t n_bind, bind_cap;
+  fs__u64map bind_of;  /* hash of (plan, cache, hosts) -> first binding of it */
   int32_t base, n_ids;
   int32_t n_added;     /* flows added (the slots past them are made ones) */
   int32_t (*of)[2];

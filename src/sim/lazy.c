@@ -168,6 +168,88 @@ int fs_sim_plan_new(const fs_sim_plan_item *items, int32_t n_items, const int32_
 
 /* ---- instances ---- */
 
+static void bind_free(fs__lzbind *b) {
+  if (b) FS__FREE_ALL(b->hosts, b->route, b->rid, b);
+}
+
+/* A new binding of p on hosts with routes from the cache: each pair's
+ * route checked and kept. */
+static int bind_new(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
+                    fs_route_cache *routes, fs__lzbind **out, fs_err *err) {
+  const fs_topo *t = s->core.t;
+  size_t np = p->n_pairs > 0 ? (size_t)p->n_pairs : 1;
+  fs__lzbind *b = calloc(1, sizeof(*b));
+  if (!b || !(b->hosts = fs__malloc((size_t)p->n_members, sizeof(int32_t))) ||
+      !(b->route = fs__malloc(np, sizeof(*b->route))) ||
+      !(b->rid = fs__malloc(np, sizeof(int32_t)))) {
+    bind_free(b);
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
+  }
+  b->plan = p;
+  b->cache = routes;
+  memcpy(b->hosts, hosts, (size_t)p->n_members * sizeof(int32_t));
+  int rc = 0, expanded = 0;
+  for (int32_t q = 0; q < p->n_pairs && !rc; q++) {
+    int32_t a = hosts[p->pairs[q][0]], c = hosts[p->pairs[q][1]];
+    const fs_route *r;
+    if ((rc = fs_route_cache_get(routes, a, c, &r, err))) break;
+    if (a == c || r->n < 1 || fs__bad_entry(t, r) >= 0 ||
+        (r->expanded && fs__bad_entry(t, r->expanded) >= 0)) {
+      rc = fs_err_set(err, FS_EINVAL, "plan instance: no valid route %d -> %d", a, c);
+      break;
+    }
+    fs__lzroute *lr = &b->route[q];
+    *lr = (fs__lzroute){r->links, r->weights, r->n, (double)r->latency_ns * 1e-9, NULL, NULL,
+                        0, 0};
+    if (r->expanded) {
+      lr->x_links = r->expanded->links;
+      lr->x_w = r->expanded->weights;
+      lr->x_n = r->expanded->n;
+      lr->orbit = r->flow_orbit > 0 ? (double)r->flow_orbit : 1;
+    }
+    b->rid[q] = -1;
+    expanded |= r->expanded != NULL;
+  }
+  if (!rc && expanded && fs__paths_reserve(s))
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
+  if (rc) {
+    bind_free(b);
+    return rc;
+  }
+  *out = b;
+  return 0;
+}
+
+/* The binding of p on hosts with routes: one made before, or a new one.
+ * Found by a hash of the three, checked in full (another binding under
+ * the same hash is not shared). */
+static int bind_get(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
+                    fs_route_cache *routes, fs__lzbind **out, fs_err *err) {
+  fs__lazy *lz = &s->lazy;
+  uint64_t h = fs__mix64((uint64_t)(uintptr_t)p ^ fs__mix64((uint64_t)(uintptr_t)routes));
+  for (int32_t k = 0; k < p->n_members; k++) h = fs__mix64(h ^ (uint64_t)(uint32_t)hosts[k]);
+  int32_t i;
+  if (fs__u64map_get(&lz->bind_of, h, &i)) {
+    fs__lzbind *b = lz->bind[i];
+    if (b->plan == p && b->cache == routes &&
+        memcmp(b->hosts, hosts, (size_t)p->n_members * sizeof(int32_t)) == 0) {
+      *out = b;
+      return 0;
+    }
+    h = 0; /* (a collision: unshared) */
+  }
+  if (fs__grow(&lz->bind, &lz->bind_cap, lz->n_bind + 1, sizeof(*lz->bind)))
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
+  int rc = bind_new(s, p, hosts, routes, out, err);
+  if (rc) return rc;
+  if (h && fs__u64map_put(&lz->bind_of, h, (int32_t)lz->n_bind)) {
+    bind_free(*out);
+    return fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
+  }
+  lz->bind[lz->n_bind++] = *out;
+  return 0;
+}
+
 int fs_sim_add_plan(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
                     fs_route_cache *routes, int32_t *start, int32_t *done, fs_err *err) {
   if (s->ran) return fs_err_set(err, FS_EINVAL, "simulation already ran");
@@ -177,75 +259,30 @@ int fs_sim_add_plan(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
       return fs_err_set(err, FS_EINVAL, "plan instance: member %d on node %d, out of range", k,
                         hosts[k]);
   fs__lazy *lz = &s->lazy;
+  fs__lzbind *b = NULL;
+  int rc = bind_get(s, p, hosts, routes, &b, err);
+  if (rc) return rc;
   if (fs__grow(&lz->inst, &lz->inst_cap, lz->n_inst + 1, sizeof(*lz->inst)))
     return fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
-  fs__lzinst *in = &lz->inst[lz->n_inst];
-  memset(in, 0, sizeof(*in));
-  in->plan = p;
-  in->at_flow = s->core.n_flows;
-  in->end_s = -INFINITY;
-  in->hosts = fs__malloc((size_t)p->n_members, sizeof(int32_t));
-  in->route = fs__malloc(p->n_pairs > 0 ? (size_t)p->n_pairs : 1, sizeof(*in->route));
-  in->rid = fs__malloc(p->n_pairs > 0 ? (size_t)p->n_pairs : 1, sizeof(int32_t));
-  int rc = 0;
-  if (!in->hosts || !in->route || !in->rid) {
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
-    goto fail;
-  }
-  memcpy(in->hosts, hosts, (size_t)p->n_members * sizeof(int32_t));
-  int expanded = 0;
-  for (int32_t q = 0; q < p->n_pairs; q++) {
-    int32_t a = hosts[p->pairs[q][0]], b = hosts[p->pairs[q][1]];
-    const fs_route *r;
-    if ((rc = fs_route_cache_get(routes, a, b, &r, err))) goto fail;
-    if (a == b || r->n < 1 || fs__bad_entry(t, r) >= 0 ||
-        (r->expanded && fs__bad_entry(t, r->expanded) >= 0)) {
-      rc = fs_err_set(err, FS_EINVAL, "plan instance: no valid route %d -> %d", a, b);
-      goto fail;
-    }
-    fs__lzroute *lr = &in->route[q];
-    *lr = (fs__lzroute){r->links, r->weights, r->n, (double)r->latency_ns * 1e-9, NULL, NULL,
-                        0, 0};
-    if (r->expanded) {
-      lr->x_links = r->expanded->links;
-      lr->x_w = r->expanded->weights;
-      lr->x_n = r->expanded->n;
-      lr->orbit = r->flow_orbit > 0 ? (double)r->flow_orbit : 1;
-    }
-    in->rid[q] = -1;
-    expanded |= r->expanded != NULL;
-  }
-  if (expanded && fs__paths_reserve(s)) {
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory adding a plan instance");
-    goto fail;
-  }
   const fs_sim_plan_item *st = &p->items[p->start], *dn = &p->items[p->done];
   int32_t a = fs_sim_add_task_s(s, hosts[st->a], 0, st->value, err);
-  if (a < 0) {
-    rc = a;
-    goto fail;
-  }
-  int32_t b = fs_sim_add_task_s(s, hosts[dn->a], 0, dn->value, err);
-  if (b < 0) {
-    rc = b;
-    goto fail;
-  }
-  in->start = *start = a;
-  in->done = *done = b;
-  lz->n_inst++;
+  if (a < 0) return a;
+  int32_t d = fs_sim_add_task_s(s, hosts[dn->a], 0, dn->value, err);
+  if (d < 0) return d;
+  /* (its start and done are the last two items: at_flow counts the flows
+   * before them, as the added copy's flows would follow them) */
+  lz->inst[lz->n_inst++] = (fs__lzinst){p, b, a, d, s->core.n_flows, NULL, 0, -INFINITY};
+  *start = a;
+  *done = d;
   return 0;
-fail:
-  FS__FREE_ALL(in->hosts, in->route, in->rid);
-  return rc;
 }
 
 void fs__lazy_free(fs_sim *s) {
   fs__lazy *lz = &s->lazy;
-  for (size_t i = 0; i < lz->n_inst; i++) {
-    fs__lzinst *in = &lz->inst[i];
-    FS__FREE_ALL(in->hosts, in->route, in->rid, in->cnt);
-  }
-  FS__FREE_ALL(lz->inst, lz->of, lz->free_flow, lz->free_task);
+  for (size_t i = 0; i < lz->n_inst; i++) free(lz->inst[i].cnt);
+  for (size_t i = 0; i < lz->n_bind; i++) bind_free(lz->bind[i]);
+  fs__u64map_free(&lz->bind_of);
+  FS__FREE_ALL(lz->inst, lz->bind, lz->of, lz->free_flow, lz->free_task);
   memset(lz, 0, sizeof(*lz));
 }
 
@@ -324,13 +361,13 @@ static int make(fs_sim *s, int32_t i, int32_t pi) {
   if (flow) {
     fs__flow *f = &s->core.flows[idx];
     uint32_t version = f->version + 1; /* no event of its slot's last flow lives on */
-    int32_t q = p->pair_of[pi], rid = in->rid[q];
-    const fs__lzroute *r = &in->route[q];
+    int32_t q = p->pair_of[pi], rid = in->bind->rid[q];
+    const fs__lzroute *r = &in->bind->route[q];
     memset(f, 0, sizeof(*f));
     f->version = version;
     f->item = id;
-    f->src = in->hosts[it->a];
-    f->dst = in->hosts[it->b];
+    f->src = in->bind->hosts[it->a];
+    f->dst = in->bind->hosts[it->b];
     if (rid >= 0) { /* rated on what the pruning kept (prune.c) */
       const fs__proute *pr = &s->core.proutes[rid];
       f->links = pr->kept;
@@ -351,7 +388,7 @@ static int make(fs_sim *s, int32_t i, int32_t pi) {
       if (r->x_links) *fp = (fs__fpath){r->x_links, r->x_w, r->x_n, r->orbit};
     }
   } else {
-    s->tasks[idx] = (task){in->hosts[it->a], it->value};
+    s->tasks[idx] = (task){in->bind->hosts[it->a], it->value};
   }
   s->items[id] = (sim_item){(uint8_t)it->kind, ST_WAIT, idx, 0, 0, NAN, NAN};
   lz->of[id - lz->base][0] = i;
@@ -422,7 +459,8 @@ void fs__lazy_charge(fs_sim *s, size_t *next, int32_t fi) {
     for (int32_t pi = 0; pi < p->n_items; pi++) {
       const fs_sim_plan_item *it = &p->items[pi];
       if (it->kind != FS_ITEM_FLOW) continue;
-      int32_t q = p->pair_of[pi], rid = in->rid[q];
+      int32_t q = p->pair_of[pi], rid = in->bind->rid[q];
+      const fs__lzroute *r = &in->bind->route[q];
       fs__flow f;
       memset(&f, 0, sizeof(f));
       f.bytes = it->value;
@@ -432,9 +470,9 @@ void fs__lazy_charge(fs_sim *s, size_t *next, int32_t fi) {
         f.w = s->core.proutes[rid].kept_w;
         f.n = s->core.proutes[rid].n_kept;
       } else {
-        f.links = in->route[q].links;
-        f.w = in->route[q].w;
-        f.n = in->route[q].n;
+        f.links = r->links;
+        f.w = r->w;
+        f.n = r->n;
       }
       fs__charge(s, &f);
     }

@@ -114,15 +114,54 @@ static int32_t route_id(fs__u64map *ids, fs__proute **routes, size_t *cap, int32
 static int instance_routes(fs__lazy *lz, size_t *next, int32_t f, fs__u64map *ids,
                            fs__proute **routes, size_t *cap, int32_t *nr) {
   for (; lz && *next < lz->n_inst && lz->inst[*next].at_flow == f; (*next)++) {
-    fs__lzinst *in = &lz->inst[*next];
-    for (int32_t q = 0; q < in->plan->n_pairs; q++) {
-      const fs__lzroute *r = &in->route[q];
-      in->rid[q] = route_id(ids, routes, cap, nr, r->links, r->w, r->n,
-                            in->hosts[in->plan->pairs[q][0]], in->hosts[in->plan->pairs[q][1]]);
-      if (in->rid[q] < 0) return -1;
+    fs__lzbind *b = lz->inst[*next].bind;
+    if (b->pruned) continue; /* (an earlier instance of it brought them) */
+    b->pruned = 1;
+    for (int32_t q = 0; q < b->plan->n_pairs; q++) {
+      const fs__lzroute *r = &b->route[q];
+      b->rid[q] = route_id(ids, routes, cap, nr, r->links, r->w, r->n,
+                           b->hosts[b->plan->pairs[q][0]], b->hosts[b->plan->pairs[q][1]]);
+      if (b->rid[q] < 0) return -1;
     }
   }
   return 0;
+}
+
+/* The routes' groups of equal left-out links (fs__busy), in c->busy:
+ * keyed by a hash of the link sequence, a collision checked entry by
+ * entry (a route that collides with another sequence gets a group of its
+ * own). 0 or FS_ENOMEM. */
+static int busy_groups(fs__simcore *c, fs__proute *routes, int32_t nr) {
+  fs__u64map ids;
+  fs__u64map_init(&ids);
+  size_t cap = 0;
+  int rc = 0;
+  for (int32_t r = 0; r < nr && !rc; r++) {
+    fs__proute *p = &routes[r];
+    p->busy = -1;
+    if (!p->n_gone) continue;
+    const int32_t *links = p->kept + p->n_kept;
+    uint64_t h = (uint64_t)p->n_gone;
+    for (int32_t k = 0; k < p->n_gone; k++) h = fs__mix64(h ^ (uint64_t)(uint32_t)links[k]);
+    int32_t g;
+    if (fs__u64map_get(&ids, h, &g)) {
+      const fs__busy *b = &c->busy[g];
+      if (b->n == p->n_gone && memcmp(b->links, links, (size_t)b->n * sizeof(int32_t)) == 0) {
+        p->busy = g;
+        continue;
+      }
+      h = 0; /* (another sequence: a group of its own, not in the map) */
+    }
+    if (fs__grow(&c->busy, &cap, (size_t)c->n_busy + 1, sizeof(*c->busy)) ||
+        (h && fs__u64map_put(&ids, h, c->n_busy))) {
+      rc = FS_ENOMEM;
+      break;
+    }
+    c->busy[c->n_busy] = (fs__busy){links, p->n_gone, 0};
+    p->busy = c->n_busy++;
+  }
+  fs__u64map_free(&ids);
+  return rc;
 }
 
 int fs__prune(fs__simcore *c, fs__lazy *lz, fs__arena *arena, double efficiency, int keep_first,
@@ -205,6 +244,10 @@ int fs__prune(fs__simcore *c, fs__lazy *lz, fs__arena *arena, double efficiency,
     p->kept = kl;
     p->kept_w = kw;
   }
+  if (busy_groups(c, routes, nr)) {
+    rc = FS_ENOMEM;
+    goto out;
+  }
   for (int32_t f = 0; f < c->n_flows; f++) {
     fs__flow *fl = &c->flows[f];
     const fs__proute *p = &routes[fl->rid];
@@ -219,8 +262,8 @@ int fs__prune(fs__simcore *c, fs__lazy *lz, fs__arena *arena, double efficiency,
 out:
   if (routes) { /* not kept: every flow rated on its whole route */
     for (int32_t f = 0; f < c->n_flows; f++) c->flows[f].rid = -1;
-    for (size_t i = 0; lz && i < lz->n_inst; i++)
-      for (int32_t q = 0; q < lz->inst[i].plan->n_pairs; q++) lz->inst[i].rid[q] = -1;
+    for (size_t i = 0; lz && i < lz->n_bind; i++)
+      for (int32_t q = 0; q < lz->bind[i]->plan->n_pairs; q++) lz->bind[i]->rid[q] = -1;
   }
   fs__u64map_free(&ids);
   FS__FREE_ALL(routes, as, ad, bs, bd, keep, used);

@@ -158,10 +158,9 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
   rp->rc = rp->line;
 }
 
-/* Flow fi's per-hop arrays hold n entries (new ones 0). */
-static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
-  fs__hops *h = &fs__dq(d, fi)->hop;
-  if (n <= h->cap) return 0;
+/* Flow fi's per-hop arrays hold n entries (new ones 0): hops, the
+ * steps' test inline, and grow_hops when they do not. */
+static int grow_hops(fs__hops *h, int32_t n) {
   double *b = malloc((size_t)n * 4 * sizeof(double));
   if (!b) return FS_ENOMEM;
   for (int32_t k = 0; k < 4 * n; k++) b[k] = 0;
@@ -174,6 +173,11 @@ static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
   h->came = b + 3 * n;
   h->cap = n;
   return 0;
+}
+
+static inline int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
+  fs__hops *h = &fs__dq(d, fi)->hop;
+  return n <= h->cap ? 0 : grow_hops(h, n);
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {

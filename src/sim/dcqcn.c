@@ -676,8 +676,9 @@ static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active
   offers(d, c, active, n);
   int busy = 0;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
-  int32_t nre = 0; /* the second round's flows */
+  int32_t nre = 0, nchg = 0; /* the second round's flows; ports whose factors changed */
   for (int round = 0; round < 2; round++) { /* the second with this step's loads */
+    if (round && !nchg) break; /* (no factor changed: it would take nothing again) */
     if (round == 0)
       for (int32_t i = 0; i < nl; i++) d->port[d->links[i]].in = d->port[d->links[i]].out = 0;
     for (int32_t pass = 0; pass < 2; pass++)
@@ -710,6 +711,7 @@ static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active
       double ka = d->port[l].ka, kg = d->port[l].kg;
       busy |= port_fifo(d, c, l) || d->q[l] > 0;
       d->kchg[l] = round == 0 && (ka != d->port[l].ka || kg != d->port[l].kg);
+      nchg += d->kchg[l];
       /* the second round takes again only the flows through a port whose
        * factors the first changed: the others' would come out the same */
       const fs__link_active *a = &c->active[l];

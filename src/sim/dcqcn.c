@@ -175,9 +175,8 @@ static int grow_hops(fs__hops *h, int32_t n) {
   return 0;
 }
 
-static inline int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
-  fs__hops *h = &fs__dq(d, fi)->hop;
-  return n <= h->cap ? 0 : grow_hops(h, n);
+static inline int hops(fs__dqflow *rp, int32_t n) {
+  return n <= rp->hop.cap ? 0 : grow_hops(&rp->hop, n);
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
@@ -299,8 +298,8 @@ static double bucket_s(const fs__dcqcn *d, const fs__cnpq *q) {
   return d->bucket * (double)((int64_t)1 << q->shift);
 }
 
-static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
-  fs__cnpq *q = &fs__dq(d, fi)->cnp;
+static int cnp_push(fs__dqflow *rp, int64_t fine, double n) {
+  fs__cnpq *q = &rp->cnp;
   if (q->len == 0) q->shift = 0;
   int64_t b = (fine + ((int64_t)1 << q->shift) - 1) >> q->shift;
   if (q->len == 0) q->base = b;
@@ -333,14 +332,13 @@ static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
   }
   q->n[b & (q->cap - 1)] += n;
   if (span > q->len) q->len = (int32_t)span;
-  fs__dq(d, fi)->pend += n;
+  rp->pend += n;
   return 0;
 }
 
 /* When flow fi's marks on their way back next make a whole CNP, and when
  * the first of them comes (INFINITY: never). */
-static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
-  const fs__dqflow *rp = fs__dq(d, fi);
+static double next_cnp(const fs__dcqcn *d, const fs__dqflow *rp, int whole_one) {
   const fs__cnpq *q = &rp->cnp;
   double m = rp->marks, whole = floor(m) + 1;
   for (int64_t i = q->base; i < q->base + q->len; i++) {
@@ -352,8 +350,7 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
 }
 
 /* The marks of flow fi that have come back by now. */
-static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
-  fs__dqflow *rp = fs__dq(d, fi);
+static double cnp_take(const fs__dcqcn *d, fs__dqflow *rp, double now) {
   fs__cnpq *q = &rp->cnp;
   double n = 0, w = bucket_s(d, q);
   while (q->len > 0 && (double)q->base * w <= now * (1 + 1e-12)) {
@@ -448,9 +445,8 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
 
 /* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
  * what was acknowledged, taken up to now at its rates since its t_f. */
-static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
-  const fs__flow *f = &c->flows[fi];
-  fs__dqflow *rp = fs__dq(d, fi);
+static void catch_up(fs__dcqcn *d, const fs__flow *f, fs__dqflow *rp, int32_t fi,
+                     double now) {
   fs__hops *h = &rp->hop;
   double dtf = now - rp->t_f;
   if (!(dtf > 0)) dtf = 0;
@@ -551,9 +547,10 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
     for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
       int32_t fi = pass ? d->drain[i] : active[i];
       const fs__flow *f = &c->flows[fi];
-      fs__hops *h = &fs__dq(d, fi)->hop;
-      if (hops(d, fi, f->n)) return FS_ENOMEM;
-      catch_up(d, c, fi, now); /* (a flow re-rated since the last step: since then) */
+      fs__dqflow *rp = fs__dq(d, fi);
+      fs__hops *h = &rp->hop;
+      if (hops(rp, f->n)) return FS_ENOMEM;
+      catch_up(d, f, rp, fi, now); /* (a flow re-rated since the last step: since then) */
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
         if (d->stamp[l] != ep) {
@@ -609,15 +606,15 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
       double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
       if (!(pk > 0 && pkts > 0)) continue;
       int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
-      if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+      if (b != cur && acc > 0 && cnp_push(rp, cur, acc)) return FS_ENOMEM;
       if (b != cur) cur = b, acc = 0;
       acc += pkts * pk;
     }
   }
-  if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+  if (acc > 0 && cnp_push(rp, cur, acc)) return FS_ENOMEM;
   for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
   double m0 = rp->marks;
-  rp->marks += cnp_take(d, fi, now);
+  rp->marks += cnp_take(d, rp, now);
   double cnps = floor(rp->marks) - floor(m0);
   if (d->dctcp) {
     double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
@@ -653,9 +650,9 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
    * decrease period they fall in */
   double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
   if (!rp->cc) /* the first CNP: when its marks make a whole one */
-    tc = next_cnp(d, fi, 1);
+    tc = next_cnp(d, rp, 1);
   else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
-    tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
+    tc = next_cnp(d, rp, 0); /* (a period end at or after the first of them) */
   if (tc < INFINITY) {
     if (rp->cc && tc > rp->next_dec)
       tc = rp->next_dec + ceil((tc - rp->next_dec) / dec - 1e-9) * dec;
@@ -685,13 +682,14 @@ static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active
       for (int32_t i = 0; i < (pass ? d->n_drain : round ? nre : n); i++) {
         int32_t fi = pass ? d->drain[i] : round ? d->upd[i] : active[i];
         const fs__flow *f = &c->flows[fi];
-        fs__hops *h = &fs__dq(d, fi)->hop;
+        fs__dqflow *rp = fs__dq(d, fi);
+        fs__hops *h = &rp->hop;
         if (round && pass) { /* (a drained flow: is it through a changed port?) */
           int again = 0;
           for (int32_t k = 0; k < f->n && !again; k++) again = d->kchg[f->links[k]];
           if (!again) continue;
         }
-        double x = pass ? 0 : fs__dq(d, fi)->offer;
+        double x = pass ? 0 : rp->offer;
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
           fs__port *pt = &d->port[l];
@@ -785,8 +783,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
  * become, over-subscribed: a step must take the loads again. */
 static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &fs__dq(d, fi)->hop;
-  catch_up(d, c, fi, now);
+  fs__dqflow *rp = fs__dq(d, fi);
+  fs__hops *h = &rp->hop;
+  catch_up(d, f, rp, fi, now);
   double since = now - d->last;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -812,8 +811,8 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = flows[i];
     const fs__flow *f = &c->flows[fi];
-    if (hops(d, fi, f->n)) return FS_ENOMEM;
     fs__dqflow *rp = fs__dq(d, fi);
+    if (hops(rp, f->n)) return FS_ENOMEM;
     if (f->active_idx >= 0 && rp->rc < rp->line)
       return 1; /* a window under the path's BDP or a cut rate: the model steps it */
     int32_t l = nic_link(c, f);

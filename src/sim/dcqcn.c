@@ -51,7 +51,8 @@
   X(drain, F, sizeof(int32_t), 0) X(tail_hop, F, sizeof(int32_t), 0)          \
   X(tail_more, F, sizeof(double), 0) X(exits, F, sizeof(int32_t), 0)          \
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
-  X(touch, F, sizeof(int32_t), 0)
+  X(touch, F, sizeof(int32_t), 0) X(nic_ok, L, sizeof(uint32_t), 1)                \
+  X(nic_ver, L, sizeof(uint32_t), 1)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -69,6 +70,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
     return FS_ENOMEM;
   }
   for (size_t l = 0; l < L; l++) d->port[l].kg = 1;
+  d->nic_epoch = 1;
   return 0;
 }
 
@@ -108,6 +110,7 @@ int fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   fs__dqflow *rp = fs__dq(d, fi);
   fs__dqwin *win = &d->w[fi];
   int32_t l = nic_link(c, f);
+  if (l >= 0) d->nic_ok[l] = 0; /* (its rc) */
   double line = l >= 0 ? c->cap_Bps[l] : INFINITY;
   if (!(line < INFINITY)) /* no NIC on its route: its fastest link */
     for (int32_t k = 0; k < f->n; k++)
@@ -156,6 +159,7 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
   d->w[fi].cwnd = cwnd;
   rp->ss = mode;
   rp->rc = rp->line;
+  fs__dcqcn_nics_changed(d); /* (its NIC unknown here) */
 }
 
 /* Flow fi's per-hop arrays hold n entries (new ones 0): hops, the
@@ -238,10 +242,18 @@ static int blocked(const fs__simcore *c, const fs__flow *f) {
  * on the NIC's link alone). */
 static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   const fs__link_active *a = &c->active[l];
+  /* (the same flows in the same order, rcs and capacities: the same
+   * offers as last time) */
+  if (d->nic_ok[l] == d->nic_epoch && d->nic_ver[l] == a->version) return;
+  d->nic_ok[l] = d->nic_epoch;
+  d->nic_ver[l] = a->version;
   int32_t n = 0;
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
+    /* (a flow whose route starts here but not at its source has offers of
+     * its own as well, offers and fs__dcqcn_local: shared again each time) */
+    if (c->flows[fi].src != c->t->links[l].from) d->nic_ok[l] = 0;
     if (blocked(c, &c->flows[fi])) fs__dq(d, fi)->offer = 0;
     else d->nic[n++] = fi;
   }
@@ -762,8 +774,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
   double soonest = INFINITY;
   for (int32_t i = 0; i < n; i++) {
+    const fs__dqflow *rp = fs__dq(d, active[i]);
+    double rc0 = rp->rc;
     int rc = react_flow(d, c, active[i], now, dt, sub, &soonest);
     if (rc) return rc;
+    if (memcmp(&rc0, &rp->rc, sizeof(rc0))) { /* its NIC's offers change */
+      int32_t l = nic_link(c, &c->flows[active[i]]);
+      if (l >= 0) d->nic_ok[l] = 0;
+    }
   }
   int busy = port_rounds(d, c, active, n, nl);
   drained_leave(d, c);

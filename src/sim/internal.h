@@ -403,6 +403,10 @@ typedef struct fs__dcqcn {
   double *qoff;       /* its queue's change since the last step beyond
                        * (in - out) x the time since it: re-ratings' */
   uint32_t *stamp, epoch;
+  /* a NIC's offers (nic_share) hold while nic_ok is nic_epoch and its
+   * flows' version is nic_ver: no rc of its flows changed (0), and no
+   * capacity, route or slow start (nic_epoch moves on) since */
+  uint32_t *nic_ok, *nic_ver, nic_epoch;
   int32_t *live, n_live; /* links with a queue or something coming */
   int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
@@ -463,6 +467,10 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode);
  * flight): its queued bytes still move on. */
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi);
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi);
+/* Every NIC's offers are to be shared again (capacities or routes changed). */
+static inline void fs__dcqcn_nics_changed(fs__dcqcn *d) {
+  if (++d->nic_epoch == 0) d->nic_epoch = 1; /* (0: never current) */
+}
 /* What a byte reaching link l now waits in its port's queue. */
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now);
 

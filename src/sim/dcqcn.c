@@ -52,7 +52,8 @@
   X(tail_more, F, sizeof(double), 0) X(exits, F, sizeof(int32_t), 0)          \
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
   X(touch, F, sizeof(int32_t), 0) X(nic_ok, L, sizeof(uint32_t), 1)                \
-  X(nic_ver, L, sizeof(uint32_t), 1)
+  X(nic_ver, L, sizeof(uint32_t), 1) X(rlo, L, sizeof(double), 0)                   \
+  X(rhi, L, sizeof(double), 0)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -214,20 +215,28 @@ int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
 }
 
 /* RED's marking probability at a queue of q bytes on a link of Bps;
- * under DCTCP the reference's gentle RED with both thresholds at K. */
-static double red(const fs__dcqcn *d, double q, double Bps) {
-  const fs_dcqcn *p = &d->prm;
+ * under DCTCP the reference's gentle RED with both thresholds at K. Its
+ * thresholds (red_lo: Kmin, or K; red_hi: Kmax) are kept per link for a
+ * step (gather_queues): red_at. */
+static double red_lo(const fs__dcqcn *d, double Bps) {
   double scale = Bps / 12.5e9;
+  return d->dctcp ? d->k100 * d->wire_bytes * scale : d->prm.kmin_kb * 1e3 * scale;
+}
+
+static double red_hi(const fs__dcqcn *d, double Bps) {
+  return d->dctcp ? 0 : d->prm.kmax_kb * 1e3 * (Bps / 12.5e9);
+}
+
+static double red_at(const fs__dcqcn *d, double q, double lo, double hi) {
   if (d->dctcp) { /* ns-3's RED, gentle, both thresholds at K: max_p at K, 1 at 2 K */
-    double k = d->k100 * d->wire_bytes * scale;
+    double k = lo;
     if (q < k) return 0;
     if (q >= 2 * k) return 1;
     return FS__DCTCP_MAXP + (1 - FS__DCTCP_MAXP) * (q - k) / k;
   }
-  double lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
   if (q <= lo) return 0;
   if (q >= hi) return 1;
-  return p->pmax * (q - lo) / (hi - lo);
+  return d->prm.pmax * (q - lo) / (hi - lo);
 }
 
 /* Flow f crosses a failed link (no capacity): it sends nothing until it is
@@ -582,7 +591,8 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
     }
   for (int32_t i = 0; i < nl; i++) { /* the ports over Kmin at either end of the step */
     int32_t l = d->links[i];
-    d->marking[l] = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
+    double lo = d->rlo[l] = red_lo(d, c->cap_Bps[l]), hi = d->rhi[l] = red_hi(d, c->cap_Bps[l]);
+    d->marking[l] = red_at(d, d->q0[l], lo, hi) > 0 || red_at(d, d->q[l], lo, hi) > 0;
   }
   return nl;
 }
@@ -615,7 +625,7 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
       if (!(c->cap_Bps[l] > 0)) continue;
       double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
       ahead += f->w[k] * ql / c->cap_Bps[l];
-      double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
+      double pk = f->w[k] * red_at(d, ql, d->rlo[l], d->rhi[l]), pkts = per * h->came[k];
       if (!(pk > 0 && pkts > 0)) continue;
       int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
       if (b != cur && acc > 0 && cnp_push(rp, cur, acc)) return FS_ENOMEM;

@@ -398,6 +398,7 @@ typedef struct fs__dcqcn {
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
   uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
+  double *rlo, *rhi;  /* its RED thresholds (dcqcn.c, red_lo and red_hi; the last step) */
   uint8_t *kchg;      /* its port's factors changed in a step's first round */
   fs__port *port;     /* what comes to it and leaves it, how it serves */
   double *qoff;       /* its queue's change since the last step beyond

@@ -53,7 +53,7 @@
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
   X(touch, F, sizeof(int32_t), 0) X(nic_ok, L, sizeof(uint32_t), 1)                \
   X(nic_ver, L, sizeof(uint32_t), 1) X(rlo, L, sizeof(double), 0)                   \
-  X(rhi, L, sizeof(double), 0)
+  X(rhi, L, sizeof(double), 0) X(kept, F, 1, 0)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -572,6 +572,7 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
       fs__hops *h = &rp->hop;
       if (hops(rp, f->n)) return FS_ENOMEM;
       catch_up(d, f, rp, fi, now); /* (a flow re-rated since the last step: since then) */
+      double held = 0;
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
         if (d->stamp[l] != ep) {
@@ -581,7 +582,11 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
           d->links[nl++] = l;
         }
         d->q[l] += h->b[k];
+        if (pass) held += h->b[k], h->came[k] = 0; /* (no step reads a drained flow's) */
       }
+      /* a drained flow with its bytes all through leaves at the step's end
+       * (drained_leave; its queued bytes do not change in between) */
+      if (pass) d->kept[i] = held > 1e-3;
     }
   for (int32_t i = 0; i < d->n_live; i++) /* links left behind: empty */
     if (d->stamp[d->live[i]] != ep) {
@@ -749,13 +754,11 @@ static void drained_leave(fs__dcqcn *d, const fs__simcore *c) {
   int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
-    const fs__flow *f = &c->flows[fi];
-    fs__hops *h = &fs__dq(d, fi)->hop;
-    double held = 0;
-    for (int32_t k = 0; k < f->n; k++) held += h->b[k], h->came[k] = 0;
-    if (held > 1e-3) {
+    if (d->kept[i]) { /* (gather_queues) */
       d->drain[nd++] = fi;
     } else { /* (what it still brought to its ports leaves their loads) */
+      const fs__flow *f = &c->flows[fi];
+      fs__hops *h = &fs__dq(d, fi)->hop;
       for (int32_t k = 0; k < f->n; k++) {
         d->port[f->links[k]].in -= f->w[k] * h->arr[k];
         d->port[f->links[k]].out -= f->w[k] * h->out[k];

@@ -391,6 +391,7 @@ typedef struct fs__dcqcn {
   fs__dqwin *w;       /* per flow, under DCTCP */
   int32_t *nic;       /* scratch: the flows of one NIC */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
+  uint8_t *kept;      /* per drain entry: it holds bytes after this step's catch-up */
   int32_t *tail_hop;  /* per flow, its sender done: the hop its last byte queues at next */
   double *tail_more;  /* ... and what it adds after the queues (store and forward) */
   int32_t *upd, n_upd; /* the flows fs__dcqcn_local re-rated (their offers) */

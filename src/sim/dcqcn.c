@@ -597,7 +597,12 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
   for (int32_t i = 0; i < nl; i++) { /* the ports over Kmin at either end of the step */
     int32_t l = d->links[i];
     double lo = d->rlo[l] = red_lo(d, c->cap_Bps[l]), hi = d->rhi[l] = red_hi(d, c->cap_Bps[l]);
-    d->marking[l] = red_at(d, d->q0[l], lo, hi) > 0 || red_at(d, d->q[l], lo, hi) > 0;
+    /* 1: it marks at either end; 2: a queue in between may (neither end
+     * within 1e-9 of the threshold: the sub-steps' interpolated queues
+     * are within a few roundings of the larger end, so below it) */
+    double q0 = d->q0[l], q1 = d->q[l];
+    d->marking[l] = (uint8_t)((red_at(d, q0, lo, hi) > 0 || red_at(d, q1, lo, hi) > 0) |
+                              (!(fmax(q0, q1) < lo * (1 - 1e-9)) << 1));
   }
   return nl;
 }
@@ -619,13 +624,18 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
    * the step's ends; what reaches hop k is the offer thinned before it. */
   double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
   fs__hops *h = &rp->hop;
-  int marked = 0; /* a queue of its route over Kmin at either end of the step */
-  for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
+  /* a queue of its route over Kmin at either end of the step; the hops
+   * before klo mark in none of its sub-steps (what they add to a mark's
+   * wait counts only for the marks of hops before them: none) */
+  int32_t klo = 0;
+  while (klo < f->n && !(d->marking[f->links[klo]] & 2)) klo++;
+  int marked = 0;
+  for (int32_t k = klo; k < f->n && !marked; k++) marked = d->marking[f->links[k]] & 1;
   int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
   double acc = 0;
   for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
     double x = (j + 0.5) / sub, ahead = 0;
-    for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
+    for (int32_t k = f->n - 1; k >= klo; k--) { /* later hops first: times rise */
       int32_t l = f->links[k];
       if (!(c->cap_Bps[l] > 0)) continue;
       double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;

@@ -398,7 +398,8 @@ typedef struct fs__dcqcn {
   int32_t *touch, n_touch; /* flows that came or went since the last step */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
-  uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
+  uint8_t *marking;   /* q or q0 over the marking threshold (the last step): 1;
+                       * 2: a queue between them may be (dcqcn.c, gather_queues) */
   double *rlo, *rhi;  /* its RED thresholds (dcqcn.c, red_lo and red_hi; the last step) */
   uint8_t *kchg;      /* its port's factors changed in a step's first round */
   fs__port *port;     /* what comes to it and leaves it, how it serves */

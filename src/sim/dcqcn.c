@@ -357,11 +357,18 @@ static int cnp_push(fs__dqflow *rp, int64_t fine, double n) {
   return 0;
 }
 
+/* floor(x), by a conversion where that is exact (0 < x < 2^53: the
+ * integer part), else floor itself (libm's, a call on x86-64's baseline,
+ * taken per flow and step on its marks) */
+static inline double floor_marks(double x) {
+  return x > 0 && x < 9007199254740992.0 ? (double)(int64_t)x : floor(x);
+}
+
 /* When flow fi's marks on their way back next make a whole CNP, and when
  * the first of them comes (INFINITY: never). */
 static double next_cnp(const fs__dcqcn *d, const fs__dqflow *rp, int whole_one) {
   const fs__cnpq *q = &rp->cnp;
-  double m = rp->marks, whole = floor(m) + 1;
+  double m = rp->marks, whole = floor_marks(m) + 1;
   for (int64_t i = q->base; i < q->base + q->len; i++) {
     double x = q->n[i & (q->cap - 1)];
     m += x;
@@ -652,7 +659,7 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
   for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
   double m0 = rp->marks;
   rp->marks += cnp_take(d, rp, now);
-  double cnps = floor(rp->marks) - floor(m0);
+  double cnps = floor_marks(rp->marks) - floor_marks(m0);
   if (d->dctcp) {
     double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
     if (t < *soonest) *soonest = t;
@@ -688,7 +695,7 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
   double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
   if (!rp->cc) /* the first CNP: when its marks make a whole one */
     tc = next_cnp(d, rp, 1);
-  else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
+  else if (rp->cnp.len > 0 && rp->marks - floor_marks(rp->marks) + rp->pend >= 1)
     tc = next_cnp(d, rp, 0); /* (a period end at or after the first of them) */
   if (tc < INFINITY) {
     if (rp->cc && tc > rp->next_dec)

@@ -511,3 +511,62 @@ TEST(test_dcqcn_alpha_runs_on_the_flows_own_clock) {
   for (int i = 1; i <= 50; i++) fs__dcqcn_alpha_periods(&rp, p, 4 * i * a, 4 * a, 4);
   CHECK_REL(rp.alpha, 1 - 0.5 * pow(1 - g, 200), 1e-9, "alpha");
 }
+
+/* Two 1 MiB flows from one host share its NIC round robin, C / 2 each,
+ * and nothing queues; when the NIC's capacity halves at 20 us (a timer)
+ * their offers follow at once, C / 4 each: still nothing queues, nothing
+ * is marked, and the run is the ideal rdma one (max-min). (A NIC's
+ * offers are kept between steps while its flows, their rates and the
+ * capacities stay as they were: a capacity change must share them
+ * again, or the NIC's port would queue and mark.) */
+typedef struct nic_halving {
+  int32_t link;
+  double bps;
+} nic_halving;
+
+static int halve_nic(void *ctx, fs_sim *s, double now, fs_err *err) {
+  (void)now;
+  const nic_halving *h = ctx;
+  return fs_sim_set_link_capacity(s, h->link, h->bps, err);
+}
+
+static double nic_halved(const fs_transport *tp) {
+  fs_topo *t = star(3);
+  fs_err err = {0, ""};
+  fs_router *r = NULL;
+  fs_sim *s = NULL;
+  double makespan = NAN;
+  if (!t) return NAN;
+  nic_halving h = {-1, 50e9};
+  for (int32_t l = 0; l < t->n_links; l++)
+    if (t->links[l].from == 0) h.link = l; /* host 0's uplink */
+  CHECK(h.link >= 0);
+  CHECK_OK(fs_router_new(t, &r, &err), &err);
+  CHECK_OK(fs_sim_new(t, &s, &err), &err);
+  if (!r || !s || h.link < 0) goto done;
+  CHECK_OK(fs_sim_set_transport(s, tp, &err), &err);
+  for (int32_t dst = 1; dst <= 2; dst++) {
+    fs_route rt;
+    fs_route_init(&rt);
+    CHECK_OK(fs_route_ecmp(r, 0, dst, 1, 0, &rt, &err), &err);
+    CHECK(fs_sim_add_flow(s, 0, dst, 1 << 20, 0, &rt, &err) >= 0);
+    fs_route_free(&rt);
+  }
+  CHECK_OK(fs_sim_add_timer(s, 20e-6, halve_nic, &h, &err), &err);
+  CHECK_OK(fs_sim_run(s, NULL, &err), &err);
+  makespan = fs_sim_makespan_s(s);
+done:
+  fs_sim_free(s);
+  fs_router_free(r);
+  fs_topo_free(t);
+  return makespan;
+}
+
+TEST(test_dcqcn_nic_share_follows_its_capacity) {
+  fs_transport on = rdma(1), off = rdma(0);
+  double ideal = nic_halved(&off);
+  /* 2 w at C for 20 us, the rest at C / 2 */
+  double w = wire(&on, 1 << 20, NULL);
+  CHECK(ideal > 20e-6 + (2 * w - 20e-6 * C) / (C / 2));
+  CHECK_REL(nic_halved(&on), ideal, 1e-9, "s");
+}

@@ -51,7 +51,9 @@
   X(drain, F, sizeof(int32_t), 0) X(tail_hop, F, sizeof(int32_t), 0)          \
   X(tail_more, F, sizeof(double), 0) X(exits, F, sizeof(int32_t), 0)          \
   X(qoff, L, sizeof(double), 1) X(upd, F, sizeof(int32_t), 0)               \
-  X(touch, F, sizeof(int32_t), 0)
+  X(touch, F, sizeof(int32_t), 0) X(nic_ok, L, sizeof(uint32_t), 1)                \
+  X(nic_ver, L, sizeof(uint32_t), 1) X(rlo, L, sizeof(double), 0)                   \
+  X(rhi, L, sizeof(double), 0) X(kept, F, 1, 0)
 
 int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n_flows) {
   memset(d, 0, sizeof(*d));
@@ -69,6 +71,7 @@ int fs__dcqcn_init(fs__dcqcn *d, const fs_dcqcn *prm, int32_t n_links, int32_t n
     return FS_ENOMEM;
   }
   for (size_t l = 0; l < L; l++) d->port[l].kg = 1;
+  d->nic_epoch = 1;
   return 0;
 }
 
@@ -108,6 +111,7 @@ int fs__dcqcn_start(fs__dcqcn *d, const fs__simcore *c, int32_t fi) {
   fs__dqflow *rp = fs__dq(d, fi);
   fs__dqwin *win = &d->w[fi];
   int32_t l = nic_link(c, f);
+  if (l >= 0) d->nic_ok[l] = 0; /* (its rc) */
   double line = l >= 0 ? c->cap_Bps[l] : INFINITY;
   if (!(line < INFINITY)) /* no NIC on its route: its fastest link */
     for (int32_t k = 0; k < f->n; k++)
@@ -156,12 +160,12 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode) {
   d->w[fi].cwnd = cwnd;
   rp->ss = mode;
   rp->rc = rp->line;
+  fs__dcqcn_nics_changed(d); /* (its NIC unknown here) */
 }
 
-/* Flow fi's per-hop arrays hold n entries (new ones 0). */
-static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
-  fs__hops *h = &fs__dq(d, fi)->hop;
-  if (n <= h->cap) return 0;
+/* Flow fi's per-hop arrays hold n entries (new ones 0): hops, the
+ * steps' test inline, and grow_hops when they do not. */
+static int grow_hops(fs__hops *h, int32_t n) {
   double *b = malloc((size_t)n * 4 * sizeof(double));
   if (!b) return FS_ENOMEM;
   for (int32_t k = 0; k < 4 * n; k++) b[k] = 0;
@@ -174,6 +178,10 @@ static int hops(fs__dcqcn *d, int32_t fi, int32_t n) {
   h->came = b + 3 * n;
   h->cap = n;
   return 0;
+}
+
+static inline int hops(fs__dqflow *rp, int32_t n) {
+  return n <= rp->hop.cap ? 0 : grow_hops(&rp->hop, n);
 }
 
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi) {
@@ -207,20 +215,28 @@ int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi) {
 }
 
 /* RED's marking probability at a queue of q bytes on a link of Bps;
- * under DCTCP the reference's gentle RED with both thresholds at K. */
-static double red(const fs__dcqcn *d, double q, double Bps) {
-  const fs_dcqcn *p = &d->prm;
+ * under DCTCP the reference's gentle RED with both thresholds at K. Its
+ * thresholds (red_lo: Kmin, or K; red_hi: Kmax) are kept per link for a
+ * step (gather_queues): red_at. */
+static double red_lo(const fs__dcqcn *d, double Bps) {
   double scale = Bps / 12.5e9;
+  return d->dctcp ? d->k100 * d->wire_bytes * scale : d->prm.kmin_kb * 1e3 * scale;
+}
+
+static double red_hi(const fs__dcqcn *d, double Bps) {
+  return d->dctcp ? 0 : d->prm.kmax_kb * 1e3 * (Bps / 12.5e9);
+}
+
+static double red_at(const fs__dcqcn *d, double q, double lo, double hi) {
   if (d->dctcp) { /* ns-3's RED, gentle, both thresholds at K: max_p at K, 1 at 2 K */
-    double k = d->k100 * d->wire_bytes * scale;
+    double k = lo;
     if (q < k) return 0;
     if (q >= 2 * k) return 1;
     return FS__DCTCP_MAXP + (1 - FS__DCTCP_MAXP) * (q - k) / k;
   }
-  double lo = p->kmin_kb * 1e3 * scale, hi = p->kmax_kb * 1e3 * scale;
   if (q <= lo) return 0;
   if (q >= hi) return 1;
-  return p->pmax * (q - lo) / (hi - lo);
+  return d->prm.pmax * (q - lo) / (hi - lo);
 }
 
 /* Flow f crosses a failed link (no capacity): it sends nothing until it is
@@ -235,10 +251,18 @@ static int blocked(const fs__simcore *c, const fs__flow *f) {
  * on the NIC's link alone). */
 static void nic_share(fs__dcqcn *d, const fs__simcore *c, int32_t l) {
   const fs__link_active *a = &c->active[l];
+  /* (the same flows in the same order, rcs and capacities: the same
+   * offers as last time) */
+  if (d->nic_ok[l] == d->nic_epoch && d->nic_ver[l] == a->version) return;
+  d->nic_ok[l] = d->nic_epoch;
+  d->nic_ver[l] = a->version;
   int32_t n = 0;
   for (int32_t j = 0; j < a->n; j++) {
     int32_t fi = a->flow[j];
     if (a->slot[j] != 0) continue;
+    /* (a flow whose route starts here but not at its source has offers of
+     * its own as well, offers and fs__dcqcn_local: shared again each time) */
+    if (c->flows[fi].src != c->t->links[l].from) d->nic_ok[l] = 0;
     if (blocked(c, &c->flows[fi])) fs__dq(d, fi)->offer = 0;
     else d->nic[n++] = fi;
   }
@@ -295,8 +319,8 @@ static double bucket_s(const fs__dcqcn *d, const fs__cnpq *q) {
   return d->bucket * (double)((int64_t)1 << q->shift);
 }
 
-static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
-  fs__cnpq *q = &fs__dq(d, fi)->cnp;
+static int cnp_push(fs__dqflow *rp, int64_t fine, double n) {
+  fs__cnpq *q = &rp->cnp;
   if (q->len == 0) q->shift = 0;
   int64_t b = (fine + ((int64_t)1 << q->shift) - 1) >> q->shift;
   if (q->len == 0) q->base = b;
@@ -329,16 +353,22 @@ static int cnp_push(fs__dcqcn *d, int32_t fi, int64_t fine, double n) {
   }
   q->n[b & (q->cap - 1)] += n;
   if (span > q->len) q->len = (int32_t)span;
-  fs__dq(d, fi)->pend += n;
+  rp->pend += n;
   return 0;
+}
+
+/* floor(x), by a conversion where that is exact (0 < x < 2^53: the
+ * integer part), else floor itself (libm's, a call on x86-64's baseline,
+ * taken per flow and step on its marks) */
+static inline double floor_marks(double x) {
+  return x > 0 && x < 9007199254740992.0 ? (double)(int64_t)x : floor(x);
 }
 
 /* When flow fi's marks on their way back next make a whole CNP, and when
  * the first of them comes (INFINITY: never). */
-static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
-  const fs__dqflow *rp = fs__dq(d, fi);
+static double next_cnp(const fs__dcqcn *d, const fs__dqflow *rp, int whole_one) {
   const fs__cnpq *q = &rp->cnp;
-  double m = rp->marks, whole = floor(m) + 1;
+  double m = rp->marks, whole = floor_marks(m) + 1;
   for (int64_t i = q->base; i < q->base + q->len; i++) {
     double x = q->n[i & (q->cap - 1)];
     m += x;
@@ -348,8 +378,7 @@ static double next_cnp(const fs__dcqcn *d, int32_t fi, int whole_one) {
 }
 
 /* The marks of flow fi that have come back by now. */
-static double cnp_take(fs__dcqcn *d, int32_t fi, double now) {
-  fs__dqflow *rp = fs__dq(d, fi);
+static double cnp_take(const fs__dcqcn *d, fs__dqflow *rp, double now) {
   fs__cnpq *q = &rp->cnp;
   double n = 0, w = bucket_s(d, q);
   while (q->len > 0 && (double)q->base * w <= now * (1 + 1e-12)) {
@@ -444,9 +473,8 @@ static double dctcp_react(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double
 
 /* Flow fi's queued bytes, what came to its hops and (DCTCP, in flight)
  * what was acknowledged, taken up to now at its rates since its t_f. */
-static void catch_up(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now) {
-  const fs__flow *f = &c->flows[fi];
-  fs__dqflow *rp = fs__dq(d, fi);
+static void catch_up(fs__dcqcn *d, const fs__flow *f, fs__dqflow *rp, int32_t fi,
+                     double now) {
   fs__hops *h = &rp->hop;
   double dtf = now - rp->t_f;
   if (!(dtf > 0)) dtf = 0;
@@ -547,9 +575,11 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
     for (int32_t i = 0; i < (pass ? d->n_drain : n); i++) {
       int32_t fi = pass ? d->drain[i] : active[i];
       const fs__flow *f = &c->flows[fi];
-      fs__hops *h = &fs__dq(d, fi)->hop;
-      if (hops(d, fi, f->n)) return FS_ENOMEM;
-      catch_up(d, c, fi, now); /* (a flow re-rated since the last step: since then) */
+      fs__dqflow *rp = fs__dq(d, fi);
+      fs__hops *h = &rp->hop;
+      if (hops(rp, f->n)) return FS_ENOMEM;
+      catch_up(d, f, rp, fi, now); /* (a flow re-rated since the last step: since then) */
+      double held = 0;
       for (int32_t k = 0; k < f->n; k++) {
         int32_t l = f->links[k];
         if (d->stamp[l] != ep) {
@@ -559,7 +589,11 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
           d->links[nl++] = l;
         }
         d->q[l] += h->b[k];
+        if (pass) held += h->b[k], h->came[k] = 0; /* (no step reads a drained flow's) */
       }
+      /* a drained flow with its bytes all through leaves at the step's end
+       * (drained_leave; its queued bytes do not change in between) */
+      if (pass) d->kept[i] = held > 1e-3;
     }
   for (int32_t i = 0; i < d->n_live; i++) /* links left behind: empty */
     if (d->stamp[d->live[i]] != ep) {
@@ -569,7 +603,13 @@ static int32_t gather_queues(fs__dcqcn *d, const fs__simcore *c, const int32_t *
     }
   for (int32_t i = 0; i < nl; i++) { /* the ports over Kmin at either end of the step */
     int32_t l = d->links[i];
-    d->marking[l] = red(d, d->q0[l], c->cap_Bps[l]) > 0 || red(d, d->q[l], c->cap_Bps[l]) > 0;
+    double lo = d->rlo[l] = red_lo(d, c->cap_Bps[l]), hi = d->rhi[l] = red_hi(d, c->cap_Bps[l]);
+    /* 1: it marks at either end; 2: a queue in between may (neither end
+     * within 1e-9 of the threshold: the sub-steps' interpolated queues
+     * are within a few roundings of the larger end, so below it) */
+    double q0 = d->q0[l], q1 = d->q[l];
+    d->marking[l] = (uint8_t)((red_at(d, q0, lo, hi) > 0 || red_at(d, q1, lo, hi) > 0) |
+                              (!(fmax(q0, q1) < lo * (1 - 1e-9)) << 1));
   }
   return nl;
 }
@@ -591,30 +631,35 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
    * the step's ends; what reaches hop k is the offer thinned before it. */
   double per = 1 / wire / sub; /* what came over the step, in packets per sub-step */
   fs__hops *h = &rp->hop;
-  int marked = 0; /* a queue of its route over Kmin at either end of the step */
-  for (int32_t k = 0; k < f->n && !marked; k++) marked = d->marking[f->links[k]];
+  /* a queue of its route over Kmin at either end of the step; the hops
+   * before klo mark in none of its sub-steps (what they add to a mark's
+   * wait counts only for the marks of hops before them: none) */
+  int32_t klo = 0;
+  while (klo < f->n && !(d->marking[f->links[klo]] & 2)) klo++;
+  int marked = 0;
+  for (int32_t k = klo; k < f->n && !marked; k++) marked = d->marking[f->links[k]] & 1;
   int64_t cur = INT64_MIN; /* the step's marks gathered per bucket */
   double acc = 0;
   for (int j = 0; j < sub && dt > 0 && marked && h->cap >= f->n; j++) {
     double x = (j + 0.5) / sub, ahead = 0;
-    for (int32_t k = f->n - 1; k >= 0; k--) { /* later hops first: times rise */
+    for (int32_t k = f->n - 1; k >= klo; k--) { /* later hops first: times rise */
       int32_t l = f->links[k];
       if (!(c->cap_Bps[l] > 0)) continue;
       double ql = d->q0[l] + (d->q[l] - d->q0[l]) * x;
       ahead += f->w[k] * ql / c->cap_Bps[l];
-      double pk = f->w[k] * red(d, ql, c->cap_Bps[l]), pkts = per * h->came[k];
+      double pk = f->w[k] * red_at(d, ql, d->rlo[l], d->rhi[l]), pkts = per * h->came[k];
       if (!(pk > 0 && pkts > 0)) continue;
       int64_t b = cnp_bucket(d, now - dt * (1 - x) + ahead + 2 * f->latency_s);
-      if (b != cur && acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+      if (b != cur && acc > 0 && cnp_push(rp, cur, acc)) return FS_ENOMEM;
       if (b != cur) cur = b, acc = 0;
       acc += pkts * pk;
     }
   }
-  if (acc > 0 && cnp_push(d, fi, cur, acc)) return FS_ENOMEM;
+  if (acc > 0 && cnp_push(rp, cur, acc)) return FS_ENOMEM;
   for (int32_t k = 0; k < h->cap; k++) h->came[k] = 0;
   double m0 = rp->marks;
-  rp->marks += cnp_take(d, fi, now);
-  double cnps = floor(rp->marks) - floor(m0);
+  rp->marks += cnp_take(d, rp, now);
+  double cnps = floor_marks(rp->marks) - floor_marks(m0);
   if (d->dctcp) {
     double t = dctcp_react(d, c, fi, now, rp->marks - m0, cnps);
     if (t < *soonest) *soonest = t;
@@ -649,9 +694,9 @@ static int react_flow(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double now
    * decrease period they fall in */
   double act = rp->cnp_dec ? rp->next_dec : INFINITY, tc = INFINITY;
   if (!rp->cc) /* the first CNP: when its marks make a whole one */
-    tc = next_cnp(d, fi, 1);
-  else if (rp->cnp.len > 0 && rp->marks - floor(rp->marks) + rp->pend >= 1)
-    tc = next_cnp(d, fi, 0); /* (a period end at or after the first of them) */
+    tc = next_cnp(d, rp, 1);
+  else if (rp->cnp.len > 0 && rp->marks - floor_marks(rp->marks) + rp->pend >= 1)
+    tc = next_cnp(d, rp, 0); /* (a period end at or after the first of them) */
   if (tc < INFINITY) {
     if (rp->cc && tc > rp->next_dec)
       tc = rp->next_dec + ceil((tc - rp->next_dec) / dec - 1e-9) * dec;
@@ -672,21 +717,23 @@ static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active
   offers(d, c, active, n);
   int busy = 0;
   for (int32_t i = 0; i < nl; i++) port_fifo(d, c, d->links[i]);
-  int32_t nre = 0; /* the second round's flows */
+  int32_t nre = 0, nchg = 0; /* the second round's flows; ports whose factors changed */
   for (int round = 0; round < 2; round++) { /* the second with this step's loads */
+    if (round && !nchg) break; /* (no factor changed: it would take nothing again) */
     if (round == 0)
       for (int32_t i = 0; i < nl; i++) d->port[d->links[i]].in = d->port[d->links[i]].out = 0;
     for (int32_t pass = 0; pass < 2; pass++)
       for (int32_t i = 0; i < (pass ? d->n_drain : round ? nre : n); i++) {
         int32_t fi = pass ? d->drain[i] : round ? d->upd[i] : active[i];
         const fs__flow *f = &c->flows[fi];
-        fs__hops *h = &fs__dq(d, fi)->hop;
+        fs__dqflow *rp = fs__dq(d, fi);
+        fs__hops *h = &rp->hop;
         if (round && pass) { /* (a drained flow: is it through a changed port?) */
           int again = 0;
           for (int32_t k = 0; k < f->n && !again; k++) again = d->kchg[f->links[k]];
           if (!again) continue;
         }
-        double x = pass ? 0 : fs__dq(d, fi)->offer;
+        double x = pass ? 0 : rp->offer;
         for (int32_t k = 0; k < f->n; k++) {
           int32_t l = f->links[k];
           fs__port *pt = &d->port[l];
@@ -706,6 +753,7 @@ static int port_rounds(fs__dcqcn *d, const fs__simcore *c, const int32_t *active
       double ka = d->port[l].ka, kg = d->port[l].kg;
       busy |= port_fifo(d, c, l) || d->q[l] > 0;
       d->kchg[l] = round == 0 && (ka != d->port[l].ka || kg != d->port[l].kg);
+      nchg += d->kchg[l];
       /* the second round takes again only the flows through a port whose
        * factors the first changed: the others' would come out the same */
       const fs__link_active *a = &c->active[l];
@@ -723,13 +771,11 @@ static void drained_leave(fs__dcqcn *d, const fs__simcore *c) {
   int32_t nd = 0;
   for (int32_t i = 0; i < d->n_drain; i++) {
     int32_t fi = d->drain[i];
-    const fs__flow *f = &c->flows[fi];
-    fs__hops *h = &fs__dq(d, fi)->hop;
-    double held = 0;
-    for (int32_t k = 0; k < f->n; k++) held += h->b[k], h->came[k] = 0;
-    if (held > 1e-3) {
+    if (d->kept[i]) { /* (gather_queues) */
       d->drain[nd++] = fi;
     } else { /* (what it still brought to its ports leaves their loads) */
+      const fs__flow *f = &c->flows[fi];
+      fs__hops *h = &fs__dq(d, fi)->hop;
       for (int32_t k = 0; k < f->n; k++) {
         d->port[f->links[k]].in -= f->w[k] * h->arr[k];
         d->port[f->links[k]].out -= f->w[k] * h->out[k];
@@ -758,8 +804,14 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
   int sub = periods < 1 ? 1 : periods > 16 ? 16 : periods;
   double soonest = INFINITY;
   for (int32_t i = 0; i < n; i++) {
+    const fs__dqflow *rp = fs__dq(d, active[i]);
+    double rc0 = rp->rc;
     int rc = react_flow(d, c, active[i], now, dt, sub, &soonest);
     if (rc) return rc;
+    if (memcmp(&rc0, &rp->rc, sizeof(rc0))) { /* its NIC's offers change */
+      int32_t l = nic_link(c, &c->flows[active[i]]);
+      if (l >= 0) d->nic_ok[l] = 0;
+    }
   }
   int busy = port_rounds(d, c, active, n, nl);
   drained_leave(d, c);
@@ -779,8 +831,9 @@ int fs__dcqcn_tick(fs__dcqcn *d, const fs__simcore *c, const int32_t *active, in
  * become, over-subscribed: a step must take the loads again. */
 static int local_rerate(fs__dcqcn *d, const fs__simcore *c, int32_t fi, double x, double now) {
   const fs__flow *f = &c->flows[fi];
-  fs__hops *h = &fs__dq(d, fi)->hop;
-  catch_up(d, c, fi, now);
+  fs__dqflow *rp = fs__dq(d, fi);
+  fs__hops *h = &rp->hop;
+  catch_up(d, f, rp, fi, now);
   double since = now - d->last;
   for (int32_t k = 0; k < f->n; k++) {
     int32_t l = f->links[k];
@@ -806,8 +859,8 @@ int fs__dcqcn_local(fs__dcqcn *d, const fs__simcore *c, const int32_t *flows, in
   for (int32_t i = 0; i < n; i++) {
     int32_t fi = flows[i];
     const fs__flow *f = &c->flows[fi];
-    if (hops(d, fi, f->n)) return FS_ENOMEM;
     fs__dqflow *rp = fs__dq(d, fi);
+    if (hops(rp, f->n)) return FS_ENOMEM;
     if (f->active_idx >= 0 && rp->rc < rp->line)
       return 1; /* a window under the path's BDP or a cut rate: the model steps it */
     int32_t l = nic_link(c, f);

@@ -488,18 +488,25 @@ typedef struct fs__dcqcn {
   fs__dqwin *w;       /* per flow, under DCTCP */
   int32_t *nic;       /* scratch: the flows of one NIC */
   int32_t *drain, n_drain; /* flows whose senders are done, bytes still queued */
+  uint8_t *kept;      /* per drain entry: it holds bytes after this step's catch-up */
   int32_t *tail_hop;  /* per flow, its sender done: the hop its last byte queues at next */
   double *tail_more;  /* ... and what it adds after the queues (store and forward) */
   int32_t *upd, n_upd; /* the flows fs__dcqcn_local re-rated (their offers) */
   int32_t *touch, n_touch; /* flows that came or went since the last step */
   /* per link */
   double *q, *q0;     /* bytes queued at its port, now and a step ago */
-  uint8_t *marking;   /* q or q0 over the marking threshold (the last step) */
+  uint8_t *marking;   /* q or q0 over the marking threshold (the last step): 1;
+                       * 2: a queue between them may be (dcqcn.c, gather_queues) */
+  double *rlo, *rhi;  /* its RED thresholds (dcqcn.c, red_lo and red_hi; the last step) */
   uint8_t *kchg;      /* its port's factors changed in a step's first round */
   fs__port *port;     /* what comes to it and leaves it, how it serves */
   double *qoff;       /* its queue's change since the last step beyond
                        * (in - out) x the time since it: re-ratings' */
   uint32_t *stamp, epoch;
+  /* a NIC's offers (nic_share) hold while nic_ok is nic_epoch and its
+   * flows' version is nic_ver: no rc of its flows changed (0), and no
+   * capacity, route or slow start (nic_epoch moves on) since */
+  uint32_t *nic_ok, *nic_ver, nic_epoch;
   int32_t *live, n_live; /* links with a queue or something coming */
   int32_t *links;     /* scratch: the next step's live links */
 } fs__dcqcn;
@@ -560,6 +567,10 @@ void fs__dcqcn_slow_start(fs__dcqcn *d, int32_t fi, double cwnd, uint8_t mode);
  * flight): its queued bytes still move on. */
 int fs__dcqcn_sent(fs__dcqcn *d, int32_t fi);
 void fs__dcqcn_reset_hops(fs__dcqcn *d, int32_t fi);
+/* Every NIC's offers are to be shared again (capacities or routes changed). */
+static inline void fs__dcqcn_nics_changed(fs__dcqcn *d) {
+  if (++d->nic_epoch == 0) d->nic_epoch = 1; /* (0: never current) */
+}
 /* What a byte reaching link l now waits in its port's queue. */
 double fs__dcqcn_wait_s(const fs__dcqcn *d, const fs__simcore *c, int32_t l, double now);
 

@@ -251,14 +251,16 @@ static int rc_rerate(fs_sim *s, void *st) { return rerate_cc(s, st); }
 
 /* Its flows' offers may change. */
 static void rc_capacity(fs_sim *s, void *st, int32_t l) {
-  (void)s, (void)l;
+  (void)l;
   ((ratectl *)st)->changed = 1;
+  fs__dcqcn_nics_changed(s->dq);
 }
 
 /* Its bytes queued on the old route leave the model, which takes its
  * loads again. */
 static void rc_rerouted(fs_sim *s, void *st, int32_t fi) {
   fs__dcqcn_reset_hops(s->dq, fi);
+  fs__dcqcn_nics_changed(s->dq);
   ((ratectl *)st)->changed = 1;
 }
 

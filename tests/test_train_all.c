@@ -576,14 +576,15 @@ TEST(test_train_symmetric_link_stats_expand) {
   }
 }
 
-/* opts.max_memory_bytes: the expert all-to-alls' flows are a lower bound
- * of what the iteration lowers, so a budget above every flow's cost never
- * refuses, and one below the all-to-alls' refuses before building, naming
- * the estimate and --comm isolated. */
+/* opts.max_memory_bytes: the expert all-to-alls' flows, kept as flows
+ * (keep_flows), are a lower bound of what the iteration lowers, so a
+ * budget above every flow's cost never refuses, and one below the
+ * all-to-alls' refuses before building, naming the estimate and --comm
+ * isolated. Lowered lazily (the default) the same budget runs. */
 TEST(test_train_refuses_what_cannot_fit) {
   fs_job *job = test_parse_job(MOE_JOB);
   if (!job) return;
-  fs_train_opts o = {.no_compare = 1};
+  fs_train_opts o = {.no_compare = 1, .keep_flows = 1};
   fs_train_result a;
   CHECK_EQ_INT(test_train_run(job, &o, &a), 0);
   o.max_memory_bytes = (double)a.flows * FS_SIM_FLOW_BYTES * 1.001;
@@ -603,5 +604,9 @@ TEST(test_train_refuses_what_cannot_fit) {
   fs_train_free(tr);
   o.max_memory_bytes = 1792 * FS_SIM_FLOW_BYTES * 1.001;
   CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
+  o.max_memory_bytes = 1792 * FS_SIM_FLOW_BYTES * 0.999;
+  o.keep_flows = 0;
+  CHECK_EQ_INT(test_train_run(job, &o, &b), 0);
+  CHECK_REL(b.iter_s, a.iter_s, 0, "s");
   fs_job_free(job);
 }

@@ -18,13 +18,14 @@
  * of its flows, counted as group_colls lowers them (every op's MoE layers,
  * dispatch and combine, twice with recomputation, per simulated EP group
  * and lane, each all-to-all's flows by fs_coll_flows_estimate), so what
- * it refuses could not have fit. */
+ * it refuses could not have fit. Lowered lazily (plan instances) they hold
+ * only the flows in flight: nothing to refuse from their count. */
 static int fits(const fs_train *tr, fs_err *err) {
   const fs_job *job = tr->job;
   double lim = tr->opts.max_memory_bytes;
   int all = tr->opts.comm == FS_COMM_ALL && !tr->fabric_free && !tr->opts.free_comm;
   int32_t ep = (int32_t)job->par.ep;
-  if (!(lim > 0) || !all || ep < 2) return 0;
+  if (!(lim > 0) || !all || ep < 2 || tr->lazy) return 0;
   fs_coll_params q;
   fs_coll_params_init(&q);
   q.op = FS_COLL_ALLTOALL;

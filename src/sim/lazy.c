@@ -3,8 +3,9 @@
  * A training iteration lowers tens of millions of flows of which a few
  * hundred are in flight at any time (bench T4: 33.6 M flows, at most 385 at
  * once). A plan instance keeps what every flow of a collective shares (the
- * plan: items in member terms, dependencies; the instance: hosts and one
- * route per member pair) and makes each item only when its dependencies
+ * plan: items in member terms, dependencies; its binding, shared by the
+ * instances on the same hosts and route cache: hosts and one route per
+ * member pair) and makes each item only when its dependencies
  * are met: it takes an item id and a flow or task slot from the ones given
  * back, the flow its route (pruned where the pruning left links out), and
  * gives them back when it finishes. Memory follows the flows in flight.

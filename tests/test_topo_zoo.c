@@ -799,3 +799,32 @@ TEST(test_topo_zoo_rotated_hops_match_oracle) {
       "leafspine:leaves=4,spines=2,hosts_per_leaf=4,gpus_per_node=2"};
   for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) CHECK(hops_match_oracle(specs[i]));
 }
+
+/* Inline specs read numbers as JSON writes them: hex, inf, a leading '+'
+ * are no numbers, and an integer key takes no fraction or exponent (issue
+ * 45: fattree:k=0x10 was k=16, torus:dims=0x4 a 1-D torus, star:hosts=1e1
+ * 10 hosts). Each refusal names the key and the text as written. */
+TEST(test_topo_inline_integers_are_integers) {
+  static const struct {
+    const char *spec, *want;
+  } bad[] = {
+      {"fattree:k=0x10", "$.k: must be an integer, got \"0x10\""},
+      {"star:hosts=1e1", "$.hosts: must be an integer, got 1e1"},
+      {"star:hosts=16.0", "$.hosts: must be an integer, got 16.0"},
+      {"star:hosts=+16", "$.hosts: must be an integer, got \"+16\""},
+      {"torus:dims=0x4", "$.dims: must be 1 to 6 sizes"},
+      {"star:hosts=8,gbps=inf", "$.gbps: must be a number, got \"inf\""},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_EQ_CTX(fs_topo_from_spec(bad[i].spec, &t, &err), FS_EINVAL, bad[i].spec);
+    CHECK(strstr(err.msg, bad[i].want) != NULL);
+    if (!strstr(err.msg, bad[i].want)) fprintf(stderr, "  (%s)\n", err.msg);
+    fs_topo_free(t);
+  }
+  fs_topo *t = oracle_spec("star:hosts=16,gbps=1e2");
+  if (t) CHECK_EQ_INT(t->n_hosts, 16);
+  CHECK(t && t->links[0].capacity_bps == 100e9);
+  fs_topo_free(t);
+}

@@ -123,6 +123,9 @@ int fs__json_int_value(const fs__jctx *c, const cJSON *v, const char *path,
   if (!isfinite(d))
     return fs__json_fail(c, path, NULL, "number too large to represent");
   if (d != floor(d)) return fs__json_fail(c, path, v, "must be an integer");
+  /* (an inline spec's number keeps its text: 1e1 or 16.0 is no integer) */
+  if (v->valuestring && strpbrk(v->valuestring, ".eE"))
+    return fs__json_fail(c, path, NULL, "must be an integer, got %s", v->valuestring);
   if (fabs(d) > (double)FS_JSON_INT_MAX)
     return fs__json_fail(c, path, v, "must be at most 2^53 = %lld in magnitude",
                          (long long)FS_JSON_INT_MAX);

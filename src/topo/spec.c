@@ -1,6 +1,7 @@
 /* Topology specs: a JSON object {"type": family, ...} (from a file or inside
  * a scenario) or the inline "family:key=value,..." form, which is turned into
  * the same JSON object so both share one validator and one set of messages. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +491,23 @@ int fs_topo_from_json_text(const char *text, const char *file, fs_topo **out,
 /* "family:k=v,k=v" -> {"type": family, k: v, ...}. Values that parse fully as
  * numbers become numbers, anything else a string (the validator then says
  * which key wanted a number). */
+/* Whether s is a number in JSON's grammar: -?int(.digits)?([eE][+-]?digits)?. */
+static int json_number(const char *s) {
+  if (*s == '-') s++;
+  if (!isdigit((unsigned char)*s)) return 0;
+  while (isdigit((unsigned char)*s)) s++;
+  if (*s == '.') {
+    if (!isdigit((unsigned char)*++s)) return 0;
+    while (isdigit((unsigned char)*s)) s++;
+  }
+  if (*s == 'e' || *s == 'E') {
+    if (*++s == '+' || *s == '-') s++;
+    if (!isdigit((unsigned char)*s)) return 0;
+    while (isdigit((unsigned char)*s)) s++;
+  }
+  return *s == '\0';
+}
+
 static int inline_to_json(const char *spec, const fs__jctx *c, cJSON **out) {
   cJSON *obj = cJSON_CreateObject();
   if (!obj) return fs_err_set(c->err, FS_ENOMEM, "out of memory");
@@ -528,12 +546,19 @@ static int inline_to_json(const char *spec, const fs__jctx *c, cJSON **out) {
       cJSON_Delete(obj);
       return fs_err_set(c->err, FS_EINVAL, "%s: $.%s: duplicate key", c->file, item);
     }
-    char *end;
-    double d = strtod(val, &end);
-    if (*val && *end == '\0')
-      cJSON_AddNumberToObject(obj, item, d);
-    else
+    /* A number only as JSON writes one (decimal, no hex, inf or leading
+     * '+'); an integer key then also checks the text (json.c): k=0x10 or
+     * hosts=1e1 is not an integer. Anything else is a string. */
+    if (json_number(val)) {
+      cJSON *num = cJSON_AddNumberToObject(obj, item, strtod(val, NULL));
+      if (num && !(num->valuestring = strdup(val))) num = NULL;
+      if (!num) {
+        cJSON_Delete(obj);
+        return fs_err_set(c->err, FS_ENOMEM, "out of memory");
+      }
+    } else {
       cJSON_AddStringToObject(obj, item, val);
+    }
     p += len;
     if (*p == ',') p++;
   }

@@ -206,6 +206,10 @@ static const bad_case bad_cases[] = {
     {"key-newline.json", {"$.flows[0].x\\ny: unknown key"}},
     {"id-newline.json", {"$.tasks[0].id: duplicate id \"a\\nb\"", "$.flows[0]"}},
     {"cycle-newline-ids.json", {"$.flows[0].after: dependency cycle: b -> x\\ny -> b"}},
+    /* text that is not UTF-8 (a stray byte, an encoded surrogate) never
+     * reaches an output (issue 45) */
+    {"id-not-utf8.json", {"line 3, column 22: byte 0xFF is not UTF-8"}},
+    {"id-surrogate-utf8.json", {"line 3, column 21: byte 0xED is not UTF-8"}},
     {"routing-mode-misfit.json",
      {"$.routing.mode: dor routing needs a torus or ring topology, not leafspine:", "got \"dor\""}},
 };

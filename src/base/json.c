@@ -53,16 +53,43 @@ void fs__json_path_idx(char *buf, size_t n, const char *path, size_t i) {
   snprintf(buf, n, "%s[%zu]", path, i);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *p) {
+  unsigned char b = p[0];
+  if (b < 0x80) return 1;
+  int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  if ((b == 0xE0 && p[1] < 0xA0) || (b == 0xED && p[1] > 0x9F) || (b == 0xF0 && p[1] < 0x90) ||
+      (b == 0xF4 && p[1] > 0x8F))
+    return 0;
+  return n;
+}
+
 int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
                    cJSON **out) {
   if (strlen(text) != len)
     return fs_err_set(c->err, FS_EINVAL, "%s: contains a NUL byte", c->file);
+  /* JSON text is UTF-8 (RFC 8259): what is not would reach outputs (a
+   * flow id copied into a JSON file) and make them invalid in turn */
+  int line = 1, col = 1;
+  for (const unsigned char *p = (const unsigned char *)text; *p;) {
+    int n = utf8_len(p);
+    if (!n)
+      return fs_err_set(c->err, FS_EINVAL,
+                        "%s: line %d, column %d: byte 0x%02X is not UTF-8, which JSON text must be",
+                        c->file, line, col, *p);
+    if (*p == '\n') line++, col = 1;
+    else col++;
+    p += n;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
   if (!root) {
     if (!end) end = text;
     if (end > text + len) end = text + len;
-    int line = 1, col = 1;
+    line = col = 1;
     for (const char *p = text; p < end; p++) {
       if (*p == '\n') {
         line++;

@@ -30,12 +30,15 @@ void test_fail(const char *file, int line, const char *fmt, ...) {
 const char *test_cli_path(void) { return runner.cli; }
 
 int test_run_cli(const char *args, const char *redir, char *out, size_t n) {
-  char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' %s %s", runner.cli, args, redir);
+  size_t len_cmd = strlen(runner.cli) + strlen(args) + strlen(redir) + 8;
+  char *cmd = malloc(len_cmd); /* (any length: a test may pass long lists) */
   out[0] = '\0';
+  if (!cmd) return -1;
+  snprintf(cmd, len_cmd, "'%s' %s %s", runner.cli, args, redir);
   FILE *p = popen(cmd, "r");
+  free(cmd);
   if (!p) {
-    test_fail(__FILE__, __LINE__, "popen(%s) failed", cmd);
+    test_fail(__FILE__, __LINE__, "popen(%s ...) failed", args);
     return -1;
   }
   size_t len = fread(out, 1, n - 1, p);

@@ -169,6 +169,36 @@ TEST(test_cli_coll_bad_input_exit_2) {
     if (st != 2 || !one_line(out))
       test_fail(__FILE__, __LINE__, "'%s': exit %d, output:\n%s", bad[i], st, out);
   }
+  /* sizes (issue 45): each refusal names the option and what is wrong */
+  static const struct {
+    const char *args, *want;
+  } sizes[] = {
+      {"--size 99999999999G", "--size must be at most 1e18 bytes, got '99999999999G'"},
+      {"--sizes 1M,,2M", "--sizes: item 2 is empty in '1M,,2M'"},
+      {"--sizes 1M,", "--sizes: item 2 is empty"},
+      {"-b 1K -e 4K -f 1.0000001", "-f 1.0000001 does not grow the size past 1024 bytes"},
+      {"-b 1 -e 1G -f 1.002", "does not grow the size past 1 bytes"},
+      {"-b 1K -e 1G -f 1.003", "gives more than 4096 sizes"},
+      {"-b 0x10 -e 1K", "-b must be a size > 0 (suffixes K M G), got '0x10'"},
+  };
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "coll --op allreduce --ranks 4 --topo star:hosts=4 %s",
+             sizes[i].args);
+    int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
+    if (st != 2 || !one_line(out) || !strstr(out, sizes[i].want))
+      test_fail(__FILE__, __LINE__, "'%s': exit %d, output:\n%s", cmd, st, out);
+  }
+  /* a long --sizes list is read whole (it used to be cut at 4 KB) */
+  static char cmd[8192];
+  int n = snprintf(cmd, sizeof(cmd), "coll --op allreduce --ranks 4 --topo star:hosts=4 "
+                                     "--format csv --sizes 1");
+  for (int k = 2; k <= 1200; k++) n += snprintf(cmd + n, sizeof(cmd) - (size_t)n, ",%d", k);
+  static char big[262144];
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", big, sizeof(big)), 0);
+  int rows = -1;
+  for (const char *p = big; *p; p++) rows += *p == '\n';
+  CHECK_EQ_INT(rows, 1200);
 }
 
 /* nccl-tests' -b/-e/-f sweep and a single --size. */

@@ -1,5 +1,6 @@
 /* Strict number parsing for command-line options, shared by the
  * subcommands: the whole argument must be the number, in range. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,20 +28,35 @@ int fs__cli_parse_seed(const char *s, unsigned long long *out) {
   return 0;
 }
 
-int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
+/* A decimal number at the start of s (-? digits, a fraction, an
+ * exponent), read into *v: the end of it, or NULL. strtod alone would take
+ * 0x10, inf, nan, " 5" and "+5" too. */
+static const char *decimal(const char *s, double *v) {
+  const char *q = s;
+  if (*q == '-') q++;
+  if (!isdigit((unsigned char)*q)) return NULL;
+  while (isdigit((unsigned char)*q) || *q == '.') q++;
+  if ((*q == 'e' || *q == 'E') && (isdigit((unsigned char)q[1]) ||
+                                   ((q[1] == '+' || q[1] == '-') && isdigit((unsigned char)q[2]))))
+    for (q += 2; isdigit((unsigned char)*q);) q++;
   char *end;
   errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v) || !(v >= lo) || !(v <= hi)) return -1;
+  *v = strtod(s, &end);
+  return end == q && !errno && isfinite(*v) ? q : NULL; /* (1.2.3: strtod stops early) */
+}
+
+int fs__cli_parse_double(const char *s, double lo, double hi, double *out) {
+  double v;
+  const char *end = decimal(s, &v);
+  if (!end || *end || !(v >= lo) || !(v <= hi)) return -1;
   *out = v;
   return 0;
 }
 
 int fs__cli_parse_size(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v)) return -1;
+  double v;
+  const char *end = decimal(s, &v);
+  if (!end) return -1;
   double mul = 1;
   if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
   else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024, end++;

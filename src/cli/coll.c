@@ -167,51 +167,95 @@ static int ring_servers_cost(const fs_topo *t, fs_router *r, const fs_coll_group
   return 1;
 }
 
+/* The most sizes a sweep may have (a table row each). */
+#define MAX_SIZES 4096
+/* The largest size (the collectives' own bound, coll.h). */
+#define MAX_BYTES 1e18
+
+/* text as a size for option opt: 0, or 2 after a usage error naming both. */
+static int size_arg(const char *opt, const char *text, double *v) {
+  if (fs__cli_parse_size(text, v) || !(*v > 0))
+    return fs__cli_usage("coll", "%s must be a size > 0 (suffixes K M G), got '%s'", opt, text);
+  if (*v > MAX_BYTES)
+    return fs__cli_usage("coll", "%s must be at most 1e18 bytes, got '%s' (%.4g bytes)", opt, text,
+                         *v);
+  return 0;
+}
+
+/* --sizes: every comma-separated item a size, none empty, any length. */
+static int list_sizes(const char *list, sizes *z) {
+  int32_t item = 1;
+  for (const char *p = list;; item++) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char tok[64];
+    if (len == 0)
+      return fs__cli_usage("coll", "--sizes: item %d is empty in '%s'", item, list);
+    if (len >= sizeof(tok))
+      return fs__cli_usage("coll", "--sizes: item %d is not a size: '%.*s'", item, (int)len, p);
+    memcpy(tok, p, len);
+    tok[len] = '\0';
+    double v;
+    if (size_arg("--sizes", tok, &v)) return 2;
+    if (z->n == MAX_SIZES)
+      return fs__cli_usage("coll", "--sizes: more than %d sizes", MAX_SIZES);
+    if (add_size(z, v)) return fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+    if (!comma) return -1;
+    p = comma + 1;
+  }
+}
+
+/* -b/-e/-f: A, A F, A F^2 ... while <= B, in whole bytes; each must grow
+ * (a factor too close to 1 would repeat a size) and there may be at most
+ * MAX_SIZES. */
+static int geometric_sizes(const cmdline *o, sizes *z) {
+  double lo, hi, f = 2;
+  const char *b = o->begin ? o->begin : o->end, *e = o->end ? o->end : o->begin;
+  if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
+  if (size_arg("-b", b, &lo) || size_arg("-e", e, &hi)) return 2;
+  if (hi < lo) return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
+  if (o->factor && (fs__cli_parse_double(o->factor, 1, 1e9, &f) || !(f > 1)))
+    return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", o->factor);
+  for (double v = lo; v <= hi * (1 + 1e-12); v *= f) {
+    double x = floor(v);
+    if (z->n && x <= z->v[z->n - 1])
+      return fs__cli_usage("coll",
+                           "-f %s does not grow the size past %.0f bytes (each step must add a "
+                           "whole byte)",
+                           o->factor, x);
+    if (z->n == MAX_SIZES)
+      return fs__cli_usage("coll", "-b %s -e %s -f %s gives more than %d sizes", b, e,
+                           o->factor ? o->factor : "2", MAX_SIZES);
+    if (add_size(z, x)) return fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+  }
+  return -1;
+}
+
 /* The sizes of the sweep, from --sizes, -b/-e/-f or --size (default
- * 1K:1G) into z: -1, or 2 after a usage error (z freed). */
+ * 1K:1G) into z: -1, or 2 after a usage error (z freed by the caller). */
 static int parse_sizes(const cmdline *o, sizes *z) {
   const char *size_range = o->size_range;
-  if (o->size_list) {
-    char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", o->size_list);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-      double v;
-      if (fs__cli_parse_size(tok, &v) || !(v > 0)) {
-        free(z->v);
-        return fs__cli_usage("coll", "--sizes: '%s' is not a size > 0", tok);
-      }
-      add_size(z, v);
-    }
-  } else if (o->begin || o->end || o->factor) {
-    double lo, hi, f = 2;
-    const char *b = o->begin ? o->begin : o->end, *e = o->end ? o->end : o->begin;
-    if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
-    if (fs__cli_parse_size(b, &lo) || !(lo > 0))
-      return fs__cli_usage("coll", "-b must be a size > 0, got '%s'", b);
-    if (fs__cli_parse_size(e, &hi) || hi < lo)
-      return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
-    if (o->factor && (fs__cli_parse_double(o->factor, 1, 1e9, &f) || !(f > 1)))
-      return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", o->factor);
-    for (double v = lo; v <= hi * (1 + 1e-12) && z->n < 4096; v *= f) add_size(z, floor(v));
-  } else if (size_range && !strchr(size_range, ':')) {
+  if (o->size_list) return list_sizes(o->size_list, z);
+  if (o->begin || o->end || o->factor) return geometric_sizes(o, z);
+  if (size_range && !strchr(size_range, ':')) {
     double v;
-    if (fs__cli_parse_size(size_range, &v) || !(v > 0))
-      return fs__cli_usage("coll", "--size must be a size > 0 or MIN:MAX, got '%s'", size_range);
-    add_size(z, v);
-  } else {
-    const char *range = size_range ? size_range : "1K:1G";
-    char lo_s[64], hi_s[64];
-    const char *colon = strchr(range, ':');
-    double lo, hi;
-    if (!colon || (size_t)(colon - range) >= sizeof(lo_s) || strlen(colon + 1) >= sizeof(hi_s))
-      return fs__cli_usage("coll", "--size must be MIN:MAX, got '%s'", range);
-    memcpy(lo_s, range, (size_t)(colon - range));
-    lo_s[colon - range] = '\0';
-    snprintf(hi_s, sizeof(hi_s), "%s", colon + 1);
-    if (fs__cli_parse_size(lo_s, &lo) || fs__cli_parse_size(hi_s, &hi) || !(lo > 0) || hi < lo)
-      return fs__cli_usage("coll", "--size must be MIN:MAX with 0 < MIN <= MAX, got '%s'", range);
-    for (double v = lo; v <= hi * (1 + 1e-12) && z->n < 64; v *= 2) add_size(z, v);
+    if (size_arg("--size", size_range, &v)) return 2;
+    return add_size(z, v) ? fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"}) : -1;
   }
+  const char *range = size_range ? size_range : "1K:1G";
+  char lo_s[64], hi_s[64];
+  const char *colon = strchr(range, ':');
+  double lo, hi;
+  if (!colon || (size_t)(colon - range) >= sizeof(lo_s) || strlen(colon + 1) >= sizeof(hi_s))
+    return fs__cli_usage("coll", "--size must be MIN:MAX, got '%s'", range);
+  memcpy(lo_s, range, (size_t)(colon - range));
+  lo_s[colon - range] = '\0';
+  snprintf(hi_s, sizeof(hi_s), "%s", colon + 1);
+  if (size_arg("--size MIN", lo_s, &lo) || size_arg("--size MAX", hi_s, &hi)) return 2;
+  if (hi < lo)
+    return fs__cli_usage("coll", "--size must be MIN:MAX with MIN <= MAX, got '%s'", range);
+  for (double v = lo; v <= hi * (1 + 1e-12) && z->n < 64; v *= 2)
+    if (add_size(z, v)) return fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
   return -1;
 }
 
@@ -342,7 +386,10 @@ int fs__cli_coll(int argc, char **argv) {
   coll_run run = {.prm = o.prm, .seed = o.seed};
   if ((go = check_opts(&o, &run)) >= 0) return go;
   sizes z = {NULL, 0, 0};
-  if ((go = parse_sizes(&o, &z)) >= 0) return go;
+  if ((go = parse_sizes(&o, &z)) >= 0) {
+    free(z.v);
+    return go;
+  }
 
   const char *ranks_file = o.ranks_file, *report = o.report;
   int32_t ranks = o.ranks;

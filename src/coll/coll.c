@@ -104,7 +104,7 @@ int fs_coll_params_check(const fs_coll_params *prm, int32_t p, fs_err *err) {
   if (prm->op == FS_COLL_SENDRECV && p < 2)
     return fs_err_set(err, FS_EINVAL, "sendrecv needs at least 2 ranks, got %d", p);
   if (!(prm->bytes > 0) || !isfinite(prm->bytes) || prm->bytes > 1e18)
-    return fs_err_set(err, FS_EINVAL, "size must be > 0 bytes, got %g", prm->bytes);
+    return fs_err_set(err, FS_EINVAL, "size must be in (0, 1e18] bytes, got %g", prm->bytes);
   if (prm->root < 0 || prm->root >= p)
     return fs_err_set(err, FS_EINVAL, "root must be a rank in [0, %d), got %d", p, prm->root);
   if (prm->chunks < 0 || prm->chunks > 4096)

@@ -189,6 +189,32 @@ TEST(test_cli_coll_bad_input_exit_2) {
     if (st != 2 || !one_line(out) || !strstr(out, sizes[i].want))
       test_fail(__FILE__, __LINE__, "'%s': exit %d, output:\n%s", cmd, st, out);
   }
+  /* a ranks file's hosts: named by file and entry (issue 45) */
+  static const struct {
+    const char *json, *want;
+  } rf[] = {
+      {"[0, 1, 9]", "$[2]: host 9 is not one of the topology's hosts [0, 4)"},
+      {"[0, 1, 1]", "$[2]: host 1 is already rank 1's ($[1])"},
+  };
+  char path[64];
+  snprintf(path, sizeof(path), "/tmp/fabricsim-ranks-%d.json", (int)getpid());
+  for (size_t i = 0; i < sizeof(rf) / sizeof(rf[0]); i++) {
+    char cmd[256];
+    CHECK_EQ_INT(test_write_file(path, rf[i].json), 0);
+    snprintf(cmd, sizeof(cmd), "coll --op allreduce --topo star:hosts=4 --size 1M --ranks-file %s",
+             path);
+    int st = test_run_cli(cmd, "2>&1", out, sizeof(out));
+    if (st != 2 || !one_line(out) || !strstr(out, rf[i].want) || !strstr(out, path))
+      test_fail(__FILE__, __LINE__, "'%s' (%s): exit %d, output:\n%s", cmd, rf[i].json, st, out);
+  }
+  /* one rank: no time, so no bandwidth (0, not inf or nan) */
+  CHECK_EQ_INT(test_write_file(path, "[2]"), 0);
+  char one[256];
+  snprintf(one, sizeof(one), "coll --op allreduce --topo star:hosts=4 --size 1M --format csv "
+                             "--ranks-file %s", path);
+  CHECK_EQ_INT(test_run_cli(one, "2>&1", out, sizeof(out)), 0);
+  CHECK(strstr(out, "inf") == NULL && strstr(out, "nan") == NULL);
+  remove(path);
   /* a long --sizes list is read whole (it used to be cut at 4 KB) */
   static char cmd[8192];
   int n = snprintf(cmd, sizeof(cmd), "coll --op allreduce --ranks 4 --topo star:hosts=4 "

@@ -167,6 +167,29 @@ static int ring_servers_cost(const fs_topo *t, fs_router *r, const fs_coll_group
   return 1;
 }
 
+/* The ranks file's hosts are distinct hosts of t: 0, or FS_EINVAL naming
+ * the file, the entry and the host. */
+static int ranks_on_topology(const char *file, const int32_t *hosts, int32_t n, const fs_topo *t,
+                             fs_err *err) {
+  int32_t *rank_of = malloc((size_t)t->n_hosts * sizeof(int32_t));
+  if (!rank_of) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int32_t h = 0; h < t->n_hosts; h++) rank_of[h] = -1;
+  int rc = 0;
+  for (int32_t r = 0; r < n && !rc; r++) {
+    int32_t h = hosts[r];
+    if (h < 0 || h >= t->n_hosts)
+      rc = fs_err_set(err, FS_EINVAL, "%s: $[%d]: host %d is not one of the topology's hosts [0, %d)",
+                      file, r, h, t->n_hosts);
+    else if (rank_of[h] >= 0)
+      rc = fs_err_set(err, FS_EINVAL, "%s: $[%d]: host %d is already rank %d's ($[%d])", file, r,
+                      h, rank_of[h], rank_of[h]);
+    else
+      rank_of[h] = r;
+  }
+  free(rank_of);
+  return rc;
+}
+
 /* The most sizes a sweep may have (a table row each). */
 #define MAX_SIZES 4096
 /* The largest size (the collectives' own bound, coll.h). */
@@ -408,6 +431,7 @@ int fs__cli_coll(int argc, char **argv) {
     goto out;
   }
   if (!rc && ranks_file) rc = fs_coll_ranks_from_file(ranks_file, &hosts, &ranks, &err);
+  if (!rc && ranks_file) rc = ranks_on_topology(ranks_file, hosts, ranks, t, &err);
   if (!rc && !ranks_file) {
     if (ranks > t->n_hosts) {
       rc = fs_err_set(&err, FS_EINVAL, "--ranks %d: the topology has only %d hosts", ranks,

@@ -51,7 +51,8 @@ int fs_report_coll_ring_model(FILE *f, const fs_report_coll *c, int32_t channels
 
 int fs_report_coll_row(FILE *f, const fs_report_coll *c, const fs_report_coll_size *r, int first) {
   double bytes = r->bytes, model = r->model_s;
-  double algbw = bytes / r->res.time_s / 1e9;
+  /* (a collective of one rank takes no time: no bandwidth, not inf) */
+  double algbw = r->res.time_s > 0 ? bytes / r->res.time_s / 1e9 : 0;
   double busbw = algbw * fs_coll_busbw_factor(c->prm->op, c->ranks);
   int show_proto = r->proto != NULL;
   const char *proto_s = show_proto ? r->proto : "";

@@ -104,7 +104,9 @@ TEST(test_sweep_grid_zip_and_figures) {
            cwd);
   CHECK(test_write_file(sp, text) == 0);
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/grid.sqlite --csv %s/grid.csv", sp, dir, dir);
-  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  /* (a point failed: status 3, the table written, the count on stderr) */
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 3);
+  CHECK(strstr(out, "1 of 6 points failed") != NULL);
   char db[160];
   snprintf(db, sizeof(db), "%s/grid.sqlite", dir);
   CHECK_EQ_INT(db_count(db, "1"), 6);
@@ -133,7 +135,9 @@ TEST(test_sweep_resumes_after_kill) {
   CHECK(test_write_file(sp, text) == 0);
   /* the reference, uninterrupted, one process */
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/ref.sqlite --csv %s/ref.csv", sp, dir, dir);
-  CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", out, sizeof(out)), 0);
+  /* (17 of these points fail: micro-batches that the interleaved schedule
+   * cannot split, or memory past 80 GiB; status 3) */
+  CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", out, sizeof(out)), 3);
   /* killed (SIGKILL) once a few points are in */
   char db[160];
   snprintf(db, sizeof(db), "%s/k.sqlite", dir);
@@ -159,7 +163,7 @@ TEST(test_sweep_resumes_after_kill) {
   fprintf(stderr, "  (the kill left %d of 24 points recorded)\n", first);
   CHECK(first >= 1 && first < 24); /* killed part way, or nothing was resumed */
   snprintf(cmd, sizeof(cmd), "sweep %s --db %s/k.sqlite -j 2 --csv %s/k.csv", sp, dir, dir);
-  CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", out, sizeof(out)), 0);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", out, sizeof(out)), 3);
   CHECK_EQ_INT(db_count(db, "1"), 24);
   CHECK_EQ_INT(db_count(db, "status = 'todo'"), 0);
   char p1[160], p2[160];

@@ -72,6 +72,9 @@ void fs_sweep_db_close(fs_sweep_db *db);
 /* Points not yet done or failed, in order, into todo (n_points entries);
  * returns their count or a negative code. */
 int32_t fs_sweep_db_todo(fs_sweep_db *db, int32_t *todo, fs_err *err);
+/* How many points have failed (this run's and earlier runs'); or a
+ * negative code. */
+int32_t fs_sweep_db_failed(fs_sweep_db *db, fs_err *err);
 /* Records one result in its own transaction. */
 int fs_sweep_db_put(fs_sweep_db *db, const fs_sweep_result *r, fs_err *err);
 /* Writes the table as CSV (a header, then one row per point) to f (the

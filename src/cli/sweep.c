@@ -245,7 +245,7 @@ int fs__cli_sweep(int argc, char **argv) {
   int32_t *todo = NULL;
   fs_output *csv_out = NULL;
   int rc = fs_sweep_load(in, &sw, &err);
-  int status = 0;
+  int status = 0, running = 0;
   if (rc) goto out;
 #ifdef FS_MPI
   if (rank > 0) {
@@ -269,6 +269,7 @@ int fs__cli_sweep(int argc, char **argv) {
     rc = n;
     goto out;
   }
+  running = 1; /* (an I/O failure from here on is the run's, not the input's: status 1) */
   tally t = {0, 0, n, 0, {0}, 0};
   fs__cli_progress_start(&t.pr, "sweep");
   if (fs_sweep_n_points(sw) > n)
@@ -301,9 +302,19 @@ int fs__cli_sweep(int argc, char **argv) {
     rc = fs_sweep_db_csv(db, stdout, &err);
     if (!rc && fflush(stdout) != 0) rc = fs_err_set(&err, FS_EIO, "stdout: write failed");
   }
+  /* (the table is written; points that failed make the sweep's status 3,
+   * docs/formats.md "Exit status") */
+  int32_t failed = !rc && !status && db ? fs_sweep_db_failed(db, &err) : 0;
+  if (failed < 0) rc = failed;
+  else if (failed > 0) {
+    fprintf(stderr, "fabricsim sweep: %d of %d points failed (their errors are in %s)\n", failed,
+            fs_sweep_n_points(sw), dbfile);
+    status = 3;
+  }
 out:
   fs_output_abort(csv_out);
   if (rc) status = fs__cli_fail(&err);
+  if (rc == FS_EIO && running) status = 1;
 #ifdef FS_MPI
   MPI_Finalize();
 #endif

@@ -1,6 +1,7 @@
 /* fabricsim topo SPEC: builds a topology from a file or inline spec and
  * prints its size, link speeds, hop counts and bisection bandwidth (the
  * report module's fs_report_topo_text/json), or exports its graph. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,18 +72,22 @@ int fs__cli_topo(int argc, char **argv) {
     return fs__cli_fail(&err);
   }
   if (export) {
+    errno = 0;
     rc = fs_topo_export(t, export, out ? fs_output_file(out) : stdout, &err);
+    int e = errno; /* (a failed write's reason) */
     fs_topo_free(t);
+    if (rc == FS_EIO || (!rc && !out && (fflush(stdout) != 0 || ferror(stdout)))) {
+      if (!e) e = errno;
+      fprintf(stderr, "fabricsim: %s: write failed: %s\n", out ? fs_output_path(out) : "stdout",
+              e ? strerror(e) : "I/O error");
+      fs_output_abort(out);
+      return 1;
+    }
     if (rc) {
       fs_output_abort(out);
       return fs__cli_fail(&err);
     }
-    if (out) return fs__cli_output_commit(out);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      fprintf(stderr, "fabricsim: topo: error writing the export on stdout\n");
-      return 1;
-    }
-    return 0;
+    return out ? fs__cli_output_commit(out) : 0;
   }
   fs_topo_stats st;
   fs_topo_cost cost;

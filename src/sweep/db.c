@@ -213,6 +213,16 @@ int32_t fs_sweep_db_todo(fs_sweep_db *d, int32_t *todo, fs_err *err) {
   return n;
 }
 
+int32_t fs_sweep_db_failed(fs_sweep_db *d, fs_err *err) {
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(d->db, "SELECT COUNT(*) FROM points WHERE status = 'failed'", -1, &q,
+                         NULL) != SQLITE_OK)
+    return db_fail(d, err, "select");
+  int32_t n = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : -1;
+  sqlite3_finalize(q);
+  return n < 0 ? db_fail(d, err, "select") : n;
+}
+
 int fs_sweep_db_put(fs_sweep_db *d, const fs_sweep_result *r, fs_err *err) {
   sqlite3_stmt *u = d->put;
   sqlite3_reset(u);

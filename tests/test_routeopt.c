@@ -578,6 +578,12 @@ TEST(test_routeopt_jobs_file_errors) {
       {"{\"jobs\": [{\"bytes\": 1}]}", "$.jobs[0]"},
       {"{\"jobs\": [{\"ranks\": [1, 2], \"size\": 2, \"bytes\": 1}]}", "either"},
       {"{\"jobs\": [{\"size\": 2, \"bytes\": 1}], ", "jobs.json"},
+      {"{\"jobs\": [{\"name\": \"a\", \"size\": 2, \"bytes\": 1}, {\"name\": \"a\", "
+       "\"size\": 2, \"bytes\": 1}]}",
+       "$.jobs[1].name: job names must differ: $.jobs[0] has it too"},
+      {"{\"jobs\": [{\"size\": 2, \"bytes\": 1}, {\"name\": \"job0\", \"size\": 2, "
+       "\"bytes\": 1}]}",
+       "$.jobs[1].name: job names must differ"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     fs_routeopt_traffic tr;

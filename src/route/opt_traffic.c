@@ -204,6 +204,14 @@ static int parse_job(const fs__jctx *c, const cJSON *jo, const char *path, int32
     return fs__json_fail(c, sub, cJSON_GetObjectItemCaseSensitive(jo, "name"),
                          "must be shorter than 64 characters");
   }
+  /* (the jobs' names label their rows: each once; jobs parsed so far are
+   * tr->jobs[0 .. n_jobs), one per job before this one) */
+  for (int32_t k = 0; k < tr->n_jobs; k++)
+    if (strcmp(tr->jobs[k].name, name) == 0) {
+      fs__json_path_key(sub, sizeof(sub), path, "name");
+      return fs__json_fail(c, sub, cJSON_GetObjectItemCaseSensitive(jo, "name"),
+                           "job names must differ: $.jobs[%d] has it too", k);
+    }
   if (strcmp(coll, "allreduce") && strcmp(coll, "allgather") && strcmp(coll, "reducescatter")) {
     fs__json_path_key(sub, sizeof(sub), path, "collective");
     return fs__json_fail(c, sub, cJSON_GetObjectItemCaseSensitive(jo, "collective"),

@@ -43,7 +43,7 @@ BIN       := $(BUILD)/fabricsim
 TESTBIN   := $(BUILD)/fabricsim-tests
 BENCHBIN  := $(BUILD)/fabricsim-bench
 
-.PHONY: all demo test sanitize bench fuzz install api-check clean help deps ns3 ns3-test
+.PHONY: all demo test sanitize bench fuzz install uninstall api-check clean help deps ns3 ns3-test
 
 all: $(BIN) $(TESTBIN) $(SHLIB)
 
@@ -172,6 +172,15 @@ install: $(BIN) $(LIB) $(SHLIB)
 	install -m 644 include/fabricsim/*.h $(DESTDIR)$(PREFIX)/include/fabricsim/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' scripts/fabricsim.pc.in \
 	  > $(DESTDIR)$(LIBDIR)/pkgconfig/fabricsim.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/fabricsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/fabricsim.1
+
+# What install put there, and nothing else.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/fabricsim $(DESTDIR)$(LIBDIR)/libfabricsim.a \
+	  $(DESTDIR)$(LIBDIR)/libfabricsim.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libfabricsim.so \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/fabricsim.pc $(DESTDIR)$(PREFIX)/share/man/man1/fabricsim.1
+	rm -rf $(DESTDIR)$(PREFIX)/include/fabricsim
 
 api-check:
 	@rm -rf $(BUILD)/api-prefix

@@ -63,10 +63,14 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
     fprintf(f, "iteration time:     %.3f ms\n", T * 1e3);
   fprintf(f, "throughput:         %.0f tokens/s, %.1f model TFLOP/s per GPU, MFU %.1f%%\n",
           r->tokens_per_s, r->model_tflops_per_gpu, r->mfu * 100);
+  /* (the hardware FLOPs exceed the model's only by what is recomputed) */
   fprintf(f,
-          "hardware FLOPs:     %.1f TFLOP/s per GPU with recomputation, HFU %.1f%% of %g "
+          "hardware FLOPs:     %.1f TFLOP/s per GPU %s, HFU %.1f%% of %g "
           "TFLOP/s (%s, %s)\n",
-          r->hw_tflops_per_gpu, r->hfu * 100, job->hw.gpu_tflops,
+          r->hw_tflops_per_gpu,
+          r->hw_tflops_per_gpu > r->model_tflops_per_gpu ? "with recomputation"
+                                                          : "(no recomputation: the model's)",
+          r->hfu * 100, job->hw.gpu_tflops,
           job->hw.preset[0] ? job->hw.preset : "custom",
           job->hw.compute == FS_COMPUTE_ROOFLINE ? "per-operation roofline"
                                                  : "FLOPs / (peak x mfu_matmul)");
@@ -147,7 +151,8 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
   fprintf(f,
           "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
-          "events, %lld links that cannot bind left out of the rating, %.3f s, peak RSS %.1f MiB\n",
+          "events, %lld links skipped in the rate computation (they can never limit a "
+          "flow), %.3f s, peak RSS %.1f MiB\n",
           (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
           (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, r->wall_s,
           r->peak_rss_bytes / 1048576.0);

@@ -2,3 +2,4 @@
 X(test_html_pieces_escape_and_degrade)
 X(test_html_reports_well_formed_and_deterministic)
 X(test_html_bad_report_path_exits_2_naming_the_file)
+X(test_html_one_colour_per_kind)

@@ -203,3 +203,51 @@ TEST(test_html_pieces_escape_and_degrade) {
   CHECK(strstr(buf, "Topology not drawn: 208 nodes") != NULL);
   free(buf);
 }
+
+/* The colour of a legend entry `name` in page (the fill of the swatch
+ * just before its text), or "" if absent. */
+static void legend_color(const char *page, const char *name, char *out) {
+  out[0] = '\0';
+  char want[96];
+  snprintf(want, sizeof(want), ">%s", name);
+  for (const char *p = strstr(page, want); p; p = strstr(p + 1, want)) {
+    const char *f = p;
+    while (f > page && strncmp(f, "fill=\"#", 7) != 0) f--;
+    if (f > page && p - f < 160) {
+      memcpy(out, f + 6, 7);
+      out[7] = '\0';
+      return;
+    }
+  }
+}
+
+/* One colour per kind of traffic and phase on every chart of a page: the
+ * time split's "exposed dp" is the timeline's "DP collective" (they were
+ * coloured by position, issue 45). */
+TEST(test_html_one_colour_per_kind) {
+  char path[96];
+  snprintf(path, sizeof(path), "/tmp/fabricsim-colours-%d.html", (int)getpid());
+  char cmd[256], out[512];
+  snprintf(cmd, sizeof(cmd), "train examples/gpt-13b.json --no-compare --report %s", path);
+  CHECK_EQ_INT(test_run_cli(cmd, ">/dev/null 2>&1", out, sizeof(out)), 0);
+  size_t len = 0;
+  char *page = slurp(path, &len);
+  remove(path);
+  CHECK(page != NULL);
+  if (!page) return;
+  static const char *const same[][2] = {
+      {"exposed dp", "DP collective"}, {"exposed tp", "TP"}, {"exposed pp", "PP send"},
+      {"compute", "forward"}};
+  for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+    char a[8], b[8];
+    legend_color(page, same[i][0], a);
+    legend_color(page, same[i][1], b);
+    CHECK(a[0] == '#' && strcmp(a, b) == 0);
+    if (strcmp(a, b) != 0) fprintf(stderr, "  (%s %s, %s %s)\n", same[i][0], a, same[i][1], b);
+  }
+  char dp[8], ep[8];
+  legend_color(page, "exposed dp", dp);
+  legend_color(page, "backward", ep);
+  CHECK(strcmp(dp, ep) != 0);
+  free(page);
+}

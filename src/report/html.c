@@ -6,9 +6,11 @@
  * bins), a topology drawing one <line> per cable. */
 #include "fabricsim/html.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../base/base.h"
 #include "fabricsim/err.h"
@@ -32,6 +34,29 @@ static void esc(FILE *f, const char *s) {
 }
 
 static const char *color(int32_t i) { return palette[((i % N_PALETTE) + N_PALETTE) % N_PALETTE]; }
+
+/* A series' colour from its name where it names a phase or a kind of
+ * traffic, the same on every chart of every page (the time split, the
+ * timeline, the legends); else from its position. Whole words in any
+ * case, so "exposed dp" and "DP collective" alike (issue 45). */
+static const char *named_color(const char *label, int32_t i) {
+  static const struct {
+    const char *word, *color;
+  } fixed[] = {
+      {"compute", "#4e79a7"}, {"forward", "#4e79a7"}, {"backward", "#9c755f"},
+      {"bubble", "#bab0ac"},  {"TP", "#f28e2b"},      {"SP", "#f28e2b"},
+      {"DP", "#59a14f"},      {"EP", "#e15759"},      {"PP", "#b07aa1"},
+      {"CP", "#edc948"},
+  };
+  for (size_t k = 0; label && k < sizeof(fixed) / sizeof(fixed[0]); k++) {
+    size_t n = strlen(fixed[k].word);
+    for (const char *p = label; *p; p++) /* (any case: "exposed dp", "DP collective") */
+      if (strncasecmp(p, fixed[k].word, n) == 0 &&
+          (p == label || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+        return fixed[k].color;
+  }
+  return color(i);
+}
 
 void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle) {
   h->f = f;
@@ -295,7 +320,7 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
   for (int32_t i = 0; i < n; i++) {
     double v = values[i] > 0 ? values[i] : 0, w = (right - left) * v / total;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"34\" fill=\"%s\"><title>",
-            x, w, color(i));
+            x, w, named_color(labels[i], i));
     esc(h->f, labels[i]);
     fprintf(h->f, ": %.4g %s (%.1f%%)</title></rect>\n", values[i], unit ? unit : "",
             100 * v / total);
@@ -307,7 +332,7 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
   for (int32_t i = 0; i < n; i++) {
     double lx = left + (W - 40) / 3 * (i % 3), ly = 62 + 18 * (i / 3);
     fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, color(i), lx + 18, ly);
+            "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, named_color(labels[i], i), lx + 18, ly);
     esc(h->f, labels[i]);
     fprintf(h->f, ": %.4g %s (%.1f%%)</text>\n", values[i], unit ? unit : "",
             100 * (values[i] > 0 ? values[i] : 0) / total);
@@ -329,7 +354,7 @@ void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32
   for (int32_t c = 0; c < n_classes; c++) {
     double lx = left + 110 * c;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"6\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-            "<text x=\"%.1f\" y=\"16\">", lx, color(c), lx + 16);
+            "<text x=\"%.1f\" y=\"16\">", lx, named_color(classes[c], c), lx + 16);
     esc(h->f, classes[c]);
     fputs("</text>\n", h->f);
   }
@@ -351,7 +376,9 @@ void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32
     if (w < 0.3) w = 0.3;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
             "<title>%.4g-%.4g %s</title></rect>\n",
-            x, top + row * sp[i].row + 2, w, row - 4, color(sp[i].cls),
+            x, top + row * sp[i].row + 2, w, row - 4,
+            sp[i].cls >= 0 && sp[i].cls < n_classes ? named_color(classes[sp[i].cls], sp[i].cls)
+                                                     : color(sp[i].cls),
             sp[i].start * mul, (sp[i].start + sp[i].dur) * mul, unit);
   }
   fig_end(h);

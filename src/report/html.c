@@ -285,14 +285,28 @@ void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, 
 /* ---- bars ---- */
 void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *const *labels,
                   const double *values, int32_t n) {
-  double left = 230, right = W - 120, row = 20, height = 20 + row * (n > 0 ? n : 1);
-  double mx = 0;
+  /* A share in % is drawn against its whole (100 %, on a grey track, with
+   * an axis): a link 1.5 % busy must not look saturated (issue 45). */
+  int pct = unit && strcmp(unit, "%") == 0;
+  double left = 230, right = W - 120, row = 20;
+  double height = 20 + row * (n > 0 ? n : 1) + (pct ? 18 : 0);
+  double mx = pct ? 100 : 0;
   for (int32_t i = 0; i < n; i++)
     if (isfinite(values[i]) && values[i] > mx) mx = values[i];
   if (!(mx > 0)) mx = 1;
   fig_begin(h, title, W, height);
+  if (pct) {
+    double y = 10 + row * (n > 0 ? n : 1);
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">0</text>"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g %%</text>\n",
+            left, y + 2, right, y + 2, left, y + 16, right, y + 16, mx);
+  }
   for (int32_t i = 0; i < n; i++) {
     double y = 10 + row * i, v = isfinite(values[i]) && values[i] > 0 ? values[i] : 0;
+    if (pct)
+      fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+              "fill=\"#eee\"/>", left, y + 2, right - left, row - 5);
     fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 13);
     esc(h->f, labels[i]);
     fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "

@@ -251,3 +251,20 @@ TEST(test_html_one_colour_per_kind) {
   CHECK(strcmp(dp, ep) != 0);
   free(page);
 }
+
+/* Counts and sizes in groups of three digits. */
+TEST(test_html_thousands_groups_digits) {
+  static const struct {
+    double v;
+    int dec;
+    const char *want;
+  } cases[] = {{0, 0, "0"},           {999, 0, "999"},           {1000, 0, "1,000"},
+               {20480, 0, "20,480"},  {429496.73, 3, "429,496.730"}, {-1234567, 0, "-1,234,567"},
+               {12.5, 1, "12.5"},     {1e9, 0, "1,000,000,000"}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char buf[48];
+    fs_html_thousands(buf, sizeof(buf), cases[i].v, cases[i].dec);
+    if (strcmp(buf, cases[i].want) != 0)
+      test_fail(__FILE__, __LINE__, "%.17g: expected %s, got %s", cases[i].v, cases[i].want, buf);
+  }
+}

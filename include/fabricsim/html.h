@@ -86,6 +86,9 @@ void fs_html_topology(fs_html *h, const fs_topo *t, const double *util);
  * link groups (the kinds and tiers they join), and the busiest links as
  * bars. Without bins: the bars only. */
 void fs_html_links(fs_html *h, const fs_sim *s);
+/* v with `decimals` decimals and its integer digits in groups of three
+ * ("20,480", "429,496.730"), for counts and sizes a reader compares. */
+void fs_html_thousands(char *buf, size_t n, double v, int decimals);
 /* "h3", "t1.0" (tier 1 switch 0), "nic5", "nvs2": a node's short name. */
 void fs_html_node_name(const fs_topo *t, int32_t v, char *buf, size_t n);
 

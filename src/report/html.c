@@ -73,6 +73,10 @@ void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle)
         "td:first-child,th:first-child{text-align:left}\n"
         "figure{margin:10px 0}figcaption{font-weight:bold;margin-bottom:4px}\n"
         "svg text{font:11px sans-serif;fill:#333}svg .t{font-weight:bold}\n"
+        /* narrow windows: figures scale down with the page (their viewBox),
+         * wide tables scroll inside themselves (issue 45) */
+        "svg{max-width:100%;height:auto}body{padding:0 8px}\n"
+        "table{display:block;max-width:100%;overflow-x:auto}\n"
         "</style>\n</head>\n<body>\n<h1>",
         f);
   esc(f, title);
@@ -138,6 +142,20 @@ static void fig_begin(fs_html *h, const char *title, double width, double height
 static void fig_end(fs_html *h) { fputs("</svg></figure>\n", h->f); }
 
 /* ---- number formatting ---- */
+void fs_html_thousands(char *buf, size_t n, double v, int decimals) {
+  char raw[64];
+  snprintf(raw, sizeof(raw), "%.*f", decimals, fabs(v));
+  const char *dot = strchr(raw, '.');
+  size_t digits = dot ? (size_t)(dot - raw) : strlen(raw), k = 0;
+  char out[96];
+  if (v < 0 && strspn(raw, "0.") != strlen(raw)) out[k++] = '-';
+  for (size_t i = 0; i < digits; i++) {
+    if (i && (digits - i) % 3 == 0) out[k++] = ',';
+    out[k++] = raw[i];
+  }
+  snprintf(out + k, sizeof(out) - k, "%s", dot ? dot : "");
+  snprintf(buf, n, "%s", out);
+}
 static void fmt_si(char *buf, size_t n, double v, int bytes) {
   static const char *const suf[] = {"", "K", "M", "G", "T", "P"};
   double base = bytes ? 1024 : 1000, a = fabs(v);
@@ -324,10 +342,15 @@ void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *c
 
 void fs_html_split(fs_html *h, const char *title, const char *unit, const char *const *labels,
                    const double *values, int32_t n) {
-  double total = 0, left = 20, right = W - 20;
+  double total = 0, left = 20, right = W - 20, mx = 0;
   for (int32_t i = 0; i < n; i++)
-    if (values[i] > 0) total += values[i];
+    if (values[i] > 0) total += values[i], mx = fmax(mx, values[i]);
   if (!(total > 0)) total = 1;
+  /* every part with the same decimals: 4 significant digits of the largest,
+   * at least one (not "2668 ms" beside "0.1613 ms", issue 45) */
+  int dec = mx > 0 ? 3 - (int)floor(log10(mx)) : 1;
+  if (dec < 1) dec = 1;
+  if (dec > 6) dec = 6;
   double height = 70 + 18 * ((n + 2) / 3);
   fig_begin(h, title, W, height);
   double x = left;
@@ -336,7 +359,7 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
     fprintf(h->f, "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"34\" fill=\"%s\"><title>",
             x, w, named_color(labels[i], i));
     esc(h->f, labels[i]);
-    fprintf(h->f, ": %.4g %s (%.1f%%)</title></rect>\n", values[i], unit ? unit : "",
+    fprintf(h->f, ": %.*f %s (%.1f%%)</title></rect>\n", dec, values[i], unit ? unit : "",
             100 * v / total);
     if (w > 50)
       fprintf(h->f, "<text x=\"%.1f\" y=\"32\" text-anchor=\"middle\" style=\"fill:#fff\">"
@@ -348,7 +371,7 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
     fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
             "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, named_color(labels[i], i), lx + 18, ly);
     esc(h->f, labels[i]);
-    fprintf(h->f, ": %.4g %s (%.1f%%)</text>\n", values[i], unit ? unit : "",
+    fprintf(h->f, ": %.*f %s (%.1f%%)</text>\n", dec, values[i], unit ? unit : "",
             100 * (values[i] > 0 ? values[i] : 0) / total);
   }
   fig_end(h);

@@ -116,11 +116,14 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   fs_html_begin(&h, f, title, sub);
   char v[6][420];
   snprintf(v[0], 420, "%.4f ms", r->iter_s * 1e3);
-  snprintf(v[1], 420, "%.0f tokens/s, %.1f model TFLOP/s per GPU", r->tokens_per_s,
-           r->model_tflops_per_gpu);
+  char tps[32];
+  fs_html_thousands(tps, sizeof(tps), r->tokens_per_s, 0);
+  snprintf(v[1], 420, "%s tokens/s, %.1f model TFLOP/s per GPU", tps, r->model_tflops_per_gpu);
   snprintf(v[2], 420, "MFU %.1f%%, HFU %.1f%%", r->mfu * 100, r->hfu * 100);
-  snprintf(v[3], 420, "%lld flows simulated, %lld tasks", (long long)r->flows,
-           (long long)r->tasks);
+  char nf[32], nt[32];
+  fs_html_thousands(nf, sizeof(nf), (double)r->flows, 0);
+  fs_html_thousands(nt, sizeof(nt), (double)r->tasks, 0);
+  snprintf(v[3], 420, "%s flows simulated, %s tasks", nf, nt);
   snprintf(v[4], 420, "%s", r->symmetry[0] ? r->symmetry : "none (every link simulated)");
   const char *kv[] = {"iteration time", v[0], "throughput", v[1], "utilisation", v[2],
                       "engine", v[3], "symmetry", v[4]};
@@ -189,9 +192,9 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
     const fs_train_kind *c = &r->kind[k];
     if (!c->colls) continue;
     snprintf(cells[nr][0], 48, "%s", fs_par_kind_name((fs_par_kind)k));
-    snprintf(cells[nr][1], 48, "%lld", (long long)c->colls);
-    snprintf(cells[nr][2], 48, "%.3f", c->bytes / 1e6);
-    snprintf(cells[nr][3], 48, "%.3f", c->busy_s * 1e3);
+    fs_html_thousands(cells[nr][1], 48, (double)c->colls, 0);
+    fs_html_thousands(cells[nr][2], 48, c->bytes / 1e6, 3);
+    fs_html_thousands(cells[nr][3], 48, c->busy_s * 1e3, 3);
     snprintf(cells[nr][4], 48, "%s", k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
     for (int j = 0; j < 5; j++) cp[nr * 5 + j] = cells[nr][j];
     nr++;

@@ -584,6 +584,13 @@ TEST(test_topo_zoo_cli_export_and_report) {
   CHECK(strstr(out, "network cost:") != NULL);
   CHECK_EQ_INT(test_run_cli("topo ring:n=4 --export dot", "2>&1", out, sizeof(out)), 0);
   CHECK(strncmp(out, "graph \"ring\" {", 14) == 0);
+  /* a rank per tier, hosts at the bottom; speeds in bit/s as graphml's and
+   * the JSON's; the topology's node names (issue 45) */
+  CHECK(strstr(out, "rankdir=BT;") != NULL);
+  CHECK(strstr(out, "{rank=same; n0; n1; n2; n3;}") != NULL);
+  CHECK(strstr(out, "{rank=same; n4; n5; n6; n7;}") != NULL);
+  CHECK(strstr(out, "[bps=") != NULL && strstr(out, "gbps") == NULL);
+  CHECK(strstr(out, "label=\"host0\"") != NULL && strstr(out, "label=\"router0\"") != NULL);
   CHECK_EQ_INT(test_run_cli("topo ring:n=4 --export png", "2>&1", out, sizeof(out)), 2);
   CHECK(strstr(out, "png") != NULL);
   CHECK_EQ_INT(test_run_cli("topo ring:n=4 --out x.json", "2>&1", out, sizeof(out)), 2);

@@ -89,8 +89,6 @@ void fs_html_links(fs_html *h, const fs_sim *s);
 /* v with `decimals` decimals and its integer digits in groups of three
  * ("20,480", "429,496.730"), for counts and sizes a reader compares. */
 void fs_html_thousands(char *buf, size_t n, double v, int decimals);
-/* "h3", "t1.0" (tier 1 switch 0), "nic5", "nvs2": a node's short name. */
-void fs_html_node_name(const fs_topo *t, int32_t v, char *buf, size_t n);
 
 /* ---- pages: each returns 0 or FS_EIO / FS_ENOMEM ---- */
 /* sc has run with opts.link_bins (FS_HTML_LINK_BINS) for the heatmaps. */

@@ -276,6 +276,10 @@ int fs_topo_mark_inc(fs_topo *t, const char *which);
 /* "host3", "leaf1", "spine0", "edge2.1", "agg0.3", "core5", "switch";
  * with G > 1: "gpu3", "nic3", "scaleup0". */
 void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n);
+/* The class of a node in the same words: "gpu" or "host", "nic",
+ * "scaleup", "tier1" (a fabric switch by its tier), "ocs", "wan": what
+ * reports group links by ("nic -> tier1"). */
+void fs_topo_node_class(const fs_topo *t, int32_t node, char *buf, int n);
 /* The node named `name` (as fs_topo_node_name writes it), or -1. O(nodes). */
 int32_t fs_topo_node_find(const fs_topo *t, const char *name);
 

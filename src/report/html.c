@@ -477,27 +477,6 @@ void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int
 }
 
 /* ---- topology ---- */
-void fs_html_node_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
-  const fs_node *nd = &t->nodes[v];
-  switch (nd->kind) {
-    case FS_NODE_HOST: snprintf(buf, n, "h%d", v); break;
-    case FS_NODE_NIC: snprintf(buf, n, "nic%d", nd->index); break;
-    case FS_NODE_SCALEUP: snprintf(buf, n, "nvs%d", nd->index); break;
-    case FS_NODE_SWITCH: {
-      /* index is per pod in some families: then the pod tells them apart */
-      int32_t same = 0;
-      for (int32_t u = 0; u < t->n_nodes && same < 2; u++)
-        same += t->nodes[u].kind == FS_NODE_SWITCH && t->nodes[u].tier == nd->tier &&
-                t->nodes[u].index == nd->index;
-      if (same > 1 && nd->group >= 0)
-        snprintf(buf, n, "t%d.%d/p%d", nd->tier, nd->index, nd->group);
-      else
-        snprintf(buf, n, "t%d.%d", nd->tier, nd->index);
-      break;
-    }
-    default: snprintf(buf, n, "n%d", v); break;
-  }
-}
 
 /* Drawing layer of a node: hosts 0, NICs and scale-up switches 1, fabric
  * switches 1 + tier. */
@@ -545,7 +524,7 @@ void fs_html_topology(fs_html *h, const fs_topo *t, const double *util) {
   }
   for (int32_t v = 0; v < t->n_nodes; v++) {
     char name[32];
-    fs_html_node_name(t, v, name, sizeof(name));
+    fs_topo_node_name(t, v, name, (int)sizeof(name));
     int sw = t->nodes[v].kind != FS_NODE_HOST;
     if (sw)
       fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\">",
@@ -576,20 +555,12 @@ static int by_bytes_desc(const void *a, const void *b) {
   return x->link < y->link ? -1 : x->link > y->link;
 }
 
-/* A link end's group: its kind, a switch by tier; at most 8 characters. */
-static void group_name(const fs_topo *t, int32_t v, char *buf, size_t n) {
-  static const char *const kinds[] = {"host", "tier", "NIC", "OCS", "WAN", "NVSwitch"};
-  const fs_node *nd = &t->nodes[v];
-  int k = nd->kind >= 0 && nd->kind < 6 ? (int)nd->kind : 0;
-  if (nd->kind == FS_NODE_SWITCH) snprintf(buf, n, "%s%d", kinds[k], nd->tier % 10);
-  else snprintf(buf, n, "%s", kinds[k]);
-}
-
-/* "from -> to" of link l. */
+/* "from -> to" of link l, in the topology's node names (the names of the
+ * exports, the failures' keys and every page). */
 static void link_label(const fs_topo *t, int32_t l, char *buf, size_t n) {
-  char a[20], b[20];
-  fs_html_node_name(t, t->links[l].from, a, sizeof(a));
-  fs_html_node_name(t, t->links[l].to, b, sizeof(b));
+  char a[40], b[40];
+  fs_topo_node_name(t, t->links[l].from, a, (int)sizeof(a));
+  fs_topo_node_name(t, t->links[l].to, b, (int)sizeof(b));
   snprintf(buf, n, "%s -> %s", a, b);
 }
 
@@ -613,9 +584,9 @@ static void group_heatmap(fs_html *h, const fs_topo *t, const fs_sim_link_bins *
     }
     if (g == ng && ng == FS_HTML_MAX_ROWS) continue;
     if (g == ng) {
-      char a[12], b[12];
-      group_name(t, t->links[l].from, a, sizeof(a));
-      group_name(t, t->links[l].to, b, sizeof(b));
+      char a[16], b[16];
+      fs_topo_node_class(t, t->links[l].from, a, (int)sizeof(a));
+      fs_topo_node_class(t, t->links[l].to, b, (int)sizeof(b));
       snprintf(gname[ng], sizeof(gname[ng]), "%s -> %s (all)", a, b);
       glab[ng] = gname[ng];
       code[ng] = c;
@@ -643,7 +614,7 @@ void fs_html_links(fs_html *h, const fs_sim *s) {
     if (ls[l].bytes > 0) rk[used++] = (lrank){ls[l].bytes / t->links[l].capacity_bps, l};
   qsort(rk, (size_t)used, sizeof(*rk), by_bytes_desc);
   int32_t top = used < FS_HTML_MAX_ROWS ? used : FS_HTML_MAX_ROWS;
-  char(*names)[48] = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(*names));
+  char(*names)[96] = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(*names));
   const char **labels = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(*labels));
   double *vals = malloc((size_t)(FS_HTML_MAX_ROWS + 1) * sizeof(double));
   fs_sim_link_bins lb;

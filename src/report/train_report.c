@@ -242,33 +242,12 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
 }
 
 /* ---- link-group utilisation for the trace ----
- * Links are grouped by the kinds (and switch tiers) of their two ends, e.g.
- * "NIC -> tier1" or "tier1 -> tier2". Each flow's bytes are spread evenly
+ * Links are grouped by the classes of their two ends as the topology names
+ * them (fs_topo_node_class), e.g. "nic -> tier1" or "tier1 -> tier2". Each flow's bytes are spread evenly
  * over its lifetime (its average rate: the engine's piecewise-constant rate
  * history is not kept) and binned; a group's counter is the bytes it
  * carried in a bin over its capacity times the bin: mean utilisation. */
 enum { UTIL_BINS = 400, MAX_GROUPS = 32 };
-
-static void end_label(const fs_topo *t, int32_t v, char *buf, size_t n) {
-  const fs_node *nd = &t->nodes[v];
-  switch (nd->kind) {
-    case FS_NODE_HOST:
-      snprintf(buf, n, "GPU");
-      break;
-    case FS_NODE_NIC:
-      snprintf(buf, n, "NIC");
-      break;
-    case FS_NODE_SCALEUP:
-      snprintf(buf, n, "NVSwitch");
-      break;
-    case FS_NODE_SWITCH:
-      snprintf(buf, n, "tier%d", nd->tier);
-      break;
-    default:
-      snprintf(buf, n, "node");
-      break;
-  }
-}
 
 static int link_util_tracks(fs_trace *t, const fs_sim *sim, int pid) {
   const fs_topo *topo = fs_sim_topo(sim);
@@ -286,8 +265,8 @@ static int link_util_tracks(fs_trace *t, const fs_sim *sim, int pid) {
   }
   for (int32_t l = 0; l < topo->n_links; l++) {
     char a[16], b[16], name[48];
-    end_label(topo, topo->links[l].from, a, sizeof(a));
-    end_label(topo, topo->links[l].to, b, sizeof(b));
+    fs_topo_node_class(topo, topo->links[l].from, a, (int)sizeof(a));
+    fs_topo_node_class(topo, topo->links[l].to, b, (int)sizeof(b));
     snprintf(name, sizeof(name), "%s -> %s", a, b);
     int g = 0;
     while (g < n_groups && strcmp(names[g], name) != 0) g++;

@@ -149,6 +149,22 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "switch%d", v->index);
 }
 
+void fs_topo_node_class(const fs_topo *t, int32_t node, char *buf, int n) {
+  if (node < 0 || node >= t->n_nodes) {
+    snprintf(buf, (size_t)n, "?");
+    return;
+  }
+  const fs_node *v = &t->nodes[node];
+  switch (v->kind) {
+    case FS_NODE_HOST: snprintf(buf, (size_t)n, "%s", t->gpus_per_node > 1 ? "gpu" : "host"); break;
+    case FS_NODE_NIC: snprintf(buf, (size_t)n, "nic"); break;
+    case FS_NODE_SCALEUP: snprintf(buf, (size_t)n, "scaleup"); break;
+    case FS_NODE_OCS: snprintf(buf, (size_t)n, "ocs"); break;
+    case FS_NODE_WAN: snprintf(buf, (size_t)n, "wan"); break;
+    default: snprintf(buf, (size_t)n, "tier%d", v->tier); break;
+  }
+}
+
 int fs_topo_mark_inc(fs_topo *t, const char *which) {
   int all = strcmp(which, "all") == 0, top = strcmp(which, "top") == 0;
   if (!all && !top && strcmp(which, "none") != 0) return FS_EINVAL;

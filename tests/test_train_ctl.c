@@ -216,6 +216,18 @@ TEST(test_train_cluster_errors) {
                0);
   CHECK(strncmp(out, "{\"jobs\":[{\"iteration_ns\":", 25) == 0);
   CHECK(strstr(out, "},{\"iteration_ns\":") != NULL || strstr(out, "}\n,{\"iteration_ns\":") != NULL);
+  /* text: each job its flows and tasks; the one simulation's events, wall
+   * and memory once, after them (each job printed them, and 0.000 s) */
+  CHECK_EQ_INT(test_run_cli("train examples/tenant-a.json examples/tenant-b.json", "2>/dev/null",
+                            out, sizeof(out)),
+               0);
+  CHECK(strstr(out, "tasks of this job, in the cluster's one simulation (below)") != NULL);
+  const char *sim = strstr(out, "== the cluster's simulation (2 jobs) ==\nengine:");
+  CHECK(sim != NULL);
+  int events = 0;
+  for (const char *p = out; (p = strstr(p, " events,")); p++) events++;
+  CHECK_EQ_INT(events, 1);
+  CHECK(sim && !strstr(sim, " 0.000 s,"));
   CHECK_EQ_INT(test_run_cli("train examples/tenant-a.json examples/tenant-b.json --trace t.json",
                             "2>&1", out, sizeof(out)),
                2);

@@ -120,6 +120,9 @@ typedef struct fs_train_result {
   int64_t flows_represented; /* flows the expanded model has: the simulated
                                 ones plus those a shortcut stands for */
   double wall_s;           /* building and running the main simulation */
+  int32_t cluster_jobs;    /* 0 for a job alone; in a cluster of n jobs, n:
+                              counters, wall_s and peak_rss_bytes are then
+                              the cluster's one simulation's, shared */
   char symmetry[400];      /* the symmetry used, or why none ("" if moot) */
   int64_t peak_rss_bytes;  /* the process's peak resident set after it */
 } fs_train_result;

@@ -21,6 +21,17 @@ static const char *kind_label(int k) {
   return names[k];
 }
 
+/* The engine's line: flows, tasks, events, pruned links, wall, memory. */
+static void engine_line(FILE *f, const char *head, const fs_train_result *r) {
+  fprintf(f,
+          "%s%lld flows simulated (%lld represented), %lld tasks, %llu events, %lld links "
+          "skipped in the rate computation (they can never limit a flow), %.3f s, peak RSS "
+          "%.1f MiB\n",
+          head, (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
+          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, r->wall_s,
+          r->peak_rss_bytes / 1048576.0);
+}
+
 int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs_work_mem mem;
   fs_work_memory_peak(job, &mem);
@@ -149,13 +160,12 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             "timed alone:        %.3f ms (--comm isolated): all traffic contending takes "
             "x%.3f of it\n",
             r->isolated_iter_s * 1e3, T / r->isolated_iter_s);
-  fprintf(f,
-          "engine:             %lld flows simulated (%lld represented), %lld tasks, %llu "
-          "events, %lld links skipped in the rate computation (they can never limit a "
-          "flow), %.3f s, peak RSS %.1f MiB\n",
-          (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks,
-          (unsigned long long)r->counters.events, (long long)r->counters.links_left_out, r->wall_s,
-          r->peak_rss_bytes / 1048576.0);
+  if (r->cluster_jobs) /* (events, wall and memory are the cluster's: printed once, after) */
+    fprintf(f, "engine:             %lld flows simulated (%lld represented), %lld tasks of this "
+               "job, in the cluster's one simulation (below)\n",
+            (long long)r->flows, (long long)r->flows_represented, (long long)r->tasks);
+  else
+    engine_line(f, "engine:             ", r);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -363,13 +373,24 @@ int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr) {
 
 int fs_report_cluster_text(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res) {
   int rc = 0;
+  fs_train_result all;
+  memset(&all, 0, sizeof(all));
   for (int32_t k = 0; k < n && !rc; k++) {
     fprintf(f, "%s== job %d of %d: %s (cluster GPUs %lld-%lld) ==\n", k ? "\n" : "", k + 1, n,
             jobs[k]->file, (long long)jobs[k]->gpu_offset,
             (long long)(jobs[k]->gpu_offset + fs_job_gpus(jobs[k]) - 1));
     rc = fs_report_train_text(f, jobs[k], &res[k]);
+    all.flows += res[k].flows;
+    all.flows_represented += res[k].flows_represented;
+    all.tasks += res[k].tasks;
   }
-  return rc;
+  if (rc || n < 1) return rc;
+  all.counters = res[0].counters; /* (the one simulation's: the same in every result) */
+  all.wall_s = res[0].wall_s;
+  all.peak_rss_bytes = res[0].peak_rss_bytes;
+  fprintf(f, "\n== the cluster's simulation (%d jobs) ==\n", n);
+  engine_line(f, "engine:             ", &all);
+  return ferror(f) ? FS_EIO : 0;
 }
 
 int fs_report_cluster_json(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res) {

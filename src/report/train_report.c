@@ -126,6 +126,18 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             (long long)c->colls, c->bytes / 1e6, c->busy_s * 1e3, c->busy_s / c->colls * 1e6,
             k == FS_PAR_PP ? "send/recv" : fs_coll_algo_name(c->algo));
   }
+  /* (the table is the stage's TP rank 0 GPU's busy time; the exposed time
+   * is the device's, to the end of its last collective on any of its GPUs,
+   * gaps included: it can be the larger, which is said rather than left
+   * to look like an error, issue 45) */
+  for (int k = 0; k < FS_PAR_N; k++)
+    if (r->kind[k].colls && r->kind[k].exposed_s > r->kind[k].busy_s * (1 + 1e-9))
+      fprintf(f,
+              "  note: exposed %s (%.3f ms) is more than the busy time above: it runs from the "
+              "device's last op to the end of its last %s collective on any of its GPUs, gaps "
+              "included\n",
+              fs_par_kind_name((fs_par_kind)k), r->kind[k].exposed_s * 1e3,
+              fs_par_kind_name((fs_par_kind)k));
   if (job->reopt_interval_s > 0)
     fprintf(f,
             "re-optimisation:    %d runs, %lld pairs moved, %lld flows re-routed (%lld in "

@@ -122,3 +122,35 @@ TEST(test_cli_opts_help_cmd_is_cmd_help) {
   CHECK_EQ_INT(test_run_cli("help nosuch", "2>&1", a, sizeof(a)), 2);
   CHECK(strstr(a, "unknown command 'nosuch'") != NULL);
 }
+
+/* --format, one vocabulary (issue 45): every command's human-readable
+ * table is "text" ("table" the same output), and a format it does not have
+ * is refused naming the ones it has. */
+TEST(test_cli_format_one_vocabulary) {
+  static const char *const cmds[] = {
+      "topo fattree:k=4",
+      "coll --op allreduce --ranks 4 --topo star:hosts=4 --size 1M",
+      "route --jobs examples/jobs-4dp.json --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8",
+      "ocs tpu --shape 4x4x4",
+      "train examples/gpt-13b.json --no-compare",
+  };
+  static char a[1 << 16], b[1 << 16];
+  for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "%s --format text", cmds[i]);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", a, sizeof(a)), 0);
+    snprintf(cmd, sizeof(cmd), "%s --format table", cmds[i]);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", b, sizeof(b)), 0);
+    /* (train's wall-time lines differ between runs) */
+    char *wa = strstr(a, "wall time:"), *wb = strstr(b, "wall time:");
+    if (wa) *wa = '\0';
+    if (wb) *wb = '\0';
+    char *ea = strstr(a, "engine:"), *eb = strstr(b, "engine:");
+    if (ea) *ea = '\0';
+    if (eb) *eb = '\0';
+    CHECK(strcmp(a, b) == 0);
+    snprintf(cmd, sizeof(cmd), "%s --format xml", cmds[i]);
+    CHECK_EQ_INT(test_run_cli(cmd, "2>&1", a, sizeof(a)), 2);
+    CHECK(strstr(a, "--format must be text") != NULL && strstr(a, "(table is text)") != NULL);
+  }
+}

@@ -150,3 +150,26 @@ int fs__cli_stdout_done(const char *cmd, int rc) {
   }
   return 0;
 }
+
+int fs__cli_format(const char *cmd, const char *given, const char *offered, int *fmt) {
+  static const char *const names[] = {"text", "json", "csv"};
+  int want = strcmp(given, "table") == 0 ? FS__FMT_TEXT : -1;
+  for (int k = 0; k < 3 && want < 0; k++)
+    if (strcmp(given, names[k]) == 0) want = k;
+  if (want >= 0 && strstr(offered, names[want])) {
+    *fmt = want;
+    return -1;
+  }
+  char list[64] = "";
+  int n = 0, total = 0;
+  for (int k = 0; k < 3; k++) total += strstr(offered, names[k]) != NULL;
+  for (int k = 0; k < 3; k++)
+    if (strstr(offered, names[k])) {
+      size_t len = strlen(list);
+      snprintf(list + len, sizeof(list) - len, "%s%s", n == 0 ? "" : n + 1 == total ? " or " : ", ",
+               names[k]);
+      n++;
+    }
+  return fs__cli_usage(cmd, "--format must be %s%s, got '%s'", list,
+                       strstr(offered, "text") ? " (table is text)" : "", given);
+}

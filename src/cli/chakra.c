@@ -51,9 +51,9 @@ int fs__cli_chakra(int argc, char **argv) {
   const char *prefix = o.prefix, *topo_s = o.topo, *routing = o.routing, *format = o.format;
   unsigned long long seed = o.seed;
   if (!topo_s) return fs__cli_usage("chakra", "--topo SPEC is required");
-  int json = strcmp(format, "json") == 0;
-  if (!json && strcmp(format, "text") != 0)
-    return fs__cli_usage("chakra", "--format must be text or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("chakra", format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
+  int json = fmt == FS__FMT_JSON;
   fs_route_mode mode;
   if (fs_route_mode_parse(routing, &mode) ||
       (mode != FS_ROUTE_ECMP && mode != FS_ROUTE_SPRAY && mode != FS_ROUTE_SHORTEST))

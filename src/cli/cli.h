@@ -106,6 +106,12 @@ int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx);
  * stdout and returns 0, or 1 after printing "fabricsim: CMD: error writing
  * output" if the report or the flush failed. */
 int fs__cli_stdout_done(const char *cmd, int rc);
+/* --format, one vocabulary for every command: text (the human-readable
+ * table; "table" is the same), json, csv. offered: the ones cmd has,
+ * e.g. "text json csv". -1 with *fmt set, or 2 after a usage error that
+ * lists them. */
+enum { FS__FMT_TEXT = 0, FS__FMT_JSON = 1, FS__FMT_CSV = 2 };
+int fs__cli_format(const char *cmd, const char *given, const char *offered, int *fmt);
 
 /* Failures (usage.c). Prints "fabricsim: MSG" on stderr and returns the
  * exit status for err's code: 2 bad input, 1 internal failure. */

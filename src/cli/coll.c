@@ -79,7 +79,7 @@ static const fs__opt coll_opts[] = {
     FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed, "--seed must be a non-negative integer",
                "ECMP (and Valiant) seed (default 1)"),
     FS__CLI_NCCL_TRANSPORT_OPTS(cmdline),
-    FS__OPT_STR("--format", 0, AT(format), "F", "table (default), json, csv"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json|csv", "text (default; or table), json, csv"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "also write a self-contained HTML report: busbw versus size with the closed "
                 "form, per algorithm"),
@@ -389,11 +389,8 @@ static int check_opts(cmdline *o, coll_run *r) {
                          "--routing must be ecmp, spray, shortest, dor, minimal, valiant or "
                          "railonly, got '%s'",
                          o->routing);
-  const char *format = o->format;
-  r->fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1
-         : strcmp(format, "csv") == 0 ? 2 : -1;
-  if (r->fmt < 0)
-    return fs__cli_usage("coll", "--format must be table, json or csv, got '%s'", format);
+  int go = fs__cli_format("coll", o->format, "text json csv", &r->fmt);
+  if (go >= 0) return go;
   int nccl_style = o->begin || o->end || o->factor;
   if ((o->size_range != NULL) + (o->size_list != NULL) + nccl_style > 1)
     return fs__cli_usage("coll", "give one of --size, --sizes or -b/-e/-f");
@@ -401,7 +398,7 @@ static int check_opts(cmdline *o, coll_run *r) {
 }
 
 int fs__cli_coll(int argc, char **argv) {
-  cmdline o = {.algo = "auto", .format = "table", .routing = "ecmp", .tune = "nccl", .seed = 1};
+  cmdline o = {.algo = "auto", .format = "text", .routing = "ecmp", .tune = "nccl", .seed = 1};
   fs_coll_params_init(&o.prm);
   int go = fs__opts_parse(&coll_cmd, &o, argc, argv);
   if (go >= 0) return go;

@@ -224,7 +224,7 @@ static const fs__opt schedule_opts[] = {
                  "the EPS carries only pairs with no circuit left in the schedule (default: "
                  "also pairs whose circuit is dark or not yet up)"),
     FS__OPT_FLAG("--sweep", 0, AT(sweep), "the delay sweep 1 ns .. 100 ms (half decades)"),
-    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "also write a self-contained HTML report: the circuit schedule over time "
                 "(bvn, else solstice; not with --sweep)"),
@@ -311,7 +311,7 @@ static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_err *err) {
 }
 
 int fs__cli_ocs_schedule(int argc, char **argv) {
-  cmdline o = {.format = "table", .algo = "all",
+  cmdline o = {.format = "text", .algo = "all",
                .p = {100, FS_OCS_DEFAULT_DELAY_S, 1, 0, 0, 0, 0, 0},
                .thr = {FS_REPORT_EPS_AUTO, 0, 0}};
   int go = fs__opts_parse(&schedule_cmd, &o, argc, argv);
@@ -325,9 +325,8 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
   if (!hyb && (thr_given || p.eps_residual_only))
     return fs__cli_usage("ocs schedule", "--eps-threshold and --eps-residual-only need "
                                          "--eps-gbps > 0 (an EPS to carry the traffic)");
-  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
-  if (fmt < 0)
-    return fs__cli_usage("ocs schedule", "--format must be table or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("ocs schedule", format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   int want[N_KINDS] = {0};
   fs_ocs_algo one;
   if (strcmp(algo, "all") == 0) {

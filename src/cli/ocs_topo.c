@@ -22,7 +22,7 @@ static int parse_switch(const char *v, void *field) {
 }
 
 static int parse_format(const char *v, void *field) {
-  if (strcmp(v, "table") && strcmp(v, "json")) return -1;
+  if (strcmp(v, "table") && strcmp(v, "text") && strcmp(v, "json")) return -1;
   *(const char **)field = v;
   return 0;
 }
@@ -65,8 +65,8 @@ static const fs__opt topo_opts[] = {
     FS__OPT_FLAG("--no-train", 0, AT(no_train), "objective and cost only, no iteration simulation"),
     FS__OPT_STR("--export", 0, AT(export), "FILE",
                 "write the optimised fabric as a \"file\" topology JSON"),
-    FS__OPT_FN("--format", 0, AT(format), "F", parse_format, "--format: must be table or json",
-               "table (default) or json"),
+    FS__OPT_FN("--format", 0, AT(format), "text|json", parse_format,
+               "--format must be text or json (table is text)", "text (default; or table) or json"),
     FS__OPT_END};
 
 static const fs__cmd topo_cmd = {
@@ -270,7 +270,7 @@ static int job_row(row *r, const fs_job *job, int train, fs__cli_progress *pr) {
 }
 
 int fs__cli_ocs_topo(int argc, char **argv) {
-  cmdline cl = {.format = "table", .compare = "fattree,leafspine,job", .sw = "patch",
+  cmdline cl = {.format = "text", .compare = "fattree,leafspine,job", .sw = "patch",
                .degree = -1, .ar_rings = -1, .ls = -1, .seed = 1, .tl = 60};
   int go = fs__opts_parse(&topo_cmd, &cl, argc, argv);
   if (go >= 0) return go;

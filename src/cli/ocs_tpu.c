@@ -84,7 +84,7 @@ static const fs__opt tpu_opts[] = {
                 "all-to-all); routing: dimension order on a torus, ECMP on a twisted one"),
     FS__OPT_STR("--routing", 0, AT(routing), "M",
                 "override: ecmp, spray, shortest (or dor, plain only)"),
-    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json"),
     FS__OPT_END};
 
 static const fs__cmd tpu_cmd = {
@@ -100,7 +100,7 @@ typedef fs_report_ocs_tpu result; /* filled here, printed by the report */
 
 int fs__cli_ocs_tpu(int argc, char **argv) {
   const char *C = "ocs tpu";
-  cmdline o = {.format = "table", .coll_bytes = 1e9, .busy_random = -1, .mix = -1, .seed = 1};
+  cmdline o = {.format = "text", .coll_bytes = 1e9, .busy_random = -1, .mix = -1, .seed = 1};
   fs_tpu_defaults(&o.p);
   fs_tpu_cost_defaults(&o.cp);
   int go = fs__opts_parse(&tpu_cmd, &o, argc, argv);
@@ -130,8 +130,8 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
                   (want_mode != FS_ROUTE_ECMP && want_mode != FS_ROUTE_SPRAY &&
                    want_mode != FS_ROUTE_SHORTEST && want_mode != FS_ROUTE_DOR)))
     return fs__cli_usage(C, "--routing must be ecmp, spray, shortest or dor, got '%s'", routing);
-  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
-  if (fmt < 0) return fs__cli_usage(C, "--format must be table or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format(C, format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   if (busy && busy_random >= 0)
     return fs__cli_usage(C, "--busy and --busy-random are exclusive");
   fs_err err = {0, ""};

@@ -66,7 +66,7 @@ static const fs__opt route_opts[] = {
     FS__OPT_FLAG("--timing", 0, AT(timing),
                  "also print each optimiser's wall time (the only output that varies between "
                  "identical runs)"),
-    FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "also write a self-contained HTML report: the metrics of each routing as "
                 "bars"),
@@ -134,7 +134,7 @@ static int parse_optimizers(const char *opt, int *want, int *all) {
 }
 
 int fs__cli_route(int argc, char **argv) {
-  cmdline o = {.opt = "all", .format = "table", .seeds = 20, .seed = 1,
+  cmdline o = {.opt = "all", .format = "text", .seeds = 20, .seed = 1,
                .max_vars = FS_ROUTEOPT_EXACT_MAX_VARS, .kpaths = -1, .tl = 60,
                .paths = FS_ROUTEOPT_PATHS_ECMP};
   int go = fs__opts_parse(&route_cmd, &o, argc, argv);
@@ -151,8 +151,8 @@ int fs__cli_route(int argc, char **argv) {
     return fs__cli_usage("route", "--k applies to --paths kshortest only");
   po.k = po.paths == FS_ROUTEOPT_PATHS_KSHORTEST ? (int32_t)kpaths : 0;
   if (!spec) return fs__cli_usage("route", "--topo is required");
-  int fmt = strcmp(format, "table") == 0 ? 0 : strcmp(format, "json") == 0 ? 1 : -1;
-  if (fmt < 0) return fs__cli_usage("route", "--format must be table or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("route", format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   int want[FS_ROUTEOPT_N_KINDS] = {0};
   int n_want = 0, all = 0;
   if ((go = parse_optimizers(opt, want, &all)) >= 0) return go;

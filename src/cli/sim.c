@@ -123,8 +123,8 @@ int fs__cli_sim(int argc, char **argv) {
   const char *in = o.in, *out = o.out, *format = o.format, *routing = o.routing, *seed = o.seed;
   const char *trace = o.trace, *backend = o.backend, *report = o.report;
   int summary = o.summary;
-  if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0)
-    return fs__cli_usage("sim", "--format must be json or csv, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("sim", format, "json csv", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   if (strcmp(backend, "fluid") != 0 && strcmp(backend, "ns3") != 0 &&
       strcmp(backend, "packet") != 0)
     return fs__cli_usage("sim", "--backend must be fluid, ns3 or packet, got '%s'", backend);
@@ -194,7 +194,7 @@ int fs__cli_sim(int argc, char **argv) {
     report_out = NULL;
   }
   if (status == 0 && (out_out || !summary)) {
-    status = write_results(sc, out_out, strcmp(format, "csv") == 0);
+    status = write_results(sc, out_out, fmt == FS__FMT_CSV);
     out_out = NULL;
   }
   if (status == 0 && summary) {

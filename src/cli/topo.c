@@ -54,8 +54,8 @@ int fs__cli_topo(int argc, char **argv) {
   int go = fs__opts_parse(&topo_cmd, &o, argc, argv);
   if (go >= 0) return go;
   const char *spec = o.spec, *format = o.format, *export = o.export, *outfile = o.out;
-  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-    return fs__cli_usage("topo", "--format must be text or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("topo", format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   if (export && strcmp(export, "dot") != 0 && strcmp(export, "graphml") != 0 &&
       strcmp(export, "json") != 0)
     return fs__cli_usage("topo", "--export must be dot, graphml or json, got '%s'", export);
@@ -93,7 +93,7 @@ int fs__cli_topo(int argc, char **argv) {
   fs_topo_cost cost;
   fs_topo_cost_compute(t, &cost);
   if (!(rc = fs_topo_stats_compute(t, &st, &err)))
-    rc = strcmp(format, "json") == 0 ? fs_report_topo_json(stdout, t, &st, &cost, &err)
+    rc = fmt == FS__FMT_JSON ? fs_report_topo_json(stdout, t, &st, &cost, &err)
                                      : fs_report_topo_text(stdout, t, &st, &cost, &err);
   fs_topo_free(t);
   if (rc && rc != FS_EIO) return fs__cli_fail(&err);

@@ -107,11 +107,11 @@ int fs__cli_train(int argc, char **argv) {
   int32_t n_in = o.n_in;
   fs_train_opts opts = o.opts;
   opts.max_memory_bytes = fs__cli_memory_limit();
-  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-    return fs__cli_usage("train", "--format must be text or json, got '%s'", format);
+  int fmt, go_fmt = fs__cli_format("train", format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   if (trace && n_in > 1)
     return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
-  int json = strcmp(format, "json") == 0;
+  int json = fmt == FS__FMT_JSON;
   if (chakra_dir && n_in > 1)
     return fs__cli_usage("train", "--export-chakra takes one job file, got %d", n_in);
   if (chakra_dir) { /* every rank's own traffic, TP as messages */

@@ -33,7 +33,7 @@ _Static_assert(FS_WAN_MAX_K == 64, "the message of --k says 64");
              "first-fit (default) or most-used"),                                             \
       FS__OPT_LONG("--k", 0, AT(k), "K", 1, FS_WAN_MAX_K, "--k must be an integer in [1, 64]", \
                    "candidate paths per demand (default 3)"),                                 \
-      FS__OPT_STR("--format", 0, AT(format), "F", "table (default) or json")
+      FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json")
 
 static const fs__opt provision_opts[] = {
     WAN_COMMON_OPTS,
@@ -78,16 +78,16 @@ static const fs__cmd train_cmd = {
  * the exit status. */
 static int parse_opts(const fs__cmd *c, int argc, char **argv, opts *o) {
   memset(o, 0, sizeof(*o));
-  o->format = "table";
+  o->format = "text";
   o->algo = FS_WAN_FIRST_FIT;
   o->k = 3;
   o->seed = 1;
   o->gbps = 100;
   int go = fs__opts_parse(c, o, argc, argv);
   if (go >= 0) return go;
-  o->json = strcmp(o->format, "json") == 0;
-  if (!o->json && strcmp(o->format, "table") != 0)
-    return fs__cli_usage(c->name, "--format must be table or json, got '%s'", o->format);
+  int fmt, go_fmt = fs__cli_format(c->name, o->format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
+  o->json = fmt == FS__FMT_JSON;
   return -1; /* go on */
 }
 

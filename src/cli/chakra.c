@@ -26,7 +26,8 @@ static const fs__opt chakra_opts[] = {
                "--seed must be a non-negative integer", "ECMP seed (default 1)"),
     FS__OPT_STR("--transport", 0, AT(transport), "KIND", "fluid (default), tcp or rdma"),
     FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
-                "tcp connections (default persistent)"),
+                "tcp connections (default persistent: a collective library connects once; sim's "
+                "independent flows default to new)"),
     FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
                 "rdma's or tcp's rate control (default ideal)"),
     FS__OPT_STR("--packet-bytes", 0, AT(pkt), "N",

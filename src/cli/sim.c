@@ -48,7 +48,9 @@ static const fs__opt sim_opts[] = {
                 "handshake, slow start, FIFO of small messages, DCTCP's use of shared links) "
                 "or rdma (RoCEv2); overrides the file's \"transport\""),
     FS__OPT_STR("--connections", 0, AT(connections), "new|persistent",
-                "tcp: open each flow's connection (the default) or reuse warm ones"),
+                "tcp: open each flow's connection (the default here: a scenario's flows are "
+                "independent transfers; train, coll and chakra default to persistent, as a "
+                "collective library connects once) or reuse warm ones"),
     FS__OPT_STR("--rate-control", 0, AT(rate_control), "dcqcn|dctcp|ideal",
                 "rdma: DCQCN's rate control (queues, ECN marks, cuts, slow recovery; 2-3x "
                 "the cost); tcp: DCTCP's windows over the same queues (new connections: "

@@ -309,6 +309,12 @@ int fs__flow_link(fs_sim *s, int32_t fi) {
   return 0;
 }
 
+/* Flow fi is listed among the started (fs_sim_started_flow), unless a plan
+ * instance made it: those are not the run's items. */
+static void note_started(fs_sim *s, int32_t fi) {
+  if (!fs__lazy_item(s, s->core.flows[fi].item)) s->started[s->n_started++] = s->core.flows[fi].item;
+}
+
 /* Flow fi sends its first byte: all its bytes are left, and it counts as
  * started; it takes its links now or (held) later, or runs as packets. */
 int fs__flow_starts(fs_sim *s, int32_t fi) {
@@ -316,7 +322,7 @@ int fs__flow_starts(fs_sim *s, int32_t fi) {
   for (int32_t i = 0; i < s->n_model; i++) /* e.g. its queue pair starts at line rate */
     if (s->model[i].m->flow_start && s->model[i].m->flow_start(s, s->model[i].st, fi))
       return FS_ENOMEM;
-  if (!fs__lazy_item(s, s->core.flows[fi].item)) s->started[s->n_started++] = s->core.flows[fi].item;
+  note_started(s, fi);
   return 0;
 }
 
@@ -324,7 +330,7 @@ int fs__flow_starts(fs_sim *s, int32_t fi) {
  * all its bytes are left, and it counts as started. */
 void fs__flow_counted(fs_sim *s, int32_t fi) {
   s->core.flows[fi].remaining = s->core.flows[fi].bytes;
-  if (!fs__lazy_item(s, s->core.flows[fi].item)) s->started[s->n_started++] = s->core.flows[fi].item;
+  note_started(s, fi);
 }
 
 int fs__flow_enter(fs_sim *s, int32_t fi) {

@@ -323,8 +323,7 @@ typedef struct fs__lzbind {
 } fs__lzbind;
 
 typedef struct fs__lzinst {
-  const fs_sim_plan *plan;
-  fs__lzbind *bind;
+  fs__lzbind *bind;    /* (its plan: bind->plan) */
   int32_t start, done, at_flow;
   int32_t *cnt;
   int32_t left;
@@ -347,7 +346,6 @@ typedef struct fs__lazy {
   int32_t *free_flow, *free_task;
   size_t n_free_flow, n_free_task, free_flow_cap, free_task_cap;
   size_t slots;        /* flows the per-flow arrays are sized for */
-  int64_t running;     /* instances started and not finished */
 } fs__lazy;
 
 /* Leaves the links that can never bind out of the flows' rating routes

@@ -272,7 +272,7 @@ int fs_sim_add_plan(fs_sim *s, const fs_sim_plan *p, const int32_t *hosts,
   if (d < 0) return d;
   /* (its start and done are the last two items: at_flow counts the flows
    * before them, as the added copy's flows would follow them) */
-  lz->inst[lz->n_inst++] = (fs__lzinst){p, b, a, d, s->core.n_flows, NULL, 0, -INFINITY};
+  lz->inst[lz->n_inst++] = (fs__lzinst){b, a, d, s->core.n_flows, NULL, 0, -INFINITY};
   *start = a;
   *done = d;
   return 0;
@@ -298,7 +298,7 @@ int fs__lazy_setup(fs_sim *s, fs_err *err) {
   lz->slots = (size_t)s->core.n_flows;
   for (size_t i = 0; i < lz->n_inst; i++) {
     const fs__lzinst *in = &lz->inst[i];
-    s->items[in->done].deps_left += in->plan->indeg[in->plan->done];
+    s->items[in->done].deps_left += in->bind->plan->indeg[in->bind->plan->done];
   }
   return 0;
 }
@@ -346,11 +346,27 @@ static int32_t new_id(fs_sim *s, int32_t kind) {
   return (int32_t)id;
 }
 
+/* Flow f of pair q of binding b: its pruned route's id and the route it is
+ * rated and charged on (what the pruning kept, prune.c, or the whole). */
+static void rating_route(const fs_sim *s, const fs__lzbind *b, int32_t q, fs__flow *f) {
+  f->rid = b->rid[q];
+  if (f->rid >= 0) {
+    const fs__proute *pr = &s->core.proutes[f->rid];
+    f->links = pr->kept;
+    f->w = pr->kept_w;
+    f->n = pr->n_kept;
+  } else {
+    f->links = b->route[q].links;
+    f->w = b->route[q].w;
+    f->n = b->route[q].n;
+  }
+}
+
 /* Makes item pi of instance i (its dependencies met) and readies it. */
 static int make(fs_sim *s, int32_t i, int32_t pi) {
   fs__lazy *lz = &s->lazy;
   fs__lzinst *in = &lz->inst[i];
-  const fs_sim_plan *p = in->plan;
+  const fs_sim_plan *p = in->bind->plan;
   const fs_sim_plan_item *it = &p->items[pi];
   int flow = it->kind == FS_ITEM_FLOW;
   int32_t id;
@@ -362,24 +378,14 @@ static int make(fs_sim *s, int32_t i, int32_t pi) {
   if (flow) {
     fs__flow *f = &s->core.flows[idx];
     uint32_t version = f->version + 1; /* no event of its slot's last flow lives on */
-    int32_t q = p->pair_of[pi], rid = in->bind->rid[q];
+    int32_t q = p->pair_of[pi];
     const fs__lzroute *r = &in->bind->route[q];
     memset(f, 0, sizeof(*f));
     f->version = version;
     f->item = id;
     f->src = in->bind->hosts[it->a];
     f->dst = in->bind->hosts[it->b];
-    if (rid >= 0) { /* rated on what the pruning kept (prune.c) */
-      const fs__proute *pr = &s->core.proutes[rid];
-      f->links = pr->kept;
-      f->w = pr->kept_w;
-      f->n = pr->n_kept;
-    } else {
-      f->links = r->links;
-      f->w = r->w;
-      f->n = r->n;
-    }
-    f->rid = rid;
+    rating_route(s, in->bind, q, f);
     f->pos = f->active_idx = -1;
     f->bytes = it->value;
     f->latency_s = r->latency_s;
@@ -400,14 +406,14 @@ static int make(fs_sim *s, int32_t i, int32_t pi) {
 /* One of instance i's dependencies of plan item d is met. */
 static int met(fs_sim *s, int32_t i, int32_t d) {
   fs__lzinst *in = &s->lazy.inst[i];
-  if (d == in->plan->done)
+  if (d == in->bind->plan->done)
     return --s->items[in->done].deps_left == 0 ? fs__item_ready(s, in->done) : 0;
   return --in->cnt[d] == 0 ? make(s, i, d) : 0;
 }
 
 /* Plan item pi of instance i released its dependents waiting on kind. */
 static int release_row(fs_sim *s, int32_t i, int32_t pi, int32_t kind) {
-  const fs_sim_plan *p = s->lazy.inst[i].plan;
+  const fs_sim_plan *p = s->lazy.inst[i].bind->plan;
   for (int32_t k = p->dep_start[pi]; k < p->dep_start[pi + 1]; k++) {
     if (p->dep_list[k] % 2 != kind) continue;
     int rc = met(s, i, p->dep_list[k] / 2);
@@ -418,15 +424,13 @@ static int release_row(fs_sim *s, int32_t i, int32_t pi, int32_t kind) {
 
 int fs__lazy_begin(fs_sim *s, int32_t i) {
   fs__lzinst *in = &s->lazy.inst[i];
-  const fs_sim_plan *p = in->plan;
+  const fs_sim_plan *p = in->bind->plan;
   if (!(in->cnt = fs__malloc((size_t)p->n_items, sizeof(int32_t)))) return FS_ENOMEM;
   memcpy(in->cnt, p->indeg, (size_t)p->n_items * sizeof(int32_t));
   in->left = p->n_items - 2;
-  s->lazy.running++;
   if (in->left == 0) {
     free(in->cnt);
     in->cnt = NULL;
-    s->lazy.running--;
   }
   return release_row(s, i, p->start, DEP_DONE);
 }
@@ -447,7 +451,6 @@ int fs__lazy_release(fs_sim *s, int32_t id, int32_t kind, int finished) {
   if (--in->left == 0) {
     free(in->cnt);
     in->cnt = NULL;
-    lz->running--;
   }
   return 0;
 }
@@ -456,25 +459,14 @@ void fs__lazy_charge(fs_sim *s, size_t *next, int32_t fi) {
   fs__lazy *lz = &s->lazy;
   for (; *next < lz->n_inst && lz->inst[*next].at_flow == fi; (*next)++) {
     const fs__lzinst *in = &lz->inst[*next];
-    const fs_sim_plan *p = in->plan;
+    const fs_sim_plan *p = in->bind->plan;
     for (int32_t pi = 0; pi < p->n_items; pi++) {
       const fs_sim_plan_item *it = &p->items[pi];
       if (it->kind != FS_ITEM_FLOW) continue;
-      int32_t q = p->pair_of[pi], rid = in->bind->rid[q];
-      const fs__lzroute *r = &in->bind->route[q];
       fs__flow f;
       memset(&f, 0, sizeof(f));
       f.bytes = it->value;
-      f.rid = rid;
-      if (rid >= 0) {
-        f.links = s->core.proutes[rid].kept;
-        f.w = s->core.proutes[rid].kept_w;
-        f.n = s->core.proutes[rid].n_kept;
-      } else {
-        f.links = r->links;
-        f.w = r->w;
-        f.n = r->n;
-      }
+      rating_route(s, in->bind, p->pair_of[pi], &f);
       fs__charge(s, &f);
     }
   }

@@ -332,20 +332,15 @@ static int qcoll_plan(fs__qcoll *q, fs_err *err) {
 
 int fs__qcoll_add_lazy(fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
                        const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
-                       fs_err *err) {
+                       int64_t *flows, int64_t *tasks, fs_err *err) {
   int rc = qcoll_plan(q, err);
   if (rc || (rc = fs_sim_add_plan(sim, q->plan, hosts, routes, first, done, err))) return rc;
+  fs_sim_plan_counts(q->plan, flows, tasks);
   for (int32_t i = 0; i < n_after; i++)
     if ((rc = fs_sim_add_dep(sim, after[i], *first, err))) return rc;
   return 0;
 }
 
-void fs__qcoll_counts(const fs__qcoll *q, int64_t *flows, int64_t *tasks) {
-  int64_t f = 0;
-  for (int32_t i = 0; i < q->n_items; i++) f += q->items[i].kind == FS_ITEM_FLOW;
-  *flows = f;
-  *tasks = q->n_items - f;
-}
 
 int fs__qcoll_wire_bytes(const fs__qcoll *q, fs_route_cache *routes, const fs_topo *t,
                          const int32_t *hosts, int32_t me, double *sum, fs_err *err) {

@@ -45,12 +45,11 @@ int fs__qcoll_add(const fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const
                   const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
                   fs_err *err);
 /* The same as fs__qcoll_add, lazily: a plan instance (sim.h "plans"), whose
- * items exist only while they run; exactly the same run. */
+ * items exist only while they run; exactly the same run. *flows and *tasks:
+ * what the instance will make (its start and done among the tasks). */
 int fs__qcoll_add_lazy(fs__qcoll *q, fs_sim *sim, fs_route_cache *routes, const int32_t *hosts,
                        const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
-                       fs_err *err);
-/* Flows and tasks an instance adds (its start and done included). */
-void fs__qcoll_counts(const fs__qcoll *q, int64_t *flows, int64_t *tasks);
+                       int64_t *flows, int64_t *tasks, fs_err *err);
 /* Adds to *sum, in the template's order, the bytes of the flows of the
  * instance on hosts whose route leaves node me: what the eager copy's
  * flows from me carry. */

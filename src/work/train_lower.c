@@ -53,13 +53,14 @@ static int pp_sends(fs_train *tr, int32_t s, int32_t s2, int32_t r, int32_t afte
 static int add_lazy(fs_train *tr, fs__qcoll *q, fs_route_cache *routes, const fs_coll_group *g,
                     const int32_t *after, int32_t n_after, int32_t *first, int32_t *done,
                     fs_err *err) {
-  int64_t nf, nt;
-  fs__qcoll_counts(q, &nf, &nt);
+  int64_t nf = 0, nt = 2;
+  int rc = fs__qcoll_add_lazy(q, tr->sim, routes, g->hosts, after, n_after, first, done, &nf, &nt,
+                              err);
   tr->lazy_flows += nf;
   tr->lazy_tasks += nt - 2; /* (its start and done are the simulation's) */
   tr->last_qc = q;
   tr->last_routes = routes;
-  return fs__qcoll_add_lazy(q, tr->sim, routes, g->hosts, after, n_after, first, done, err);
+  return rc;
 }
 
 /* The route cache fs_coll_lower makes for a collective of this key when
@@ -144,7 +145,7 @@ static int lower_coll(fs_train *tr, const fs_coll_params *prm, const fs_coll_gro
     if (!routes && (rc = keyed_routes(tr, key, &routes, err))) return rc;
     fs_err why = {0, ""};
     rc = find_template(tr, prm, g, g->p, &q, &why);
-    if (rc > 1 || rc < 0) return fs_err_set(err, rc, "%s", why.msg);
+    if (rc < 0) return fs_err_set(err, rc, "%s", why.msg);
     /* (1: the lowering has items outside the group, e.g. recursive halving
      * and doubling's, which a plan in member terms cannot hold: eagerly) */
     if (rc == 0) return add_lazy(tr, q, routes, g, after, n_after, first, done, err);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fabricsim/err.h"
 
@@ -285,6 +286,12 @@ int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val) {
 }
 
 /* ---- misc ---- */
+double fs__now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int fs__read_binary(const char *path, char **out, size_t *len, fs_err *err) {
   FILE *f = fopen(path, "rb");
   if (!f)

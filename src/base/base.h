@@ -249,6 +249,8 @@ int fs__u64map_put(fs__u64map *m, uint64_t key, int32_t val);
 int fs__u64map_get(const fs__u64map *m, uint64_t key, int32_t *val);
 
 /* ---- misc ------------------------------------------------------------------ */
+/* Seconds on the monotonic clock, for wall times (differences only). */
+double fs__now_s(void);
 /* Greatest common divisor of non-negative a and b (gcd(a, 0) = a). */
 int32_t fs__gcd32(int32_t a, int32_t b);
 

@@ -2,22 +2,16 @@
  * (routeopt.h), each in its own file; spraying and random choice are a
  * line each. Depends on every strategy; no strategy calls back into it. */
 #include <string.h>
-#include <time.h>
 
 #include "../base/base.h"
 #include "opt_internal.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int32_t *choice,
                          fs_routeopt_stats *stats, fs_err *err) {
   fs_routeopt_stats st;
   memset(&st, 0, sizeof(st));
-  double t0 = now_s();
+  double t0 = fs__now_s();
   int rc = 0;
   switch (o->kind) {
     case FS_ROUTEOPT_EXACT: rc = fs__routeopt_exact(p, o, choice, &st, err); break;
@@ -37,7 +31,7 @@ int fs_routeopt_optimize(fs_routeopt_problem *p, const fs_routeopt_opts *o, int3
     }
     default: rc = fs_err_set(err, FS_EINVAL, "unknown optimiser %d", (int)o->kind);
   }
-  st.time_s = now_s() - t0;
+  st.time_s = fs__now_s() - t0;
   if (stats) *stats = st;
   return rc;
 }

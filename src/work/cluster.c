@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "train_internal.h"
 
@@ -20,11 +19,6 @@ struct fs_cluster {
   double build_s; /* building the jobs into the one simulation */
 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Builds the jobs into one simulation; with_ctl attaches the first job's
  * routing control. */
@@ -116,9 +110,9 @@ int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs
   c->n = n;
   c->trs = trs;
   if (opts) c->opts = *opts;
-  double t0 = now_s();
+  double t0 = fs__now_s();
   int rc = cluster_build(c, 1, err);
-  c->build_s = now_s() - t0;
+  c->build_s = fs__now_s() - t0;
   if (rc) {
     fs_cluster_free(c);
     return rc;
@@ -129,9 +123,9 @@ int fs_cluster_new(fs_job *const *jobs, int32_t n, const fs_train_opts *opts, fs
 
 int fs_cluster_run(fs_cluster *c, fs_train_result *results, fs_err *err) {
   for (int32_t k = 0; k < c->n; k++) memset(&results[k], 0, sizeof(results[k]));
-  double t0 = now_s();
+  double t0 = fs__now_s();
   int rc = fs_sim_run(c->sim, c->opts.sim, err);
-  double wall = c->build_s + now_s() - t0;
+  double wall = c->build_s + fs__now_s() - t0;
   for (int32_t k = 0; k < c->n && !rc; k++) {
     rc = fs__train_collect(c->trs[k], &results[k], err);
     if (!rc && c->ctl) fs_netctl_stats_get(c->ctl, &results[k].ctl);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../base/base.h"
 #include "train_internal.h"
@@ -62,12 +61,6 @@ void fs__train_ctl_opts(const fs_job *job, fs_netctl_opts *co) {
   co->failures = job->failures;
   co->n_failures = job->n_failures;
   co->detect_s = job->detect_s;
-}
-
-static double wall_since(const struct timespec *t0) {
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
 /* shared: build into that simulation (a cluster's), else into a new one. */
@@ -132,8 +125,7 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   }
   tr->own_sim = !shared;
   tr->sim = shared;
-  struct timespec w0;
-  clock_gettime(CLOCK_MONOTONIC, &w0);
+  double w0 = fs__now_s();
   if ((!shared && ((rc = fs_sim_new(job->topo, &tr->sim, err)) ||
                    (rc = fs_sim_set_transport(tr->sim, &job->transport, err)))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
@@ -145,7 +137,7 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
       (tr->item_lo = fs_sim_n_items(tr->sim), rc = fs__train_build_iterations(tr, err)))
     goto fail;
   tr->item_hi = fs_sim_n_items(tr->sim);
-  tr->build_wall_s = wall_since(&w0);
+  tr->build_wall_s = fs__now_s() - w0;
   if (!shared && !fabric_free && !tr->opts.free_comm &&
       (job->reopt_interval_s > 0 || job->n_failures > 0)) {
     fs_netctl_opts co;
@@ -224,10 +216,9 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
   memset(out, 0, sizeof(*out));
   if (!tr->own_sim)
     return fs_err_set(err, FS_EINVAL, "%s: part of a cluster: run the cluster", tr->job->file);
-  struct timespec w0;
-  clock_gettime(CLOCK_MONOTONIC, &w0);
+  double w0 = fs__now_s();
   int rc = fs_sim_run(tr->sim, tr->opts.sim, err);
-  double run_s = wall_since(&w0);
+  double run_s = fs__now_s() - w0;
   if (rc) return rc;
   rc = fs__train_collect(tr, out, err);
   out->wall_s = tr->build_wall_s + run_s;

@@ -14,15 +14,9 @@
 #include "fabricsim/topoopt.h"
 #include "fabricsim/train.h"
 
-/* --switch: patch or ocs; --format: table or json. */
+/* --switch: patch or ocs. */
 static int parse_switch(const char *v, void *field) {
   if (strcmp(v, "patch") && strcmp(v, "ocs")) return -1;
-  *(const char **)field = v;
-  return 0;
-}
-
-static int parse_format(const char *v, void *field) {
-  if (strcmp(v, "table") && strcmp(v, "text") && strcmp(v, "json")) return -1;
   *(const char **)field = v;
   return 0;
 }
@@ -65,8 +59,7 @@ static const fs__opt topo_opts[] = {
     FS__OPT_FLAG("--no-train", 0, AT(no_train), "objective and cost only, no iteration simulation"),
     FS__OPT_STR("--export", 0, AT(export), "FILE",
                 "write the optimised fabric as a \"file\" topology JSON"),
-    FS__OPT_FN("--format", 0, AT(format), "text|json", parse_format,
-               "--format must be text or json (table is text)", "text (default; or table) or json"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json"),
     FS__OPT_END};
 
 static const fs__cmd topo_cmd = {
@@ -279,6 +272,8 @@ int fs__cli_ocs_topo(int argc, char **argv) {
   long degree = cl.degree, ar_rings = cl.ar_rings, ls = cl.ls, seed = cl.seed;
   double gbps = cl.gbps, tl = cl.tl;
   int exact = cl.exact, train = !cl.no_train;
+  int fmt, go_fmt = fs__cli_format(cmd, format, "text json", &fmt);
+  if (go_fmt >= 0) return go_fmt;
   if (degree < 0) return fs__cli_usage(cmd, "missing --degree");
   int want_ft = 0, want_ls = 0, want_ro = 0, want_rn = 0, want_job = 0;
   {
@@ -373,7 +368,7 @@ int fs__cli_ocs_topo(int argc, char **argv) {
   }
   {
     fs_report_ocs_topo rep = {file, tr, g, gbps, sw, rows, nr};
-    rc = strcmp(format, "json") == 0 ? fs_report_ocs_topo_json(stdout, &rep)
+    rc = fmt == FS__FMT_JSON ? fs_report_ocs_topo_json(stdout, &rep)
                                      : fs_report_ocs_topo_table(stdout, &rep);
     status = fs__cli_stdout_done(cmd, rc);
   }

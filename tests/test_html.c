@@ -141,6 +141,54 @@ TEST(test_html_reports_well_formed_and_deterministic) {
                "leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400",
                __LINE__);
   check_report("ocs schedule --matrix examples/ocs-job.json", __LINE__);
+  check_report("ocs schedule --matrix examples/ocs-job.json --sweep", __LINE__);
+}
+
+/* The OCS page says what a reader asks of a schedule: which nodes each
+ * circuit joins, where the phases start and how far the schedule is from
+ * the lower bound. On examples/ocs-matrix.json every row and column of
+ * the 4 x 4 matrix sums to at most 500 MB, so the bound at 100 Gb/s, degree
+ * 1 is 500e6 * 8 / 100e9 = 40 ms (hand-computed); its largest entry,
+ * 0 -> 1 (400 MB), must be a circuit of some configuration. */
+TEST(test_html_ocs_page_names_circuits_phases_and_bound) {
+  char out[4096];
+  const char *page = "/tmp/fabricsim-ocs-page-test.html";
+  char cmd[512];
+  snprintf(cmd, sizeof(cmd), "ocs schedule --matrix examples/ocs-matrix.json --report %s", page);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1 >/dev/null", out, sizeof(out)), 0);
+  size_t n = 0;
+  char *html = slurp(page, &n);
+  CHECK(html != NULL);
+  if (html) {
+    CHECK(strstr(html, "<td>lower bound</td><td>40.000</td>") != NULL);
+    CHECK(strstr(html, "0\u2192" "1") != NULL);          /* a circuit's endpoints */
+    CHECK(strstr(html, "Circuit configurations") != NULL); /* the table of slots */
+  }
+  free(html);
+  /* phases: each one's name marks its start on the time line */
+  snprintf(cmd, sizeof(cmd), "ocs schedule --matrix examples/ocs-job.json --report %s", page);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1 >/dev/null", out, sizeof(out)), 0);
+  html = slurp(page, &n);
+  CHECK(html != NULL);
+  if (html) {
+    static const char *const names[] = {">dp-ring-allreduce</text>", ">moe-alltoall</text>",
+                                        ">pp-sends</text>"};
+    for (int i = 0; i < 3; i++) CHECK(strstr(html, names[i]) != NULL);
+  }
+  free(html);
+  /* the sweep: completion against the delay, on decade ticks 1 ns .. 100 ms */
+  snprintf(cmd, sizeof(cmd), "ocs schedule --matrix examples/ocs-job.json --sweep --report %s",
+           page);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1 >/dev/null", out, sizeof(out)), 0);
+  html = slurp(page, &n);
+  CHECK(html != NULL);
+  if (html) {
+    CHECK(strstr(html, "Job completion time vs reconfiguration delay") != NULL);
+    CHECK(strstr(html, ">1 ns</text>") != NULL);
+    CHECK(strstr(html, ">100 ms</text>") != NULL);
+  }
+  free(html);
+  remove(page);
 }
 
 /* A path whose directory does not exist, or is a regular file: exit 2 before
@@ -182,12 +230,12 @@ TEST(test_html_pieces_escape_and_degrade) {
   fs_html_bars(&h, "bars", "%", labels, v, 1);
   fs_html_bars(&h, "no bars", "", labels, v, 0);
   fs_html_series s = {"empty", NULL, NULL, 0, 0, 0};
-  fs_html_axes ax = {"empty chart", "x", "y", 1, 1, 1};
+  fs_html_axes ax = {"empty chart", "x", "y", 1, 1, 1, 0};
   fs_html_lines(&h, &ax, &s, 1);
   const char *rows[] = {"r0"};
   const char *cls[] = {"c0"};
-  fs_html_span sp = {0, 0, 0.5, 0.25};
-  fs_html_gantt(&h, "gantt", rows, 1, cls, 1, &sp, 1, 1.0);
+  fs_html_span sp = {0, 0, 0.5, 0.25, "a<b"};
+  fs_html_gantt(&h, "gantt", rows, 1, cls, 1, &sp, 1, 1.0, NULL, 0);
   double u[] = {0, 0.5, 1.5};
   fs_html_heatmap(&h, "heat", rows, 1, 3, u, 1e-3);
   fs_topo *t = NULL;

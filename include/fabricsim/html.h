@@ -59,6 +59,8 @@ typedef struct fs_html_axes {
   const char *title, *xlabel, *ylabel;
   int logx, logy; /* log2-spaced axes (values must be > 0) */
   int xbytes;     /* x ticks as sizes (1K, 1M, ...) */
+  int xseconds;   /* x values in seconds, ticks as times (1 ns, 10 us, ...);
+                     with logx at the powers of ten */
 } fs_html_axes;
 void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, int32_t n);
 /* Horizontal bars with their values (unit printed after each). */
@@ -67,14 +69,24 @@ void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *c
 /* One bar split into parts of a whole (e.g. where the time goes). */
 void fs_html_split(fs_html *h, const char *title, const char *unit, const char *const *labels,
                    const double *values, int32_t n);
-/* Gantt chart: spans [start, start + dur) on rows, coloured by class. */
+/* Gantt chart: spans [start, start + dur) on rows, coloured by class; a
+ * span's label (may be NULL) is in its hover text and written on it where
+ * it fits. Marks are vertical lines across the chart at time t with a
+ * label at the top: solid (a boundary, e.g. a phase's start) or dashed (a
+ * bound to compare with). */
 typedef struct fs_html_span {
   int32_t row, cls;
   double start, dur;
+  const char *label;
 } fs_html_span;
+typedef struct fs_html_mark {
+  double t;
+  const char *label;
+  int dashed;
+} fs_html_mark;
 void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                    const char *const *classes, int32_t n_classes, const fs_html_span *sp,
-                   int64_t n, double t_end);
+                   int64_t n, double t_end, const fs_html_mark *marks, int32_t n_marks);
 /* Heatmap: u[r * n_cols + c] in [0, 1] (utilisation), columns of col_s s. */
 void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                      int32_t n_cols, const double *u, double col_s);
@@ -120,12 +132,37 @@ int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
                          const char *const *metrics, int32_t n_metrics,
                          const fs_html_route_row *rows, int32_t n_rows);
 
-/* ocs schedule: the circuits' time line (fs_ocs_execute's segments, the
- * phases placed one after another), one row per source node (the first
- * FS_HTML_MAX_ROWS), and summary key/value pairs (2 x n_summary strings). */
-int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
-                       int32_t n_summary, const fs_ocs_seg *segs, size_t n_segs,
-                       int32_t n_nodes, double t_end, const char *note);
+/* ocs schedule: each algorithm's completion against the job's lower bound;
+ * one schedule's circuits over time (fs_ocs_execute's segments, the phases
+ * placed one after another), one row per source node (the first
+ * FS_HTML_MAX_ROWS), each circuit labelled with the node it joins, the
+ * phases' starts and bounds marked, and its configurations as a table; or,
+ * with n_delays > 0, the delay sweep: completion against the delay. */
+typedef struct fs_html_ocs_algo {
+  const char *algo;
+  double completion_s;
+  int32_t reconfigs;
+} fs_html_ocs_algo;
+typedef struct fs_html_ocs_phase {
+  const char *name;
+  double start_s, lower_bound_s; /* on the drawing's time line; the phase's own bound */
+  size_t first_seg, n_segs;      /* its segments in segs */
+} fs_html_ocs_phase;
+typedef struct fs_html_ocs_page {
+  const char *title, *note;
+  const fs_html_ocs_algo *algos; /* one delay: n_algos; the sweep: n_delays x n_algos */
+  int32_t n_algos;
+  double lower_bound_s; /* the pure OCS bound of the whole job */
+  const char *drawn;    /* the algorithm drawn, NULL: none */
+  const fs_ocs_seg *segs;
+  size_t n_segs;
+  const fs_html_ocs_phase *phases;
+  int32_t n_phases, n_nodes;
+  double t_end;
+  const double *delays_s; /* the sweep's delays, or NULL */
+  int32_t n_delays;
+} fs_html_ocs_page;
+int fs_html_ocs_report(FILE *f, const fs_html_ocs_page *pg);
 
 #ifdef __cplusplus
 }

@@ -133,11 +133,23 @@ int fs_report_ocs_schedule_table(FILE *f, const fs_report_ocs_schedule *s);
 int fs_report_ocs_schedule_json(FILE *f, const fs_report_ocs_schedule *s);
 int fs_report_ocs_sweep_table(FILE *f, const fs_report_ocs_schedule *s);
 int fs_report_ocs_sweep_json(FILE *f, const fs_report_ocs_schedule *s);
-/* The HTML page of one schedule: the segments of the circuits of algorithm
- * `drawn` (NULL: static only, nothing drawn) over [0, t_end] seconds, and
- * each row's completion (the first 8 rows). 0, FS_ENOMEM or FS_EIO. */
-int fs_report_ocs_schedule_html(FILE *f, const fs_report_ocs_schedule *s, const char *drawn,
-                                const fs_ocs_seg *segs, size_t n_segs, double t_end);
+/* The schedule --report draws: algorithm `algo` (NULL: static only, nothing
+ * drawn), each phase decomposed and executed in turn, its segments shifted
+ * to start where the phase before it ended. */
+typedef struct fs_report_ocs_drawing {
+  const char *algo;
+  const fs_ocs_seg *segs;
+  size_t n_segs;
+  const char *const *phase_names; /* n_phases (s->phases) */
+  const double *phase_start_s, *phase_bound_s;
+  const size_t *phase_first_seg; /* n_phases + 1: phase ph's segments are [first[ph], first[ph+1]) */
+  double t_end;
+} fs_report_ocs_drawing;
+/* The HTML page of one delay's rows (the first 8) and the drawing, or of
+ * the sweep (d NULL): completion against the delay per row. 0, FS_ENOMEM
+ * or FS_EIO. */
+int fs_report_ocs_schedule_html(FILE *f, const fs_report_ocs_schedule *s,
+                                const fs_report_ocs_drawing *d);
 
 /* `fabricsim ocs topo`: one fabric of the comparison. */
 typedef struct fs_report_ocs_topo_row {

@@ -65,18 +65,16 @@ static int run_kind(const fs_ocs_plan *plan, const fs_ocs_params *base, int k, d
 /* --report: the first decomposing algorithm asked for (bvn, else
  * solstice), each phase stuffed, decomposed, scheduled and executed in
  * turn as fs_ocs_run does, its circuits' segments shifted by the phases
- * before it; the table's completions as the summary. */
+ * before it, with each phase's start and own bound; the table's rows as
+ * the summary. The sweep's page (draw NULL) is its rows. */
 typedef struct ocs_report_ctx {
   const fs_report_ocs_schedule *s;
-  const char *drawn;
-  fs_ocs_seg *segs;
-  size_t n_segs;
-  double t_end;
+  const fs_report_ocs_drawing *d;
 } ocs_report_ctx;
 
 static int ocs_report_fn(FILE *f, void *ctx) {
   const ocs_report_ctx *c = ctx;
-  return fs_report_ocs_schedule_html(f, c->s, c->drawn, c->segs, c->n_segs, c->t_end);
+  return fs_report_ocs_schedule_html(f, c->s, c->d);
 }
 
 static int ocs_report(fs_output *o, const fs_ocs_traffic *tr, const fs_ocs_params *p,
@@ -84,13 +82,21 @@ static int ocs_report(fs_output *o, const fs_ocs_traffic *tr, const fs_ocs_param
   fs_ocs_algo algo = want[FS_OCS_BVN] ? FS_OCS_BVN : FS_OCS_SOLSTICE;
   int draw = want[FS_OCS_BVN] || want[FS_OCS_SOLSTICE];
   fs_err err = {0, ""};
-  size_t nn = (size_t)tr->n * (size_t)tr->n;
+  size_t nn = (size_t)tr->n * (size_t)tr->n, np = (size_t)tr->n_phases;
   int64_t *stuffed = malloc((nn ? nn : 1) * sizeof(int64_t));
+  const char **names = malloc((np + 1) * sizeof(*names));
+  double *start = malloc((np + 1) * sizeof(double)), *bound = malloc((np + 1) * sizeof(double));
+  size_t *first = calloc(np + 1, sizeof(size_t));
   fs_ocs_seg *all = NULL;
   size_t n_all = 0;
   double off = 0;
-  int rc = stuffed ? 0 : FS_ENOMEM;
-  for (int32_t ph = 0; draw && !rc && ph < tr->n_phases; ph++) {
+  int rc = stuffed && names && start && bound && first ? 0 : FS_ENOMEM;
+  for (int32_t ph = 0; !rc && ph < tr->n_phases; ph++) {
+    names[ph] = tr->phases[ph].name;
+    start[ph] = off;
+    bound[ph] = 0;
+    first[ph] = n_all;
+    if (!draw) continue;
     fs_ocs_decomp d = {0};
     fs_ocs_schedule sch = {0};
     fs_ocs_result r;
@@ -112,6 +118,7 @@ static int ocs_report(fs_output *o, const fs_ocs_traffic *tr, const fs_ocs_param
           all[n_all].t0_s += off;
           all[n_all++].t1_s += off;
         }
+        bound[ph] = r.lower_bound_s;
         off += r.completion_s;
       }
     }
@@ -119,17 +126,25 @@ static int ocs_report(fs_output *o, const fs_ocs_traffic *tr, const fs_ocs_param
     fs_ocs_schedule_free(&sch);
     fs_ocs_decomp_free(&d);
   }
+  if (!rc) first[np] = n_all;
   free(stuffed);
+  int st;
   if (rc) {
-    free(all);
     fprintf(stderr, "fabricsim: %s: cannot draw the schedule: %s\n", fs_output_path(o),
             err.msg[0] ? err.msg : fs_strerror(rc));
     fs_output_abort(o);
-    return fs_err_is_input(rc) ? 2 : 1;
+    st = fs_err_is_input(rc) ? 2 : 1;
+  } else {
+    fs_report_ocs_drawing dr = {draw ? fs_ocs_algo_name(algo) : NULL, all, n_all, names, start,
+                                bound, first, off};
+    ocs_report_ctx c = {s, &dr};
+    st = fs__cli_output_write(o, ocs_report_fn, &c);
   }
-  ocs_report_ctx c = {s, draw ? fs_ocs_algo_name(algo) : NULL, all, n_all, off};
-  int st = fs__cli_output_write(o, ocs_report_fn, &c);
   free(all);
+  free(names);
+  free(start);
+  free(bound);
+  free(first);
   return st;
 }
 
@@ -226,8 +241,9 @@ static const fs__opt schedule_opts[] = {
     FS__OPT_FLAG("--sweep", 0, AT(sweep), "the delay sweep 1 ns .. 100 ms (half decades)"),
     FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
-                "also write a self-contained HTML report: the circuit schedule over time "
-                "(bvn, else solstice; not with --sweep)"),
+                "also write a self-contained HTML report: completion against the lower "
+                "bound and the circuit schedule over time with its configurations (bvn, else "
+                "solstice); with --sweep, completion against the delay"),
     FS__OPT_END};
 
 static const fs__cmd schedule_cmd = {
@@ -278,9 +294,11 @@ static int run_single(const sched *sc, fs_output **report_out, fs_err *err) {
   return 0;
 }
 
-/* The delay sweep, 1 ns .. 100 ms: 0, 1 after printing why the output
+/* The delay sweep, 1 ns .. 100 ms, and its page into *report_out if there
+ * is one (*report_out then NULL): 0, 1 after printing why an output
  * failed, or -1 with err set. */
-static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_err *err) {
+static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_output **report_out,
+                     fs_err *err) {
   /* Half-decade steps: 1, 3.16, 10, ... ns up to 100 ms. */
   double delays[N_SWEEP];
   fs_report_ocs_row rows[N_SWEEP][N_KINDS];
@@ -307,7 +325,12 @@ static int run_sweep(const sched *sc, fs__cli_progress *prog, fs_err *err) {
   s.n_rows = sc->n_rows;
   int rc = sc->fmt == 0 ? fs_report_ocs_sweep_table(stdout, &s)
                         : fs_report_ocs_sweep_json(stdout, &s);
-  return fs__cli_stdout_done("ocs schedule", rc);
+  int st = fs__cli_stdout_done("ocs schedule", rc);
+  if (st || !*report_out) return st;
+  fs_output *o = *report_out;
+  *report_out = NULL;
+  ocs_report_ctx c = {&s, NULL};
+  return fs__cli_output_write(o, ocs_report_fn, &c);
 }
 
 int fs__cli_ocs_schedule(int argc, char **argv) {
@@ -341,8 +364,6 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
     want[FS_OCS_N_ALGOS] = want[FS_OCS_BVN];
     want[FS_OCS_N_ALGOS + 1] = want[FS_OCS_SOLSTICE];
   }
-  if (report && sweep)
-    return fs__cli_usage("ocs schedule", "--report draws one schedule: not with --sweep");
   fs_err err = {0, ""};
   fs_ocs_traffic tr;
   if (fs_ocs_matrix_from_file(file, &tr, &err)) return fs__cli_fail(&err);
@@ -367,7 +388,7 @@ int fs__cli_ocs_schedule(int argc, char **argv) {
                                    .threshold_s = thr_s, .static_row = -1};
   memcpy(c.want, want, sizeof(want));
   for (int a = 0; a < N_KINDS; a++) c.n_rows += want[a];
-  int rc = sweep ? run_sweep(&c, &prog, &err) : run_single(&c, &report_out, &err);
+  int rc = sweep ? run_sweep(&c, &prog, &report_out, &err) : run_single(&c, &report_out, &err);
   if (rc < 0) goto fail;
   status = rc;
   goto out;

@@ -231,13 +231,31 @@ static void tick(fs_html *h, int y, double p, double other0, double other1, cons
             p, other0, p, other1, p, other0 + 14, label);
 }
 
-static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double other1, int bytes) {
+/* A time in seconds as a tick says it: "1 ns", "316 us", "10 ms". */
+static void fmt_seconds(char *buf, size_t n, double v) {
+  double mul;
+  const char *unit;
+  time_unit(fabs(v) > 0 ? fabs(v) : 1, &mul, &unit);
+  snprintf(buf, n, "%.3g %s", v * mul, unit);
+}
+
+/* Tick labels: plain numbers, sizes (TICK_BYTES) or times (TICK_SECONDS). */
+enum { TICK_PLAIN, TICK_BYTES, TICK_SECONDS };
+
+static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double other1, int kind) {
   char b[32];
+  if (a->log && kind == TICK_SECONDS) { /* decades: 1 ns, 10 ns, ... */
+    for (double e = ceil(log10(a->lo) - 1e-9); e <= log10(a->hi) + 1e-9; e++) {
+      fmt_seconds(b, sizeof(b), pow(10, e));
+      tick(h, y, ax_px(a, pow(10, e)), other0, other1, b);
+    }
+    return;
+  }
   if (a->log) {
     double span = log2(a->hi) - log2(a->lo);
     int every = span > 24 ? 4 : span > 12 ? 2 : 1;
     for (double e = log2(a->lo); e <= log2(a->hi) + 1e-9; e += every) {
-      fmt_si(b, sizeof(b), exp2(e), bytes);
+      fmt_si(b, sizeof(b), exp2(e), kind == TICK_BYTES);
       tick(h, y, ax_px(a, exp2(e)), other0, other1, b);
     }
     return;
@@ -246,8 +264,10 @@ static void ax_ticks(fs_html *h, const axis *a, int y, double other0, double oth
   for (int i = 0; i <= 100; i++) { /* ~6 ticks; the bound only guards rounding */
     double v = v0 + i * step;
     if (v > a->hi + step * 1e-9) break;
-    if (bytes) fmt_si(b, sizeof(b), v, 1);
-    else snprintf(b, sizeof(b), "%.4g", fabs(v) < step * 1e-6 ? 0 : v);
+    if (fabs(v) < step * 1e-6) v = 0;
+    if (kind == TICK_BYTES) fmt_si(b, sizeof(b), v, 1);
+    else if (kind == TICK_SECONDS) fmt_seconds(b, sizeof(b), v);
+    else snprintf(b, sizeof(b), "%.4g", v);
     tick(h, y, ax_px(a, v), other0, other1, b);
   }
 }
@@ -258,8 +278,9 @@ void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, 
   ax_range(&xa, s, n, 0);
   ax_range(&ya, s, n, 1);
   fig_begin(h, ax->title, W, height);
-  ax_ticks(h, &xa, 0, bottom, top, ax->xbytes);
-  ax_ticks(h, &ya, 1, left, right, 0);
+  ax_ticks(h, &xa, 0, bottom, top,
+           ax->xbytes ? TICK_BYTES : ax->xseconds ? TICK_SECONDS : TICK_PLAIN);
+  ax_ticks(h, &ya, 1, left, right, TICK_PLAIN);
   fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
           "stroke=\"#999\"/>\n", left, top, right - left, bottom - top);
   fputs("<text x=\"", h->f);
@@ -380,8 +401,9 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
 /* ---- Gantt ---- */
 void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                    const char *const *classes, int32_t n_classes, const fs_html_span *sp,
-                   int64_t n, double t_end) {
-  double left = 170, right = W - 10, row = 18, top = 30;
+                   int64_t n, double t_end, const fs_html_mark *marks, int32_t n_marks) {
+  /* marks' labels take two lines above the rows: boundaries', bounds' */
+  double left = 170, right = W - 10, row = 18, top = n_marks > 0 ? 58 : 30;
   double height = top + row * n_rows + 40;
   if (!(t_end > 0)) t_end = 1e-9;
   double mul;
@@ -403,20 +425,49 @@ void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32
             "fill=\"#f6f6f6\"/>\n", left, y + 1, right - left, row - 2);
   }
   axis xa = {0, t_end * mul, 0, left, right};
-  ax_ticks(h, &xa, 0, top + row * n_rows, top, 0);
+  ax_ticks(h, &xa, 0, top + row * n_rows, top, TICK_PLAIN);
   fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n",
           (left + right) / 2, height - 4, unit);
   double sx = (right - left) / t_end;
   for (int64_t i = 0; i < n; i++) {
     if (sp[i].row < 0 || sp[i].row >= n_rows) continue;
-    double x = left + sp[i].start * sx, w = sp[i].dur * sx;
+    double x = left + sp[i].start * sx, w = sp[i].dur * sx, y = top + row * sp[i].row;
     if (w < 0.3) w = 0.3;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
-            "<title>%.4g-%.4g %s</title></rect>\n",
-            x, top + row * sp[i].row + 2, w, row - 4,
+            "<title>%.4g-%.4g %s", x, y + 2, w, row - 4,
             sp[i].cls >= 0 && sp[i].cls < n_classes ? named_color(classes[sp[i].cls], sp[i].cls)
                                                      : color(sp[i].cls),
             sp[i].start * mul, (sp[i].start + sp[i].dur) * mul, unit);
+    if (sp[i].label) {
+      fputs(": ", h->f);
+      esc(h->f, sp[i].label);
+    }
+    fputs("</title></rect>\n", h->f);
+    /* a label is written only where it fits: about 6 px a character */
+    if (sp[i].label && w >= 6.0 * (double)strlen(sp[i].label) + 4) {
+      fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+              "style=\"fill:#fff;font-size:10px\">", x + w / 2, y + 12);
+      esc(h->f, sp[i].label);
+      fputs("</text>\n", h->f);
+    }
+  }
+  for (int32_t k = 0; k < n_marks; k++) {
+    if (!(marks[k].t >= 0 && marks[k].t <= t_end)) continue;
+    double x = left + marks[k].t * sx;
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-width=\"1.5\"%s/>", x, marks[k].dashed ? top - 6 : top - 20, x,
+            top + row * n_rows, marks[k].dashed ? "#c00" : "#333", marks[k].dashed ? " stroke-dasharray=\"4 3\"" : "");
+    if (marks[k].label) {
+      /* a boundary's label starts at its line, a bound's ends there, a line
+       * apart, so a bound just before a boundary does not cover it */
+      int end = marks[k].dashed || x > right - 80; /* (near the right edge: inside) */
+      fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" style=\"font-size:10px;"
+              "fill:%s\">", x + (end ? -3 : 3), top - (marks[k].dashed ? 8 : 22),
+              end ? "end" : "start", marks[k].dashed ? "#c00" : "#333");
+      esc(h->f, marks[k].label);
+      fputs("</text>", h->f);
+    }
+    fputs("\n", h->f);
   }
   fig_end(h);
 }

@@ -3,7 +3,9 @@
  * busiest links, the topology. train: summary, where the time goes, the
  * iteration timeline per pipeline stage, links, topology. coll: bus
  * bandwidth versus size with the closed form, per algorithm. route: the
- * routing comparison's metrics as bars. ocs: the circuit schedule. Each
+ * routing comparison's metrics as bars. ocs: completion against the
+ * lower bound, the circuit schedule with its configurations, or the delay
+ * sweep. Each
  * page is O(what it draws); the train timeline is one span per op, send
  * and DP collective of the data-parallel rank 0 devices. */
 #include <math.h>
@@ -90,7 +92,7 @@ int fs_html_sim_report(FILE *f, const fs_scenario *sc) {
                     "at the destination (CDF).");
     fs_html_series cdf = {"flows", x, y, n, 0, 1};
     fs_html_axes ax = {"Flow completion time CDF", "flow completion time (ms)",
-                       "fraction of flows", 0, 0, 0};
+                       "fraction of flows", 0, 0, 0, 0};
     fs_html_lines(&h, &ax, &cdf, 1);
   }
   free(x);
@@ -175,14 +177,14 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
                    : seg[i].kind <= FS_TRAIN_SEG_EP ? 1
                    : seg[i].kind == FS_TRAIN_SEG_PP ? 2 : 3;
     sp[m++] = (fs_html_span){seg[i].stage * LANES + lane, seg[i].kind, seg[i].start_s,
-                             seg[i].dur_s};
+                             seg[i].dur_s, NULL};
   }
   char tnote[160];
   snprintf(tnote, sizeof(tnote), "Data-parallel rank 0 of each stage (TP rank 0 for sends and "
            "DP)%s. Hover a span for its times.", shown < p ? "; the first 32 stages" : "");
   fs_html_section(&h, "Iteration timeline per pipeline stage", tnote);
   fs_html_gantt(&h, "Timeline", rows, shown * LANES, seg_names, FS_TRAIN_SEG_KINDS, sp, m,
-                fs_sim_makespan_s(s));
+                fs_sim_makespan_s(s), NULL, 0);
   FS__FREE_ALL(rn, rows, sp, seg);
   /* collectives */
   char cells[FS_PAR_N][5][48];
@@ -255,7 +257,7 @@ int fs_html_coll_report(FILE *f, const char *op, int32_t ranks, const fs_topo *t
   }
   fs_html_section(&h, "Bus bandwidth versus size", "busbw as nccl-tests reports it; dashed: "
                   "the algorithm's closed-form time on the same sizes.");
-  fs_html_axes ax = {"busbw (GB/s) vs message size", "size (bytes)", "busbw (GB/s)", 1, 0, 1};
+  fs_html_axes ax = {"busbw (GB/s) vs message size", "size (bytes)", "busbw (GB/s)", 1, 0, 1, 0};
   fs_html_lines(&h, &ax, s, k);
   for (int32_t a = 0; a < n_algos; a++) {
     int32_t n = algos[a].n;
@@ -338,36 +340,258 @@ out:
 }
 
 /* ---- ocs ---- */
-int fs_html_ocs_report(FILE *f, const char *title, const char *const *summary,
-                       int32_t n_summary, const fs_ocs_seg *segs, size_t n_segs,
-                       int32_t n_nodes, double t_end, const char *note) {
-  fs_html h;
-  fs_html_begin(&h, f, title, NULL);
-  fs_html_section(&h, "Summary", NULL);
-  kv_table(&h, summary, n_summary);
-  int32_t n_rows = n_nodes < FS_HTML_MAX_ROWS ? n_nodes : FS_HTML_MAX_ROWS;
+/* ---- ocs schedule ---- */
+
+/* Milliseconds with three decimals and separators (every time on the OCS
+ * pages, so columns compare at a glance). */
+static void ms3(char *b, size_t n, double s) {
+  if (!isfinite(s)) snprintf(b, n, "-");
+  else fs_html_thousands(b, n, s * 1e3, 3);
+}
+
+/* The configurations table: one row per (phase, OCS, slot) of the drawn
+ * schedule, at most this many, and each row's circuits listed up to
+ * CIRCUITS_LISTED. */
+enum { MAX_CONFIG_ROWS = 200, CIRCUITS_LISTED = 12, CONFIG_COLS = 8 };
+
+typedef struct seg_key {
+  int32_t ocs, slot;
+  size_t i;
+} seg_key;
+
+static int cmp_seg_key(const void *a, const void *b) {
+  const seg_key *x = a, *y = b;
+  if (x->ocs != y->ocs) return x->ocs < y->ocs ? -1 : 1;
+  if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* One configuration's row: its segments are keys[a..b) (same OCS and slot).
+ * Lit segments are its circuits; dark ones the circuits being set up. */
+static void config_row(const fs_html_ocs_page *pg, const char *phase, const seg_key *keys,
+                       size_t a, size_t b, char (*cell)[200]) {
+  double t0 = INFINITY, t1 = -INFINITY, lit0 = INFINITY, bytes = 0;
+  int32_t lit = 0, dark = 0;
+  size_t pos = 0;
+  cell[7][0] = 0;
+  for (size_t k = a; k < b; k++) {
+    const fs_ocs_seg *g = &pg->segs[keys[k].i];
+    t0 = fmin(t0, g->t0_s);
+    t1 = fmax(t1, g->t1_s);
+    if (g->dark) {
+      dark++;
+      continue;
+    }
+    lit0 = fmin(lit0, g->t0_s);
+    bytes += g->bytes;
+    if (lit++ < CIRCUITS_LISTED && pos < 180)
+      pos += (size_t)snprintf(cell[7] + pos, 200 - pos, "%s%d\u2192%d", lit > 1 ? " " : "",
+                              g->src, g->dst);
+  }
+  if (lit > CIRCUITS_LISTED && pos < 180)
+    snprintf(cell[7] + pos, 200 - pos, " (+%d more)", lit - CIRCUITS_LISTED);
+  snprintf(cell[0], 200, "%s", phase);
+  snprintf(cell[1], 200, "%d / %d", keys[a].ocs, keys[a].slot);
+  ms3(cell[2], 200, t0);
+  ms3(cell[3], 200, isfinite(lit0) ? lit0 : t1);
+  ms3(cell[4], 200, t1);
+  snprintf(cell[5], 200, "%d (%d set up)", lit, dark);
+  fs_html_thousands(cell[6], 200, bytes / 1e6, 3);
+}
+
+static int ocs_configs(fs_html *h, const fs_html_ocs_page *pg) {
+  seg_key *keys = malloc((pg->n_segs ? pg->n_segs : 1) * sizeof(*keys));
+  char(*cells)[CONFIG_COLS][200] = malloc(MAX_CONFIG_ROWS * sizeof(*cells));
+  const char **cp = malloc(MAX_CONFIG_ROWS * CONFIG_COLS * sizeof(*cp));
+  if (!keys || !cells || !cp) {
+    FS__FREE_ALL(keys, cells, cp);
+    return FS_ENOMEM;
+  }
+  int32_t rows = 0, total = 0;
+  for (int32_t p = 0; p < pg->n_phases; p++) {
+    const fs_html_ocs_phase *ph = &pg->phases[p];
+    for (size_t k = 0; k < ph->n_segs; k++)
+      keys[k] = (seg_key){pg->segs[ph->first_seg + k].ocs, pg->segs[ph->first_seg + k].slot,
+                          ph->first_seg + k};
+    qsort(keys, ph->n_segs, sizeof(*keys), cmp_seg_key);
+    for (size_t a = 0, b; a < ph->n_segs; a = b) {
+      for (b = a + 1; b < ph->n_segs && keys[b].ocs == keys[a].ocs && keys[b].slot == keys[a].slot;
+           b++) {
+      }
+      total++;
+      if (rows == MAX_CONFIG_ROWS) continue;
+      config_row(pg, ph->name, keys, a, b, cells[rows]);
+      for (int c = 0; c < CONFIG_COLS; c++) cp[rows * CONFIG_COLS + c] = cells[rows][c];
+      rows++;
+    }
+  }
+  char note[200];
+  snprintf(note, sizeof(note),
+           "Each OCS's slots in order: the changed circuits are dark for the reconfiguration "
+           "delay, then every circuit carries its pair's bytes.%s",
+           total > rows ? " The first 200 configurations." : "");
+  static const char *const head[CONFIG_COLS] = {
+      "phase", "OCS / slot", "starts (ms)", "lit (ms)", "ends (ms)", "circuits",
+      "carried (MB)", "circuits (source\u2192destination)"};
+  fs_html_section(h, "Circuit configurations", note);
+  fs_html_table(h, head, CONFIG_COLS, cp, rows);
+  FS__FREE_ALL(keys, cells, cp);
+  return 0;
+}
+
+/* The circuits' time line: a row per source node, a span per segment named
+ * by the node it joins, the phases' starts and their lower bounds marked. */
+static int ocs_gantt(fs_html *h, const fs_html_ocs_page *pg) {
+  int32_t n_rows = pg->n_nodes < FS_HTML_MAX_ROWS ? pg->n_nodes : FS_HTML_MAX_ROWS;
   char(*rn)[32] = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof(*rn));
   const char **rows = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof(*rows));
-  fs_html_span *sp = malloc((n_segs ? n_segs : 1) * sizeof(*sp));
-  int rc = 0;
-  if (!rn || !rows || !sp) {
-    rc = FS_ENOMEM;
-    goto out;
+  fs_html_span *sp = malloc((pg->n_segs ? pg->n_segs : 1) * sizeof(*sp));
+  char(*lab)[16] = malloc((pg->n_segs ? pg->n_segs : 1) * sizeof(*lab));
+  fs_html_mark *mk = malloc((size_t)(2 * pg->n_phases + 1) * sizeof(*mk));
+  if (!rn || !rows || !sp || !lab || !mk) {
+    FS__FREE_ALL(rn, rows, sp, lab, mk);
+    return FS_ENOMEM;
   }
   for (int32_t r = 0; r < n_rows; r++) {
     snprintf(rn[r], sizeof(rn[r]), "node %d out", r);
     rows[r] = rn[r];
   }
   int64_t m = 0;
-  for (size_t i = 0; i < n_segs; i++)
-    if (segs[i].src >= 0 && segs[i].src < n_rows)
-      sp[m++] = (fs_html_span){segs[i].src, segs[i].dark ? 1 : 0, segs[i].t0_s,
-                               segs[i].t1_s - segs[i].t0_s};
+  for (size_t i = 0; i < pg->n_segs; i++) {
+    const fs_ocs_seg *g = &pg->segs[i];
+    if (g->src < 0 || g->src >= n_rows) continue;
+    snprintf(lab[m], sizeof(lab[m]), "\u2192%d", g->dst);
+    sp[m] = (fs_html_span){g->src, g->dark ? 1 : 0, g->t0_s, g->t1_s - g->t0_s, lab[m]};
+    m++;
+  }
+  int32_t nm = 0;
+  for (int32_t p = 0; p < pg->n_phases; p++) {
+    const fs_html_ocs_phase *ph = &pg->phases[p];
+    if (pg->n_phases > 1) mk[nm++] = (fs_html_mark){ph->start_s, ph->name, 0};
+    mk[nm++] = (fs_html_mark){ph->start_s + ph->lower_bound_s,
+                              pg->n_phases > 1 ? "bound" : "lower bound", 1};
+  }
   static const char *const cls[] = {"circuit lit", "reconfiguring (dark)"};
-  fs_html_section(&h, "Circuit schedule", note);
-  fs_html_gantt(&h, "Circuits out of each node over time", rows, n_rows, cls, 2, sp, m, t_end);
-out:
-  FS__FREE_ALL(rn, rows, sp);
+  char note[400];
+  snprintf(note, sizeof(note),
+           "%s Each span is a circuit out of the node, labelled with the node it joins "
+           "(hover for its times).%s Dashed red: %s lower bound max(row sum, column sum) / "
+           "(degree x rate).%s",
+           pg->note, pg->n_phases > 1 ? " Solid lines: the phases' starts." : "",
+           pg->n_phases > 1 ? "each phase's" : "the",
+           pg->n_nodes > n_rows ? " The first 40 nodes." : "");
+  fs_html_section(h, "Circuit schedule", note);
+  fs_html_gantt(h, "Circuits out of each node over time", rows, n_rows, cls, 2, sp, m, pg->t_end,
+                mk, nm);
+  FS__FREE_ALL(rn, rows, sp, lab, mk);
+  return 0;
+}
+
+/* The sweep: completion against the delay, one line per algorithm and the
+ * bound (which does not depend on the delay). */
+static int ocs_sweep(fs_html *h, const fs_html_ocs_page *pg) {
+  enum { MAX_SERIES = 9 }; /* at most 8 algorithms and the bound */
+  int32_t na = pg->n_algos, nd = pg->n_delays;
+  double *y = malloc((size_t)(na + 1) * (size_t)nd * sizeof(double));
+  double *x = malloc((size_t)nd * sizeof(double));
+  if (!y || !x) {
+    FS__FREE_ALL(x, y);
+    return FS_ENOMEM;
+  }
+  fs_html_series ser[MAX_SERIES];
+  int32_t ns = 0;
+  for (int32_t k = 0; k < nd; k++) x[k] = pg->delays_s[k];
+  for (int32_t a = 0; a <= na && ns < MAX_SERIES; a++) {
+    double *ya = y + (size_t)a * (size_t)nd;
+    for (int32_t k = 0; k < nd; k++)
+      ya[k] = (a < na ? pg->algos[k * na + a].completion_s : pg->lower_bound_s) * 1e3;
+    ser[ns++] = (fs_html_series){a < na ? pg->algos[a].algo : "lower bound", x, ya, nd, 0, 0};
+  }
+  fs_html_section(h, "Completion against the reconfiguration delay", pg->note);
+  fs_html_axes ax = {"Job completion time vs reconfiguration delay", "reconfiguration delay",
+                     "completion (ms)", 1, 0, 0, 1};
+  fs_html_lines(h, &ax, ser, ns);
+  FS__FREE_ALL(x, y);
+  return 0;
+}
+
+int fs_html_ocs_report(FILE *f, const fs_html_ocs_page *pg) {
+  fs_html h;
+  fs_html_begin(&h, f, pg->title, NULL);
+  int32_t na = pg->n_algos, sweep = pg->n_delays > 0;
+  int rc = 0;
+  if (!sweep) {
+    /* summary: each algorithm against the bound, and as bars */
+    enum { COLS = 4, MAX_ALGOS = 8 };
+    char cells[MAX_ALGOS + 1][COLS][48];
+    const char *cp[(MAX_ALGOS + 1) * COLS], *labels[MAX_ALGOS + 1];
+    double vals[MAX_ALGOS + 1];
+    int32_t n = 0;
+    for (int32_t a = 0; a < na && a < MAX_ALGOS; a++, n++) {
+      const fs_html_ocs_algo *r = &pg->algos[a];
+      snprintf(cells[n][0], 48, "%s", r->algo);
+      ms3(cells[n][1], 48, r->completion_s);
+      snprintf(cells[n][2], 48, "%d", r->reconfigs);
+      snprintf(cells[n][3], 48, "%.3f", pg->lower_bound_s > 0 ? r->completion_s /
+                                                                    pg->lower_bound_s : 1.0);
+      labels[n] = r->algo;
+      vals[n] = r->completion_s * 1e3;
+    }
+    snprintf(cells[n][0], 48, "lower bound");
+    ms3(cells[n][1], 48, pg->lower_bound_s);
+    snprintf(cells[n][2], 48, "-");
+    snprintf(cells[n][3], 48, "1.000");
+    labels[n] = "lower bound";
+    vals[n++] = pg->lower_bound_s * 1e3;
+    for (int32_t r = 0; r < n * COLS; r++) cp[r] = cells[r / COLS][r % COLS];
+    static const char *const head[COLS] = {"schedule", "completion (ms)", "reconfigurations",
+                                           "completion / bound"};
+    fs_html_section(&h, "Summary", "The lower bound: the busiest node's bytes at the full "
+                    "circuit rate on every port, no reconfiguration (docs/model-ocs.md).");
+    fs_html_table(&h, head, COLS, cp, n);
+    fs_html_bars(&h, "Completion time against the lower bound", "ms", labels, vals, n);
+    if (pg->drawn) {
+      rc = ocs_gantt(&h, pg);
+      if (!rc) rc = ocs_configs(&h, pg);
+    } else {
+      fs_html_section(&h, "Circuit schedule", pg->note);
+    }
+  } else {
+    /* the sweep: a table of completions per delay, then the plot */
+    int32_t cols = na + 2;
+    char(*cells)[48] = malloc((size_t)pg->n_delays * (size_t)cols * sizeof(*cells));
+    const char **cp = malloc((size_t)pg->n_delays * (size_t)cols * sizeof(*cp));
+    const char **head = malloc((size_t)cols * sizeof(*head));
+    if (!cells || !cp || !head) {
+      FS__FREE_ALL(cells, cp, head);
+      fs_html_end(&h);
+      return FS_ENOMEM;
+    }
+    head[0] = "delay";
+    for (int32_t a = 0; a < na; a++) head[a + 1] = pg->algos[a].algo;
+    head[na + 1] = "best";
+    for (int32_t k = 0; k < pg->n_delays; k++) {
+      char(*row)[48] = cells + (size_t)k * (size_t)cols;
+      double d = pg->delays_s[k], mul = d < 1e-6 ? 1e9 : d < 1e-3 ? 1e6 : 1e3;
+      snprintf(row[0], 48, "%.3g %s", d * mul, d < 1e-6 ? "ns" : d < 1e-3 ? "us" : "ms");
+      int32_t best = 0;
+      for (int32_t a = 0; a < na; a++) {
+        const fs_html_ocs_algo *r = &pg->algos[k * na + a];
+        ms3(row[a + 1], 48, r->completion_s);
+        if (r->completion_s < pg->algos[k * na + best].completion_s) best = a;
+      }
+      snprintf(row[na + 1], 48, "%s", na ? pg->algos[k * na + best].algo : "-");
+      for (int32_t c = 0; c < cols; c++) cp[(size_t)k * (size_t)cols + (size_t)c] = row[c];
+    }
+    rc = ocs_sweep(&h, pg);
+    char lb[48], note[120];
+    ms3(lb, sizeof(lb), pg->lower_bound_s);
+    snprintf(note, sizeof(note), "Completion in ms per delay; the lower bound is %s ms at every "
+             "delay.", lb);
+    fs_html_section(&h, "Completions", note);
+    fs_html_table(&h, head, cols, cp, pg->n_delays);
+    FS__FREE_ALL(cells, cp, head);
+  }
   int rc2 = fs_html_end(&h);
   return rc ? rc : rc2;
 }

@@ -6,6 +6,7 @@
  * cost is nothing beside the decompositions that made them. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/base.h"
@@ -237,28 +238,61 @@ int fs_report_ocs_sweep_json(FILE *f, const fs_report_ocs_schedule *s) {
   return ferror(f) ? FS_EIO : 0;
 }
 
-/* The page's summary is the table's completions; the rows are at most 5. */
+/* The page's rows: at most 5 algorithms (bvn, solstice, static and the two
+ * hybrids) at each delay. */
 enum { MAX_ROWS = 8 };
 
-int fs_report_ocs_schedule_html(FILE *f, const fs_report_ocs_schedule *s, const char *drawn,
-                                const fs_ocs_seg *segs, size_t n_segs, double t_end) {
-  char vals[MAX_ROWS][64], keys[MAX_ROWS][40];
-  const char *kv[2 * MAX_ROWS];
-  int32_t nkv = 0;
-  for (int32_t i = 0; i < s->n_rows && i < MAX_ROWS; i++) {
-    snprintf(keys[nkv], sizeof(keys[nkv]), "%s completion", s->rows[i].algo);
-    snprintf(vals[nkv], sizeof(vals[nkv]), "%.6g ms (%d reconfigurations)",
-             s->rows[i].r.completion_s * 1e3, s->rows[i].r.n_reconfig);
-    kv[2 * nkv] = keys[nkv];
-    kv[2 * nkv + 1] = vals[nkv];
-    nkv++;
+int fs_report_ocs_schedule_html(FILE *f, const fs_report_ocs_schedule *s,
+                                const fs_report_ocs_drawing *d) {
+  int32_t n_algos = s->n_rows < MAX_ROWS ? s->n_rows : MAX_ROWS;
+  int32_t n_delays = d ? 1 : s->n_delays;
+  fs_html_ocs_algo *algos = malloc((size_t)(n_delays * n_algos + 1) * sizeof(*algos));
+  fs_html_ocs_phase *ph = malloc((size_t)(s->phases + 1) * sizeof(*ph));
+  if (!algos || !ph) {
+    free(algos);
+    free(ph);
+    return FS_ENOMEM;
   }
-  char title[400], note[160];
-  snprintf(title, sizeof(title), "fabricsim ocs schedule: %s", s->file);
-  if (drawn)
-    snprintf(note, sizeof(note), "%s schedule, %g Gb/s circuits, degree %d, delay %g ms.", drawn,
-             s->p.gbps, s->p.degree, s->p.delay_s * 1e3);
-  else
-    snprintf(note, sizeof(note), "static only: one configuration, no schedule to draw.");
-  return fs_html_ocs_report(f, title, kv, nkv, segs, n_segs, s->nodes, t_end, note);
+  double lb = 0;
+  for (int32_t k = 0; k < n_delays; k++)
+    for (int32_t i = 0; i < n_algos; i++) {
+      const fs_report_ocs_row *row = &s->rows[(size_t)k * (size_t)s->n_rows + (size_t)i];
+      algos[k * n_algos + i] = (fs_html_ocs_algo){row->algo, row->r.completion_s,
+                                                  row->r.n_reconfig};
+      if (!row->hybrid) lb = row->r.lower_bound_s; /* the pure OCS bound */
+    }
+  char title[400], note[200];
+  snprintf(title, sizeof(title), "fabricsim ocs schedule%s: %s", d ? "" : " --sweep", s->file);
+  fs_html_ocs_page pg = {.title = title, .note = note, .algos = algos, .n_algos = n_algos,
+                         .lower_bound_s = lb, .n_nodes = s->nodes};
+  if (d) {
+    char dl[32];
+    fmt_delay(dl, sizeof(dl), s->p.delay_s);
+    if (d->algo)
+      snprintf(note, sizeof(note),
+               "%s schedule, %g Gb/s circuits, degree %d, reconfiguration delay %s (%s dark).",
+               d->algo, s->p.gbps, s->p.degree, dl,
+               s->p.all_stop ? "all circuits" : "changed circuits");
+    else
+      snprintf(note, sizeof(note), "static only: one configuration, no schedule to draw.");
+    for (int32_t p = 0; p < s->phases; p++)
+      ph[p] = (fs_html_ocs_phase){d->phase_names[p], d->phase_start_s[p], d->phase_bound_s[p],
+                                  d->phase_first_seg[p],
+                                  d->phase_first_seg[p + 1] - d->phase_first_seg[p]};
+    pg.drawn = d->algo;
+    pg.segs = d->segs;
+    pg.n_segs = d->n_segs;
+    pg.phases = ph;
+    pg.n_phases = d->algo ? s->phases : 0;
+    pg.t_end = d->t_end;
+  } else {
+    snprintf(note, sizeof(note), "%g Gb/s circuits, degree %d, %s dark.", s->p.gbps, s->p.degree,
+             s->p.all_stop ? "all circuits" : "changed circuits");
+    pg.delays_s = s->delays_s;
+    pg.n_delays = s->n_delays;
+  }
+  int rc = fs_html_ocs_report(f, &pg);
+  free(algos);
+  free(ph);
+  return rc;
 }

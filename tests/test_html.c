@@ -241,14 +241,15 @@ TEST(test_html_pieces_escape_and_degrade) {
   fs_topo *t = NULL;
   fs_err err = {0, ""};
   CHECK_OK(fs_topo_from_spec("fattree:k=8", &t, &err), &err);
-  fs_html_topology(&h, t, NULL); /* 208 nodes: a note, no drawing */
+  fs_html_topology(&h, t, NULL); /* 208 nodes: aggregated */
   fs_topo_free(t);
   CHECK_EQ_INT(fs_html_end(&h), 0);
   fclose(f);
   check_page(buf, "pieces", __LINE__);
   CHECK(strstr(buf, "a &lt;b&gt; &amp; &quot;c&quot;") != NULL);
   CHECK(strstr(buf, "<h2>&lt;script&gt;</h2>") != NULL);
-  CHECK(strstr(buf, "Topology not drawn: 208 nodes") != NULL);
+  CHECK(strstr(buf, "Topology, aggregated") != NULL); /* 208 nodes: in blocks */
+  CHECK(strstr(buf, ": a&lt;b</title>") != NULL);      /* a span's label, escaped */
   free(buf);
 }
 
@@ -272,6 +273,62 @@ static void legend_color(const char *page, const char *name, char *out) {
 /* One colour per kind of traffic and phase on every chart of a page: the
  * time split's "exposed dp" is the timeline's "DP collective" (they were
  * coloured by position, issue 45). */
+/* Sums the N of every "<title>N links" (bundles) and "; N links inside"
+ * (blocks) in page. */
+static long long count_cables(const char *page) {
+  long long total = 0;
+  for (const char *p = page; (p = strstr(p, "<title>")) != NULL; p += 7) {
+    long long k;
+    char word[16];
+    if (sscanf(p + 7, "%lld %15[a-z]", &k, word) == 2 && strcmp(word, "links") == 0) total += k;
+  }
+  for (const char *p = page; (p = strstr(p, "; ")) != NULL; p += 2) {
+    long long k;
+    char w1[16], w2[16];
+    if (sscanf(p + 2, "%lld %15[a-z] %15[a-z]", &k, w1, w2) == 3 && strcmp(w1, "links") == 0 &&
+        strcmp(w2, "inside") == 0)
+      total += k;
+  }
+  return total;
+}
+
+/* A fabric over 64 nodes is drawn in blocks: every cable is in exactly one
+ * bundle or block (the counts sum to the topology's cables), a fat-tree's
+ * hosts are in one block per pod (k = 8: 8 blocks of 16) and a pod's hosts
+ * reach its edge switches by one bundle of 16 cables. */
+TEST(test_html_large_topology_drawn_in_blocks) {
+  static const char *const specs[] = {"fattree:k=8", "torus:dims=16x16",
+                                      "leafspine:leaves=40,spines=8,hosts_per_leaf=4",
+                                      "dragonfly:a=4,h=2,p=2"};
+  for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    fs_topo *t = NULL;
+    fs_err err = {0, ""};
+    CHECK_OK(fs_topo_from_spec(specs[i], &t, &err), &err);
+    CHECK(t->n_nodes > FS_HTML_MAX_TOPO_NODES);
+    fs_html h;
+    fs_html_begin(&h, f, "topo", NULL);
+    fs_html_topology(&h, t, NULL);
+    CHECK_EQ_INT(fs_html_end(&h), 0);
+    fclose(f);
+    if (count_cables(buf) != t->n_links / 2)
+      test_fail(__FILE__, __LINE__, "%s: %lld cables drawn, the topology has %d", specs[i],
+                count_cables(buf), t->n_links / 2);
+    if (i == 0) {
+      int blocks16 = 0;
+      for (const char *p = buf; (p = strstr(p, "<title>16 x host")) != NULL; p++) blocks16++;
+      CHECK_EQ_INT(blocks16, 8);
+      CHECK(strstr(buf, "<title>16 links, 1600 Gb/s each way") != NULL);
+    }
+    check_page(buf, specs[i], __LINE__);
+    free(buf);
+    fs_topo_free(t);
+  }
+}
+
 TEST(test_html_one_colour_per_kind) {
   char path[96];
   snprintf(path, sizeof(path), "/tmp/fabricsim-colours-%d.html", (int)getpid());

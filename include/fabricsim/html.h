@@ -12,8 +12,9 @@
  * and the pages of each command (fs_html_*_report), which take the
  * command's results and call the pieces. Sizes: a heatmap draws at most
  * FS_HTML_MAX_ROWS rows (the busiest links, and links grouped by the tiers
- * they join), a topology is drawn only up to FS_HTML_MAX_TOPO_NODES nodes;
- * a report of a 1024-GPU training job stays near a megabyte. */
+ * they join), a topology is drawn node by node up to FS_HTML_MAX_TOPO_NODES
+ * nodes and in blocks beyond; a report of a 1024-GPU training job stays
+ * near a megabyte. */
 #ifndef FABRICSIM_HTML_H
 #define FABRICSIM_HTML_H
 
@@ -91,8 +92,10 @@ void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32
 void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                      int32_t n_cols, const double *u, double col_s);
 /* A layered drawing by tier (hosts at the bottom), links shaded by util
- * (per directed link, the busier direction drawn; NULL: plain), if the
- * topology has at most FS_HTML_MAX_TOPO_NODES nodes; else a note. */
+ * (per directed link, the busier direction drawn; NULL: plain). Over
+ * FS_HTML_MAX_TOPO_NODES nodes it is aggregated: each tier's nodes in at
+ * most 24 blocks (by pod or leaf, else runs of nodes), the links between
+ * two blocks one bundle with its cables, capacity and utilisation. */
 void fs_html_topology(fs_html *h, const fs_topo *t, const double *util);
 /* From a run with link bins: a heatmap of the busiest links and one of
  * link groups (the kinds and tiers they join), and the busiest links as

@@ -537,10 +537,152 @@ static int32_t layer_of(const fs_node *nd) {
   return 1 + (nd->tier > 0 ? nd->tier : 1);
 }
 
+/* ---- a large topology, aggregated ----
+ * Nodes of a layer are put in order of their group (pod, leaf; ungrouped
+ * nodes each their own) and index; runs of the same group are natural
+ * blocks, merged in order into at most AGG_BLOCKS blocks per layer. Links
+ * between two blocks are drawn as one bundle: its cables, its capacity and
+ * its utilisation (the busier direction's bytes over capacity, from the
+ * per-link utilisations), the busiest link of it in the hover text. */
+enum { AGG_LAYERS = 8, AGG_BLOCKS = 24 };
+
+typedef struct agg_node {
+  int64_t key; /* group, or past every group: the node itself */
+  int32_t v;
+} agg_node;
+
+static int by_agg_key(const void *a, const void *b) {
+  const agg_node *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+typedef struct agg_block {
+  int32_t first, last, count; /* nodes, in the layer's order */
+} agg_block;
+
+typedef struct agg_bundle {
+  double cap, busy, max_u; /* bit/s; sum of util x capacity; the busiest link's */
+  int64_t links;
+} agg_bundle;
+
+static void topology_aggregated(fs_html *h, const fs_topo *t, const double *util) {
+  int32_t n = t->n_nodes, nb_layer[AGG_LAYERS] = {0};
+  agg_node *ord = malloc((size_t)(n ? n : 1) * sizeof(*ord));
+  int32_t *block = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  agg_block *bl = calloc(AGG_LAYERS * AGG_BLOCKS, sizeof(*bl));
+  agg_bundle *bu = calloc((size_t)AGG_LAYERS * AGG_BLOCKS * AGG_LAYERS * AGG_BLOCKS, sizeof(*bu));
+  if (!ord || !block || !bl || !bu) goto out;
+  for (int32_t l = 0; l < AGG_LAYERS; l++) {
+    int32_t k = 0;
+    for (int32_t v = 0; v < n; v++) {
+      int32_t lv = layer_of(&t->nodes[v]);
+      if ((lv < AGG_LAYERS ? lv : AGG_LAYERS - 1) != l) continue;
+      int32_t g = t->nodes[v].group;
+      ord[k++] = (agg_node){g >= 0 ? g : (int64_t)INT32_MAX + 1 + v, v};
+    }
+    qsort(ord, (size_t)k, sizeof(*ord), by_agg_key);
+    int32_t nat = 0;
+    for (int32_t i = 0; i < k; i++) nat += i == 0 || ord[i].key != ord[i - 1].key;
+    /* blocks of equal size where a divisor allows it (256 routers: 16 of
+     * 16, not 24 of 10 or 11) */
+    int32_t nb = nat < AGG_BLOCKS ? nat : AGG_BLOCKS;
+    for (int32_t d = nb; nat > AGG_BLOCKS && d >= AGG_BLOCKS / 2; d--)
+      if (nat % d == 0) {
+        nb = d;
+        break;
+      }
+    for (int32_t i = 0, r = -1; i < k; i++) {
+      r += i == 0 || ord[i].key != ord[i - 1].key; /* the natural block's rank */
+      int32_t b = (int32_t)((int64_t)r * nb / nat);
+      agg_block *x = &bl[l * AGG_BLOCKS + b];
+      if (!x->count) x->first = ord[i].v;
+      x->last = ord[i].v;
+      x->count++;
+      block[ord[i].v] = l * AGG_BLOCKS + b;
+    }
+    nb_layer[l] = nb;
+  }
+  int32_t row_of[AGG_LAYERS], top = 0;
+  for (int32_t l = 0, r = 0; l < AGG_LAYERS; l++) { /* empty layers take no room */
+    row_of[l] = r;
+    if (nb_layer[l]) top = r++;
+  }
+  const size_t NB = AGG_LAYERS * AGG_BLOCKS;
+  for (int32_t li = 0; li < t->n_links; li++) {
+    const fs_link *k = &t->links[li];
+    agg_bundle *x = &bu[(size_t)block[k->from] * NB + (size_t)block[k->to]];
+    double u = util ? util[li] : 0;
+    x->cap += k->capacity_bps;
+    x->busy += u * k->capacity_bps;
+    x->max_u = fmax(x->max_u, u);
+    x->links++;
+  }
+  double layer_h = 110, height = 40 + layer_h * top + 50;
+  fig_begin(h, "Topology, aggregated (blocks of nodes by tier and pod or leaf; bundles shaded by "
+            "utilisation)", W, height);
+#define BX(b) (20 + (W - 40) * ((b) % AGG_BLOCKS + 0.5) / nb_layer[(b) / AGG_BLOCKS])
+#define BY(b) (30 + layer_h * (top - row_of[(b) / AGG_BLOCKS]))
+  for (size_t a = 0; a < NB; a++)
+    for (size_t b = a; b < NB; b++) {
+      const agg_bundle *x = &bu[a * NB + b], *y = &bu[b * NB + a];
+      int64_t links = x->links + (a != b ? y->links : 0);
+      if (!links || a == b) continue; /* (links inside a block: in its hover text) */
+      double ux = x->cap > 0 ? x->busy / x->cap : 0, uy = y->cap > 0 ? y->busy / y->cap : 0;
+      double u = fmax(ux, uy), cap = fmax(x->cap, y->cap), mx = fmax(x->max_u, y->max_u);
+      char col[8] = "#999999";
+      if (util) heat_color(0.1 + 0.9 * u, col, sizeof(col));
+      /* width: log of the bundle's capacity, so a bundle of 1,000 links is
+       * thicker than one of 10 but still a line */
+      double w = 1 + log10(1 + cap / 1e11);
+      fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+              "stroke-width=\"%.1f\"><title>%lld links, %.4g Gb/s each way; %.0f%% busy "
+              "(busier direction), busiest link %.0f%%</title></line>\n",
+              BX((int32_t)a), BY((int32_t)a), BX((int32_t)b), BY((int32_t)b),
+              util ? col : "#999999", w, (long long)links / (a != b && y->links ? 2 : 1),
+              cap / 1e9, u * 100, mx * 100);
+    }
+  for (int32_t l = 0; l < AGG_LAYERS; l++)
+    for (int32_t i = 0; i < nb_layer[l]; i++) {
+      int32_t b = l * AGG_BLOCKS + i;
+      const agg_block *x = &bl[b];
+      char cls[32], n0[40], n1[40];
+      fs_topo_node_class(t, x->first, cls, (int)sizeof(cls));
+      fs_topo_node_name(t, x->first, n0, (int)sizeof(n0));
+      fs_topo_node_name(t, x->last, n1, (int)sizeof(n1));
+      const agg_bundle *in = &bu[(size_t)b * NB + (size_t)b];
+      double bw = (W - 40) / nb_layer[l] - 6;
+      if (bw > 90) bw = 90;
+      fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"22\" rx=\"3\" "
+              "fill=\"%s\"><title>%d x %s: %s .. %s", BX(b) - bw / 2, BY(b) - 11, bw,
+              color(layer_of(&t->nodes[x->first]) ? 1 + layer_of(&t->nodes[x->first]) : 0),
+              x->count, cls, n0, n1);
+      if (in->links) fprintf(h->f, "; %lld links inside", (long long)in->links / 2);
+      fputs("</title></rect>\n", h->f);
+      if (bw >= 30)
+        fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" style=\"fill:#fff;"
+                "font-size:10px\">%d</text>\n", BX(b), BY(b) + 4, x->count);
+      /* names under every block when few, else under the layer's ends */
+      if (nb_layer[l] <= 8 || i == 0 || i == nb_layer[l] - 1)
+        fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                "style=\"font-size:10px\">%s%s</text>\n", BX(b), BY(b) + 24,
+                i == nb_layer[l] - 1 && nb_layer[l] > 8 ? n1 : n0,
+                x->count > 1 && (nb_layer[l] <= 8 || i == 0) ? " .." : "");
+    }
+#undef BX
+#undef BY
+  fig_end(h);
+  fprintf(h->f, "<p class=\"note\">%d nodes in blocks: each block holds the nodes of a tier in "
+          "one group (pod or leaf) or a run of groups, its count written on it, the first "
+          "node's name under it; hover a block or a bundle for its nodes, links and load.</p>\n",
+          n);
+out:
+  FS__FREE_ALL(ord, block, bl, bu);
+}
+
 void fs_html_topology(fs_html *h, const fs_topo *t, const double *util) {
   if (t->n_nodes > FS_HTML_MAX_TOPO_NODES) {
-    fprintf(h->f, "<p class=\"note\">Topology not drawn: %d nodes (drawn up to %d).</p>\n",
-            t->n_nodes, FS_HTML_MAX_TOPO_NODES);
+    topology_aggregated(h, t, util);
     return;
   }
   enum { MAXL = 8 };

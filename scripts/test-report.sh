@@ -5,7 +5,8 @@
 # console message at error level, run its one inline script (the DOM
 # dump carries data-report="ok") and give a screenshot that is not blank
 # (a PNG of some size whose pixels are not all one colour: many distinct
-# bytes). The checks are first shown to reject a page with a console
+# bytes), and neither the page nor a table in it may be wider than an 800
+# or a 1,400 px window. The checks are first shown to reject a page with a console
 # error and a blank page. Prints "N passed, N failed"; exits 1 if any
 # failed. REPORT_KEEP=DIR keeps the pages and screenshots there.
 # Usage: scripts/test-report.sh [BUILD_DIR]   (default build)
@@ -25,16 +26,19 @@ trap 'rm -rf "$DIR"' EXIT
 pass=0
 fail=0
 
-# browse NAME HTML: a screenshot, the DOM after scripts ran and the log.
+# browse NAME HTML: a screenshot, the DOM after scripts ran and the log at
+# 1,400 px, and the DOM at 800 px (a narrow window).
 browse() {
   prof="$DIR/profile-$1" # a fresh profile each time: nothing shared
   timeout 120 "$BROWSER" --headless=new --no-sandbox --disable-gpu --no-first-run \
     --user-data-dir="$prof" --enable-logging=stderr --v=0 \
-    --window-size=1280,2000 --screenshot="$DIR/$1.png" "file://$2" \
+    --window-size=1400,2000 --screenshot="$DIR/$1.png" "file://$2" \
     >/dev/null 2>"$DIR/$1.log" || true
-  timeout 120 "$BROWSER" --headless=new --no-sandbox --disable-gpu --no-first-run \
-    --user-data-dir="$prof" --enable-logging=stderr --v=0 \
-    --dump-dom "file://$2" >"$DIR/$1.dom" 2>>"$DIR/$1.log" || true
+  for w in 1400 800; do
+    timeout 120 "$BROWSER" --headless=new --no-sandbox --disable-gpu --no-first-run \
+      --user-data-dir="$prof" --enable-logging=stderr --v=0 --window-size=$w,2000 \
+      --dump-dom "file://$2" >"$DIR/$1.$w.dom" 2>>"$DIR/$1.log" || true
+  done
 }
 
 # verdict NAME: prints why the page fails, nothing if it passes. Chromium
@@ -45,7 +49,7 @@ browse() {
 verdict() {
   if grep -q 'CONSOLE' "$DIR/$1.log" 2>/dev/null; then
     echo "console message: $(grep 'CONSOLE' "$DIR/$1.log" | head -1 | cut -c1-200)"
-  elif ! grep -q 'data-report="ok"' "$DIR/$1.dom" 2>/dev/null; then
+  elif ! grep -q 'data-report="ok"' "$DIR/$1.1400.dom" 2>/dev/null; then
     echo "the page's script did not run (no data-report=\"ok\" in the DOM)"
   elif [ ! -s "$DIR/$1.png" ]; then
     echo "no screenshot"
@@ -54,7 +58,17 @@ verdict() {
     distinct=$(od -An -v -tu1 "$DIR/$1.png" | tr -s ' ' '\n' | sort -u | wc -l)
     if [ "$size" -lt 20000 ] || [ "$distinct" -lt 200 ]; then
       echo "blank-looking screenshot ($size bytes, $distinct distinct byte values)"
+      return
     fi
+    # the page's script records what is wider than the window: "page+" if
+    # the page scrolls sideways, then how many tables scroll in their box
+    for w in 1400 800; do
+      over=$(sed -n 's/.*data-overflow="\([^"]*\)".*/\1/p' "$DIR/$1.$w.dom" | head -1)
+      if [ "$over" != "0" ]; then
+        echo "wider than a $w px window (data-overflow=\"$over\")"
+        return
+      fi
+    done
   fi
 }
 
@@ -72,7 +86,10 @@ result() {
 # The checker first catches what it must: a console error, a blank page.
 printf '<!DOCTYPE html><html><body><p>x</p><script>document.documentElement.setAttribute("data-report","ok");console.error("injected")</script></body></html>\n' >"$DIR/bad-console.html"
 printf '<!DOCTYPE html><html><body><script>document.documentElement.setAttribute("data-report","ok")</script></body></html>\n' >"$DIR/bad-blank.html"
-for bad in bad-console bad-blank; do
+# a real report with a 1,200 px wide table in it: too wide for 800 px
+"$BIN" ocs schedule --matrix examples/ocs-job.json --report "$DIR/bad-wide.html" >/dev/null
+sed -i 's|<h2>|<div style="overflow-x:auto"><table><tr><td><p style="width:1200px">wide</p></td></tr></table></div><h2>|' "$DIR/bad-wide.html"
+for bad in bad-console bad-blank bad-wide; do
   browse "$bad" "$DIR/$bad.html"
   why=$(verdict "$bad")
   if [ -n "$why" ]; then result 1 "self-check: $bad.html rejected ($why)"
@@ -104,6 +121,8 @@ check coll coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:64M
 check route route --jobs examples/jobs-4dp.json --optimizer greedy,ecmp,spray \
   --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400
 check ocs ocs schedule --matrix examples/ocs-job.json
+check ocs-sweep ocs schedule --matrix examples/ocs-job.json --sweep
+check coll-large coll --op allreduce --ranks 128 --topo fattree:k=8 --size 1M:4M
 
 echo "test-report: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

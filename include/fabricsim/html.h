@@ -2,7 +2,8 @@
  * on train, sim, coll, route and ocs; docs/formats.md, "HTML reports").
  *
  * One file, no network: the style sheet and the plots are inline, the only
- * script is one line that marks the page as loaded (tests read it). Output
+ * script is one line that marks the page as loaded and notes whether it is
+ * wider than the window (data-report, data-overflow: tests read them). Output
  * streams to a FILE as it is written, numbers are printed with fixed
  * precision and nothing depends on the clock or on addresses, so the same
  * input gives the same bytes.
@@ -67,6 +68,14 @@ void fs_html_lines(fs_html *h, const fs_html_axes *ax, const fs_html_series *s, 
 /* Horizontal bars with their values (unit printed after each). */
 void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *const *labels,
                   const double *values, int32_t n);
+/* Small multiples: one panel per quantity (n_panels, three a row), in each
+ * a bar per label, v[panel * n_labels + label] (non-finite: "-"), each
+ * panel scaled to its largest value, which its axis prints; a label has
+ * the same colour in every panel. For quantities of different units
+ * compared across the same few things (routings). */
+void fs_html_bar_grid(fs_html *h, const char *title, const char *const *panels,
+                      int32_t n_panels, const char *const *labels, int32_t n_labels,
+                      const double *v);
 /* One bar split into parts of a whole (e.g. where the time goes). */
 void fs_html_split(fs_html *h, const char *title, const char *unit, const char *const *labels,
                    const double *values, int32_t n);

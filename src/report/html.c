@@ -90,8 +90,10 @@ void fs_html_begin(fs_html *h, FILE *f, const char *title, const char *subtitle)
 
 int fs_html_end(fs_html *h) {
   fputs("<p class=\"note\">Written by fabricsim. Self-contained: no scripts or files are "
-        "loaded.</p>\n<script>document.documentElement.setAttribute(\"data-report\",\"ok\");"
-        "</script>\n</body>\n</html>\n",
+        "loaded.</p>\n<script>var e=document.documentElement,o=0;"
+        "for(const x of document.querySelectorAll(\"div,table\"))o+=x.scrollWidth>x.clientWidth+1;"
+        "e.setAttribute(\"data-overflow\",(e.scrollWidth>innerWidth?\"page+\":\"\")+o);"
+        "e.setAttribute(\"data-report\",\"ok\");</script>\n</body>\n</html>\n",
         h->f);
   return ferror(h->f) ? FS_EIO : 0;
 }
@@ -357,6 +359,54 @@ void fs_html_bars(fs_html *h, const char *title, const char *unit, const char *c
       esc(h->f, unit);
     }
     fputs("</text>\n", h->f);
+  }
+  fig_end(h);
+}
+
+void fs_html_bar_grid(fs_html *h, const char *title, const char *const *panels,
+                      int32_t n_panels, const char *const *labels, int32_t n_labels,
+                      const double *v) {
+  /* three panels a row; in each, one bar per label in that label's colour
+   * (the same in every panel), from 0 to the panel's largest value, which
+   * the axis under the bars prints */
+  enum { COLS = 3 };
+  double pw = W / COLS, row = 15, ph = 34 + row * (n_labels > 0 ? n_labels : 1) + 20;
+  int32_t prow = (n_panels + COLS - 1) / COLS;
+  double lw = 0; /* label column: the longest label, about 6 px a character */
+  for (int32_t r = 0; r < n_labels; r++) lw = fmax(lw, 6.0 * (double)strlen(labels[r]));
+  lw = fmin(lw + 8, pw * 0.4);
+  fig_begin(h, title, W, ph * (prow > 0 ? prow : 1));
+  for (int32_t m = 0; m < n_panels; m++) {
+    double x0 = pw * (m % COLS), y0 = ph * (m / COLS);
+    double left = x0 + lw, right = x0 + pw - 50, mx = 0;
+    for (int32_t r = 0; r < n_labels; r++) {
+      double x = v[(size_t)m * (size_t)n_labels + (size_t)r];
+      if (isfinite(x) && x > mx) mx = x;
+    }
+    if (!(mx > 0)) mx = 1;
+    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" style=\"font-weight:bold\">", x0 + 6, y0 + 18);
+    esc(h->f, panels[m]);
+    fputs("</text>\n", h->f);
+    for (int32_t r = 0; r < n_labels; r++) {
+      double x = v[(size_t)m * (size_t)n_labels + (size_t)r], y = y0 + 26 + row * r;
+      double bar = isfinite(x) && x > 0 ? (right - left) * x / mx : 0;
+      fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" style=\"font-size:10px\">",
+              left - 4, y + 11);
+      esc(h->f, labels[r]);
+      fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+              "fill=\"%s\"/>", left, y + 2, bar, row - 4, color(r));
+      if (isfinite(x))
+        fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" style=\"font-size:10px\">%.4g</text>\n",
+                left + bar + 3, y + 11, x);
+      else
+        fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" style=\"font-size:10px\">-</text>\n",
+                left + 3, y + 11);
+    }
+    double ya = y0 + 26 + row * (n_labels > 0 ? n_labels : 1) + 2;
+    fprintf(h->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" style=\"font-size:10px\">0"
+            "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" style=\"font-size:10px\">"
+            "%.4g</text>\n", left, ya, right, ya, left, ya + 12, right, ya + 12, mx);
   }
   fig_end(h);
 }

@@ -303,34 +303,36 @@ int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
   char sub[700];
   snprintf(sub, sizeof(sub), "topology %s", t->spec);
   fs_html_begin(&h, f, title, sub);
+  /* the table as the text output has it: a row per metric, a column per
+   * routing (a few routings, many metrics: narrow enough for any window) */
+  size_t cells = (size_t)(n_metrics ? n_metrics : 1) * (size_t)(n_rows + 1);
   const char **labels = malloc((size_t)(n_rows ? n_rows : 1) * sizeof(*labels));
-  double *v = malloc((size_t)(n_rows ? n_rows : 1) * sizeof(double));
-  char(*c)[32] = malloc((size_t)(n_rows ? n_rows : 1) * (size_t)(n_metrics + 1) * sizeof(*c));
-  const char **cp = malloc((size_t)(n_rows ? n_rows : 1) * (size_t)(n_metrics + 1) * sizeof(*cp));
-  const char **head = malloc((size_t)(n_metrics + 1) * sizeof(*head));
+  double *v = malloc(cells * sizeof(double));
+  char(*c)[32] = malloc(cells * sizeof(*c));
+  const char **cp = malloc(cells * sizeof(*cp));
+  const char **head = malloc((size_t)(n_rows + 1) * sizeof(*head));
   int rc = 0;
   if (!labels || !v || !c || !cp || !head) {
     rc = FS_ENOMEM;
     goto out;
   }
-  head[0] = "routing";
-  for (int32_t m = 0; m < n_metrics; m++) head[m + 1] = metrics[m];
-  for (int32_t r = 0; r < n_rows; r++) {
-    snprintf(c[r * (n_metrics + 1)], 32, "%s", rows[r].name);
-    for (int32_t m = 0; m < n_metrics; m++)
-      snprintf(c[r * (n_metrics + 1) + m + 1], 32, "%.4g", rows[r].v[m]);
-    for (int32_t m = 0; m <= n_metrics; m++)
-      cp[r * (n_metrics + 1) + m] = c[r * (n_metrics + 1) + m];
+  head[0] = "metric";
+  for (int32_t r = 0; r < n_rows; r++) head[r + 1] = labels[r] = rows[r].name;
+  for (int32_t m = 0; m < n_metrics; m++) {
+    size_t at = (size_t)m * (size_t)(n_rows + 1);
+    snprintf(c[at], 32, "%s", metrics[m]);
+    for (int32_t r = 0; r < n_rows; r++) {
+      double x = rows[r].v[m];
+      if (isfinite(x)) snprintf(c[at + 1 + (size_t)r], 32, "%.4g", x);
+      else snprintf(c[at + 1 + (size_t)r], 32, "-");
+      v[(size_t)m * (size_t)n_rows + (size_t)r] = x;
+    }
+    for (int32_t r = 0; r <= n_rows; r++) cp[at + (size_t)r] = c[at + (size_t)r];
   }
   fs_html_section(&h, "Routing comparison", NULL);
-  fs_html_table(&h, head, n_metrics + 1, cp, n_rows);
-  for (int32_t m = 0; m < n_metrics; m++) {
-    for (int32_t r = 0; r < n_rows; r++) {
-      labels[r] = rows[r].name;
-      v[r] = rows[r].v[m];
-    }
-    fs_html_bars(&h, metrics[m], "", labels, v, n_rows);
-  }
+  fs_html_table(&h, head, n_rows + 1, cp, n_metrics);
+  fs_html_bar_grid(&h, "Each metric per routing (every panel from 0 to its largest value)",
+                   metrics, n_metrics, labels, n_rows, v);
   fs_html_section(&h, "Topology", NULL);
   fs_html_topology(&h, t, NULL);
 out:

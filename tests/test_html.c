@@ -134,6 +134,7 @@ TEST(test_html_reports_well_formed_and_deterministic) {
   check_report("sim examples/demo.json", __LINE__);
   check_report("sim examples/demo.json --routing spray --summary", __LINE__);
   check_report("train examples/gpt-13b.json --no-compare", __LINE__);
+  check_report("train examples/tenant-a.json examples/tenant-b.json", __LINE__);
   check_report("coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:1M", __LINE__);
   check_report("coll --op allgather --algo ring --ranks 8 --topo star:hosts=8 --size 4K:64K",
                __LINE__);

@@ -120,6 +120,11 @@ int fs_html_sim_report(FILE *f, const fs_scenario *sc);
 /* A job run alone (fs_train_run), its simulation with link bins. */
 int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
                          const fs_train_result *r);
+/* Jobs sharing one cluster (fs_cluster_run; trs from fs_cluster_job): a
+ * table of the jobs, then each job's sections as the one-job page has
+ * them, then the shared simulation's links and topology. */
+int fs_html_cluster_report(FILE *f, fs_job *const *jobs, const fs_train *const *trs,
+                           const fs_train_result *res, int32_t n);
 
 /* coll: rows of one collective per size, per algorithm. */
 typedef struct fs_html_coll_row {

@@ -58,6 +58,12 @@ int fs_report_cluster_json(FILE *f, fs_job *const *jobs, int32_t n, const fs_tra
  * utilisation of each group of links (by the kinds of their ends). 0,
  * FS_ENOMEM or FS_EIO. */
 int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr);
+/* Several jobs sharing one cluster (fs_cluster_job's DAGs, n >= 1): each
+ * job's stages as its own processes named "job K (FILE): stage S ...",
+ * then one network process of the shared simulation's link groups. With
+ * one job, fs_report_train_trace's bytes. */
+int fs_report_cluster_trace(FILE *f, fs_job *const *jobs, const fs_train *const *trs,
+                            int32_t n);
 
 /* `fabricsim topo`: the topology t's size, switch tiers and radix, link
  * speeds, hop counts, bisection (against fs_topo_bisection_formula) and cost

@@ -38,10 +38,11 @@ typedef struct cmdline {
 static const fs__opt train_opts[] = {
     FS__OPT_STR("--format", 0, AT(format), "text|json", "the summary's format (default text)"),
     FS__OPT_STR("--trace", 0, AT(trace), "FILE",
-                "Perfetto / Chrome trace of the iteration (one job)"),
+                "Perfetto / Chrome trace of the iteration (with several jobs: each job's "
+                "stages, then the shared links)"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "self-contained HTML report: timeline, time split, link heatmaps, topology "
-                "(one job)"),
+                "(with several jobs: the jobs' table, then each job's sections)"),
     FS__OPT_FLAG("--free-comm", 0, AT(opts.free_comm),
                  "what-if: every communication takes no time"),
     FS__OPT_FN("--comm", 0, AT(opts.comm), "all|isolated", parse_comm,
@@ -81,20 +82,23 @@ static const fs__cmd train_cmd = {
     NULL, train_opts, "JOB.json", "job file", 1, MAX_JOBS, AT(in), AT(n_in)};
 #undef AT
 
+/* The jobs run (one, or a cluster's) for the trace and the report. */
 typedef struct train_report_ctx {
-  const fs_job *job;
-  const fs_train *tr;
+  fs_job *const *jobs;
+  const fs_train *const *trs;
   const fs_train_result *res;
+  int32_t n;
 } train_report_ctx;
 
 static int train_trace(FILE *f, void *ctx) {
   const train_report_ctx *c = ctx;
-  return fs_report_train_trace(f, c->job, c->tr);
+  return fs_report_cluster_trace(f, c->jobs, c->trs, c->n);
 }
 
 static int train_report(FILE *f, void *ctx) {
   const train_report_ctx *c = ctx;
-  return fs_html_train_report(f, c->job, c->tr, c->res);
+  return c->n == 1 ? fs_html_train_report(f, c->jobs[0], c->trs[0], c->res)
+                   : fs_html_cluster_report(f, c->jobs, c->trs, c->res, c->n);
 }
 
 int fs__cli_train(int argc, char **argv) {
@@ -109,8 +113,6 @@ int fs__cli_train(int argc, char **argv) {
   opts.max_memory_bytes = fs__cli_memory_limit();
   int fmt, go_fmt = fs__cli_format("train", format, "text json", &fmt);
   if (go_fmt >= 0) return go_fmt;
-  if (trace && n_in > 1)
-    return fs__cli_usage("train", "--trace takes one job file, got %d", n_in);
   int json = fmt == FS__FMT_JSON;
   if (chakra_dir && n_in > 1)
     return fs__cli_usage("train", "--export-chakra takes one job file, got %d", n_in);
@@ -118,8 +120,6 @@ int fs__cli_train(int argc, char **argv) {
     opts.no_symmetry = 1;
     opts.tp_flows = 1;
   }
-  if (report && n_in > 1)
-    return fs__cli_usage("train", "--report takes one job file, got %d", n_in);
   /* (the trace spreads each flow's bytes over its lifetime; the export
    * copies the DAG: both read every flow of the run) */
   if (trace || chakra_dir) opts.keep_flows = 1;
@@ -170,15 +170,16 @@ int fs__cli_train(int argc, char **argv) {
     status = fs__cli_fail(&err);
     goto out;
   }
+  const fs_train *trs[MAX_JOBS] = {tr};
+  for (int32_t k = 0; cl && k < n_in; k++) trs[k] = fs_cluster_job(cl, k);
+  train_report_ctx rctx = {jobs, trs, res, n_in};
   if (trace_out) {
-    train_report_ctx tc = {jobs[0], tr, &res[0]};
-    status = fs__cli_output_write(trace_out, train_trace, &tc);
+    status = fs__cli_output_write(trace_out, train_trace, &rctx);
     trace_out = NULL;
     if (status) goto out;
   }
   if (report_out) {
-    train_report_ctx rc_ = {jobs[0], tr, &res[0]};
-    status = fs__cli_output_write(report_out, train_report, &rc_);
+    status = fs__cli_output_write(report_out, train_report, &rctx);
     report_out = NULL;
     if (status) goto out;
   }

@@ -106,16 +106,21 @@ static const char *const seg_names[FS_TRAIN_SEG_KINDS] = {
     "forward", "backward", "TP", "EP all-to-all", "PP send", "DP collective"};
 enum { LANES = 4, MAX_STAGES = 32 };
 
-int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
-                         const fs_train_result *r) {
+/* One job's sections: summary, where the time goes, the timeline, the
+ * collectives. In a cluster (job_no > 0) each heading names the job. */
+static int job_sections(fs_html *hp, const fs_job *job, const fs_train *tr,
+                        const fs_train_result *r, int32_t job_no) {
+  fs_html h = *hp;
   const fs_sim *s = fs_train_sim(tr);
-  fs_html h;
-  char title[300], sub[700];
-  snprintf(title, sizeof(title), "fabricsim train: %s", job->file);
-  snprintf(sub, sizeof(sub), "tp %lld x pp %lld x dp %lld = %lld GPUs on %s (%s routing)",
-           (long long)job->par.tp, (long long)job->par.pp, (long long)job->par.dp,
-           (long long)fs_job_gpus(job), job->topo->spec, fs_route_mode_name(job->mode));
-  fs_html_begin(&h, f, title, sub);
+  char hd[4][400];
+  static const char *const heads[4] = {"Summary", "Where the time goes",
+                                       "Iteration timeline per pipeline stage",
+                                       "Collectives (per GPU of the reported stage)"};
+  for (int i = 0; i < 4; i++)
+    if (job_no > 0)
+      snprintf(hd[i], sizeof(hd[i]), "Job %d (%s): %s", job_no, job->file, heads[i]);
+    else
+      snprintf(hd[i], sizeof(hd[i]), "%s", heads[i]);
   char v[6][420];
   snprintf(v[0], 420, "%.4f ms", r->iter_s * 1e3);
   char tps[32];
@@ -129,7 +134,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   snprintf(v[4], 420, "%s", r->symmetry[0] ? r->symmetry : "none (every link simulated)");
   const char *kv[] = {"iteration time", v[0], "throughput", v[1], "utilisation", v[2],
                       "engine", v[3], "symmetry", v[4]};
-  fs_html_section(&h, "Summary", NULL);
+  fs_html_section(&h, hd[0], NULL);
   kv_table(&h, kv, 5);
   /* where the time goes */
   const char *labels[2 + FS_PAR_N];
@@ -149,7 +154,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   char note[120];
   snprintf(note, sizeof(note), "Pipeline stage %d, data-parallel rank 0 (as the text summary).",
            r->device_stage);
-  fs_html_section(&h, "Where the time goes", note);
+  fs_html_section(&h, hd[1], note);
   fs_html_split(&h, "Iteration time split", "ms", labels, vals, nv);
   /* timeline */
   fs_train_segment *seg = NULL;
@@ -182,7 +187,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   char tnote[160];
   snprintf(tnote, sizeof(tnote), "Data-parallel rank 0 of each stage (TP rank 0 for sends and "
            "DP)%s. Hover a span for its times.", shown < p ? "; the first 32 stages" : "");
-  fs_html_section(&h, "Iteration timeline per pipeline stage", tnote);
+  fs_html_section(&h, hd[2], tnote);
   fs_html_gantt(&h, "Timeline", rows, shown * LANES, seg_names, FS_TRAIN_SEG_KINDS, sp, m,
                 fs_sim_makespan_s(s), NULL, 0);
   FS__FREE_ALL(rn, rows, sp, seg);
@@ -203,12 +208,77 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
   }
   if (nr) {
     static const char *const head[] = {"kind", "count", "size (MB)", "busy (ms)", "algorithm"};
-    fs_html_section(&h, "Collectives (per GPU of the reported stage)", NULL);
+    fs_html_section(&h, hd[3], NULL);
     fs_html_table(&h, head, 5, cp, nr);
   }
-  return links_and_end(&h, s, "Bytes per time bin recorded by the engine (exact), over "
-                       "every link of each route. With a symmetry shortcut (see the summary) "
-                       "only the representative links carry traffic.");
+  *hp = h;
+  return 0;
+}
+
+static const char *const train_links_note =
+    "Bytes per time bin recorded by the engine (exact), over every link of each route. With a "
+    "symmetry shortcut (see the summary) only the representative links carry traffic.";
+
+int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
+                         const fs_train_result *r) {
+  fs_html h;
+  char title[300], sub[700];
+  snprintf(title, sizeof(title), "fabricsim train: %s", job->file);
+  snprintf(sub, sizeof(sub), "tp %lld x pp %lld x dp %lld = %lld GPUs on %s (%s routing)",
+           (long long)job->par.tp, (long long)job->par.pp, (long long)job->par.dp,
+           (long long)fs_job_gpus(job), job->topo->spec, fs_route_mode_name(job->mode));
+  fs_html_begin(&h, f, title, sub);
+  int rc = job_sections(&h, job, tr, r, 0);
+  if (rc) {
+    fs_html_end(&h);
+    return rc;
+  }
+  return links_and_end(&h, fs_train_sim(tr), train_links_note);
+}
+
+int fs_html_cluster_report(FILE *f, fs_job *const *jobs, const fs_train *const *trs,
+                           const fs_train_result *res, int32_t n) {
+  fs_html h;
+  char title[120], sub[700];
+  snprintf(title, sizeof(title), "fabricsim train: %d jobs sharing one cluster", n);
+  snprintf(sub, sizeof(sub), "%s (%s routing); their traffic contends in one simulation",
+           jobs[0]->topo->spec, fs_route_mode_name(jobs[0]->mode));
+  fs_html_begin(&h, f, title, sub);
+  enum { COLS = 6 };
+  char(*c)[COLS][320] = malloc((size_t)(n ? n : 1) * sizeof(*c));
+  const char **cp = malloc((size_t)(n ? n : 1) * COLS * sizeof(*cp));
+  const char **lab = malloc((size_t)(n ? n : 1) * sizeof(*lab));
+  double *it = malloc((size_t)(n ? n : 1) * sizeof(double));
+  int rc = c && cp && lab && it ? 0 : FS_ENOMEM;
+  for (int32_t k = 0; k < n && !rc; k++) {
+    const fs_job *j = jobs[k];
+    snprintf(c[k][0], 320, "%d: %s", k + 1, j->file);
+    snprintf(c[k][1], 320, "%lld-%lld", (long long)j->gpu_offset,
+             (long long)(j->gpu_offset + fs_job_gpus(j) - 1));
+    snprintf(c[k][2], 320, "tp %lld x pp %lld x dp %lld", (long long)j->par.tp,
+             (long long)j->par.pp, (long long)j->par.dp);
+    fs_html_thousands(c[k][3], 320, res[k].iter_s * 1e3, 3);
+    snprintf(c[k][4], 320, "%.1f%%", res[k].mfu * 100);
+    fs_html_thousands(c[k][5], 320, res[k].tokens_per_s, 0);
+    for (int i = 0; i < COLS; i++) cp[k * COLS + i] = c[k][i];
+    lab[k] = c[k][0];
+    it[k] = res[k].iter_s * 1e3;
+  }
+  if (!rc) {
+    static const char *const head[COLS] = {"job", "cluster GPUs", "parallelism",
+                                           "iteration (ms)", "MFU", "tokens/s"};
+    fs_html_section(&h, "Jobs", "Each job's iteration with every other job's traffic on the "
+                    "same links; the sections below give each job's own breakdown.");
+    fs_html_table(&h, head, COLS, cp, n);
+    fs_html_bars(&h, "Iteration time per job", "ms", lab, it, n);
+  }
+  for (int32_t k = 0; k < n && !rc; k++) rc = job_sections(&h, jobs[k], trs[k], &res[k], k + 1);
+  FS__FREE_ALL(c, cp, lab, it);
+  if (rc || n < 1) {
+    fs_html_end(&h);
+    return rc;
+  }
+  return links_and_end(&h, fs_train_sim(trs[0]), train_links_note);
 }
 
 /* ---- coll ---- */

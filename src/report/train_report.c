@@ -336,50 +336,75 @@ static int link_util_tracks(fs_trace *t, const fs_sim *sim, int pid) {
 /* The trace draws fs_train_segments: per stage a process with a compute
  * and a TP/EP thread, the pipeline sends and DP collectives as async
  * slices (their ids the segments' own), then the link groups. */
-int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr) {
+/* One job's processes (its pipeline stages, pids from pid0) and slices.
+ * prefix names the job in a cluster ("" alone); id_base keeps its async
+ * ids apart from the other jobs'. */
+static int job_trace(fs_trace *t, const fs_job *job, const fs_train *tr, int pid0,
+                     const char *prefix, long id_base) {
   fs_train_segment *seg = NULL;
   int64_t n = 0;
   int rc = fs_train_segments(tr, &seg, &n);
   if (rc) return rc;
-  fs_trace t;
-  fs_trace_begin(&t, f);
-  char name[96];
+  char name[400];
   int32_t p = fs_train_stages(tr);
   int64_t k = 0;
   for (int32_t s = 0; s < p; s++) {
-    snprintf(name, sizeof(name), "stage %d (dp 0, tp 0..%d)", s, (int)job->par.tp - 1);
-    fs_trace_process(&t, s, name, s);
-    fs_trace_thread(&t, s, 1, "compute", 1);
-    fs_trace_thread(&t, s, 2, "tensor / expert parallel", 2);
+    snprintf(name, sizeof(name), "%sstage %d (dp 0, tp 0..%d)", prefix, s, (int)job->par.tp - 1);
+    fs_trace_process(t, pid0 + s, name, pid0 + s);
+    fs_trace_thread(t, pid0 + s, 1, "compute", 1);
+    fs_trace_thread(t, pid0 + s, 2, "tensor / expert parallel", 2);
     for (; k < n && seg[k].stage == s && seg[k].kind <= FS_TRAIN_SEG_EP; k++) {
       const fs_train_segment *g = &seg[k];
       if (g->kind == FS_TRAIN_SEG_TP) {
-        fs_trace_slice(&t, s, 2, "TP", "tp", g->start_s, g->dur_s);
+        fs_trace_slice(t, pid0 + s, 2, "TP", "tp", g->start_s, g->dur_s);
       } else if (g->kind == FS_TRAIN_SEG_EP) {
-        fs_trace_slice(&t, s, 2, "EP all-to-all", "ep", g->start_s, g->dur_s);
+        fs_trace_slice(t, pid0 + s, 2, "EP all-to-all", "ep", g->start_s, g->dur_s);
       } else {
         int bwd = g->kind == FS_TRAIN_SEG_BWD;
         snprintf(name, sizeof(name), "%s mb%d chunk%d", bwd ? "B" : "F", g->mb, g->chunk);
-        fs_trace_slice(&t, s, 1, name, bwd ? "backward" : "forward", g->start_s, g->dur_s);
+        fs_trace_slice(t, pid0 + s, 1, name, bwd ? "backward" : "forward", g->start_s, g->dur_s);
       }
     }
   }
   for (; k < n; k++) {
     const fs_train_segment *g = &seg[k];
     if (g->kind == FS_TRAIN_SEG_PP) {
-      fs_trace_async(&t, g->stage, "send", "pipeline sends (tp 0)", (long)g->id, g->start_s,
-                     g->dur_s);
+      fs_trace_async(t, pid0 + g->stage, "send", "pipeline sends (tp 0)", id_base + (long)g->id,
+                     g->start_s, g->dur_s);
     } else {
       snprintf(name, sizeof(name), "gradients %.3g MB", g->bytes / 1e6);
-      fs_trace_async(&t, g->stage, name, "data parallel (tp 0 rail)", (long)(1000000 + g->id),
-                     g->start_s, g->dur_s);
+      fs_trace_async(t, pid0 + g->stage, name, "data parallel (tp 0 rail)",
+                     id_base + (long)(1000000 + g->id), g->start_s, g->dur_s);
     }
   }
   free(seg);
-  fs_trace_process(&t, p, "network (link groups)", p);
-  rc = link_util_tracks(&t, fs_train_sim(tr), p);
+  return 0;
+}
+
+int fs_report_cluster_trace(FILE *f, fs_job *const *jobs, const fs_train *const *trs,
+                            int32_t n) {
+  fs_trace t;
+  fs_trace_begin(&t, f);
+  int rc = 0, pid = 0;
+  char prefix[320] = "";
+  for (int32_t j = 0; j < n && !rc; j++) {
+    if (n > 1) snprintf(prefix, sizeof(prefix), "job %d (%s): ", j + 1, jobs[j]->file);
+    /* (ids apart by 2^32 per job: a job's ids are below 2^31) */
+    rc = job_trace(&t, jobs[j], trs[j], pid, prefix, (long)j << 32);
+    pid += fs_train_stages(trs[j]);
+  }
+  if (!rc && n > 0) {
+    fs_trace_process(&t, pid, n > 1 ? "network (link groups; every job's traffic)"
+                                    : "network (link groups)", pid);
+    rc = link_util_tracks(&t, fs_train_sim(trs[0]), pid);
+  }
   int rc2 = fs_trace_end(&t);
   return rc ? rc : rc2;
+}
+
+int fs_report_train_trace(FILE *f, const fs_job *job, const fs_train *tr) {
+  fs_job *jobs[1] = {(fs_job *)job};
+  return fs_report_cluster_trace(f, jobs, &tr, 1);
 }
 
 int fs_report_cluster_text(FILE *f, fs_job *const *jobs, int32_t n, const fs_train_result *res) {

@@ -110,6 +110,8 @@ done
 run train-moe-dcqcn train $ex/moe-railonly.json --transport rdma --rate-control dcqcn
 run train-two-tenants train $ex/tenant-a.json $ex/tenant-b.json
 run train-two-tenants-json train $ex/tenant-a.json $ex/tenant-b.json --format json
+run train-two-tenants-outputs train $ex/tenant-a.json $ex/tenant-b.json --report @/r.html \
+  --trace @/t.json
 run train-gpt-13b-outputs train $ex/gpt-13b.json --report @/r.html --trace @/t.json --export-chakra @/ck
 run train-moe-report train $ex/moe-railonly.json --report @/r.html
 run chakra-gpt-13b chakra "$DIR/train-gpt-13b-outputs/ck/trace" \
@@ -157,7 +159,7 @@ run route-json route --jobs $ex/jobs-4dp.json --format json --report @/r.html \
 for f in $ex/ocs-job.json $ex/ocs-matrix.json $ex/ocs-skewed.json; do
   b=$(basename "$f" .json)
   run "ocs-$b" ocs schedule --matrix "$f"
-  run "ocs-$b-sweep" ocs schedule --matrix "$f" --sweep
+  run "ocs-$b-sweep" ocs schedule --matrix "$f" --sweep --report @/r.html
   run "ocs-$b-json" ocs schedule --matrix "$f" --format json --report @/r.html
 done
 run ocs-topo ocs topo $ex/topoopt-moe.json --degree 4 --export @/topo.json

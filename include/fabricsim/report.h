@@ -286,10 +286,14 @@ typedef struct fs_report_chakra {
   fs_chakra_stats stats;
   double makespan_s;
   const double *finish_s;   /* ranks: when each rank finished */
+  const fs_chakra_coll *colls; /* the kinds of collective, their algorithm and time */
+  int32_t n_colls;
 } fs_report_chakra;
 
-/* The node counts, makespan and each rank's finish, as text or one JSON
- * object. 0, or FS_EIO if writing failed. */
+/* The node counts, makespan, each kind of collective (the algorithm run,
+ * whether --algo or NCCL's model chose it, mean time, bus bandwidth) and
+ * each rank's finish, as text or one JSON object. 0, or FS_EIO if writing
+ * failed. */
 int fs_report_chakra_text(FILE *f, const fs_report_chakra *c);
 int fs_report_chakra_json(FILE *f, const fs_report_chakra *c);
 

@@ -219,6 +219,15 @@ static int cmp_coll(const void *a, const void *b) {
   return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+const char *fs_chakra_comm_type_name(int64_t comm_type) {
+  const ProtobufCEnumValue *v =
+      comm_type < INT32_MIN || comm_type > INT32_MAX
+          ? NULL
+          : protobuf_c_enum_descriptor_get_value(&chakra__collective_comm_type__descriptor,
+                                                 (int)comm_type);
+  return v ? v->name : "UNKNOWN";
+}
+
 static int coll_op(int64_t type, fs_coll_op *op) {
   switch (type) {
     case CHAKRA__COLLECTIVE_COMM_TYPE__ALL_REDUCE: *op = FS_COLL_ALLREDUCE; return 0;
@@ -231,6 +240,12 @@ static int coll_op(int64_t type, fs_coll_op *op) {
   }
 }
 
+/* One collective of the trace: its kind (fs_chakra_result.colls) and the
+ * items between which it runs. */
+typedef struct coll_inst {
+  int32_t kind, gate, done;
+} coll_inst;
+
 typedef struct builder {
   const fs_chakra *c;
   const fs_topo *t;
@@ -239,8 +254,14 @@ typedef struct builder {
   fs_route_cache *routes;
   fs_route_mode mode;
   uint64_t seed;
+  fs_coll_algo algo;
   ends **e; /* per rank, per node */
   fs_chakra_stats st;
+  fs_chakra_coll *kinds;
+  size_t n_kinds, cap_kinds;
+  fs__u64map kind_of; /* hash of (type, size, pg, members) -> a kind with it */
+  coll_inst *inst;
+  size_t n_inst, cap_inst;
   fs_err *err;
 } builder;
 
@@ -309,6 +330,11 @@ static int build_p2p(builder *b) {
     const Chakra__Node *sn = c->r[s->rank].nodes[s->idx];
     int64_t bytes = 0;
     attr_int(sn, "comm_size", &bytes);
+    /* under a byte: comm_size says 1 (ASTRA-sim's minimum), this the size */
+    const Chakra__AttributeProto *exact = attr(sn, "fabricsim_bytes");
+    double size = exact && exact->value_case == CHAKRA__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL
+                      ? exact->double_val
+                      : (double)bytes;
     if (attr_true(sn, "fabricsim_control")) {
       /* a dependency carried across ranks, no time of its own */
       int32_t a = zero_task(b, s->rank), z = a >= 0 ? zero_task(b, v->rank) : a;
@@ -321,13 +347,13 @@ static int build_p2p(builder *b) {
       b->st.controls++;
       continue;
     }
-    if (bytes < 0) {
+    if (bytes < 0 || !(size >= 0)) {
       rc = node_fail(b, s->rank, (size_t)s->idx, "comm_size must be >= 0");
       break;
     }
     const fs_route *route;
     if ((rc = fs_route_cache_get(b->routes, s->src, s->dst, &route, b->err))) break;
-    int32_t f = fs_sim_add_flow_ref(b->sim, s->src, s->dst, (double)bytes, 0, route, b->err);
+    int32_t f = fs_sim_add_flow_ref(b->sim, s->src, s->dst, size, 0, route, b->err);
     if (f < 0) {
       rc = f;
       break;
@@ -339,6 +365,32 @@ static int build_p2p(builder *b) {
   free(sends);
   free(recvs);
   return rc;
+}
+
+/* The kind of a collective (comm_type, comm_size, pg_name, members), made
+ * on first sight; its index, or FS_ENOMEM. A hash collision falls back to
+ * a scan, so two kinds never merge. */
+static int32_t coll_kind(builder *b, const fs_chakra_coll *k) {
+  uint64_t h = fs__mix64((uint64_t)k->comm_type ^ fs__mix64((uint64_t)k->bytes ^
+                                                            fs__mix64((uint64_t)k->ranks)));
+  for (const char *q = k->pg_name; *q; q++) h = fs__mix64(h ^ (uint8_t)*q);
+  int32_t at;
+  int known = fs__u64map_get(&b->kind_of, h + 1, &at);
+#define SAME(x) ((x)->comm_type == k->comm_type && (x)->bytes == k->bytes && \
+                 (x)->ranks == k->ranks && strcmp((x)->pg_name, k->pg_name) == 0)
+  if (known) {
+    if (SAME(&b->kinds[at])) return at;
+    for (size_t i = 0; i < b->n_kinds; i++)
+      if (SAME(&b->kinds[i])) return (int32_t)i;
+  }
+#undef SAME
+  if (b->n_kinds >= INT32_MAX ||
+      fs__grow(&b->kinds, &b->cap_kinds, b->n_kinds + 1, sizeof(*b->kinds)))
+    return FS_ENOMEM;
+  at = (int32_t)b->n_kinds;
+  b->kinds[b->n_kinds++] = *k;
+  if (!known && fs__u64map_put(&b->kind_of, h + 1, at)) return FS_ENOMEM;
+  return at;
 }
 
 static int build_colls(builder *b) {
@@ -405,6 +457,8 @@ static int build_colls(builder *b) {
     }
     int32_t done = gate;
     fs_coll_op op;
+    fs_chakra_coll kind = {type, FS_COLL_N_OPS, (double)size, (int32_t)(j - i), m[i].pg,
+                           FS_ALGO_AUTO, 0, 0, 0};
     if (type == CHAKRA__COLLECTIVE_COMM_TYPE__BARRIER || size == 0 || j - i == 1) {
       /* nothing to move: a synchronisation of the members */
     } else if (coll_op(type, &op)) {
@@ -417,8 +471,13 @@ static int build_colls(builder *b) {
       prm.op = op;
       prm.bytes = (double)size;
       fs_coll_group g = {(int32_t)(j - i), hosts};
-      if (fs_coll_nccl_choose(b->t, &prm, &g, &prm.algo, NULL, NULL, b->err))
+      kind.op = op;
+      kind.asked = b->algo != FS_ALGO_AUTO && fs_coll_supports(b->algo, op);
+      if (kind.asked)
+        prm.algo = b->algo;
+      else if (fs_coll_nccl_choose(b->t, &prm, &g, &prm.algo, NULL, NULL, b->err))
         prm.algo = op == FS_COLL_ALLTOALL ? FS_ALGO_PAIRWISE : FS_ALGO_RING;
+      kind.algo = prm.algo;
       fs_coll_lowering l;
       fs_coll_lowering_init(&l, b->sim, b->router, b->mode, b->seed);
       l.key = 0xC4A0 + (uint64_t)b->st.collectives;
@@ -428,6 +487,13 @@ static int build_colls(builder *b) {
       if ((rc = fs_coll_lower(&prm, &g, &l, b->err))) break;
       done = l.done;
     }
+    int32_t at = coll_kind(b, &kind);
+    if (at < 0 || fs__grow(&b->inst, &b->cap_inst, b->n_inst + 1, sizeof(*b->inst))) {
+      rc = fs_err_set(b->err, FS_ENOMEM, "out of memory");
+      break;
+    }
+    b->kinds[at].count++;
+    b->inst[b->n_inst++] = (coll_inst){at, gate, done};
     for (size_t x = i; x < j; x++) b->e[m[x].rank][m[x].idx] = (ends){gate, done, 0};
     b->st.collectives++;
     i = j;
@@ -465,18 +531,31 @@ static int build_deps(builder *b) {
   return 0;
 }
 
-int fs_chakra_run(const fs_chakra *c, const fs_topo *t, fs_route_mode mode, uint64_t seed,
-                  const fs_transport *tp, double *rank_finish_s, double *makespan_s,
-                  fs_chakra_stats *stats, fs_err *err) {
+void fs_chakra_result_free(fs_chakra_result *res) {
+  if (!res) return;
+  free(res->rank_finish_s);
+  free(res->colls);
+  memset(res, 0, sizeof(*res));
+}
+
+int fs_chakra_run2(const fs_chakra *c, const fs_topo *t, const fs_chakra_opts *o,
+                   fs_chakra_result *res, fs_err *err) {
+  memset(res, 0, sizeof(*res));
   if (c->n > t->n_hosts)
     return fs_err_set(err, FS_EINVAL, "%d ranks of traces but the topology has %d hosts", c->n,
                       t->n_hosts);
-  builder b = {c, t, NULL, NULL, NULL, mode, seed, NULL, {0, 0, 0, 0, 0}, err};
+  builder b = {.c = c, .t = t, .mode = o->mode, .seed = o->seed, .algo = o->algo, .err = err};
+  fs__u64map_init(&b.kind_of);
   int rc = 0;
-  if ((rc = fs_sim_new(t, &b.sim, err)) || (tp && (rc = fs_sim_set_transport(b.sim, tp, err))) ||
+  if ((rc = fs_sim_new(t, &b.sim, err)) ||
+      (o->tp && (rc = fs_sim_set_transport(b.sim, o->tp, err))) ||
       (rc = fs_router_new(t, &b.router, err)) ||
-      (rc = fs_route_cache_new(b.router, mode, seed, 0xC4A, &b.routes, err)))
+      (rc = fs_route_cache_new(b.router, o->mode, o->seed, 0xC4A, &b.routes, err)))
     goto out;
+  if (!(res->rank_finish_s = calloc((size_t)c->n, sizeof(double)))) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
   if (!(b.e = calloc((size_t)c->n, sizeof(*b.e)))) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
     goto out;
@@ -514,24 +593,47 @@ int fs_chakra_run(const fs_chakra *c, const fs_topo *t, fs_route_mode mode, uint
     if (rc == FS_ECYCLE) rc = fs_err_set(err, FS_EINVAL, "the traces' dependencies have a cycle");
     goto out;
   }
-  *makespan_s = fs_sim_makespan_s(b.sim);
+  res->makespan_s = fs_sim_makespan_s(b.sim);
   for (int32_t r = 0; r < c->n; r++) {
     double last = 0;
     for (size_t i = 0; i < c->r[r].n; i++) {
       double f = fs_sim_finish_s(b.sim, b.e[r][i].exit);
       if (f > last) last = f;
     }
-    rank_finish_s[r] = last;
+    res->rank_finish_s[r] = last;
   }
-  if (stats) *stats = b.st;
+  /* the gate is a zero-time task: it finishes when the last member is ready */
+  for (size_t i = 0; i < b.n_inst; i++)
+    b.kinds[b.inst[i].kind].time_s +=
+        fs_sim_finish_s(b.sim, b.inst[i].done) - fs_sim_finish_s(b.sim, b.inst[i].gate);
+  for (size_t k = 0; k < b.n_kinds; k++) b.kinds[k].time_s /= (double)b.kinds[k].count;
+  res->stats = b.st;
+  res->colls = b.kinds, b.kinds = NULL;
+  res->n_colls = (int32_t)b.n_kinds;
 out:
+  if (rc) fs_chakra_result_free(res);
   if (b.e)
     for (int32_t r = 0; r < c->n; r++) free(b.e[r]);
-  free(b.e);
+  FS__FREE_ALL(b.e, b.kinds, b.inst);
+  fs__u64map_free(&b.kind_of);
   fs_sim_free(b.sim);
   fs_route_cache_free(b.routes);
   fs_router_free(b.router);
   return rc;
+}
+
+int fs_chakra_run(const fs_chakra *c, const fs_topo *t, fs_route_mode mode, uint64_t seed,
+                  const fs_transport *tp, double *rank_finish_s, double *makespan_s,
+                  fs_chakra_stats *stats, fs_err *err) {
+  fs_chakra_opts o = {mode, seed, tp, FS_ALGO_AUTO};
+  fs_chakra_result res;
+  int rc = fs_chakra_run2(c, t, &o, &res, err);
+  if (rc) return rc;
+  memcpy(rank_finish_s, res.rank_finish_s, (size_t)c->n * sizeof(double));
+  *makespan_s = res.makespan_s;
+  if (stats) *stats = res.stats;
+  fs_chakra_result_free(&res);
+  return 0;
 }
 
 /* ---- writing a simulation's DAG ---- */
@@ -600,9 +702,9 @@ static int write_rank(const writer *wr, int32_t rank, fs_output *o) {
     const wnode *x = &wr->w[i];
     if (x->rank != rank) continue;
     Chakra__Node n = CHAKRA__NODE__INIT;
-    Chakra__AttributeProto a[6], *ap[6];
+    Chakra__AttributeProto a[7], *ap[7];
     size_t na = 0;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
       chakra__attribute_proto__init(&a[k]);
       ap[k] = &a[k];
     }
@@ -624,9 +726,17 @@ static int write_rank(const writer *wr, int32_t rank, fs_output *o) {
       a[na].name = (char *)(send ? "comm_dst" : "comm_src");
       a[na].value_case = CHAKRA__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
       a[na++].int64_val = x->peer;
+      /* ASTRA-sim refuses (asserts on) a message of 0 bytes: 1 at least,
+       * the exact size beside it for fabricsim */
+      int64_t whole = (int64_t)llround(x->bytes);
       a[na].name = (char *)"comm_size";
       a[na].value_case = CHAKRA__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-      a[na++].int64_val = (int64_t)llround(x->bytes);
+      a[na++].int64_val = whole < 1 ? 1 : whole;
+      if (whole < 1 && !x->control) {
+        a[na].name = (char *)"fabricsim_bytes";
+        a[na].value_case = CHAKRA__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
+        a[na++].double_val = x->bytes;
+      }
       a[na].name = (char *)"comm_tag";
       a[na].value_case = CHAKRA__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
       a[na++].int64_val = x->tag;
@@ -685,6 +795,7 @@ int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs
   fs__u64map_init(&wr.ctrl);
   /* per item: its node(s): a task's node, or a flow's send and receive */
   int64_t *first = fs__malloc((size_t)items + 1, sizeof(int64_t));
+  int64_t n_ctrl = 0;
   int rc = 0;
   if (!wr.next_id || !first) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -755,7 +866,10 @@ int fs_chakra_write_sim(const fs_sim *s, int32_t n_ranks, const char *prefix, fs
         break;
       }
       wr.w[a].peer = r1, wr.w[z].peer = r0;
-      wr.w[a].tag = wr.w[z].tag = -1 - (int64_t)a; /* apart from the flows' tags */
+      /* ASTRA-sim matches a send to its receive by (source, destination,
+       * tag, size) and asserts tag >= 0: after the flows' tags (their item
+       * ids), one each, so no two messages of a pair share one */
+      wr.w[a].tag = wr.w[z].tag = (int64_t)items + n_ctrl++;
       wr.w[a].control = wr.w[z].control = 1;
       if ((rc = add_node_dep(&wr, (size_t)a, wr.w[from].id))) break;
       via = (int32_t)z;

@@ -1,6 +1,6 @@
 /* fabricsim chakra TRACE_PREFIX --topo SPEC: simulates MLCommons Chakra
- * execution traces (PREFIX.<rank>.et) on a topology and prints each rank's
- * finish time. */
+ * execution traces (PREFIX.<rank>.et) on a topology and prints the
+ * algorithm each kind of collective ran and each rank's finish time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 
 /* What the command line gives; the initialiser holds the defaults. */
 typedef struct cmdline {
-  const char *prefix, *topo, *routing, *format;
+  const char *prefix, *topo, *routing, *format, *algo;
   const char *transport, *connections, *rate_control, *pkt;
   unsigned long long seed;
   int n_prefix;
@@ -22,6 +22,10 @@ typedef struct cmdline {
 static const fs__opt chakra_opts[] = {
     FS__OPT_STR("--topo", 0, AT(topo), "SPEC", "topology (inline spec or JSON file), required"),
     FS__OPT_STR("--routing", 0, AT(routing), "M", "ecmp (default), spray, shortest"),
+    FS__OPT_STR("--algo", 0, AT(algo), "A",
+                "the collectives' algorithm, as coll --algo: auto (default: NCCL's cost "
+                "model), ring tree rd rhd binomial bruck pairwise direct hier inc ps; a "
+                "collective it does not implement keeps NCCL's choice (printed per kind)"),
     FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed,
                "--seed must be a non-negative integer", "ECMP seed (default 1)"),
     FS__OPT_STR("--transport", 0, AT(transport), "KIND", "fluid (default), tcp or rdma"),
@@ -40,13 +44,14 @@ static const fs__cmd chakra_cmd = {
     "chakra", "TRACE_PREFIX --topo SPEC [options]",
     "Reads MLCommons Chakra execution traces TRACE_PREFIX.0.et, .1.et, ... (one per rank; "
     "rank r runs on host r) and simulates them: COMP nodes as compute, COMM_COLL nodes as "
-    "collectives (algorithm by NCCL's model), COMM_SEND/RECV pairs as flows, data and "
-    "control dependencies.",
+    "collectives (algorithm by --algo or NCCL's model, printed for each kind of "
+    "collective with its mean time and bus bandwidth), COMM_SEND/RECV pairs as flows, data "
+    "and control dependencies.",
     NULL, chakra_opts, "TRACE_PREFIX", "trace prefix", 1, 1, AT(prefix), AT(n_prefix)};
 #undef AT
 
 int fs__cli_chakra(int argc, char **argv) {
-  cmdline o = {.routing = "ecmp", .format = "text", .seed = 1};
+  cmdline o = {.routing = "ecmp", .format = "text", .algo = "auto", .seed = 1};
   int rc = fs__opts_parse(&chakra_cmd, &o, argc, argv);
   if (rc >= 0) return rc;
   const char *prefix = o.prefix, *topo_s = o.topo, *routing = o.routing, *format = o.format;
@@ -59,6 +64,10 @@ int fs__cli_chakra(int argc, char **argv) {
   if (fs_route_mode_parse(routing, &mode) ||
       (mode != FS_ROUTE_ECMP && mode != FS_ROUTE_SPRAY && mode != FS_ROUTE_SHORTEST))
     return fs__cli_usage("chakra", "--routing must be ecmp, spray or shortest, got '%s'", routing);
+  fs_coll_algo algo;
+  if (fs_coll_algo_parse(o.algo, &algo))
+    return fs__cli_usage("chakra", "unknown --algo '%s' (auto, ring, tree, rd, rhd, binomial, "
+                         "bruck, pairwise, direct, hier, inc, ps)", o.algo);
   fs_transport tp;
   fs_transport_defaults(FS_TRANSPORT_FLUID, &tp);
   rc = fs__cli_transport("chakra", o.transport, o.connections, o.rate_control, o.pkt, 1, &tp);
@@ -66,23 +75,19 @@ int fs__cli_chakra(int argc, char **argv) {
   fs_err err = {0, ""};
   fs_topo *t = NULL;
   fs_chakra *c = NULL;
-  double *fin = NULL, makespan = 0;
-  fs_chakra_stats st;
+  fs_chakra_result res = {0};
   int status = 0;
   if ((rc = fs_topo_from_spec(topo_s, &t, &err)) || (rc = fs_chakra_load(prefix, &c, &err)))
     goto out;
-  if (!(fin = calloc((size_t)fs_chakra_ranks(c), sizeof(double)))) {
-    rc = fs_err_set(&err, FS_ENOMEM, "out of memory");
-    goto out;
-  }
-  if ((rc = fs_chakra_run(c, t, mode, seed, &tp, fin, &makespan, &st, &err))) goto out;
-  int32_t n = fs_chakra_ranks(c);
-  fs_report_chakra rep = {prefix, n, st, makespan, fin};
+  fs_chakra_opts ro = {mode, seed, &tp, algo};
+  if ((rc = fs_chakra_run2(c, t, &ro, &res, &err))) goto out;
+  fs_report_chakra rep = {prefix,        fs_chakra_ranks(c), res.stats, res.makespan_s,
+                          res.rank_finish_s, res.colls,     res.n_colls};
   status = fs__cli_stdout_done("chakra", json ? fs_report_chakra_json(stdout, &rep)
                                               : fs_report_chakra_text(stdout, &rep));
 out:
   if (rc) status = fs__cli_fail(&err);
-  free(fin);
+  fs_chakra_result_free(&res);
   fs_chakra_free(c);
   fs_topo_free(t);
   return status;

@@ -90,7 +90,9 @@ TEST(test_chakra_microbenchmarks_match_closed_forms) {
   snprintf(prefix, sizeof(prefix), "/tmp/fabricsim-chakra.%d", (int)getpid());
   double S = 64.0 * 1048576, B = 100e9 / 8;
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-    write_micro(prefix, 8, cases[k].type, (int64_t)S);
+    /* (an all-gather's comm_size is each rank's input: S / 8 for S in all) */
+    write_micro(prefix, 8, cases[k].type,
+                (int64_t)(cases[k].type == CHAKRA__COLLECTIVE_COMM_TYPE__ALL_GATHER ? S / 8 : S));
     fs_chakra *c = NULL;
     CHECK_OK(fs_chakra_load(prefix, &c, &err), &err);
     if (!c) continue;
@@ -539,7 +541,9 @@ TEST(test_chakra_algo_runs_the_asked_algorithm) {
   };
   double prev = 0;
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-    write_micro(prefix, 8, cases[k].type, (int64_t)S);
+    /* (an all-gather's comm_size is each rank's input: S / 8 for S in all) */
+    write_micro(prefix, 8, cases[k].type,
+                (int64_t)(cases[k].type == CHAKRA__COLLECTIVE_COMM_TYPE__ALL_GATHER ? S / 8 : S));
     fs_chakra *c = NULL;
     CHECK_OK(fs_chakra_load(prefix, &c, &err), &err);
     if (!c) continue;

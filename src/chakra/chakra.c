@@ -457,7 +457,13 @@ static int build_colls(builder *b) {
     }
     int32_t done = gate;
     fs_coll_op op;
-    fs_chakra_coll kind = {type, FS_COLL_N_OPS, (double)size, (int32_t)(j - i), m[i].pg,
+    /* An ALL_GATHER's comm_size is each rank's input, as ASTRA-sim reads it
+     * (and PyTorch's execution traces record the input tensor): the
+     * collective's nccl-tests size is that times the members, so a trace
+     * moves the same bytes in both simulators. */
+    double bytes = (double)size * (type == CHAKRA__COLLECTIVE_COMM_TYPE__ALL_GATHER
+                                       ? (double)(j - i) : 1.0);
+    fs_chakra_coll kind = {type, FS_COLL_N_OPS, bytes, (int32_t)(j - i), m[i].pg,
                            FS_ALGO_AUTO, 0, 0, 0};
     if (type == CHAKRA__COLLECTIVE_COMM_TYPE__BARRIER || size == 0 || j - i == 1) {
       /* nothing to move: a synchronisation of the members */
@@ -469,7 +475,7 @@ static int build_colls(builder *b) {
       fs_coll_params prm;
       fs_coll_params_init(&prm);
       prm.op = op;
-      prm.bytes = (double)size;
+      prm.bytes = bytes;
       fs_coll_group g = {(int32_t)(j - i), hosts};
       kind.op = op;
       kind.asked = b->algo != FS_ALGO_AUTO && fs_coll_supports(b->algo, op);

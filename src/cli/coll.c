@@ -67,10 +67,12 @@ static int parse_op(const char *v, void *field) {
 
 #define AT(f) offsetof(cmdline, f)
 static const fs__opt coll_opts[] = {
-    FS__OPT_FN("--op", 'o', AT(op), "OP", parse_op, "", /* parse_op takes any word */
+    FS__OPT_FN("--op", 0, AT(op), "OP", parse_op, "", /* parse_op takes any word */
                "the collective: allreduce allgather reducescatter broadcast reduce alltoall "
-               "sendrecv; or, as nccl-tests' -o/--op, the reduction: sum prod max min avg "
-               "mulsum, or all (each in turn; default sum)"),
+               "sendrecv; or, as nccl-tests' --op, a reduction (as -o)"),
+    FS__OPT_STR(NULL, 'o', AT(op.redop), "R",
+                "nccl-tests' reduction: sum prod max min avg mulsum, or all (each in turn); "
+                "default sum"),
     FS__OPT_STR("--datatype", 'd', AT(datatype), "T",
                 "nccl-tests' element type: int8 uint8 int32 uint32 int64 uint64 half float "
                 "double bfloat16 f8e4m3 f8e5m2 (NCCL's aliases char int float16 float32 "

@@ -170,7 +170,10 @@ static const fs__opt coll_opts[] = {
 static const fs__cmd coll_cmd = {
     "coll", "--op OP --ranks N --topo SPEC [options]",
     "Simulates one collective over a sweep of sizes and prints, like nccl-tests, time, "
-    "algorithm bandwidth and bus bandwidth.",
+    "algorithm bandwidth and bus bandwidth; --format nccl-tests prints nccl-tests' own table "
+    "(docs/formats.md). nccl-tests' flags are accepted, so a pasted command line runs: -t -g "
+    "-b -e -f -i -d -o -r -c shape the run, the timing ones (-n -w -m -G ...) are noted as "
+    "changing nothing in a deterministic simulation.",
     NULL, coll_opts, NULL, NULL, 0, 0, 0, 0};
 #undef AT
 

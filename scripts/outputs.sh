@@ -135,6 +135,8 @@ run coll-report coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:1M -
 run coll-tcp coll --op allreduce --ranks 16 --topo fattree:k=4 --size 64K:4M --transport tcp
 run coll-dcqcn coll --op alltoall --ranks 16 --topo fattree:k=4 --size 64K:4M --transport rdma --rate-control dcqcn
 run coll-tune-sim coll --op allreduce --ranks 16 --topo fattree:k=4 --tune sim --size 1K:16M
+run coll-nccl-tests coll --op allgather --topo fattree:k=4 -g 16 -b 8 -e 16M -f 4 -d half -n 20 -w 5 --format nccl-tests
+run coll-nccl-tests-all coll --op reduce --topo star:hosts=4 -g 4 -b 1K -e 1M -f 32 -d all -o all -r -1 -c 0 --format nccl-tests
 
 # ---- topo: families, metrics, exports ----
 for s in fattree:k=8,gbps=100 leafspine:leaves=8,spines=4,hosts_per_leaf=8,gpus_per_node=8 \

@@ -285,5 +285,5 @@ TEST(test_cli_coll_tune_option) {
                             "2>&1", out, sizeof(out)),
                0);
   CHECK(strstr(out, ",ring,") != NULL);
-  CHECK(strstr(out, ",ll\n") != NULL);
+  CHECK(strstr(out, ",ll,none,-1\n") != NULL); /* proto, then redop and root */
 }

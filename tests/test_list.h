@@ -13,6 +13,7 @@
 #include "list_coll_a2a.h"
 #include "list_coll_hier.h"
 #include "list_coll_ring.h"
+#include "list_nccl_tests.h"
 #include "list_work.h"
 #include "list_compute.h"
 #include "list_framework.h"

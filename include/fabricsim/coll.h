@@ -326,6 +326,81 @@ int64_t fs_coll_flows_estimate(const fs_coll_params *prm, int32_t p);
  * reduce-scatter, all-to-all (p-1)/p; broadcast, reduce, send/recv 1. */
 double fs_coll_busbw_factor(fs_coll_op op, int32_t p);
 
+/* ---- nccl-tests' conventions (docs/formats.md, "coll") ----
+ * The element types and reduction operations nccl-tests offers (-d, -o),
+ * by its names (src/common.cu: test_typenames, test_opnames). The
+ * simulation moves bytes: the type sets the element size, hence the
+ * count and how a size is rounded; the operation is carried to the
+ * output. A reduction costs gamma seconds per byte whatever the type and
+ * operation: NCCL's reduction kernels stream both operands from memory
+ * and are bandwidth-bound (docs/model.md, "the reduction cost"). */
+#define FS_COLL_DTYPE_MAP(XX) \
+  XX(INT8, "int8", 1)         \
+  XX(UINT8, "uint8", 1)       \
+  XX(INT32, "int32", 4)       \
+  XX(UINT32, "uint32", 4)     \
+  XX(INT64, "int64", 8)       \
+  XX(UINT64, "uint64", 8)     \
+  XX(HALF, "half", 2)         \
+  XX(FLOAT, "float", 4)       \
+  XX(DOUBLE, "double", 8)     \
+  XX(BFLOAT16, "bfloat16", 2) \
+  XX(F8E4M3, "f8e4m3", 1)     \
+  XX(F8E5M2, "f8e5m2", 1)
+
+typedef enum fs_coll_dtype {
+#define XX(name, str, size) FS_COLL_DT_##name,
+  FS_COLL_DTYPE_MAP(XX)
+#undef XX
+  FS_COLL_N_DTYPES
+} fs_coll_dtype;
+
+/* nccl-tests' order (sum prod max min avg mulsum); mulsum is NCCL's
+ * pre-multiplied sum (ncclRedOpCreatePreMulSum). */
+#define FS_COLL_REDOP_MAP(XX) \
+  XX(SUM, "sum")              \
+  XX(PROD, "prod")            \
+  XX(MAX, "max")              \
+  XX(MIN, "min")              \
+  XX(AVG, "avg")              \
+  XX(MULSUM, "mulsum")
+
+typedef enum fs_coll_redop {
+#define XX(name, str) FS_COLL_REDOP_##name,
+  FS_COLL_REDOP_MAP(XX)
+#undef XX
+  FS_COLL_N_REDOPS
+} fs_coll_redop;
+
+const char *fs_coll_dtype_name(fs_coll_dtype t);
+/* Bytes per element: 1, 2, 4 or 8 (0 for a value out of range). */
+int32_t fs_coll_dtype_size(fs_coll_dtype t);
+/* nccl-tests' names, and NCCL's aliases of them (nccl.h: char = int8,
+ * int = int32, float16 = half, float32 = float, float64 = double).
+ * 0 or FS_EINVAL. */
+int fs_coll_dtype_parse(const char *name, fs_coll_dtype *out);
+const char *fs_coll_redop_name(fs_coll_redop r);
+int fs_coll_redop_parse(const char *name, fs_coll_redop *out); /* 0 or FS_EINVAL */
+/* What nccl-tests prints in its redop column for op: the operation for
+ * all-reduce, reduce-scatter, reduce and send/recv (its sendrecv test
+ * takes one though nothing is reduced), "none" for the rest. */
+const char *fs_coll_redop_column(fs_coll_op op, fs_coll_redop r);
+/* 1 for the ops nccl-tests runs with a root (broadcast, reduce), whose
+ * root column is the root; the others print -1. */
+int fs_coll_rooted(fs_coll_op op);
+
+/* A requested size as nccl-tests runs it over p ranks with elements of
+ * elt bytes (src/common.cu setupArgs and each test's GetCollByteCount):
+ * n = floor(requested / elt) elements; all-reduce, broadcast, reduce and
+ * send/recv move n (count n, size n elt); all-gather, reduce-scatter and
+ * all-to-all give each rank (or each pair, all-to-all) the per-rank count
+ * c = floor(n / p) rounded down to a multiple of 16 / elt elements (16-byte
+ * aligned), and size c p elt. *bytes: the size (fs_coll_params.bytes, 0
+ * when the rounding leaves nothing); *count: nccl-tests' count column.
+ * requested in [0, 1e18], elt 1, 2, 4 or 8, p >= 1. */
+void fs_coll_nccl_tests_size(fs_coll_op op, int32_t p, int32_t elt, double requested,
+                             double *bytes, double *count);
+
 /* ---- tracking ---- */
 int fs_coll_tracker_new(fs_coll_tracker **out, fs_err *err);
 void fs_coll_tracker_free(fs_coll_tracker *t);

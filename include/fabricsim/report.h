@@ -242,8 +242,21 @@ int fs_report_wan_train_json(FILE *f, const fs_report_wan_train *t);
 typedef enum fs_report_coll_format {
   FS_REPORT_COLL_TABLE,
   FS_REPORT_COLL_JSON,
-  FS_REPORT_COLL_CSV
+  FS_REPORT_COLL_CSV,
+  FS_REPORT_COLL_NCCL_TESTS /* nccl-tests' own table, column for column */
 } fs_report_coll_format;
+
+/* What nccl-tests' header states of a run (its "# nThread ..." line), as
+ * the command line gave it, and the ranks' hosts for its device lines. */
+typedef struct fs_report_coll_nccl {
+  int32_t nthreads, ngpus;      /* -t, -g (or 1 and the ranks) */
+  double min_bytes, max_bytes;  /* -b, -e (or the sweep's ends) */
+  double step;                  /* -f's factor, or -i's bytes */
+  int step_is_factor;
+  int32_t warmup, iters, agg_iters, check, graph, unalign;
+  const char *noted;            /* the flags that change nothing here, or NULL */
+  const int32_t *hosts;         /* rank -> host, ranks entries */
+} fs_report_coll_nccl;
 
 typedef struct fs_report_coll {
   fs_report_coll_format format;
@@ -253,26 +266,35 @@ typedef struct fs_report_coll {
   const char *routing;       /* as given */
   fs_coll_cost cost;         /* the closed form's, between ranks 0 and 1 */
   fs_coll_tune_policy tune;
+  const fs_report_coll_nccl *nccl; /* FS_REPORT_COLL_NCCL_TESTS's header */
+  /* The rows' bus bandwidths so far (GB/s) and their number, for
+   * nccl-tests' "# Avg bus bandwidth" tail: set by fs_report_coll_row. */
+  double busbw_sum;
+  int64_t busbw_n;
 } fs_report_coll;
 
 typedef struct fs_report_coll_size {
-  double bytes;
+  double bytes;      /* nccl-tests' size (fs_coll_nccl_tests_size); 0: not run */
   fs_coll_result res;
   double model_s;    /* the closed form's time */
   const char *proto; /* the NCCL model's protocol, NULL: not shown */
   int cached;        /* the algorithm came from the tuner's cache (marked *) */
+  double count;      /* nccl-tests' count: elements per rank (coll.h) */
+  const char *type;  /* the element type's name (fs_coll_dtype_name) */
+  const char *redop; /* nccl-tests' redop column (fs_coll_redop_column) */
+  int32_t root;      /* the root, -1 for an op without one (fs_coll_rooted) */
 } fs_report_coll_size;
 
-/* The header (the table's comment lines, JSON's opening, CSV's columns);
- * the table's note on the closed form of a ring over whole servers, with
- * its channels and cost (nothing in the other formats); one row (first:
- * the sweep's first); JSON's closing. Each 0, or FS_EIO if writing
- * failed. */
+/* The header (the table's comment lines, JSON's opening, CSV's columns,
+ * nccl-tests' header); the table's note on the closed form of a ring over
+ * whole servers, with its channels and cost (nothing in the other
+ * formats); one row (first: the sweep's first), which also adds its bus
+ * bandwidth to c's sum; the tail (JSON's closing, nccl-tests' summary
+ * lines). Each 0, or FS_EIO if writing failed. */
 int fs_report_coll_head(FILE *f, const fs_report_coll *c);
 int fs_report_coll_ring_model(FILE *f, const fs_report_coll *c, int32_t channels,
                               const fs_coll_cost *cost);
-int fs_report_coll_row(FILE *f, const fs_report_coll *c, const fs_report_coll_size *r,
-                       int first);
+int fs_report_coll_row(FILE *f, fs_report_coll *c, const fs_report_coll_size *r, int first);
 int fs_report_coll_tail(FILE *f, const fs_report_coll *c);
 /* The HTML page of the sweep's n rows, one series per algorithm (the first
  * 32). 0, FS_ENOMEM or FS_EIO. */

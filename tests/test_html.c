@@ -230,6 +230,9 @@ TEST(test_html_pieces_escape_and_degrade) {
   double v[] = {3};
   fs_html_bars(&h, "bars", "%", labels, v, 1);
   fs_html_bars(&h, "no bars", "", labels, v, 0);
+  const char *parts[] = {"compute", "nothing here"};
+  double pv[] = {2.5, 0};
+  fs_html_split(&h, "split", "ms", parts, pv, 2); /* a part of 0: not in the legend */
   fs_html_series s = {"empty", NULL, NULL, 0, 0, 0};
   fs_html_axes ax = {"empty chart", "x", "y", 1, 1, 1, 0};
   fs_html_lines(&h, &ax, &s, 1);
@@ -250,6 +253,8 @@ TEST(test_html_pieces_escape_and_degrade) {
   CHECK(strstr(buf, "a &lt;b&gt; &amp; &quot;c&quot;") != NULL);
   CHECK(strstr(buf, "<h2>&lt;script&gt;</h2>") != NULL);
   CHECK(strstr(buf, "Topology, aggregated") != NULL); /* 208 nodes: in blocks */
+  CHECK(strstr(buf, ">compute: 2.500 ms (100.0%)<") != NULL);
+  CHECK(strstr(buf, "nothing here") == NULL);
   CHECK(strstr(buf, ": a&lt;b</title>") != NULL);      /* a span's label, escaped */
   free(buf);
 }

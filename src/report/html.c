@@ -422,11 +422,15 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
   int dec = mx > 0 ? 3 - (int)floor(log10(mx)) : 1;
   if (dec < 1) dec = 1;
   if (dec > 6) dec = 6;
-  double height = 70 + 18 * ((n + 2) / 3);
+  /* the legend lists the parts there are: a part of 0 has no bar to name */
+  int32_t shown = 0;
+  for (int32_t i = 0; i < n; i++) shown += values[i] > 0;
+  double height = 70 + 18 * ((shown + 2) / 3);
   fig_begin(h, title, W, height);
   double x = left;
   for (int32_t i = 0; i < n; i++) {
-    double v = values[i] > 0 ? values[i] : 0, w = (right - left) * v / total;
+    if (!(values[i] > 0)) continue;
+    double v = values[i], w = (right - left) * v / total;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"34\" fill=\"%s\"><title>",
             x, w, named_color(labels[i], i));
     esc(h->f, labels[i]);
@@ -437,13 +441,15 @@ void fs_html_split(fs_html *h, const char *title, const char *unit, const char *
               "%.1f%%</text>\n", x + w / 2, 100 * v / total);
     x += w;
   }
-  for (int32_t i = 0; i < n; i++) {
-    double lx = left + (W - 40) / 3 * (i % 3), ly = 62 + 18 * (i / 3);
+  for (int32_t i = 0, k = 0; i < n; i++) {
+    if (!(values[i] > 0)) continue;
+    double lx = left + (W - 40) / 3 * (k % 3), ly = 62 + 18 * (k / 3);
+    k++;
     fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
             "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, named_color(labels[i], i), lx + 18, ly);
     esc(h->f, labels[i]);
     fprintf(h->f, ": %.*f %s (%.1f%%)</text>\n", dec, values[i], unit ? unit : "",
-            100 * (values[i] > 0 ? values[i] : 0) / total);
+            100 * values[i] / total);
   }
   fig_end(h);
 }

@@ -2,6 +2,7 @@
  * the style of nccl-tests (size, count, time, algbw, busbw), with the
  * algorithm's closed form beside the simulated time. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,7 @@
 
 /* --gamma: a number >= 0, finite (s/byte). */
 static int parse_gamma(const char *v, void *field) {
-  char *end;
-  double g = strtod(v, &end);
-  if (end == v || *end || !(g >= 0) || !isfinite(g)) return -1;
-  *(double *)field = g;
-  return 0;
+  return fs__cli_parse_double(v, 0, DBL_MAX, (double *)field); /* decimal, as every number */
 }
 
 /* What the command line gives; the initialiser holds the defaults. */
@@ -234,11 +231,15 @@ static int list_sizes(const char *list, sizes *z) {
 static int geometric_sizes(const cmdline *o, sizes *z) {
   double lo, hi, f = 2;
   const char *b = o->begin ? o->begin : o->end, *e = o->end ? o->end : o->begin;
-  if (!b) return fs__cli_usage("coll", "-f needs -b or -e");
-  if (size_arg("-b", b, &lo) || size_arg("-e", e, &hi)) return 2;
-  if (hi < lo) return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
+  if (!b) return fs__cli_usage("coll", "-f/--stepfactor needs -b or -e");
+  /* each value named by the option that gave it, in both spellings */
+  if (size_arg(o->begin ? "-b/--minbytes" : "-e/--maxbytes", b, &lo) ||
+      size_arg(o->end ? "-e/--maxbytes" : "-b/--minbytes", e, &hi))
+    return 2;
+  if (hi < lo)
+    return fs__cli_usage("coll", "-e/--maxbytes must be a size >= -b/--minbytes, got '%s'", e);
   if (o->factor && (fs__cli_parse_double(o->factor, 1, 1e9, &f) || !(f > 1)))
-    return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", o->factor);
+    return fs__cli_usage("coll", "-f/--stepfactor must be a number > 1, got '%s'", o->factor);
   for (double v = lo; v <= hi * (1 + 1e-12); v *= f) {
     double x = floor(v);
     if (z->n && x <= z->v[z->n - 1])
@@ -441,6 +442,17 @@ int fs__cli_coll(int argc, char **argv) {
   }
   run.t = t;
   run.g = (fs_coll_group){ranks, hosts};
+  /* the options checked against the ranks, naming the option */
+  if (!rc && run.prm.root >= ranks) {
+    status = fs__cli_usage("coll", "--root must be a rank in [0, %d), got '%d'", ranks,
+                           run.prm.root);
+    goto out;
+  }
+  if (!rc && run.prm.node_size > 0 && ranks % run.prm.node_size != 0) {
+    status = fs__cli_usage("coll", "--node-size must divide the %d ranks into whole nodes, got '%d'",
+                           ranks, run.prm.node_size);
+    goto out;
+  }
   if (!rc) {
     fs_coll_params q = run.prm;
     q.bytes = z.v[0];

@@ -94,10 +94,10 @@ static void expand(const corpus_env *env, const char *tmp, const char *src, char
 /* Splits line (modified) into args and wants: "ARGS ==> WANT && WANT".
  * 0, or -1 if it is not a case. */
 static int parse_case(const corpus_env *env, const char *tmp, char *line, corpus_case *c) {
-  char *sep = strstr(line, " ==> ");
+  char *sep = strncmp(line, "==> ", 4) == 0 ? line : strstr(line, " ==> "), *wants;
   if (!sep) return -1;
+  wants = sep + (sep == line ? 4 : 5); /* "==> WANT": no arguments at all */
   *sep = '\0';
-  char *wants = sep + 5;
   c->argc = 0;
   c->argv[c->argc++] = strdup(env->bin);
   c->uses_old = c->uses_ro = 0;

@@ -11,8 +11,10 @@
  *   - leave the temporary directory as it was: no new file (no output, no
  *     NAME.tmp.PID), and the files made for @OLD@ and @RO@ with the same
  *     bytes, mode and mtime.
- * Every failure names the line of cases.txt. Run from the repository root
- * (make test does), where tests/data and examples live. */
+ * Every failure names the line of cases.txt. Four cases run at a time
+ * (the whole corpus takes a few seconds); FS_CORPUS_LINE=N runs the case
+ * on line N alone, FS_CORPUS_TIMES=1 prints each case's wall time. Run from
+ * the repository root (make test does), where tests/data and examples live. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -205,34 +208,68 @@ static int count_char(const char *s, char ch) {
   return n;
 }
 
-/* Runs case c with cwd tmp; records failures. 1 if it passed. */
-static int run_case(const corpus_case *c, const char *tmp, int out_fd, int err_fd) {
+/* A case under way: its own directory, output files and child. */
+typedef struct corpus_run {
+  corpus_case c;
+  char tmp[64];
+  int out_fd, err_fd;
+  pid_t pid;
   struct stat old_st, ro_st;
+  struct timespec t0;
+} corpus_run;
+
+/* Makes r's files and starts its child (r->pid; -1 if that failed). */
+static void start_case(corpus_run *r) {
+  const corpus_case *c = &r->c;
   char path_old[PATH_MAX + 16], path_ro[PATH_MAX + 16];
-  snprintf(path_old, sizeof(path_old), "%s/old.txt", tmp);
-  snprintf(path_ro, sizeof(path_ro), "%s/ro.txt", tmp);
-  if (c->uses_old && (make_file(path_old, 0644) || lstat(path_old, &old_st))) return 0;
-  if (c->uses_ro && (make_file(path_ro, 0444) || lstat(path_ro, &ro_st))) return 0;
-  if (ftruncate(out_fd, 0) || ftruncate(err_fd, 0)) return 0;
-  lseek(out_fd, 0, SEEK_SET);
-  lseek(err_fd, 0, SEEK_SET);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    test_fail(CORPUS, c->line, "fork: %s", strerror(errno));
-    return 0;
+  snprintf(path_old, sizeof(path_old), "%s/old.txt", r->tmp);
+  snprintf(path_ro, sizeof(path_ro), "%s/ro.txt", r->tmp);
+  r->pid = -1;
+  if ((c->uses_old && (make_file(path_old, 0644) || lstat(path_old, &r->old_st))) ||
+      (c->uses_ro && (make_file(path_ro, 0444) || lstat(path_ro, &r->ro_st))) ||
+      ftruncate(r->out_fd, 0) || ftruncate(r->err_fd, 0)) {
+    test_fail(CORPUS, c->line, "cannot set the case up: %s", strerror(errno));
+    return;
   }
-  if (pid == 0) {
+  lseek(r->out_fd, 0, SEEK_SET);
+  lseek(r->err_fd, 0, SEEK_SET);
+  fflush(NULL);
+  clock_gettime(CLOCK_MONOTONIC, &r->t0);
+  r->pid = fork();
+  if (r->pid < 0) {
+    test_fail(CORPUS, c->line, "fork: %s", strerror(errno));
+    return;
+  }
+  if (r->pid == 0) {
     int in = open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 || chdir(tmp))
+    if (in < 0 || dup2(in, 0) < 0 || dup2(r->out_fd, 1) < 0 || dup2(r->err_fd, 2) < 0 ||
+        chdir(r->tmp))
       _exit(126);
     alarm(20); /* survives exec: a hang ends as SIGALRM */
     execv(c->argv[0], c->argv);
     _exit(127);
   }
+}
+
+/* Waits for r's child and checks what it did; records failures. 1 if it
+ * passed. */
+static int finish_case(corpus_run *r) {
+  const corpus_case *c = &r->c;
+  const char *tmp = r->tmp;
+  char path_old[PATH_MAX + 16], path_ro[PATH_MAX + 16];
+  snprintf(path_old, sizeof(path_old), "%s/old.txt", tmp);
+  snprintf(path_ro, sizeof(path_ro), "%s/ro.txt", tmp);
+  if (r->pid < 0) return 0;
   int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR) {
   }
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs =
+      (double)(t1.tv_sec - r->t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - r->t0.tv_nsec);
+  if (getenv("FS_CORPUS_TIMES"))
+    fprintf(stderr, "  %6.3f s  %s:%d\n", secs, CORPUS, c->line);
+  int out_fd = r->out_fd, err_fd = r->err_fd;
   static char out[8192], err[8192];
   read_fd_all(out_fd, out, sizeof(out));
   read_fd_all(err_fd, err, sizeof(err));
@@ -262,8 +299,10 @@ static int run_case(const corpus_case *c, const char *tmp, int out_fd, int err_f
     if (!strstr(err, c->want[i])) CASE_FAIL("the error line lacks '%s':\n%s", c->want[i], err);
   char stray[1024];
   if (stray_files(tmp, stray, sizeof(stray)) != 0) CASE_FAIL("left behind in the run's directory: %s", stray);
-  if (c->uses_old && !same_file(path_old, &old_st)) CASE_FAIL("the existing output old.txt was changed");
-  if (c->uses_ro && !same_file(path_ro, &ro_st)) CASE_FAIL("the read-only output ro.txt was changed");
+  if (c->uses_old && !same_file(path_old, &r->old_st))
+    CASE_FAIL("the existing output old.txt was changed");
+  if (c->uses_ro && !same_file(path_ro, &r->ro_st))
+    CASE_FAIL("the read-only output ro.txt was changed");
 #undef CASE_FAIL
   return ok;
 }
@@ -288,41 +327,76 @@ TEST(test_cli_corpus_every_bad_invocation_exits_2_with_one_line) {
     test_fail(__FILE__, __LINE__, "cannot open " CORPUS " (run from the repository root)");
     return;
   }
-  FILE *fo = tmpfile(), *fe = tmpfile();
-  if (!fo || !fe) {
-    test_fail(__FILE__, __LINE__, "tmpfile failed");
-    fclose(f);
-    return;
+  /* PAR cases at a time, each with its own capture files */
+  enum { PAR = 4 };
+  corpus_run runs[PAR];
+  int busy[PAR] = {0};
+  for (int k = 0; k < PAR; k++) {
+    FILE *fo = tmpfile(), *fe = tmpfile(); /* (closed at exit: unlinked already) */
+    runs[k].out_fd = fo ? dup(fileno(fo)) : -1;
+    runs[k].err_fd = fe ? dup(fileno(fe)) : -1;
+    if (fo) fclose(fo);
+    if (fe) fclose(fe);
   }
   const char *only = getenv("FS_CORPUS_LINE"); /* one case, by its line number */
   char line[8192];
-  int lineno = 0, cases = 0, failed = 0;
-  while (fgets(line, sizeof(line), f)) {
-    lineno++;
+  int lineno = 0, cases = 0, failed = 0, next = 0;
+  for (int more = 1; more;) {
+    more = fgets(line, sizeof(line), f) != NULL;
     char *p = line;
-    while (*p == ' ' || *p == '\t') p++;
-    if (*p == '#' || *p == '\n' || !*p) continue;
-    if (only && atoi(only) != lineno) continue;
-    char tmp[64];
-    snprintf(tmp, sizeof(tmp), "/tmp/fabricsim-corpus-XXXXXX");
-    if (!mkdtemp(tmp)) {
-      test_fail(__FILE__, __LINE__, "mkdtemp: %s", strerror(errno));
+    if (more) {
+      lineno++;
+      while (*p == ' ' || *p == '\t') p++;
+      if (*p == '#' || *p == '\n' || !*p) continue;
+      if (only && atoi(only) != lineno) continue;
+    }
+    /* a free slot (the oldest one finished if none is) */
+    int k = next;
+    next = (next + 1) % PAR;
+    if (busy[k]) {
+      failed += !finish_case(&runs[k]);
+      free_case(&runs[k].c);
+      remove_tree(runs[k].tmp);
+      busy[k] = 0;
+    }
+    if (!more) { /* the end: the others still running */
+      for (int j = 0; j < PAR; j++)
+        if (busy[j]) {
+          failed += !finish_case(&runs[j]);
+          free_case(&runs[j].c);
+          remove_tree(runs[j].tmp);
+          busy[j] = 0;
+        }
       break;
     }
-    corpus_case c = {.line = lineno};
-    if (parse_case(&env, tmp, p, &c)) {
+    corpus_run *r = &runs[k];
+    snprintf(r->tmp, sizeof(r->tmp), "/tmp/fabricsim-corpus-XXXXXX");
+    if (r->out_fd < 0 || r->err_fd < 0 || !mkdtemp(r->tmp)) {
+      test_fail(__FILE__, __LINE__, "mkdtemp or tmpfile: %s", strerror(errno));
+      break;
+    }
+    r->c = (corpus_case){.line = lineno};
+    if (parse_case(&env, r->tmp, p, &r->c)) {
       test_fail(CORPUS, lineno, "not a case (ARGS ==> WANT): %s", line);
       failed++;
-    } else {
-      cases++;
-      failed += !run_case(&c, tmp, fileno(fo), fileno(fe));
+      free_case(&r->c);
+      remove_tree(r->tmp);
+      continue;
     }
-    free_case(&c);
-    remove_tree(tmp);
+    cases++;
+    start_case(r);
+    busy[k] = 1;
   }
   fclose(f);
-  fclose(fo);
-  fclose(fe);
+  for (int k = 0; k < PAR; k++) {
+    if (busy[k]) { /* (after a break) */
+      finish_case(&runs[k]);
+      free_case(&runs[k].c);
+      remove_tree(runs[k].tmp);
+    }
+    if (runs[k].out_fd >= 0) close(runs[k].out_fd);
+    if (runs[k].err_fd >= 0) close(runs[k].err_fd);
+  }
   if (failed) fprintf(stderr, "  %d of %d corpus cases failed\n", failed, cases);
   if (!only && cases < 300) test_fail(__FILE__, __LINE__, "only %d cases in " CORPUS, cases);
 }

@@ -8,7 +8,6 @@
  * message stays one line of text. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -37,21 +36,15 @@ void fs__cli_error_text(const char *text) {
   }
 }
 
+/* (A buffer on the stack: the message of a run refused for its memory must
+ * not need memory; longer text is cut, the line still ends.) */
 void fs__cli_error(const char *fmt, ...) {
+  char text[4096];
   va_list ap;
   va_start(ap, fmt);
-  char *text = NULL;
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  if (n >= 0 && (text = malloc((size_t)n + 1))) {
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    fs__cli_error_text(text);
-    free(text);
-  } else {
-    fputs("(out of memory formatting the message)", stderr);
-  }
+  fs__cli_error_text(text);
   fputc('\n', stderr);
 }
 
@@ -69,18 +62,11 @@ int fs__cli_fail(const fs_err *err) {
 }
 
 int fs__cli_usage(const char *cmd, const char *fmt, ...) {
+  char text[3072];
   va_list ap;
   va_start(ap, fmt);
-  char *text = NULL;
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  if (n >= 0 && (text = malloc((size_t)n + 1))) {
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  fs__cli_error("fabricsim %s: %s (see 'fabricsim %s --help')", cmd,
-                text ? text : "(out of memory formatting the message)", cmd);
-  free(text);
+  fs__cli_error("fabricsim %s: %s (see 'fabricsim %s --help')", cmd, text, cmd);
   return 2;
 }

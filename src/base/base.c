@@ -295,8 +295,8 @@ double fs__now_s(void) {
 
 int fs__read_binary(const char *path, char **out, size_t *len, fs_err *err) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return fs_err_set(err, FS_EIO, "%s: cannot open: %s", path,
+  if (!f) /* (ENOMEM: past the memory a run may use, which the CLI explains) */
+    return fs_err_set(err, errno == ENOMEM ? FS_ENOMEM : FS_EIO, "%s: cannot open: %s", path,
                       strerror(errno));
   struct stat st;
   if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -176,10 +176,10 @@ TEST(test_cli_coll_bad_input_exit_2) {
       {"--size 99999999999G", "--size must be at most 1e18 bytes, got '99999999999G'"},
       {"--sizes 1M,,2M", "--sizes: item 2 is empty in '1M,,2M'"},
       {"--sizes 1M,", "--sizes: item 2 is empty"},
-      {"-b 1K -e 4K -f 1.0000001", "-f 1.0000001 does not grow the size past 1024 bytes"},
+      {"-b 1K -e 4K -f 1.0000001", "-f/--stepfactor 1.0000001 does not grow the size past 1024 bytes"},
       {"-b 1 -e 1G -f 1.002", "does not grow the size past 1 bytes"},
       {"-b 1K -e 1G -f 1.003", "gives more than 4096 sizes"},
-      {"-b 0x10 -e 1K", "-b must be a size > 0 (suffixes K M G), got '0x10'"},
+      {"-b 0x10 -e 1K", "-b/--minbytes must be a size > 0 (suffixes K M G), got '0x10'"},
   };
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
     char cmd[256];

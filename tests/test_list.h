@@ -23,6 +23,7 @@
 #include "list_train.h"
 #include "list_cli.h"
 #include "list_cli_opts.h"
+#include "list_cli_corpus.h"
 #include "list_routeopt.h"
 #include "list_ocs.h"
 #include "list_topoopt.h"

@@ -169,16 +169,16 @@ TEST(test_nccl_tests_bad_values_exit_2) {
       {"-d float17", "-d must be"},
       {"-d all7", "'all7'"},
       {"-o sumx", "-o must be"},
-      {"--op bogus", "unknown --op 'bogus'"},
+      {"--op bogus", "'bogus'"}, /* (the base line's --op allreduce is the collective) */
       {"-r -2", "--root must be"},
-      {"-g 0", "-g must be an integer >= 1, got '0'"},
+      {"-g 0", "-g given twice, '8' and '0'"}, /* (-g 0 alone: the corpus) */
       {"-t x", "-t must be"},
       {"-n 0", "--iters must be an integer in [1, 2147483647], got '0'"},
       {"-z 4", "--blocking must be"},
       {"-c -1", "-c must be"},
       {"--ranks 12", "--ranks 12 is not a multiple of -t 1 x -g 8"},
       {"-J out.json", "-J/--output_file 'out.json'"},
-      {"-b 8 -e 1K -i 0", "-i must be a size > 0"},
+      {"-b 8 -e 1K -i 0", "-i/--stepbytes must be a size > 0"},
       {"-b 8 -e 1K -f 2 -i 8", "give -f or -i, not both"},
       {"--format nccl", "--format must be text, json, csv or nccl-tests"},
   };

@@ -15,7 +15,9 @@
  *     or the very file this process has as its stdout or stderr
  *     (/dev/stdout redirected to a file): written through, never replaced
  *     or truncated;
- *   - a directory, a block device, a socket, a file we may not write:
+ *   - a directory, a block device, a socket, a file we may not write, a
+ *     regular file whose mode has no write bit (even run as root), a file
+ *     another output of this process has open (the same file twice):
  *     refused.
  * The temporary files not yet committed are remembered per process, so
  * fs_output_cleanup() (async-signal-safe) removes them from a signal

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "fabricsim/err.h"
@@ -294,9 +295,14 @@ double fs__now_s(void) {
 
 int fs__read_binary(const char *path, char **out, size_t *len, fs_err *err) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return fs_err_set(err, FS_EIO, "%s: cannot open: %s", path,
+  if (!f) /* (ENOMEM: past the memory a run may use, which the CLI explains) */
+    return fs_err_set(err, errno == ENOMEM ? FS_ENOMEM : FS_EIO, "%s: cannot open: %s", path,
                       strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return fs_err_set(err, FS_EIO, "%s: cannot read: is a directory", path);
+  }
   char *buf = NULL;
   size_t cap = 0, n = 0;
   for (;;) {
@@ -309,11 +315,11 @@ int fs__read_binary(const char *path, char **out, size_t *len, fs_err *err) {
     n += got;
     if (got == 0) break;
   }
-  int bad = ferror(f);
+  int bad = ferror(f), e = errno;
   fclose(f);
   if (bad) {
     free(buf);
-    return fs_err_set(err, FS_EIO, "%s: read error", path);
+    return fs_err_set(err, FS_EIO, "%s: read error: %s", path, strerror(e));
   }
   buf[n] = '\0';
   *out = buf;

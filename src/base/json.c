@@ -67,6 +67,77 @@ static int utf8_len(const unsigned char *p) {
   return n;
 }
 
+typedef struct keyed {
+  const cJSON *it;
+  int idx; /* position in the object */
+} keyed;
+
+static int cmp_key(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  int c = strcmp(x->it->string, y->it->string);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The first key (in document order) that repeats an earlier one in its
+ * object, anywhere in the tree: an error naming its path, whether or not the
+ * reader ever looks at that object (issue 45: a job file read for its
+ * topology alone). Objects of many keys are sorted, not scanned pairwise. */
+static int no_duplicate_keys(const fs__jctx *c, const cJSON *v, const char *path, int depth) {
+  if (depth > 1000) return 0; /* (cJSON refuses deeper nesting) */
+  int n = 0;
+  for (const cJSON *it = v->child; it; it = it->next) n++;
+  if (cJSON_IsObject(v) && n > 1) {
+    const cJSON *dup = NULL;
+    if (n <= 32) {
+      for (const cJSON *it = v->child; it && !dup; it = it->next)
+        for (const cJSON *jt = v->child; jt != it; jt = jt->next)
+          if (strcmp(jt->string, it->string) == 0) {
+            dup = it;
+            break;
+          }
+    } else {
+      keyed *keys = malloc((size_t)n * sizeof(*keys));
+      if (!keys) return fs_err_set(c->err, FS_ENOMEM, "%s: out of memory", c->file);
+      int k = 0;
+      for (const cJSON *it = v->child; it; it = it->next, k++) keys[k] = (keyed){it, k};
+      qsort(keys, (size_t)n, sizeof(*keys), cmp_key);
+      /* a repeat: equal to the one before it in sorted order; the first in
+       * document order is the one of least position */
+      int best = n;
+      for (k = 1; k < n; k++)
+        if (strcmp(keys[k - 1].it->string, keys[k].it->string) == 0 && keys[k].idx < best) {
+          best = keys[k].idx;
+          dup = keys[k].it;
+        }
+      free(keys);
+    }
+    if (dup) {
+      char p[512];
+      fs__json_path_key(p, sizeof(p), path, dup->string);
+      return fs_err_set(c->err, FS_EINVAL, "%s: %s: duplicate key", c->file, p);
+    }
+  }
+  size_t i = 0;
+  for (const cJSON *it = v->child; it; it = it->next, i++) {
+    if (!cJSON_IsObject(it) && !cJSON_IsArray(it)) continue;
+    char p[512];
+    if (cJSON_IsObject(v)) fs__json_path_key(p, sizeof(p), path, it->string);
+    else fs__json_path_idx(p, sizeof(p), path, i);
+    int rc = no_duplicate_keys(c, it, p, depth + 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int fs__utf8_bad(const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    int n = utf8_len(p);
+    if (!n) return (int)(p - (const unsigned char *)s);
+    p += n;
+  }
+  return -1;
+}
+
 int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
                    cJSON **out) {
   if (strlen(text) != len)
@@ -110,6 +181,11 @@ int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
     return fs_err_set(c->err, FS_EINVAL,
                       "%s: line %d, column %d: malformed JSON near '%s'",
                       c->file, line, col, near);
+  }
+  int rc = no_duplicate_keys(c, root, "$", 0);
+  if (rc) {
+    cJSON_Delete(root);
+    return rc;
   }
   *out = root;
   return 0;

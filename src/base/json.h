@@ -18,9 +18,13 @@ typedef struct fs__jctx {
 #define FS_JSON_INT_MAX 9007199254740992LL
 
 /* Parses NUL-terminated text (len bytes). On a syntax error reports line and
- * column. The caller cJSON_Delete()s *out. */
+ * column; a key repeated in any object of the tree is an error too. The caller cJSON_Delete()s *out. */
 int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
                    cJSON **out);
+
+/* The offset of the first byte of s that does not start well-formed UTF-8,
+ * or -1 if s is all UTF-8. */
+int fs__utf8_bad(const char *s);
 
 /* Sets an FS_EINVAL error "file: path: what, got VALUE". Returns the code. */
 int fs__json_fail(const fs__jctx *c, const char *path, const cJSON *value,

@@ -88,6 +88,18 @@ static void reg_remove(const char *path) {
   restore_signals(&old);
 }
 
+/* Whether path is (the same file as) a registered file of this process. */
+static int reg_has_file(const char *path) {
+  struct stat a, b;
+  if (stat(path, &a) != 0) return 0;
+  pid_t me = getpid();
+  for (size_t i = 0; i < reg_n; i++)
+    if (reg[i].pid == me && !reg[i].is_dir && stat(reg[i].path, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+      return 1;
+  return 0;
+}
+
 void fs_output_cleanup(void) {
   pid_t me = getpid();
   /* newest first: a directory's files go before the directory */
@@ -144,6 +156,14 @@ static int open_tmp(fs_output *o, const struct stat *old, fs_err *err) {
     else snprintf(o->tmp, n, "%s.tmp.%ld.%d", o->target, (long)getpid(), k);
     fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0666);
     if (fd < 0 && errno != EEXIST) break;
+    /* NAME.tmp.PID is this process's: the file is already an output of this
+     * run, however its path was spelled (issue 45: --out F --trace F) */
+    if (fd < 0 && k == 0 && reg_has_file(o->tmp)) {
+      free(o->tmp);
+      o->tmp = NULL;
+      return fs_err_set(err, FS_EINVAL, "%s: already an output of this run; give another file",
+                        o->path);
+    }
   }
   if (fd < 0) {
     int e = errno;
@@ -191,6 +211,10 @@ static int open_existing(fs_output *o, const struct stat *st, int is_link, fs_er
     return fs_err_set(err, FS_EINVAL, "%s: is not a regular file, a device or a pipe", p);
   if (access(p, W_OK) != 0)
     return fs_err_set(err, FS_EINVAL, "%s: cannot write: %s", p, strerror(errno));
+  /* root may write anything: a file nobody may write is still not replaced */
+  if (!(st->st_mode & 0222))
+    return fs_err_set(err, FS_EINVAL, "%s: is read-only (mode %04o); not replacing it", p,
+                      (unsigned)(st->st_mode & 07777));
   if (is_link) {
     char *real = realpath(p, NULL);
     if (!real) return fs_err_set(err, FS_EINVAL, "%s: cannot follow: %s", p, strerror(errno));

@@ -10,8 +10,16 @@
 #include "cli.h"
 #include "fabricsim/output.h"
 
+/* Whether s starts as a decimal integer does: a digit, or '-' and a digit
+ * if neg (strtol alone would take " 5" and "+5"). */
+static int starts_decimal(const char *s, int neg) {
+  if (neg && *s == '-') s++;
+  return isdigit((unsigned char)*s);
+}
+
 int fs__cli_parse_long(const char *s, long lo, long hi, long *out) {
   char *end;
+  if (!starts_decimal(s, 1)) return -1;
   errno = 0;
   long v = strtol(s, &end, 10);
   if (!*s || *end || errno || v < lo || v > hi) return -1;
@@ -23,7 +31,7 @@ int fs__cli_parse_seed(const char *s, unsigned long long *out) {
   char *end;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || errno || s[0] == '-') return -1;
+  if (!starts_decimal(s, 0) || *end || errno) return -1;
   *out = v;
   return 0;
 }
@@ -104,6 +112,9 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
                            packet_bytes);
     tp->packet_bytes = v;
   }
+  if (connections && tp->kind == FS_TRANSPORT_FLUID)
+    return fs__cli_usage(cmd, "--connections %s: connections are tcp's and rdma's, and the "
+                         "transport is fluid (give --transport tcp or rdma)", connections);
   fs_transport_key bad;
   fs_err why = {0, ""};
   if (fs_transport_combine(tp, rate_control, given, &bad, &why) == 0) return 0;
@@ -115,7 +126,7 @@ int fs__cli_transport(const char *cmd, const char *kind, const char *connections
 int fs__cli_output_open(const char *path, fs_output **o) {
   fs_err err = {0, ""};
   if (fs_output_open(path, o, &err)) {
-    fprintf(stderr, "fabricsim: %s\n", err.msg);
+    fs__cli_error("fabricsim: %s", err.msg);
     return 2;
   }
   return 0;
@@ -124,7 +135,7 @@ int fs__cli_output_open(const char *path, fs_output **o) {
 int fs__cli_output_commit(fs_output *o) {
   fs_err err = {0, ""};
   if (fs_output_commit(o, &err)) {
-    fprintf(stderr, "fabricsim: %s\n", err.msg);
+    fs__cli_error("fabricsim: %s", err.msg);
     return 1;
   }
   return 0;
@@ -135,7 +146,7 @@ int fs__cli_output_write(fs_output *o, fs__cli_write_fn fn, void *ctx) {
   int rc = fn(fs_output_file(o), ctx);
   if (rc) {
     int e = errno; /* a failed write's reason, when that is what failed */
-    fprintf(stderr, "fabricsim: %s: write failed: %s\n", fs_output_path(o),
+    fs__cli_error("fabricsim: %s: write failed: %s", fs_output_path(o),
             rc == FS_EIO && e ? strerror(e) : fs_strerror(rc));
     fs_output_abort(o);
     return 1;

@@ -113,6 +113,13 @@ int fs__cli_stdout_done(const char *cmd, int rc);
 enum { FS__FMT_TEXT = 0, FS__FMT_JSON = 1, FS__FMT_CSV = 2 };
 int fs__cli_format(const char *cmd, const char *given, const char *offered, int *fmt);
 
+/* One error line on stderr (usage.c): printf's format, then a newline;
+ * control characters and bytes that are not UTF-8 in the text are written
+ * as \n, \t or \xHH, so the line is one line of text whatever the user
+ * gave. fs__cli_error_text writes text so, without the newline. */
+void fs__cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fs__cli_error_text(const char *text);
+
 /* Failures (usage.c). Prints "fabricsim: MSG" on stderr and returns the
  * exit status for err's code: 2 bad input, 1 internal failure. */
 int fs__cli_fail(const fs_err *err);

@@ -7,6 +7,7 @@
  * warm-ups, graphs ...) are noted as changing nothing in a deterministic
  * simulation. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,7 @@
 
 /* --gamma: a number >= 0, finite (s/byte). */
 static int parse_gamma(const char *v, void *field) {
-  char *end;
-  double g = strtod(v, &end);
-  if (end == v || *end || !(g >= 0) || !isfinite(g)) return -1;
-  *(double *)field = g;
-  return 0;
+  return fs__cli_parse_double(v, 0, DBL_MAX, (double *)field); /* decimal, as every number */
 }
 
 /* What the command line gives; the initialiser holds the defaults. */
@@ -66,8 +63,15 @@ static int parse_op(const char *v, void *field) {
 }
 
 #define AT(f) offsetof(cmdline, f)
+/* --op's setting: the reduction's field for a reduction's name, else the
+ * collective's, so `--op allreduce --op sum` sets each once. */
+static size_t op_key(const char *v) {
+  fs_coll_redop r;
+  return strcmp(v, "all") == 0 || fs_coll_redop_parse(v, &r) == 0 ? AT(op.redop) : AT(op.coll);
+}
+
 static const fs__opt coll_opts[] = {
-    FS__OPT_FN("--op", 0, AT(op), "OP", parse_op, "", /* parse_op takes any word */
+    FS__OPT_FN_KEYED("--op", 0, AT(op), "OP", parse_op, op_key, "", /* takes any word */
                "the collective: allreduce allgather reducescatter broadcast reduce alltoall "
                "sendrecv; or, as nccl-tests' --op, a reduction (as -o)"),
     FS__OPT_STR(NULL, 'o', AT(op.redop), "R",
@@ -324,14 +328,19 @@ static int list_sizes(const char *list, sizes *z) {
 static int geometric_sizes(const cmdline *o, sizes *z) {
   double lo, hi, f = 0, inc = 1 << 20;
   const char *b = o->begin ? o->begin : o->end, *e = o->end ? o->end : o->begin;
-  const char *stepped = o->factor ? "-f" : "-i", *step = o->factor ? o->factor : o->step;
+  const char *stepped = o->factor ? "-f/--stepfactor" : "-i/--stepbytes";
+  const char *step = o->factor ? o->factor : o->step;
   if (!b) return fs__cli_usage("coll", "%s needs -b or -e", stepped);
-  if (size_arg("-b", b, &lo) || size_arg("-e", e, &hi)) return 2;
-  if (hi < lo) return fs__cli_usage("coll", "-e must be a size >= -b, got '%s'", e);
+  /* each value named by the option that gave it, in both spellings */
+  if (size_arg(o->begin ? "-b/--minbytes" : "-e/--maxbytes", b, &lo) ||
+      size_arg(o->end ? "-e/--maxbytes" : "-b/--minbytes", e, &hi))
+    return 2;
+  if (hi < lo)
+    return fs__cli_usage("coll", "-e/--maxbytes must be a size >= -b/--minbytes, got '%s'", e);
   if (o->factor && o->step) return fs__cli_usage("coll", "give -f or -i, not both");
   if (o->factor && (fs__cli_parse_double(o->factor, 1, 1e9, &f) || !(f > 1)))
-    return fs__cli_usage("coll", "-f must be a number > 1, got '%s'", o->factor);
-  if (o->step && size_arg("-i", o->step, &inc)) return 2;
+    return fs__cli_usage("coll", "-f/--stepfactor must be a number > 1, got '%s'", o->factor);
+  if (o->step && size_arg("-i/--stepbytes", o->step, &inc)) return 2;
   z->lo = lo;
   z->hi = hi;
   z->step = f > 1 ? f : inc;
@@ -342,7 +351,7 @@ static int geometric_sizes(const cmdline *o, sizes *z) {
       return fs__cli_usage("coll",
                            "%s %s does not grow the size past %.0f bytes (each step must add a "
                            "whole byte)",
-                           stepped, step, x);
+                           stepped, step ? step : "1M", x);
     if (z->n == MAX_SIZES)
       return fs__cli_usage("coll", "-b %s -e %s %s %s gives more than %d sizes", b, e, stepped,
                            step ? step : "1M", MAX_SIZES);
@@ -696,6 +705,17 @@ int fs__cli_coll(int argc, char **argv) {
   }
   run.t = t;
   run.g = (fs_coll_group){ranks, hosts};
+  /* the options checked against the ranks, naming the option */
+  if (!rc && run.prm.root >= ranks) {
+    status = fs__cli_usage("coll", "--root must be a rank in [0, %d), got '%d'", ranks,
+                           run.prm.root);
+    goto out;
+  }
+  if (!rc && run.prm.node_size > 0 && ranks % run.prm.node_size != 0) {
+    status = fs__cli_usage("coll", "--node-size must divide the %d ranks into whole nodes, got '%d'",
+                           ranks, run.prm.node_size);
+    goto out;
+  }
   if (!rc) {
     fs_coll_params q = run.prm;
     q.bytes = z.v[0];

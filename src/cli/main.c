@@ -79,9 +79,9 @@ static const fs__sub *find(const char *name) {
   return NULL;
 }
 
+/* A bad command line is one line, as every command's usage error is. */
 static int unknown(const char *cmd) {
-  fprintf(stderr, "fabricsim: unknown command '%s'\n", cmd);
-  usage(stderr);
+  fs__cli_error("fabricsim: unknown command '%s' (see 'fabricsim --help')", cmd);
   return 2;
 }
 
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   install_cleanup();
   if (fs__cli_memory_setup(&argc, argv)) return 2;
   if (argc < 2) {
-    usage(stderr);
+    fprintf(stderr, "fabricsim: missing command (see 'fabricsim --help')\n");
     return 2;
   }
   const char *cmd = argv[1];

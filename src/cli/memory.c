@@ -49,28 +49,33 @@ int fs__cli_memory_setup(int *argc, char **argv) {
   const char *value = NULL;
   int out = 0;
   for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *v;
     if (strcmp(a, "--max-memory") == 0) {
       if (i + 1 >= *argc) {
-        fprintf(stderr, "fabricsim: --max-memory needs a value (e.g. 8G; 0: no limit)\n");
+        fs__cli_error("fabricsim: --max-memory needs a value (e.g. 8G; 0: no limit)");
         return 2;
       }
-      value = argv[++i];
+      v = argv[++i];
     } else if (strncmp(a, "--max-memory=", 13) == 0) {
-      value = a + 13;
+      v = a + 13;
     } else {
       argv[out++] = argv[i];
+      continue;
     }
+    if (value && strcmp(value, v) != 0) {
+      fs__cli_error("fabricsim: --max-memory given twice, '%s' and '%s'", value, v);
+      return 2;
+    }
+    value = v;
   }
   *argc = out;
   argv[out] = NULL;
   double bytes = 0.75 * physical_bytes();
   if (value) {
     if (fs__cli_parse_size(value, &bytes) || bytes < 0) {
-      fprintf(stderr,
-              "fabricsim: --max-memory: must be a size (suffixes K M G; 0: no limit), got "
-              "\"%s\"\n",
-              value);
+      fs__cli_error("fabricsim: --max-memory: must be a size (suffixes K M G; 0: no limit), got "
+                    "\"%s\"",
+                    value);
       return 2;
     }
     limit_given = 1;

@@ -275,11 +275,18 @@ int fs__cli_ocs_topo(int argc, char **argv) {
   int fmt, go_fmt = fs__cli_format(cmd, format, "text json", &fmt);
   if (go_fmt >= 0) return go_fmt;
   if (degree < 0) return fs__cli_usage(cmd, "missing --degree");
+  if (ar_rings > degree)
+    return fs__cli_usage(cmd, "--ar-rings must be at most --degree (%ld), got '%ld'", degree,
+                         ar_rings);
   int want_ft = 0, want_ls = 0, want_ro = 0, want_rn = 0, want_job = 0;
   {
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", compare);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    for (char *tok = buf, *next; tok; tok = next) {
+      next = strchr(tok, ',');
+      if (next) *next++ = '\0';
+      if (!*tok)
+        return fs__cli_usage(cmd, "--compare: an empty name in the list, got '%s'", compare);
       if (strcmp(tok, "fattree") == 0) want_ft = 1;
       else if (strcmp(tok, "leafspine") == 0) want_ls = 1;
       else if (strcmp(tok, "railopt") == 0) want_ro = 1;

@@ -98,46 +98,58 @@ static const fs__cmd tpu_cmd = {
 
 typedef fs_report_ocs_tpu result; /* filled here, printed by the report */
 
+/* --coll, --algo, --bytes (bytes: its value or the default) and --routing
+ * into *prm and *want_mode: -1, or 2 after a usage error. */
+static int coll_opts(const cmdline *o, double bytes, fs_coll_params *prm,
+                     fs_route_mode *want_mode) {
+  const char *C = "ocs tpu", *coll = o->coll, *algo = o->algo, *routing = o->routing;
+  fs_coll_params_init(prm);
+  if (coll) {
+    if (fs_coll_op_parse(coll, &prm->op))
+      return fs__cli_usage(C, "--coll: unknown collective '%s'", coll);
+    prm->algo = prm->op == FS_COLL_ALLTOALL ? FS_ALGO_DIRECT : FS_ALGO_RING;
+    if (algo && fs_coll_algo_parse(algo, &prm->algo))
+      return fs__cli_usage(C, "--algo: unknown algorithm '%s'", algo);
+    prm->bytes = bytes;
+  } else if (algo || o->coll_bytes >= 0 || routing) {
+    return fs__cli_usage(C, "--algo, --bytes and --routing need --coll");
+  }
+  if (routing && (fs_route_mode_parse(routing, want_mode) ||
+                  (*want_mode != FS_ROUTE_ECMP && *want_mode != FS_ROUTE_SPRAY &&
+                   *want_mode != FS_ROUTE_SHORTEST && *want_mode != FS_ROUTE_DOR)))
+    return fs__cli_usage(C, "--routing must be ecmp, spray, shortest or dor, got '%s'", routing);
+  return -1;
+}
+
 int fs__cli_ocs_tpu(int argc, char **argv) {
   const char *C = "ocs tpu";
-  cmdline o = {.format = "text", .coll_bytes = 1e9, .busy_random = -1, .mix = -1, .seed = 1};
+  /* coll_bytes -1: --bytes not given (1e9) */
+  cmdline o = {.format = "text", .coll_bytes = -1, .busy_random = -1, .mix = -1, .seed = 1};
   fs_tpu_defaults(&o.p);
   fs_tpu_cost_defaults(&o.cp);
   int go = fs__opts_parse(&tpu_cmd, &o, argc, argv);
   if (go >= 0) return go;
   const char *shape_s = o.shape, *busy = o.busy, *format = o.format, *coll = o.coll;
-  const char *algo = o.algo, *routing = o.routing;
   fs_route_mode want_mode = FS_ROUTE_EXPLICIT; /* none given */
-  double coll_bytes = o.coll_bytes;
+  double coll_bytes = o.coll_bytes < 0 ? 1e9 : o.coll_bytes;
   long busy_random = o.busy_random, mix = o.mix, seed = o.seed;
   int twisted = o.twisted;
   fs_tpu_params p = o.p;
   fs_tpu_cost_params cp = o.cp;
   if (!shape_s) return fs__cli_usage(C, "--shape is required (e.g. --shape 8x8x16)");
   fs_coll_params coll_prm;
-  fs_coll_params_init(&coll_prm);
-  if (coll) {
-    if (fs_coll_op_parse(coll, &coll_prm.op))
-      return fs__cli_usage(C, "--coll: unknown collective '%s'", coll);
-    coll_prm.algo = coll_prm.op == FS_COLL_ALLTOALL ? FS_ALGO_DIRECT : FS_ALGO_RING;
-    if (algo && fs_coll_algo_parse(algo, &coll_prm.algo))
-      return fs__cli_usage(C, "--algo: unknown algorithm '%s'", algo);
-    coll_prm.bytes = coll_bytes;
-  } else if (algo || coll_bytes != 1e9 || routing) {
-    return fs__cli_usage(C, "--algo, --bytes and --routing need --coll");
-  }
-  if (routing && (fs_route_mode_parse(routing, &want_mode) ||
-                  (want_mode != FS_ROUTE_ECMP && want_mode != FS_ROUTE_SPRAY &&
-                   want_mode != FS_ROUTE_SHORTEST && want_mode != FS_ROUTE_DOR)))
-    return fs__cli_usage(C, "--routing must be ecmp, spray, shortest or dor, got '%s'", routing);
+  if ((go = coll_opts(&o, coll_bytes, &coll_prm, &want_mode)) >= 0) return go;
   int fmt, go_fmt = fs__cli_format(C, format, "text json", &fmt);
   if (go_fmt >= 0) return go_fmt;
   if (busy && busy_random >= 0)
     return fs__cli_usage(C, "--busy and --busy-random are exclusive");
   fs_err err = {0, ""};
   int32_t shape[3];
-  if (fs_tpu_shape_parse(shape_s, shape, &err) || fs_tpu_shape_check(shape, twisted, &err))
-    return fs__cli_fail(&err);
+  /* the library's messages, with the option to blame */
+  if (fs_tpu_shape_parse(shape_s, shape, &err))
+    return fs__cli_usage(C, "--shape: %s", err.msg);
+  if (fs_tpu_shape_check(shape, twisted, &err))
+    return fs__cli_usage(C, "--shape%s: %s", twisted ? " with --twisted" : "", err.msg);
   fs_tpu_pod *pod = NULL;
   int32_t *before = NULL, *cubes = NULL;
   fs_topo *t = NULL;
@@ -146,9 +158,14 @@ int fs__cli_ocs_tpu(int argc, char **argv) {
   r.cp = coll_prm;
   int status = 0;
   if (fs_tpu_pod_new(&p, &pod, &err)) goto fail;
-  if (busy && fs_tpu_pod_set_busy_list(pod, busy, &err)) goto fail;
-  if (busy_random >= 0 && fs_tpu_pod_busy_random(pod, (int32_t)busy_random, (uint64_t)seed, &err))
-    goto fail;
+  if ((busy && fs_tpu_pod_set_busy_list(pod, busy, &err)) ||
+      (busy_random >= 0 &&
+       fs_tpu_pod_busy_random(pod, (int32_t)busy_random, (uint64_t)seed, &err))) {
+    status = err.code == FS_EINVAL
+                 ? fs__cli_usage(C, "%s: %s", busy ? "--busy" : "--busy-random", err.msg)
+                 : fs__cli_fail(&err);
+    goto out;
+  }
   r.need = shape[0] / 4 * (shape[1] / 4) * (shape[2] / 4);
   if (r.need > p.cubes) {
     fs_err_set(&err, FS_EINVAL, "shape %dx%dx%d needs %d cubes, the pod has %d (--cubes)",

@@ -136,13 +136,48 @@ static int positional(const fs__cmd *c, void *o, const char *arg) {
   return -1;
 }
 
+/* The option as the user wrote it ("--out", "-o"), without "=value". */
+static const char *spelled(const char *arg, char *buf, size_t n) {
+  snprintf(buf, n, "%.*s", (int)strcspn(arg, "="), arg);
+  return buf;
+}
+
+/* The values given so far, one per setting (field offset): a setting given
+ * twice with two values, or by two options that set the same field
+ * (--delay and --delay-ns), is a conflict, not "the last one wins". */
+enum { MAX_GIVEN = 64 };
+typedef struct given_opt {
+  size_t off;
+  const char *as, *value; /* the option as spelled, the value */
+} given_opt;
+
+static int note_given(const fs__cmd *c, given_opt *g, int *ng, size_t off, const char *as,
+                      const char *value) {
+  for (int k = 0; k < *ng; k++) {
+    if (g[k].off != off) continue;
+    if (strcmp(g[k].value, value) == 0) return -1; /* (the same value, however spelled) */
+    if (strcmp(g[k].as, as) == 0)
+      return fs__cli_usage(c->name, "%s given twice, '%s' and '%s'", as, g[k].value, value);
+    return fs__cli_usage(c->name, "%s '%s' conflicts with %s '%s'", as, value, g[k].as,
+                         g[k].value);
+  }
+  if (*ng < MAX_GIVEN) g[(*ng)++] = (given_opt){off, as, value};
+  return -1;
+}
+
 int fs__opts_parse(const fs__cmd *c, void *o, int argc, char **argv) {
+  given_opt given_list[MAX_GIVEN];
+  char names[MAX_GIVEN][48];
+  int ngiven = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       opts_help(c, stdout);
       return 0;
     }
+    if (!a[0])
+      return fs__cli_usage(c->name, "an empty argument ('') where %s or an option goes",
+                           c->pos_max ? c->pos : "an option");
     if (a[0] != '-' || !a[1]) {
       int rc = positional(c, o, a);
       if (rc >= 0) return rc;
@@ -151,10 +186,19 @@ int fs__opts_parse(const fs__cmd *c, void *o, int argc, char **argv) {
     const fs__opt *e = find(c->opts, a, &v);
     if (!e) return fs__cli_usage(c->name, "unknown option '%.*s'", (int)strcspn(a, "="), a);
     int given = v != NULL;
-    if (!e->arg && given) return fs__cli_usage(c->name, "%s takes no value", e->name);
+    char as[48];
+    spelled(a, as, sizeof(as));
+    if (!e->arg && given) return fs__cli_usage(c->name, "%s takes no value", as);
     if (e->arg && !given) {
-      if (i + 1 >= argc) return fs__cli_usage(c->name, "%s needs a value (%s)", a, e->arg);
+      if (i + 1 >= argc) return fs__cli_usage(c->name, "%s needs a value (%s)", as, e->arg);
       v = argv[++i];
+    }
+    if (e->arg && !v[0]) return fs__cli_usage(c->name, "%s needs a value (%s), got ''", as, e->arg);
+    if (e->arg) {
+      snprintf(names[ngiven < MAX_GIVEN ? ngiven : MAX_GIVEN - 1], 48, "%s", as);
+      int rc = note_given(c, given_list, &ngiven, e->key ? e->key(v) : e->off,
+                          names[ngiven < MAX_GIVEN ? ngiven : MAX_GIVEN - 1], v);
+      if (rc >= 0) return rc;
     }
     if (store(e, (char *)o + e->off, v))
       return fs__cli_usage(c->name, "%s, got '%s'", e->bad, v);
@@ -187,8 +231,13 @@ static void group_help(const fs__group *g, FILE *f) {
 
 int fs__group_run(const fs__group *g, int argc, char **argv) {
   if (argc < 1) {
-    group_help(g, stderr);
-    return 2;
+    char list[160] = "";
+    for (const fs__sub *s = g->subs; s->name; s++) {
+      size_t len = strlen(list);
+      snprintf(list + len, sizeof(list) - len, "%s%s", len ? (s[1].name ? ", " : " or ") : "",
+               s->name);
+    }
+    return fs__cli_usage(g->name, "missing subcommand (%s)", list);
   }
   const char *sub = argv[0];
   for (const fs__sub *s = g->subs; s->name; s++)

@@ -26,6 +26,10 @@ typedef enum fs__opt_kind {
 } fs__opt_kind;
 
 typedef int (*fs__opt_fn)(const char *value, void *field);
+/* Which setting a value sets, as the offset of its field, for an option
+ * whose value decides where it goes (coll's --op: a collective or a
+ * reduction); NULL: the entry's off. */
+typedef size_t (*fs__opt_key)(const char *value);
 
 typedef struct fs__opt {
   const char *name; /* "--out", or NULL for an option with a short name only */
@@ -39,21 +43,25 @@ typedef struct fs__opt {
   /* A bad value's message, to which ", got 'VALUE'" is added: it names the
    * option and what it must be. */
   const char *bad;
+  fs__opt_key key; /* NULL, or where a value goes (repeats are judged per setting) */
 } fs__opt;
 
 /* Table entries: ln the long name ("--out" or NULL), sh the short alias
  * (0 for none), off = offsetof(the command's struct, field). */
-#define FS__OPT_FLAG(ln, sh, off, help) {ln, sh, FS__OPT_FLAG, off, NULL, help, 0, 0, NULL, NULL}
-#define FS__OPT_STR(ln, sh, off, arg, help) {ln, sh, FS__OPT_STR, off, arg, help, 0, 0, NULL, NULL}
+#define FS__OPT_FLAG(ln, sh, off, help) {ln, sh, FS__OPT_FLAG, off, NULL, help, 0, 0, NULL, NULL, NULL}
+#define FS__OPT_STR(ln, sh, off, arg, help) {ln, sh, FS__OPT_STR, off, arg, help, 0, 0, NULL, NULL, NULL}
 #define FS__OPT_LONG(ln, sh, off, arg, lo, hi, bad, help) \
-  {ln, sh, FS__OPT_LONG, off, arg, help, lo, hi, NULL, bad}
+  {ln, sh, FS__OPT_LONG, off, arg, help, lo, hi, NULL, bad, NULL}
 #define FS__OPT_INT32(ln, sh, off, arg, lo, hi, bad, help) \
-  {ln, sh, FS__OPT_INT32, off, arg, help, lo, hi, NULL, bad}
+  {ln, sh, FS__OPT_INT32, off, arg, help, lo, hi, NULL, bad, NULL}
 #define FS__OPT_DOUBLE(ln, sh, off, arg, lo, hi, bad, help) \
-  {ln, sh, FS__OPT_DOUBLE, off, arg, help, lo, hi, NULL, bad}
+  {ln, sh, FS__OPT_DOUBLE, off, arg, help, lo, hi, NULL, bad, NULL}
 #define FS__OPT_FN(ln, sh, off, arg, fn, bad, help) \
-  {ln, sh, FS__OPT_FN, off, arg, help, 0, 0, fn, bad}
-#define FS__OPT_END {NULL, 0, FS__OPT_FLAG, 0, NULL, NULL, 0, 0, NULL, NULL}
+  {ln, sh, FS__OPT_FN, off, arg, help, 0, 0, fn, bad, NULL}
+/* An FN option whose value decides which setting it is (key). */
+#define FS__OPT_FN_KEYED(ln, sh, off, arg, fn, key, bad, help) \
+  {ln, sh, FS__OPT_FN, off, arg, help, 0, 0, fn, bad, key}
+#define FS__OPT_END {NULL, 0, FS__OPT_FLAG, 0, NULL, NULL, 0, 0, NULL, NULL, NULL}
 
 /* A subcommand: its name in messages ("ocs schedule"), its usage line,
  * what it does, its options and its positional arguments. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,6 +227,22 @@ static int mpi_coordinator(fs_sweep_db *db, const int32_t *todo, int32_t n, int 
 }
 #endif
 
+/* Whether paths a and b name one file: the same inode if both exist, else
+ * the same name in the same directory (the directories resolved). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+  na = na ? na + 1 : a;
+  nb = nb ? nb + 1 : b;
+  if (strcmp(na, nb) != 0) return 0;
+  char da[4096], db[4096];
+  snprintf(da, sizeof(da), "%.*s", na > a ? (int)(na - a) : 1, na > a ? a : ".");
+  snprintf(db, sizeof(db), "%.*s", nb > b ? (int)(nb - b) : 1, nb > b ? b : ".");
+  return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 int fs__cli_sweep(int argc, char **argv) {
   cmdline o = {.jobs = 1};
   int go = fs__opts_parse(&sweep_cmd, &o, argc, argv);
@@ -233,6 +250,9 @@ int fs__cli_sweep(int argc, char **argv) {
   const char *in = o.in, *dbfile = o.db, *csv = o.csv;
   long jobs = o.jobs;
   if (!dbfile) return fs__cli_usage("sweep", "--db FILE.sqlite is required");
+  if (o.csv && same_file(o.csv, dbfile))
+    return fs__cli_usage("sweep", "--csv '%s' is the database --db '%s'; give another file",
+                         o.csv, dbfile);
   int rank = 0, size = 1;
 #ifdef FS_MPI
   MPI_Init(NULL, NULL);

@@ -105,6 +105,9 @@ int fs__cli_train(int argc, char **argv) {
   cmdline o = {.format = "text"};
   int go = fs__opts_parse(&train_cmd, &o, argc, argv);
   if (go >= 0) return go;
+  if (o.opts.no_compare && o.opts.comm == FS_COMM_ISOLATED)
+    return fs__cli_usage("train", "--no-compare is for --comm all (it skips the isolated run "
+                         "all reports); --comm isolated has none");
   const char **in = o.in, *format = o.format, *trace = o.trace, *report = o.report;
   const char *transport = o.transport, *connections = o.connections, *chakra_dir = o.chakra_dir;
   const char *rate_control = o.rate_control, *pkt = o.pkt;

@@ -2,32 +2,71 @@
  * CMD: MSG (see 'fabricsim CMD --help')", exit 2) and a library error
  * ("fabricsim: MSG", exit 2 for bad input, 1 for an internal failure).
  * Apart from main.c so that the subcommands and the option parser, which
- * all call these, do not depend on the dispatcher that calls them. */
+ * all call these, do not depend on the dispatcher that calls them.
+ * Every such line goes through fs__cli_error: whatever a user gave (a
+ * value with a newline, a byte that is not UTF-8) is escaped, so the
+ * message stays one line of text. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+
+/* Length of the well-formed UTF-8 sequence at p, or 0 (RFC 3629). */
+static int utf8_len(const unsigned char *p) {
+  unsigned char b = p[0];
+  if (b < 0x80) return 1;
+  int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  if ((b == 0xE0 && p[1] < 0xA0) || (b == 0xED && p[1] > 0x9F) || (b == 0xF0 && p[1] < 0x90) ||
+      (b == 0xF4 && p[1] > 0x8F))
+    return 0;
+  return n;
+}
+
+void fs__cli_error_text(const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p;) {
+    int n = utf8_len(p);
+    if (*p == '\n') fputs("\\n", stderr);
+    else if (*p == '\t') fputs("\\t", stderr);
+    else if (!n || *p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02X", *p);
+    else fwrite(p, 1, (size_t)n, stderr);
+    p += n ? n : 1;
+  }
+}
+
+/* (A buffer on the stack: the message of a run refused for its memory must
+ * not need memory; longer text is cut, the line still ends.) */
+void fs__cli_error(const char *fmt, ...) {
+  char text[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  fs__cli_error_text(text);
+  fputc('\n', stderr);
+}
 
 int fs__cli_fail(const fs_err *err) {
   double lim = fs__cli_memory_limit();
   if (err->code == FS_ENOMEM && lim > 0) {
-    fprintf(stderr,
-            "fabricsim: %s: the run needs more than the %.2f GiB of memory it may use "
-            "(--max-memory SIZE; %s)\n",
-            err->msg[0] ? err->msg : fs_strerror(err->code), lim / (1024.0 * 1024 * 1024),
-            fs__cli_memory_given() ? "as given" : "75% of this machine's by default");
+    fs__cli_error("fabricsim: %s: the run needs more than the %.2f GiB of memory it may use "
+                  "(--max-memory SIZE; %s)",
+                  err->msg[0] ? err->msg : fs_strerror(err->code), lim / (1024.0 * 1024 * 1024),
+                  fs__cli_memory_given() ? "as given" : "75% of this machine's by default");
     return 2;
   }
-  fprintf(stderr, "fabricsim: %s\n", err->msg[0] ? err->msg : fs_strerror(err->code));
+  fs__cli_error("fabricsim: %s", err->msg[0] ? err->msg : fs_strerror(err->code));
   return fs_err_is_input(err->code) || err->code == FS_EIO ? 2 : 1;
 }
 
 int fs__cli_usage(const char *cmd, const char *fmt, ...) {
+  char text[3072];
   va_list ap;
-  fprintf(stderr, "fabricsim %s: ", cmd);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (see 'fabricsim %s --help')\n", cmd);
+  fs__cli_error("fabricsim %s: %s (see 'fabricsim %s --help')", cmd, text, cmd);
   return 2;
 }

@@ -81,10 +81,14 @@ static int parse_opts(const fs__cmd *c, int argc, char **argv, opts *o) {
   o->format = "text";
   o->algo = FS_WAN_FIRST_FIT;
   o->k = 3;
-  o->seed = 1;
-  o->gbps = 100;
+  o->seed = -1; /* -1, 0: not given (1, 100) */
+  o->gbps = 0;
   int go = fs__opts_parse(c, o, argc, argv);
   if (go >= 0) return go;
+  if (!o->random && (o->seed >= 0 || o->gbps > 0))
+    return fs__cli_usage(c->name, "%s is for --random demands", o->seed >= 0 ? "--seed" : "--gbps");
+  if (o->seed < 0) o->seed = 1;
+  if (!(o->gbps > 0)) o->gbps = 100;
   int fmt, go_fmt = fs__cli_format(c->name, o->format, "text json", &fmt);
   if (go_fmt >= 0) return go_fmt;
   o->json = fmt == FS__FMT_JSON;

@@ -60,13 +60,18 @@ int fs__topo_file_from_json(const fs__jctx *c, const cJSON *obj, const char *pat
   if (!file) return build(c, obj, path, out);
   char p[512];
   fs__json_path_key(p, sizeof(p), path, "path");
-  if (!cJSON_IsString(file)) return fs__json_fail(c, p, file, "must be a file name");
+  if (!cJSON_IsString(file) || !file->valuestring[0])
+    return fs__json_fail(c, p, file, "must be a file name");
   if (cJSON_GetObjectItemCaseSensitive(obj, "nodes") ||
       cJSON_GetObjectItemCaseSensitive(obj, "links"))
     return fs__json_fail(c, p, file, "give either path or nodes and links, not both");
   char *text;
   size_t len;
-  if ((rc = fs__read_file(file->valuestring, &text, &len, c->err))) return rc;
+  if ((rc = fs__read_file(file->valuestring, &text, &len, c->err))) {
+    char why[sizeof(c->err->msg)];
+    snprintf(why, sizeof(why), "%s", c->err->msg); /* "FILE: cannot open: ..." */
+    return fs_err_set(c->err, rc, "%s: %s: %s", c->file, p, why);
+  }
   fs__jctx inner = {file->valuestring, c->err};
   cJSON *root = NULL;
   rc = fs__json_parse(&inner, text, len, &root);

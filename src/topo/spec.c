@@ -581,8 +581,17 @@ int fs_topo_from_spec(const char *spec, fs_topo **out, fs_err *err) {
   char label[300];
   snprintf(label, sizeof(label), "topology '%.250s'", spec);
   fs__jctx c = {label, err};
-  if (strchr(spec, '/') || strstr(spec, ".json"))
+  /* FAMILY:... is an inline form even when a value holds a path
+   * (file:path=dir/graph.json); anything else with a '/' or ".json" was
+   * meant as a file */
+  size_t fam = strspn(spec, "abcdefghijklmnopqrstuvwxyz_");
+  int is_inline = fam > 0 && spec[fam] == ':';
+  if (!is_inline && (strchr(spec, '/') || strstr(spec, ".json")))
     return fs_err_set(err, FS_EIO, "%s: no such file", spec);
+  int bad = fs__utf8_bad(spec); /* (the CLI escapes the byte in its message) */
+  if (bad >= 0)
+    return fs_err_set(err, FS_EINVAL, "%s: byte 0x%02X at %d is not UTF-8", label,
+                      (unsigned char)spec[bad], bad + 1);
   cJSON *obj = NULL;
   int rc = inline_to_json(spec, &c, &obj);
   if (rc) return rc;

@@ -1,0 +1,1 @@
+X(test_cli_corpus_every_bad_invocation_exits_2_with_one_line)

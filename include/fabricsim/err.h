@@ -5,6 +5,7 @@
 #define FABRICSIM_ERR_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,12 @@ typedef struct fs_err {
 
 const char *fs_strerror(int code);
 const char *fs_err_name(int code);
+/* Writes text to f as one line of UTF-8 (without a newline): a newline or
+ * tab as \n or \t, another control character or a byte that does not
+ * begin a well-formed UTF-8 sequence as \xHH, so a message quoting what a
+ * user gave (a value with a newline, a file name that is not UTF-8) stays
+ * one line a terminal and a log read right. */
+void fs_err_fput_text(FILE *f, const char *text);
 
 /* True for codes caused by the user's input (CLI exit status 2). */
 int fs_err_is_input(int code);

@@ -12,6 +12,9 @@
  * Grows *p (elements of size elem) so that it holds at least `need` elements.
  * Capacity doubles, so appends are amortised O(1). Returns 0, or FS_ENOMEM
  * with *p and *cap unchanged. */
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0 (json.c). */
+int fs__utf8_len(const unsigned char *p);
 int fs__grow(void *p, size_t *cap, size_t need, size_t elem);
 
 /* calloc/malloc that treat n*size overflow as failure. */

@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "base.h"
+
 const char *fs_strerror(int code) {
   switch (code) {
     case FS_OK: return "success";
@@ -43,4 +45,15 @@ int fs_err_set(fs_err *err, int code, const char *fmt, ...) {
   fs_err_setv(err, code, fmt, ap);
   va_end(ap);
   return code;
+}
+
+void fs_err_fput_text(FILE *f, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p;) {
+    int n = fs__utf8_len(p);
+    if (*p == '\n') fputs("\\n", f);
+    else if (*p == '\t') fputs("\\t", f);
+    else if (!n || *p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02X", *p);
+    else fwrite(p, 1, (size_t)n, f);
+    p += n ? n : 1;
+  }
 }

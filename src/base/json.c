@@ -53,9 +53,7 @@ void fs__json_path_idx(char *buf, size_t n, const char *path, size_t i) {
   snprintf(buf, n, "%s[%zu]", path, i);
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *p) {
+int fs__utf8_len(const unsigned char *p) {
   unsigned char b = p[0];
   if (b < 0x80) return 1;
   int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
@@ -131,7 +129,7 @@ static int no_duplicate_keys(const fs__jctx *c, const cJSON *v, const char *path
 
 int fs__utf8_bad(const char *s) {
   for (const unsigned char *p = (const unsigned char *)s; *p;) {
-    int n = utf8_len(p);
+    int n = fs__utf8_len(p);
     if (!n) return (int)(p - (const unsigned char *)s);
     p += n;
   }
@@ -146,7 +144,7 @@ int fs__json_parse(const fs__jctx *c, const char *text, size_t len,
    * flow id copied into a JSON file) and make them invalid in turn */
   int line = 1, col = 1;
   for (const unsigned char *p = (const unsigned char *)text; *p;) {
-    int n = utf8_len(p);
+    int n = fs__utf8_len(p);
     if (!n)
       return fs_err_set(c->err, FS_EINVAL,
                         "%s: line %d, column %d: byte 0x%02X is not UTF-8, which JSON text must be",

@@ -12,29 +12,7 @@
 
 #include "cli.h"
 
-/* Length of the well-formed UTF-8 sequence at p, or 0 (RFC 3629). */
-static int utf8_len(const unsigned char *p) {
-  unsigned char b = p[0];
-  if (b < 0x80) return 1;
-  int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80) return 0;
-  if ((b == 0xE0 && p[1] < 0xA0) || (b == 0xED && p[1] > 0x9F) || (b == 0xF0 && p[1] < 0x90) ||
-      (b == 0xF4 && p[1] > 0x8F))
-    return 0;
-  return n;
-}
-
-void fs__cli_error_text(const char *text) {
-  for (const unsigned char *p = (const unsigned char *)text; *p;) {
-    int n = utf8_len(p);
-    if (*p == '\n') fputs("\\n", stderr);
-    else if (*p == '\t') fputs("\\t", stderr);
-    else if (!n || *p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02X", *p);
-    else fwrite(p, 1, (size_t)n, stderr);
-    p += n ? n : 1;
-  }
-}
+void fs__cli_error_text(const char *text) { fs_err_fput_text(stderr, text); }
 
 /* (A buffer on the stack: the message of a run refused for its memory must
  * not need memory; longer text is cut, the line still ends.) */

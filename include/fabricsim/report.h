@@ -235,6 +235,18 @@ typedef struct fs_report_wan_train {
 int fs_report_wan_train_table(FILE *f, const fs_report_wan_train *t);
 int fs_report_wan_train_json(FILE *f, const fs_report_wan_train *t);
 
+/* `fabricsim wan place`: the ring chosen and the file-order baseline, each
+ * with its closed-form cross-site phase and, where it fits, its simulated
+ * all-reduce (fs_wan_train on its plan). */
+typedef struct fs_report_wan_place {
+  const char *file;
+  const fs_wan *w;
+  const fs_wan_place_result *r;
+  const fs_wan_train_result *chosen, *baseline; /* NULL: not simulated (a pair blocked) */
+} fs_report_wan_place;
+int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p);
+int fs_report_wan_place_json(FILE *f, const fs_report_wan_place *p);
+
 /* `fabricsim coll`: one collective over a sweep of sizes, nccl-tests
  * style. Rows are written as they are simulated (a long sweep shows its
  * progress; a failed one keeps its rows), so the format is a field and the

@@ -87,6 +87,11 @@ typedef struct fs_wan_job {
   double gpu_gbps;        /* a GPU's link to its site switch */
   int64_t site_latency_ns;/* per link inside a site */
   int32_t slice;          /* -1: unreserved spectrum */
+  /* The ring's sites in order (set by whoever places the job, e.g.
+   * fs_wan_place_ring; the caller keeps the array alive); n_ring 0: the
+   * sites with gpus in file order. */
+  int32_t n_ring;
+  const int32_t *ring;
 } fs_wan_job;
 
 typedef struct fs_wan {
@@ -138,10 +143,14 @@ int32_t fs_wan_fibre_find(const fs_wan *w, int32_t a, int32_t b);
  * into a fibre id; FS_EINVAL naming the text when no such fibre. */
 int fs_wan_fibre_parse(const fs_wan *w, const char *text, int32_t *fibre, fs_err *err);
 
+/* The job's ring of sites in order (job.ring, or the sites with gpus in
+ * file order) into ring (FS_WAN_MAX_SITES entries); returns the count (0
+ * without a job). */
+int32_t fs_wan_job_ring(const fs_wan *w, int32_t *ring);
 /* The job's demands: one per pair of ring neighbours (sites with gpus in
  * file order; two sites: one pair), job->gbps each, in ring order. Returns
  * the count (0 without a job or with fewer than two job sites) and writes
- * up to max entries. */
+ * up to max entries (out may be NULL with max 0: the count). */
 int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max);
 /* n demands of gbps each between two distinct sites of w drawn uniformly
  * with the rng seeded by seed (the same seed, the same demands; not the
@@ -267,6 +276,37 @@ typedef struct fs_wan_train_result {
  * lowering, one chunk). Fails with FS_EINVAL if the file has no job.
  * A disconnected job is a result (connected = 0), not an error. */
 int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err);
+/* fs_wan_train's closed form only (model_s, model_total_s, the worst
+ * cable; phase_s and total_s NAN): microseconds, for searches that time
+ * many placements. Same failures. */
+int fs_wan_train_model(const fs_wan_plan *p, double bytes, fs_wan_train_result *r,
+                       fs_err *err);
+
+/* ---- choosing the sites (docs/model-wan.md, "Choosing the sites") ---- */
+enum { FS_WAN_PLACE_MAX = 64 }; /* sites a placed ring may have */
+
+typedef struct fs_wan_place_result {
+  int32_t k;                         /* sites in the ring */
+  int32_t ring[FS_WAN_PLACE_MAX];    /* the chosen ring, in order */
+  double model_s;                    /* its cross-site phase (closed form); INFINITY: none fits */
+  int32_t baseline[FS_WAN_PLACE_MAX];/* the first k job sites in file order */
+  double baseline_s;                 /* its cross-site phase, INFINITY if a pair is blocked */
+  int64_t evaluated;                 /* placements timed */
+  int exhaustive;                    /* every ring of the candidates was timed */
+} fs_wan_place_result;
+
+/* Chooses k of the job's candidate sites (those with gpus) and their ring
+ * order for the job's cross-site all-reduce: each placement's ring pairs
+ * provisioned after the file's demands (o: algorithm, k paths, cut) and
+ * timed by the closed form's cross-site phase; a placement with a pair
+ * blocked or beyond reach is not taken. With k equal to the candidates
+ * and at most 8 of them every ring order is timed (exhaustive: the
+ * optimum); otherwise a nearest-neighbour ring from every start site,
+ * then 2-opt and swaps of a ring site for an unused candidate while they
+ * improve (a local optimum). FS_EINVAL for no job, k < 2, k above the
+ * candidates or FS_WAN_PLACE_MAX; FS_ENOMEM. */
+int fs_wan_place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o,
+                      fs_wan_place_result *r, fs_err *err);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ static int parse_algo(const char *v, void *field) {
 typedef struct opts {
   const char *file, *cut, *format;
   fs_wan_algo algo;
-  long k, random, seed;
+  long k, random, seed, sites;
   double gbps, bytes;
   int json, n_file;
 } opts;
@@ -58,6 +58,27 @@ static const fs__opt train_opts[] = {
                    "--bytes must be a number in [1, 1e15]",
                    "all-reduce size (default the job's bytes)"),
     FS__OPT_END};
+
+static const fs__opt place_opts[] = {
+    WAN_COMMON_OPTS,
+    FS__OPT_LONG("--sites", 0, AT(sites), "K", 2, FS_WAN_PLACE_MAX,
+                 "--sites must be an integer in [2, 64]",
+                 "sites the job's ring takes, chosen among the sites with gpus (default: all "
+                 "of them, then only their order is chosen)"),
+    FS__OPT_STR("--cut", 0, AT(cut), "A-B", "the fibre between sites A and B is out of service"),
+    FS__OPT_DOUBLE("--bytes", 0, AT(bytes), "B", 1, 1e15,
+                   "--bytes must be a number in [1, 1e15]",
+                   "all-reduce size (default the job's bytes)"),
+    FS__OPT_END};
+
+static const fs__cmd place_cmd = {
+    "wan place", "WAN.json [options]",
+    "Chooses the job's sites (--sites K of those with gpus) and the order of its ring for the "
+    "cross-site all-reduce: every placement's ring pairs provisioned after the file's "
+    "demands and timed by the closed form; every order when the candidates are few "
+    "(exhaustive), else a local search. Prints the chosen ring against the file's order, "
+    "each also simulated. docs/model-wan.md, \"Choosing the sites\".",
+    NULL, place_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
 
 static const fs__cmd provision_cmd = {
     "wan provision", "WAN.json [options]",
@@ -186,6 +207,76 @@ out:
   return status;
 }
 
+/* The simulated all-reduce of the job on ring[0..k) (NULL result: a pair
+ * of it is blocked, nothing to simulate). 0 or -1 with err set. */
+static int simulate_ring(const fs_wan *w, const int32_t *ring, int32_t k, double model_s,
+                         const fs_wan_prov_opts *po, double bytes, fs_wan_train_result *r,
+                         const fs_wan_train_result **out, fs_err *err) {
+  *out = NULL;
+  if (!(model_s < 1e300)) return 0;
+  fs_wan w2 = *w;
+  w2.job.n_ring = k;
+  w2.job.ring = ring;
+  opts none = {0};
+  int32_t n = 0;
+  fs_wan_demand *d = collect_demands(&w2, &none, &n);
+  if (!d) return fs_err_set(err, FS_ENOMEM, "out of memory"), -1;
+  fs_wan_plan *p = NULL;
+  int rc = fs_wan_provision(&w2, d, n, po, &p, err) || fs_wan_train(p, bytes, r, err) ? -1 : 0;
+  if (!rc) *out = r;
+  fs_wan_plan_free(p);
+  free(d);
+  return rc;
+}
+
+static int place(const opts *o) {
+  fs_err err = {0, ""};
+  fs_wan *w = NULL;
+  int status = 0;
+  int32_t cut = -1;
+  if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
+  if (!w->job.present) {
+    err.code = FS_EINVAL;
+    snprintf(err.msg, sizeof(err.msg), "%s: $.job: missing (place needs a job)", o->file);
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  if (o->cut && fs_wan_fibre_parse(w, o->cut, &cut, &err)) {
+    status = fs__cli_usage("wan place", "--cut: %s", err.msg);
+    goto out;
+  }
+  int32_t k = (int32_t)o->sites;
+  if (!k) {
+    int32_t ring[FS_WAN_MAX_SITES];
+    k = fs_wan_job_ring(w, ring);
+  }
+  fs_wan_prov_opts po = {o->algo, (int32_t)o->k, cut};
+  fs_wan_place_result r;
+  fs_wan_train_result tc, tb;
+  const fs_wan_train_result *pc = NULL, *pb = NULL;
+  if (fs_wan_place_ring(w, k, &po, &r, &err)) {
+    status = err.code == FS_EINVAL ? fs__cli_usage("wan place", "%s", err.msg) : fs__cli_fail(&err);
+    goto out;
+  }
+  if (simulate_ring(w, r.ring, r.k, r.model_s, &po, o->bytes, &tc, &pc, &err) ||
+      simulate_ring(w, r.baseline, r.k, r.baseline_s, &po, o->bytes, &tb, &pb, &err)) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  fs_report_wan_place rep = {o->file, w, &r, pc, pb};
+  status = fs__cli_stdout_done("wan place", o->json ? fs_report_wan_place_json(stdout, &rep)
+                                                    : fs_report_wan_place_table(stdout, &rep));
+out:
+  fs_wan_free(w);
+  return status;
+}
+
+static int run_place(int argc, char **argv) {
+  opts o;
+  int rc = parse_opts(&place_cmd, argc, argv, &o);
+  return rc >= 0 ? rc : place(&o);
+}
+
 static int run_provision(int argc, char **argv) {
   opts o;
   int rc = parse_opts(&provision_cmd, argc, argv, &o);
@@ -203,6 +294,7 @@ static const fs__sub wan_subs[] = {
      run_provision},
     {"train", "WAN.json", "a job's cross-site all-reduce over the lightpaths, with fibre cuts",
      run_train},
+    {"place", "WAN.json", "choose the job's sites and the order of its ring", run_place},
     {NULL, NULL, NULL, NULL}};
 
 static const fs__group wan_group = {

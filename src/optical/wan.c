@@ -91,11 +91,21 @@ int fs_wan_fibre_parse(const fs_wan *w, const char *text, int32_t *fibre, fs_err
                     fs__escape(esc, sizeof(esc), text));
 }
 
-int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max) {
+int32_t fs_wan_job_ring(const fs_wan *w, int32_t *ring) {
   if (!w->job.present) return 0;
-  int32_t ring[FS_WAN_MAX_SITES], n = 0;
+  if (w->job.n_ring > 0) {
+    memcpy(ring, w->job.ring, (size_t)w->job.n_ring * sizeof(int32_t));
+    return w->job.n_ring;
+  }
+  int32_t n = 0;
   for (int32_t i = 0; i < w->n_sites; i++)
     if (w->sites[i].gpus > 0) ring[n++] = i;
+  return n;
+}
+
+int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max) {
+  int32_t ring[FS_WAN_MAX_SITES];
+  int32_t n = fs_wan_job_ring(w, ring);
   if (n < 2) return 0;
   int32_t pairs = n == 2 ? 1 : n;
   for (int32_t i = 0; i < pairs && i < max; i++) {

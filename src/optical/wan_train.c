@@ -244,13 +244,17 @@ out:
   return rc;
 }
 
-int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err) {
+/* fs_wan_train, and with simulate 0 its closed form only. */
+static int train(const fs_wan_plan *p, double bytes, int simulate, fs_wan_train_result *r,
+                 fs_err *err) {
   const fs_wan *w = p->w;
   const fs_wan_job *job = &w->job;
   memset(r, 0, sizeof(*r));
   if (!job->present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to train");
-  int32_t ring_of[FS_WAN_MAX_SITES], S = 0, g = job->gpus_per_site;
-  for (int32_t s = 0; s < w->n_sites; s++) ring_of[s] = w->sites[s].gpus > 0 ? S++ : -1;
+  int32_t ring_of[FS_WAN_MAX_SITES], ring[FS_WAN_MAX_SITES], g = job->gpus_per_site;
+  int32_t S = fs_wan_job_ring(w, ring);
+  for (int32_t s = 0; s < w->n_sites; s++) ring_of[s] = -1;
+  for (int32_t i = 0; i < S; i++) ring_of[ring[i]] = i;
   double n = bytes > 0 ? bytes : job->bytes;
   r->sites = S;
   r->gpus_per_site = g;
@@ -275,9 +279,20 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
   }
   fs_topo *t = NULL;
   int rc = closed_form(job, pl, npl, S, g, n, r, err);
-  if (!rc && !(rc = build_wan_topo(job, pl, npl, S, g, &t, err)))
+  if (!rc && simulate && !(rc = build_wan_topo(job, pl, npl, S, g, &t, err)))
     rc = simulate_allreduce(t, S, g, n, done, r, err);
+  if (!simulate)
+    for (int i = 0; i < 3; i++) r->phase_s[i] = NAN;
   fs_topo_free(t);
   free(pl), free(uf), free(done);
   return rc;
+}
+
+int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_err *err) {
+  return train(p, bytes, 1, r, err);
+}
+
+int fs_wan_train_model(const fs_wan_plan *p, double bytes, fs_wan_train_result *r,
+                       fs_err *err) {
+  return train(p, bytes, 0, r, err);
 }

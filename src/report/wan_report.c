@@ -266,3 +266,86 @@ int fs_report_wan_train_table(FILE *f, const fs_report_wan_train *t) {
   }
   return ferror(f) ? FS_EIO : 0;
 }
+
+/* ---- wan place ---- */
+static void ring_names(const fs_wan *w, const int32_t *ring, int32_t k, char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int32_t i = 0; i < k && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? " -> " : "", w->sites[ring[i]].name);
+  if (k > 2 && at < n) snprintf(buf + at, n - at, " -> %s", w->sites[ring[0]].name);
+}
+
+static void ms_or_dash(char *b, size_t n, double s) {
+  if (isfinite(s)) snprintf(b, n, "%.6g", s * 1e3);
+  else snprintf(b, n, "-");
+}
+
+int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p) {
+  const fs_wan_place_result *r = p->r;
+  char names[FS_WAN_PLACE_MAX * (FS_WAN_NAME + 4) + 8];
+  fprintf(f, "# fabricsim wan place: %s, a ring of %d sites, %s search (%lld placements timed)\n",
+          p->file, r->k, r->exhaustive ? "exhaustive" : "local", (long long)r->evaluated);
+  fprintf(f, "# times in ms: the cross-site all-reduce (closed form), then the whole "
+             "hierarchical all-reduce simulated\n");
+  fprintf(f, "%-9s %14s %14s  %s\n", "ring", "cross-site", "simulated", "sites");
+  const struct {
+    const char *name;
+    const int32_t *ring;
+    double s;
+    const fs_wan_train_result *t;
+  } rows[2] = {{"chosen", r->ring, r->model_s, p->chosen},
+               {"file", r->baseline, r->baseline_s, p->baseline}};
+  for (int i = 0; i < 2; i++) {
+    char a[32], b[32];
+    ms_or_dash(a, sizeof(a), rows[i].s);
+    ms_or_dash(b, sizeof(b), rows[i].t ? rows[i].t->total_s : NAN);
+    ring_names(p->w, rows[i].ring, r->k, names, sizeof(names));
+    fprintf(f, "%-9s %14s %14s  %s\n", rows[i].name, a, b, names);
+  }
+  if (isfinite(r->model_s) && isfinite(r->baseline_s) && r->model_s > 0)
+    fprintf(f, "speed-up of the cross-site phase over the file's order: x%.4g\n",
+            r->baseline_s / r->model_s);
+  else if (!isfinite(r->model_s))
+    fprintf(f, "no ring of %d sites has every pair provisioned\n", r->k);
+  if (!isfinite(r->baseline_s))
+    fprintf(f, "# -: a ring pair of the file's order cannot be provisioned (no free spectrum, "
+               "or longer than every format's reach)\n");
+  return ferror(f) ? FS_EIO : 0;
+}
+
+static void json_ring(FILE *f, const fs_wan *w, const int32_t *ring, int32_t k) {
+  fputc('[', f);
+  for (int32_t i = 0; i < k; i++) {
+    if (i) fputc(',', f);
+    fs__fput_json_str(f, w->sites[ring[i]].name);
+  }
+  fputc(']', f);
+}
+
+static void json_time(FILE *f, const char *key, double s, int comma) {
+  char b[32];
+  if (isfinite(s)) fs__fmt_num(b, s);
+  else snprintf(b, sizeof(b), "null");
+  fprintf(f, "\"%s\":%s%s", key, b, comma ? "," : "");
+}
+
+int fs_report_wan_place_json(FILE *f, const fs_report_wan_place *p) {
+  const fs_wan_place_result *r = p->r;
+  fprintf(f, "{\"file\":");
+  fs__fput_json_str(f, p->file);
+  fprintf(f, ",\"sites\":%d,\"search\":\"%s\",\"evaluated\":%lld,\"chosen\":{\"ring\":", r->k,
+          r->exhaustive ? "exhaustive" : "local", (long long)r->evaluated);
+  json_ring(f, p->w, r->ring, r->k);
+  fputc(',', f);
+  json_time(f, "cross_site_s", r->model_s, 1);
+  json_time(f, "simulated_s", p->chosen ? p->chosen->total_s : NAN, 0);
+  fprintf(f, "},\"file_order\":{\"ring\":");
+  json_ring(f, p->w, r->baseline, r->k);
+  fputc(',', f);
+  json_time(f, "cross_site_s", r->baseline_s, 1);
+  json_time(f, "simulated_s", p->baseline ? p->baseline->total_s : NAN, 0);
+  fprintf(f, "}}\n");
+  return ferror(f) ? FS_EIO : 0;
+}
+

@@ -1,0 +1,104 @@
+/* Choosing a cross-site job's sites and ring order (wan_place.c): the
+ * chosen ring against a hand-computed closed form, never slower than the
+ * file's order, the exhaustive search against every order timed here, and
+ * the local search's ring made of distinct candidates. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fabricsim/wan.h"
+#include "test.h"
+
+/* Four sites on a cycle of 100 km fibres, listed in the zig-zag order
+ * a, c, b, d; one GPU per site (no phase inside sites), 400 Gb/s ring
+ * pairs on a fixed grid of 400 Gb/s wavelengths, 1e9 bytes. */
+static const char *const square =
+    "{\"sites\": [{\"name\": \"a\", \"gpus\": 1}, {\"name\": \"c\", \"gpus\": 1},"
+    "             {\"name\": \"b\", \"gpus\": 1}, {\"name\": \"d\", \"gpus\": 1}],"
+    " \"fibres\": [{\"a\": \"a\", \"b\": \"b\", \"km\": 100}, {\"a\": \"b\", \"b\": \"c\", \"km\": 100},"
+    "              {\"a\": \"c\", \"b\": \"d\", \"km\": 100}, {\"a\": \"d\", \"b\": \"a\", \"km\": 100}],"
+    " \"grid\": {\"type\": \"fixed\", \"wavelengths\": 80, \"gbps\": 400},"
+    " \"job\": {\"gbps\": 400, \"bytes\": 1e9, \"gpu_gbps\": 400, \"site_latency_ns\": 1000}}";
+
+TEST(test_wan_place_ring_follows_the_fibres) {
+  fs_wan *w = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_wan_from_json(square, "square.json", &w, &err), &err);
+  if (!w) return;
+  fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
+  fs_wan_place_result r;
+  CHECK_OK(fs_wan_place_ring(w, 4, &o, &r, &err), &err);
+  CHECK(r.exhaustive);
+  CHECK_EQ_INT((int)r.evaluated, 1 + 6); /* the baseline, then (4 - 1)! orders */
+  /* The ring along the cycle: every pair one 100 km fibre. Closed form
+   * with equal pairs: 2 (S - 1) (alpha + m beta), alpha = 2 x 1 us inside
+   * the sites + 100 km x 5 us/km, m = 1e9 / 4 bytes at 400 Gb/s:
+   * 6 x (502 us + 5 ms) = 33.012 ms. */
+  CHECK_REL(r.model_s, 6 * (502e-6 + 2.5e8 / 50e9), 1e-12, "s (hand-computed)");
+  int32_t a = fs_wan_site_find(w, "a"), b = fs_wan_site_find(w, "b"),
+          c = fs_wan_site_find(w, "c"), d = fs_wan_site_find(w, "d");
+  for (int32_t i = 0; i < 4; i++) { /* neighbours on the ring are neighbours on the cycle */
+    int32_t x = r.ring[i], y = r.ring[(i + 1) % 4];
+    CHECK(fs_wan_fibre_find(w, x, y) >= 0);
+  }
+  /* the file's order crosses the square twice: two pairs of 200 km */
+  CHECK(r.baseline[0] == a && r.baseline[1] == c && r.baseline[2] == b && r.baseline[3] == d);
+  CHECK(r.baseline_s > r.model_s * 1.01);
+  fs_wan_free(w);
+}
+
+/* On NSFNET (14 sites, all with GPUs): the local search's rings have k
+ * distinct sites with GPUs and are never slower than the file's first k;
+ * with 6 of 6 candidates the exhaustive optimum is at most every one of
+ * 50 random orders timed through the public API. */
+TEST(test_wan_place_never_worse_than_the_file) {
+  fs_wan *w = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_wan_from_file("examples/wan-nsfnet-job.json", &w, &err), &err);
+  if (!w) return;
+  fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
+  int32_t cand[FS_WAN_MAX_SITES], nc = 0;
+  for (int32_t s = 0; s < w->n_sites; s++)
+    if (w->sites[s].gpus > 0) cand[nc++] = s;
+  fs_wan_place_result r;
+  for (int32_t k = 2; k <= 4; k++) {
+    CHECK_OK(fs_wan_place_ring(w, k, &o, &r, &err), &err);
+    CHECK(r.model_s <= r.baseline_s);
+    for (int32_t i = 0; i < k; i++) {
+      int ok = 0;
+      for (int32_t j = 0; j < nc; j++) ok |= r.ring[i] == cand[j];
+      for (int32_t j = 0; j < i; j++) ok &= r.ring[j] != r.ring[i];
+      CHECK(ok);
+    }
+  }
+  CHECK_OK(fs_wan_place_ring(w, nc, &o, &r, &err), &err);
+  CHECK(r.exhaustive);
+  uint64_t x = 12345;
+  for (int t = 0; t < 50; t++) {
+    int32_t ring[FS_WAN_MAX_SITES];
+    memcpy(ring, cand, (size_t)nc * sizeof(int32_t));
+    for (int32_t i = nc - 1; i > 0; i--) { /* a seeded shuffle (xorshift) */
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      int32_t j = (int32_t)(x % (uint64_t)(i + 1)), tmp = ring[i];
+      ring[i] = ring[j];
+      ring[j] = tmp;
+    }
+    fs_wan w2 = *w;
+    w2.job.n_ring = nc;
+    w2.job.ring = ring;
+    fs_wan_demand dm[FS_WAN_MAX_SITES + 16];
+    int32_t nf = w->n_demands;
+    memcpy(dm, w->demands, (size_t)nf * sizeof(fs_wan_demand));
+    int32_t nj = fs_wan_job_demands(&w2, dm + nf, nc);
+    fs_wan_plan *p = NULL;
+    fs_wan_train_result tr;
+    CHECK_OK(fs_wan_provision(&w2, dm, nf + nj, &o, &p, &err), &err);
+    CHECK_OK(fs_wan_train_model(p, 0, &tr, &err), &err);
+    if (tr.connected && !tr.multihop && isfinite(tr.model_s[1]))
+      CHECK(r.model_s <= tr.model_s[1] * (1 + 1e-12));
+    fs_wan_plan_free(p);
+  }
+  CHECK_EQ_INT(fs_wan_place_ring(w, 1, &o, &r, &err), FS_EINVAL);
+  CHECK_EQ_INT(fs_wan_place_ring(w, nc + 1, &o, &r, &err), FS_EINVAL);
+  fs_wan_free(w);
+}

@@ -102,3 +102,32 @@ TEST(test_wan_place_never_worse_than_the_file) {
   CHECK_EQ_INT(fs_wan_place_ring(w, nc + 1, &o, &r, &err), FS_EINVAL);
   fs_wan_free(w);
 }
+
+/* Three workers a, b, c, each 100 km from a hub h with no GPUs; one GPU
+ * per site, 400 Gb/s lightpaths, 1e9 bytes. At h the server's link takes
+ * the three pushes, then the three pulls, at 400 Gb/s:
+ * 2 (p - 1) n beta + 2 alpha with p = 4 ranks (the server one of them),
+ * alpha = 1 us + 500 us + 1 us (docs/model-coll-ps.md):
+ * 120 ms + 1.004 ms. At worker a the same bytes cross the server's link
+ * but b and c are 200 km away: 120 ms + 2 x 1,002 us. h is the best. */
+TEST(test_wan_place_aggregator_hand_computed) {
+  const char *star =
+      "{\"sites\": [{\"name\": \"a\", \"gpus\": 1}, {\"name\": \"b\", \"gpus\": 1},"
+      "             {\"name\": \"c\", \"gpus\": 1}, {\"name\": \"h\"}],"
+      " \"fibres\": [{\"a\": \"a\", \"b\": \"h\", \"km\": 100}, {\"a\": \"b\", \"b\": \"h\", \"km\": 100},"
+      "              {\"a\": \"c\", \"b\": \"h\", \"km\": 100}],"
+      " \"grid\": {\"type\": \"fixed\", \"wavelengths\": 80, \"gbps\": 400},"
+      " \"job\": {\"gbps\": 400, \"bytes\": 1e9, \"gpu_gbps\": 400, \"site_latency_ns\": 1000}}";
+  fs_wan *w = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_wan_from_json(star, "star.json", &w, &err), &err);
+  if (!w) return;
+  fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
+  fs_wan_agg_result r;
+  CHECK_OK(fs_wan_place_aggregator(w, &o, 0, &r, &err), &err);
+  int32_t a = fs_wan_site_find(w, "a"), h = fs_wan_site_find(w, "h");
+  CHECK_REL(r.time_s[h], 120e-3 + 2 * 502e-6, 1e-9, "s (server at the hub)");
+  CHECK_REL(r.time_s[a], 120e-3 + 2 * 1002e-6, 1e-9, "s (server at worker a)");
+  CHECK_EQ_INT(r.best, h);
+  fs_wan_free(w);
+}

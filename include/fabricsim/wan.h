@@ -282,6 +282,17 @@ int fs_wan_train(const fs_wan_plan *p, double bytes, fs_wan_train_result *r, fs_
 int fs_wan_train_model(const fs_wan_plan *p, double bytes, fs_wan_train_result *r,
                        fs_err *err);
 
+/* The job's all-reduce through parameter servers at site agg (Li et al.,
+ * IEEE Comm. Letters 2021: data-parallel training over an edge EON with
+ * one aggregation point): p's job demands run from every worker site to
+ * agg. Reduce-scatter inside sites, per rail a parameter-server all-reduce
+ * of n/g with one server on agg's switch (coll.h `ps`), all-gather inside
+ * sites; simulated (phase_s, total_s; no closed form). A worker whose
+ * demand is blocked is a result (connected = 0, times NAN). FS_EINVAL
+ * without a job or for a bad site. */
+int fs_wan_train_ps(const fs_wan_plan *p, int32_t agg, double bytes, fs_wan_train_result *r,
+                    fs_err *err);
+
 /* ---- choosing the sites (docs/model-wan.md, "Choosing the sites") ---- */
 enum { FS_WAN_PLACE_MAX = 64 }; /* sites a placed ring may have */
 
@@ -307,6 +318,18 @@ typedef struct fs_wan_place_result {
  * candidates or FS_WAN_PLACE_MAX; FS_ENOMEM. */
 int fs_wan_place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o,
                       fs_wan_place_result *r, fs_err *err);
+
+/* The aggregation point of a parameter-server all-reduce: every site
+ * tried (the job's sites are the workers), each with the job's demands
+ * from the workers to it provisioned after the file's, and timed by
+ * fs_wan_train_ps; time_s INFINITY where a worker's demand is blocked.
+ * best: the fastest site (-1 if none fits). */
+typedef struct fs_wan_agg_result {
+  int32_t n_sites, best;
+  double time_s[FS_WAN_MAX_SITES];
+} fs_wan_agg_result;
+int fs_wan_place_aggregator(const fs_wan *w, const fs_wan_prov_opts *o, double bytes,
+                            fs_wan_agg_result *r, fs_err *err);
 
 #ifdef __cplusplus
 }

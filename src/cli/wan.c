@@ -22,7 +22,7 @@ typedef struct opts {
   fs_wan_algo algo;
   long k, random, seed, sites;
   double gbps, bytes;
-  int json, n_file;
+  int json, n_file, aggregator;
 } opts;
 
 _Static_assert(FS_WAN_MAX_K == 64, "the message of --k says 64");
@@ -69,6 +69,9 @@ static const fs__opt place_opts[] = {
     FS__OPT_DOUBLE("--bytes", 0, AT(bytes), "B", 1, 1e15,
                    "--bytes must be a number in [1, 1e15]",
                    "all-reduce size (default the job's bytes)"),
+    FS__OPT_FLAG("--aggregator", 0, AT(aggregator),
+                 "also a parameter server instead of the ring (Li et al. 2021's edge EON): the "
+                 "job's sites push to and pull from one site, every site tried"),
     FS__OPT_END};
 
 static const fs__cmd place_cmd = {
@@ -263,9 +266,22 @@ static int place(const opts *o) {
     status = fs__cli_fail(&err);
     goto out;
   }
-  fs_report_wan_place rep = {o->file, w, &r, pc, pb};
+  fs_wan_agg_result *agg = NULL;
+  if (o->aggregator) {
+    if (!(agg = malloc(sizeof(*agg)))) {
+      status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+      goto out;
+    }
+    if (fs_wan_place_aggregator(w, &po, o->bytes, agg, &err)) {
+      free(agg);
+      status = fs__cli_fail(&err);
+      goto out;
+    }
+  }
+  fs_report_wan_place rep = {o->file, w, &r, pc, pb, agg};
   status = fs__cli_stdout_done("wan place", o->json ? fs_report_wan_place_json(stdout, &rep)
                                                     : fs_report_wan_place_table(stdout, &rep));
+  free(agg);
 out:
   fs_wan_free(w);
   return status;

@@ -193,3 +193,34 @@ int fs_wan_place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o,
   FS__FREE_ALL(pl.d, km, used);
   return rc < 0 ? err->code : rc;
 }
+
+int fs_wan_place_aggregator(const fs_wan *w, const fs_wan_prov_opts *o, double bytes,
+                            fs_wan_agg_result *r, fs_err *err) {
+  r->n_sites = w->n_sites;
+  r->best = -1;
+  if (!w->job.present)
+    return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to aggregate");
+  int32_t ring[FS_WAN_MAX_SITES];
+  int32_t W = fs_wan_job_ring(w, ring), nf = w->n_demands;
+  fs_wan_demand *d = fs__malloc((size_t)nf + (size_t)W + 1, sizeof(fs_wan_demand));
+  if (!d) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (nf) memcpy(d, w->demands, (size_t)nf * sizeof(fs_wan_demand));
+  int rc = 0;
+  for (int32_t a = 0; a < w->n_sites && !rc; a++) {
+    int32_t n = nf;
+    for (int32_t i = 0; i < W; i++)
+      if (ring[i] != a) d[n++] = (fs_wan_demand){ring[i], a, w->job.gbps, w->job.slice, 1};
+    fs_wan_plan *p = NULL;
+    fs_wan_train_result t;
+    if (!(rc = fs_wan_provision(w, d, n, o, &p, err)) &&
+        !(rc = fs_wan_train_ps(p, a, bytes, &t, err))) {
+      r->time_s[a] = t.connected && isfinite(t.total_s) ? t.total_s : INFINITY;
+      if (isfinite(r->time_s[a]) && (r->best < 0 || r->time_s[a] < r->time_s[r->best]))
+        r->best = a;
+    }
+    fs_wan_plan_free(p);
+  }
+  free(d);
+  return rc;
+}
+

@@ -296,3 +296,141 @@ int fs_wan_train_model(const fs_wan_plan *p, double bytes, fs_wan_train_result *
                        fs_err *err) {
   return train(p, bytes, 0, r, err);
 }
+
+/* ---- a parameter server at one site (wan_place.c's aggregator) ---- */
+
+/* The hierarchical all-reduce through parameter servers at site agg: the
+ * job's W worker sites (each a star of g GPUs), g servers (one per rail)
+ * on agg's switch, each worker site's switch cabled to agg's by the sum
+ * of its demand's lightpaths (latency 5 us/km x their longest path; a
+ * worker at agg itself shares its switch). Reduce-scatter inside sites,
+ * then per rail a parameter-server all-reduce of n/g with its one server
+ * (coll.h `ps`, docs/model-coll-ps.md: push, then pull), then all-gather
+ * inside sites. r->total_s (NAN when a worker's demand is blocked). */
+int fs_wan_train_ps(const fs_wan_plan *p, int32_t agg, double bytes, fs_wan_train_result *r,
+                    fs_err *err) {
+  const fs_wan *w = p->w;
+  const fs_wan_job *job = &w->job;
+  memset(r, 0, sizeof(*r));
+  if (!job->present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to train");
+  if (agg < 0 || agg >= w->n_sites)
+    return fs_err_set(err, FS_EINVAL, "no site %d to aggregate at", agg);
+  int32_t ring[FS_WAN_MAX_SITES], idx[FS_WAN_MAX_SITES], g = job->gpus_per_site;
+  int32_t W = fs_wan_job_ring(w, ring);
+  double n = bytes > 0 ? bytes : job->bytes;
+  r->sites = W;
+  r->gpus_per_site = g;
+  r->bytes = n;
+  r->connected = 1;
+  for (int i = 0; i < 3; i++) r->phase_s[i] = r->model_s[i] = NAN;
+  r->total_s = r->model_total_s = NAN;
+  r->wan_alpha_s = r->wan_gbps_min = r->wan_km_max = NAN;
+  /* switches: W worker sites, then agg's own unless it is a worker's */
+  int32_t agg_sw = -1;
+  for (int32_t i = 0; i < w->n_sites; i++) idx[i] = -1;
+  for (int32_t i = 0; i < W; i++) idx[ring[i]] = i;
+  agg_sw = idx[agg] >= 0 ? idx[agg] : W;
+  int32_t n_sw = idx[agg] >= 0 ? W : W + 1, hosts = W * g + g;
+  pair_link *pl = fs__calloc((size_t)W + 1, sizeof(*pl));
+  if (!pl) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  int32_t npl = 0;
+  for (int32_t di = 0; di < p->n_demands; di++) {
+    const fs_wan_demand *d = &p->demands[di];
+    if (!d->job || d->dst != agg || idx[d->src] < 0) continue;
+    if (p->status[di] != FS_WAN_OK) {
+      r->connected = 0;
+      continue;
+    }
+    pair_link *x = &pl[npl++];
+    x->a = idx[d->src];
+    x->b = agg_sw;
+    for (int32_t j = p->lp_first[di]; j < p->lp_first[di] + p->lp_n[di]; j++) {
+      x->bps += p->lps[j].gbps * 1e9;
+      x->km = fmax(x->km, p->lps[j].path.km);
+    }
+  }
+  if (npl + (idx[agg] >= 0) < W) r->connected = 0;
+  if (!r->connected) {
+    free(pl);
+    return 0;
+  }
+  wan_cable_extremes(pl, npl, 2e-9 * (double)job->site_latency_ns, r);
+  /* hosts: worker i's GPU j is i g + j, server j is W g + j; switches after */
+  fs_topo_builder b;
+  fs_topo *t = NULL;
+  int rc = fs_topo_builder_init(&b, "wan-ps", hosts + n_sw, 2 * (hosts + npl), err);
+  if (rc) {
+    free(pl);
+    return rc;
+  }
+  for (int32_t h = 0; h < hosts && rc >= 0; h++)
+    rc = fs_topo_builder_node(&b, FS_NODE_HOST, 0, h, h < W * g ? h / g : agg_sw);
+  for (int32_t s = 0; s < n_sw && rc >= 0; s++)
+    rc = fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, s, s);
+  for (int32_t h = 0; h < hosts && rc >= 0; h++)
+    rc = fs_topo_builder_cable(&b, h, hosts + (h < W * g ? h / g : agg_sw), job->gpu_gbps * 1e9,
+                               job->site_latency_ns);
+  for (int32_t i = 0; i < npl && rc >= 0; i++)
+    rc = fs_topo_builder_cable(&b, hosts + pl[i].a, hosts + pl[i].b, pl[i].bps,
+                               (int64_t)llround(pl[i].km * FS_WAN_US_PER_KM * 1e3));
+  free(pl);
+  if (rc < 0) {
+    fs_topo_builder_abort(&b);
+    return fs_err_set(err, rc, "out of memory building the WAN topology");
+  }
+  if ((rc = fs_topo_builder_finish(&b, &t, err))) return rc;
+  fs_sim *sim = NULL;
+  fs_router *router = NULL;
+  int32_t *done = fs__malloc((size_t)(2 * W + g) + 1, sizeof(int32_t));
+  int32_t *grp = fs__malloc((size_t)W + 2, sizeof(int32_t));
+  if (!done || !grp) {
+    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((rc = fs_sim_new(t, &sim, err)) || (rc = fs_router_new(t, &router, err))) goto out;
+  int32_t *d1 = done, *d2 = done + W, *d3 = done + W + g, n1 = 0;
+  if (g > 1) {
+    if ((rc = lower_groups(sim, router, FS_COLL_REDUCESCATTER, n, W, g, g, 1, NULL, 0, d1,
+                           &r->flows, err)))
+      goto out;
+    n1 = W;
+  }
+  for (int32_t j = 0; j < g && !rc; j++) {
+    grp[0] = W * g + j; /* the server is rank 0: floor(0 p / 1) */
+    for (int32_t i = 0; i < W; i++) grp[1 + i] = i * g + j;
+    fs_coll_params prm;
+    fs_coll_params_init(&prm);
+    prm.op = FS_COLL_ALLREDUCE;
+    prm.algo = FS_ALGO_PS;
+    prm.servers = 1;
+    prm.bytes = n / g;
+    fs_coll_group cg = {W + 1, grp};
+    fs_coll_lowering l;
+    fs_coll_lowering_init(&l, sim, router, FS_ROUTE_SHORTEST, 1);
+    l.key = 0x9500 + (uint64_t)j;
+    l.after = d1;
+    l.n_after = n1;
+    rc = fs_coll_lower(&prm, &cg, &l, err);
+    d2[j] = l.done;
+    r->flows += l.n_flows;
+  }
+  if (rc) goto out;
+  if (g > 1 && (rc = lower_groups(sim, router, FS_COLL_ALLGATHER, n, W, g, g, 1, d2, g, d3,
+                                  &r->flows, err)))
+    goto out;
+  if ((rc = fs_sim_run(sim, NULL, err))) goto out;
+  double e1 = max_finish(sim, d1, n1, 0), e2 = max_finish(sim, d2, g, e1);
+  double e3 = g > 1 ? max_finish(sim, d3, W, e2) : e2;
+  r->phase_s[0] = e1;
+  r->phase_s[1] = e2 - e1;
+  r->phase_s[2] = e3 - e2;
+  r->total_s = e3;
+out:
+  fs_router_free(router);
+  fs_sim_free(sim);
+  fs_topo_free(t);
+  free(done);
+  free(grp);
+  return rc;
+}
+

@@ -281,6 +281,34 @@ static void ms_or_dash(char *b, size_t n, double s) {
   else snprintf(b, n, "-");
 }
 
+/* The sites in order of their time as the aggregation point (ties and
+ * blocked sites by site id, blocked last). */
+static void agg_order(const fs_wan_agg_result *a, int32_t *ord) {
+  for (int32_t i = 0; i < a->n_sites; i++) ord[i] = i;
+  for (int32_t i = 1; i < a->n_sites; i++) /* insertion sort: a few hundred sites */
+    for (int32_t j = i; j > 0 && a->time_s[ord[j]] < a->time_s[ord[j - 1]]; j--) {
+      int32_t t = ord[j];
+      ord[j] = ord[j - 1];
+      ord[j - 1] = t;
+    }
+}
+
+static void agg_table(FILE *f, const fs_report_wan_place *p) {
+  const fs_wan_agg_result *a = p->agg;
+  int32_t ord[FS_WAN_MAX_SITES];
+  agg_order(a, ord);
+  fprintf(f, "\n## a parameter server instead of the ring: the whole all-reduce (simulated, ms) "
+             "with the server at each site\n%-16s %14s\n", "site", "all-reduce");
+  for (int32_t i = 0; i < a->n_sites; i++) {
+    char b[32];
+    ms_or_dash(b, sizeof(b), a->time_s[ord[i]]);
+    fprintf(f, "%-16s %14s%s\n", p->w->sites[ord[i]].name, b, ord[i] == a->best ? "  best" : "");
+  }
+  if (a->best >= 0 && p->chosen && isfinite(p->chosen->total_s))
+    fprintf(f, "the best server against the chosen ring: x%.4g\n",
+            p->chosen->total_s / a->time_s[a->best]);
+}
+
 int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p) {
   const fs_wan_place_result *r = p->r;
   char names[FS_WAN_PLACE_MAX * (FS_WAN_NAME + 4) + 8];
@@ -311,6 +339,7 @@ int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p) {
   if (!isfinite(r->baseline_s))
     fprintf(f, "# -: a ring pair of the file's order cannot be provisioned (no free spectrum, "
                "or longer than every format's reach)\n");
+  if (p->agg) agg_table(f, p);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -345,7 +374,24 @@ int fs_report_wan_place_json(FILE *f, const fs_report_wan_place *p) {
   fputc(',', f);
   json_time(f, "cross_site_s", r->baseline_s, 1);
   json_time(f, "simulated_s", p->baseline ? p->baseline->total_s : NAN, 0);
-  fprintf(f, "}}\n");
+  fputc('}', f);
+  if (p->agg) {
+    int32_t ord[FS_WAN_MAX_SITES];
+    agg_order(p->agg, ord);
+    fprintf(f, ",\"aggregator\":{\"best\":");
+    if (p->agg->best >= 0) fs__fput_json_str(f, p->w->sites[p->agg->best].name);
+    else fputs("null", f);
+    fprintf(f, ",\"sites\":[");
+    for (int32_t i = 0; i < p->agg->n_sites; i++) {
+      fprintf(f, "%s{\"site\":", i ? "," : "");
+      fs__fput_json_str(f, p->w->sites[ord[i]].name);
+      fputc(',', f);
+      json_time(f, "allreduce_s", p->agg->time_s[ord[i]], 0);
+      fputc('}', f);
+    }
+    fprintf(f, "]}");
+  }
+  fprintf(f, "}\n");
   return ferror(f) ? FS_EIO : 0;
 }
 

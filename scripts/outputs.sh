@@ -172,7 +172,10 @@ for f in $ex/wan-4dc.json $ex/wan-nsfnet-flex.json; do
   run "wan-$b-provision" wan provision "$f"
   run "wan-$b-provision-json" wan provision "$f" --algo most-used --format json
 done
-run wan-train wan train $ex/wan-4dc.json --cut east-central
+run wan-train wan train $ex/wan-4dc.json --cut east-central --report @/r.html
+run wan-provision-report wan provision $ex/wan-nsfnet-flex.json --report @/r.html
+run wan-place wan place $ex/wan-nsfnet-job.json --aggregator
+run wan-place-json wan place $ex/wan-nsfnet-job.json --sites 4 --format json
 run sweep-demo sweep $ex/sweep-demo.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-demo/s.sqlite"
 

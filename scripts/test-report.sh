@@ -123,6 +123,7 @@ check route route --jobs examples/jobs-4dp.json --optimizer greedy,ecmp,spray \
 check ocs ocs schedule --matrix examples/ocs-job.json
 check ocs-sweep ocs schedule --matrix examples/ocs-job.json --sweep
 check coll-large coll --op allreduce --ranks 128 --topo fattree:k=8 --size 1M:4M
+check wan wan train examples/wan-4dc.json --cut east-central
 
 echo "test-report: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

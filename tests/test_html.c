@@ -143,6 +143,34 @@ TEST(test_html_reports_well_formed_and_deterministic) {
                __LINE__);
   check_report("ocs schedule --matrix examples/ocs-job.json", __LINE__);
   check_report("ocs schedule --matrix examples/ocs-job.json --sweep", __LINE__);
+  check_report("wan train examples/wan-4dc.json --cut east-central", __LINE__);
+  check_report("wan provision examples/wan-nsfnet-flex.json", __LINE__);
+}
+
+/* The WAN page's spectrum: a lightpath's units in one rectangle named by
+ * its demand, format and rate. On wan-4dc.json the job's pair
+ * east-central (600 km: 8QAM, 3 bits of 4 on a 400 Gb/s grid = 300 Gb/s
+ * a wavelength) holds wavelengths 2 to 7 on its fibre, one per lightpath. */
+TEST(test_html_wan_page_shows_each_lightpaths_spectrum) {
+  char out[4096];
+  const char *page = "/tmp/fabricsim-wan-page-test.html";
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "wan train examples/wan-4dc.json --report %s", page);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1 >/dev/null", out, sizeof(out)), 0);
+  size_t n = 0;
+  char *html = slurp(page, &n);
+  CHECK(html != NULL);
+  if (html) {
+    for (int u = 2; u <= 7; u++) {
+      char want[128];
+      snprintf(want, sizeof(want), "<title>wavelength %d-%d: demand 2 east-central (the job), "
+               "8QAM, %s Gb/s</title>", u, u, u < 7 ? "300" : "100");
+      if (!strstr(html, want)) test_fail(__FILE__, __LINE__, "no %s", want);
+    }
+    CHECK(strstr(html, "all-reduce across sites") != NULL);
+  }
+  free(html);
+  remove(page);
 }
 
 /* The OCS page says what a reader asks of a schedule: which nodes each

@@ -28,6 +28,7 @@
 #include "fabricsim/sim.h"
 #include "fabricsim/topo.h"
 #include "fabricsim/train.h"
+#include "fabricsim/wan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,13 @@ typedef struct fs_html_mark {
 void fs_html_gantt(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                    const char *const *classes, int32_t n_classes, const fs_html_span *sp,
                    int64_t n, double t_end, const fs_html_mark *marks, int32_t n_marks);
+/* Spectrum occupancy: one row per fibre (or core), n_units slots or
+ * wavelengths across; owner[r * n_units + u] is the lightpath holding the
+ * unit (>= 0, one colour per lightpath, its label in the hover text from
+ * owner_label) or -1 (free, white). Runs of one owner are one rectangle. */
+void fs_html_spectrum(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                      int32_t n_units, const int32_t *owner, const char *const *owner_label,
+                      const char *unit_name);
 /* Heatmap: u[r * n_cols + c] in [0, 1] (utilisation), columns of col_s s. */
 void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                      int32_t n_cols, const double *u, double col_s);
@@ -148,6 +156,13 @@ typedef struct fs_html_route_row {
 int fs_html_route_report(FILE *f, const char *title, const fs_topo *t,
                          const char *const *metrics, int32_t n_metrics,
                          const fs_html_route_row *rows, int32_t n_rows);
+
+/* wan provision / train: the lightpaths (a table), each fibre's spectrum
+ * (which lightpath holds each unit) and occupancy; with a training result,
+ * its phases simulated and in closed form, and after a cut the same. */
+int fs_html_wan_report(FILE *f, const char *title, const fs_wan_plan *p,
+                       const fs_wan_train_result *r0, const fs_wan_plan *after,
+                       const fs_wan_train_result *r1);
 
 /* ocs schedule: each algorithm's completion against the job's lower bound;
  * one schedule's circuits over time (fs_ocs_execute's segments, the phases

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "fabricsim/html.h"
 #include "fabricsim/report.h"
 #include "fabricsim/wan.h"
 
@@ -18,7 +19,7 @@ static int parse_algo(const char *v, void *field) {
 
 /* What the command line gives; the initialiser holds the defaults. */
 typedef struct opts {
-  const char *file, *cut, *format;
+  const char *file, *cut, *format, *report;
   fs_wan_algo algo;
   long k, random, seed, sites;
   double gbps, bytes;
@@ -34,9 +35,15 @@ _Static_assert(FS_WAN_MAX_K == 64, "the message of --k says 64");
       FS__OPT_LONG("--k", 0, AT(k), "K", 1, FS_WAN_MAX_K, "--k must be an integer in [1, 64]", \
                    "candidate paths per demand (default 3)"),                                 \
       FS__OPT_STR("--format", 0, AT(format), "text|json", "text (default; or table) or json")
+/* --report on provision and train */
+#define WAN_REPORT_OPT                                                                     \
+  FS__OPT_STR("--report", 0, AT(report), "FILE.html",                                      \
+              "also write a self-contained HTML report: the lightpaths, each fibre's "     \
+              "spectrum and use (and the job's all-reduce per phase)")
 
 static const fs__opt provision_opts[] = {
     WAN_COMMON_OPTS,
+    WAN_REPORT_OPT,
     FS__OPT_STR("--cut", 0, AT(cut), "A-B",
                 "the fibre between sites A and B fails before provisioning"),
     FS__OPT_LONG("--random", 0, AT(random), "N", 1, 1000000,
@@ -52,6 +59,7 @@ static const fs__opt provision_opts[] = {
 
 static const fs__opt train_opts[] = {
     WAN_COMMON_OPTS,
+    WAN_REPORT_OPT,
     FS__OPT_STR("--cut", 0, AT(cut), "A-B",
                 "the fibre between sites A and B fails: restoration after it"),
     FS__OPT_DOUBLE("--bytes", 0, AT(bytes), "B", 1, 1e15,
@@ -135,6 +143,27 @@ static fs_wan_demand *collect_demands(const fs_wan *w, const opts *o, int32_t *n
   return d;
 }
 
+/* The HTML page of a plan (and the job's all-reduce on it). */
+typedef struct wan_page {
+  const char *title;
+  const fs_wan_plan *p, *after;
+  const fs_wan_train_result *r0, *r1;
+} wan_page;
+
+static int wan_page_fn(FILE *f, void *ctx) {
+  const wan_page *c = ctx;
+  return fs_html_wan_report(f, c->title, c->p, c->r0, c->after, c->r1);
+}
+
+/* Writes the page into *out if there is one (*out then NULL): 0 or the
+ * output's exit status. */
+static int write_page(fs_output **out, const wan_page *pg) {
+  if (!*out) return 0;
+  fs_output *o = *out;
+  *out = NULL;
+  return fs__cli_output_write(o, wan_page_fn, (void *)pg);
+}
+
 static int provision(const opts *o) {
   fs_err err = {0, ""};
   fs_wan *w = NULL;
@@ -142,9 +171,14 @@ static int provision(const opts *o) {
   fs_wan_demand *d = NULL;
   int status = 0;
   int32_t n = 0, cut = -1;
+  fs_output *page = NULL;
   if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
   if (o->cut && fs_wan_fibre_parse(w, o->cut, &cut, &err)) {
     status = fs__cli_usage("wan provision", "--cut: %s", err.msg);
+    goto out;
+  }
+  if (o->report && fs__cli_output_open(o->report, &page)) {
+    status = 2;
     goto out;
   }
   if (!(d = collect_demands(w, o, &n))) {
@@ -158,7 +192,14 @@ static int provision(const opts *o) {
   }
   status = fs__cli_stdout_done("wan provision", o->json ? fs_report_wan_plan_json(stdout, p)
                                                         : fs_report_wan_plan_table(stdout, p));
+  if (!status) {
+    char title[400];
+    snprintf(title, sizeof(title), "fabricsim wan provision: %s", o->file);
+    wan_page pg = {title, p, NULL, NULL, NULL};
+    status = write_page(&page, &pg);
+  }
 out:
+  fs_output_abort(page);
   fs_wan_plan_free(p);
   free(d);
   fs_wan_free(w);
@@ -173,6 +214,7 @@ static int train(const opts *o) {
   int status = 0;
   int32_t n = 0, cut = -1;
   fs_wan_train_result r0, r1;
+  fs_output *page = NULL;
   if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
   if (!w->job.present) {
     err.code = FS_EINVAL;
@@ -182,6 +224,10 @@ static int train(const opts *o) {
   }
   if (o->cut && fs_wan_fibre_parse(w, o->cut, &cut, &err)) {
     status = fs__cli_usage("wan train", "--cut: %s", err.msg);
+    goto out;
+  }
+  if (o->report && fs__cli_output_open(o->report, &page)) {
+    status = 2;
     goto out;
   }
   if (!(d = collect_demands(w, o, &n))) {
@@ -202,7 +248,14 @@ static int train(const opts *o) {
   fs_report_wan_train rep = {o->file, p, &r0, q, &r1, cut};
   status = fs__cli_stdout_done("wan train", o->json ? fs_report_wan_train_json(stdout, &rep)
                                                     : fs_report_wan_train_table(stdout, &rep));
+  if (!status) {
+    char title[400];
+    snprintf(title, sizeof(title), "fabricsim wan train: %s", o->file);
+    wan_page pg = {title, p, q, &r0, q ? &r1 : NULL};
+    status = write_page(&page, &pg);
+  }
 out:
+  fs_output_abort(page);
   fs_wan_plan_free(p);
   fs_wan_plan_free(q);
   free(d);

@@ -544,6 +544,39 @@ static void heat_color(double u, char *buf, size_t n) {
   snprintf(buf, n, "#%02x%02x%02x", r, g, b);
 }
 
+void fs_html_spectrum(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
+                      int32_t n_units, const int32_t *owner, const char *const *owner_label,
+                      const char *unit_name) {
+  double left = 170, right = W - 20, row = 14, top = 8;
+  double height = top + row * n_rows + 40;
+  fig_begin(h, title, W, height);
+  double cw = (right - left) / (n_units > 0 ? n_units : 1);
+  for (int32_t r = 0; r < n_rows; r++) {
+    double y = top + row * r;
+    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 11);
+    esc(h->f, rows[r]);
+    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"#fff\" stroke=\"#eee\"/>\n", left, y, right - left, row);
+    const int32_t *o = owner + (size_t)r * (size_t)n_units;
+    for (int32_t u = 0, v; u < n_units; u = v) {
+      for (v = u + 1; v < n_units && o[v] == o[u]; v++) {
+      }
+      if (o[u] < 0) continue;
+      fprintf(h->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+              "stroke=\"#fff\" stroke-width=\"0.5\"><title>%s %d-%d: ", left + cw * u, y + 1,
+              cw * (v - u), row - 2, color(o[u]), unit_name, u, v - 1);
+      esc(h->f, owner_label ? owner_label[o[u]] : "");
+      fputs("</title></rect>\n", h->f);
+    }
+  }
+  axis xa = {0, n_units, 0, left, right};
+  ax_ticks(h, &xa, 0, top + row * n_rows, top + row * n_rows, TICK_PLAIN);
+  fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s; a colour per lightpath, "
+          "white free (hover for the lightpath)</text>\n", (left + right) / 2, height - 4,
+          unit_name);
+  fig_end(h);
+}
+
 void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                      int32_t n_cols, const double *u, double col_s) {
   double left = 170, right = W - 70, row = 14, top = 8;

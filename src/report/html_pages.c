@@ -411,6 +411,127 @@ out:
   return rc ? rc : rc2;
 }
 
+/* ---- wan ---- */
+enum { WAN_LP_ROWS = 200 };
+
+/* "a-b-c" of a path, cut to n. */
+static void wan_path(const fs_wan *w, const fs_wan_path *p, char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int32_t i = 0; i <= p->hops && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? "-" : "", w->sites[p->nodes[i]].name);
+}
+
+/* One plan's sections: its lightpaths, each fibre's spectrum and use. */
+static int wan_plan_sections(fs_html *h, const fs_wan_plan *p, const char *heading) {
+  const fs_wan *w = p->w;
+  int32_t U = w->grid.units, nf = w->n_fibres, rows = nf < FS_HTML_MAX_ROWS ? nf : FS_HTML_MAX_ROWS;
+  enum { COLS = 7 };
+  int32_t nl = p->n_lps < WAN_LP_ROWS ? p->n_lps : WAN_LP_ROWS;
+  char(*lab)[2 * FS_WAN_NAME + 96] = malloc((size_t)(p->n_lps + 1) * sizeof(*lab));
+  const char **labp = malloc((size_t)(p->n_lps + 1) * sizeof(*labp));
+  char(*cells)[COLS][200] = malloc((size_t)(nl + 1) * sizeof(*cells));
+  const char **cp = malloc((size_t)(nl + 1) * COLS * sizeof(*cp));
+  char(*rn)[2 * FS_WAN_NAME + 24] = malloc((size_t)(nf + 1) * sizeof(*rn));
+  const char **rp = malloc((size_t)(nf + 1) * sizeof(*rp));
+  double *use = malloc((size_t)(nf + 1) * sizeof(double));
+  if (!lab || !labp || !cells || !cp || !rn || !rp || !use) {
+    FS__FREE_ALL(lab, labp, cells, cp, rn, rp, use);
+    return FS_ENOMEM;
+  }
+  for (int32_t j = 0; j < p->n_lps; j++) {
+    const fs_wan_lightpath *lp = &p->lps[j];
+    const fs_wan_demand *d = &p->demands[lp->demand];
+    snprintf(lab[j], sizeof(lab[j]), "demand %d %s-%s%s, %s, %.6g Gb/s", lp->demand,
+             w->sites[d->src].name, w->sites[d->dst].name, d->job ? " (the job)" : "",
+             w->mods[lp->mod].name, lp->gbps);
+    labp[j] = lab[j];
+    if (j >= nl) continue;
+    wan_path(w, &lp->path, cells[j][1], 200);
+    snprintf(cells[j][0], 200, "%d %s-%s%s", lp->demand, w->sites[d->src].name,
+             w->sites[d->dst].name, d->job ? "*" : "");
+    fs_html_thousands(cells[j][2], 200, lp->path.km, 0);
+    snprintf(cells[j][3], 200, "%s", w->mods[lp->mod].name);
+    snprintf(cells[j][4], 200, "%d-%d", lp->first, lp->first + lp->count - 1);
+    snprintf(cells[j][5], 200, "%.6g", lp->line_gbps);
+    snprintf(cells[j][6], 200, "%.6g", lp->gbps);
+    for (int c = 0; c < COLS; c++) cp[j * COLS + c] = cells[j][c];
+  }
+  for (int32_t fi = 0; fi < nf; fi++) {
+    const fs_wan_fibre *fb = &w->fibres[fi];
+    snprintf(rn[fi], sizeof(rn[fi]), "%s-%s (%.0f km)", w->sites[fb->a].name,
+             w->sites[fb->b].name, fb->km);
+    rp[fi] = rn[fi];
+    int32_t used = 0;
+    for (int32_t u = 0; u < U; u++) used += p->owner[(size_t)fi * U + u] >= 0;
+    use[fi] = U ? 100.0 * used / U : 0;
+  }
+  const char *unit = w->grid.kind == FS_WAN_FIXED ? "wavelength" : "slot";
+  char note[240];
+  snprintf(note, sizeof(note), "%d demands, %d blocked (%.6g of %.6g Gb/s); %d lightpaths%s. "
+           "* marks the job's ring demands.", p->n_demands, p->blocked, p->blocked_gbps,
+           p->offered_gbps, p->n_lps, p->n_lps > nl ? ", the first 200 listed" : "");
+  fs_html_section(h, heading, note);
+  static const char *const head[COLS] = {"demand", "path", "km", "format",
+                                         "units (guard incl.)", "line Gb/s", "rate Gb/s"};
+  fs_html_table(h, head, COLS, cp, nl);
+  fs_html_spectrum(h, nf > rows ? "Spectrum of each fibre (the first 40)" : "Spectrum of each fibre",
+                   rp, rows, U, p->owner, labp, unit);
+  fs_html_bars(h, "Spectrum in use per fibre", "%", rp, use, nf);
+  FS__FREE_ALL(lab, labp, cells, cp, rn, rp, use);
+  return 0;
+}
+
+static void wan_train_section(fs_html *h, const fs_wan_train_result *r, const char *heading) {
+  static const char *const ph[3] = {"reduce-scatter in sites", "all-reduce across sites",
+                                    "all-gather in sites"};
+  if (!r->connected) {
+    fs_html_section(h, heading, "The job's sites are disconnected: no all-reduce.");
+    return;
+  }
+  char cells[4][3][48];
+  const char *cp[12];
+  for (int i = 0; i < 4; i++) {
+    snprintf(cells[i][0], 48, "%s", i < 3 ? ph[i] : "total");
+    double a = i < 3 ? r->phase_s[i] : r->total_s, b = i < 3 ? r->model_s[i] : r->model_total_s;
+    if (isfinite(a)) fs_html_thousands(cells[i][1], 48, a * 1e3, 3);
+    else snprintf(cells[i][1], 48, "-");
+    if (isfinite(b)) fs_html_thousands(cells[i][2], 48, b * 1e3, 3);
+    else snprintf(cells[i][2], 48, "-");
+    for (int c = 0; c < 3; c++) cp[i * 3 + c] = cells[i][c];
+  }
+  char note[200];
+  snprintf(note, sizeof(note), "%d sites x %d GPUs, %.6g bytes; slowest WAN pair %.6g Gb/s, "
+           "%.6g km.", r->sites, r->gpus_per_site, r->bytes, r->wan_gbps_min, r->wan_km_max);
+  fs_html_section(h, heading, note);
+  static const char *const head[3] = {"phase", "simulated (ms)", "closed form (ms)"};
+  fs_html_table(h, head, 3, cp, 4);
+  double v[3];
+  const char *labels[3];
+  for (int i = 0; i < 3; i++) v[i] = r->phase_s[i] * 1e3, labels[i] = ph[i];
+  fs_html_split(h, "Where the all-reduce's time goes", "ms", labels, v, 3);
+}
+
+int fs_html_wan_report(FILE *f, const char *title, const fs_wan_plan *p,
+                       const fs_wan_train_result *r0, const fs_wan_plan *after,
+                       const fs_wan_train_result *r1) {
+  fs_html h;
+  char sub[200];
+  const fs_wan *w = p->w;
+  snprintf(sub, sizeof(sub), "%d sites, %d fibres, %s grid of %d %s, %s, k = %d", w->n_sites,
+           w->n_fibres, w->grid.kind == FS_WAN_FIXED ? "fixed" : "flexible", w->grid.units,
+           w->grid.kind == FS_WAN_FIXED ? "wavelengths" : "slots", fs_wan_algo_name(p->opts.algo),
+           p->opts.k);
+  fs_html_begin(&h, f, title, sub);
+  int rc = 0;
+  if (r0) wan_train_section(&h, r0, after ? "The job's all-reduce before the cut" : "The job's all-reduce");
+  if (after && r1) wan_train_section(&h, r1, "The job's all-reduce after the cut");
+  rc = wan_plan_sections(&h, p, after ? "Lightpaths before the cut" : "Lightpaths");
+  if (!rc && after) rc = wan_plan_sections(&h, after, "Lightpaths after the cut (restored)");
+  int rc2 = fs_html_end(&h);
+  return rc ? rc : rc2;
+}
+
 /* ---- ocs ---- */
 /* ---- ocs schedule ---- */
 

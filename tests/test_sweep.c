@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "fabricsim/sweep.h"
+#include "fabricsim/wan.h"
 #include "test.h"
 
 
@@ -224,4 +225,44 @@ TEST(test_sweep_bad_files_exit_2) {
   remove(path);
   snprintf(path, sizeof(path), "/tmp/fabricsim-badsweep.%d.sqlite", (int)getpid());
   remove(path);
+}
+
+/* A sweep of WAN files (`"command": "wan train"`): each point is what
+ * `fabricsim wan train` gives on the file with the axes set (the point of
+ * 1600 Gb/s on 80 wavelengths is wan-4dc.json itself, timed here through
+ * the library), and the cross-site phase shrinks as the job's demand per
+ * ring pair grows while the spectrum holds it. */
+TEST(test_sweep_wan_points_are_wan_train) {
+  fs_sweep *sw = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_sweep_load("examples/sweep-wan.json", &sw, &err), &err);
+  if (!sw) return;
+  CHECK(fs_sweep_kind_of(sw) == FS_SWEEP_WAN_TRAIN);
+  CHECK_EQ_INT(fs_sweep_n_points(sw), 8);
+  CHECK(strcmp(fs_sweep_fig_name(sw, 2), "cross_site_ms") == 0);
+  fs_sweep_result r[8];
+  for (int32_t p = 0; p < 8; p++) {
+    CHECK_OK(fs_sweep_run_point(sw, p, &r[p]), &err);
+    CHECK(r[p].ok);
+  }
+  /* points 1, 3, 5, 7: 400, 800, 1600, 3200 Gb/s on 80 wavelengths */
+  for (int32_t p = 3; p < 8; p += 2) CHECK(r[p].fig[2] < r[p - 2].fig[2]);
+  fs_wan *w = NULL;
+  CHECK_OK(fs_wan_from_file("examples/wan-4dc.json", &w, &err), &err);
+  if (w) {
+    fs_wan_demand d[16];
+    int32_t nf = w->n_demands;
+    memcpy(d, w->demands, (size_t)nf * sizeof(*d));
+    int32_t nj = fs_wan_job_demands(w, d + nf, 16 - nf);
+    fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
+    fs_wan_plan *p = NULL;
+    fs_wan_train_result t;
+    CHECK_OK(fs_wan_provision(w, d, nf + nj, &o, &p, &err), &err);
+    CHECK_OK(fs_wan_train(p, 0, &t, &err), &err);
+    CHECK(r[5].fig[0] == t.total_s * 1e3);
+    CHECK(r[5].fig[4] == p->blocked);
+    fs_wan_plan_free(p);
+    fs_wan_free(w);
+  }
+  fs_sweep_free(sw);
 }

@@ -22,7 +22,9 @@ extern "C" {
 
 typedef struct fs_sweep fs_sweep;
 
-typedef enum fs_sweep_kind { FS_SWEEP_TRAIN = 0, FS_SWEEP_SIM } fs_sweep_kind;
+/* What each point runs: `train`, `sim`, or `wan train` (a WAN file:
+ * provisioning and the job's cross-site all-reduce). */
+typedef enum fs_sweep_kind { FS_SWEEP_TRAIN = 0, FS_SWEEP_SIM, FS_SWEEP_WAN_TRAIN } fs_sweep_kind;
 
 enum { FS_SWEEP_MAX_FIGS = 16, FS_SWEEP_ERR = 480 };
 

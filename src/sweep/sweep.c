@@ -12,6 +12,7 @@
 #include "../base/json.h"
 #include "fabricsim/scenario.h"
 #include "fabricsim/train.h"
+#include "fabricsim/wan.h"
 #include "fabricsim/work.h"
 
 enum { MAX_AXES = 16 };
@@ -39,17 +40,30 @@ static const char *const train_figs[] = {
     "exposed_tp_ms",  "exposed_dp_ms",  "exposed_pp_ms",        "exposed_ep_ms",
     "exposed_cp_ms",  "flows_simulated"};
 static const char *const sim_figs[] = {"makespan_ms", "flows", "mean_fct_us", "max_fct_us"};
+static const char *const wan_figs[] = {
+    "allreduce_ms",   "allreduce_model_ms", "cross_site_ms", "demands",
+    "blocked",        "blocked_gbps",       "lightpaths",    "spectrum_used"};
+
+/* The figure names of a kind and their count. */
+static const char *const *figs_of(fs_sweep_kind k, int32_t *n) {
+  if (k == FS_SWEEP_TRAIN) *n = (int32_t)(sizeof(train_figs) / sizeof(train_figs[0]));
+  else if (k == FS_SWEEP_SIM) *n = (int32_t)(sizeof(sim_figs) / sizeof(sim_figs[0]));
+  else *n = (int32_t)(sizeof(wan_figs) / sizeof(wan_figs[0]));
+  return k == FS_SWEEP_TRAIN ? train_figs : k == FS_SWEEP_SIM ? sim_figs : wan_figs;
+}
 
 fs_sweep_kind fs_sweep_kind_of(const fs_sweep *sw) { return sw->kind; }
 int32_t fs_sweep_n_points(const fs_sweep *sw) { return sw->n_points; }
 int32_t fs_sweep_n_axes(const fs_sweep *sw) { return sw->n_axes; }
 const char *fs_sweep_axis_path(const fs_sweep *sw, int32_t a) { return sw->axes[a].path; }
 int32_t fs_sweep_n_figs(const fs_sweep *sw) {
-  return sw->kind == FS_SWEEP_TRAIN ? (int32_t)(sizeof(train_figs) / sizeof(train_figs[0]))
-                                    : (int32_t)(sizeof(sim_figs) / sizeof(sim_figs[0]));
+  int32_t n;
+  figs_of(sw->kind, &n);
+  return n;
 }
 const char *fs_sweep_fig_name(const fs_sweep *sw, int32_t k) {
-  return sw->kind == FS_SWEEP_TRAIN ? train_figs[k] : sim_figs[k];
+  int32_t n;
+  return figs_of(sw->kind, &n)[k];
 }
 
 void fs_sweep_free(fs_sweep *sw) {
@@ -152,10 +166,11 @@ static int point_doc(const fs_sweep *sw, int32_t p, int32_t only, cJSON **out, c
   return 0;
 }
 
-/* Parses a point's text as the base's kind, into job or scenario. */
+/* Parses a point's text as the base's kind, into job, scenario or WAN. */
 static int parse_point(const fs_sweep *sw, const char *text, const char *label, fs_job **job,
-                       fs_scenario **sc, fs_err *err) {
+                       fs_scenario **sc, fs_wan **wan, fs_err *err) {
   if (sw->kind == FS_SWEEP_TRAIN) return fs_job_parse(text, strlen(text), label, job, err);
+  if (sw->kind == FS_SWEEP_WAN_TRAIN) return fs_wan_from_json(text, label, wan, err);
   return fs_scenario_parse(text, strlen(text), label, sc, err);
 }
 
@@ -208,12 +223,14 @@ static int check_axes(fs_sweep *sw, const char *P, fs_err *err) {
     fs_err perr = {0, ""};
     fs_job *job = NULL;
     fs_scenario *sc = NULL;
+    fs_wan *wan = NULL;
     char jp[160];
     snprintf(jp, sizeof(jp), "$.%s", sw->axes[a].path);
-    rc = parse_point(sw, text, "point", &job, &sc, &perr);
+    rc = parse_point(sw, text, "point", &job, &sc, &wan, &perr);
     free(text);
     fs_job_free(job);
     fs_scenario_free(sc);
+    fs_wan_free(wan);
     if (rc && strstr(perr.msg, jp) &&
         (strstr(perr.msg, "unknown key") || strstr(perr.msg, "must be")))
       return fs__json_fail(&c, ap, cJSON_GetArrayItem(sw->axes[a].values, 0),
@@ -276,16 +293,22 @@ int fs_sweep_load(const char *path, fs_sweep **out, fs_err *err) {
       goto fail;
     }
   } else {
-    rc = fs__json_fail(&c, "$.base", b, "must be a job or scenario file name, or one inline");
+    rc = fs__json_fail(&c, "$.base", b, "must be a job, scenario or WAN file name, or one inline");
     goto fail;
   }
-  if (cmd && strcmp(cmd, "train") && strcmp(cmd, "sim")) {
+  if (cmd && strcmp(cmd, "train") && strcmp(cmd, "sim") && strcmp(cmd, "wan train")) {
     rc = fs__json_fail(&c, "$.command", cJSON_GetObjectItemCaseSensitive(sw->root, "command"),
-                       "must be \"train\" or \"sim\"");
+                       "must be \"train\", \"sim\" or \"wan train\"");
     goto fail;
   }
-  if (cmd) sw->kind = strcmp(cmd, "train") == 0 ? FS_SWEEP_TRAIN : FS_SWEEP_SIM;
-  else sw->kind = cJSON_GetObjectItemCaseSensitive(sw->base, "model") ? FS_SWEEP_TRAIN : FS_SWEEP_SIM;
+  if (cmd)
+    sw->kind = strcmp(cmd, "train") == 0 ? FS_SWEEP_TRAIN
+               : strcmp(cmd, "sim") == 0 ? FS_SWEEP_SIM
+                                         : FS_SWEEP_WAN_TRAIN;
+  else
+    sw->kind = cJSON_GetObjectItemCaseSensitive(sw->base, "model")    ? FS_SWEEP_TRAIN
+               : cJSON_GetObjectItemCaseSensitive(sw->base, "fibres") ? FS_SWEEP_WAN_TRAIN
+                                                                      : FS_SWEEP_SIM;
   if ((rc = check_axes(sw, "$.axes", err))) goto fail;
   *out = sw;
   return 0;
@@ -309,6 +332,40 @@ static void figures_train(const fs_train_result *r, double *f) {
   f[11] = r->kind[FS_PAR_EP].exposed_s * 1e3;
   f[12] = r->kind[FS_PAR_CP].exposed_s * 1e3;
   f[13] = (double)r->flows;
+}
+
+/* A WAN point as `fabricsim wan train` runs it (first-fit, k = 3, no cut):
+ * the file's demands and the job's provisioned; the job's all-reduce
+ * simulated when the file has a job (else its figures stay NAN). */
+static int run_wan(const fs_wan *w, double *f, fs_err *err) {
+  int32_t nj = fs_wan_job_demands(w, NULL, 0), nf = w->n_demands;
+  fs_wan_demand *d = calloc((size_t)(nf + nj) + 1, sizeof(*d));
+  if (!d) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (nf) memcpy(d, w->demands, (size_t)nf * sizeof(*d));
+  fs_wan_job_demands(w, d + nf, nj);
+  fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
+  fs_wan_plan *p = NULL;
+  int rc = fs_wan_provision(w, d, nf + nj, &o, &p, err);
+  if (!rc && w->job.present) {
+    fs_wan_train_result r;
+    if (!(rc = fs_wan_train(p, 0, &r, err))) {
+      f[0] = r.total_s * 1e3;
+      f[1] = r.model_total_s * 1e3;
+      f[2] = r.model_s[1] * 1e3;
+    }
+  }
+  if (!rc) {
+    int64_t used = 0, all = (int64_t)w->n_fibres * w->grid.units;
+    for (int64_t i = 0; i < all; i++) used += p->owner[i] >= 0;
+    f[3] = p->n_demands;
+    f[4] = p->blocked;
+    f[5] = p->blocked_gbps;
+    f[6] = p->n_lps;
+    f[7] = all ? (double)used / (double)all : 0;
+  }
+  fs_wan_plan_free(p);
+  free(d);
+  return rc;
 }
 
 static int figures_sim(const fs_scenario *sc, double *f) {
@@ -347,11 +404,14 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   fs_err err = {0, ""};
   fs_job *job = NULL;
   fs_scenario *sc = NULL;
+  fs_wan *wan = NULL;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = parse_point(sw, text, label, &job, &sc, &err);
+  rc = parse_point(sw, text, label, &job, &sc, &wan, &err);
   free(text);
-  if (!rc && job) {
+  if (!rc && wan) {
+    rc = run_wan(wan, out->fig, &err);
+  } else if (!rc && job) {
     fs_train_opts opts = {0};
     opts.no_compare = !sw->compare;
     fs_train *tr = NULL;
@@ -368,6 +428,7 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   fs_job_free(job);
   fs_scenario_free(sc);
+  fs_wan_free(wan);
   if (rc == FS_ENOMEM) return rc;
   out->ok = rc == 0;
   if (rc) snprintf(out->error, sizeof(out->error), "%.*s", (int)sizeof(out->error) - 1, err.msg);

@@ -399,7 +399,7 @@ static int bhandari(const fs_wan *w, int32_t s, int32_t t, fs_wan_path *pa, fs_w
       const fs_wan_fibre *fb = &w->fibres[arc / 2];
       int32_t u = arc & 1 ? fb->b : fb->a, v = arc & 1 ? fb->a : fb->b;
       double c = st[arc] == 2 ? -fb->km : fb->km;
-      if (isfinite(dist[u]) && dist[u] + c < dist[v] - 1e-9 * (1 + fabs(dist[v]))) {
+      if (isfinite(dist[u]) && (!isfinite(dist[v]) || dist[u] + c < dist[v] - 1e-9 * (1 + fabs(dist[v])))) {
         dist[v] = dist[u] + c;
         prev_arc[v] = arc;
         changed = 1;

@@ -79,6 +79,11 @@ int fs_report_wan_protect_table(FILE *f, const fs_report_wan_protect *r) {
             "exact", "fails/yr", "iter_s", "base_h", "lost_h/h", "jct_h");
     for (int32_t s = 0; s < r->n_schemes; s++) {
       const fs_wan_job_risk *x = r->schemes[s].job;
+      if (!x->provisioned) {
+        fprintf(f, "%-6s %14s  (a ring pair blocked: the job cannot run)\n",
+                fs_wan_prot_name(r->schemes[s].plan->opts.scheme), "-");
+        continue;
+      }
       fprintf(f, "%-6s %14.10f %6.2f %8s %12.4f %12.6f %12.4f %12.3e %12.4f\n",
               fs_wan_prot_name(r->schemes[s].plan->opts.scheme), x->availability,
               nines(x->availability), x->provisioned ? (x->exact ? "yes" : "bound") : "-",

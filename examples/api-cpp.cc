@@ -27,6 +27,7 @@
 #include "fabricsim/trace.h"
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_risk.h"
 #include "fabricsim/work.h"
 
 int main() {

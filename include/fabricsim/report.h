@@ -18,6 +18,7 @@
 #include "fabricsim/tpu.h"
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_risk.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -331,6 +332,31 @@ typedef struct fs_report_chakra {
  * failed. */
 int fs_report_chakra_text(FILE *f, const fs_report_chakra *c);
 int fs_report_chakra_json(FILE *f, const fs_report_chakra *c);
+
+/* `fabricsim wan protect`: per protection scheme its plan (blocking,
+ * spectrum, each demand's availability), the job's availability, iteration
+ * time and expected completion time under failures, and a failure's
+ * outcome. */
+typedef struct fs_report_wan_protect_scheme {
+  const fs_wan_pplan *plan;
+  const fs_wan_job_risk *job;         /* NULL: the file has no job */
+  const fs_wan_failure_result *fail;  /* NULL: no failure asked */
+  double fail_iter_s;                 /* the job's iteration after it, NAN: not connected */
+} fs_report_wan_protect_scheme;
+
+typedef struct fs_report_wan_protect {
+  const char *file;
+  const fs_wan *w;
+  const fs_wan_risks *risks;
+  int32_t n_schemes;
+  const fs_report_wan_protect_scheme *schemes;
+  const char *failure; /* "fibre A-B", "SRLG NAME"; NULL: none */
+  int64_t cells_none;  /* cells unprotected provisioning holds: the ratio's base */
+} fs_report_wan_protect;
+
+/* A table or one JSON object. 0, or FS_EIO if writing failed. */
+int fs_report_wan_protect_table(FILE *f, const fs_report_wan_protect *r);
+int fs_report_wan_protect_json(FILE *f, const fs_report_wan_protect *r);
 
 #ifdef __cplusplus
 }

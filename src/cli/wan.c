@@ -364,6 +364,10 @@ static const fs__sub wan_subs[] = {
     {"train", "WAN.json", "a job's cross-site all-reduce over the lightpaths, with fibre cuts",
      run_train},
     {"place", "WAN.json", "choose the job's sites and the order of its ring", run_place},
+    {"protect", "WAN.json",
+     "protection (none, 1+1, SBPP), SRLGs, availability, the job's completion time under "
+     "failures",
+     fs__cli_wan_protect},
     {NULL, NULL, NULL, NULL}};
 
 static const fs__group wan_group = {

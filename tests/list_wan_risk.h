@@ -1,0 +1,9 @@
+/* tests of survivability and risk on the optical WAN, run in this order */
+X(test_wan_risk_path_availability_hand)
+X(test_wan_risk_1p1_exact_on_a_triangle)
+X(test_wan_risk_unrestorable_cut_costs_the_repair)
+X(test_wan_risk_two_step_trap_bhandari_escapes)
+X(test_wan_risk_protected_paths_srlg_disjoint_random)
+X(test_wan_risk_spectrum_ordering_nsfnet)
+X(test_wan_risk_1p1_survives_every_single_srlg)
+X(test_wan_risk_bad_input_names_path_and_value)

@@ -10,6 +10,7 @@
 #include "../base/base.h"
 #include "../base/json.h"
 #include "fabricsim/wan.h"
+#include "wan_sdm_parse.h"
 
 int32_t fs_wan_default_mods(fs_wan_mod *mods, int32_t max) {
   /* docs/model-wan.md: the reach table of distance-adaptive RSA studies
@@ -53,6 +54,7 @@ double fs_wan_unit_gbps(const fs_wan *w, int32_t m) {
 void fs_wan_free(fs_wan *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n_slices; i++) free(w->slices[i].fibres);
+  free(w->sdm);
   FS__FREE_ALL(w->sites, w->fibres, w->slices, w->demands, w);
 }
 
@@ -459,7 +461,9 @@ static int parse_job(const fs__jctx *c, const cJSON *root, fs_wan *w) {
 
 int fs_wan_from_json(const char *text, const char *file, fs_wan **out, fs_err *err) {
   static const char *const keys[] = {"sites",  "fibres",  "grid", "modulations",
-                                     "slices", "demands", "job",  NULL};
+                                     "slices", "demands", "job",
+                                     "sdm",    "bands",   "traffic", /* wan_sdm_parse.c */
+                                     NULL};
   fs__jctx c = {file ? file : "wan", err};
   cJSON *root = NULL;
   int rc = fs__json_parse(&c, text, strlen(text), &root);
@@ -472,7 +476,8 @@ int fs_wan_from_json(const char *text, const char *file, fs_wan **out, fs_err *e
   if ((rc = fs__json_expect_object(&c, root, "$", keys)) || (rc = parse_sites(&c, root, w)) ||
       (rc = parse_fibres(&c, root, w)) || (rc = parse_grid(&c, root, w)) ||
       (rc = parse_mods(&c, root, w)) || (rc = parse_slices(&c, root, w)) ||
-      (rc = parse_demands(&c, root, w)) || (rc = parse_job(&c, root, w))) {
+      (rc = parse_demands(&c, root, w)) || (rc = parse_job(&c, root, w)) ||
+      (rc = fs__wan_parse_sdm(&c, root, w))) {
     cJSON_Delete(root);
     fs_wan_free(w);
     return rc;

@@ -18,6 +18,7 @@
 #include "fabricsim/tpu.h"
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_sdm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -318,6 +319,26 @@ typedef struct fs_report_chakra {
  * failed. */
 int fs_report_chakra_text(FILE *f, const fs_report_chakra *c);
 int fs_report_chakra_json(FILE *f, const fs_report_chakra *c);
+
+/* `fabricsim wan dynamic`: per offered load, the requests counted, the
+ * blocking probability and bandwidth blocking with their 95 % confidence
+ * half-widths (and the Kaufman-Roberts closed form where it applies), the
+ * blocking by cause, the fragmentation, the occupancy per band and per
+ * core; as a table, JSON or CSV (one row per load). */
+typedef struct fs_report_wan_dynamic {
+  const char *file;
+  const fs_wan *w;
+  const fs_wan_sdm *s;   /* the description the run used */
+  fs_wan_policy policy;
+  int32_t k;
+  int64_t requests;      /* arrivals per seed */
+  uint64_t seed;
+  int32_t n;
+  const fs_wan_dyn_point *points;
+} fs_report_wan_dynamic;
+int fs_report_wan_dynamic_table(FILE *f, const fs_report_wan_dynamic *d);
+int fs_report_wan_dynamic_json(FILE *f, const fs_report_wan_dynamic *d);
+int fs_report_wan_dynamic_csv(FILE *f, const fs_report_wan_dynamic *d);
 
 #ifdef __cplusplus
 }

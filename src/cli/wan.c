@@ -203,6 +203,8 @@ static const fs__sub wan_subs[] = {
      run_provision},
     {"train", "WAN.json", "a job's cross-site all-reduce over the lightpaths, with fibre cuts",
      run_train},
+    {"dynamic", "WAN.json", "requests arriving and leaving: blocking against load, multi-core fibres, bands",
+     fs__cli_wan_dynamic},
     {NULL, NULL, NULL, NULL}};
 
 static const fs__group wan_group = {

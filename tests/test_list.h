@@ -29,6 +29,7 @@
 #include "list_topoopt.h"
 #include "list_tpu.h"
 #include "list_wan.h"
+#include "list_wan_sdm.h"
 #include "list_netctl.h"
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"

@@ -45,6 +45,7 @@ OWNER = {
     "work": "work", "compute": "work", "pipeline": "work", "train": "work",
     "scenario": "scenario", "ns3": "scenario", "packet": "scenario",
     "ocs": "optical", "topoopt": "optical", "tpu": "optical", "wan": "optical",
+    "wan_sdm": "optical",
     "chakra": "chakra", "sweep": "sweep",
     "report": "report", "html": "report", "trace": "report",
 }

@@ -155,6 +155,30 @@ TEST(test_wan_sdm_blocked_only_by_xt) {
   }
 }
 
+TEST(test_wan_sdm_fragmentation_hand) {
+  fs_wan *w = parse(
+      "{\"sites\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+      " \"fibres\": [{\"a\": \"a\", \"b\": \"b\", \"km\": 100}],"
+      " \"grid\": {\"type\": \"flex\", \"slots\": 8, \"guard_slots\": 0},"
+      " \"modulations\": [{\"name\": \"QPSK\", \"bits\": 2, \"reach_km\": 5000}]}");
+  if (!w) return;
+  fs_wan_rsca *r = state(w, FS_WAN_POLICY_FIRST_FIT, 1);
+  int32_t lp[4];
+  CHECK_REL(fs_wan_rsca_fragmentation(r), 0, 1e-12, ""); /* all free: one block */
+  for (int i = 0; i < 4; i++) CHECK_EQ_INT(fs_wan_rsca_add(r, 0, 1, 25, &lp[i]), FS_WAN_SDM_OK);
+  fs_wan_rsca_release(r, lp[1]);
+  /* free: slot 1 and slots 4-7: 5 units, largest block 4: 1 - 4/5 */
+  CHECK_REL(fs_wan_rsca_fragmentation(r), 0.2, 1e-12, "");
+  /* 50 Gb/s takes 2 QPSK slots: first-fit skips the hole at 1 for 4-5 */
+  CHECK_EQ_INT(fs_wan_rsca_add(r, 0, 1, 50, &lp[1]), FS_WAN_SDM_OK);
+  fs_wan_sdm_lp l;
+  CHECK(fs_wan_rsca_lp(r, lp[1], &l) == 0 && l.first[0] == 4 && l.count[0] == 2);
+  /* free: 1 and 6-7: 1 - 2/3 */
+  CHECK_REL(fs_wan_rsca_fragmentation(r), 1.0 / 3, 1e-12, "");
+  fs_wan_rsca_free(r);
+  fs_wan_free(w);
+}
+
 TEST(test_wan_sdm_band_reach) {
   fs_wan *w = parse(
       "{\"sites\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"

@@ -167,6 +167,9 @@ int fs_wan_rsca_lp(const fs_wan_rsca *r, int32_t lp, fs_wan_sdm_lp *out);
 /* Crosstalk of lightpath lp now (dB, its worst channel; -INFINITY with no
  * lit neighbour) and its format's threshold (dB). -1 if lp is not live. */
 int fs_wan_rsca_xt_db(const fs_wan_rsca *r, int32_t lp, double *xt_db, double *threshold_db);
+/* Mean external fragmentation over the fibre-core-band triples with free
+ * units: 1 - largest free block / free units (0 with none free). */
+double fs_wan_rsca_fragmentation(const fs_wan_rsca *r);
 /* Units in use (guard included) on core `core` of fibre f. */
 int32_t fs_wan_rsca_used(const fs_wan_rsca *r, int32_t f, int32_t core);
 

@@ -17,9 +17,7 @@
 
 enum { FRAG_EVERY = 64, PROGRESS_EVERY = 4096 };
 
-/* Mean external fragmentation over fibres, cores and bands with free
- * units: 1 - largest free block / free units. */
-static double fragmentation(const fs_wan_rsca *r) {
+double fs_wan_rsca_fragmentation(const fs_wan_rsca *r) {
   double sum = 0;
   int64_t n = 0;
   for (int32_t f = 0; f < r->F; f++)
@@ -91,7 +89,7 @@ static int run_seed(fs_wan_rsca *r, const fs_wan_dyn_opts *o, uint64_t seed, fs_
       samples++;
       for (int32_t x = 0; x < r->s.n_bands * r->C; x++) used[x] += (double)r->band_core_used[x];
       if (samples % FRAG_EVERY == 1) {
-        out->frag += fragmentation(r);
+        out->frag += fs_wan_rsca_fragmentation(r);
         frag_samples++;
       }
     }

@@ -254,6 +254,11 @@ static int xt_ok(fs_wan_rsca *r, const fs__rpath *p, int32_t c, int32_t a, int32
     x += r->xt_tab[f * (FS_WAN_MAX_ADJ + 1) + lit];
   }
   if (x > r->thr[m]) return 0;
+  if (r->fstamp == INT32_MAX || r->lstamp == INT32_MAX) { /* stamps wrap: clear the marks */
+    memset(r->fmark, 0, (size_t)r->F * sizeof(int32_t));
+    memset(r->lseen, 0, (size_t)r->lps_cap * sizeof(int32_t));
+    r->fstamp = r->lstamp = 0;
+  }
   r->fstamp++;
   r->lstamp++;
   for (int32_t i = 0; i < p->hops; i++) r->fmark[p->fibres[i]] = r->fstamp;

@@ -31,6 +31,7 @@
 #include "list_wan.h"
 #include "list_wan_place.h"
 #include "list_wan_risk.h"
+#include "list_wan_sdm.h"
 #include "list_netctl.h"
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"

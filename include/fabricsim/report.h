@@ -19,6 +19,7 @@
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
 #include "fabricsim/wan_risk.h"
+#include "fabricsim/wan_sdm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -357,6 +358,25 @@ typedef struct fs_report_wan_protect {
 /* A table or one JSON object. 0, or FS_EIO if writing failed. */
 int fs_report_wan_protect_table(FILE *f, const fs_report_wan_protect *r);
 int fs_report_wan_protect_json(FILE *f, const fs_report_wan_protect *r);
+/* `fabricsim wan dynamic`: per offered load, the requests counted, the
+ * blocking probability and bandwidth blocking with their 95 % confidence
+ * half-widths (and the Kaufman-Roberts closed form where it applies), the
+ * blocking by cause, the fragmentation, the occupancy per band and per
+ * core; as a table, JSON or CSV (one row per load). */
+typedef struct fs_report_wan_dynamic {
+  const char *file;
+  const fs_wan *w;
+  const fs_wan_sdm *s;   /* the description the run used */
+  fs_wan_policy policy;
+  int32_t k;
+  int64_t requests;      /* arrivals per seed */
+  uint64_t seed;
+  int32_t n;
+  const fs_wan_dyn_point *points;
+} fs_report_wan_dynamic;
+int fs_report_wan_dynamic_table(FILE *f, const fs_report_wan_dynamic *d);
+int fs_report_wan_dynamic_json(FILE *f, const fs_report_wan_dynamic *d);
+int fs_report_wan_dynamic_csv(FILE *f, const fs_report_wan_dynamic *d);
 
 #ifdef __cplusplus
 }

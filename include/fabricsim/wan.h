@@ -104,6 +104,7 @@ typedef struct fs_wan {
   fs_wan_demand *demands; /* the file's demands (not the job's) */
   fs_wan_job job;
   struct fs_wan_risk *risk; /* NULL: no SRLGs, default reliability (wan_risk.h) */
+  struct fs_wan_sdm *sdm; /* NULL: single core, C band (wan_sdm.h) */
 } fs_wan;
 
 /* ---- model ---- */

@@ -24,6 +24,7 @@ int fs__cli_ocs_schedule(int argc, char **argv); /* ocs_schedule.c */
 int fs__cli_ocs_tpu(int argc, char **argv);      /* ocs_tpu.c */
 int fs__cli_wan(int argc, char **argv);          /* wan.c */
 int fs__cli_wan_protect(int argc, char **argv);  /* wan_protect.c */
+int fs__cli_wan_dynamic(int argc, char **argv);  /* wan_dynamic.c */
 int fs__cli_sweep(int argc, char **argv);        /* sweep.c */
 int fs__cli_chakra(int argc, char **argv);       /* chakra.c */
 

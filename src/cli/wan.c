@@ -368,6 +368,9 @@ static const fs__sub wan_subs[] = {
      "protection (none, 1+1, SBPP), SRLGs, availability, the job's completion time under "
      "failures",
      fs__cli_wan_protect},
+    {"dynamic", "WAN.json",
+     "requests arriving and leaving: blocking against load, multi-core fibres, bands",
+     fs__cli_wan_dynamic},
     {NULL, NULL, NULL, NULL}};
 
 static const fs__group wan_group = {

@@ -11,6 +11,7 @@
 #include "../base/json.h"
 #include "fabricsim/wan.h"
 #include "wan_risk_internal.h"
+#include "wan_sdm_parse.h"
 
 int32_t fs_wan_default_mods(fs_wan_mod *mods, int32_t max) {
   /* docs/model-wan.md: the reach table of distance-adaptive RSA studies
@@ -55,6 +56,7 @@ void fs_wan_free(fs_wan *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n_slices; i++) free(w->slices[i].fibres);
   fs__wan_risk_free(w->risk);
+  free(w->sdm);
   FS__FREE_ALL(w->sites, w->fibres, w->slices, w->demands, w);
 }
 
@@ -473,6 +475,7 @@ int fs_wan_from_json(const char *text, const char *file, fs_wan **out, fs_err *e
   static const char *const keys[] = {"sites",  "fibres",  "grid", "modulations",
                                      "slices", "demands", "job",
                                      "srlgs", "reliability", "protection", "checkpoint_minutes", /* wan_risk.c */
+                                     "sdm",    "bands",   "traffic", /* wan_sdm_parse.c */
                                      NULL};
   fs__jctx c = {file ? file : "wan", err};
   cJSON *root = NULL;
@@ -487,7 +490,8 @@ int fs_wan_from_json(const char *text, const char *file, fs_wan **out, fs_err *e
       (rc = parse_fibres(&c, root, w)) || (rc = parse_grid(&c, root, w)) ||
       (rc = parse_mods(&c, root, w)) || (rc = parse_slices(&c, root, w)) ||
       (rc = parse_demands(&c, root, w)) || (rc = parse_job(&c, root, w)) ||
-      (rc = fs__wan_parse_risk(&c, root, w))) {
+      (rc = fs__wan_parse_risk(&c, root, w)) ||
+      (rc = fs__wan_parse_sdm(&c, root, w))) {
     cJSON_Delete(root);
     fs_wan_free(w);
     return rc;

@@ -1,0 +1,167 @@
+/* fabricsim wan dynamic: requests arriving and leaving on an optical WAN
+ * with multi-core fibres and several bands (docs/model-wan-sdm.md), the
+ * blocking per offered load over independent seeds. The file's "traffic"
+ * gives the defaults; the flags override them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "opts.h"
+#include "fabricsim/report.h"
+#include "fabricsim/wan_sdm.h"
+
+typedef struct range {
+  double a, b, step;
+} range;
+
+/* "A:B:STEP", 0 < A <= B, STEP > 0, at most 1000 points. */
+static int parse_loads(const char *v, void *field) {
+  range r;
+  char *e;
+  r.a = strtod(v, &e);
+  if (*e != ':') return -1;
+  r.b = strtod(e + 1, &e);
+  if (*e != ':') return -1;
+  r.step = strtod(e + 1, &e);
+  if (*e || !(r.a > 0) || !(r.b >= r.a) || !(r.step > 0) || !isfinite(r.b) ||
+      (r.b - r.a) / r.step > 999)
+    return -1;
+  *(range *)field = r;
+  return 0;
+}
+
+static int parse_policy(const char *v, void *field) {
+  return fs_wan_policy_parse(v, (fs_wan_policy *)field) ? -1 : 0;
+}
+
+typedef struct opts {
+  const char *file, *format;
+  range loads;
+  double load;
+  long requests, seeds, seed, cores, k;
+  fs_wan_policy policy;
+  int policy_set, n_file;
+} opts;
+
+#define AT(f) offsetof(opts, f)
+static const fs__opt dyn_opts[] = {
+    FS__OPT_DOUBLE("--load", 0, AT(load), "E", 1e-6, 1e7, "--load must be a number of Erlang in [1e-06, 1e7]",
+                   "offered load in Erlang (default the file's traffic.load_erlang)"),
+    FS__OPT_FN("--loads", 0, AT(loads), "A:B:STEP", parse_loads,
+               "--loads must be A:B:STEP with 0 < A <= B, STEP > 0 and at most 1000 loads",
+               "a sweep of offered loads, A to B by STEP"),
+    FS__OPT_LONG("--requests", 0, AT(requests), "N", 10, 100000000L,
+                 "--requests must be an integer in [10, 100000000]",
+                 "arrivals per seed, the first tenth a warm-up (default the file's, or 100000)"),
+    FS__OPT_LONG("--seeds", 0, AT(seeds), "S", 1, 1000, "--seeds must be an integer in [1, 1000]",
+                 "independent runs per load for the 95 % confidence intervals (default 5)"),
+    FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L, "--seed must be a non-negative integer",
+                 "first seed; run i uses seed + i (default 1)"),
+    FS__OPT_FN("--policy", 0, AT(policy), "P", parse_policy,
+               "--policy must be first-fit, xt-aware or xt-avoid",
+               "first-fit (default), xt-aware or xt-avoid (docs/model-wan-sdm.md)"),
+    FS__OPT_LONG("--cores", 0, AT(cores), "C", 1, 19, "--cores must be 1, 7, 12 or 19",
+                 "cores per fibre instead of the file's (1, 7, 12 or 19)"),
+    FS__OPT_LONG("--k", 0, AT(k), "K", 1, FS_WAN_MAX_K, "--k must be an integer in [1, 64]",
+                 "candidate paths per request (default the file's, or 3)"),
+    FS__OPT_STR("--format", 0, AT(format), "text|json|csv", "text (default; or table), json or csv"),
+    FS__OPT_END};
+
+static const fs__cmd dyn_cmd = {
+    "wan dynamic", "WAN.json [options]",
+    "Requests between random site pairs arrive as a Poisson process and hold their lightpath "
+    "for an exponential time; each is routed with spectrum and core assignment on arrival "
+    "(k shortest paths, bands, cores, crosstalk checked against its format's threshold) and "
+    "released on departure. Prints per offered load the blocking probability and bandwidth "
+    "blocking with 95 % confidence intervals over the seeds (and the Kaufman-Roberts / "
+    "Erlang B closed form on a one-fibre, one-core fixed grid), the blocking by cause, the "
+    "spectrum fragmentation and the occupancy per band and core.",
+    NULL, dyn_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
+#undef AT
+
+/* The progress line: the fraction of arrivals done. */
+static void progress(void *ctx, double done) {
+  fs__cli_progress *p = ctx;
+  double e = fs__cli_progress_elapsed(p);
+  if (e < 1.0 || e - p->last < (p->tty ? 0.2 : 10.0)) return;
+  p->last = e;
+  p->printed = 1;
+  fprintf(stderr, "%sfabricsim %s: %.1f s, %.0f %% of the arrivals%s", p->tty ? "\r" : "", p->cmd,
+          e, done * 100, p->tty ? "   " : "\n");
+}
+
+static int run(const opts *o, int fmt) {
+  fs_err err = {0, ""};
+  fs_wan *w = NULL;
+  fs_wan_rsca *r = NULL;
+  fs_wan_dyn_point *pts = NULL;
+  fs_wan_sdm s;
+  int status = 0;
+  if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
+  if (fs_wan_sdm_get(w, (int32_t)o->cores, &s, &err)) {
+    status = fs__cli_usage("wan dynamic", "--cores: %s", err.msg);
+    goto out;
+  }
+  double load = o->load > 0 ? o->load : s.traffic.load_erlang;
+  int32_t n = 1;
+  if (o->loads.step > 0) n = (int32_t)floor((o->loads.b - o->loads.a) / o->loads.step + 1e-9) + 1;
+  else if (!(load > 0)) {
+    status = fs__cli_usage("wan dynamic",
+                           "%s: no load: give --load, --loads or $.traffic.load_erlang", o->file);
+    goto out;
+  }
+  fs_wan_dyn_opts d = {o->policy,
+                       (int32_t)(o->k ? o->k : (s.traffic.k ? s.traffic.k : 3)),
+                       load,
+                       o->requests ? o->requests : (s.traffic.requests ? s.traffic.requests : 100000),
+                       (int32_t)(o->seeds ? o->seeds : (s.traffic.seeds ? s.traffic.seeds : 5)),
+                       o->seed >= 0 ? (uint64_t)o->seed : (s.traffic.present ? s.traffic.seed : 1),
+                       progress,
+                       NULL};
+  fs__cli_progress pr;
+  fs__cli_progress_start(&pr, "wan dynamic");
+  d.ctx = &pr;
+  if (!(pts = calloc((size_t)n, sizeof(*pts)))) {
+    status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
+    goto out;
+  }
+  if (fs_wan_rsca_new(w, &s, o->policy, d.k, &r, &err)) {
+    status = fs__cli_fail(&err);
+    goto out;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if (o->loads.step > 0) d.load_erlang = o->loads.a + i * o->loads.step;
+    if (fs_wan_dynamic(r, &d, &pts[i], &err)) {
+      status = fs__cli_fail(&err);
+      goto out;
+    }
+  }
+  fs__cli_progress_end(&pr);
+  fs_report_wan_dynamic rep = {o->file, w, &s, o->policy, d.k, d.requests, d.seed, n, pts};
+  status = fs__cli_stdout_done("wan dynamic", fmt == FS__FMT_JSON  ? fs_report_wan_dynamic_json(stdout, &rep)
+                                              : fmt == FS__FMT_CSV ? fs_report_wan_dynamic_csv(stdout, &rep)
+                                                                   : fs_report_wan_dynamic_table(stdout, &rep));
+out:
+  free(pts);
+  fs_wan_rsca_free(r);
+  fs_wan_free(w);
+  return status;
+}
+
+int fs__cli_wan_dynamic(int argc, char **argv) {
+  opts o;
+  memset(&o, 0, sizeof(o));
+  o.format = "text";
+  o.seed = -1;
+  int go = fs__opts_parse(&dyn_cmd, &o, argc, argv);
+  if (go >= 0) return go;
+  if (o.load > 0 && o.loads.step > 0)
+    return fs__cli_usage("wan dynamic", "--load and --loads: give one");
+  if (o.cores && o.cores != 1 && o.cores != 7 && o.cores != 12 && o.cores != 19)
+    return fs__cli_usage("wan dynamic", "--cores must be 1, 7, 12 or 19, got '%ld'", o.cores);
+  int fmt, go_fmt = fs__cli_format("wan dynamic", o.format, "text json csv", &fmt);
+  if (go_fmt >= 0) return go_fmt;
+  return run(&o, fmt);
+}

@@ -1,0 +1,13 @@
+/* Tests of SDM, bands and dynamic operation on the WAN (wan_sdm.h). */
+X(test_wan_sdm_layouts)
+X(test_wan_sdm_xt_hand)
+X(test_wan_sdm_lightpath_xt)
+X(test_wan_sdm_blocked_only_by_xt)
+X(test_wan_sdm_fragmentation_hand)
+X(test_wan_sdm_band_reach)
+X(test_wan_sdm_closed_forms_hand)
+X(test_wan_sdm_erlang_b_within_ci)
+X(test_wan_sdm_kaufman_roberts_within_ci)
+X(test_wan_sdm_orderings)
+X(test_wan_sdm_cli_bad_input)
+X(test_wan_sdm_cli_deterministic)

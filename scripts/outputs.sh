@@ -185,6 +185,10 @@ run sweep-demo sweep $ex/sweep-demo.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-demo/s.sqlite"
 run sweep-wan sweep $ex/sweep-wan.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-wan/s.sqlite"
+run sweep-wan-dynamic sweep $ex/sweep-wan-dynamic.json --db @/s.sqlite --csv @/s.csv
+rm -f "$DIR/sweep-wan-dynamic/s.sqlite"
+run wan-dynamic-report wan dynamic $ex/wan-erlang-link.json --loads 4:20:4 --requests 20000 \
+  --report @/r.html
 
 # ---- bad inputs: the message and the status ----
 for f in tests/data/bad/*.json; do run "bad-sim-$(basename "$f" .json)" sim "$f"; done

@@ -124,6 +124,7 @@ check ocs ocs schedule --matrix examples/ocs-job.json
 check ocs-sweep ocs schedule --matrix examples/ocs-job.json --sweep
 check coll-large coll --op allreduce --ranks 128 --topo fattree:k=8 --size 1M:4M
 check wan wan train examples/wan-4dc.json --cut east-central
+check wan-dynamic wan dynamic examples/wan-erlang-link.json --loads 4:20:4 --requests 20000
 
 echo "test-report: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

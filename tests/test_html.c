@@ -145,6 +145,8 @@ TEST(test_html_reports_well_formed_and_deterministic) {
   check_report("ocs schedule --matrix examples/ocs-job.json --sweep", __LINE__);
   check_report("wan train examples/wan-4dc.json --cut east-central", __LINE__);
   check_report("wan provision examples/wan-nsfnet-flex.json", __LINE__);
+  check_report("wan dynamic examples/wan-erlang-link.json --loads 4:12:4 --requests 5000",
+               __LINE__);
 }
 
 /* The WAN page's spectrum: a lightpath's units in one rectangle named by

@@ -13,6 +13,7 @@
 
 #include "fabricsim/sweep.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_sdm.h"
 #include "test.h"
 
 
@@ -264,5 +265,46 @@ TEST(test_sweep_wan_points_are_wan_train) {
     fs_wan_plan_free(p);
     fs_wan_free(w);
   }
+  fs_sweep_free(sw);
+}
+
+/* A `wan dynamic` sweep: each point is fs_wan_dynamic on the file with its
+ * traffic set by the axes (the same seeds: the same figures, bit for bit),
+ * and on one link of 16 channels the closed form (Erlang B) comes along. */
+TEST(test_sweep_wan_dynamic_points_are_wan_dynamic) {
+  fs_sweep *sw = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_sweep_load("tests/data/sweep-wan-dynamic-erlang.json", &sw, &err), &err);
+  if (!sw) return;
+  CHECK(fs_sweep_kind_of(sw) == FS_SWEEP_WAN_DYNAMIC);
+  CHECK_EQ_INT(fs_sweep_n_points(sw), 2);
+  fs_sweep_result r[2];
+  for (int32_t p = 0; p < 2; p++) {
+    CHECK_OK(fs_sweep_run_point(sw, p, &r[p]), &err);
+    CHECK(r[p].ok);
+  }
+  fs_wan *w = NULL;
+  CHECK_OK(fs_wan_from_file("examples/wan-erlang-link.json", &w, &err), &err);
+  if (w) {
+    fs_wan_sdm s;
+    CHECK_OK(fs_wan_sdm_get(w, 0, &s, &err), &err);
+    fs_wan_rsca *rs = NULL;
+    CHECK_OK(fs_wan_rsca_new(w, &s, (fs_wan_policy)s.traffic.policy, s.traffic.k ? s.traffic.k : 3,
+                             &rs, &err),
+             &err);
+    for (int32_t p = 0; p < 2 && rs; p++) {
+      fs_wan_dyn_opts o = {(fs_wan_policy)s.traffic.policy, s.traffic.k ? s.traffic.k : 3,
+                           p ? 16.0 : 8.0, 20000, 3, s.traffic.present ? s.traffic.seed : 1,
+                           NULL, NULL};
+      fs_wan_dyn_point pt;
+      CHECK_OK(fs_wan_dynamic(rs, &o, &pt, &err), &err);
+      CHECK(r[p].fig[0] == pt.pb);
+      CHECK(r[p].fig[1] == pt.pb_ci);
+      CHECK(r[p].fig[8] == pt.analytic_pb && pt.analytic_pb > 0);
+    }
+    fs_wan_rsca_free(rs);
+    fs_wan_free(w);
+  }
+  CHECK(r[1].fig[0] > r[0].fig[0]); /* more load, more blocking */
   fs_sweep_free(sw);
 }

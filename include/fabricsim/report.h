@@ -377,6 +377,11 @@ typedef struct fs_report_wan_dynamic {
 int fs_report_wan_dynamic_table(FILE *f, const fs_report_wan_dynamic *d);
 int fs_report_wan_dynamic_json(FILE *f, const fs_report_wan_dynamic *d);
 int fs_report_wan_dynamic_csv(FILE *f, const fs_report_wan_dynamic *d);
+/* Its HTML page (fabricsim/html.h pieces): the table; with two loads or
+ * more, blocking (and the closed form where there is one), bandwidth
+ * blocking and fragmentation against the load; occupancy per band and per
+ * core at the highest load. 0, FS_ENOMEM or FS_EIO. */
+int fs_report_wan_dynamic_html(FILE *f, const fs_report_wan_dynamic *d);
 
 #ifdef __cplusplus
 }

@@ -22,9 +22,15 @@ extern "C" {
 
 typedef struct fs_sweep fs_sweep;
 
-/* What each point runs: `train`, `sim`, or `wan train` (a WAN file:
- * provisioning and the job's cross-site all-reduce). */
-typedef enum fs_sweep_kind { FS_SWEEP_TRAIN = 0, FS_SWEEP_SIM, FS_SWEEP_WAN_TRAIN } fs_sweep_kind;
+/* What each point runs: `train`, `sim`, `wan train` (a WAN file:
+ * provisioning and the job's cross-site all-reduce) or `wan dynamic` (a
+ * WAN file's traffic: blocking at its load). */
+typedef enum fs_sweep_kind {
+  FS_SWEEP_TRAIN = 0,
+  FS_SWEEP_SIM,
+  FS_SWEEP_WAN_TRAIN,
+  FS_SWEEP_WAN_DYNAMIC
+} fs_sweep_kind;
 
 enum { FS_SWEEP_MAX_FIGS = 16, FS_SWEEP_ERR = 480 };
 

@@ -92,6 +92,7 @@ typedef struct fs_wan_traffic {
   uint64_t seed;
   int32_t seeds;        /* independent runs per load */
   int32_t k;            /* candidate paths */
+  int32_t policy;       /* an fs_wan_policy ("policy": first-fit when absent) */
 } fs_wan_traffic;
 
 typedef struct fs_wan_sdm {

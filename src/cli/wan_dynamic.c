@@ -16,16 +16,22 @@ typedef struct range {
   double a, b, step;
 } range;
 
-/* "A:B:STEP", 0 < A <= B, STEP > 0, at most 1000 points. */
+/* "A:B:STEP", 0 < A <= B, STEP > 0, at most 1000 points; each a plain
+ * decimal (fs__cli_parse_double: no hex, no inf). */
 static int parse_loads(const char *v, void *field) {
   range r;
-  char *e;
-  r.a = strtod(v, &e);
-  if (*e != ':') return -1;
-  r.b = strtod(e + 1, &e);
-  if (*e != ':') return -1;
-  r.step = strtod(e + 1, &e);
-  if (*e || !(r.a > 0) || !(r.b >= r.a) || !(r.step > 0) || !isfinite(r.b) ||
+  char part[3][64];
+  const char *p = v;
+  for (int i = 0; i < 3; i++) {
+    size_t len = strcspn(p, ":");
+    if (len >= sizeof(part[i]) || (i < 2) != (p[len] == ':')) return -1;
+    memcpy(part[i], p, len);
+    part[i][len] = '\0';
+    p += len + (i < 2);
+  }
+  if (fs__cli_parse_double(part[0], 1e-6, 1e7, &r.a) ||
+      fs__cli_parse_double(part[1], 1e-6, 1e7, &r.b) ||
+      fs__cli_parse_double(part[2], 1e-9, 1e7, &r.step) || !(r.b >= r.a) ||
       (r.b - r.a) / r.step > 999)
     return -1;
   *(range *)field = r;
@@ -41,8 +47,9 @@ typedef struct opts {
   range loads;
   double load;
   long requests, seeds, seed, cores, k;
-  fs_wan_policy policy;
-  int policy_set, n_file;
+  fs_wan_policy policy; /* -1 until --policy: then the file's traffic.policy */
+  int n_file;
+  const char *report;
 } opts;
 
 #define AT(f) offsetof(opts, f)
@@ -59,6 +66,10 @@ static const fs__opt dyn_opts[] = {
                  "independent runs per load for the 95 % confidence intervals (default 5)"),
     FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L, "--seed must be a non-negative integer",
                  "first seed; run i uses seed + i (default 1)"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report: blocking and fragmentation against "
+                "the load (with the closed form where there is one), occupancy per band and "
+                "core"),
     FS__OPT_FN("--policy", 0, AT(policy), "P", parse_policy,
                "--policy must be first-fit, xt-aware or xt-avoid",
                "first-fit (default), xt-aware or xt-avoid (docs/model-wan-sdm.md)"),
@@ -92,12 +103,15 @@ static void progress(void *ctx, double done) {
           e, done * 100, p->tty ? "   " : "\n");
 }
 
+static int dyn_page(FILE *f, void *ctx) { return fs_report_wan_dynamic_html(f, ctx); }
+
 static int run(const opts *o, int fmt) {
   fs_err err = {0, ""};
   fs_wan *w = NULL;
   fs_wan_rsca *r = NULL;
   fs_wan_dyn_point *pts = NULL;
   fs_wan_sdm s;
+  fs_output *page = NULL;
   int status = 0;
   if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
   if (fs_wan_sdm_get(w, (int32_t)o->cores, &s, &err)) {
@@ -112,7 +126,8 @@ static int run(const opts *o, int fmt) {
                            "%s: no load: give --load, --loads or $.traffic.load_erlang", o->file);
     goto out;
   }
-  fs_wan_dyn_opts d = {o->policy,
+  fs_wan_policy pol = (int)o->policy >= 0 ? o->policy : (fs_wan_policy)s.traffic.policy;
+  fs_wan_dyn_opts d = {pol,
                        (int32_t)(o->k ? o->k : (s.traffic.k ? s.traffic.k : 3)),
                        load,
                        o->requests ? o->requests : (s.traffic.requests ? s.traffic.requests : 100000),
@@ -127,7 +142,11 @@ static int run(const opts *o, int fmt) {
     status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
     goto out;
   }
-  if (fs_wan_rsca_new(w, &s, o->policy, d.k, &r, &err)) {
+  if (o->report && fs__cli_output_open(o->report, &page)) {
+    status = 2;
+    goto out;
+  }
+  if (fs_wan_rsca_new(w, &s, pol, d.k, &r, &err)) {
     status = fs__cli_fail(&err);
     goto out;
   }
@@ -139,11 +158,18 @@ static int run(const opts *o, int fmt) {
     }
   }
   fs__cli_progress_end(&pr);
-  fs_report_wan_dynamic rep = {o->file, w, &s, o->policy, d.k, d.requests, d.seed, n, pts};
-  status = fs__cli_stdout_done("wan dynamic", fmt == FS__FMT_JSON  ? fs_report_wan_dynamic_json(stdout, &rep)
-                                              : fmt == FS__FMT_CSV ? fs_report_wan_dynamic_csv(stdout, &rep)
-                                                                   : fs_report_wan_dynamic_table(stdout, &rep));
+  fs_report_wan_dynamic rep = {o->file, w, &s, pol, d.k, d.requests, d.seed, n, pts};
+  int wr = fmt == FS__FMT_JSON  ? fs_report_wan_dynamic_json(stdout, &rep)
+           : fmt == FS__FMT_CSV ? fs_report_wan_dynamic_csv(stdout, &rep)
+                                : fs_report_wan_dynamic_table(stdout, &rep);
+  status = fs__cli_stdout_done("wan dynamic", wr);
+  if (!status && page) {
+    fs_output *pg = page;
+    page = NULL;
+    status = fs__cli_output_write(pg, dyn_page, &rep);
+  }
 out:
+  fs_output_abort(page);
   free(pts);
   fs_wan_rsca_free(r);
   fs_wan_free(w);
@@ -155,6 +181,7 @@ int fs__cli_wan_dynamic(int argc, char **argv) {
   memset(&o, 0, sizeof(o));
   o.format = "text";
   o.seed = -1;
+  o.policy = (fs_wan_policy)-1;
   int go = fs__opts_parse(&dyn_cmd, &o, argc, argv);
   if (go >= 0) return go;
   if (o.load > 0 && o.loads.step > 0)

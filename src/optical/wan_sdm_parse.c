@@ -152,7 +152,8 @@ static int parse_bands(const fs__jctx *c, const cJSON *root, const fs_wan *w, fs
 
 static int parse_traffic(const fs__jctx *c, const cJSON *root, const fs_wan *w, fs_wan_sdm *s) {
   static const char *const keys[] = {"load_erlang", "holding_s", "rates_gbps", "requests",
-                                     "seed",        "seeds",     "k",          NULL};
+                                     "seed",        "seeds",     "k",          "policy",
+                                     NULL};
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "traffic");
   fs_wan_traffic *t = &s->traffic;
   int64_t req, seed, seeds, k;
@@ -167,6 +168,13 @@ static int parse_traffic(const fs__jctx *c, const cJSON *root, const fs_wan *w, 
       (rc = fs__json_int(c, o, "$.traffic", "seeds", 0, 5, 1, 1000, &seeds)) ||
       (rc = fs__json_int(c, o, "$.traffic", "k", 0, 3, 1, FS_WAN_MAX_K, &k)))
     return rc;
+  /* the assignment policy, so a sweep can take it as an axis */
+  const cJSON *pol = o ? cJSON_GetObjectItemCaseSensitive(o, "policy") : NULL;
+  fs_wan_policy pv = FS_WAN_POLICY_FIRST_FIT;
+  if (pol && (!cJSON_IsString(pol) || fs_wan_policy_parse(pol->valuestring, &pv)))
+    return fs__json_fail(c, "$.traffic.policy", pol,
+                         "must be \"first-fit\", \"xt-aware\" or \"xt-avoid\"");
+  t->policy = (int32_t)pv;
   t->requests = req;
   t->seed = (uint64_t)seed;
   t->seeds = (int32_t)seeds;

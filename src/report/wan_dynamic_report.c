@@ -4,8 +4,10 @@
  * as a table, JSON or CSV. O(loads x (bands + cores)). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../base/base.h"
+#include "fabricsim/html.h"
 #include "fabricsim/report.h"
 
 static void num(FILE *f, double v) {
@@ -133,4 +135,93 @@ int fs_report_wan_dynamic_csv(FILE *f, const fs_report_wan_dynamic *d) {
     fputc('\n', f);
   }
   return ferror(f) ? FS_EIO : 0;
+}
+
+/* ---- the HTML page ---- */
+enum { PAGE_COLS = 7 };
+
+int fs_report_wan_dynamic_html(FILE *f, const fs_report_wan_dynamic *d) {
+  int32_t n = d->n;
+  const fs_wan_sdm *s = d->s;
+  int analytic = n > 0 && !isnan(d->points[0].analytic_pb);
+  double *x = malloc((size_t)(n + 1) * sizeof(double));
+  double *y = malloc((size_t)(n + 1) * 5 * sizeof(double));
+  char(*cells)[PAGE_COLS][48] = malloc((size_t)(n + 1) * sizeof(*cells));
+  const char **cp = malloc((size_t)(n + 1) * PAGE_COLS * sizeof(*cp));
+  if (!x || !y || !cells || !cp) {
+    FS__FREE_ALL(x, y, cells, cp);
+    return FS_ENOMEM;
+  }
+  char title[400], sub[300];
+  snprintf(title, sizeof(title), "fabricsim wan dynamic: %s", d->file);
+  snprintf(sub, sizeof(sub), "%d sites, %d fibres of %d core%s (%s), %d band%s, %s, k = %d, %lld "
+           "arrivals per seed", d->w->n_sites, d->w->n_fibres, s->cores, s->cores > 1 ? "s" : "",
+           fs_wan_layout_name(s->layout), s->n_bands, s->n_bands > 1 ? "s" : "",
+           fs_wan_policy_name(d->policy), d->k, (long long)d->requests);
+  fs_html h;
+  fs_html_begin(&h, f, title, sub);
+  for (int32_t i = 0; i < n; i++) {
+    const fs_wan_dyn_point *p = &d->points[i];
+    snprintf(cells[i][0], 48, "%.6g", p->load_erlang);
+    snprintf(cells[i][1], 48, "%.5g ± %.2g", p->pb, p->pb_ci);
+    if (analytic) snprintf(cells[i][2], 48, "%.5g", p->analytic_pb);
+    else snprintf(cells[i][2], 48, "-");
+    snprintf(cells[i][3], 48, "%.5g ± %.2g", p->bbr, p->bbr_ci);
+    snprintf(cells[i][4], 48, "%lld / %lld / %lld", (long long)p->blocked_xt,
+             (long long)p->blocked_spectrum, (long long)p->blocked_reach);
+    snprintf(cells[i][5], 48, "%.4f", p->frag);
+    fs_html_thousands(cells[i][6], 48, (double)p->requests, 0);
+    for (int c = 0; c < PAGE_COLS; c++) cp[i * PAGE_COLS + c] = cells[i][c];
+    x[i] = p->load_erlang;
+    y[i] = p->pb;
+    y[n + i] = p->analytic_pb;
+    y[2 * n + i] = p->bbr;
+    y[3 * n + i] = p->frag;
+  }
+  static const char *const head[PAGE_COLS] = {
+      "load (Erlang)", "blocking ± 95 %", "closed form", "bandwidth blocking ± 95 %",
+      "blocked by crosstalk / spectrum / reach", "fragmentation", "requests"};
+  char note[200];
+  snprintf(note, sizeof(note), "Each load over %d independent seeds; ± is the 95 %% confidence "
+           "half-width (t distribution). The closed form is Erlang B or Kaufman-Roberts where it "
+           "applies (one fibre, one core).", n ? d->points[0].seeds : 0);
+  fs_html_section(&h, "Blocking against the offered load", note);
+  fs_html_table(&h, head, PAGE_COLS, cp, n);
+  if (n >= 2) {
+    fs_html_series sb[2] = {{"simulated", x, y, n, 0, 0},
+                            {analytic ? "closed form" : "", x, y + n, n, 1, 0}};
+    fs_html_axes ab = {"Blocking probability vs offered load", "offered load (Erlang)",
+                       "blocking probability", 0, 0, 0, 0};
+    fs_html_lines(&h, &ab, sb, analytic ? 2 : 1);
+    fs_html_series sw[2] = {{"bandwidth blocking", x, y + 2 * n, n, 0, 0},
+                            {"fragmentation", x, y + 3 * n, n, 0, 0}};
+    fs_html_axes aw = {"Bandwidth blocking and spectrum fragmentation vs offered load",
+                       "offered load (Erlang)", "ratio", 0, 0, 0, 0};
+    fs_html_lines(&h, &aw, sw, 2);
+  }
+  if (n >= 1) {
+    const fs_wan_dyn_point *p = &d->points[n - 1];
+    char lab[FS_WAN_MAX_CORES + FS_WAN_MAX_BANDS][32];
+    const char *lp[FS_WAN_MAX_CORES + FS_WAN_MAX_BANDS];
+    double v[FS_WAN_MAX_CORES + FS_WAN_MAX_BANDS];
+    char sec[120];
+    snprintf(sec, sizeof(sec), "Occupancy at %.6g Erlang", p->load_erlang);
+    fs_html_section(&h, sec, "The mean share of the units in use over the counted arrivals.");
+    for (int32_t b = 0; b < p->n_bands; b++) {
+      snprintf(lab[b], sizeof(lab[b]), "%s band", s->bands[b].name);
+      lp[b] = lab[b];
+      v[b] = 100 * p->band_occ[b];
+    }
+    fs_html_bars(&h, "Occupancy per band", "%", lp, v, p->n_bands);
+    if (p->cores > 1) {
+      for (int32_t c = 0; c < p->cores; c++) {
+        snprintf(lab[c], sizeof(lab[c]), "core %d", c);
+        lp[c] = lab[c];
+        v[c] = 100 * p->core_occ[c];
+      }
+      fs_html_bars(&h, "Occupancy per core", "%", lp, v, p->cores);
+    }
+  }
+  FS__FREE_ALL(x, y, cells, cp);
+  return fs_html_end(&h);
 }

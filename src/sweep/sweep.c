@@ -13,6 +13,7 @@
 #include "fabricsim/scenario.h"
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_sdm.h"
 #include "fabricsim/work.h"
 
 enum { MAX_AXES = 16 };
@@ -44,13 +45,23 @@ static const char *const wan_figs[] = {
     "allreduce_ms",   "allreduce_model_ms", "cross_site_ms", "demands",
     "blocked",        "blocked_gbps",       "lightpaths",    "spectrum_used"};
 
+static const char *const dyn_figs[] = {
+    "blocking",       "blocking_ci95", "bw_blocking",      "bw_blocking_ci95", "fragmentation",
+    "blocked_xt",     "blocked_spectrum", "blocked_reach", "closed_form_blocking"};
+
+#define N_OF(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
 /* The figure names of a kind and their count. */
 static const char *const *figs_of(fs_sweep_kind k, int32_t *n) {
-  if (k == FS_SWEEP_TRAIN) *n = (int32_t)(sizeof(train_figs) / sizeof(train_figs[0]));
-  else if (k == FS_SWEEP_SIM) *n = (int32_t)(sizeof(sim_figs) / sizeof(sim_figs[0]));
-  else *n = (int32_t)(sizeof(wan_figs) / sizeof(wan_figs[0]));
-  return k == FS_SWEEP_TRAIN ? train_figs : k == FS_SWEEP_SIM ? sim_figs : wan_figs;
+  switch (k) {
+    case FS_SWEEP_TRAIN: *n = N_OF(train_figs); return train_figs;
+    case FS_SWEEP_SIM: *n = N_OF(sim_figs); return sim_figs;
+    case FS_SWEEP_WAN_TRAIN: *n = N_OF(wan_figs); return wan_figs;
+    case FS_SWEEP_WAN_DYNAMIC: break;
+  }
+  *n = N_OF(dyn_figs);
+  return dyn_figs;
 }
+#undef N_OF
 
 fs_sweep_kind fs_sweep_kind_of(const fs_sweep *sw) { return sw->kind; }
 int32_t fs_sweep_n_points(const fs_sweep *sw) { return sw->n_points; }
@@ -170,7 +181,8 @@ static int point_doc(const fs_sweep *sw, int32_t p, int32_t only, cJSON **out, c
 static int parse_point(const fs_sweep *sw, const char *text, const char *label, fs_job **job,
                        fs_scenario **sc, fs_wan **wan, fs_err *err) {
   if (sw->kind == FS_SWEEP_TRAIN) return fs_job_parse(text, strlen(text), label, job, err);
-  if (sw->kind == FS_SWEEP_WAN_TRAIN) return fs_wan_from_json(text, label, wan, err);
+  if (sw->kind == FS_SWEEP_WAN_TRAIN || sw->kind == FS_SWEEP_WAN_DYNAMIC)
+    return fs_wan_from_json(text, label, wan, err);
   return fs_scenario_parse(text, strlen(text), label, sc, err);
 }
 
@@ -296,15 +308,17 @@ int fs_sweep_load(const char *path, fs_sweep **out, fs_err *err) {
     rc = fs__json_fail(&c, "$.base", b, "must be a job, scenario or WAN file name, or one inline");
     goto fail;
   }
-  if (cmd && strcmp(cmd, "train") && strcmp(cmd, "sim") && strcmp(cmd, "wan train")) {
+  if (cmd && strcmp(cmd, "train") && strcmp(cmd, "sim") && strcmp(cmd, "wan train") &&
+      strcmp(cmd, "wan dynamic")) {
     rc = fs__json_fail(&c, "$.command", cJSON_GetObjectItemCaseSensitive(sw->root, "command"),
-                       "must be \"train\", \"sim\" or \"wan train\"");
+                       "must be \"train\", \"sim\", \"wan train\" or \"wan dynamic\"");
     goto fail;
   }
   if (cmd)
-    sw->kind = strcmp(cmd, "train") == 0 ? FS_SWEEP_TRAIN
-               : strcmp(cmd, "sim") == 0 ? FS_SWEEP_SIM
-                                         : FS_SWEEP_WAN_TRAIN;
+    sw->kind = strcmp(cmd, "train") == 0       ? FS_SWEEP_TRAIN
+               : strcmp(cmd, "sim") == 0       ? FS_SWEEP_SIM
+               : strcmp(cmd, "wan train") == 0 ? FS_SWEEP_WAN_TRAIN
+                                               : FS_SWEEP_WAN_DYNAMIC;
   else
     sw->kind = cJSON_GetObjectItemCaseSensitive(sw->base, "model")    ? FS_SWEEP_TRAIN
                : cJSON_GetObjectItemCaseSensitive(sw->base, "fibres") ? FS_SWEEP_WAN_TRAIN
@@ -368,6 +382,37 @@ static int run_wan(const fs_wan *w, double *f, fs_err *err) {
   return rc;
 }
 
+/* A WAN point as `fabricsim wan dynamic` runs it with the file's traffic
+ * (its load, policy, k, requests, seeds and seed; defaults 3 paths,
+ * 100,000 arrivals, 5 seeds). A file without a load fails the point. */
+static int run_wan_dynamic(const fs_wan *w, double *f, fs_err *err) {
+  fs_wan_sdm s;
+  int rc = fs_wan_sdm_get(w, 0, &s, err);
+  if (rc) return rc;
+  const fs_wan_traffic *t = &s.traffic;
+  if (!(t->load_erlang > 0))
+    return fs_err_set(err, FS_EINVAL, "no load: the point needs $.traffic.load_erlang");
+  fs_wan_dyn_opts o = {(fs_wan_policy)t->policy, t->k ? t->k : 3, t->load_erlang,
+                       t->requests ? t->requests : 100000, t->seeds ? t->seeds : 5,
+                       t->present ? t->seed : 1, NULL, NULL};
+  fs_wan_rsca *r = NULL;
+  fs_wan_dyn_point p;
+  if (!(rc = fs_wan_rsca_new(w, &s, o.policy, o.k, &r, err)) &&
+      !(rc = fs_wan_dynamic(r, &o, &p, err))) {
+    f[0] = p.pb;
+    f[1] = p.pb_ci;
+    f[2] = p.bbr;
+    f[3] = p.bbr_ci;
+    f[4] = p.frag;
+    f[5] = (double)p.blocked_xt;
+    f[6] = (double)p.blocked_spectrum;
+    f[7] = (double)p.blocked_reach;
+    f[8] = p.analytic_pb;
+  }
+  fs_wan_rsca_free(r);
+  return rc;
+}
+
 static int figures_sim(const fs_scenario *sc, double *f) {
   const fs_sim *s = sc->sim;
   f[0] = fs_sim_makespan_s(s) * 1e3;
@@ -410,7 +455,8 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   rc = parse_point(sw, text, label, &job, &sc, &wan, &err);
   free(text);
   if (!rc && wan) {
-    rc = run_wan(wan, out->fig, &err);
+    rc = sw->kind == FS_SWEEP_WAN_DYNAMIC ? run_wan_dynamic(wan, out->fig, &err)
+                                          : run_wan(wan, out->fig, &err);
   } else if (!rc && job) {
     fs_train_opts opts = {0};
     opts.no_compare = !sw->compare;

@@ -295,7 +295,7 @@ TEST(test_sweep_wan_dynamic_points_are_wan_dynamic) {
     for (int32_t p = 0; p < 2 && rs; p++) {
       fs_wan_dyn_opts o = {(fs_wan_policy)s.traffic.policy, s.traffic.k ? s.traffic.k : 3,
                            p ? 16.0 : 8.0, 20000, 3, s.traffic.present ? s.traffic.seed : 1,
-                           NULL, NULL};
+                           NULL, NULL, NULL, 0, 0};
       fs_wan_dyn_point pt;
       CHECK_OK(fs_wan_dynamic(rs, &o, &pt, &err), &err);
       CHECK(r[p].fig[0] == pt.pb);

@@ -243,7 +243,7 @@ static void erlang_case(const char *rates, const double *loads, int n) {
   if (!w) return;
   fs_wan_rsca *r = state(w, FS_WAN_POLICY_FIRST_FIT, 1);
   for (int i = 0; i < n; i++) {
-    fs_wan_dyn_opts o = {FS_WAN_POLICY_FIRST_FIT, 1, loads[i], 40000, 10, 7, NULL, NULL};
+    fs_wan_dyn_opts o = {FS_WAN_POLICY_FIRST_FIT, 1, loads[i], 40000, 10, 7, NULL, NULL, NULL, 0, 0};
     fs_wan_dyn_point p;
     fs_err err = {0, ""};
     CHECK_OK(fs_wan_dynamic(r, &o, &p, &err), &err);
@@ -293,7 +293,7 @@ static double blocking(const char *file, fs_wan_policy p, int32_t cores, double 
   fs_wan_dyn_point pt = {0};
   CHECK_OK(fs_wan_sdm_get(w, cores, &s, &err), &err);
   CHECK_OK(fs_wan_rsca_new(w, &s, p, 3, &r, &err), &err);
-  fs_wan_dyn_opts o = {p, 3, load, 20000, 2, 1, NULL, NULL};
+  fs_wan_dyn_opts o = {p, 3, load, 20000, 2, 1, NULL, NULL, NULL, 0, 0};
   if (r) CHECK_OK(fs_wan_dynamic(r, &o, &pt, &err), &err);
   fs_wan_rsca_free(r);
   fs_wan_free(w);
@@ -357,4 +357,59 @@ TEST(test_wan_sdm_cli_deterministic) {
   int lines = 0;
   for (const char *p = c; *p; p++) lines += *p == '\n';
   CHECK_EQ_INT(lines, 4); /* header + 3 loads */
+}
+
+/* A dedicated slice (OSDL): the job's lightpaths lie inside it, every
+ * other request outside it, even when the rest of the spectrum is full;
+ * and the other tenants pay for it: at 600 Erlang on the OSDL example
+ * their blocking with the job in a 40-unit slice is above the blocking
+ * with the job on the shared spectrum, beyond both 95 % intervals. */
+TEST(test_wan_sdm_slice_holds_the_job_apart) {
+  fs_wan *w = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_wan_from_file("examples/wan-nsfnet-osdl.json", &w, &err), &err);
+  if (!w) return;
+  fs_wan_sdm s;
+  CHECK_OK(fs_wan_sdm_get(w, 0, &s, &err), &err);
+  fs_wan_rsca *r = NULL;
+  CHECK_OK(fs_wan_rsca_new(w, &s, FS_WAN_POLICY_XT_AWARE, 3, &r, &err), &err);
+  if (!r) {
+    fs_wan_free(w);
+    return;
+  }
+  fs_wan_rsca_set_slice(r, 0, 40);
+  fs_wan_demand job[8];
+  int32_t nj = fs_wan_job_demands(w, job, 8);
+  CHECK(nj == 4);
+  for (int32_t i = 0; i < nj; i++) {
+    int32_t lp;
+    fs_wan_sdm_lp l;
+    CHECK(fs_wan_rsca_add_to(r, job[i].src, job[i].dst, job[i].gbps, 1, &lp) == FS_WAN_SDM_OK);
+    CHECK_EQ_INT(fs_wan_rsca_lp(r, lp, &l), 0);
+    for (int32_t c = 0; c < l.n_ch; c++) CHECK(l.first[c] + l.count[c] <= 40);
+  }
+  /* fill the rest: nothing else ever lands in the slice */
+  int outside = 1, placed = 0;
+  for (int32_t t = 0; t < 4000; t++) {
+    int32_t a = t % w->n_sites, b = (t * 7 + 3) % w->n_sites, lp;
+    if (a == b) continue;
+    if (fs_wan_rsca_add(r, a, b, 400, &lp) != FS_WAN_SDM_OK) continue;
+    placed++;
+    fs_wan_sdm_lp l;
+    fs_wan_rsca_lp(r, lp, &l);
+    for (int32_t c = 0; c < l.n_ch; c++) outside &= l.first[c] >= 40;
+  }
+  CHECK(placed > 100);
+  CHECK(outside);
+  /* the other tenants' blocking, shared against slice */
+  fs_wan_dyn_point pt[2];
+  for (int slice = 0; slice < 2; slice++) {
+    fs_wan_rsca_set_slice(r, 0, slice ? 40 : 0);
+    fs_wan_dyn_opts o = {FS_WAN_POLICY_XT_AWARE, 3, 600, 20000, 5, 1, NULL, NULL, job, nj, slice};
+    CHECK_OK(fs_wan_dynamic(r, &o, &pt[slice], &err), &err);
+    CHECK_EQ_INT(pt[slice].fixed_blocked, 0);
+  }
+  CHECK(pt[1].pb - pt[1].pb_ci > pt[0].pb + pt[0].pb_ci);
+  fs_wan_rsca_free(r);
+  fs_wan_free(w);
 }

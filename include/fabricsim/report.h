@@ -373,6 +373,9 @@ typedef struct fs_report_wan_dynamic {
   uint64_t seed;
   int32_t n;
   const fs_wan_dyn_point *points;
+  const char *job;      /* "shared", "slice": the job's ring held throughout; NULL: none */
+  int32_t job_demands;  /* its ring's demands */
+  int32_t slice_first, slice_count; /* the slice, with job "slice" */
 } fs_report_wan_dynamic;
 int fs_report_wan_dynamic_table(FILE *f, const fs_report_wan_dynamic *d);
 int fs_report_wan_dynamic_json(FILE *f, const fs_report_wan_dynamic *d);

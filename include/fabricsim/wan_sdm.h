@@ -163,6 +163,14 @@ void fs_wan_rsca_reset(fs_wan_rsca *r);
 fs_wan_sdm_status fs_wan_rsca_add(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps,
                                   int32_t *lp);
 void fs_wan_rsca_release(fs_wan_rsca *r, int32_t lp); /* lp must be live */
+/* A dedicated slice (OSDL, Wang et al., Computer Networks 2022): units
+ * [first, first + count) of every core of every fibre are kept for the
+ * requests added in it; every other request is assigned outside it. count
+ * 0 (or a range outside the units) removes it. Kept across resets. */
+void fs_wan_rsca_set_slice(fs_wan_rsca *r, int32_t first, int32_t count);
+/* fs_wan_rsca_add, in the slice when in_slice (and there is one). */
+fs_wan_sdm_status fs_wan_rsca_add_to(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps,
+                                     int in_slice, int32_t *lp);
 /* Lightpath lp: 0 and *out filled, or -1 if lp is not live. */
 int fs_wan_rsca_lp(const fs_wan_rsca *r, int32_t lp, fs_wan_sdm_lp *out);
 /* Crosstalk of lightpath lp now (dB, its worst channel; -INFINITY with no
@@ -185,6 +193,12 @@ typedef struct fs_wan_dyn_opts {
   /* Called now and then with the fraction done (NULL: none). */
   void (*progress)(void *ctx, double done);
   void *ctx;
+  /* Demands that hold their lightpaths for the whole run (a training job's
+   * ring), provisioned after each reset before the first arrival, in the
+   * slice when fixed_in_slice; n_fixed 0: none. */
+  const fs_wan_demand *fixed;
+  int32_t n_fixed;
+  int fixed_in_slice;
 } fs_wan_dyn_opts;
 
 /* One seed's run. Statistics count the arrivals after the first tenth
@@ -198,6 +212,7 @@ typedef struct fs_wan_dyn_run {
   double band_occ[FS_WAN_MAX_BANDS]; /* mean fraction of units in use */
   double core_occ[FS_WAN_MAX_CORES];
   int64_t max_live;
+  int32_t fixed_blocked; /* of o->fixed, not provisioned */
 } fs_wan_dyn_run;
 
 /* One load over seeds: means and 95 % confidence half-widths from the
@@ -213,6 +228,7 @@ typedef struct fs_wan_dyn_point {
   double band_occ[FS_WAN_MAX_BANDS], core_occ[FS_WAN_MAX_CORES];
   int64_t blocked_xt, blocked_spectrum, blocked_reach; /* summed over seeds */
   double analytic_pb, analytic_bbr;
+  int32_t fixed_blocked; /* the most of o->fixed not provisioned in a seed */
 } fs_wan_dyn_point;
 
 /* Runs one seed on state r (reset first). FS_EINVAL on bad options. */

@@ -49,7 +49,7 @@ typedef struct opts {
   long requests, seeds, seed, cores, k;
   fs_wan_policy policy; /* -1 until --policy: then the file's traffic.policy */
   int n_file;
-  const char *report;
+  const char *report, *job;
 } opts;
 
 #define AT(f) offsetof(opts, f)
@@ -66,6 +66,11 @@ static const fs__opt dyn_opts[] = {
                  "independent runs per load for the 95 % confidence intervals (default 5)"),
     FS__OPT_LONG("--seed", 0, AT(seed), "S", 0, 2147483647L, "--seed must be a non-negative integer",
                  "first seed; run i uses seed + i (default 1)"),
+    FS__OPT_STR("--job", 0, AT(job), "shared|slice",
+                "the file's training job holds its ring's lightpaths throughout, on the "
+                "spectrum every request shares or in its dedicated slice (the job's \"slice\": "
+                "its units on every fibre and core, kept from the other requests; OSDL); the "
+                "blocking is the other tenants'"),
     FS__OPT_STR("--report", 0, AT(report), "FILE.html",
                 "also write a self-contained HTML report: blocking and fragmentation against "
                 "the load (with the closed form where there is one), occupancy per band and "
@@ -112,6 +117,7 @@ static int run(const opts *o, int fmt) {
   fs_wan_dyn_point *pts = NULL;
   fs_wan_sdm s;
   fs_output *page = NULL;
+  fs_wan_demand job_d[FS_WAN_MAX_SITES];
   int status = 0;
   if (fs_wan_from_file(o->file, &w, &err)) return fs__cli_fail(&err);
   if (fs_wan_sdm_get(w, (int32_t)o->cores, &s, &err)) {
@@ -134,7 +140,10 @@ static int run(const opts *o, int fmt) {
                        (int32_t)(o->seeds ? o->seeds : (s.traffic.seeds ? s.traffic.seeds : 5)),
                        o->seed >= 0 ? (uint64_t)o->seed : (s.traffic.present ? s.traffic.seed : 1),
                        progress,
-                       NULL};
+                       NULL,
+                       NULL,
+                       0,
+                       0};
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "wan dynamic");
   d.ctx = &pr;
@@ -150,6 +159,23 @@ static int run(const opts *o, int fmt) {
     status = fs__cli_fail(&err);
     goto out;
   }
+  if (o->job) {
+    int slice = strcmp(o->job, "slice") == 0;
+    if (!w->job.present) {
+      status = fs__cli_usage("wan dynamic", "--job: %s: $.job: missing", o->file);
+      goto out;
+    }
+    if (slice && w->job.slice < 0) {
+      status = fs__cli_usage("wan dynamic", "--job slice: %s: $.job.slice: missing (the job "
+                             "has no slice to hold)", o->file);
+      goto out;
+    }
+    d.n_fixed = fs_wan_job_demands(w, job_d, FS_WAN_MAX_SITES);
+    d.fixed = job_d;
+    d.fixed_in_slice = slice;
+    if (slice)
+      fs_wan_rsca_set_slice(r, w->slices[w->job.slice].first, w->slices[w->job.slice].count);
+  }
   for (int32_t i = 0; i < n; i++) {
     if (o->loads.step > 0) d.load_erlang = o->loads.a + i * o->loads.step;
     if (fs_wan_dynamic(r, &d, &pts[i], &err)) {
@@ -158,7 +184,12 @@ static int run(const opts *o, int fmt) {
     }
   }
   fs__cli_progress_end(&pr);
-  fs_report_wan_dynamic rep = {o->file, w, &s, pol, d.k, d.requests, d.seed, n, pts};
+  fs_report_wan_dynamic rep = {o->file, w, &s, pol, d.k, d.requests, d.seed, n, pts,
+                               o->job, d.n_fixed, 0, 0};
+  if (o->job && d.fixed_in_slice) {
+    rep.slice_first = w->slices[w->job.slice].first;
+    rep.slice_count = w->slices[w->job.slice].count;
+  }
   int wr = fmt == FS__FMT_JSON  ? fs_report_wan_dynamic_json(stdout, &rep)
            : fmt == FS__FMT_CSV ? fs_report_wan_dynamic_csv(stdout, &rep)
                                 : fs_report_wan_dynamic_table(stdout, &rep);
@@ -186,6 +217,8 @@ int fs__cli_wan_dynamic(int argc, char **argv) {
   if (go >= 0) return go;
   if (o.load > 0 && o.loads.step > 0)
     return fs__cli_usage("wan dynamic", "--load and --loads: give one");
+  if (o.job && strcmp(o.job, "shared") && strcmp(o.job, "slice"))
+    return fs__cli_usage("wan dynamic", "--job must be shared or slice, got '%s'", o.job);
   if (o.cores && o.cores != 1 && o.cores != 7 && o.cores != 12 && o.cores != 19)
     return fs__cli_usage("wan dynamic", "--cores must be 1, 7, 12 or 19, got '%ld'", o.cores);
   int fmt, go_fmt = fs__cli_format("wan dynamic", o.format, "text json csv", &fmt);

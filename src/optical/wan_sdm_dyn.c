@@ -68,6 +68,14 @@ static int run_seed(fs_wan_rsca *r, const fs_wan_dyn_opts *o, uint64_t seed, fs_
   int64_t warm = o->requests / 10, samples = 0, frag_samples = 0;
   memset(out, 0, sizeof(*out));
   fs_wan_rsca_reset(r);
+  /* the demands that hold their lightpaths throughout (a job's ring),
+   * before the first arrival */
+  for (int32_t i = 0; i < o->n_fixed; i++) {
+    int32_t lp;
+    if (fs_wan_rsca_add_to(r, o->fixed[i].src, o->fixed[i].dst, o->fixed[i].gbps,
+                           o->fixed_in_slice, &lp) != FS_WAN_SDM_OK)
+      out->fixed_blocked++;
+  }
   fs__heap h;
   fs__heap_init(&h, 2, NULL);
   fs__rng g;
@@ -200,6 +208,7 @@ int fs_wan_dynamic(fs_wan_rsca *r, const fs_wan_dyn_opts *o, fs_wan_dyn_point *o
     out->blocked_xt += run.blocked_xt;
     out->blocked_spectrum += run.blocked_spectrum;
     out->blocked_reach += run.blocked_reach;
+    if (run.fixed_blocked > out->fixed_blocked) out->fixed_blocked = run.fixed_blocked;
     for (int32_t b = 0; b < r->s.n_bands; b++) out->band_occ[b] += run.band_occ[b] / o->seeds;
     for (int32_t c = 0; c < r->C; c++) out->core_occ[c] += run.core_occ[c] / o->seeds;
   }

@@ -35,6 +35,10 @@ struct fs_wan_rsca {
   int32_t *fmark, fstamp;   /* per fibre: on the candidate's path */
   int32_t *lseen, lstamp;   /* per lightpath: already checked */
   int64_t *band_core_used;  /* [band * C + core]: units in use over all fibres */
+  /* A slice: units [slice_first, slice_first + slice_count) of every core
+   * are kept for requests added in it (fs_wan_rsca_add_to, in_slice 1);
+   * the others never use them. slice_count 0: none. */
+  int32_t slice_first, slice_count, in_slice;
 };
 
 /* Bits [first, first + count) of a bitset: any set, and how many. */

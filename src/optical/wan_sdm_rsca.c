@@ -302,6 +302,11 @@ static void free_mask(const fs_wan_rsca *r, const fs__rpath *p, int32_t c, const
     for (int32_t w = 0; w < r->W; w++) fm[w] |= o[w];
   }
   for (int32_t w = 0; w < r->W; w++) fm[w] = ~fm[w] & word_mask(w, b->first, b->first + b->slots);
+  if (r->slice_count > 0) /* inside the slice for its requests, outside for the others */
+    for (int32_t w = 0; w < r->W; w++) {
+      uint64_t sl = word_mask(w, r->slice_first, r->slice_first + r->slice_count);
+      fm[w] &= r->in_slice ? sl : ~sl;
+    }
 }
 
 /* Units in use on cores adjacent to c, overlapping [a, a + n), over p. */
@@ -381,8 +386,28 @@ static void account(fs_wan_rsca *r, const fs__rlp *l, int sign) {
     r->band_core_used[l->band * r->C + l->core[ch]] += sign * (int64_t)l->count[ch] * p->hops;
 }
 
+void fs_wan_rsca_set_slice(fs_wan_rsca *r, int32_t first, int32_t count) {
+  if (first < 0 || count < 0 || first + count > r->U) first = count = 0;
+  r->slice_first = first;
+  r->slice_count = count;
+}
+
+static fs_wan_sdm_status add(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps, int32_t *lp);
+
+fs_wan_sdm_status fs_wan_rsca_add_to(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps,
+                                     int in_slice, int32_t *lp) {
+  r->in_slice = in_slice && r->slice_count > 0;
+  fs_wan_sdm_status st = add(r, src, dst, gbps, lp);
+  r->in_slice = 0;
+  return st;
+}
+
 fs_wan_sdm_status fs_wan_rsca_add(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps,
                                   int32_t *lp) {
+  return add(r, src, dst, gbps, lp);
+}
+
+static fs_wan_sdm_status add(fs_wan_rsca *r, int32_t src, int32_t dst, double gbps, int32_t *lp) {
   *lp = -1;
   if (src < 0 || dst < 0 || src >= r->N || dst >= r->N || src == dst ||
       !r->npaths[src * r->N + dst])

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../base/base.h"
 #include "fabricsim/html.h"
@@ -29,6 +30,23 @@ static void header(FILE *f, const fs_report_wan_dynamic *d, const char *lead) {
           (unsigned long long)d->seed);
   if (s->cores > 1) fprintf(f, ", XT h = %.4g /m", s->h_per_m);
   fputc('\n', f);
+  if (d->job) {
+    int32_t worst = 0;
+    for (int32_t i = 0; i < d->n; i++)
+      if (d->points[i].fixed_blocked > worst) worst = d->points[i].fixed_blocked;
+    fprintf(f, "%sthe job's %d ring demands hold their lightpaths throughout, ", lead,
+            d->job_demands);
+    if (strcmp(d->job, "slice") == 0)
+      fprintf(f, "in its slice (units %d-%d of every core, kept from the others)", d->slice_first,
+              d->slice_first + d->slice_count - 1);
+    else
+      fprintf(f, "on the shared spectrum");
+    if (worst)
+      fprintf(f, "; %d could not be provisioned (the most in a seed)", worst);
+    else
+      fprintf(f, "; all provisioned");
+    fprintf(f, "; the blocking is the other tenants'\n");
+  }
 }
 
 int fs_report_wan_dynamic_table(FILE *f, const fs_report_wan_dynamic *d) {
@@ -101,9 +119,18 @@ int fs_report_wan_dynamic_json(FILE *f, const fs_report_wan_dynamic *d) {
       if (c) fputs(", ", f);
       num(f, p->core_occ[c]);
     }
-    fputs("]}", f);
+    fputs("]", f);
+    if (d->job) fprintf(f, ", \"job_not_provisioned\": %d", p->fixed_blocked);
+    fputs("}", f);
   }
-  fputs("\n ]}\n", f);
+  fputs("\n ]", f);
+  if (d->job) {
+    fprintf(f, ",\n \"job\": {\"mode\": \"%s\", \"demands\": %d", d->job, d->job_demands);
+    if (d->slice_count > 0)
+      fprintf(f, ", \"slice_first\": %d, \"slice_count\": %d", d->slice_first, d->slice_count);
+    fputs("}", f);
+  }
+  fputs("}\n", f);
   return ferror(f) ? FS_EIO : 0;
 }
 

@@ -394,7 +394,7 @@ static int run_wan_dynamic(const fs_wan *w, double *f, fs_err *err) {
     return fs_err_set(err, FS_EINVAL, "no load: the point needs $.traffic.load_erlang");
   fs_wan_dyn_opts o = {(fs_wan_policy)t->policy, t->k ? t->k : 3, t->load_erlang,
                        t->requests ? t->requests : 100000, t->seeds ? t->seeds : 5,
-                       t->present ? t->seed : 1, NULL, NULL};
+                       t->present ? t->seed : 1, NULL, NULL, NULL, 0, 0};
   fs_wan_rsca *r = NULL;
   fs_wan_dyn_point p;
   if (!(rc = fs_wan_rsca_new(w, &s, o.policy, o.k, &r, err)) &&

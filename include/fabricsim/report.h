@@ -246,6 +246,7 @@ typedef struct fs_report_wan_place {
   const fs_wan_place_result *r;
   const fs_wan_train_result *chosen, *baseline; /* NULL: not simulated (a pair blocked) */
   const fs_wan_agg_result *agg; /* --aggregator: each site as the server, or NULL */
+  int sdm;                      /* placed on multi-core fibres: the closed form only */
 } fs_report_wan_place;
 int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p);
 int fs_report_wan_place_json(FILE *f, const fs_report_wan_place *p);

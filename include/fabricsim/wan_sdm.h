@@ -237,6 +237,15 @@ int fs_wan_dynamic_seed(fs_wan_rsca *r, const fs_wan_dyn_opts *o, uint64_t seed,
 /* Runs o->seeds seeds on r and summarises them. */
 int fs_wan_dynamic(fs_wan_rsca *r, const fs_wan_dyn_opts *o, fs_wan_dyn_point *out, fs_err *err);
 
+/* ---- a training job's sites on multi-core fibres (a virtual network
+ * embedding: docs/model-wan-sdm.md) ---- */
+/* fs_wan_place_ring with every placement's ring pairs (after the file's
+ * demands) assigned by RSCA on s's cores and bands under policy, each one
+ * lightpath of job.gbps with its crosstalk checked; the cross-site phase
+ * from their rates and path lengths. o->cut is not used. */
+int fs_wan_place_ring_sdm(const fs_wan *w, const fs_wan_sdm *s, fs_wan_policy policy, int32_t k,
+                          const fs_wan_prov_opts *o, fs_wan_place_result *r, fs_err *err);
+
 /* ---- closed forms ---- */
 /* Erlang B: blocking of `erlang` offered to `channels` servers (the stable
  * recursion B(0) = 1, B(n) = E B(n-1) / (n + E B(n-1))). */

@@ -12,6 +12,7 @@
 #include "fabricsim/html.h"
 #include "fabricsim/report.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_sdm.h"
 
 static int parse_algo(const char *v, void *field) {
   return fs_wan_algo_parse(v, (fs_wan_algo *)field) ? -1 : 0;
@@ -23,7 +24,8 @@ typedef struct opts {
   fs_wan_algo algo;
   long k, random, seed, sites;
   double gbps, bytes;
-  int json, n_file, aggregator;
+  int json, n_file, aggregator, sdm;
+  const char *policy;
 } opts;
 
 _Static_assert(FS_WAN_MAX_K == 64, "the message of --k says 64");
@@ -77,6 +79,13 @@ static const fs__opt place_opts[] = {
     FS__OPT_DOUBLE("--bytes", 0, AT(bytes), "B", 1, 1e15,
                    "--bytes must be a number in [1, 1e15]",
                    "all-reduce size (default the job's bytes)"),
+    FS__OPT_FLAG("--sdm", 0, AT(sdm),
+                 "on the file's multi-core fibres and bands (\"sdm\", \"bands\"): every "
+                 "placement's ring pairs assigned by RSCA with crosstalk checked, timed by the "
+                 "closed form (not simulated); docs/model-wan-sdm.md"),
+    FS__OPT_STR("--policy", 0, AT(policy), "P",
+                "with --sdm: first-fit, xt-aware or xt-avoid (default the file's "
+                "traffic.policy)"),
     FS__OPT_FLAG("--aggregator", 0, AT(aggregator),
                  "also a parameter server instead of the ring (Li et al. 2021's edge EON): the "
                  "job's sites push to and pull from one site, every site tried"),
@@ -310,12 +319,41 @@ static int place(const opts *o) {
   fs_wan_place_result r;
   fs_wan_train_result tc, tb;
   const fs_wan_train_result *pc = NULL, *pb = NULL;
-  if (fs_wan_place_ring(w, k, &po, &r, &err)) {
+  if (o->policy && !o->sdm) {
+    status = fs__cli_usage("wan place", "--policy is for --sdm");
+    goto out;
+  }
+  if (o->sdm && (o->aggregator || cut >= 0)) {
+    status = fs__cli_usage("wan place", "--sdm takes neither %s",
+                           o->aggregator ? "--aggregator" : "--cut");
+    goto out;
+  }
+  if (o->sdm) {
+    fs_wan_sdm sd;
+    fs_wan_policy pol;
+    if (fs_wan_sdm_get(w, 0, &sd, &err)) {
+      status = fs__cli_fail(&err);
+      goto out;
+    }
+    pol = (fs_wan_policy)sd.traffic.policy;
+    if (o->policy && fs_wan_policy_parse(o->policy, &pol)) {
+      status = fs__cli_usage("wan place",
+                             "--policy must be first-fit, xt-aware or xt-avoid, got '%s'",
+                             o->policy);
+      goto out;
+    }
+    if (fs_wan_place_ring_sdm(w, &sd, pol, k, &po, &r, &err)) {
+      status =
+          err.code == FS_EINVAL ? fs__cli_usage("wan place", "%s", err.msg) : fs__cli_fail(&err);
+      goto out;
+    }
+  } else if (fs_wan_place_ring(w, k, &po, &r, &err)) {
     status = err.code == FS_EINVAL ? fs__cli_usage("wan place", "%s", err.msg) : fs__cli_fail(&err);
     goto out;
   }
-  if (simulate_ring(w, r.ring, r.k, r.model_s, &po, o->bytes, &tc, &pc, &err) ||
-      simulate_ring(w, r.baseline, r.k, r.baseline_s, &po, o->bytes, &tb, &pb, &err)) {
+  if (!o->sdm &&
+      (simulate_ring(w, r.ring, r.k, r.model_s, &po, o->bytes, &tc, &pc, &err) ||
+       simulate_ring(w, r.baseline, r.k, r.baseline_s, &po, o->bytes, &tb, &pb, &err))) {
     status = fs__cli_fail(&err);
     goto out;
   }
@@ -331,7 +369,7 @@ static int place(const opts *o) {
       goto out;
     }
   }
-  fs_report_wan_place rep = {o->file, w, &r, pc, pb, agg};
+  fs_report_wan_place rep = {o->file, w, &r, pc, pb, agg, o->sdm};
   status = fs__cli_stdout_done("wan place", o->json ? fs_report_wan_place_json(stdout, &rep)
                                                     : fs_report_wan_place_table(stdout, &rep));
   free(agg);

@@ -12,6 +12,8 @@
 
 #include "../base/base.h"
 #include "fabricsim/wan.h"
+#include "fabricsim/wan_sdm.h"
+#include "wan_internal.h"
 
 /* Rings of at most this many candidates are timed in every order when k
  * takes them all: (8 - 1)! = 5,040 placements. (A ring and its reverse
@@ -26,12 +28,41 @@ typedef struct placer {
   int32_t nd;
   int64_t evaluated;
   fs_err *err;
+  fs_wan_rsca *rsca; /* multi-core fibres under RSCA, or NULL: the single-core plan */
 } placer;
+
+/* ring_time on multi-core fibres: the file's demands, then the ring's
+ * pairs, each one lightpath by the state's RSCA (crosstalk checked); the
+ * closed form on the pairs' rates and path lengths. */
+static double ring_time_sdm(placer *pl, const int32_t *ring, int32_t k) {
+  double bps[FS_WAN_PLACE_MAX], km[FS_WAN_PLACE_MAX];
+  fs_wan_rsca_reset(pl->rsca);
+  for (int32_t i = 0; i < pl->nd; i++) {
+    int32_t lp;
+    fs_wan_rsca_add(pl->rsca, pl->d[i].src, pl->d[i].dst, pl->d[i].gbps, &lp);
+  }
+  int32_t pairs = k == 2 ? 1 : k;
+  pl->evaluated++;
+  for (int32_t i = 0; i < pairs; i++) {
+    int32_t lp;
+    fs_wan_sdm_lp l;
+    if (fs_wan_rsca_add(pl->rsca, ring[i], ring[(i + 1) % k], pl->w->job.gbps, &lp) !=
+            FS_WAN_SDM_OK ||
+        fs_wan_rsca_lp(pl->rsca, lp, &l))
+      return INFINITY;
+    bps[i] = l.gbps * 1e9;
+    km[i] = l.km;
+  }
+  if (k == 2) bps[1] = bps[0], km[1] = km[0]; /* one pair both ways */
+  double t = fs__wan_ring_cross_site_s(&pl->w->job, k, bps, km, 0);
+  return isfinite(t) ? t : INFINITY;
+}
 
 /* The cross-site phase of the ring ring[0..k) (INFINITY when a pair is
  * blocked or the ring is not connected by its own pairs), or -1 with
  * err set on a failure of the machine. */
 static double ring_time(placer *pl, const int32_t *ring, int32_t k) {
+  if (pl->rsca) return ring_time_sdm(pl, ring, k);
   fs_wan w2 = *pl->w; /* the same file with the job on this ring */
   w2.job.n_ring = k;
   w2.job.ring = ring;
@@ -142,7 +173,24 @@ static int improve(placer *pl, const int32_t *cand, int32_t nc, int32_t *ring, i
   return 0;
 }
 
+static int place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o, fs_wan_rsca *rsca,
+                      fs_wan_place_result *r, fs_err *err);
+
 int fs_wan_place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o,
+                      fs_wan_place_result *r, fs_err *err) {
+  return place_ring(w, k, o, NULL, r, err);
+}
+
+int fs_wan_place_ring_sdm(const fs_wan *w, const fs_wan_sdm *s, fs_wan_policy policy, int32_t k,
+                          const fs_wan_prov_opts *o, fs_wan_place_result *r, fs_err *err) {
+  fs_wan_rsca *rs = NULL;
+  int rc = fs_wan_rsca_new(w, s, policy, o->k, &rs, err);
+  if (!rc) rc = place_ring(w, k, o, rs, r, err);
+  fs_wan_rsca_free(rs);
+  return rc;
+}
+
+static int place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o, fs_wan_rsca *rsca,
                       fs_wan_place_result *r, fs_err *err) {
   memset(r, 0, sizeof(*r));
   if (!w->job.present) return fs_err_set(err, FS_EINVAL, "the WAN file has no \"job\" to place");
@@ -155,7 +203,7 @@ int fs_wan_place_ring(const fs_wan *w, int32_t k, const fs_wan_prov_opts *o,
                       nc < FS_WAN_PLACE_MAX ? nc : FS_WAN_PLACE_MAX,
                       nc > FS_WAN_PLACE_MAX ? ", at most 64" : "", k);
   placer pl = {w, o, fs__malloc((size_t)w->n_demands + (size_t)k + 1, sizeof(fs_wan_demand)),
-               w->n_demands, 0, err};
+               w->n_demands, 0, err, rsca};
   double *km = fs__malloc((size_t)nc * (size_t)nc, sizeof(double));
   char *used = fs__malloc((size_t)nc, 1);
   if (!pl.d || !km || !used) {

@@ -15,6 +15,7 @@
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/wan.h"
+#include "wan_internal.h"
 
 typedef struct pair_link {
   int32_t a, b;     /* ring indexes */
@@ -143,6 +144,29 @@ static double wan_ring_time(const double *al, const double *tx, int32_t S, doubl
   }
   for (int32_t s = 0; s < S; s++) t_wan = fmax(t_wan, arr[s]);
   return t_wan;
+}
+
+double fs__wan_ring_cross_site_s(const fs_wan_job *job, int32_t S, const double *bps,
+                                 const double *km, double n) {
+  if (S < 2) return NAN;
+  if (n <= 0) n = job->bytes;
+  int32_t g = job->gpus_per_site;
+  double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
+  double m = n / ((double)g * S);
+  double *buf = fs__malloc((size_t)S * 4, sizeof(double));
+  if (!buf) return NAN;
+  double *al = buf, *tx = buf + S, *arr = buf + 2 * S, *nxt = buf + 3 * S;
+  for (int32_t s = 0; s < S; s++) {
+    if (!(bps[s] > 0)) {
+      free(buf);
+      return NAN;
+    }
+    al[s] = a_site + km[s] * FS_WAN_US_PER_KM * 1e-6;
+    tx[s] = m / fmin(gpu_Bps, bps[s] / 8 / g);
+  }
+  double t = wan_ring_time(al, tx, S, arr, nxt);
+  free(buf);
+  return t;
 }
 
 /* Closed form (docs/model-wan.md): ring phases of one chunk. Inside a

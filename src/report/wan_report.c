@@ -315,7 +315,10 @@ int fs_report_wan_place_table(FILE *f, const fs_report_wan_place *p) {
   fprintf(f, "# fabricsim wan place: %s, a ring of %d sites, %s search (%lld placements timed)\n",
           p->file, r->k, r->exhaustive ? "exhaustive" : "local", (long long)r->evaluated);
   fprintf(f, "# times in ms: the cross-site all-reduce (closed form), then the whole "
-             "hierarchical all-reduce simulated\n");
+             "hierarchical all-reduce simulated%s\n",
+          p->sdm ? "\n# on multi-core fibres: each ring pair one lightpath by RSCA, crosstalk "
+                   "checked; the closed form only (-: not simulated)"
+                 : "");
   fprintf(f, "%-9s %14s %14s  %s\n", "ring", "cross-site", "simulated", "sites");
   const struct {
     const char *name;

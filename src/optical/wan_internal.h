@@ -1,0 +1,17 @@
+/* What wan_train.c lends the rest of the WAN code (wan_place.c): the
+ * closed form of the cross-site ring from the ring pairs' capacities and
+ * lengths, whichever model (single core, or multi-core under RSCA) gave
+ * them. */
+#ifndef FABRICSIM_OPTICAL_WAN_INTERNAL_H
+#define FABRICSIM_OPTICAL_WAN_INTERNAL_H
+
+#include "fabricsim/wan.h"
+
+/* The cross-site all-reduce of the job's bytes n (job->bytes when n <= 0)
+ * over a ring of S sites whose pair s -> s + 1 carries bps[s] bit/s over
+ * km[s] of fibre (docs/model-wan.md, "Cross-site training", phase 2).
+ * NAN for S < 2 or a pair without capacity. */
+double fs__wan_ring_cross_site_s(const fs_wan_job *job, int32_t S, const double *bps,
+                                 const double *km, double n);
+
+#endif

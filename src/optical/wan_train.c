@@ -94,12 +94,10 @@ static int32_t collect_wan_cables(const fs_wan_plan *p, const int32_t *ring_of, 
   return npl;
 }
 
-/* Per ring site s, the step latency al[s] and the time tx[s] to send m
- * bytes from s to s + 1 over that pair's cable, shared by the g rails.
- * Returns 1, or 0 when some neighbouring pair has no cable of its own
- * (its entries stay zero). */
-static int ring_pair_costs(const pair_link *pl, int32_t npl, int32_t S, int32_t g, double a_site,
-                           double gpu_Bps, double m, double *al, double *tx) {
+/* Per ring site s, the rate bps[s] and fibre length km[s] of the cable of
+ * pair s -> s + 1. Returns 1, or 0 when some neighbouring pair has no
+ * cable of its own (its entries stay zero). */
+static int ring_pairs(const pair_link *pl, int32_t npl, int32_t S, double *bps, double *km) {
   int direct = 1;
   for (int32_t s = 0; s < S && S > 1; s++) {
     int32_t t1 = (s + 1) % S, x = -1;
@@ -109,8 +107,8 @@ static int ring_pair_costs(const pair_link *pl, int32_t npl, int32_t S, int32_t 
       direct = 0;
       continue;
     }
-    al[s] = a_site + pl[x].km * FS_WAN_US_PER_KM * 1e-6;
-    tx[s] = m / fmin(gpu_Bps, pl[x].bps / 8 / g);
+    bps[s] = pl[x].bps;
+    km[s] = pl[x].km;
   }
   return direct;
 }
@@ -183,19 +181,16 @@ static int closed_form(const fs_wan_job *job, const pair_link *pl, int32_t npl, 
                        int32_t g, double n, fs_wan_train_result *r, fs_err *err) {
   double gpu_Bps = job->gpu_gbps * 1e9 / 8, a_site = 2e-9 * (double)job->site_latency_ns;
   double t_site = g > 1 ? (g - 1) * (a_site + n / g / gpu_Bps) : 0;
-  double *al = fs__calloc((size_t)S + 1, sizeof(double)),
-         *tx = fs__calloc((size_t)S + 1, sizeof(double));
-  double *arr = fs__calloc((size_t)S + 1, sizeof(double)),
-         *nxt = fs__calloc((size_t)S + 1, sizeof(double));
-  if (!al || !tx || !arr || !nxt) {
-    free(al), free(tx), free(arr), free(nxt);
+  double *bps = fs__calloc((size_t)S + 1, sizeof(double)),
+         *km = fs__calloc((size_t)S + 1, sizeof(double));
+  if (!bps || !km) {
+    free(bps), free(km);
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
-  double m = n / ((double)g * S);
-  int direct = ring_pair_costs(pl, npl, S, g, a_site, gpu_Bps, m, al, tx);
+  int direct = ring_pairs(pl, npl, S, bps, km);
   wan_cable_extremes(pl, npl, a_site, r);
-  double t_wan = S > 1 && direct ? wan_ring_time(al, tx, S, arr, nxt) : 0;
-  free(al), free(tx), free(arr), free(nxt);
+  double t_wan = S > 1 && direct ? fs__wan_ring_cross_site_s(job, S, bps, km, n) : 0;
+  free(bps), free(km);
   r->model_s[0] = r->model_s[2] = t_site;
   r->model_s[1] = S > 1 ? (direct ? t_wan : NAN) : 0;
   r->model_total_s = r->model_s[0] + r->model_s[1] + r->model_s[2];

@@ -1,7 +1,8 @@
-/* What wan_train.c lends the rest of the WAN code (wan_place.c): the
- * closed form of the cross-site ring from the ring pairs' capacities and
- * lengths, whichever model (single core, or multi-core under RSCA) gave
- * them. */
+/* What the WAN files lend one another: the closed form of the cross-site
+ * ring from the ring pairs' capacities and lengths, whichever model
+ * (single core, or multi-core under RSCA) gave them (wan_train.c, for
+ * wan_place.c), and a deep copy of a path (wan_rsa.c, for the protection
+ * code). */
 #ifndef FABRICSIM_OPTICAL_WAN_INTERNAL_H
 #define FABRICSIM_OPTICAL_WAN_INTERNAL_H
 
@@ -13,5 +14,9 @@
  * NAN for S < 2 or a pair without capacity. */
 double fs__wan_ring_cross_site_s(const fs_wan_job *job, int32_t S, const double *bps,
                                  const double *km, double n);
+
+/* *b = a copy of a with arrays of its own (free b->nodes and b->fibres).
+ * 0, or FS_ENOMEM with b's arrays NULL. */
+int fs__wan_path_dup(const fs_wan_path *a, fs_wan_path *b);
 
 #endif

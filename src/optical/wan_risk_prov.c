@@ -17,6 +17,7 @@
 
 #include "../base/base.h"
 #include "fabricsim/wan_risk.h"
+#include "wan_internal.h"
 #include "wan_risk_internal.h"
 
 typedef struct pstate {
@@ -120,20 +121,6 @@ static int find_units(pstate *s, const fs_wan_path *path, int32_t m, double gbps
   return 1;
 }
 
-static int path_copy(const fs_wan_path *a, fs_wan_path *b) {
-  *b = *a;
-  b->nodes = fs__malloc((size_t)a->hops + 1, sizeof(int32_t));
-  b->fibres = fs__malloc((size_t)a->hops + 1, sizeof(int32_t));
-  if (!b->nodes || !b->fibres) {
-    free(b->nodes), free(b->fibres);
-    b->nodes = b->fibres = NULL;
-    return FS_ENOMEM;
-  }
-  memcpy(b->nodes, a->nodes, ((size_t)a->hops + 1) * sizeof(int32_t));
-  memcpy(b->fibres, a->fibres, (size_t)a->hops * sizeof(int32_t));
-  return 0;
-}
-
 /* Marks r's cells: 1 dedicated, 2 shared (with the working risks wbits). */
 static int32_t commit(pstate *s, fs_wan_route *r, int kind) {
   const fs_wan *w = s->p->w;
@@ -200,7 +187,7 @@ static int try_pair(pstate *s, int32_t di, const fs_wan_path *W, const fs_wan_pa
   risk_bits(p->risks, W, s->wbits, s->words);
   int rc = find_units(s, W, mw, d->gbps, d->slice, 0, &rw);
   if (rc == 1 && B) rc = find_units(s, B, mb, d->gbps, d->slice, p->opts.scheme == FS_WAN_PROT_SBPP, &rb);
-  if (rc == 1 && (path_copy(W, &rw.path) || (B && path_copy(B, &rb.path)))) rc = FS_ENOMEM;
+  if (rc == 1 && (fs__wan_path_dup(W, &rw.path) || (B && fs__wan_path_dup(B, &rb.path)))) rc = FS_ENOMEM;
   if (rc != 1) {
     route_free(&rw);
     route_free(&rb);
@@ -408,7 +395,7 @@ static int restore_one(pstate *s, int32_t di, const uint8_t *ban, fs_wan_route *
     if (hits(&paths[i], ban) || m < 0) continue;
     tried++;
     rc = find_units(s, &paths[i], m, d->gbps, d->slice, 0, out);
-    if (rc == 1 && path_copy(&paths[i], &out->path)) rc = FS_ENOMEM;
+    if (rc == 1 && fs__wan_path_dup(&paths[i], &out->path)) rc = FS_ENOMEM;
     if (rc == 1) commit(s, out, 1);
   }
   fs_wan_paths_free(paths, np);

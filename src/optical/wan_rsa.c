@@ -11,6 +11,7 @@
 
 #include "../base/base.h"
 #include "fabricsim/wan.h"
+#include "wan_internal.h"
 
 /* ---- paths ---- */
 
@@ -366,7 +367,7 @@ static int add_lp(fs_wan_plan *p, const fs_wan_lightpath *lp) {
   return 0;
 }
 
-static int path_dup(const fs_wan_path *a, fs_wan_path *b) {
+int fs__wan_path_dup(const fs_wan_path *a, fs_wan_path *b) {
   *b = *a;
   b->nodes = fs__malloc((size_t)a->hops + 1, sizeof(int32_t));
   b->fibres = fs__malloc((size_t)a->hops + 1, sizeof(int32_t));
@@ -395,7 +396,7 @@ static int commit(prov *s, int32_t di, const fs_wan_path *path, int32_t m, int32
   lp.guard = guard;
   lp.line_gbps = line;
   lp.gbps = gbps;
-  if (path_dup(path, &lp.path)) return FS_ENOMEM;
+  if (fs__wan_path_dup(path, &lp.path)) return FS_ENOMEM;
   if (add_lp(p, &lp)) {
     free(lp.path.nodes), free(lp.path.fibres);
     return FS_ENOMEM;
@@ -559,7 +560,7 @@ int fs_wan_restore(const fs_wan_plan *before, int32_t cut, fs_wan_plan **out, fs
   memcpy(p->owner, before->owner, (size_t)w->n_fibres * U * sizeof(int32_t));
   for (int32_t j = 0; j < before->n_lps; j++) {
     fs_wan_lightpath lp = before->lps[j];
-    if (path_dup(&before->lps[j].path, &lp.path) || add_lp(p, &lp)) {
+    if (fs__wan_path_dup(&before->lps[j].path, &lp.path) || add_lp(p, &lp)) {
       free(lp.path.nodes), free(lp.path.fibres);
       goto oom;
     }

@@ -64,6 +64,18 @@ static double max_finish(const fs_sim *sim, const int32_t *done, int32_t n, doub
   return t;
 }
 
+/* The three phases' ends (done items d1[n1], d2[n2], d3[n3]; d3 NULL: no
+ * third phase) as r->phase_s and total_s. */
+static void phase_times(const fs_sim *sim, const int32_t *d1, int32_t n1, const int32_t *d2,
+                        int32_t n2, const int32_t *d3, int32_t n3, fs_wan_train_result *r) {
+  double e1 = max_finish(sim, d1, n1, 0), e2 = max_finish(sim, d2, n2, e1);
+  double e3 = d3 ? max_finish(sim, d3, n3, e2) : e2;
+  r->phase_s[0] = e1;
+  r->phase_s[1] = e2 - e1;
+  r->phase_s[2] = e3 - e2;
+  r->total_s = e3;
+}
+
 /* The WAN cables: one per served job demand (a ring pair), its rate the
  * sum of its lightpaths', its length their longest path; a job demand not
  * served counts in r->multihop. Joins each pair in uf (S entries, each its
@@ -251,12 +263,7 @@ static int simulate_allreduce(fs_topo *t, int32_t S, int32_t g, double n, int32_
                                   n2 ? n2 : n1, d3, &r->flows, err)))
     goto out;
   if ((rc = fs_sim_run(sim, NULL, err))) goto out;
-  double e1 = max_finish(sim, d1, n1, 0), e2 = max_finish(sim, d2, n2, e1);
-  double e3 = g > 1 ? max_finish(sim, d3, S, e2) : e2;
-  r->phase_s[0] = e1;
-  r->phase_s[1] = e2 - e1;
-  r->phase_s[2] = e3 - e2;
-  r->total_s = e3;
+  phase_times(sim, d1, n1, d2, n2, g > 1 ? d3 : NULL, S, r);
 out:
   fs_router_free(router);
   fs_sim_free(sim);
@@ -438,12 +445,7 @@ int fs_wan_train_ps(const fs_wan_plan *p, int32_t agg, double bytes, fs_wan_trai
                                   &r->flows, err)))
     goto out;
   if ((rc = fs_sim_run(sim, NULL, err))) goto out;
-  double e1 = max_finish(sim, d1, n1, 0), e2 = max_finish(sim, d2, g, e1);
-  double e3 = g > 1 ? max_finish(sim, d3, W, e2) : e2;
-  r->phase_s[0] = e1;
-  r->phase_s[1] = e2 - e1;
-  r->phase_s[2] = e3 - e2;
-  r->total_s = e3;
+  phase_times(sim, d1, n1, d2, g, g > 1 ? d3 : NULL, W, r);
 out:
   fs_router_free(router);
   fs_sim_free(sim);

@@ -189,6 +189,9 @@ run sweep-wan-dynamic sweep $ex/sweep-wan-dynamic.json --db @/s.sqlite --csv @/s
 rm -f "$DIR/sweep-wan-dynamic/s.sqlite"
 run wan-dynamic-report wan dynamic $ex/wan-erlang-link.json --loads 4:20:4 --requests 20000 \
   --report @/r.html
+run wan-dynamic-het wan dynamic $ex/wan-nsfnet-sdm-het.json --loads 600:1300:700 --requests 10000
+run wan-place-sdm wan place $ex/wan-nsfnet-osdl.json --sdm --policy xt-aware
+run wan-dynamic-osdl wan dynamic $ex/wan-nsfnet-osdl.json --job slice --load 600 --requests 10000
 
 # ---- bad inputs: the message and the status ----
 for f in tests/data/bad/*.json; do run "bad-sim-$(basename "$f" .json)" sim "$f"; done

@@ -53,6 +53,12 @@ int32_t fs_wan_core_neighbours(fs_wan_layout l, int32_t core, int32_t *adj);
  * coupling coefficient k (1/m), bend radius R (m), propagation constant
  * beta (1/m), core pitch Lambda (m). */
 double fs_wan_xt_h(double k, double bend_radius_m, double beta_per_m, double pitch_m);
+/* The mean power-coupling coefficient (1/m) of adjacent cores a and b of
+ * s: h_per_m with homogeneous cores; else the bend formula with their
+ * type's beta when of one type, or 2 k^2 d / (1 + (dbeta d)^2) when of two
+ * (Koshiba et al., Opt. Express 19(26) B102, 2011: coupled-power theory
+ * with an exponential autocorrelation of correlation length d). */
+double fs_wan_xt_h_pair(const struct fs_wan_sdm *s, int32_t a, int32_t b);
 /* Crosstalk (linear power ratio) on a core with n lit adjacent cores after
  * len_m metres: (n - n e^{-(n+1) 2 h L}) / (1 + n e^{-(n+1) 2 h L}); 0 when
  * n = 0. */
@@ -100,6 +106,17 @@ typedef struct fs_wan_sdm {
   fs_wan_layout layout;
   double coupling, bend_radius_m, beta_per_m, pitch_m;
   double h_per_m;   /* fs_wan_xt_h of the four above */
+  /* Heterogeneous cores (Zhang et al. JLT 2022; Koshiba et al. 2011): core
+   * c is of type core_type[c] with propagation constant
+   * type_beta_per_m[type]; n_types 0: every core alike (h_per_m). Two
+   * adjacent cores of one type couple by the bend formula with their
+   * type's beta, of two types by 2 k^2 d / (1 + (dbeta d)^2), d the
+   * correlation length (fs_wan_xt_h_pair). A trench around the cores
+   * enters through a smaller coupling coefficient k. */
+  int32_t n_types;
+  int32_t core_type[FS_WAN_MAX_CORES];
+  double type_beta_per_m[FS_WAN_MAX_CORES];
+  double corr_len_m;
   double xt_threshold_db[FS_WAN_MAX_MODS]; /* per entry of the modulation table */
   double span_km;   /* amplifier spacing of the OSNR model */
   int32_t units;    /* units per core: the bands' slots end to end */

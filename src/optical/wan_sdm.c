@@ -72,6 +72,15 @@ double fs_wan_xt_h(double k, double bend_radius_m, double beta_per_m, double pit
   return 2 * k * k * bend_radius_m / (beta_per_m * pitch_m);
 }
 
+double fs_wan_xt_h_pair(const fs_wan_sdm *s, int32_t a, int32_t b) {
+  if (s->n_types <= 0) return s->h_per_m;
+  double ba = s->type_beta_per_m[s->core_type[a]], bb = s->type_beta_per_m[s->core_type[b]];
+  if (s->core_type[a] == s->core_type[b])
+    return fs_wan_xt_h(s->coupling, s->bend_radius_m, ba, s->pitch_m);
+  double x = (ba - bb) * s->corr_len_m;
+  return 2 * s->coupling * s->coupling * s->corr_len_m / (1 + x * x);
+}
+
 double fs_wan_xt(int32_t n, double h_per_m, double len_m) {
   if (n <= 0) return 0;
   double e = exp(-(double)(n + 1) * 2 * h_per_m * len_m);
@@ -129,6 +138,10 @@ int fs_wan_sdm_get(const fs_wan *w, int32_t cores, fs_wan_sdm *out, fs_err *err)
     out->n_bands = 1;
     out->units = w->grid.units;
   }
+  if (cores > 0 && out->n_types > 0 && cores != out->cores)
+    return fs_err_set(err, FS_EINVAL,
+                      "%d cores: the file's core types ($.sdm.core_types) are for %d", cores,
+                      out->cores);
   if (cores > 0) {
     fs_wan_layout l;
     if (fs_wan_layout_for_cores(cores, &l))

@@ -28,6 +28,8 @@ struct fs_wan_rsca {
   int32_t *owner;           /* [(f * C + c) * U + u]: lightpath id or -1 */
   int32_t deg[FS_WAN_MAX_CORES], adj[FS_WAN_MAX_CORES][FS_WAN_MAX_ADJ];
   double *xt_tab;           /* [f * (FS_WAN_MAX_ADJ + 1) + n]: fs_wan_xt over fibre f */
+  int hetero;               /* cores of several types: hpair, not xt_tab */
+  double hpair[FS_WAN_MAX_CORES][FS_WAN_MAX_ADJ]; /* h of core c and its j-th neighbour */
   double thr[FS_WAN_MAX_MODS]; /* linear crosstalk thresholds */
   fs__rlp *lps;
   int32_t lps_cap, n_live;

@@ -53,10 +53,57 @@ static int parse_thresholds(const fs__jctx *c, const cJSON *o, const fs_wan *w, 
   return 0;
 }
 
+/* Heterogeneous cores: "core_types" (one type id per core, 0-based),
+ * "type_propagation_constants" (1/m, one per type), "correlation_length_m"
+ * (default 0.05: Koshiba et al. 2011's example). */
+static int parse_types(const fs__jctx *c, const cJSON *o, fs_wan_sdm *s) {
+  const cJSON *ct = o ? cJSON_GetObjectItemCaseSensitive(o, "core_types") : NULL;
+  const cJSON *tb = o ? cJSON_GetObjectItemCaseSensitive(o, "type_propagation_constants") : NULL;
+  int rc;
+  if ((rc = fs__json_num(c, o, "$.sdm", "correlation_length_m", 0, 0.05, 1e-6, 1e3,
+                         &s->corr_len_m)))
+    return rc;
+  s->n_types = 0;
+  if (!ct && !tb) return 0;
+  if (!ct || !tb)
+    return fs__json_fail(c, ct ? "$.sdm.type_propagation_constants" : "$.sdm.core_types",
+                         NULL, "heterogeneous cores need both core_types and "
+                         "type_propagation_constants");
+  if (!cJSON_IsArray(tb) || cJSON_GetArraySize(tb) < 1 ||
+      cJSON_GetArraySize(tb) > FS_WAN_MAX_CORES)
+    return fs__json_fail(c, "$.sdm.type_propagation_constants", tb,
+                         "must be an array of 1 to %d propagation constants (1/m)",
+                         FS_WAN_MAX_CORES);
+  int32_t nt = 0;
+  for (const cJSON *e = tb->child; e; e = e->next, nt++) {
+    char p[96];
+    snprintf(p, sizeof(p), "$.sdm.type_propagation_constants[%d]", nt);
+    if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1) || !(e->valuedouble <= 1e9))
+      return fs__json_fail(c, p, e, "must be a propagation constant in [1, 1e9] /m");
+    s->type_beta_per_m[nt] = e->valuedouble;
+  }
+  if (!cJSON_IsArray(ct) || cJSON_GetArraySize(ct) != s->cores)
+    return fs__json_fail(c, "$.sdm.core_types", ct, "must be an array of %d type ids, one per core",
+                         s->cores);
+  int32_t i = 0;
+  for (const cJSON *e = ct->child; e; e = e->next, i++) {
+    char p[64];
+    snprintf(p, sizeof(p), "$.sdm.core_types[%d]", i);
+    if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0 ||
+        e->valuedouble >= nt)
+      return fs__json_fail(c, p, e, "must be a type id in [0, %d]", nt - 1);
+    s->core_type[i] = (int32_t)e->valuedouble;
+  }
+  s->n_types = nt;
+  return 0;
+}
+
 static int parse_sdm(const fs__jctx *c, const cJSON *root, const fs_wan *w, fs_wan_sdm *s) {
   static const char *const keys[] = {"cores",         "layout",           "coupling_coefficient",
                                      "bend_radius_mm", "propagation_constant", "core_pitch_um",
-                                     "span_km",       "xt_threshold_db",  NULL};
+                                     "span_km",       "xt_threshold_db",  "core_types",
+                                     "type_propagation_constants", "correlation_length_m",
+                                     NULL};
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "sdm");
   double r_mm, pitch_um;
   int rc;
@@ -78,6 +125,7 @@ static int parse_sdm(const fs__jctx *c, const cJSON *root, const fs_wan *w, fs_w
   s->bend_radius_m = r_mm * 1e-3;
   s->pitch_m = pitch_um * 1e-6;
   s->h_per_m = fs_wan_xt_h(s->coupling, s->bend_radius_m, s->beta_per_m, s->pitch_m);
+  if ((rc = parse_types(c, o, s))) return rc;
   return parse_thresholds(c, o, w, s);
 }
 

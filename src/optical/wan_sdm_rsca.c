@@ -166,6 +166,9 @@ int fs_wan_rsca_new(const fs_wan *w, const fs_wan_sdm *s, fs_wan_policy p, int32
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   }
   for (int32_t c = 0; c < r->C; c++) r->deg[c] = fs_wan_core_neighbours(s->layout, c, r->adj[c]);
+  r->hetero = s->n_types > 0 && r->C > 1;
+  for (int32_t c = 0; c < r->C; c++)
+    for (int32_t j = 0; j < r->deg[c]; j++) r->hpair[c][j] = fs_wan_xt_h_pair(s, c, r->adj[c][j]);
   for (int32_t f = 0; f < r->F; f++)
     for (int32_t n = 0; n <= FS_WAN_MAX_ADJ; n++)
       r->xt_tab[f * (FS_WAN_MAX_ADJ + 1) + n] = fs_wan_xt(n, s->h_per_m, w->fibres[f].km * 1e3);
@@ -222,6 +225,15 @@ static int32_t new_id(fs_wan_rsca *r) {
  * channel (core hc, units [hf, hf + hn)) lit on the fibres marked now, or
  * hc = -1 for none: over its fibres, the table's XT for the count of
  * adjacent cores with a unit in use overlapping the channel's. */
+/* Crosstalk over fibre f from `lit` adjacent lit cores whose coupling
+ * coefficients sum to hs: the table for homogeneous cores; for cores of
+ * several types the coupled-power formula with their mean h (exact in the
+ * linear regime, where it is 2 L hs; docs/model-wan-sdm.md). */
+static double fibre_xt(const fs_wan_rsca *r, int32_t f, int32_t lit, double hs) {
+  if (!r->hetero) return r->xt_tab[f * (FS_WAN_MAX_ADJ + 1) + lit];
+  return lit ? fs_wan_xt(lit, hs / lit, r->w->fibres[f].km * 1e3) : 0;
+}
+
 static double ch_xt(const fs_wan_rsca *r, const fs__rlp *l, int32_t ch, int32_t hc, int32_t hf,
                     int32_t hn) {
   const fs__rpath *p = &r->paths[((size_t)l->src * r->N + l->dst) * r->k + l->path];
@@ -230,12 +242,15 @@ static double ch_xt(const fs_wan_rsca *r, const fs__rlp *l, int32_t ch, int32_t 
   double x = 0;
   for (int32_t i = 0; i < p->hops; i++) {
     int32_t f = p->fibres[i], lit = 0;
+    double hs = 0;
     for (int32_t j = 0; j < r->deg[c]; j++) {
       int32_t q = r->adj[c][j];
-      if (fs__bits_any(occ_of(r, f, q), a, n)) lit++;
-      else if (hyp && q == hc && r->fmark[f] == r->fstamp) lit++;
+      if (fs__bits_any(occ_of(r, f, q), a, n) || (hyp && q == hc && r->fmark[f] == r->fstamp)) {
+        lit++;
+        hs += r->hpair[c][j];
+      }
     }
-    x += r->xt_tab[f * (FS_WAN_MAX_ADJ + 1) + lit];
+    x += fibre_xt(r, f, lit, hs);
   }
   return x;
 }
@@ -250,8 +265,13 @@ static int xt_ok(fs_wan_rsca *r, const fs__rpath *p, int32_t c, int32_t a, int32
   double x = 0;
   for (int32_t i = 0; i < p->hops; i++) {
     int32_t f = p->fibres[i], lit = 0;
-    for (int32_t j = 0; j < r->deg[c]; j++) lit += fs__bits_any(occ_of(r, f, r->adj[c][j]), a, n);
-    x += r->xt_tab[f * (FS_WAN_MAX_ADJ + 1) + lit];
+    double hs = 0;
+    for (int32_t j = 0; j < r->deg[c]; j++)
+      if (fs__bits_any(occ_of(r, f, r->adj[c][j]), a, n)) {
+        lit++;
+        hs += r->hpair[c][j];
+      }
+    x += fibre_xt(r, f, lit, hs);
   }
   if (x > r->thr[m]) return 0;
   if (r->fstamp == INT32_MAX || r->lstamp == INT32_MAX) { /* stamps wrap: clear the marks */

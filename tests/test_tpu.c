@@ -454,6 +454,11 @@ TEST(test_tpu_cost_by_hand) {
   CHECK_REL(o.total_w, 12800.0 + 2400 + 384, 1e-12, "W");
   CHECK_REL(o.share_w, 2784.0 / 15584, 1e-12, "");
   CHECK_REL(o.ocs_share_usd, 480000.0 / 629120, 1e-12, "");
+  /* the OCS increment: the boxes and their fiber, not the transceivers */
+  CHECK_REL(o.incr_share_usd, (480000.0 + 1920) / 629120, 1e-12, "");
+  CHECK_REL(o.incr_share_w, 2400.0 / 15584, 1e-12, "");
+  /* the chip cost at which every optical part is 5 %: 19 x 501,120 / 128 */
+  CHECK_REL(o.chip_usd_at_5pct, 19 * 501120.0 / 128, 1e-12, "USD");
   /* The break-even transceiver price gives exactly 5 % (negative here:
    * 48 OCS boxes alone exceed 5 % of 128 chips). */
   CHECK(o.xcvr_usd_at_5pct < 0);

@@ -199,6 +199,13 @@ typedef struct fs_tpu_cost {
   double chips_w, ocs_w, xcvr_w, total_w;
   double share_usd, share_w;         /* (OCS + transceivers + fiber) / total */
   double ocs_share_usd, ocs_share_w; /* the OCS boxes alone / total */
+  /* What the OCS adds to a pod whose racks are joined by optics anyway:
+   * the OCS boxes and the fiber runs to them / total (the transceivers of
+   * the inter-rack ICI links are there with or without OCS). */
+  double incr_share_usd, incr_share_w;
+  /* The system cost per chip at which the whole optical share would be
+   * exactly 5 % of cost. */
+  double chip_usd_at_5pct;
   /* The transceiver price and power at which the optical share would be
    * exactly 5% of cost and 3% of power (the paper's bounds); negative when
    * even free transceivers would not get there. */

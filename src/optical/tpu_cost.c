@@ -54,6 +54,10 @@ int fs_tpu_cost_compute(const fs_tpu_params *p, const fs_tpu_cost_params *c, fs_
   o->share_w = o->total_w > 0 ? opt_w / o->total_w : 0;
   o->ocs_share_usd = o->total_usd > 0 ? o->ocs_usd / o->total_usd : 0;
   o->ocs_share_w = o->total_w > 0 ? o->ocs_w / o->total_w : 0;
+  o->incr_share_usd = o->total_usd > 0 ? (o->ocs_usd + o->fiber_usd) / o->total_usd : 0;
+  o->incr_share_w = o->ocs_share_w; /* (fiber draws nothing) */
+  /* opt / (n Ch + opt) = 0.05  <=>  Ch = 19 opt / n */
+  o->chip_usd_at_5pct = o->chips > 0 ? 0.95 / 0.05 * opt_usd / (double)o->chips : 0;
   /* Share s: (R + T x) / (Ch + R + T x) = s  <=>  x = (s/(1-s) Ch - R) / T,
    * R the rest of the optics (OCS boxes, fiber). */
   double T = (double)o->transceivers;

@@ -91,15 +91,22 @@ int fs_report_ocs_tpu_table(FILE *f, const fs_report_ocs_tpu *r) {
           "< 5%% and < 3%%\n",
           "optical share", 100 * c->share_usd, 100 * c->ocs_share_usd, 100 * c->share_w,
           100 * c->ocs_share_w);
+  fprintf(f,
+          "%-22s cost %.2f%%, power %.2f%% (OCS boxes and their fiber: the inter-rack "
+          "transceivers are needed with or without OCS)\n",
+          "OCS increment", 100 * c->incr_share_usd, 100 * c->incr_share_w);
   fprintf(f, "%-22s ", "break-even");
   if (c->xcvr_usd_at_5pct >= 0)
     fprintf(f, "%.4g USD per transceiver for 5%% of cost", c->xcvr_usd_at_5pct);
   else
-    fprintf(f, "none for 5%% of cost (OCS and fiber alone exceed it)");
+    fprintf(f, "none for 5%% of cost (free transceivers: OCS and fiber alone are over 5%% of "
+               "the rest)");
   if (c->xcvr_w_at_3pct >= 0)
-    fprintf(f, ", %.4g W for 3%% of power\n", c->xcvr_w_at_3pct);
+    fprintf(f, ", %.4g W for 3%% of power", c->xcvr_w_at_3pct);
   else
-    fprintf(f, ", none for 3%% of power (OCS alone exceeds it)\n");
+    fprintf(f, ", none for 3%% of power (OCS alone exceeds it)");
+  fprintf(f, "; every optical part under 5%% of cost from %.4g kUSD of system per chip\n",
+          c->chip_usd_at_5pct / 1e3);
   if (r->mix) {
     const fs_tpu_mix_result *m = &r->mr;
     double steps = m->jobs > 0 ? (double)m->jobs : 1;
@@ -195,6 +202,9 @@ int fs_report_ocs_tpu_json(FILE *f, const fs_report_ocs_tpu *r) {
   jnum(f, "optical_share_power", c->share_w, 1);
   jnum(f, "ocs_share_cost", c->ocs_share_usd, 1);
   jnum(f, "ocs_share_power", c->ocs_share_w, 1);
+  jnum(f, "ocs_increment_share_cost", c->incr_share_usd, 1);
+  jnum(f, "ocs_increment_share_power", c->incr_share_w, 1);
+  jnum(f, "chip_usd_at_5pct", c->chip_usd_at_5pct, 1);
   jnum(f, "transceiver_usd_at_5pct", c->xcvr_usd_at_5pct, 1);
   jnum(f, "transceiver_w_at_3pct", c->xcvr_w_at_3pct, 0);
   fprintf(f, "}");

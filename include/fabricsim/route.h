@@ -147,6 +147,11 @@ int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out,
  * then minimally to the destination; minimal inside a group or with only
  * two groups. Two GPUs of one server take the scale-up path, as in every
  * mode. */
+/* Sirius: minimal (valiant = 0) is host, its node, dst's node, dst;
+ * Valiant (valiant = 1) passes through one more node, uniform over the
+ * other N - 2 by hash of (seed, key) (direct when N = 2). */
+int fs_route_sirius(fs_router *r, int32_t src, int32_t dst, int valiant, uint64_t seed,
+                    uint64_t key, fs_route *out, fs_err *err);
 int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
                        uint64_t seed, uint64_t key, fs_route *out, fs_err *err);
 

@@ -233,6 +233,32 @@ int fs_topo_ring(int32_t n, double gbps, double host_gbps, int64_t latency_ns,
 int fs_topo_fullmesh(int32_t n, double gbps, double host_gbps, int64_t latency_ns,
                      fs_topo **out, fs_err *err);
 
+/* Optical fabrics over arrayed waveguide grating routers (docs/model.md,
+ * "Optical fabrics"). awgr (Grani et al., HPCA 2017): hosts into one passive
+ * N x N AWGR; wavelength routing gives every ordered pair its own channel,
+ * so hosts are cabled directly to each other, one channel_gbps cable a pair
+ * (no switch node: the grating does not switch, and no host forwards).
+ * sirius (Ballani et al., SIGCOMM 2020): each host has a node (tier 1
+ * switch, group = index = node, which forwards for Valiant load balancing)
+ * by a port_gbps cable of no latency (in-node); nodes are meshed by cables
+ * of port_gbps / (N - 1), the time-averaged share of a slot cycle, each of
+ * latency_ns + the mean wait for the pair's slot, (N - 1) * slot_ns / 2. */
+typedef struct fs_awgr_params {
+  int32_t hosts;
+  double channel_gbps;
+  int64_t latency_ns;
+} fs_awgr_params;
+int fs_topo_awgr(const fs_awgr_params *p, fs_topo **out, fs_err *err);
+typedef struct fs_sirius_params {
+  int32_t nodes;
+  double port_gbps;
+  int64_t latency_ns, slot_ns;
+} fs_sirius_params;
+int fs_topo_sirius(const fs_sirius_params *p, fs_topo **out, fs_err *err);
+/* Mean wait for a pair's slot plus the fibre: the latency of a sirius
+ * node-to-node cable. */
+int64_t fs_sirius_hop_ns(int32_t nodes, int64_t latency_ns, int64_t slot_ns);
+
 /* Dragonfly (Kim et al., ISCA 2008): g groups of a routers, fully meshed
  * inside a group (local links); p hosts per router; h global links per
  * router. Each pair of groups gets floor(a*h / (g-1)) >= 1 global cables,

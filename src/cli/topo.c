@@ -44,6 +44,7 @@ static const fs__cmd topo_cmd = {
     "  railopt:servers=64,gpus_per_node=8,servers_per_su=32\n"
     "  railonly:servers=32,gpus_per_node=8\n"
     "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
+    "  awgr:hosts=16                  sirius:hosts=16,slot_ns=100\n"
     "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
     "  file:path=graph.json (a node/link list, as --export json writes)\n",
     topo_opts, "SPEC", "SPEC", 1, 1, AT(spec), AT(n_spec)};

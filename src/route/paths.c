@@ -121,8 +121,8 @@ int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err) {
       break;
     case FS_ROUTE_MINIMAL:
     case FS_ROUTE_VALIANT:
-      need = "a dragonfly";
-      ok = is_family(t, "dragonfly");
+      need = "a dragonfly or sirius";
+      ok = is_family(t, "dragonfly") || is_family(t, "sirius");
       break;
     case FS_ROUTE_RAILONLY:
       need = "a railonly";
@@ -141,8 +141,11 @@ int fs_route_by_mode(fs_router *r, fs_route_mode mode, int32_t src, int32_t dst,
     case FS_ROUTE_ECMP: return fs_route_ecmp(r, src, dst, seed, key, out, err);
     case FS_ROUTE_SPRAY: return fs_route_spray(r, src, dst, out, err);
     case FS_ROUTE_DOR: return fs_route_torus_dor(r, src, dst, out, err);
-    case FS_ROUTE_MINIMAL: return fs_route_dragonfly(r, src, dst, 0, seed, key, out, err);
-    case FS_ROUTE_VALIANT: return fs_route_dragonfly(r, src, dst, 1, seed, key, out, err);
+    case FS_ROUTE_MINIMAL:
+    case FS_ROUTE_VALIANT:
+      if (is_family(r->t, "sirius"))
+        return fs_route_sirius(r, src, dst, mode == FS_ROUTE_VALIANT, seed, key, out, err);
+      return fs_route_dragonfly(r, src, dst, mode == FS_ROUTE_VALIANT, seed, key, out, err);
     case FS_ROUTE_RAILONLY: return fs_route_railonly(r, src, dst, out, err);
     case FS_ROUTE_EXPLICIT: break;
   }
@@ -845,6 +848,32 @@ int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant, uint
   if ((nic = host_nic(t, dst, rd)) >= 0) w[n++] = nic;
   w[n++] = dst;
   return fs_route_explicit(r, w, n, out, err);
+}
+
+/* Sirius (Ballani et al. 2020): host, its node, [a random third node,]
+ * the destination's node, host. Valiant load balancing sends every cell
+ * through an intermediate (uniform over the N - 2 others, seeded like
+ * ECMP) so any traffic matrix looks uniform to the slot schedule, at most
+ * doubling the node-to-node hops; minimal takes the direct slot. The
+ * builder lays node i at n_hosts + i (zoo.c). */
+int fs_route_sirius(fs_router *r, int32_t src, int32_t dst, int valiant, uint64_t seed,
+                    uint64_t key, fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "sirius", src, dst, err);
+  if (rc) return rc;
+  int32_t n = t->n_hosts, w[5], k = 0;
+  w[k++] = src;
+  w[k++] = n + src;
+  if (valiant && n > 2) {
+    int32_t lo = src < dst ? src : dst, hi = src < dst ? dst : src;
+    int32_t m = (int32_t)(dfly_mix(seed ^ dfly_mix(key)) % (uint64_t)(n - 2));
+    if (m >= lo) m++;
+    if (m >= hi) m++;
+    w[k++] = n + m;
+  }
+  w[k++] = n + dst;
+  w[k++] = dst;
+  return fs_route_explicit(r, w, k, out, err);
 }
 
 int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {

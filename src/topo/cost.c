@@ -63,9 +63,38 @@ void fs_cost_add(fs_topo_cost *o, const fs_cost_table *c, fs_cost_part_kind k, d
   o->part[k].watts += p.watts * (double)n;
 }
 
+/* An AWGR is passive (no power) and priced per port, an estimate
+ * (docs/model.md, "Optical fabrics"): not a part row, so it adds to the
+ * total only. */
+#define AWGR_USD_PER_PORT 100.0
+
+/* awgr, sirius: what is bought is per host, not per logical link (those
+ * are wavelengths or slots sharing one fibre): a NIC and a transceiver at
+ * the port rate (WDM array or tunable laser, priced as a single-mode one:
+ * an estimate), a grating port, and fibre to the grating and back. Returns
+ * 0 for any other family. */
+static int optical_cost(const fs_topo *t, const fs_cost_table *c, fs_topo_cost *o) {
+  int awgr = strcmp(t->family, "awgr") == 0, sirius = strcmp(t->family, "sirius") == 0;
+  if ((!awgr && !sirius) || t->n_links == 0) return 0;
+  int64_t n = t->n_hosts;
+  /* awgr: a port carries its N - 1 channels; sirius: its host cable. */
+  double gbps = t->links[0].capacity_bps / 1e9 * (awgr ? (double)(n - 1) : 1);
+  fs_cost_add(o, c, FS_PART_NIC, gbps, n);
+  fs_cost_add(o, c, FS_PART_XCVR_DR, gbps, n);
+  o->fiber_m = 2 * c->fabric_m * (double)n;
+  o->fiber_usd = o->fiber_m * c->fiber_usd_per_m;
+  o->usd = o->fiber_usd + AWGR_USD_PER_PORT * (double)n;
+  for (int p = 0; p < FS_PART_COUNT; p++) {
+    o->usd += o->part[p].usd;
+    o->watts += o->part[p].watts;
+  }
+  return 1;
+}
+
 void fs_topo_cost_compute(const fs_topo *t, fs_topo_cost *o) {
   const fs_cost_table *c = &t->cost;
   memset(o, 0, sizeof(*o));
+  if (optical_cost(t, c, o)) return;
   int direct = strcmp(t->family, "torus") == 0 || strcmp(t->family, "ring") == 0 ||
                strcmp(t->family, "fullmesh") == 0;
   int dragonfly = strcmp(t->family, "dragonfly") == 0;

@@ -141,6 +141,8 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
   else if (strcmp(t->family, "dragonfly") == 0 || strcmp(t->family, "torus") == 0 ||
            strcmp(t->family, "ring") == 0 || strcmp(t->family, "fullmesh") == 0)
     snprintf(buf, (size_t)n, "router%d", v->index);
+  else if (strcmp(t->family, "sirius") == 0)
+    snprintf(buf, (size_t)n, "node%d", v->index);
   else if (leafspine && v->tier == 1)
     snprintf(buf, (size_t)n, "leaf%d", v->index);
   else if (leafspine && v->tier == 2)

@@ -831,6 +831,18 @@ static int railonly_hops(const fs_topo *t, fs_topo_stats *st) {
  * torus of up to 3 dimensions of sizes 2-6 (tests/test_topo_zoo.c). 0 for
  * any other graph. */
 static int direct_hops(const fs_topo *t, fs_topo_stats *st) {
+  /* awgr: every host has a direct channel to every other, 1 hop; sirius:
+   * host, its node, the other node, host, 3 hops (the fullmesh layout). */
+  if (strcmp(t->family, "awgr") == 0 && t->n_nodes == t->n_hosts) {
+    st->diameter_hops = 1;
+    st->avg_hops = 1;
+    return 1;
+  }
+  if (strcmp(t->family, "sirius") == 0 && 2 * t->n_hosts == t->n_nodes) {
+    st->diameter_hops = 3;
+    st->avg_hops = 3;
+    return 1;
+  }
   int torus = strcmp(t->family, "torus") == 0, ring = strcmp(t->family, "ring") == 0;
   int mesh = strcmp(t->family, "fullmesh") == 0;
   if ((!torus && !ring && !mesh) || t->gpus_per_node > 1 || 2 * t->n_hosts != t->n_nodes)

@@ -226,6 +226,55 @@ static int clos_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
   return fs_topo_clos(&p, &sv, out, inner);
 }
 
+/* awgr and sirius objects (type is one of them). */
+static int optical_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
+                             const char *type, fs_topo **out, fs_err *inner) {
+  int rc;
+  /* Optical fabrics (docs/model.md, "Optical fabrics"). Defaults: 300 ns is
+   * 2 x 30 m of fibre (fabric_m each way to the grating) at 5 ns/m, the
+   * grating itself passive and a few cm; 25 Gb/s a wavelength is the common
+   * 25G lane (an assumption); Sirius's 50 Gb/s port is its prototype's
+   * channel rate and 100 ns its slot (a 3.84 ns reconfiguration is then a
+   * ~4% guard band). */
+  if (strcmp(type, "awgr") == 0) {
+    static const char *const keys[] = {"type", "hosts", "channel_gbps", "port_gbps",
+                                       "latency_ns", "inc", "cost", NULL};
+    int64_t hosts, lat;
+    double ch, port;
+    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
+        (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 2, 2048, &hosts)) ||
+        (rc = fs__json_int(c, obj, path, "latency_ns", 0, 300, 0, 1000000000000LL, &lat)))
+      return rc;
+    /* A host's port carries its N - 1 wavelengths: give the port or the
+     * channel, not both. */
+    if (cJSON_GetObjectItemCaseSensitive(obj, "port_gbps")) {
+      if (cJSON_GetObjectItemCaseSensitive(obj, "channel_gbps"))
+        return fail_key(c, obj, path, "channel_gbps",
+                        "and port_gbps both given (channel = port / (hosts - 1): give one)");
+      if ((rc = fs__json_num(c, obj, path, "port_gbps", 1, 0, 1e-9, 1e7, &port))) return rc;
+      ch = port / (double)(hosts - 1);
+    } else if ((rc = fs__json_num(c, obj, path, "channel_gbps", 0, 25, 1e-9, 1e7, &ch))) {
+      return rc;
+    }
+    fs_awgr_params p = {(int32_t)hosts, ch, lat};
+    return fs_topo_awgr(&p, out, inner);
+  }
+  {
+    static const char *const keys[] = {"type", "hosts", "port_gbps", "latency_ns", "slot_ns",
+                                       "inc", "cost", NULL};
+    int64_t hosts, lat, slot;
+    double port;
+    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
+        (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 2, 2048, &hosts)) ||
+        (rc = fs__json_num(c, obj, path, "port_gbps", 0, 50, 1e-9, 1e7, &port)) ||
+        (rc = fs__json_int(c, obj, path, "latency_ns", 0, 300, 0, 1000000000000LL, &lat)) ||
+        (rc = fs__json_int(c, obj, path, "slot_ns", 0, 100, 1, 488281250, &slot)))
+      return rc;
+    fs_sirius_params p = {(int32_t)hosts, port, lat, slot};
+    return fs_topo_sirius(&p, out, inner);
+  }
+}
+
 static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
                          const char *type, fs_topo **out, fs_err *inner, int *known) {
   int rc;
@@ -329,6 +378,8 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if (ring) return fs_topo_ring(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
     return fs_topo_fullmesh(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
   }
+  if (strcmp(type, "awgr") == 0 || strcmp(type, "sirius") == 0)
+    return optical_from_json(c, obj, path, type, out, inner);
   if (strcmp(type, "dragonfly") == 0) {
     static const char *const keys[] = {"type", "a", "p", "h", "g", "host_gbps", "local_gbps",
                                        "global_gbps", "latency_ns", "global_latency_ns",
@@ -435,7 +486,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     fs__json_path_key(p, sizeof(p), path, "type");
     return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "type"),
                          "unknown topology type (expected star, leafspine, fattree, clos, railopt, "
-                         "railonly, torus, ring, fullmesh, dragonfly or file)");
+                         "railonly, torus, ring, fullmesh, dragonfly, awgr, sirius or file)");
   }
   if (rc) return builder_fail(c, path, rc, &inner);
   const char *inc;

@@ -336,6 +336,14 @@ double fs_topo_bisection_formula(const fs_topo *t) {
     double m = (double)hpe * host < (double)U1 * edge ? (double)hpe * host : (double)U1 * edge;
     return (double)(E / 2) * m;
   }
+  /* awgr, sirius: the cut of hosts [0, h) from [h, N), h = floor(N / 2),
+   * crosses one mesh cable per pair across it, h (N - h) of them (sirius:
+   * the node cables, hosts' own port_gbps >= (N - h) port / (N - 1)). */
+  int awgr = strcmp(t->family, "awgr") == 0, sirius = strcmp(t->family, "sirius") == 0;
+  if (awgr || sirius) {
+    int64_t n = t->n_hosts, h = n / 2;
+    return (double)(h * (n - h)) * t->links[sirius ? 2 * n : 0].capacity_bps;
+  }
   int ring = strcmp(t->family, "ring") == 0, torus = strcmp(t->family, "torus") == 0;
   if (!ring && !torus) return -1;
   int32_t k0 = t->dims[0];
@@ -348,4 +356,80 @@ double fs_topo_bisection_formula(const fs_topo *t) {
   double cut = (double)(k0 == 2 ? 1 : 2) * (double)(n / k0) * fabric;
   double hosts = (double)(n / 2) * host;
   return cut < hosts ? cut : hosts;
+}
+
+/* ---- optical fabrics: awgr, sirius ----------------------------------------------
+ * Both are a full mesh of logical links over passive gratings (docs/model.md,
+ * "Optical fabrics"); 2048 hosts bound the N (N - 1) / 2 cables to ~2.1M,
+ * under the builder's cable limit. */
+
+enum { OPTICAL_MAX_HOSTS = 2048 };
+
+int fs_topo_awgr(const fs_awgr_params *p, fs_topo **out, fs_err *err) {
+  const char *F = "awgr";
+  int rc;
+  if ((rc = fs_topo_check_link(F, p->channel_gbps, "channel_gbps", p->latency_ns, err)))
+    return rc;
+  if (p->hosts < 2 || p->hosts > OPTICAL_MAX_HOSTS)
+    return bad_int(F, "hosts", "in [2, 2048]", p->hosts, err);
+  int64_t n = p->hosts, cables = n * (n - 1) / 2;
+  if ((rc = fs_topo_check_size(F, n, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)n, (int32_t)(2 * cables), err))) return rc;
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, -1));
+  /* Host i's wavelength to host j is its own channel through the grating:
+   * a direct cable, so routing takes it and nothing relays. */
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = i + 1; j < n; j++)
+      TRY(fs_topo_builder_cable(&b, i, j, p->channel_gbps * 1e9, p->latency_ns));
+  snprintf(b.t->spec, sizeof(b.t->spec), "awgr:hosts=%d,channel_gbps=%g,latency_ns=%lld",
+           p->hosts, p->channel_gbps, (long long)p->latency_ns);
+  return fs_topo_builder_finish(&b, out, err);
+oom:
+  fs_topo_builder_abort(&b);
+  return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
+}
+
+/* A cell waits for its pair's slot, which comes once a cycle of N - 1
+ * slots; arriving at a uniform time it waits half a cycle on average,
+ * rounded up to whole ns. */
+int64_t fs_sirius_hop_ns(int32_t nodes, int64_t latency_ns, int64_t slot_ns) {
+  return latency_ns + ((int64_t)(nodes - 1) * slot_ns + 1) / 2;
+}
+
+int fs_topo_sirius(const fs_sirius_params *p, fs_topo **out, fs_err *err) {
+  const char *F = "sirius";
+  int rc;
+  if ((rc = fs_topo_check_link(F, p->port_gbps, "port_gbps", p->latency_ns, err)) ||
+      (rc = fs_topo_check_latency(F, p->slot_ns, "slot_ns", err)))
+    return rc;
+  if (p->nodes < 2 || p->nodes > OPTICAL_MAX_HOSTS)
+    return bad_int(F, "hosts", "in [2, 2048]", p->nodes, err);
+  if (p->slot_ns > MAX_LATENCY_NS / OPTICAL_MAX_HOSTS)
+    return bad_int(F, "slot_ns", "<= 488281250", p->slot_ns, err);
+  int64_t n = p->nodes, cables = n + n * (n - 1) / 2;
+  int64_t hop = fs_sirius_hop_ns(p->nodes, p->latency_ns, p->slot_ns);
+  if ((rc = fs_topo_check_latency(F, hop, "latency_ns + (hosts - 1) * slot_ns / 2", err)))
+    return rc;
+  if ((rc = fs_topo_check_size(F, 2 * n, cables, err))) return rc;
+  fs_topo_builder b;
+  if ((rc = fs_topo_builder_init(&b, F, (int32_t)(2 * n), (int32_t)(2 * cables), err)))
+    return rc;
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_HOST, 0, i, i));
+  /* group = index: every node is its own group, as Valiant picks them. */
+  for (int32_t i = 0; i < n; i++) TRY(fs_topo_builder_node(&b, FS_NODE_SWITCH, 1, i, i));
+  int32_t r0 = (int32_t)n;
+  for (int32_t i = 0; i < n; i++)
+    TRY(fs_topo_builder_cable(&b, i, r0 + i, p->port_gbps * 1e9, 0));
+  /* Over a cycle every ordered pair holds the laser one slot in N - 1. */
+  double bps = p->port_gbps * 1e9 / (double)(n - 1);
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = i + 1; j < n; j++)
+      TRY(fs_topo_builder_cable(&b, r0 + i, r0 + j, bps, hop));
+  snprintf(b.t->spec, sizeof(b.t->spec), "sirius:hosts=%d,port_gbps=%g,latency_ns=%lld,slot_ns=%lld",
+           p->nodes, p->port_gbps, (long long)p->latency_ns, (long long)p->slot_ns);
+  return fs_topo_builder_finish(&b, out, err);
+oom:
+  fs_topo_builder_abort(&b);
+  return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }

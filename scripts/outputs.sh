@@ -146,7 +146,8 @@ run coll-nccl-tests-all coll --op reduce --topo star:hosts=4 -g 4 -b 1K -e 1M -f
 # ---- topo: families, metrics, exports ----
 for s in fattree:k=8,gbps=100 leafspine:leaves=8,spines=4,hosts_per_leaf=8,gpus_per_node=8 \
          leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400 \
-         torus:dims=4x4x4 ring:n=8 star:hosts=16 dragonfly:a=4,p=2,h=2; do
+         torus:dims=4x4x4 ring:n=8 star:hosts=16 dragonfly:a=4,p=2,h=2 awgr:hosts=16 \
+         sirius:hosts=16; do
   b=$(printf '%s' "$s" | tr ':,=' '___')
   run "topo-$b" topo "$s"
   run "topo-$b-json" topo "$s" --format json

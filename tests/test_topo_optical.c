@@ -178,3 +178,15 @@ TEST(test_topo_optical_cost_by_hand) {
   }
   fs_topo_free(t);
 }
+
+/* A training job runs on a fabric without switches: a GPU's port is what
+ * it sends over its direct channels (63 x 400/63 Gb/s on a 64-GPU AWGR),
+ * so the job's 400 Gb/s NIC is accepted and the iteration is timed. */
+TEST(test_topo_optical_train_on_awgr) {
+  static char out[1 << 14];
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b-awgr.json --no-compare", "2>&1", out,
+                            sizeof(out)),
+               0);
+  CHECK(strstr(out, "iteration time:") != NULL);
+  CHECK(strstr(out, "awgr:hosts=64") != NULL);
+}

@@ -11,7 +11,8 @@
  * switch behind its NIC; -1 if none. */
 int32_t fs__work_leaf(const fs_topo *t, int32_t h);
 /* Gb/s host h can send into the scale-out fabric: its links to switches,
- * and its NICs' links to switches. */
+ * and its NICs' links to switches; in a fabric without switches (awgr,
+ * fullmesh), its links to the other hosts. */
 double fs__work_fabric_gbps(const fs_topo *t, int32_t h);
 /* GPUs per server when the topology models servers (hosts sharing a
  * scale-up switch: a neighbour that is no host, switch, NIC, OCS or WAN

@@ -63,6 +63,13 @@ double fs__work_fabric_gbps(const fs_topo *t, int32_t h) {
     int32_t w = t->links[t->out_links[e]].to;
     if (t->nodes[w].kind == FS_NODE_NIC) gbps += switch_gbps(t, w);
   }
+  if (gbps > 0) return gbps;
+  /* a direct-connect fabric (awgr, fullmesh): no switch, the host's port is
+   * split over its links to the other hosts */
+  for (int32_t e = t->out_start[h]; e < t->out_start[h + 1]; e++) {
+    const fs_link *l = &t->links[t->out_links[e]];
+    if (t->nodes[l->to].kind == FS_NODE_HOST) gbps += l->capacity_bps / 1e9;
+  }
   return gbps;
 }
 

@@ -544,6 +544,16 @@ static void heat_color(double u, char *buf, size_t n) {
   snprintf(buf, n, "#%02x%02x%02x", r, g, b);
 }
 
+/* A labelled row of a heatmap or spectrum: the label right-aligned before
+ * `left`, a white track from left to right. */
+static void row_track(fs_html *h, const char *label, double left, double right, double y,
+                      double row) {
+  fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 11);
+  esc(h->f, label);
+  fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+          "fill=\"#fff\" stroke=\"#eee\"/>\n", left, y, right - left, row);
+}
+
 void fs_html_spectrum(fs_html *h, const char *title, const char *const *rows, int32_t n_rows,
                       int32_t n_units, const int32_t *owner, const char *const *owner_label,
                       const char *unit_name) {
@@ -553,10 +563,7 @@ void fs_html_spectrum(fs_html *h, const char *title, const char *const *rows, in
   double cw = (right - left) / (n_units > 0 ? n_units : 1);
   for (int32_t r = 0; r < n_rows; r++) {
     double y = top + row * r;
-    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 11);
-    esc(h->f, rows[r]);
-    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-            "fill=\"#fff\" stroke=\"#eee\"/>\n", left, y, right - left, row);
+    row_track(h, rows[r], left, right, y, row);
     const int32_t *o = owner + (size_t)r * (size_t)n_units;
     for (int32_t u = 0, v; u < n_units; u = v) {
       for (v = u + 1; v < n_units && o[v] == o[u]; v++) {
@@ -588,10 +595,7 @@ void fs_html_heatmap(fs_html *h, const char *title, const char *const *rows, int
   double cw = (right - left) / (n_cols > 0 ? n_cols : 1);
   for (int32_t r = 0; r < n_rows; r++) {
     double y = top + row * r;
-    fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 11);
-    esc(h->f, rows[r]);
-    fprintf(h->f, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-            "fill=\"#fff\" stroke=\"#eee\"/>\n", left, y, right - left, row);
+    row_track(h, rows[r], left, right, y, row);
     for (int32_t c = 0; c < n_cols; c++) {
       double v = u[(size_t)r * n_cols + c];
       if (!(v > 0.005)) continue;

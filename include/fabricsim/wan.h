@@ -154,6 +154,10 @@ int32_t fs_wan_job_ring(const fs_wan *w, int32_t *ring);
  * the count (0 without a job or with fewer than two job sites) and writes
  * up to max entries (out may be NULL with max 0: the count). */
 int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max);
+/* What `wan provision` and `wan train` provision: the file's demands, then
+ * the job's (fs_wan_job_demands), in one malloc'd array (the caller frees)
+ * of *n entries; NULL when out of memory. */
+fs_wan_demand *fs_wan_demands_with_job(const fs_wan *w, int32_t *n);
 /* n demands of gbps each between two distinct sites of w drawn uniformly
  * with the rng seeded by seed (the same seed, the same demands; not the
  * job's, no slice), written to out[0..n). Cannot fail: w has at least two

@@ -138,15 +138,11 @@ static int parse_opts(const fs__cmd *c, int argc, char **argv, opts *o) {
 
 /* The demands to provision: the file's (or random ones), then the job's. */
 static fs_wan_demand *collect_demands(const fs_wan *w, const opts *o, int32_t *n) {
-  int32_t nj = fs_wan_job_demands(w, NULL, 0);
-  int32_t nf = o->random ? (int32_t)o->random : w->n_demands;
+  if (!o->random) return fs_wan_demands_with_job(w, n);
+  int32_t nj = fs_wan_job_demands(w, NULL, 0), nf = (int32_t)o->random;
   fs_wan_demand *d = calloc((size_t)(nf + nj) + 1, sizeof(*d));
   if (!d) return NULL;
-  if (o->random) {
-    fs_wan_demands_random(w, nf, o->gbps, (uint64_t)o->seed, d);
-  } else if (nf) {
-    memcpy(d, w->demands, (size_t)nf * sizeof(*d));
-  }
+  fs_wan_demands_random(w, nf, o->gbps, (uint64_t)o->seed, d);
   fs_wan_job_demands(w, d + nf, nj);
   *n = nf + nj;
   return d;

@@ -57,17 +57,6 @@ static const fs__cmd protect_cmd = {
     NULL, protect_opts, "WAN.json", "WAN file", 1, 1, AT(file), AT(n_file)};
 #undef AT
 
-/* The demands: the file's, then the job's ring pairs. */
-static fs_wan_demand *collect_demands(const fs_wan *w, int32_t *n) {
-  int32_t nj = fs_wan_job_demands(w, NULL, 0);
-  fs_wan_demand *d = calloc((size_t)(w->n_demands + nj) + 1, sizeof(*d));
-  if (!d) return NULL;
-  if (w->n_demands) memcpy(d, w->demands, (size_t)w->n_demands * sizeof(*d));
-  fs_wan_job_demands(w, d + w->n_demands, nj);
-  *n = w->n_demands + nj;
-  return d;
-}
-
 /* The fibres a --cut or --srlg names: their count, or -1 after a usage
  * error (status in *status). */
 static int32_t failed_fibres(const fs_wan *w, const opts *o, int32_t *failed, char *label,
@@ -125,7 +114,7 @@ static int run(const opts *o, int json) {
     ns = 3;
     schemes[0] = FS_WAN_PROT_NONE, schemes[1] = FS_WAN_PROT_1P1, schemes[2] = FS_WAN_PROT_SBPP;
   }
-  if (!(failed = calloc((size_t)w->n_fibres + 1, sizeof(int32_t))) || !(d = collect_demands(w, &n))) {
+  if (!(failed = calloc((size_t)w->n_fibres + 1, sizeof(int32_t))) || !(d = fs_wan_demands_with_job(w, &n))) {
     status = fs__cli_fail(&(fs_err){FS_ENOMEM, "out of memory"});
     goto out;
   }

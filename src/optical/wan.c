@@ -119,6 +119,16 @@ int32_t fs_wan_job_demands(const fs_wan *w, fs_wan_demand *out, int32_t max) {
   return pairs;
 }
 
+fs_wan_demand *fs_wan_demands_with_job(const fs_wan *w, int32_t *n) {
+  int32_t nj = fs_wan_job_demands(w, NULL, 0), nf = w->n_demands;
+  fs_wan_demand *d = calloc((size_t)(nf + nj) + 1, sizeof(*d));
+  if (!d) return NULL;
+  if (nf) memcpy(d, w->demands, (size_t)nf * sizeof(*d));
+  fs_wan_job_demands(w, d + nf, nj);
+  *n = nf + nj;
+  return d;
+}
+
 void fs_wan_demands_random(const fs_wan *w, int32_t n, double gbps, uint64_t seed,
                            fs_wan_demand *out) {
   fs__rng rng;

@@ -352,14 +352,12 @@ static void figures_train(const fs_train_result *r, double *f) {
  * the file's demands and the job's provisioned; the job's all-reduce
  * simulated when the file has a job (else its figures stay NAN). */
 static int run_wan(const fs_wan *w, double *f, fs_err *err) {
-  int32_t nj = fs_wan_job_demands(w, NULL, 0), nf = w->n_demands;
-  fs_wan_demand *d = calloc((size_t)(nf + nj) + 1, sizeof(*d));
+  int32_t nd = 0;
+  fs_wan_demand *d = fs_wan_demands_with_job(w, &nd);
   if (!d) return fs_err_set(err, FS_ENOMEM, "out of memory");
-  if (nf) memcpy(d, w->demands, (size_t)nf * sizeof(*d));
-  fs_wan_job_demands(w, d + nf, nj);
   fs_wan_prov_opts o = {FS_WAN_FIRST_FIT, 3, -1};
   fs_wan_plan *p = NULL;
-  int rc = fs_wan_provision(w, d, nf + nj, &o, &p, err);
+  int rc = fs_wan_provision(w, d, nd, &o, &p, err);
   if (!rc && w->job.present) {
     fs_wan_train_result r;
     if (!(rc = fs_wan_train(p, 0, &r, err))) {

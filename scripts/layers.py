@@ -44,7 +44,7 @@ OWNER = {
     "coll": "coll",
     "work": "work", "compute": "work", "pipeline": "work", "train": "work",
     "scenario": "scenario", "ns3": "scenario", "packet": "scenario",
-    "ocs": "optical", "topoopt": "optical", "tpu": "optical", "wan": "optical",
+    "ocs": "optical", "ocsctl": "ctl", "topoopt": "optical", "tpu": "optical", "wan": "optical",
     "wan_risk": "optical", "wan_sdm": "optical",
     "chakra": "chakra", "sweep": "sweep",
     "report": "report", "html": "report", "trace": "report",

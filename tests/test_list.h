@@ -33,6 +33,7 @@
 #include "list_wan_risk.h"
 #include "list_wan_sdm.h"
 #include "list_netctl.h"
+#include "list_ocsctl.h"
 #include "list_train_ctl.h"
 #include "list_scenario_ctl.h"
 #include "list_symm.h"

@@ -1151,7 +1151,7 @@ static const bad_case bad_cases[] = {
      "first_dense, parallel_block, mla)"},
     {{"extra=1"},
      "job.json: $.extra: unknown key (expected one of: description, model, "
-     "training, parallelism, hardware, framework, topology, placement, routing, failures, transport)"},
+     "training, parallelism, hardware, framework, topology, placement, routing, failures, transport, ocs)"},
     {{"model"}, "job.json: $.model: required object is missing"},
     {{"model=[]"}, "job.json: $.model: must be an object, got []"},
     {{"model.hidden"}, "job.json: $.model.hidden: required integer is missing"},

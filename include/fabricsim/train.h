@@ -111,6 +111,11 @@ typedef struct fs_train_result {
   fs_netctl_stats ctl; /* routing control, when the job has any */
   double baseline_iter_s; /* then: the iteration without it (base routing,
                              no failures, no re-optimisation); else 0 */
+  /* With an OCS layer (job->ocs.ports > 0): its controller's counts, the
+   * iteration without the layer (electrical only) and, adaptive, with its
+   * static configuration throughout; else 0. */
+  fs_ocsctl_stats ocs;
+  double ocs_off_iter_s, ocs_static_iter_s;
   fs_train_comm comm;
   /* Kinds whose contention the simulation models (bit 1u << FS_TRAIN_*). */
   uint32_t congestion_aware;
@@ -165,6 +170,8 @@ void fs_cluster_free(fs_cluster *c); /* NULL is a no-op */
 /* The summary, its JSON and the trace are report's (fabricsim/report.h).
  * The iteration's simulation (its DAG; results after fs_train_run). */
 const fs_sim *fs_train_sim(const fs_train *tr);
+/* The OCS layer's controller (its changes, ocsctl.h), NULL without one. */
+const fs_ocsctl *fs_train_ocs(const fs_train *tr);
 
 /* The iteration as a timeline (what the trace draws, for reports): per
  * pipeline stage, its data-parallel rank 0 device's forward and backward

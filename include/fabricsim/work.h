@@ -29,6 +29,7 @@
 #include "fabricsim/route.h"
 #include "fabricsim/sim.h"
 #include "fabricsim/netctl.h"
+#include "fabricsim/ocsctl.h"
 #include "fabricsim/topo.h"
 
 #ifdef __cplusplus
@@ -219,6 +220,9 @@ typedef struct fs_job {
   fs_netctl_failure *failures;
   int32_t n_failures;
   fs_transport transport; /* "transport" (sim.h): fluid when absent */
+  /* An OCS layer between the topology's leaves whose circuits a
+   * controller sets during the run (ocsctl.h, "ocs"): ports 0 = none. */
+  fs_ocsctl_opts ocs;
   /* In a cluster of several jobs (train.h, fs_cluster_new): the job's GPU
    * g is the cluster's GPU gpu_offset + g (whole servers); 0 alone. */
   int64_t gpu_offset;

@@ -6,6 +6,7 @@
  * buffer is sized by the topology's largest out-degree, so no switch's
  * cables are cut short. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "../base/base.h"
 #include "../base/json.h"
 #include "fabricsim/netctl.h"
+#include "fabricsim/ocsctl.h"
 
 /* A time of key k under obj (path), in k's unit: an integer or a number in
  * [min, max], k->def when absent and not required. */
@@ -157,5 +159,56 @@ int fs_netctl_routing_from_json(const struct cJSON *root, const char *file,
     return fs__json_fail(c, p, mval, "%s", inner.msg);
   }
   out->seed = (uint64_t)seed;
+  return 0;
+}
+
+/* root["ocs"]: the OCS layer of a job (ocsctl.h; docs/formats.md). */
+int fs_ocsctl_from_json(const cJSON *root, const char *file, fs_ocsctl_opts *o, fs_err *err) {
+  fs__jctx cx = {file, err}, *c = &cx;
+  fs_ocsctl_opts_init(o);
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "ocs");
+  if (!r) return 0;
+  static const char *const keys[] = {"ports",       "gbps",   "latency_ns",  "technology",
+                                     "reconfig_us", "policy", "interval_ms", NULL};
+  const char *P = "$.ocs", *tech, *policy;
+  int64_t ports, lat;
+  double us, ms;
+  int rc;
+  if ((rc = fs__json_expect_object(c, r, P, keys)) ||
+      (rc = fs__json_int(c, r, P, "ports", 1, 0, 1, 4096, &ports)) ||
+      (rc = fs__json_num(c, r, P, "gbps", 0, o->gbps, 1e-3, 1e7, &o->gbps)) ||
+      (rc = fs__json_int(c, r, P, "latency_ns", 0, o->latency_ns, 0, 1000000000, &lat)) ||
+      (rc = fs__json_str(c, r, P, "technology", 0, NULL, &tech)) ||
+      (rc = fs__json_num(c, r, P, "reconfig_us", 0, -1, 0, 1e9, &us)) ||
+      (rc = fs__json_str(c, r, P, "policy", 0, "adaptive", &policy)) ||
+      (rc = fs__json_num(c, r, P, "interval_ms", 0, -1, 1e-6, 1e9, &ms)))
+    return rc;
+  o->ports = (int32_t)ports;
+  o->latency_ns = lat;
+  if (tech && us >= 0)
+    return fs__json_fail(c, "$.ocs.reconfig_us", cJSON_GetObjectItemCaseSensitive(r, "reconfig_us"),
+                         "give either technology or reconfig_us, not both");
+  if (tech && fs_ocsctl_technology(tech, &o->reconfig_s))
+    return fs__json_fail(c, "$.ocs.technology", cJSON_GetObjectItemCaseSensitive(r, "technology"),
+                         "must be mems, wss, sip or laser");
+  if (tech) snprintf(o->technology, sizeof(o->technology), "%s", tech);
+  if (us >= 0) {
+    o->reconfig_s = us * 1e-6;
+    o->technology[0] = 0;
+  }
+  if (!strcmp(policy, "static"))
+    o->policy = FS_OCSCTL_STATIC;
+  else if (!strcmp(policy, "adaptive"))
+    o->policy = FS_OCSCTL_ADAPTIVE;
+  else
+    return fs__json_fail(c, "$.ocs.policy", cJSON_GetObjectItemCaseSensitive(r, "policy"),
+                         "must be static or adaptive");
+  if (ms >= 0 && o->policy == FS_OCSCTL_STATIC)
+    return fs__json_fail(c, "$.ocs.interval_ms", cJSON_GetObjectItemCaseSensitive(r, "interval_ms"),
+                         "only applies with \"policy\": \"adaptive\"");
+  /* (ten delays: a change must be able to pay for itself within the
+   * interval; never under 1 ms, so nanosecond switches do not tick every
+   * few nanoseconds) */
+  o->interval_s = ms >= 0 ? ms * 1e-3 : fmax(10 * o->reconfig_s, 1e-3);
   return 0;
 }

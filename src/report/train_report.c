@@ -32,6 +32,60 @@ static void engine_line(FILE *f, const char *head, const fs_train_result *r) {
           r->peak_rss_bytes / 1048576.0);
 }
 
+/* The OCS layer's lines (ocsctl.h): what it is, what its controller did,
+ * and the iteration without it and with its static configuration. */
+static void ocs_text(FILE *f, const fs_job *job, const fs_train_result *r, double T) {
+  const fs_ocsctl_opts *o = &job->ocs;
+  const fs_ocsctl_stats *s = &r->ocs;
+  fprintf(f, "ocs layer:          %d leaves x %d ports of %g Gb/s, %s%s%g us to reconfigure, %s",
+          s->leaves, o->ports, o->gbps, o->technology, o->technology[0] ? " " : "",
+          o->reconfig_s * 1e6, fs_ocsctl_policy_name(o->policy));
+  if (o->policy == FS_OCSCTL_ADAPTIVE) fprintf(f, " (decides every %g ms)", o->interval_s * 1e3);
+  fprintf(f, "\n");
+  fprintf(f,
+          "circuits:           %d lit before the run; %d reconfigurations, %d declined (they "
+          "cost more than they save), %lld circuits set up, %.3f circuit-ms dark\n",
+          s->circuits_initial, s->reconfigs, s->declined, (long long)s->circuits_set,
+          s->dark_s * 1e3);
+  if (s->flow_bytes > 0)
+    fprintf(f, "                    %.1f %% of the bytes between leaves ended on circuits\n",
+            100 * s->circuit_bytes / s->flow_bytes);
+  if (r->ocs_off_iter_s > 0)
+    fprintf(f, "without the layer:  %.3f ms (electrical fabric only): this run takes x%.3f of it\n",
+            r->ocs_off_iter_s * 1e3, T / r->ocs_off_iter_s);
+  if (r->ocs_static_iter_s > 0)
+    fprintf(f,
+            "static circuits:    %.3f ms (the configuration set before the run, kept): this run "
+            "takes x%.3f of it\n",
+            r->ocs_static_iter_s * 1e3, T / r->ocs_static_iter_s);
+}
+
+static void ocs_json(FILE *f, const fs_job *job, const fs_train_result *r) {
+  const fs_ocsctl_opts *o = &job->ocs;
+  const fs_ocsctl_stats *s = &r->ocs;
+  char a[40], b[40], c[40], d[40], e[40], g[40];
+  fs__fmt_num(a, o->gbps);
+  fs__fmt_num(b, o->reconfig_s * 1e9);
+  fs__fmt_num(c, s->dark_s * 1e9);
+  fs__fmt_num(d, s->circuit_bytes);
+  fs__fmt_num(e, s->flow_bytes);
+  fs__fmt_num(g, o->interval_s * 1e9);
+  fprintf(f,
+          ",\"ocs\":{\"leaves\":%d,\"ports\":%d,\"gbps\":%s,\"reconfig_ns\":%s,"
+          "\"technology\":\"%s\",\"policy\":\"%s\",\"interval_ns\":%s,"
+          "\"circuits_initial\":%d,\"decisions\":%d,\"reconfigurations\":%d,\"declined\":%d,"
+          "\"circuits_set\":%lld,\"flows_moved\":%lld,\"dark_ns\":%s,\"circuit_bytes\":%s,"
+          "\"leaf_bytes\":%s",
+          s->leaves, o->ports, a, b, o->technology, fs_ocsctl_policy_name(o->policy), g,
+          s->circuits_initial, s->decisions, s->reconfigs, s->declined, (long long)s->circuits_set,
+          (long long)s->flows_moved, c, d, e);
+  fs__fmt_num(a, r->ocs_off_iter_s * 1e9);
+  fprintf(f, ",\"without_iteration_ns\":%s", a);
+  if (r->ocs_static_iter_s > 0)
+    fprintf(f, ",\"static_iteration_ns\":%s", (fs__fmt_num(b, r->ocs_static_iter_s * 1e9), b));
+  fprintf(f, "}");
+}
+
 int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs_work_mem mem;
   fs_work_memory_peak(job, &mem);
@@ -154,6 +208,7 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
             "without control:    %.3f ms (%s routing, no failures, no re-optimisation): "
             "this run takes x%.3f of it\n",
             r->baseline_iter_s * 1e3, fs_route_mode_name(job->mode), T / r->baseline_iter_s);
+  if (job->ocs.ports > 0) ocs_text(f, job, r, T);
   fprintf(f, "communication:      %s (congestion-aware:",
           r->comm == FS_COMM_ALL ? "all traffic in one simulation"
                                  : "isolated: TP, EP and ZeRO-3 timed alone");
@@ -239,6 +294,7 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
             r->ctl.reopts, (long long)r->ctl.pairs_moved, (long long)r->ctl.flows_rerouted,
             (long long)r->ctl.flows_held, r->ctl.cables_failed, (long long)r->ctl.failure_reroutes,
             (fs__fmt_num(a, r->baseline_iter_s * 1e9), a));
+  if (job->ocs.ports > 0) ocs_json(f, job, r);
   fprintf(f, ",\"comm\":\"%s\",\"congestion_aware\":[", fs_train_comm_name(r->comm));
   first = 1;
   for (int k = 0; k < FS_TRAIN_KINDS; k++)

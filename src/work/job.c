@@ -56,6 +56,7 @@ void fs_job_init(fs_job *job, const char *file) {
   memset(job, 0, sizeof(*job));
   snprintf(job->file, sizeof(job->file), "%s", file ? file : "job");
   fs_transport_defaults(FS_TRANSPORT_FLUID, &job->transport);
+  fs_ocsctl_opts_init(&job->ocs);
   job->model.experts = 1;
   job->model.top_k = 1;
   job->model.moe_every = 1;
@@ -1019,6 +1020,31 @@ static int parse_failures(const fs__jctx *c, const cJSON *root, fs_job *job) {
                                       &job->n_failures, c->err);
 }
 
+/* "ocs": the layer's reader (ocsctl.h), then what it needs of the job:
+ * leaves to join, single-path routes it can move, no other controller. */
+static int parse_ocs(const fs__jctx *c, const cJSON *root, fs_job *job) {
+  int rc = fs_ocsctl_from_json(root, c->file, &job->ocs, c->err);
+  if (rc || job->ocs.ports == 0) return rc;
+  int32_t leaves = fs_ocsctl_leaves(job->topo, NULL, 0);
+  if (leaves < 2)
+    return fs__json_fail(c, "$.ocs", NULL,
+                         "joins the topology's leaves (tier-1 switches): %s has %d, needs 2 or more",
+                         job->topo->family, leaves);
+  if (job->mode != FS_ROUTE_ECMP && job->mode != FS_ROUTE_SHORTEST)
+    return fs__json_fail(c, "$.ocs", NULL,
+                         "moves flows between a circuit and one electrical path: needs "
+                         "$.routing.mode ecmp or shortest, got %s",
+                         fs_route_mode_name(job->mode));
+  if (job->reopt_interval_s > 0 || job->n_failures > 0)
+    return fs__json_fail(c, "$.ocs", NULL,
+                         "with routing re-optimisation or failures: not modelled (one controller "
+                         "moves flows at a time)");
+  if (job->transport.kind != FS_TRANSPORT_FLUID)
+    return fs__json_fail(c, "$.ocs", NULL, "needs the fluid transport (the default), got %s",
+                         fs_transport_kind_name(job->transport.kind));
+  return 0;
+}
+
 int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, fs_err *err) {
   fs__jctx c = {file, err};
   cJSON *root = NULL;
@@ -1032,7 +1058,8 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
   fs_job_init(job, file);
   static const char *const keys[] = {"description", "model",     "training",  "parallelism",
                                      "hardware",    "framework", "topology",  "placement",
-                                     "routing",     "failures",  "transport", NULL};
+                                     "routing",     "failures",  "transport", "ocs",
+                                     NULL};
   const char *desc, *place;
   int attn_given = 0;
   const fs_framework_preset *fw;
@@ -1080,7 +1107,8 @@ int fs_job_parse(const char *text, size_t len, const char *file, fs_job **out, f
     goto fail;
   }
   if ((rc = parse_routing(&c, root, job)) || (rc = parse_failures(&c, root, job)) ||
-      (rc = fs_transport_from_json(root, file, &job->transport, err)))
+      (rc = fs_transport_from_json(root, file, &job->transport, err)) ||
+      (rc = parse_ocs(&c, root, job)))
     goto fail;
   /* Defaults from the topology: a NIC's speed from what a host sends into
    * the fabric; the server size and NVLink speed from its servers. */

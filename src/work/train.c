@@ -76,8 +76,9 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   tr->fabric_free = fabric_free;
   /* (a transport model, routing control or a cluster's shared simulation
    * need every flow as an item of the simulation) */
+  int ocs = job->ocs.ports > 0 && !fabric_free && !tr->opts.free_comm;
   tr->lazy = !tr->opts.keep_flows && !shared && job->transport.kind == FS_TRANSPORT_FLUID &&
-             !(job->reopt_interval_s > 0 || job->n_failures > 0);
+             !(job->reopt_interval_s > 0 || job->n_failures > 0) && !ocs;
   tr->last_qc = NULL;
   tr->p = (int32_t)job->par.pp;
   tr->d = (int32_t)job->par.dp;
@@ -126,7 +127,15 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
   tr->own_sim = !shared;
   tr->sim = shared;
   double w0 = fs__now_s();
-  if ((!shared && ((rc = fs_sim_new(job->topo, &tr->sim, err)) ||
+  if (ocs && shared) {
+    rc = fs_err_set(err, FS_EINVAL, "%s: $.ocs: an OCS layer in a cluster of several jobs: not "
+                    "modelled (run the job alone)", job->file);
+    goto fail;
+  }
+  /* (the simulation runs on the topology with the OCS layer's links; routes
+   * are found on the job's own, whose link ids they keep) */
+  if (ocs && (rc = fs_ocsctl_topo(job->topo, &job->ocs, &tr->ocs_topo, err))) goto fail;
+  if ((!shared && ((rc = fs_sim_new(ocs ? tr->ocs_topo : job->topo, &tr->sim, err)) ||
                    (rc = fs_sim_set_transport(tr->sim, &job->transport, err)))) ||
       (rc = fs_router_new(job->topo, &tr->router, err)) ||
       (rc = fs_route_cache_new(tr->router, job->mode, job->seed, 0x70, &tr->routes, err)) ||
@@ -144,6 +153,8 @@ static int train_build(const fs_job *job, const fs_train_opts *opts, int fabric_
     fs__train_ctl_opts(job, &co);
     if ((rc = fs_netctl_new(tr->sim, &co, &tr->ctl, err))) goto fail;
   }
+  if (ocs && (rc = fs_ocsctl_new(tr->sim, job->topo->n_links, &job->ocs, &tr->ocs, err)))
+    goto fail;
   *out = tr;
   return 0;
 fail:
@@ -184,8 +195,10 @@ int fs_train_new(const fs_job *job, const fs_train_opts *opts, fs_train **out, f
 void fs_train_free(fs_train *tr) {
   if (!tr) return;
   fs_netctl_free(tr->ctl);
+  fs_ocsctl_free(tr->ocs);
   fs_coll_tuner_free(tr->tuner);
   if (tr->own_sim) fs_sim_free(tr->sim); /* before the routes its flows borrow */
+  fs_topo_free(tr->ocs_topo);
   fs_route_cache_free(tr->routes);
   fs_router_free(tr->router);
   for (size_t i = 0; i < tr->n_qc; i++) fs__qcoll_free(tr->qc[i]);
@@ -226,5 +239,7 @@ int fs_train_run(fs_train *tr, fs_train_result *out, fs_err *err) {
 }
 
 const fs_sim *fs_train_sim(const fs_train *tr) { return tr->sim; }
+
+const fs_ocsctl *fs_train_ocs(const fs_train *tr) { return tr->ocs; }
 
 int32_t fs_train_stages(const fs_train *tr) { return tr->p; }

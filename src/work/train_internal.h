@@ -81,6 +81,8 @@ struct fs_train {
                                 waits for (the previous one's end), or -1 */
   int32_t *iter_hi;          /* per iteration: its items end before this id */
   fs_netctl *ctl; /* failures and re-optimisation, if the job asks (alone) */
+  fs_ocsctl *ocs;     /* the OCS layer's controller, if the job has one */
+  fs_topo *ocs_topo;  /* the job's topology with the layer's links (owned) */
   fs_router *router;
   fs_route_cache *routes;
   fs_coll_tuner *tuner;

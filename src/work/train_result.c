@@ -283,6 +283,20 @@ int fs__train_collect(fs_train *tr, fs_train_result *out, fs_err *err) {
     plain.n_failures = 0;
     if ((rc = run_variant(&plain, &o, 0, 0, NULL, &out->baseline_iter_s, err))) return rc;
   }
+  /* With an OCS layer: the same job without it, and (adaptive) with its
+   * static configuration throughout, so the report says what the circuits
+   * and their changes bought. */
+  if (tr->ocs) {
+    fs_ocsctl_stats_get(tr->ocs, &out->ocs);
+    fs_job v = *job;
+    v.ocs.ports = 0;
+    if ((rc = run_variant(&v, &o, 0, 0, NULL, &out->ocs_off_iter_s, err))) return rc;
+    v.ocs = job->ocs;
+    v.ocs.policy = FS_OCSCTL_STATIC;
+    if (job->ocs.policy == FS_OCSCTL_ADAPTIVE &&
+        (rc = run_variant(&v, &o, 0, 0, NULL, &out->ocs_static_iter_s, err)))
+      return rc;
+  }
   /* comm all: the same job with TP, EP and ZeRO-3 timed alone, so the
    * report says what the contention among all the traffic costs. */
   if (tr->own_sim && tr->opts.comm == FS_COMM_ALL && !tr->opts.no_compare && !tr->opts.free_comm) {

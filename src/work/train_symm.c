@@ -55,6 +55,7 @@ int fs__train_symm_setup(fs_train *tr, int shared, fs_err *err) {
    * representative (fs_sim_set_symmetry) */
   if (job->reopt_interval_s > 0 || job->n_failures > 0)
     return symm_refuse(tr, "refused: routing control or failures"), 0;
+  if (job->ocs.ports > 0) return symm_refuse(tr, "refused: an OCS layer moves flows"), 0;
   const fs_topo *t = job->topo;
   /* with TP lowered as flows, R maps each TP collective onto itself (a
    * shift of one rank), so only its representatives are kept (qcoll.h) */

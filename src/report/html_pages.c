@@ -219,6 +219,76 @@ static const char *const train_links_note =
     "Bytes per time bin recorded by the engine (exact), over every link of each route. With a "
     "symmetry shortcut (see the summary) only the representative links carry traffic.";
 
+/* The OCS layer's circuits over the iteration (ocsctl.h): a row per leaf
+ * pair that ever had one, a span per spell of n circuits (labelled n x),
+ * dark while a change lights them. */
+static int ocs_circuits(fs_html *h, const fs_train *tr, double t_end) {
+  const fs_ocsctl *c = fs_train_ocs(tr);
+  const fs_ocsctl_change *ch;
+  int32_t n = c ? fs_ocsctl_changes(c, &ch) : 0;
+  if (n <= 0) return 0;
+  const fs_topo *t = fs_sim_topo(fs_train_sim(tr));
+  enum { MAX_ROWS = 60 };
+  char(*rn)[64] = malloc((size_t)MAX_ROWS * sizeof(*rn));
+  const char **rows = malloc((size_t)MAX_ROWS * sizeof(*rows));
+  int32_t *ra = malloc((size_t)MAX_ROWS * 2 * sizeof(int32_t));
+  fs_html_span *sp = malloc((size_t)n * 2 * sizeof(*sp));
+  char(*lab)[16] = malloc((size_t)n * 2 * sizeof(*lab));
+  if (!rn || !rows || !ra || !sp || !lab) {
+    FS__FREE_ALL(rn, rows, ra, sp, lab);
+    return FS_ENOMEM;
+  }
+  int32_t n_rows = 0, m = 0, more = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t row = -1;
+    for (int32_t r = 0; r < n_rows && row < 0; r++)
+      if (ra[2 * r] == ch[i].a && ra[2 * r + 1] == ch[i].b) row = r;
+    if (row < 0 && n_rows == MAX_ROWS) {
+      more = 1;
+      continue;
+    }
+    if (row < 0) {
+      row = n_rows++;
+      ra[2 * row] = ch[i].a;
+      ra[2 * row + 1] = ch[i].b;
+      char x[28], y[28];
+      fs_topo_node_name(t, ch[i].a, x, sizeof(x));
+      fs_topo_node_name(t, ch[i].b, y, sizeof(y));
+      snprintf(rn[row], sizeof(rn[row]), "%s-%s", x, y);
+      rows[row] = rn[row];
+    }
+    if (ch[i].to <= 0) continue;
+    /* until the pair's next change, or the end */
+    double end = t_end;
+    for (int32_t k = i + 1; k < n; k++)
+      if (ch[k].a == ch[i].a && ch[k].b == ch[i].b) {
+        end = ch[k].at_s;
+        break;
+      }
+    if (ch[i].lit_s > ch[i].at_s) {
+      snprintf(lab[m], sizeof(lab[m]), "dark");
+      sp[m] = (fs_html_span){row, 1, ch[i].at_s, fmin(ch[i].lit_s, end) - ch[i].at_s, lab[m]};
+      m++;
+    }
+    if (end > ch[i].lit_s) {
+      snprintf(lab[m], sizeof(lab[m]), "%d\u00d7", ch[i].to);
+      sp[m] = (fs_html_span){row, 0, ch[i].lit_s, end - ch[i].lit_s, lab[m]};
+      m++;
+    }
+  }
+  static const char *const cls[] = {"circuits lit", "reconfiguring (dark)"};
+  char note[400];
+  snprintf(note, sizeof(note),
+           "The OCS layer's circuits between leaves over the iteration: a row per leaf pair that "
+           "had any, each span labelled with its number of circuits; dark while a change lights "
+           "them.%s",
+           more ? " The first 60 pairs." : "");
+  fs_html_section(h, "Circuits over time", note);
+  fs_html_gantt(h, "Circuits between leaves", rows, n_rows, cls, 2, sp, m, t_end, NULL, 0);
+  FS__FREE_ALL(rn, rows, ra, sp, lab);
+  return 0;
+}
+
 int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
                          const fs_train_result *r) {
   fs_html h;
@@ -229,6 +299,7 @@ int fs_html_train_report(FILE *f, const fs_job *job, const fs_train *tr,
            (long long)fs_job_gpus(job), job->topo->spec, fs_route_mode_name(job->mode));
   fs_html_begin(&h, f, title, sub);
   int rc = job_sections(&h, job, tr, r, 0);
+  if (!rc) rc = ocs_circuits(&h, tr, fs_sim_makespan_s(fs_train_sim(tr)));
   if (rc) {
     fs_html_end(&h);
     return rc;

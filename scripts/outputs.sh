@@ -118,6 +118,7 @@ run train-two-tenants-json train $ex/tenant-a.json $ex/tenant-b.json --format js
 run train-two-tenants-outputs train $ex/tenant-a.json $ex/tenant-b.json --report @/r.html \
   --trace @/t.json
 run train-gpt-13b-outputs train $ex/gpt-13b.json --report @/r.html --trace @/t.json --export-chakra @/ck
+run train-gpt-13b-ocs-report train $ex/gpt-13b-ocs.json --report @/r.html
 run train-moe-report train $ex/moe-railonly.json --report @/r.html
 run chakra-gpt-13b chakra "$DIR/train-gpt-13b-outputs/ck/trace" \
   --topo leafspine:leaves=8,spines=8,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400
@@ -188,6 +189,8 @@ run sweep-wan sweep $ex/sweep-wan.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-wan/s.sqlite"
 run sweep-wan-dynamic sweep $ex/sweep-wan-dynamic.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-wan-dynamic/s.sqlite"
+run sweep-ocs sweep $ex/sweep-ocs.json --db @/s.sqlite --csv @/s.csv
+rm -f "$DIR/sweep-ocs/s.sqlite"
 run wan-dynamic-report wan dynamic $ex/wan-erlang-link.json --loads 4:20:4 --requests 20000 \
   --report @/r.html
 run wan-dynamic-het wan dynamic $ex/wan-nsfnet-sdm-het.json --loads 600:1300:700 --requests 10000

@@ -383,6 +383,15 @@ typedef int (*fs_sim_timer_fn)(void *ctx, fs_sim *s, double now_s, fs_err *err);
 /* Before or during the run. 0, FS_EINVAL (no fn, at_s negative or not
  * finite) or FS_ENOMEM. */
 int fs_sim_add_timer(fs_sim *s, double at_s, fs_sim_timer_fn fn, void *ctx, fs_err *err);
+/* A route chooser: called as each flow's dependencies and start time are
+ * met, before it takes its links; sets *route to the route it starts on
+ * (copied at once) or leaves it NULL to keep its own, and returns 0 or a
+ * negative FS_E* code (which ends the run). For a controller whose choice
+ * depends on the network's state when the flow starts (ocsctl.h). One per
+ * simulation, set before the run: 0, or FS_EINVAL (none given, or one set
+ * already). Not for plan instances (they are not the run's items). */
+typedef int (*fs_sim_route_fn)(void *ctx, const fs_sim *s, int32_t item, const fs_route **route);
+int fs_sim_set_route_hook(fs_sim *s, fs_sim_route_fn fn, void *ctx, fs_err *err);
 /* 1 if nothing but timers is pending: no flow can drain, no task end, no
  * start come (a periodic controller stops re-arming then). */
 int fs_sim_idle(const fs_sim *s);

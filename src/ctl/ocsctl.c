@@ -15,6 +15,11 @@
 
 #include "../base/base.h"
 
+typedef struct flowvec {
+  int32_t *v;
+  int32_t n, cap;
+} flowvec;
+
 typedef struct upair {
   double w; /* the heavier direction's bytes */
   int32_t u;
@@ -32,7 +37,8 @@ struct fs_ocsctl {
   int32_t *target, *lit, *ports_used;
   /* flows between two leaves */
   int32_t *item_pair;                /* per item: ordered pair a * L + b, -1 if none */
-  int32_t *pair_start, *pair_items;  /* CSR over the L * L ordered pairs */
+  flowvec *inflight;                 /* per ordered pair: its flows started (some
+                                        finished since: dropped when met) */
   int64_t *elec_off;                 /* per item: its electrical route in elec */
   int32_t *elec;
   uint8_t *elec_n, *up_n, *down_at;  /* route length; links up to its leaf; first link down */
@@ -211,19 +217,63 @@ static double circuit_share(const fs_ocsctl *c, int32_t a, int32_t b, int32_t n)
   return circ / (circ + elec);
 }
 
-/* Puts the unfinished flows of ordered pair p on its n circuits or off
- * them. A flow rides a circuit iff floor((j + 1) f) > floor(j f), f the
- * pair's share and j its slot: flows that run at the same time (the same
- * step of a collective over different hosts) have consecutive slots, so
- * a share f of them takes the circuits, as per-host-pair hashing would
- * spread them over capacity-weighted paths. */
-static int move_ordered(fs_ocsctl *c, int32_t p, int32_t n, fs_err *err) {
+/* Whether item it rides its pair's n circuits: iff floor((j + 1) f) >
+ * floor(j f), f the pair's share and j the flow's slot. Flows that run at
+ * the same time (the same step of a collective over different hosts) have
+ * consecutive slots, so a share f of them takes the circuits, as
+ * per-host-pair hashing would spread them over capacity-weighted paths. */
+static int rides_circuit(const fs_ocsctl *c, int32_t it, int32_t n) {
+  int32_t p = c->item_pair[it];
   double f = circuit_share(c, p / c->L, p % c->L, n);
-  for (int32_t k = c->pair_start[p]; k < c->pair_start[p + 1]; k++) {
-    int32_t it = c->pair_items[k];
-    double j = (double)c->item_occ[it] * c->pair_hosts[p] + c->item_rank[it];
-    int circuit = floor((j + 1) * f) > floor(j * f);
-    if (c->on_circuit[it] == circuit || fs_sim_item_finished(c->sim, it)) continue;
+  double j = (double)c->item_occ[it] * c->pair_hosts[p] + c->item_rank[it];
+  return floor((j + 1) * f) > floor(j * f);
+}
+
+static int32_t lit_of(const fs_ocsctl *c, int32_t p) {
+  int32_t a = p / c->L, b = p % c->L;
+  return c->lit[a < b ? a * c->L + b : b * c->L + a];
+}
+
+/* The route hook (sim.h): a flow between two leaves starts on a circuit
+ * or not as the circuits lit now say; it joins its pair's flows in flight. */
+static int on_start(void *ctx, const fs_sim *s, int32_t it, const fs_route **route) {
+  (void)s;
+  fs_ocsctl *c = ctx;
+  int32_t p = c->item_pair[it];
+  if (p < 0) return 0;
+  flowvec *fv = &c->inflight[p];
+  if (fv->n == fv->cap) { /* drop the finished first; grow only if still full */
+    int32_t k = 0;
+    for (int32_t i = 0; i < fv->n; i++)
+      if (!fs_sim_item_finished(c->sim, fv->v[i])) fv->v[k++] = fv->v[i];
+    fv->n = k;
+    if (fv->n == fv->cap) {
+      size_t cap = (size_t)fv->cap;
+      if (fs__grow(&fv->v, &cap, (size_t)fv->n + 1, sizeof(int32_t))) return FS_ENOMEM;
+      fv->cap = (int32_t)cap;
+    }
+  }
+  fv->v[fv->n++] = it;
+  int circuit = rides_circuit(c, it, lit_of(c, p));
+  if (circuit == c->on_circuit[it]) return 0;
+  if (build_route(c, it, circuit)) return FS_ENOMEM;
+  c->on_circuit[it] = (uint8_t)circuit;
+  c->st.flows_moved++;
+  *route = &c->rt;
+  return 0;
+}
+
+/* Puts ordered pair p's flows in flight on its n circuits or off them
+ * (flows still to start choose as they start: on_start). */
+static int move_ordered(fs_ocsctl *c, int32_t p, int32_t n, fs_err *err) {
+  flowvec *fv = &c->inflight[p];
+  int32_t k = 0;
+  for (int32_t i = 0; i < fv->n; i++) {
+    int32_t it = fv->v[i];
+    if (fs_sim_item_finished(c->sim, it)) continue;
+    fv->v[k++] = it;
+    int circuit = rides_circuit(c, it, n);
+    if (c->on_circuit[it] == circuit) continue;
     if (build_route(c, it, circuit))
       return fs_err_set(err, FS_ENOMEM, "out of memory re-routing onto a circuit");
     int rc = fs_sim_reroute(c->sim, it, &c->rt, 0, err);
@@ -231,6 +281,7 @@ static int move_ordered(fs_ocsctl *c, int32_t p, int32_t n, fs_err *err) {
     c->on_circuit[it] = (uint8_t)circuit;
     c->st.flows_moved++;
   }
+  fv->n = k;
   return 0;
 }
 
@@ -465,12 +516,12 @@ static int index_flows(fs_ocsctl *c, fs_err *err) {
   c->down_at = fs__calloc((size_t)items + 1, 1);
   c->on_circuit = fs__calloc((size_t)items + 1, 1);
   c->live = fs__malloc((size_t)items + 1, sizeof(int32_t));
-  c->pair_start = fs__calloc((size_t)LL + 1, sizeof(int32_t));
+  c->inflight = fs__calloc((size_t)LL, sizeof(flowvec));
   c->item_rank = fs__malloc((size_t)items + 1, sizeof(int32_t));
   c->item_occ = fs__malloc((size_t)items + 1, sizeof(int32_t));
   c->pair_hosts = fs__calloc((size_t)LL + 1, sizeof(int32_t));
   if (!c->item_rank || !c->item_occ || !c->pair_hosts || !c->item_pair || !c->elec_off || !c->elec_n || !c->up_n || !c->down_at || !c->on_circuit ||
-      !c->live || !c->pair_start)
+      !c->live || !c->inflight)
     return fs_err_set(err, FS_ENOMEM, "out of memory indexing flows for the OCS layer");
   int64_t total = 0;
   fs__u64map hosts;
@@ -499,7 +550,6 @@ static int index_flows(fs_ocsctl *c, fs_err *err) {
     c->up_n[it] = (uint8_t)up;
     c->down_at[it] = (uint8_t)down;
     total += n;
-    c->pair_start[p + 1]++;
     c->st.flow_bytes += fs_sim_flow_bytes(c->sim, it);
     /* (hosts pair id hp: its rank in p and how many of its flows so far) */
     int32_t src, dst, hp;
@@ -523,26 +573,16 @@ static int index_flows(fs_ocsctl *c, fs_err *err) {
   }
   fs__u64map_free(&hosts);
   FS__FREE_ALL(hp_next, hp_rank);
-  for (int32_t p = 0; p < LL; p++) c->pair_start[p + 1] += c->pair_start[p];
-  c->pair_items = fs__malloc((size_t)c->pair_start[LL] + 1, sizeof(int32_t));
   c->elec = fs__malloc((size_t)total + 1, sizeof(int32_t));
-  int32_t *fill = fs__malloc((size_t)LL + 1, sizeof(int32_t));
-  if (!c->pair_items || !c->elec || !fill) {
-    free(fill);
-    return fs_err_set(err, FS_ENOMEM, "out of memory indexing flows for the OCS layer");
-  }
-  memcpy(fill, c->pair_start, (size_t)LL * sizeof(int32_t));
+  if (!c->elec) return fs_err_set(err, FS_ENOMEM, "out of memory indexing flows for the OCS layer");
   for (int32_t it = 0; it < items; it++) {
-    int32_t p = c->item_pair[it];
-    if (p < 0) continue;
-    c->pair_items[fill[p]++] = it;
+    if (c->item_pair[it] < 0) continue;
     const int32_t *links;
     const double *w;
     int32_t n;
     fs_sim_flow_route(c->sim, it, &links, &w, &n);
     memcpy(c->elec + c->elec_off[it], links, (size_t)n * sizeof(int32_t));
   }
-  free(fill);
   return 0;
 }
 
@@ -636,7 +676,8 @@ int fs_ocsctl_new(fs_sim *s, int32_t first_link, const fs_ocsctl_opts *o, fs_ocs
   }
   c->st.leaves = L;
   c->st.ports = o->ports;
-  if ((rc = index_flows(c, err)) || (rc = fs_sim_add_timer(s, 0, light_static, c, err)))
+  if ((rc = index_flows(c, err)) || (rc = fs_sim_add_timer(s, 0, light_static, c, err)) ||
+      (rc = fs_sim_set_route_hook(s, on_start, c, err)))
     goto fail;
   if (o->policy == FS_OCSCTL_ADAPTIVE && (rc = fs_sim_add_timer(s, o->interval_s, tick, c, err)))
     goto fail;
@@ -663,9 +704,11 @@ int32_t fs_ocsctl_changes(const fs_ocsctl *c, const fs_ocsctl_change **out) {
 
 void fs_ocsctl_free(fs_ocsctl *c) {
   if (!c) return;
+  if (c->inflight)
+    for (int32_t p = 0; p < c->L * c->L; p++) free(c->inflight[p].v);
   fs_route_free(&c->rt);
   FS__FREE_ALL(c->leaves, c->leaf_idx, c->up_Bps, c->down_Bps, c->target, c->lit, c->ports_used,
-               c->item_pair, c->pair_start, c->pair_items, c->elec_off, c->elec, c->elec_n,
-               c->up_n, c->down_at, c->on_circuit, c->item_rank, c->item_occ, c->pair_hosts, c->live, c->pair_bytes, c->pair_stamp, c->win,
+               c->item_pair, c->elec_off, c->elec, c->elec_n,
+               c->up_n, c->down_at, c->on_circuit, c->item_rank, c->item_occ, c->pair_hosts, c->inflight, c->live, c->pair_bytes, c->pair_stamp, c->win,
                c->upairs, c->ups, c->ustamp, c->touch, c->cand, c->leaf_out, c->leaf_in, c->pending, c->ch, c);
 }

@@ -250,6 +250,21 @@ static int set_route(fs_sim *s, int32_t fi, const fs_route *route) {
   return 0;
 }
 
+int fs__route_hook(fs_sim *s, int32_t item) {
+  const fs_route *r = NULL;
+  int rc = s->route_hook(s->route_ctx, s, item, &r);
+  if (rc) return rc;
+  return r ? set_route(s, s->items[item].idx, r) : 0;
+}
+
+int fs_sim_set_route_hook(fs_sim *s, fs_sim_route_fn fn, void *ctx, fs_err *err) {
+  if (!fn || s->route_hook)
+    return fs_err_set(err, FS_EINVAL, fn ? "a route hook is set already" : "no route hook given");
+  s->route_hook = fn;
+  s->route_ctx = ctx;
+  return 0;
+}
+
 int fs_sim_reroute(fs_sim *s, int32_t item, const fs_route *route, double hold_s, fs_err *err) {
   fs__simcore *c = &s->core;
   if (item < 0 || (size_t)item >= s->n_items || s->items[item].kind != FS_ITEM_FLOW)

@@ -415,6 +415,10 @@ void fs__charge(fs_sim *s, fs__flow *f) {
  * under tcp a new connection first spends its handshake. */
 static int flow_begin(fs_sim *s, int32_t id) {
   int32_t fi = s->items[id].idx;
+  if (s->route_hook && !fs__lazy_item(s, id)) {
+    int rc = fs__route_hook(s, id);
+    if (rc) return rc;
+  }
   for (int32_t i = 0; i < s->n_model; i++) /* e.g. its packets, beside the fluid */
     if (s->model[i].m->flow_begin) {
       int rc = s->model[i].m->flow_begin(s, s->model[i].st, fi);

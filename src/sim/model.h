@@ -205,6 +205,8 @@ struct fs_sim {
   int32_t n_active;
   int32_t *started;     /* flow items in the order they started */
   int32_t n_started;
+  fs_sim_route_fn route_hook; /* chooses a starting flow's route, or NULL */
+  void *route_ctx;
   timer *timers;
   size_t n_timers, timers_cap, timers_pending;
   fs_err timer_err;     /* what a failing timer callback said */
@@ -356,6 +358,8 @@ int fs__lazy_setup(fs_sim *s, fs_err *err);
 void fs__lazy_charge(fs_sim *s, size_t *next, int32_t fi);
 void fs__lazy_free(fs_sim *s);
 int fs__flow_enter(fs_sim *s, int32_t fi);
+/* The route hook's choice for flow item `item` as it begins (control.c). */
+int fs__route_hook(fs_sim *s, int32_t item);
 int fs__flow_unlink(fs_sim *s, int32_t fi);
 void fs__settle(fs_sim *s, fs__flow *f);
 void fs__charge(fs_sim *s, fs__flow *f);

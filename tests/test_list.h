@@ -3,6 +3,7 @@
 #include "list_output.h"
 #include "list_topo.h"
 #include "list_route.h"
+#include "list_route_sirius.h"
 #include "list_sim.h"
 #include "list_transport.h"
 #include "list_dcqcn.h"

@@ -625,8 +625,11 @@ static int spray_composed(fs_router *r, int32_t src, int32_t dst, int32_t hops, 
   return 1;
 }
 
+static int sirius_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err);
+
 int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
                    fs_err *err) {
+  if (is_family(r->t, "sirius")) return sirius_spray(r, src, dst, out, err);
   int32_t hops;
   int rc = check_pair(r, src, dst, &hops, err);
   if (rc) return rc;
@@ -874,6 +877,51 @@ int fs_route_sirius(fs_router *r, int32_t src, int32_t dst, int valiant, uint64_
   w[k++] = n + dst;
   w[k++] = dst;
   return fs_route_explicit(r, w, k, out, err);
+}
+
+/* The out-link of node u to node v (-1 if none). */
+static int32_t link_to(const fs_topo *t, int32_t u, int32_t v) {
+  for (int32_t k = t->out_start[u]; k < t->out_start[u + 1]; k++)
+    if (t->links[t->out_links[k]].to == v) return t->out_links[k];
+  return -1;
+}
+
+/* Sirius's own load balancing, cell by cell (Ballani et al. 2020, spray on
+ * a sirius fabric): every flow is spread evenly over the N - 1 ways from
+ * its node to the destination's, the direct slot and each third node, so
+ * each carries 1 / (N - 1) of it; any traffic matrix then loads the slots
+ * as a uniform one does. A flow alone reaches its port rate; a permutation
+ * half of it (its cells cross two slots). 2N - 1 links a route: costly
+ * beyond a few hundred nodes. */
+static int sirius_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "sirius", src, dst, err);
+  if (rc) return rc;
+  int32_t n = t->n_hosts, a = n + src, b = n + dst;
+  double w = 1.0 / (n - 1);
+  int32_t up = link_to(t, src, a), down = link_to(t, b, dst), direct = link_to(t, a, b);
+  if (up < 0 || down < 0 || direct < 0)
+    return fs_err_set(err, FS_EINVAL, "sirius: hosts %d and %d are not wired as the family is",
+                      src, dst);
+  out->n = 0;
+  out->flow_orbit = 0;
+  out->expanded = NULL;
+  if (route_push(out, up, 1) || route_push(out, direct, w)) goto oom;
+  for (int32_t m = 0; m < n; m++) {
+    if (m == src || m == dst) continue;
+    int32_t x = link_to(t, a, n + m), y = link_to(t, n + m, b);
+    if (x < 0 || y < 0)
+      return fs_err_set(err, FS_EINVAL, "sirius: node %d is not wired as the family is", m);
+    if (route_push(out, x, w) || route_push(out, y, w)) goto oom;
+  }
+  if (route_push(out, down, 1)) goto oom;
+  out->n_paths = n - 1;
+  out->hops = n > 2 ? 4 : 3;
+  out->latency_ns = t->links[up].latency_ns + t->links[down].latency_ns +
+                    (n > 2 ? 2 : 1) * t->links[direct].latency_ns;
+  return 0;
+oom:
+  return fs_err_set(err, FS_ENOMEM, "out of memory routing");
 }
 
 int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {

@@ -45,6 +45,8 @@ static const fs__cmd topo_cmd = {
     "  railonly:servers=32,gpus_per_node=8\n"
     "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
     "  awgr:hosts=16                  sirius:hosts=16,slot_ns=100\n"
+    "  lotus:g=8,a=4,p=4              jupiter:blocks=8,hosts_per_block=16\n"
+    "  sipml-ocs:gpus=64,degree=4     sipml-ring:gpus=64,reach=2\n"
     "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
     "  file:path=graph.json (a node/link list, as --export json writes)\n",
     topo_opts, "SPEC", "SPEC", 1, 1, AT(spec), AT(n_spec)};

@@ -317,6 +317,34 @@ TEST(test_topo_fabrics_jupiter_engineering_by_hand) {
     CHECK(fs_topo_bisection_formula(t) < 0); /* engineered: no closed form */
   }
   fs_topo_free(t);
+  /* an existing fabric rebuilt for a demand keeps its rates and servers */
+  fs_topo *u = oracle_spec("jupiter:blocks=3,hosts_per_block=4,uplinks=4,host_gbps=400,"
+                           "uplink_gbps=200,gpus_per_node=2,scaleup=optical_io");
+  t = NULL;
+  if (u) CHECK_OK(fs_topo_jupiter_engineer(u, d3, &t, &err), &err);
+  if (t) {
+    CHECK_EQ_INT(block_links(t, 0, 1), 3);
+    CHECK_EQ_INT(block_links(t, 1, 2), 1);
+    CHECK_EQ_INT(t->gpus_per_node, 2);
+    CHECK_EQ_INT(t->scaleup_optical, 1);
+    CHECK_EQ_INT(t->n_hosts, u->n_hosts);
+    for (int32_t l = 0; l < t->n_links; l++)
+      if (t->nodes[t->links[l].from].kind == FS_NODE_SWITCH &&
+          t->nodes[t->links[l].to].kind == FS_NODE_SWITCH)
+        CHECK_REL(t->links[l].capacity_bps, 200e9, 1e-12, "bps");
+  }
+  fs_topo_free(t);
+  fs_topo_free(u);
+  t = NULL;
+  u = oracle_spec("fattree:k=4");
+  if (u) CHECK_EQ_INT(fs_topo_jupiter_engineer(u, d3, &t, &err), FS_EINVAL);
+  fs_topo_free(u);
+  /* from a training job: its traffic between blocks (the CLI) */
+  static char out[1 << 14];
+  CHECK_EQ_INT(test_run_cli("topo examples/fabrics/gpt3-175b-jupiter.json --demand-from-job",
+                            "2>&1", out, sizeof(out)),
+               0);
+  CHECK(strstr(out, ",te=") != NULL);
   /* a demand matrix of the wrong shape names its path */
   t = NULL;
   CHECK_EQ_INT(fs_topo_from_json_text("{\"type\": \"jupiter\", \"blocks\": 3, \"hosts_per_block\""

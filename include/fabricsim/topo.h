@@ -337,6 +337,12 @@ void fs_jupiter_uniform(int32_t blocks, int32_t uplinks, int32_t *links);
  * [0, 4096]) / FS_ENOMEM. */
 int fs_jupiter_engineer(int32_t blocks, const int32_t *uplinks, const double *demand,
                         int32_t *links, fs_err *err);
+/* A jupiter topology t (built by fs_topo_jupiter, uniform or engineered)
+ * rebuilt with its links engineered for demand (blocks x blocks, as
+ * fs_jupiter_engineer): the same blocks, hosts, rates, latencies, servers
+ * and cost table. FS_EINVAL if t is no jupiter. */
+int fs_topo_jupiter_engineer(const fs_topo *t, const double *demand, fs_topo **out,
+                             fs_err *err);
 
 /* Dragonfly (Kim et al., ISCA 2008): g groups of a routers, fully meshed
  * inside a group (local links); p hosts per router; h global links per

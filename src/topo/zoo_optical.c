@@ -367,3 +367,49 @@ oom:
   fs_topo_builder_abort(&b);
   return fs_err_set(err, FS_ENOMEM, "out of memory building %s", F);
 }
+
+/* The parameters fs_topo_jupiter took, read back from t's layout
+ * (zoo_optical.c: hosts, blocks, then NICs and scale-up switches; cables:
+ * PCIe, host ports, block links, NVLink). */
+int fs_topo_jupiter_engineer(const fs_topo *t, const double *demand, fs_topo **out,
+                             fs_err *err) {
+  if (strcmp(t->family, "jupiter") != 0 || strncmp(t->spec, "jupiter:", 8) != 0 ||
+      t->n_dims != 4 || t->n_hosts < 1)
+    return fs_err_set(err, FS_EINVAL, "topology engineering needs a jupiter topology, not %s",
+                      t->spec[0] ? t->spec : t->family);
+  int32_t B = t->dims[0], H = t->n_hosts;
+  fs_jupiter_params p = {B, t->dims[1], t->dims[2], 0, 0, 0, NULL};
+  fs_server_params sv = fs_server_defaults(t->gpus_per_node > 1 ? t->gpus_per_node : 1);
+  sv.optical_io = t->scaleup_optical;
+  for (int32_t l = 0; l < t->n_links; l++) {
+    const fs_link *k = &t->links[l];
+    fs_node_kind a = t->nodes[k->from].kind, c = t->nodes[k->to].kind;
+    if (c == FS_NODE_SWITCH && a != FS_NODE_SWITCH) p.host_gbps = k->capacity_bps / 1e9;
+    if (a == FS_NODE_SWITCH && c == FS_NODE_SWITCH) {
+      p.uplink_gbps = k->capacity_bps / 1e9;
+      p.latency_ns = k->latency_ns;
+    }
+    if (k->from < H && c == FS_NODE_SCALEUP) {
+      sv.nvlink_gbps = k->capacity_bps / 1e9;
+      sv.nvlink_latency_ns = k->latency_ns;
+    }
+    if (k->from < H && c == FS_NODE_NIC) {
+      sv.pcie_gbps = k->capacity_bps / 1e9;
+      sv.pcie_latency_ns = k->latency_ns;
+    }
+  }
+  int32_t *ups = fs__malloc((size_t)B, sizeof(int32_t));
+  int32_t *links = fs__malloc((size_t)B * (size_t)B, sizeof(int32_t));
+  int rc = !ups || !links ? fs_err_set(err, FS_ENOMEM, "out of memory engineering jupiter") : 0;
+  for (int32_t i = 0; !rc && i < B; i++) ups[i] = p.uplinks;
+  if (!rc) rc = fs_jupiter_engineer(B, ups, demand, links, err);
+  p.links = links;
+  fs_topo *o = NULL;
+  if (!rc) rc = fs_topo_jupiter(&p, &sv, &o, err);
+  free(ups);
+  free(links);
+  if (rc) return rc;
+  o->cost = t->cost;
+  *out = o;
+  return 0;
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fabricsim/route.h"
 #include "fabricsim/topo.h"
@@ -409,6 +410,29 @@ TEST(test_topo_fabrics_cost_by_hand) {
     CHECK_EQ_INT(c.part[FS_PART_XCVR_DR].count, 2 * 8); /* a WDM port to each grating */
   }
   fs_topo_free(t);
+  /* the same graph imported as a file costs the same */
+  static char out[1 << 15];
+  char dir[] = "/tmp/fs-lotus-cost-XXXXXX", path[96], cmd[160];
+  if (!mkdtemp(dir)) {
+    test_fail(__FILE__, __LINE__, "mkdtemp failed");
+    return;
+  }
+  snprintf(path, sizeof(path), "%s/lotus.json", dir);
+  snprintf(cmd, sizeof(cmd), "topo lotus:g=4,a=2,p=2 --export json --out %s", path);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  t = oracle_spec(path);
+  if (t) {
+    fs_topo_cost f;
+    fs_topo_cost_compute(t, &f);
+    fs_topo *u = oracle_spec("lotus:g=4,a=2,p=2");
+    if (u) fs_topo_cost_compute(u, &c);
+    CHECK_REL(f.usd, c.usd, 1e-12, "usd");
+    CHECK_REL(f.watts, c.watts, 1e-12, "W");
+    fs_topo_free(u);
+  }
+  fs_topo_free(t);
+  remove(path);
+  rmdir(dir);
 }
 
 TEST(test_topo_fabrics_awgr_wavelengths) {

@@ -144,16 +144,27 @@ static int lotus_channel(const fs_topo *t, const fs_node *a, const fs_node *b) {
  * OCS ports. Optical I/O scale-up (scaleup=optical_io): each GPU's
  * chiplets at its scale-up rate. */
 static void optical_extras(const fs_topo *t, const fs_cost_table *c, fs_topo_cost *o) {
-  if (strcmp(t->family, "lotus") == 0 && t->n_dims == 3) {
-    int64_t g = t->dims[0], a = t->dims[1], lowers = g * a;
-    double ch = 0;
-    for (int32_t l = 0; l < t->n_links && ch == 0; l++)
-      if (lotus_channel(t, &t->nodes[t->links[l].from], &t->nodes[t->links[l].to]))
-        ch = t->links[l].capacity_bps / 1e9;
+  if (strcmp(t->family, "lotus") == 0) {
+    /* from the graph, not the spec's parameters, so a file import of it
+     * costs the same: a lower switch's channels to one neighbour group (a
+     * of them) and its rate */
+    int64_t lowers = 0, a = 0;
+    int32_t first = -1;
+    for (int32_t v = t->n_hosts; v < t->n_nodes; v++)
+      lowers += t->nodes[v].kind == FS_NODE_SWITCH && t->nodes[v].tier == 1;
+    for (int32_t l = 0; l < t->n_links && first < 0; l++)
+      if (lotus_channel(t, &t->nodes[t->links[l].from], &t->nodes[t->links[l].to])) first = l;
+    double ch = first >= 0 ? t->links[first].capacity_bps / 1e9 : 0;
+    /* a: the channels from the first channel's source into its target's group */
+    for (int32_t l = 0; first >= 0 && l < t->n_links; l++) {
+      const fs_link *k = &t->links[l], *f = &t->links[first];
+      a += k->from == f->from && t->nodes[k->to].group == t->nodes[f->to].group &&
+           lotus_channel(t, &t->nodes[k->from], &t->nodes[k->to]);
+    }
     fs_cost_add(o, c, FS_PART_SWITCH_PORT, (double)a * ch, 2 * lowers);
     fs_cost_add(o, c, FS_PART_XCVR_DR, (double)a * ch, 2 * lowers);
     o->fiber_m += 2 * c->fabric_m * (double)lowers;
-    o->optical_usd += c->awgr_usd_per_port * (double)(2 * g * a);
+    o->optical_usd += c->awgr_usd_per_port * (double)(2 * lowers);
   }
   if (strcmp(t->family, "jupiter") == 0) {
     int64_t inter = 0;

@@ -84,6 +84,8 @@ run sim-demo-seed sim $ex/demo.json --seed 7 --summary
 run sim-demo-report sim $ex/demo.json --report @/r.html --trace @/t.json --out @/o.csv --format csv
 run sim-failure-report sim $ex/failure-demo.json --report @/r.html
 run sim-lotus-shuffle sim $ex/fabrics/sim-lotus-shuffle.json --summary
+run topo-jupiter-te topo $ex/fabrics/jupiter-te.json
+run topo-jupiter-te-job topo $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
 
 # ---- train: every job, the transports, the outputs ----
 for f in $ex/gpt-13b*.json $ex/gpt3-175b.json $ex/gpt3-175b-railopt.json $ex/gpt3-175b-8k-railopt.json \

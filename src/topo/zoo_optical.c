@@ -151,6 +151,9 @@ int fs_topo_sipml_ocs(const fs_sipml_params *p, fs_topo **out, fs_err *err) {
   if (rc) return rc;
   if (p->degree < 2 || p->degree > 12 || p->degree % 2)
     return bad_int(F, "degree", "even, in [2, 12]", p->degree, err);
+  /* sized here, so a too large one is refused in this family's name */
+  int64_t n = p->gpus;
+  if ((rc = fs_topo_check_size(F, 2 * n, n + n * (p->degree / 2), err))) return rc;
   fs_direct_params d = {p->degree / 2, {0}, p->gpu_gbps / p->degree, p->gpu_gbps, p->latency_ns};
   if (balanced_dims(p->gpus, d.n_dims, d.dims))
     return fs_err_set(err, FS_EINVAL,

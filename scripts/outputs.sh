@@ -83,12 +83,15 @@ run sim-demo-optimized sim $ex/demo.json --routing optimized --summary
 run sim-demo-seed sim $ex/demo.json --seed 7 --summary
 run sim-demo-report sim $ex/demo.json --report @/r.html --trace @/t.json --out @/o.csv --format csv
 run sim-failure-report sim $ex/failure-demo.json --report @/r.html
+run sim-lotus-shuffle sim $ex/fabrics/sim-lotus-shuffle.json --summary
+run topo-jupiter-te topo $ex/fabrics/jupiter-te.json
+run topo-jupiter-te-job topo $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
 
 # ---- train: every job, the transports, the outputs ----
 for f in $ex/gpt-13b*.json $ex/gpt3-175b.json $ex/gpt3-175b-railopt.json $ex/gpt3-175b-8k-railopt.json \
          $ex/llama3-405b-16k.json $ex/moe-railonly.json $ex/moe-railopt.json $ex/tenant-*.json \
          $ex/topoopt-moe.json $ex/megatron-table1/*.json $ex/megatron-sp/*.json \
-         tests/data/train-railonly.json; do
+         tests/data/train-railonly.json $ex/fabrics/gpt3-175b-*.json; do
   b=$(basename "$f" .json)
   case $f in */megatron-*) b="$(basename "$(dirname "$f")")-$b" ;; esac
   run "train-$b" train "$f"
@@ -148,7 +151,8 @@ run coll-nccl-tests-all coll --op reduce --topo star:hosts=4 -g 4 -b 1K -e 1M -f
 for s in fattree:k=8,gbps=100 leafspine:leaves=8,spines=4,hosts_per_leaf=8,gpus_per_node=8 \
          leafspine:leaves=4,spines=2,hosts_per_leaf=8,host_gbps=400,fabric_gbps=400 \
          torus:dims=4x4x4 ring:n=8 star:hosts=16 dragonfly:a=4,p=2,h=2 awgr:hosts=16 \
-         sirius:hosts=16; do
+         sirius:hosts=16 lotus:g=8,a=4,p=4 sipml-ocs:gpus=64,degree=4 \
+         sipml-ring:gpus=64,reach=3 jupiter:blocks=4,hosts_per_block=8,gpus_per_node=4,scaleup=optical_io; do
   b=$(printf '%s' "$s" | tr ':,=' '___')
   run "topo-$b" topo "$s"
   run "topo-$b-json" topo "$s" --format json

@@ -350,7 +350,7 @@ TEST(test_coll_step_latency) {
   /* 2 servers of 4: only steps between servers pay (4 ranks inside one
    * server: none; the 8 ranks: some, the rest hidden behind the slower
    * hops between servers, at most every step) */
-  fs_server_params sv = {4, 2400, 250, 512, 250};
+  fs_server_params sv = {4, 2400, 250, 512, 250, 0};
   CHECK_OK(fs_topo_star_servers(8, GBPS, LAT_NS, &sv, &t, &err), &err);
   if (!t) return;
   prm.step_latency_s = 0;

@@ -94,7 +94,7 @@ TEST(test_train_control_bad_input) {
        "to run inside a simulation), got \"exact\""},
       {"{\"mode\": \"magic\"}", NULL,
        "$.routing.mode: unknown routing mode (expected shortest, ecmp, spray, optimized, dor, "
-       "minimal, valiant or railonly), got \"magic\""},
+       "minimal, valiant, railonly or lotus), got \"magic\""},
       {"{\"mode\": \"optimized\", \"interval_ms\": 0}", NULL, "$.routing.interval_ms"},
       {"{\"mode\": \"optimized\", \"reconfig_us\": -1}", NULL, "$.routing.reconfig_us"},
       {"{\"mode\": \"ecmp\"}", "[{\"at_ms\": 1, \"switch\": \"spine9\"}]",

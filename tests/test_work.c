@@ -1331,7 +1331,8 @@ static const bad_case bad_cases[] = {
      "groups of gpus_per_node (4) leaves; use \"packed\", got \"rail_aligned\""},
     {{"routing.mode=\"explicit\""},
      "job.json: $.routing.mode: explicit routing needs flows with paths, which this file has "
-     "not (expected shortest, ecmp, spray, optimized, dor, minimal, valiant or railonly), got "
+     "not (expected shortest, ecmp, spray, optimized, dor, minimal, valiant, railonly or lotus), "
+     "got "
      "\"explicit\""},
     {{"routing.mode=\"dor\""},
      "job.json: $.routing.mode: dor routing needs a torus or ring topology, not "

@@ -1,6 +1,6 @@
 /* Routing: which links a flow uses. shortest, ecmp and spray route over
  * equal-cost shortest paths (hop count), the family modes (dor, minimal,
- * valiant, railonly) along their family's rule; hosts never forward traffic. A route is a set of links
+ * valiant, railonly, lotus) along their family's rule; hosts never forward traffic. A route is a set of links
  * with the fraction of the flow each carries: 1.0 on every link of a single
  * path, or the even split of ideal packet spraying over all shortest paths.
  *
@@ -30,7 +30,8 @@ typedef enum fs_route_mode {
   FS_ROUTE_DOR,          /* torus, ring: dimension order (fs_route_torus_dor) */
   FS_ROUTE_MINIMAL,      /* dragonfly minimal (fs_route_dragonfly) */
   FS_ROUTE_VALIANT,      /* dragonfly Valiant, seeded like ECMP */
-  FS_ROUTE_RAILONLY      /* rail-only, scale-up first (fs_route_railonly) */
+  FS_ROUTE_RAILONLY,     /* rail-only, scale-up first (fs_route_railonly) */
+  FS_ROUTE_LOTUS         /* lotus, its own rule (fs_route_lotus) */
 } fs_route_mode;
 
 /* "shortest", "ecmp", "spray", "explicit", "dor", "minimal", "valiant",
@@ -160,6 +161,16 @@ int fs_route_dragonfly(fs_router *r, int32_t src, int32_t dst, int valiant,
  * source server's NIC on the destination's rail (the PXN cable), then along
  * that rail (5 hops, as short as ECMP's, which may also cross at the
  * destination's server instead). */
+/* Lotus (Lu et al., JETC 2021), routed by the groups' ring distance d:
+ * inside a lower switch directly; inside a group up through an upper switch
+ * (hash of seed and key over the a of them); d = 1 over the AWGR channel
+ * between the two lower switches (3 hops); d = 2 over two AWGR channels
+ * through a lower switch (hashed) of the group between them, the + side
+ * when both are (4 hops); d >= 3 up, over the pair's optical cable, down
+ * (5 hops). Every route is a shortest path. Two GPUs of one server take
+ * the scale-up path, as in every mode. */
+int fs_route_lotus(fs_router *r, int32_t src, int32_t dst, uint64_t seed, uint64_t key,
+                   fs_route *out, fs_err *err);
 int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out,
                       fs_err *err);
 

@@ -83,6 +83,13 @@ typedef struct fs_cost_table {
   double global_m; /* dragonfly global links */
   double direct_m; /* chip to chip (torus, ring, fullmesh) */
   double dac_max_m, sr_max_m; /* reach of copper, of multimode optics */
+  /* Optical parts without a speed row (docs/model.md, "Optical fabrics"):
+   * a passive grating port; an OCS port (MEMS or silicon photonic) and its
+   * share of the box's power; an optical I/O chiplet (TeraPHY), its rate
+   * and its energy per bit. */
+  double awgr_usd_per_port;
+  double ocs_usd_per_port, ocs_watts_per_port;
+  double optio_gbps, optio_usd, optio_pj_per_bit;
 } fs_cost_table;
 
 typedef struct fs_topo {
@@ -101,6 +108,9 @@ typedef struct fs_topo {
   int32_t nic0, scaleup0;
   /* Family parameters for the closed forms (torus dims, ...); 0 if unused. */
   int32_t dims[8], n_dims;
+  /* 1 when the scale-up links are optical I/O (spec key scaleup=optical_io):
+   * their chiplets count in the cost and power. */
+  int32_t scaleup_optical;
   fs_cost_table cost; /* the defaults unless the spec's "cost" overrides */
 } fs_topo;
 
@@ -114,6 +124,10 @@ typedef struct fs_server_params {
   int64_t nvlink_latency_ns; /* per NVLink link (2 per GPU-to-GPU path) */
   double pcie_gbps;          /* GPU <-> its NIC, per direction */
   int64_t pcie_latency_ns;
+  /* 1: the scale-up links are optical I/O chiplets (TeraPHY; spec key
+   * scaleup=optical_io), priced and powered in the cost (t->cost's optio_*
+   * rows); 0: electrical NVLink, outside the cost. */
+  int32_t optical_io;
 } fs_server_params;
 
 /* The documented defaults (H100 SXM server) for G GPUs per server:
@@ -247,6 +261,10 @@ typedef struct fs_awgr_params {
   int32_t hosts;
   double channel_gbps;
   int64_t latency_ns;
+  /* Wavelengths the grating and lasers have: at least hosts - 1 (an N-port
+   * AWGR reaches the other N - 1 ports on N - 1 wavelengths); 0: exactly
+   * that. */
+  int32_t wavelengths;
 } fs_awgr_params;
 int fs_topo_awgr(const fs_awgr_params *p, fs_topo **out, fs_err *err);
 typedef struct fs_sirius_params {
@@ -258,6 +276,73 @@ int fs_topo_sirius(const fs_sirius_params *p, fs_topo **out, fs_err *err);
 /* Mean wait for a pair's slot plus the fibre: the latency of a sirius
  * node-to-node cable. */
 int64_t fs_sirius_hop_ns(int32_t nodes, int64_t latency_ns, int64_t slot_ns);
+
+/* Lotus (Lu et al., ACM JETC 2021; docs/model.md, "Optical fabrics"): g
+ * groups (g >= 3), each a complete bipartite graph K(a, a) of electrical
+ * switches: a lower switches (tier 1, p hosts each) and a upper switches
+ * (tier 2); one optical cable of global_gbps between each pair of groups,
+ * group i's to group j on its upper switch ((j - i - 1) mod g) mod a; and
+ * an AWGR between each pair of adjacent groups (i, i + 1 mod g) whose
+ * wavelengths join every lower switch of one to every lower switch of the
+ * other by an awgr_gbps channel. Hosts group-major, then lower switches
+ * (index = group * a + x), then upper ones. */
+typedef struct fs_lotus_params {
+  int32_t g, a, p;
+  double host_gbps, local_gbps, global_gbps, awgr_gbps;
+  int64_t latency_ns, global_latency_ns;
+} fs_lotus_params;
+int fs_topo_lotus(const fs_lotus_params *p, const fs_server_params *sv, fs_topo **out,
+                  fs_err *err);
+
+/* SiP-ML (Khani et al., SIGCOMM 2021), the circuits fixed for the run: each
+ * GPU (a host with its on-package router, tier 1, as the torus family) has
+ * gpu_gbps of silicon-photonic I/O. sipml-ocs: `degree` (even) ports into
+ * SiP circuit switches, configured as a (degree / 2)-dimensional torus of
+ * the GPUs (dims as balanced as gpus allows, each >= 3), gpu_gbps / degree
+ * a circuit. sipml-ring: GPUs on a fibre ring, each reaching the `degree`
+ * (= r) nearest on either side by its own wavelengths, gpu_gbps / (2 r) a
+ * neighbour, the k-th neighbour's latency k * latency_ns. */
+typedef struct fs_sipml_params {
+  int32_t gpus, degree;
+  double gpu_gbps;
+  int64_t latency_ns;
+} fs_sipml_params;
+int fs_topo_sipml_ocs(const fs_sipml_params *p, fs_topo **out, fs_err *err);
+int fs_topo_sipml_ring(const fs_sipml_params *p, fs_topo **out, fs_err *err);
+
+/* Jupiter (Poutievski et al., SIGCOMM 2022): aggregation blocks (one
+ * non-blocking switch each, tier 2, hosts_per_block hosts) joined directly
+ * through OCS, no spine: block i and j get links[i * blocks + j] parallel
+ * cables of uplink_gbps (NULL: fs_jupiter_uniform). A block uses at most
+ * `uplinks` ports. Hosts block-major, then the blocks. */
+typedef struct fs_jupiter_params {
+  int32_t blocks, hosts_per_block, uplinks;
+  double host_gbps, uplink_gbps;
+  int64_t latency_ns;
+  const int32_t *links; /* blocks x blocks, symmetric, zero diagonal; or NULL */
+} fs_jupiter_params;
+int fs_topo_jupiter(const fs_jupiter_params *p, const fs_server_params *sv, fs_topo **out,
+                    fs_err *err);
+/* Uniform block-to-block links: floor(uplinks / (blocks - 1)) a pair. */
+void fs_jupiter_uniform(int32_t blocks, int32_t uplinks, int32_t *links);
+/* Traffic-aware topology engineering (docs/model.md, "Optical fabrics"):
+ * integer link counts links[i * B + j] (symmetric) for the block-to-block
+ * demand[i * B + j] (any unit, >= 0; a pair's need is the larger
+ * direction), block i using at most uplinks[i] ports. Every pair first
+ * gets one link when every block has B - 1 ports (the mesh stays
+ * connected), then links go one at a time to the pair of largest
+ * demand / links among pairs with a spare port at both ends (ties: fewer
+ * links, then lower i, then lower j), until no pair has one. 0, or
+ * FS_EINVAL (B outside [2, 64], a negative demand, uplinks outside
+ * [0, 4096]) / FS_ENOMEM. */
+int fs_jupiter_engineer(int32_t blocks, const int32_t *uplinks, const double *demand,
+                        int32_t *links, fs_err *err);
+/* A jupiter topology t (built by fs_topo_jupiter, uniform or engineered)
+ * rebuilt with its links engineered for demand (blocks x blocks, as
+ * fs_jupiter_engineer): the same blocks, hosts, rates, latencies, servers
+ * and cost table. FS_EINVAL if t is no jupiter. */
+int fs_topo_jupiter_engineer(const fs_topo *t, const double *demand, fs_topo **out,
+                             fs_err *err);
 
 /* Dragonfly (Kim et al., ISCA 2008): g groups of a routers, fully meshed
  * inside a group (local links); p hosts per router; h global links per
@@ -367,6 +452,9 @@ typedef struct fs_cost_line {
 typedef struct fs_topo_cost {
   fs_cost_line part[FS_PART_COUNT];
   double fiber_m, fiber_usd;
+  /* Optical parts without a row (gratings, OCS ports, optical I/O
+   * chiplets): in the totals too. */
+  double optical_usd, optical_watts;
   double usd, watts; /* totals */
 } fs_topo_cost;
 /* The price and power of one part for a link of `gbps`: the table's first

@@ -133,7 +133,7 @@ static const fs__opt coll_opts[] = {
                "reduction cost, seconds per byte (default 0)"),
     FS__OPT_STR("--routing", 0, AT(routing), "M",
                 "ecmp (default), spray, shortest; dor (torus, ring), minimal, valiant "
-                "(dragonfly), railonly (rail-only)"),
+                "(dragonfly, sirius), railonly (rail-only), lotus"),
     FS__OPT_FN("--seed", 0, AT(seed), "N", fs__opt_seed, "--seed must be a non-negative integer",
                "ECMP (and Valiant) seed (default 1)"),
     FS__CLI_NCCL_TRANSPORT_OPTS(cmdline),
@@ -626,8 +626,8 @@ static int check_opts(cmdline *o, coll_run *r) {
                          o->ranks, o->nthreads ? o->nthreads : 1, o->ngpus ? o->ngpus : 1);
   if (fs_route_mode_parse(o->routing, &r->mode) || r->mode == FS_ROUTE_EXPLICIT)
     return fs__cli_usage("coll",
-                         "--routing must be ecmp, spray, shortest, dor, minimal, valiant or "
-                         "railonly, got '%s'",
+                         "--routing must be ecmp, spray, shortest, dor, minimal, valiant, "
+                         "railonly or lotus, got '%s'",
                          o->routing);
   if (strcmp(o->format, "nccl-tests") == 0) {
     r->fmt = FMT_NCCL_TESTS;

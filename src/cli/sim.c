@@ -135,7 +135,7 @@ int fs__cli_sim(int argc, char **argv) {
   if (routing && strcmp(routing, "optimized") != 0 && fs_route_mode_parse(routing, &mode))
     return fs__cli_usage("sim",
                          "--routing must be shortest, ecmp, spray, explicit, optimized, dor, "
-                         "minimal, valiant or railonly, got '%s'",
+                         "minimal, valiant, railonly or lotus, got '%s'",
                          routing);
   unsigned long long seed_v = 0;
   if (seed && fs__cli_parse_seed(seed, &seed_v))

@@ -10,11 +10,13 @@
 #include "opts.h"
 #include "fabricsim/report.h"
 #include "fabricsim/topo.h"
+#include "fabricsim/topoopt.h"
+#include "fabricsim/work.h"
 
 /* What the command line gives; the initialiser holds the defaults. */
 typedef struct cmdline {
   const char *spec, *format, *export, *out;
-  int n_spec;
+  int n_spec, te_job;
 } cmdline;
 
 #define AT(f) offsetof(cmdline, f)
@@ -26,6 +28,10 @@ static const fs__opt topo_opts[] = {
                 "rebuilds the same graph)"),
     FS__OPT_STR("--out", 0, AT(out), "FILE",
                 "write the export to FILE instead of stdout"),
+    FS__OPT_FLAG("--demand-from-job", 0, AT(te_job),
+                 "SPEC is a training job on a jupiter topology: engineer its block-to-block "
+                 "links for the job's traffic between blocks (docs/model.md, \"Optical "
+                 "fabrics\")"),
     FS__OPT_END};
 
 static const fs__cmd topo_cmd = {
@@ -45,13 +51,48 @@ static const fs__cmd topo_cmd = {
     "  railonly:servers=32,gpus_per_node=8\n"
     "  torus:dims=8x8x8,gbps=400      ring:n=16      fullmesh:n=8\n"
     "  awgr:hosts=16                  sirius:hosts=16,slot_ns=100\n"
+    "  lotus:g=8,a=4,p=4              jupiter:blocks=8,hosts_per_block=16\n"
+    "  sipml-ocs:gpus=64,degree=4     sipml-ring:gpus=64,reach=2\n"
     "  dragonfly:p=4 (a=2p, h=p, g=a*h+1)\n"
     "  file:path=graph.json (a node/link list, as --export json writes)\n",
     topo_opts, "SPEC", "SPEC", 1, 1, AT(spec), AT(n_spec)};
 #undef AT
 
+/* Jupiter's topology engineering for a job (--demand-from-job): the
+ * job's bytes per iteration between its servers (packed placement, the
+ * TopoOpt traffic of fs_topoopt_traffic_from_job) summed into blocks of
+ * hosts_per_block GPUs, then fs_topo_jupiter_engineer on the job's
+ * topology. */
+static int engineer_for_job(const char *file, fs_topo **out, fs_err *err) {
+  fs_job *job = NULL;
+  fs_topoopt_traffic *tr = NULL;
+  double *d = NULL;
+  int rc = fs_job_load(file, &job, err);
+  if (!rc && (!job->topo || strcmp(job->topo->family, "jupiter") != 0 || job->topo->n_dims != 4))
+    rc = fs_err_set(err, FS_EINVAL, "%s: --demand-from-job needs a job on a jupiter topology",
+                    file);
+  if (!rc) rc = fs_topoopt_traffic_from_job(job, &tr, err);
+  if (!rc) {
+    int32_t B = job->topo->dims[0], hpb = job->topo->dims[1];
+    int64_t G = job->hw.gpus_per_node > 0 ? job->hw.gpus_per_node : 1;
+    d = calloc((size_t)B * (size_t)B, sizeof(double));
+    if (!d) rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+    for (int32_t u = 0; !rc && u < tr->n; u++)
+      for (int32_t v = 0; v < tr->n; v++) {
+        int64_t bu = (int64_t)u * G / hpb, bv = (int64_t)v * G / hpb;
+        if (bu != bv && bu < B && bv < B)
+          d[bu * B + bv] += tr->ar[(int64_t)u * tr->n + v] + tr->mp[(int64_t)u * tr->n + v];
+      }
+  }
+  if (!rc) rc = fs_topo_jupiter_engineer(job->topo, d, out, err);
+  free(d);
+  fs_topoopt_traffic_free(tr);
+  fs_job_free(job);
+  return rc;
+}
+
 int fs__cli_topo(int argc, char **argv) {
-  cmdline o = {NULL, "text", NULL, NULL, 0};
+  cmdline o = {NULL, "text", NULL, NULL, 0, 0};
   int go = fs__opts_parse(&topo_cmd, &o, argc, argv);
   if (go >= 0) return go;
   const char *spec = o.spec, *format = o.format, *export = o.export, *outfile = o.out;
@@ -67,7 +108,7 @@ int fs__cli_topo(int argc, char **argv) {
   if (outfile && fs__cli_output_open(outfile, &out)) return 2;
   fs_err err = {0, ""};
   fs_topo *t = NULL;
-  int rc = fs_topo_from_spec(spec, &t, &err);
+  int rc = o.te_job ? engineer_for_job(spec, &t, &err) : fs_topo_from_spec(spec, &t, &err);
   if (rc) {
     fs_output_abort(out);
     return fs__cli_fail(&err);

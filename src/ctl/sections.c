@@ -90,8 +90,8 @@ int fs_netctl_base_mode_ok(fs_route_mode m) {
 /* The modes the format takes, for the message of a bad one. */
 static int mode_fail(const fs__jctx *c, const cJSON *v, int known, int allow_explicit) {
   return fs__json_fail(c, "$.routing.mode", v,
-                       "%s (expected shortest, ecmp, spray, %soptimized, dor, minimal, valiant or "
-                       "railonly)",
+                       "%s (expected shortest, ecmp, spray, %soptimized, dor, minimal, valiant, "
+                       "railonly or lotus)",
                        known ? "explicit routing needs flows with paths, which this file has not"
                              : "unknown routing mode",
                        allow_explicit ? "explicit, " : "");

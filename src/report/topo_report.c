@@ -154,6 +154,9 @@ static void print_text(FILE *f, const fs_topo *t, const fs_topo_stats *s, const 
       fprintf(f, "  %-18s %lld x, $%.0f, %.0f W\n", fs_cost_part_name((fs_cost_part_kind)k),
               (long long)c->part[k].count, c->part[k].usd, c->part[k].watts);
   if (c->fiber_m > 0) fprintf(f, "  %-18s %.0f m, $%.0f\n", "fiber", c->fiber_m, c->fiber_usd);
+  /* gratings, OCS ports, optical I/O chiplets (docs/model.md, "Optical fabrics") */
+  if (c->optical_usd > 0 || c->optical_watts > 0)
+    fprintf(f, "  %-18s $%.0f, %.0f W\n", "optical parts", c->optical_usd, c->optical_watts);
 }
 
 static void print_json(FILE *f, const fs_topo *t, const fs_topo_stats *s, const extra *e,
@@ -214,6 +217,9 @@ static void print_json(FILE *f, const fs_topo *t, const fs_topo_stats *s, const 
     fprintf(f, ", \"%s\": {\"count\": %lld, \"usd\": %.2f, \"watts\": %.2f}",
             fs_cost_part_name((fs_cost_part_kind)k), (long long)c->part[k].count, c->part[k].usd,
             c->part[k].watts);
+  if (c->optical_usd > 0 || c->optical_watts > 0)
+    fprintf(f, ", \"optical\": {\"usd\": %.2f, \"watts\": %.2f}", c->optical_usd,
+            c->optical_watts);
   fprintf(f, "}}\n");
 }
 

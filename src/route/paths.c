@@ -74,7 +74,8 @@ struct fs_router {
 };
 
 static const char *const mode_names[] = {"shortest", "ecmp",    "spray",   "explicit",
-                                         "dor",      "minimal", "valiant", "railonly"};
+                                         "dor",      "minimal", "valiant", "railonly",
+                                         "lotus"};
 
 int fs_route_mode_parse(const char *name, fs_route_mode *out) {
   const char *const *names = mode_names;
@@ -96,6 +97,7 @@ const char *fs_route_mode_name(fs_route_mode mode) {
     case FS_ROUTE_MINIMAL: return "minimal";
     case FS_ROUTE_VALIANT: return "valiant";
     case FS_ROUTE_RAILONLY: return "railonly";
+    case FS_ROUTE_LOTUS: return "lotus";
   }
   return "?";
 }
@@ -116,8 +118,8 @@ int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err) {
     case FS_ROUTE_SPRAY:
     case FS_ROUTE_EXPLICIT: break;
     case FS_ROUTE_DOR:
-      need = "a torus or ring";
-      ok = is_family(t, "torus") || is_family(t, "ring");
+      need = "a torus or ring"; /* (or sipml-ocs, a torus of GPUs) */
+      ok = is_family(t, "torus") || is_family(t, "ring") || is_family(t, "sipml-ocs");
       break;
     case FS_ROUTE_MINIMAL:
     case FS_ROUTE_VALIANT:
@@ -127,6 +129,10 @@ int fs_route_mode_check(fs_route_mode mode, const fs_topo *t, fs_err *err) {
     case FS_ROUTE_RAILONLY:
       need = "a railonly";
       ok = is_family(t, "railonly");
+      break;
+    case FS_ROUTE_LOTUS:
+      need = "a lotus";
+      ok = is_family(t, "lotus");
       break;
   }
   if (ok) return 0;
@@ -147,6 +153,7 @@ int fs_route_by_mode(fs_router *r, fs_route_mode mode, int32_t src, int32_t dst,
         return fs_route_sirius(r, src, dst, mode == FS_ROUTE_VALIANT, seed, key, out, err);
       return fs_route_dragonfly(r, src, dst, mode == FS_ROUTE_VALIANT, seed, key, out, err);
     case FS_ROUTE_RAILONLY: return fs_route_railonly(r, src, dst, out, err);
+    case FS_ROUTE_LOTUS: return fs_route_lotus(r, src, dst, seed, key, out, err);
     case FS_ROUTE_EXPLICIT: break;
   }
   return fs_err_set(err, FS_EINVAL, "routing mode %s needs a path per flow",
@@ -746,6 +753,8 @@ int fs_route_torus_dor(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs
   const fs_topo *t = r->t;
   int rc = check_hosts(t, "torus", src, dst, err);
   if (rc && strcmp(t->family, "ring") == 0) rc = check_hosts(t, "ring", src, dst, err);
+  /* sipml-ocs: the torus layout (zoo_optical.c) */
+  if (rc && strcmp(t->family, "sipml-ocs") == 0) rc = check_hosts(t, "sipml-ocs", src, dst, err);
   if (rc) return rc;
   int32_t len = 2, cap = 4;
   for (int32_t d = 0; d < t->n_dims; d++) cap += t->dims[d] / 2 + 1;
@@ -922,6 +931,46 @@ static int sirius_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out, f
   return 0;
 oom:
   return fs_err_set(err, FS_ENOMEM, "out of memory routing");
+}
+
+/* Lotus layout (zoo_optical.c): lower switch of group k, index x at lo0 +
+ * k a + x, its upper switches a g nodes later; group i's optical cable to
+ * group j on its upper switch ((j - i - 1) mod g) mod a. */
+int fs_route_lotus(fs_router *r, int32_t src, int32_t dst, uint64_t seed, uint64_t key,
+                   fs_route *out, fs_err *err) {
+  const fs_topo *t = r->t;
+  int rc = check_hosts(t, "lotus", src, dst, err);
+  if (rc) return rc;
+  int32_t G = t->gpus_per_node;
+  if (G > 1 && t->scaleup0 >= 0 && src / G == dst / G) {
+    int32_t s[3] = {src, t->scaleup0 + src / G, dst};
+    return fs_route_explicit(r, s, 3, out, err);
+  }
+  int32_t ls = host_switch(t, src), ld = host_switch(t, dst);
+  if (ls < 0 || ld < 0 || t->n_dims != 3)
+    return fs_err_set(err, FS_EINVAL, "lotus: host without a lower switch");
+  int32_t g = t->dims[0], a = t->dims[1];
+  int32_t lo0 = ls - t->nodes[ls].index, up0 = lo0 + g * a;
+  int32_t gs = t->nodes[ls].group, gd = t->nodes[ld].group;
+  uint64_t h = dfly_mix(seed ^ dfly_mix(key));
+  int32_t w[9], n = 0, nic;
+  w[n++] = src;
+  if ((nic = host_nic(t, src, ls)) >= 0) w[n++] = nic;
+  w[n++] = ls;
+  int32_t fwd = (gd - gs + g) % g, d = fwd < g - fwd ? fwd : g - fwd;
+  if (ls != ld && gs == gd) {
+    w[n++] = up0 + gs * a + (int32_t)(h % (uint64_t)a);
+  } else if (d == 2) {
+    int32_t via = fwd == 2 ? (gs + 1) % g : (gs - 1 + g) % g;
+    w[n++] = lo0 + via * a + (int32_t)(h % (uint64_t)a);
+  } else if (d >= 3) {
+    w[n++] = up0 + gs * a + ((gd - gs - 1 + g) % g) % a;
+    w[n++] = up0 + gd * a + ((gs - gd - 1 + 2 * g) % g) % a;
+  }
+  if (ld != ls) w[n++] = ld;
+  if ((nic = host_nic(t, dst, ld)) >= 0) w[n++] = nic;
+  w[n++] = dst;
+  return fs_route_explicit(r, w, n, out, err);
 }
 
 int fs_route_railonly(fs_router *r, int32_t src, int32_t dst, fs_route *out, fs_err *err) {

@@ -340,7 +340,7 @@ int fs_scenario_set_routing(fs_scenario *sc, const char *name, fs_err *err) {
   if (fs_route_mode_parse(name, &m))
     return fs_err_set(err, FS_EINVAL,
                       "unknown routing mode '%s' (expected shortest, ecmp, spray, explicit, "
-                      "optimized, dor, minimal, valiant or railonly)",
+                      "optimized, dor, minimal, valiant, railonly or lotus)",
                       name);
   int rc = fs_route_mode_check(m, sc->topo, err);
   if (rc) return rc;

@@ -27,7 +27,7 @@
 
 fs_server_params fs_server_defaults(int32_t gpus_per_node) {
   fs_server_params sv = {gpus_per_node, DEFAULT_NVLINK_GBPS, DEFAULT_NVLINK_LATENCY_NS,
-                         DEFAULT_PCIE_GBPS, DEFAULT_PCIE_LATENCY_NS};
+                         DEFAULT_PCIE_GBPS, DEFAULT_PCIE_LATENCY_NS, 0};
   return sv;
 }
 
@@ -101,6 +101,7 @@ int fs_topo_builder_servers_begin(fs_topo_builder *b, const fs_server_params *sv
   int32_t G = sv->gpus_per_node;
   t->gpus_per_node = G;
   if (G == 1) return 0;
+  t->scaleup_optical = sv->optical_io != 0;
   int32_t rc;
   t->nic0 = t->n_nodes;
   for (int32_t i = 0; i < gpus; i++)
@@ -137,6 +138,10 @@ int fs_topo_builder_servers_end(fs_topo_builder *b, const fs_server_params *sv,
            "pcie_latency_ns=%lld",
            G, sv->nvlink_gbps, (long long)sv->nvlink_latency_ns, sv->pcie_gbps,
            (long long)sv->pcie_latency_ns);
+  if (sv->optical_io) {
+    len = strlen(t->spec);
+    snprintf(t->spec + len, sizeof(t->spec) - len, ",scaleup=optical_io");
+  }
   return 0;
 }
 

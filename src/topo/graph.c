@@ -143,6 +143,13 @@ void fs_topo_node_name(const fs_topo *t, int32_t node, char *buf, int n) {
     snprintf(buf, (size_t)n, "router%d", v->index);
   else if (strcmp(t->family, "sirius") == 0)
     snprintf(buf, (size_t)n, "node%d", v->index);
+  else if (strncmp(t->family, "sipml", 5) == 0)
+    snprintf(buf, (size_t)n, "router%d", v->index);
+  else if (strcmp(t->family, "lotus") == 0)
+    snprintf(buf, (size_t)n, "%s%d.%d", v->tier == 1 ? "lower" : "upper", v->group,
+             v->index % (t->n_dims > 1 && t->dims[1] > 0 ? t->dims[1] : 1));
+  else if (strcmp(t->family, "jupiter") == 0)
+    snprintf(buf, (size_t)n, "block%d", v->index);
   else if (leafspine && v->tier == 1)
     snprintf(buf, (size_t)n, "leaf%d", v->index);
   else if (leafspine && v->tier == 2)
@@ -220,6 +227,7 @@ int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
   c->scaleup0 = t->scaleup0;
   memcpy(c->dims, t->dims, sizeof(c->dims));
   c->n_dims = t->n_dims;
+  c->scaleup_optical = t->scaleup_optical;
   c->cost = t->cost;
   return fs_topo_builder_finish(&b, out, err);
 oom:

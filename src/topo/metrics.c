@@ -843,8 +843,10 @@ static int direct_hops(const fs_topo *t, fs_topo_stats *st) {
     st->avg_hops = 3;
     return 1;
   }
-  int torus = strcmp(t->family, "torus") == 0, ring = strcmp(t->family, "ring") == 0;
-  int mesh = strcmp(t->family, "fullmesh") == 0;
+  if (fs__optical_hops(t, st)) return 1;
+  /* sipml-ocs is a torus of GPUs (zoo_optical.c) */
+  int torus = strcmp(t->family, "torus") == 0 || strcmp(t->family, "sipml-ocs") == 0;
+  int ring = strcmp(t->family, "ring") == 0, mesh = strcmp(t->family, "fullmesh") == 0;
   if ((!torus && !ring && !mesh) || t->gpus_per_node > 1 || 2 * t->n_hosts != t->n_nodes)
     return 0;
   double N = (double)t->n_hosts;

@@ -12,8 +12,6 @@
 #define DEFAULT_GBPS 100.0
 #define DEFAULT_LATENCY_NS 1000
 /* Keys of the GPU servers, accepted by every family. */
-#define SERVER_KEYS \
-  "gpus_per_node", "nvlink_gbps", "nvlink_latency_ns", "pcie_gbps", "pcie_latency_ns"
 
 /* gbps: the canonical key; link_gbps is accepted as a synonym. */
 static int get_gbps(const fs__jctx *c, const cJSON *obj, const char *path,
@@ -38,11 +36,23 @@ static int get_latency(const fs__jctx *c, const cJSON *obj, const char *path,
 /* The GPU-server keys every family takes (docs/formats.md). The other four
  * only mean something with gpus_per_node > 1; given with 1 they are an
  * error rather than silently unused. */
-static int get_servers(const fs__jctx *c, const cJSON *obj, const char *path,
+int fs__topo_get_servers(const fs__jctx *c, const cJSON *obj, const char *path,
                        fs_server_params *sv) {
   fs_server_params d = fs_server_defaults(1);
   int64_t g;
   int rc;
+  const char *up;
+  /* scaleup=optical_io: the scale-up links are TeraPHY optical I/O
+   * chiplets (docs/model.md, "Optical fabrics"): one chiplet's rate and an
+   * estimated latency by default, and their parts in the cost. */
+  if ((rc = fs__json_str(c, obj, path, "scaleup", 0, "nvlink", &up))) return rc;
+  if (strcmp(up, "nvlink") != 0 && strcmp(up, "optical_io") != 0)
+    return fs__topo_fail_key(c, obj, path, "scaleup", "must be \"nvlink\" or \"optical_io\"");
+  sv->optical_io = strcmp(up, "optical_io") == 0;
+  if (sv->optical_io) {
+    d.nvlink_gbps = FS__OPTIO_GBPS;
+    d.nvlink_latency_ns = FS__OPTIO_LATENCY_NS;
+  }
   if ((rc = fs__json_int(c, obj, path, "gpus_per_node", 0, 1, 1, 1 << 22, &g)) ||
       (rc = fs__json_num(c, obj, path, "nvlink_gbps", 0, d.nvlink_gbps, 1e-9, 1e7,
                          &sv->nvlink_gbps)) ||
@@ -55,7 +65,7 @@ static int get_servers(const fs__jctx *c, const cJSON *obj, const char *path,
     return rc;
   sv->gpus_per_node = (int32_t)g;
   static const char *const only[] = {"nvlink_gbps", "nvlink_latency_ns", "pcie_gbps",
-                                     "pcie_latency_ns"};
+                                     "pcie_latency_ns", "scaleup"};
   for (size_t i = 0; g == 1 && i < sizeof(only) / sizeof(only[0]); i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, only[i]);
     if (!v) continue;
@@ -86,7 +96,7 @@ static int builder_fail(const fs__jctx *c, const char *path, int rc,
 
 
 /* "cost" is accepted by every family (fs__cost_from_json). */
-static int fail_key(const fs__jctx *c, const cJSON *obj, const char *path, const char *key,
+int fs__topo_fail_key(const fs__jctx *c, const cJSON *obj, const char *path, const char *key,
                     const char *msg) {
   char p[512];
   fs__json_path_key(p, sizeof(p), path, key);
@@ -170,14 +180,14 @@ static int clos_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     return rc;
   for (size_t i = 0; tiers == 2 && i < sizeof(core_keys) / sizeof(core_keys[0]); i++)
     if (cJSON_GetObjectItemCaseSensitive(obj, core_keys[i]))
-      return fail_key(c, obj, path, core_keys[i],
+      return fs__topo_fail_key(c, obj, path, core_keys[i],
                       "applies only to tiers 3 (a two-tier Clos is one pod, no core)");
   static const char *const pairs[][2] = {{"edge_uplinks", "edge_oversubscription"},
                                          {"agg_uplinks", "agg_oversubscription"}};
   for (int i = 0; i < 2; i++)
     if (cJSON_GetObjectItemCaseSensitive(obj, pairs[i][0]) &&
         cJSON_GetObjectItemCaseSensitive(obj, pairs[i][1]))
-      return fail_key(c, obj, path, pairs[i][1], i ? "give either agg_uplinks or "
+      return fs__topo_fail_key(c, obj, path, pairs[i][1], i ? "give either agg_uplinks or "
                                                      "agg_oversubscription, not both"
                                                    : "give either edge_uplinks or "
                                                      "edge_oversubscription, not both");
@@ -195,84 +205,35 @@ static int clos_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = fs__json_int(c, obj, path, "agg_uplinks", 0,
                            uplinks_for((double)epp * eg, o2, ag), 1, 1 << 22, &u2)))) ||
       (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)) ||
-      (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)) ||
+      (rc = get_latency(c, obj, path, &lat)) || (rc = fs__topo_get_servers(c, obj, path, &sv)) ||
       (rc = servers_divide(c, obj, path, &sv, hpe, "hosts_per_edge",
                            "so a server's NICs sit on one edge switch")))
     return rc;
   if (u1 > (1 << 22))
-    return fail_key(c, obj, path, "edge_oversubscription", "asks for more than 4194304 up-links");
+    return fs__topo_fail_key(c, obj, path, "edge_oversubscription", "asks for more than 4194304 up-links");
   if (u2 > (1 << 22))
-    return fail_key(c, obj, path, "agg_oversubscription", "asks for more than 4194304 up-links");
+    return fs__topo_fail_key(c, obj, path, "agg_oversubscription", "asks for more than 4194304 up-links");
   if (radix > 0 && hpe + u1 > radix)
-    return fail_key(c, obj, path, "radix",
+    return fs__topo_fail_key(c, obj, path, "radix",
                     "is too small: an edge switch needs hosts_per_edge + edge_uplinks ports "
                     "(more hosts than ports)");
   if (radix > 0 && epp + u2 > radix)
-    return fail_key(c, obj, path, "radix",
+    return fs__topo_fail_key(c, obj, path, "radix",
                     tiers == 3 ? "is too small: an aggregation switch needs edges_per_pod + "
                                  "agg_uplinks ports"
                                : "is too small: a spine needs one port per edge switch");
   if (radix > 0 && tiers == 3 && pods > radix)
-    return fail_key(c, obj, path, "radix",
+    return fs__topo_fail_key(c, obj, path, "radix",
                     "is too small: a core switch needs one port per pod");
   if ((double)pods * (double)epp * (double)hpe > (double)(1 << 22))
-    return fail_key(c, obj, path, "hosts_per_edge",
+    return fs__topo_fail_key(c, obj, path, "hosts_per_edge",
                     "times edges_per_pod and pods must be <= 4194304");
   if ((double)u1 * (double)u2 > (double)(1 << 22))
-    return fail_key(c, obj, path, "agg_uplinks",
+    return fs__topo_fail_key(c, obj, path, "agg_uplinks",
                     "times edge_uplinks (the core switches) must be <= 4194304");
   fs_clos_params p = {(int32_t)tiers, (int32_t)pods, (int32_t)epp, (int32_t)hpe, (int32_t)u1,
                       (int32_t)u2, (int32_t)radix, hg, eg, ag, lat};
   return fs_topo_clos(&p, &sv, out, inner);
-}
-
-/* awgr and sirius objects (type is one of them). */
-static int optical_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
-                             const char *type, fs_topo **out, fs_err *inner) {
-  int rc;
-  /* Optical fabrics (docs/model.md, "Optical fabrics"). Defaults: 300 ns is
-   * 2 x 30 m of fibre (fabric_m each way to the grating) at 5 ns/m, the
-   * grating itself passive and a few cm; 25 Gb/s a wavelength is the common
-   * 25G lane (an assumption); Sirius's 50 Gb/s port is its prototype's
-   * channel rate and 100 ns its slot (a 3.84 ns reconfiguration is then a
-   * ~4% guard band). */
-  if (strcmp(type, "awgr") == 0) {
-    static const char *const keys[] = {"type", "hosts", "channel_gbps", "port_gbps",
-                                       "latency_ns", "inc", "cost", NULL};
-    int64_t hosts, lat;
-    double ch, port;
-    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
-        (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 2, 2048, &hosts)) ||
-        (rc = fs__json_int(c, obj, path, "latency_ns", 0, 300, 0, 1000000000000LL, &lat)))
-      return rc;
-    /* A host's port carries its N - 1 wavelengths: give the port or the
-     * channel, not both. */
-    if (cJSON_GetObjectItemCaseSensitive(obj, "port_gbps")) {
-      if (cJSON_GetObjectItemCaseSensitive(obj, "channel_gbps"))
-        return fail_key(c, obj, path, "channel_gbps",
-                        "and port_gbps both given (channel = port / (hosts - 1): give one)");
-      if ((rc = fs__json_num(c, obj, path, "port_gbps", 1, 0, 1e-9, 1e7, &port))) return rc;
-      ch = port / (double)(hosts - 1);
-    } else if ((rc = fs__json_num(c, obj, path, "channel_gbps", 0, 25, 1e-9, 1e7, &ch))) {
-      return rc;
-    }
-    fs_awgr_params p = {(int32_t)hosts, ch, lat};
-    return fs_topo_awgr(&p, out, inner);
-  }
-  {
-    static const char *const keys[] = {"type", "hosts", "port_gbps", "latency_ns", "slot_ns",
-                                       "inc", "cost", NULL};
-    int64_t hosts, lat, slot;
-    double port;
-    if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
-        (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 2, 2048, &hosts)) ||
-        (rc = fs__json_num(c, obj, path, "port_gbps", 0, 50, 1e-9, 1e7, &port)) ||
-        (rc = fs__json_int(c, obj, path, "latency_ns", 0, 300, 0, 1000000000000LL, &lat)) ||
-        (rc = fs__json_int(c, obj, path, "slot_ns", 0, 100, 1, 488281250, &slot)))
-      return rc;
-    fs_sirius_params p = {(int32_t)hosts, port, lat, slot};
-    return fs_topo_sirius(&p, out, inner);
-  }
 }
 
 static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
@@ -297,9 +258,9 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = fs__json_num(c, obj, path, "fabric_gbps", 0, hg, 1e-9, 1e7, &fg)) ||
         (rc = fs__json_int(c, obj, path, "links_per_spine", 0, 1, 1, 64, &lps)) ||
         (rc = fs__json_num(c, obj, path, "oversubscription", 0, 1, 1, 1e6, &over)) ||
-        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)))
+        (rc = get_latency(c, obj, path, &lat)) || (rc = fs__topo_get_servers(c, obj, path, &sv)))
       return rc;
-    if (servers % spu) return fail_key(c, obj, path, "servers_per_su", "must divide servers");
+    if (servers % spu) return fs__topo_fail_key(c, obj, path, "servers_per_su", "must divide servers");
     /* Non-blocking by default: a rail switch's up-links carry what its
      * servers_per_su NICs send, divided by the oversubscription. */
     double need = (double)spu * hg / (over * fg * (double)lps);
@@ -308,21 +269,21 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if (def < 1) def = 1;
     if (cJSON_GetObjectItemCaseSensitive(obj, "spines") &&
         cJSON_GetObjectItemCaseSensitive(obj, "oversubscription"))
-      return fail_key(c, obj, path, "oversubscription",
+      return fs__topo_fail_key(c, obj, path, "oversubscription",
                       "give either spines or oversubscription, not both");
     if ((rc = fs__json_int(c, obj, path, "spines", 0, def, 1, 1 << 22, &spines)) ||
         (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)))
       return rc;
     if (radix > 0 && spu + spines * lps > radix)
-      return fail_key(c, obj, path, "radix",
+      return fs__topo_fail_key(c, obj, path, "radix",
                       "is too small: a rail switch needs servers_per_su + spines * "
                       "links_per_spine ports (more hosts than ports)");
     if (radix > 0 && servers / spu * g * lps > radix)
-      return fail_key(c, obj, path, "radix",
+      return fs__topo_fail_key(c, obj, path, "radix",
                       "is too small: a spine needs one port per rail switch and "
                       "links_per_spine");
     if (servers * g > (1 << 22))
-      return fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
+      return fs__topo_fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
     fs_railopt_params p = {(int32_t)servers, (int32_t)spu, (int32_t)spines, (int32_t)lps,
                            (int32_t)radix, hg, fg, lat};
     return fs_topo_railopt(&p, &sv, out, inner);
@@ -338,13 +299,13 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = fs__json_int(c, obj, path, "servers", 1, 0, 1, 1 << 22, &servers)) ||
         (rc = fs__json_int(c, obj, path, "radix", 0, 0, 0, 1 << 22, &radix)) ||
         (rc = fs__json_num(c, obj, path, "host_gbps", 0, 400, 1e-9, 1e7, &hg)) ||
-        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)))
+        (rc = get_latency(c, obj, path, &lat)) || (rc = fs__topo_get_servers(c, obj, path, &sv)))
       return rc;
     if (radix > 0 && servers > radix)
-      return fail_key(c, obj, path, "servers",
+      return fs__topo_fail_key(c, obj, path, "servers",
                       "must be <= radix (one port per server on each rail switch)");
     if (servers * g > (1 << 22))
-      return fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
+      return fs__topo_fail_key(c, obj, path, "servers", "times gpus_per_node must be <= 4194304");
     fs_railonly_params p = {(int32_t)servers, (int32_t)radix, hg, lat};
     return fs_topo_railonly(&p, &sv, out, inner);
   }
@@ -378,8 +339,10 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if (ring) return fs_topo_ring(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
     return fs_topo_fullmesh(d.dims[0], d.gbps, d.host_gbps, d.latency_ns, out, inner);
   }
-  if (strcmp(type, "awgr") == 0 || strcmp(type, "sirius") == 0)
-    return optical_from_json(c, obj, path, type, out, inner);
+  /* The optical fabrics (spec_optical.c). */
+  rc = fs__topo_optical_from_json(c, obj, path, type, out, inner, known);
+  if (*known) return rc;
+  *known = 1;
   if (strcmp(type, "dragonfly") == 0) {
     static const char *const keys[] = {"type", "a", "p", "h", "g", "host_gbps", "local_gbps",
                                        "global_gbps", "latency_ns", "global_latency_ns",
@@ -389,7 +352,7 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     fs_server_params sv;
     if ((rc = fs__json_expect_object(c, obj, path, keys))) return rc;
     if (!cJSON_GetObjectItemCaseSensitive(obj, "p") && !cJSON_GetObjectItemCaseSensitive(obj, "a"))
-      return fail_key(c, obj, path, "p", "is required (or a): hosts per router");
+      return fs__topo_fail_key(c, obj, path, "p", "is required (or a): hosts per router");
     if ((rc = fs__json_int(c, obj, path, "p", 0, 0, 1, 4096, &pp)) ||
         (rc = fs__json_int(c, obj, path, "a", 0, 2 * pp, 1, 4096, &a)) ||
         (rc = fs__json_int(c, obj, path, "p", 0, a / 2 > 0 ? a / 2 : 1, 1, 4096, &pp)) ||
@@ -401,11 +364,11 @@ static int zoo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = get_latency(c, obj, path, &lat)) ||
         (rc = fs__json_int(c, obj, path, "global_latency_ns", 0, lat, 0, 1000000000000LL,
                            &glat)) ||
-        (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = fs__topo_get_servers(c, obj, path, &sv)) ||
         (rc = servers_divide(c, obj, path, &sv, pp, "p (hosts per router)",
                              "so a server's NICs sit on one router")))
       return rc;
-    if (a * pp * g > (1 << 22)) return fail_key(c, obj, path, "g", "a*p*g must be <= 4194304");
+    if (a * pp * g > (1 << 22)) return fs__topo_fail_key(c, obj, path, "g", "a*p*g must be <= 4194304");
     fs_dragonfly_params p = {(int32_t)a, (int32_t)pp, (int32_t)h, (int32_t)g, hg, lg, gg, lat,
                              glat};
     return fs_topo_dragonfly(&p, &sv, out, inner);
@@ -435,7 +398,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "hosts", 1, 0, 1, 1 << 22, &hosts)) ||
         (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)) ||
-        (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = fs__topo_get_servers(c, obj, path, &sv)) ||
         (rc = servers_divide(c, obj, path, &sv, hosts, "hosts", "into whole servers")))
       return rc;
     rc = fs_topo_star_servers((int32_t)hosts, gbps, lat, &sv, out, &inner);
@@ -453,7 +416,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
         (rc = fs__json_num(c, obj, path, "host_gbps", 0, DEFAULT_GBPS, 1e-9, 1e7, &hg)) ||
         (rc = fs__json_num(c, obj, path, "fabric_gbps", 0, hg, 1e-9, 1e7, &fg)) ||
         (rc = fs__json_int(c, obj, path, "links_per_spine", 0, 1, 1, 64, &lps)) ||
-        (rc = get_latency(c, obj, path, &lat)) || (rc = get_servers(c, obj, path, &sv)) ||
+        (rc = get_latency(c, obj, path, &lat)) || (rc = fs__topo_get_servers(c, obj, path, &sv)) ||
         (rc = servers_divide(c, obj, path, &sv, hpl, "hosts_per_leaf",
                              "so a server's NICs sit on one leaf")))
       return rc;
@@ -469,7 +432,7 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     if ((rc = fs__json_expect_object(c, obj, path, keys)) ||
         (rc = fs__json_int(c, obj, path, "k", 1, 0, 2, 128, &k)) ||
         (rc = get_gbps(c, obj, path, &gbps)) || (rc = get_latency(c, obj, path, &lat)) ||
-        (rc = get_servers(c, obj, path, &sv)))
+        (rc = fs__topo_get_servers(c, obj, path, &sv)))
       return rc;
     if (k % 2) {
       char p[512];
@@ -486,7 +449,8 @@ int fs__topo_from_json(const fs__jctx *c, const cJSON *obj, const char *path,
     fs__json_path_key(p, sizeof(p), path, "type");
     return fs__json_fail(c, p, cJSON_GetObjectItemCaseSensitive(obj, "type"),
                          "unknown topology type (expected star, leafspine, fattree, clos, railopt, "
-                         "railonly, torus, ring, fullmesh, dragonfly, awgr, sirius or file)");
+                         "railonly, torus, ring, fullmesh, dragonfly, awgr, sirius, lotus, "
+                         "sipml-ocs, sipml-ring, jupiter or file)");
   }
   if (rc) return builder_fail(c, path, rc, &inner);
   const char *inc;
@@ -635,7 +599,7 @@ int fs_topo_from_spec(const char *spec, fs_topo **out, fs_err *err) {
   /* FAMILY:... is an inline form even when a value holds a path
    * (file:path=dir/graph.json); anything else with a '/' or ".json" was
    * meant as a file */
-  size_t fam = strspn(spec, "abcdefghijklmnopqrstuvwxyz_");
+  size_t fam = strspn(spec, "abcdefghijklmnopqrstuvwxyz_-");
   int is_inline = fam > 0 && spec[fam] == ':';
   if (!is_inline && (strchr(spec, '/') || strstr(spec, ".json")))
     return fs_err_set(err, FS_EIO, "%s: no such file", spec);

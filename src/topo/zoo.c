@@ -339,12 +339,15 @@ double fs_topo_bisection_formula(const fs_topo *t) {
   /* awgr, sirius: the cut of hosts [0, h) from [h, N), h = floor(N / 2),
    * crosses one mesh cable per pair across it, h (N - h) of them (sirius:
    * the node cables, hosts' own port_gbps >= (N - h) port / (N - 1)). */
+  double optical = fs__optical_bisection(t);
+  if (optical >= 0) return optical;
   int awgr = strcmp(t->family, "awgr") == 0, sirius = strcmp(t->family, "sirius") == 0;
   if (awgr || sirius) {
     int64_t n = t->n_hosts, h = n / 2;
     return (double)(h * (n - h)) * t->links[sirius ? 2 * n : 0].capacity_bps;
   }
-  int ring = strcmp(t->family, "ring") == 0, torus = strcmp(t->family, "torus") == 0;
+  int ring = strcmp(t->family, "ring") == 0;
+  int torus = strcmp(t->family, "torus") == 0 || strcmp(t->family, "sipml-ocs") == 0;
   if (!ring && !torus) return -1;
   int32_t k0 = t->dims[0];
   if (k0 % 2) return -1;
@@ -373,6 +376,10 @@ int fs_topo_awgr(const fs_awgr_params *p, fs_topo **out, fs_err *err) {
   if (p->hosts < 2 || p->hosts > OPTICAL_MAX_HOSTS)
     return bad_int(F, "hosts", "in [2, 2048]", p->hosts, err);
   int64_t n = p->hosts, cables = n * (n - 1) / 2;
+  if (p->wavelengths != 0 && p->wavelengths < n - 1)
+    return fs_err_set(err, FS_EINVAL,
+                      "%s: wavelengths must be >= hosts - 1 = %lld (one a destination), got %d",
+                      F, (long long)(n - 1), p->wavelengths);
   if ((rc = fs_topo_check_size(F, n, cables, err))) return rc;
   fs_topo_builder b;
   if ((rc = fs_topo_builder_init(&b, F, (int32_t)n, (int32_t)(2 * cables), err))) return rc;
@@ -382,8 +389,10 @@ int fs_topo_awgr(const fs_awgr_params *p, fs_topo **out, fs_err *err) {
   for (int32_t i = 0; i < n; i++)
     for (int32_t j = i + 1; j < n; j++)
       TRY(fs_topo_builder_cable(&b, i, j, p->channel_gbps * 1e9, p->latency_ns));
-  snprintf(b.t->spec, sizeof(b.t->spec), "awgr:hosts=%d,channel_gbps=%g,latency_ns=%lld",
-           p->hosts, p->channel_gbps, (long long)p->latency_ns);
+  int len = snprintf(b.t->spec, sizeof(b.t->spec), "awgr:hosts=%d,channel_gbps=%g,latency_ns=%lld",
+                     p->hosts, p->channel_gbps, (long long)p->latency_ns);
+  if (p->wavelengths && len > 0 && (size_t)len < sizeof(b.t->spec))
+    snprintf(b.t->spec + len, sizeof(b.t->spec) - (size_t)len, ",wavelengths=%d", p->wavelengths);
   return fs_topo_builder_finish(&b, out, err);
 oom:
   fs_topo_builder_abort(&b);

@@ -25,7 +25,7 @@ static const struct {
 /* Durations alone: log-normal, median 30 min, sigma 1.6 (a heavy tail:
  * the 99th percentile near 20 h), within [2 min, 48 h]. */
 #define DUR_MEDIAN_S 1800.0
-#define DUR_SIGMA 1.6
+#define DUR_SIGMA 1.0
 
 static double normal(fs__rng *r) { /* Box-Muller */
   double u = fs__rng_unit(r), v = fs__rng_unit(r);
@@ -60,7 +60,7 @@ static void draw_job(fs__rng *r, int64_t cap, draw *d) {
     d->tp = 8;
   }
   d->dur = DUR_MEDIAN_S * exp(DUR_SIGMA * normal(r));
-  d->dur = d->dur < 120 ? 120 : d->dur > 172800 ? 172800 : d->dur;
+  d->dur = d->dur < 120 ? 120 : d->dur > 86400 ? 86400 : d->dur;
 }
 
 /* The trace's text, iterations 1 for now (set once the jobs are timed). */

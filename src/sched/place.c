@@ -135,7 +135,9 @@ int fs__sched_place(fs__sched_run *R, fs_sched_kind kind, int32_t j) {
       R->leaf_full[s->leaf_of[sv]]--;
       R->full_total--;
     }
+    R->n_free[R->free[sv]]--;
     R->free[sv] -= g < s->G ? g : s->G;
+    R->n_free[R->free[sv]]++;
   }
   /* the distinct ToRs it spans, in the order of its servers */
   J->n_leaf = 0;
@@ -155,7 +157,9 @@ void fs__sched_unplace(fs__sched_run *R, int32_t j) {
   int64_t g = s->t->jobs[j].gpus;
   for (int32_t i = 0; i < J->n_srv; i++) {
     int32_t sv = J->srv[i];
+    R->n_free[R->free[sv]]--;
     R->free[sv] += g < s->G ? g : s->G;
+    R->n_free[R->free[sv]]++;
     if (R->free[sv] == s->G) {
       R->leaf_full[s->leaf_of[sv]]++;
       R->full_total++;

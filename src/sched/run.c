@@ -16,7 +16,7 @@ static void run_free(fs__sched_run *R) {
   if (R->js) FS__FREE_ALL(R->js[0].srv, R->js[0].leaf);
   FS__FREE_ALL(R->js, R->free, R->leaf_full, R->leaf_jobs, R->leaf_keys, R->on, R->comp,
                R->stamp, R->rstamp, R->act, R->fro, R->sp, R->res_list, R->mark, R->dl, R->prio,
-               R->scratch, R->run);
+               R->scratch, R->run, R->key, R->n_free);
 }
 
 static int run_alloc(fs__sched_run *R, fs_err *err) {
@@ -42,6 +42,8 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   R->prio = malloc((size_t)n * sizeof(*R->prio));
   R->scratch = calloc((size_t)L, sizeof(*R->scratch));
   R->run = malloc((size_t)n * sizeof(*R->run));
+  R->key = malloc((size_t)n * sizeof(*R->key));
+  R->n_free = calloc((size_t)s->G + 1, sizeof(*R->n_free));
   int64_t slots = 0;
   for (int32_t j = 0; j < n; j++) {
     int64_t k = s->t->jobs[j].gpus / s->G;
@@ -51,7 +53,7 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   int32_t *leaf = R->js ? malloc((size_t)slots * sizeof(*leaf)) : NULL;
   if (!R->js || !R->free || !R->leaf_full || !R->leaf_jobs || !R->leaf_keys || !R->on ||
       !R->comp || !R->stamp || !R->rstamp || !R->act || !R->fro || !R->sp || !R->res_list ||
-      !R->mark || !R->dl || !R->prio || !R->scratch || !R->run || !srv || !leaf) {
+      !R->mark || !R->dl || !R->prio || !R->scratch || !R->run || !R->key || !R->n_free || !srv || !leaf) {
     FS__FREE_ALL(srv, leaf);
     if (R->js) R->js[0].srv = R->js[0].leaf = NULL;
     return fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -67,6 +69,7 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
     R->leaf_full[s->leaf_of[sv]]++;
   }
   R->full_total = s->n_srv;
+  R->n_free[s->G] = s->n_srv;
   return 0;
 }
 
@@ -139,36 +142,52 @@ static int start(fs__sched_run *R, int32_t j, double t, int32_t *seeds, int32_t 
   return 0;
 }
 
-/* The queue's order for kind: arrival (fifo, oblivious: the head blocks
- * the rest), estimated duration alone (sjf, liu-ocs), GPU-time (yu-bco). */
-static int32_t queue_order(fs__sched_run *R, const int32_t *q, int32_t nq) {
+/* A queued job's key: arrival (fifo, oblivious: the head blocks the rest),
+ * estimated duration alone (sjf, liu-ocs), GPU-time (yu-bco). Fixed while
+ * it waits, so the queue is kept in order as jobs arrive. */
+static double queue_key(const fs__sched_run *R, int32_t j) {
   fs_sched_kind k = R->o->kind;
-  for (int32_t i = 0; i < nq; i++) {
-    double est = (double)R->s->t->jobs[q[i]].iterations * fs__sched_iso(R, q[i]);
-    R->prio[i].j = q[i];
-    R->prio[i].key = k == FS_SCHED_FIFO || k == FS_SCHED_OBLIVIOUS ? (double)q[i]
-                     : k == FS_SCHED_YU_BCO ? est * (double)R->s->t->jobs[q[i]].gpus
-                                            : est;
+  double est = (double)R->s->t->jobs[j].iterations * fs__sched_iso(R, j);
+  return k == FS_SCHED_FIFO || k == FS_SCHED_OBLIVIOUS ? (double)j
+         : k == FS_SCHED_YU_BCO ? est * (double)R->s->t->jobs[j].gpus
+                                : est;
+}
+
+/* Inserts j into q[0..*nq) by (key, index). */
+static void enqueue(fs__sched_run *R, int32_t *q, int32_t *nq, int32_t j) {
+  double key = queue_key(R, j);
+  R->key[j] = key;
+  int32_t lo = 0, hi = *nq;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2, m = q[mid];
+    if (R->key[m] < key || (R->key[m] == key && m < j))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return nq;
+  memmove(q + lo + 1, q + lo, (size_t)(*nq - lo) * sizeof(*q));
+  q[lo] = j;
+  (*nq)++;
 }
 
-static int by_key(const void *a, const void *b) {
-  const fs__sched_prio *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return (x->j > y->j) - (x->j < y->j);
+/* Could a job of g GPUs be placed at all (by counts, before looking)? */
+static int may_fit(const fs__sched_run *R, int64_t g) {
+  int64_t G = R->s->G;
+  if (g >= G) return R->full_total >= g / G;
+  for (int64_t f = g; f <= G; f++)
+    if (R->n_free[f] > 0) return 1;
+  return 0;
 }
 
-/* Starts what the scheduler lets start now; removes it from q. */
+/* Starts what the scheduler lets start now, in queue order; removes it
+ * from q. */
 static int dispatch(fs__sched_run *R, int32_t *q, int32_t *nq, double t, int32_t *seeds,
                     int32_t *ns, fs_err *err) {
-  int32_t n = queue_order(R, q, *nq);
   int hol = R->o->kind == FS_SCHED_FIFO || R->o->kind == FS_SCHED_OBLIVIOUS;
-  if (!hol) qsort(R->prio, (size_t)n, sizeof(*R->prio), by_key);
   int any = 0;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t j = R->prio[i].j;
-    if (fs__sched_place(R, R->o->kind, j)) {
+  for (int32_t i = 0; i < *nq; i++) {
+    int32_t j = q[i];
+    if (!may_fit(R, R->s->t->jobs[j].gpus) || fs__sched_place(R, R->o->kind, j)) {
       if (hol) break;
       continue;
     }
@@ -183,7 +202,6 @@ static int dispatch(fs__sched_run *R, int32_t *q, int32_t *nq, double t, int32_t
   *nq = m;
   return 0;
 }
-
 
 /* Ends job j at t: frees its servers and its resources (rs: the freed
  * resources, whose jobs are re-rated). */
@@ -266,7 +284,8 @@ static int loop(fs__sched_run *R, fs_err *err) {
     while (!rc && next < n && T->jobs[next].arrival_s <= t) {
       rc = fs__sched_profile_spec(s, T->jobs[next].spec, err);
       R->js[next].st = JS_QUEUED;
-      q[nq++] = next++;
+      if (!rc) enqueue(R, q, &nq, next);
+      next++;
     }
     if (!rc) rc = dispatch(R, q, &nq, t, seeds, &ns, err);
     if (!rc) fs__sched_rerate(R, seeds, ns, rs.v, rs.n);

@@ -52,6 +52,8 @@ typedef struct fs__sched_run {
   int32_t *leaf_full;    /* fully free servers per ToR */
   int32_t *leaf_jobs;    /* running jobs spanning several ToRs, per ToR */
   int32_t full_total;
+  int32_t *n_free;       /* servers with f free GPUs, f = 0..G */
+  double *key;           /* a queued job's key */
   struct leaf_key *leaf_keys;
   int32_t n_res;
   fs__sched_vec *on;     /* per resource: its running jobs */

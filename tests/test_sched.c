@@ -240,6 +240,40 @@ TEST(test_sched_deterministic) {
   fs_sched_trace_free(c);
 }
 
+/* The page: every scheduler's timeline, the same bytes twice. */
+TEST(test_sched_html_report) {
+  fs_sched_trace *t = parse(hand_trace);
+  fs_sched_result r[2];
+  if (!t || run(t, FS_SCHED_FIFO, 0, &r[0])) {
+    fs_sched_trace_free(t);
+    return;
+  }
+  if (run(t, FS_SCHED_SJF, 0, &r[1])) {
+    fs_sched_result_free(&r[0]);
+    fs_sched_trace_free(t);
+    return;
+  }
+  char *page[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = tmpfile();
+    if (!f) break;
+    CHECK_EQ_INT(fs_report_sched_html(f, t, r, 2), 0);
+    long n = ftell(f);
+    page[k] = calloc((size_t)n + 1, 1);
+    rewind(f);
+    if (page[k] && fread(page[k], 1, (size_t)n, f) != (size_t)n) page[k][0] = 0;
+    fclose(f);
+  }
+  CHECK(page[0] && page[1] && strcmp(page[0], page[1]) == 0);
+  CHECK(page[0] && strstr(page[0], "fifo: the jobs over time") &&
+        strstr(page[0], "sjf: the jobs over time") && strstr(page[0], "D (8 GPUs)"));
+  free(page[0]);
+  free(page[1]);
+  fs_sched_result_free(&r[0]);
+  fs_sched_result_free(&r[1]);
+  fs_sched_trace_free(t);
+}
+
 static void bad(const char *text, const char *want1, const char *want2) {
   fs_sched_trace *t = NULL;
   fs_err err = {0, ""};

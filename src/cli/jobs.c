@@ -16,7 +16,7 @@ typedef struct seed_opt {
 } seed_opt;
 
 typedef struct opts {
-  const char *file[1], *scheduler, *format, *output;
+  const char *file[1], *scheduler, *format, *output, *report;
   int n_file;
   long generate, gpus;
   double load;
@@ -41,6 +41,9 @@ static const fs__opt jobs_opts[] = {
                 "text (default; or table), json (every job) or csv (a row per scheduler and job)"),
     FS__OPT_STR("--output", 'o', AT(output), "FILE", "write the result (or the generated trace) "
                 "to FILE instead of stdout"),
+    FS__OPT_STR("--report", 0, AT(report), "FILE.html",
+                "also write a self-contained HTML report: the schedulers' table and each one's "
+                "timeline of the jobs (Gantt: queued, running)"),
     FS__OPT_LONG("--generate", 0, AT(generate), "N", 1, 1000000,
                  "--generate must be an integer in [1, 1000000]",
                  "write a trace of N jobs instead of running one (no TRACE.json): sizes and "
@@ -86,6 +89,11 @@ typedef struct page {
   int32_t n;
 } page;
 
+static int write_page(FILE *f, void *ctx) {
+  const page *p = ctx;
+  return fs_report_sched_html(f, p->t, p->r, p->n);
+}
+
 static int write_result(FILE *f, void *ctx) {
   const page *p = ctx;
   if (!p->r) return fs_report_sched_trace_json(f, p->t);
@@ -119,7 +127,7 @@ static int generate(const opts *o) {
 
 static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
   fs_err err = {0, ""};
-  fs_output *out = NULL;
+  fs_output *out = NULL, *html = NULL;
   fs_sched_trace *t = NULL;
   fs_sched *s = NULL;
   fs_sched_result res[FS_SCHED_N];
@@ -127,6 +135,10 @@ static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
   int status = 0;
   memset(res, 0, sizeof(res));
   if (o->output && fs__cli_output_open(o->output, &out)) return 2;
+  if (o->report && fs__cli_output_open(o->report, &html)) {
+    fs_output_abort(out);
+    return 2;
+  }
   if (fs_sched_trace_load(o->file[0], &t, &err) || fs_sched_new(t, &s, &err)) {
     status = fs__cli_fail(&err);
     goto done;
@@ -146,8 +158,14 @@ static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
   page p = {fmt, t, res, n};
   status = emit(out, &p);
   out = NULL;
+  if (!status && html) {
+    fs_output *pg = html;
+    html = NULL;
+    status = fs__cli_output_write(pg, write_page, &p);
+  }
 done:
   fs_output_abort(out);
+  fs_output_abort(html);
   for (int32_t i = 0; i < n; i++) fs_sched_result_free(&res[i]);
   fs_sched_free(s);
   fs_sched_trace_free(t);
@@ -164,9 +182,9 @@ int fs__cli_jobs(int argc, char **argv) {
     if (o.n_file)
       return fs__cli_usage("jobs", "--generate writes a trace: give no TRACE.json, got '%s'",
                            o.file[0]);
-    if (o.scheduler || o.full_rerate || strcmp(o.format, "text"))
-      return fs__cli_usage("jobs", "--generate writes a trace: --scheduler, --format and "
-                                   "--full-rerate do not apply");
+    if (o.scheduler || o.full_rerate || o.report || strcmp(o.format, "text"))
+      return fs__cli_usage("jobs", "--generate writes a trace: --scheduler, --format, "
+                                   "--report and --full-rerate do not apply");
     if (o.gpus && o.gpus % 64)
       return fs__cli_usage("jobs", "--gpus must be a multiple of 64 in [128, 65536], got '%ld'",
                            o.gpus);

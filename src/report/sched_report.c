@@ -1,12 +1,15 @@
 /* The output of `fabricsim jobs` (docs/formats.md, "Job traces"): per
  * scheduler its job completion times, queueing, utilisation and counters
  * as a table, JSON or CSV (one row per scheduler and job), and a trace
- * written back as a trace file (the generator's output). */
+ * written back as a trace file (the generator's output); the HTML page
+ * with a timeline (Gantt) of the jobs per scheduler. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/base.h"
+#include "fabricsim/html.h"
 #include "fabricsim/report.h"
 
 static void num(FILE *f, double v) {
@@ -46,10 +49,6 @@ int fs_report_sched_text(FILE *f, const fs_sched_trace *t, const fs_sched_result
               y->jct_s, 1e3 * y->mean_iter_s, 1e3 * y->iso_iter_s, y->servers, y->leaves);
     }
   }
-  fprintf(f, "\nwall: ");
-  for (int32_t i = 0; i < n; i++)
-    fprintf(f, "%s%s %.3f s", i ? ", " : "", fs_sched_kind_name(r[i].kind), r[i].wall_s);
-  fprintf(f, " (timing distinct jobs alone: %.3f s)\n", n ? r[0].profile_wall_s : 0.0);
   return ferror(f) ? FS_EIO : 0;
 }
 
@@ -165,4 +164,92 @@ int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t) {
   }
   fputs("  ]\n}\n", f);
   return ferror(f) ? FS_EIO : 0;
+}
+
+/* The jobs drawn on a scheduler's timeline at most (the first by arrival):
+ * a row each, so the page stays readable and near a megabyte. */
+#define GANTT_MAX_JOBS 200
+
+/* One scheduler's timeline: a row per job, queued (arrival to start),
+ * circuits set up (liu-ocs) and running (to its end). */
+static int sched_gantt(fs_html *h, const fs_sched_trace *t, const fs_sched_result *x,
+                       double t_end) {
+  int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;
+  const char **rows = malloc((size_t)nj * sizeof(*rows));
+  char(*names)[96] = malloc((size_t)nj * sizeof(*names));
+  fs_html_span *sp = malloc((size_t)nj * 3 * sizeof(*sp));
+  if (!rows || !names || !sp) {
+    FS__FREE_ALL(rows, names, sp);
+    return FS_ENOMEM;
+  }
+  static const char *const classes[3] = {"queued", "circuit set-up", "running"};
+  int64_t ns = 0;
+  for (int32_t j = 0; j < nj; j++) {
+    const fs_sched_job_result *y = &x->jobs[j];
+    snprintf(names[j], sizeof(names[j]), "%s (%lld GPU%s)", t->jobs[j].id,
+             (long long)t->jobs[j].gpus, t->jobs[j].gpus > 1 ? "s" : "");
+    rows[j] = names[j];
+    if (y->queue_s > 0) sp[ns++] = (fs_html_span){j, 0, y->arrival_s, y->queue_s, NULL};
+    if (y->setup_s > 0) sp[ns++] = (fs_html_span){j, 1, y->start_s, y->setup_s, NULL};
+    sp[ns++] = (fs_html_span){j, 2, y->start_s + y->setup_s, y->end_s - y->start_s - y->setup_s,
+                              NULL};
+  }
+  char title[160];
+  snprintf(title, sizeof(title), "%s: the jobs over time%s", fs_sched_kind_name(x->kind),
+           nj < t->n_jobs ? " (the first 200 by arrival)" : "");
+  fs_html_gantt(h, title, rows, nj, classes, 3, sp, ns, t_end, NULL, 0);
+  FS__FREE_ALL(rows, names, sp);
+  return 0;
+}
+
+enum { PAGE_COLS = 10 };
+
+int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n) {
+  char title[400], sub[1024];
+  snprintf(title, sizeof(title), "fabricsim jobs: %s", t->file);
+  snprintf(sub, sizeof(sub), "%d jobs (%d distinct) on %lld GPUs in %lld-GPU servers; %s",
+           t->n_jobs, t->n_specs, (long long)t->gpus, (long long)t->gpus_per_server,
+           t->specs[0]->topo ? t->specs[0]->topo->spec : "");
+  static const char *const head[PAGE_COLS] = {
+      "scheduler", "JCT mean (s)", "JCT p99 (s)", "queue mean (s)", "queue p99 (s)",
+      "makespan (s)", "slowdown", "GPU util", "link util mean", "link util max"};
+  char cells[FS_SCHED_N][PAGE_COLS][32];
+  const char *cp[FS_SCHED_N * PAGE_COLS];
+  const char *labels[FS_SCHED_N];
+  double jct[FS_SCHED_N];
+  fs_html h;
+  fs_html_begin(&h, f, title, sub);
+  for (int32_t i = 0; i < n && i < FS_SCHED_N; i++) {
+    const fs_sched_result *x = &r[i];
+    const double v[PAGE_COLS - 1] = {x->jct_mean_s,   x->jct_p99_s,  x->queue_mean_s,
+                                     x->queue_p99_s,  x->makespan_s, x->slowdown_mean,
+                                     100 * x->gpu_util, 100 * x->link_util_mean,
+                                     100 * x->link_util_max};
+    snprintf(cells[i][0], 32, "%s", fs_sched_kind_name(x->kind));
+    for (int c = 0; c < PAGE_COLS - 1; c++)
+      snprintf(cells[i][c + 1], 32, c == 5 ? "%.4f" : c >= 6 ? "%.2f %%" : "%.1f", v[c]);
+    for (int c = 0; c < PAGE_COLS; c++) cp[i * PAGE_COLS + c] = cells[i][c];
+    labels[i] = fs_sched_kind_name(x->kind);
+    jct[i] = x->jct_mean_s;
+  }
+  fs_html_section(&h, "Schedulers",
+                  "Job completion time (end - arrival), queueing (start - arrival), makespan "
+                  "(last end - first arrival), mean slowdown (iteration while running over "
+                  "the iteration alone), GPU and link utilisation over the makespan "
+                  "(docs/model-sched.md).");
+  fs_html_table(&h, head, PAGE_COLS, cp, n);
+  fs_html_bars(&h, "mean job completion time", "s", labels, jct, n);
+  fs_html_section(&h, "Timelines",
+                  "One row per job: queued from its arrival to its start, then running "
+                  "(liu-ocs: its circuits set up first when it spans several ToRs).");
+  /* one time axis for every scheduler, so the timelines compare */
+  double t_end = 0;
+  int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < nj; j++)
+      if (r[i].jobs[j].end_s > t_end) t_end = r[i].jobs[j].end_s;
+  int rc = 0;
+  for (int32_t i = 0; i < n && !rc; i++) rc = sched_gantt(&h, t, &r[i], t_end);
+  int end = fs_html_end(&h);
+  return rc ? rc : end;
 }

@@ -196,6 +196,8 @@ run wan-dynamic-osdl wan dynamic $ex/wan-nsfnet-osdl.json --job slice --load 600
 run jobs-small jobs $ex/jobs-trace-small.json --scheduler all --report @/r.html
 run jobs-small-json jobs $ex/jobs-trace-small.json --scheduler liu-ocs --format json
 run jobs-generate jobs --generate 50 --gpus 512 --seed 2 --load 4 -o @/t.json
+run sweep-jobs sweep $ex/sweep-jobs.json --db @/s.sqlite --csv @/s.csv
+rm -f "$DIR/sweep-jobs/s.sqlite"
 
 # ---- bad inputs: the message and the status ----
 for f in tests/data/bad/*.json; do run "bad-sim-$(basename "$f" .json)" sim "$f"; done

@@ -9,6 +9,7 @@
 
 #include "fabricsim/report.h"
 #include "fabricsim/sched.h"
+#include "fabricsim/sweep.h"
 #include "fabricsim/train.h"
 #include "test.h"
 
@@ -272,6 +273,35 @@ TEST(test_sched_html_report) {
   fs_sched_result_free(&r[0]);
   fs_sched_result_free(&r[1]);
   fs_sched_trace_free(t);
+}
+
+/* A sweep point of kind jobs is what the scheduler gives on the trace the
+ * point's "generate" makes. */
+TEST(test_sched_sweep_points_are_jobs) {
+  const char *path = "/tmp/fabricsim-test-sweep-jobs.json";
+  CHECK_EQ_INT(test_write_file(path, "{\"command\": \"jobs\", \"base\": {\"generate\": "
+                                     "{\"jobs\": 60, \"gpus\": 512, \"seed\": 5, \"load\": 4}}, "
+                                     "\"axes\": {\"scheduler\": [\"fifo\", \"yu-bco\"]}}"),
+               0);
+  fs_sweep *sw = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_sweep_load(path, &sw, &err), &err);
+  if (!sw) return;
+  CHECK_EQ_INT(fs_sweep_kind_of(sw), FS_SWEEP_JOBS);
+  CHECK_EQ_INT(fs_sweep_n_points(sw), 2);
+  fs_sched_trace *t = generated(60, 512, 5, 4);
+  for (int32_t p = 0; t && p < 2; p++) {
+    fs_sweep_result pr;
+    fs_sched_result r;
+    CHECK_EQ_INT(fs_sweep_run_point(sw, p, &pr), 0);
+    CHECK(pr.ok);
+    if (run(t, p ? FS_SCHED_YU_BCO : FS_SCHED_FIFO, 0, &r)) break;
+    CHECK(pr.fig[0] == r.jct_mean_s && pr.fig[3] == r.queue_p99_s && pr.fig[6] == r.gpu_util);
+    fs_sched_result_free(&r);
+  }
+  fs_sched_trace_free(t);
+  fs_sweep_free(sw);
+  remove(path);
 }
 
 static void bad(const char *text, const char *want1, const char *want2) {

@@ -64,6 +64,8 @@ typedef struct fs_sched_trace {
   int64_t gpus;       /* the cluster's GPUs (its topology's hosts) */
   int64_t gpus_per_server;
   double ocs_reconfig_s; /* liu-ocs: a circuit reconfiguration */
+  fs_sched_kind scheduler; /* the file's "scheduler" (fifo if none): what a
+                              sweep point or `jobs` without --scheduler runs */
   int32_t n_jobs;
   fs_sched_job *jobs;  /* in arrival order (stable on ties) */
   int32_t n_specs;
@@ -72,8 +74,10 @@ typedef struct fs_sched_trace {
 
 /* Parses a trace (NUL-terminated text of len bytes; file labels errors),
  * validates every job as `train` would (each distinct one built with
- * fs_job_parse) and refuses a job larger than the cluster. FS_EINVAL with
- * err "FILE: $.jobs[3].gpus: what, got VALUE", or FS_ENOMEM. */
+ * fs_job_parse) and refuses a job larger than the cluster. A file may give
+ * "generate" ({"jobs", "gpus", "seed", "load"}: fs_sched_generate's
+ * options) instead of "cluster" and "jobs". FS_EINVAL with err "FILE:
+ * $.jobs[3].gpus: what, got VALUE", or FS_ENOMEM. */
 int fs_sched_trace_parse(const char *text, size_t len, const char *file, fs_sched_trace **out,
                          fs_err *err);
 int fs_sched_trace_load(const char *path, fs_sched_trace **out, fs_err *err); /* FS_EIO too */

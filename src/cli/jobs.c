@@ -35,8 +35,8 @@ static int parse_seed(const char *v, void *field) {
 #define AT(f) offsetof(opts, f)
 static const fs__opt jobs_opts[] = {
     FS__OPT_STR("--scheduler", 0, AT(scheduler), "S",
-                "fifo (default), sjf, oblivious, yu-bco, liu-ocs or all (each in turn, the "
-                "distinct jobs timed once)"),
+                "fifo, sjf, oblivious, yu-bco, liu-ocs or all (each in turn, the distinct jobs "
+                "timed once); default: the trace's \"scheduler\", else fifo"),
     FS__OPT_STR("--format", 0, AT(format), "text|json|csv",
                 "text (default; or table), json (every job) or csv (a row per scheduler and job)"),
     FS__OPT_STR("--output", 'o', AT(output), "FILE", "write the result (or the generated trace) "
@@ -143,6 +143,7 @@ static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
     status = fs__cli_fail(&err);
     goto done;
   }
+  if (!o->scheduler) kind = t->scheduler; /* the file's, fifo if it names none */
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "jobs");
   for (int k = all ? 0 : (int)kind; k < (all ? FS_SCHED_N : (int)kind + 1); k++) {

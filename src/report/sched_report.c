@@ -150,6 +150,8 @@ int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t) {
     fs__fput_json_str(f, t->description);
     fputs(",\n", f);
   }
+  if (t->scheduler != FS_SCHED_FIFO)
+    fprintf(f, "  \"scheduler\": \"%s\",\n", fs_sched_kind_name(t->scheduler));
   fprintf(f, "  \"cluster\": %s,\n  \"jobs\": [\n", t->cluster);
   for (int32_t j = 0; j < t->n_jobs; j++) {
     const fs_sched_job *x = &t->jobs[j];

@@ -80,6 +80,7 @@ typedef struct parse_ctx {
   fs_sched_trace *t;
   fs__strmap specs; /* key text -> spec index */
   char **keys;      /* owned key texts */
+  int32_t n_keys;
   int64_t hosts;
 } parse_ctx;
 
@@ -254,7 +255,7 @@ static int spec_of(parse_ctx *p, int32_t i, fs_sched_job *j) {
     fs_job_free(job);
     return fs_err_set(p->c.err, FS_ENOMEM, "out of memory");
   }
-  p->keys[t->n_specs] = key;
+  p->keys[p->n_keys++] = key;
   t->specs[t->n_specs] = job;
   j->spec = t->n_specs++;
   return 0;
@@ -362,25 +363,76 @@ static int parse_jobs(parse_ctx *p, const cJSON *root) {
   return rc;
 }
 
+/* "generate": the generator's options, checked here so that errors name
+ * the JSON path; the trace it makes replaces *t's contents. */
+static int parse_generate(parse_ctx *p, const cJSON *root, const cJSON *g) {
+  static const char *const keys[] = {"jobs", "gpus", "seed", "load", NULL};
+  const fs__jctx *c = &p->c;
+  const char *P = "$.generate";
+  int64_t jobs, gpus, seed;
+  double load;
+  int rc;
+  if (cJSON_GetObjectItemCaseSensitive(root, "cluster") ||
+      cJSON_GetObjectItemCaseSensitive(root, "jobs"))
+    return fs__json_fail(c, P, g, "give either \"generate\" or \"cluster\" and \"jobs\"");
+  if (!cJSON_IsObject(g)) return fs__json_fail(c, P, g, "must be an object");
+  if ((rc = fs__json_expect_object(c, g, P, keys)) ||
+      (rc = fs__json_int(c, g, P, "jobs", 1, 0, 1, 1000000, &jobs)) ||
+      (rc = fs__json_int(c, g, P, "gpus", 0, 4096, 128, 65536, &gpus)) ||
+      (rc = fs__json_int(c, g, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
+      (rc = fs__json_num(c, g, P, "load", 0, 0.8, 1e-3, 10, &load)))
+    return rc;
+  if (gpus % 64)
+    return fs__json_fail(c, "$.generate.gpus", cJSON_GetObjectItemCaseSensitive(g, "gpus"),
+                         "must be a multiple of 64 (a ToR of 8 8-GPU servers)");
+  fs_sched_gen_opts o = {(int32_t)jobs, gpus, (uint64_t)seed, load};
+  fs_sched_trace *gt = NULL;
+  if ((rc = fs_sched_generate(&o, &gt, c->err))) return rc;
+  fs_sched_trace *t = p->t;
+  /* take the generated trace's contents; keep this file's name and
+   * description */
+  char *desc = t->description ? t->description : gt->description;
+  if (t->description) free(gt->description);
+  char file[sizeof(t->file)];
+  memcpy(file, t->file, sizeof(file));
+  fs_sched_kind k = t->scheduler;
+  *t = *gt;
+  memcpy(t->file, file, sizeof(file));
+  t->description = desc;
+  t->scheduler = k;
+  free(gt);
+  return 0;
+}
+
 int fs_sched_trace_parse(const char *text, size_t len, const char *file, fs_sched_trace **out,
                          fs_err *err) {
   fs_sched_trace *t = calloc(1, sizeof(*t));
   if (!t) return fs_err_set(err, FS_ENOMEM, "out of memory");
   snprintf(t->file, sizeof(t->file), "%s", file ? file : "trace");
-  parse_ctx p = {{t->file, err}, NULL, t, {0}, NULL, 0};
+  parse_ctx p = {{t->file, err}, NULL, t, {0}, NULL, 0, 0};
   fs__strmap_init(&p.specs);
   cJSON *root = NULL;
-  static const char *const keys[] = {"description", "cluster", "jobs", NULL};
-  const char *desc = NULL;
+  static const char *const keys[] = {"description", "scheduler", "cluster", "jobs", "generate",
+                                     NULL};
+  const char *desc = NULL, *sched = NULL;
   int rc = fs__json_parse(&p.c, text, len, &root);
   if (!rc && !cJSON_IsObject(root)) rc = fs__json_fail(&p.c, "$", root, "must be an object");
   if (!rc) rc = fs__json_expect_object(&p.c, root, "$", keys);
   if (!rc) rc = fs__json_str(&p.c, root, "$", "description", 0, NULL, &desc);
   if (!rc && desc && !(t->description = strdup(desc)))
     rc = fs_err_set(err, FS_ENOMEM, "out of memory");
-  if (!rc) rc = parse_cluster(&p, root);
-  if (!rc) rc = parse_jobs(&p, root);
-  for (int32_t i = 0; i < t->n_specs; i++) free(p.keys[i]);
+  if (!rc) rc = fs__json_str(&p.c, root, "$", "scheduler", 0, "fifo", &sched);
+  if (!rc && fs_sched_kind_parse(sched, &t->scheduler))
+    rc = fs__json_fail(&p.c, "$.scheduler", cJSON_GetObjectItemCaseSensitive(root, "scheduler"),
+                       "must be fifo, sjf, oblivious, yu-bco or liu-ocs");
+  const cJSON *gen = root ? cJSON_GetObjectItemCaseSensitive(root, "generate") : NULL;
+  if (!rc && gen) {
+    rc = parse_generate(&p, root, gen);
+  } else {
+    if (!rc) rc = parse_cluster(&p, root);
+    if (!rc) rc = parse_jobs(&p, root);
+  }
+  for (int32_t i = 0; i < p.n_keys; i++) free(p.keys[i]);
   free(p.keys);
   fs__strmap_free(&p.specs);
   cJSON_Delete(root);

@@ -162,6 +162,28 @@ TEST(test_sched_shared_uplink_against_engine) {
   fs_sched_trace_free(t);
 }
 
+/* liu-ocs on the same two jobs: each spans two ToRs, so it first waits
+ * d = 10 ms for its circuits; the middle ToR's circuits serve both, so
+ * every iteration pays a reconfiguration, T + d; job a (first on the
+ * tie) takes (M + d) / (T + d) = 24 % of that ToR's time, which leaves
+ * job b all it can use: JCT = d + 100 (T + d) for both. */
+TEST(test_sched_liu_ocs_by_hand) {
+  fs_sched_trace *t = parse(shared_trace);
+  fs_sched_result r;
+  if (!t || run(t, FS_SCHED_LIU_OCS, 0, &r)) {
+    fs_sched_trace_free(t);
+    return;
+  }
+  double d = t->ocs_reconfig_s, T = r.jobs[0].iso_iter_s;
+  CHECK_REL(d, 0.010, 1e-12, "s");
+  for (int j = 0; j < 2; j++) {
+    CHECK_REL(r.jobs[j].jct_s, d + 100 * (T + d), 1e-9, "s");
+    CHECK_REL(r.jobs[j].setup_s, d, 1e-12, "s");
+  }
+  fs_sched_result_free(&r);
+  fs_sched_trace_free(t);
+}
+
 static fs_sched_trace *generated(int32_t n, int64_t gpus, uint64_t seed, double load) {
   fs_sched_gen_opts g = {n, gpus, seed, load};
   fs_sched_trace *t = NULL;

@@ -84,11 +84,12 @@ int fs_sched_trace_load(const char *path, fs_sched_trace **out, fs_err *err); /*
 void fs_sched_trace_free(fs_sched_trace *t); /* NULL is a no-op */
 
 /* The generator (docs/model-sched.md, "Generator"): n jobs on a cluster of
- * `gpus` GPUs (a multiple of 512: 8-GPU servers, 8 per leaf, a 2:1
- * leaf-spine), sizes and durations drawn from the shape of published
+ * `gpus` GPUs (a multiple of 64 in [128, 65536]: 8-GPU servers, 8 per ToR,
+ * a 2:1 leaf-spine), sizes and durations drawn from the shape of published
  * cluster traces, Poisson arrivals at `load` (offered GPU-seconds per
- * available GPU-second). Deterministic in seed. FS_EINVAL naming the
- * option, or FS_ENOMEM. */
+ * available GPU-second), each distinct job timed alone by the engine to
+ * turn its duration into iterations. Deterministic in seed. FS_EINVAL
+ * naming the option, or FS_ENOMEM. */
 typedef struct fs_sched_gen_opts {
   int32_t jobs;
   int64_t gpus;

@@ -10,7 +10,6 @@
 #include "fabricsim/train.h"
 
 /* trace.c */
-const char *fs__sched_preset_name(int i); /* NULL past the last */
 int fs__sched_fill_job(const fs__jctx *c, const char *P, const cJSON *m, const cJSON *tr,
                        const cJSON *pa, fs_sched_job *j);
 void fs__sched_sort(fs_sched_trace *t);

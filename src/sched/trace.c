@@ -24,8 +24,6 @@ static const struct {
 };
 #define N_PRESETS ((int)(sizeof(presets) / sizeof(presets[0])))
 
-const char *fs__sched_preset_name(int i) { return i >= 0 && i < N_PRESETS ? presets[i].name : NULL; }
-
 /* The model object of a preset name, or NULL. */
 static cJSON *preset_model(const char *name) {
   for (int i = 0; i < N_PRESETS; i++)

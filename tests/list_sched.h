@@ -2,6 +2,7 @@
 X(test_sched_fifo_sjf_hand)
 X(test_sched_share_by_hand)
 X(test_sched_shared_uplink_against_engine)
+X(test_sched_unequal_jobs_against_engine)
 X(test_sched_liu_ocs_by_hand)
 X(test_sched_incremental_equals_full)
 X(test_sched_deterministic)

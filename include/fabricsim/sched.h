@@ -45,6 +45,21 @@ typedef enum fs_sched_kind {
 const char *fs_sched_kind_name(fs_sched_kind k); /* "fifo", "sjf", "oblivious", "yu-bco", "liu-ocs" */
 int fs_sched_kind_parse(const char *name, fs_sched_kind *out); /* 0 or FS_EINVAL */
 
+/* How the communication of jobs sharing a link meets (docs/model-sched.md,
+ * "Contention"): aligned, their communication phases coincide (identical
+ * jobs started together; pessimistic for unrelated jobs): weighted
+ * max-min of their communication speeds, an iteration C + M / s; average,
+ * their phases interleave perfectly: weighted max-min of their mean rates
+ * (bytes per iteration over the iteration), an iteration T / s, a link
+ * slowing its jobs only when its mean load would exceed its capacity
+ * (optimistic). */
+typedef enum fs_sched_contention {
+  FS_CONTENTION_ALIGNED = 0,
+  FS_CONTENTION_AVERAGE
+} fs_sched_contention;
+const char *fs_sched_contention_name(fs_sched_contention c); /* "aligned", "average" */
+int fs_sched_contention_parse(const char *name, fs_sched_contention *out); /* 0 or FS_EINVAL */
+
 /* One job of a trace, as read (or generated). The three sections are kept
  * as compact JSON text so that a trace is written back as it was read. */
 typedef struct fs_sched_job {
@@ -66,6 +81,7 @@ typedef struct fs_sched_trace {
   double ocs_reconfig_s; /* liu-ocs: a circuit reconfiguration */
   fs_sched_kind scheduler; /* the file's "scheduler" (fifo if none): what a
                               sweep point or `jobs` without --scheduler runs */
+  fs_sched_contention contention; /* the file's "contention" (aligned if none) */
   int32_t n_jobs;
   fs_sched_job *jobs;  /* in arrival order (stable on ties) */
   int32_t n_specs;
@@ -104,6 +120,7 @@ typedef struct fs_sched_opts {
                       incremental re-rate; same results) */
   void (*progress)(void *ctx, double done); /* fraction of jobs finished */
   void *ctx;
+  fs_sched_contention contention; /* aligned unless set (liu-ocs: unused) */
 } fs_sched_opts;
 
 typedef struct fs_sched_job_result {
@@ -120,6 +137,7 @@ typedef struct fs_sched_job_result {
 
 typedef struct fs_sched_result {
   fs_sched_kind kind;
+  fs_sched_contention contention;
   int32_t n_jobs;
   fs_sched_job_result *jobs; /* the trace's order */
   double jct_mean_s, jct_p99_s, queue_mean_s, queue_p99_s, makespan_s;

@@ -16,7 +16,7 @@ typedef struct seed_opt {
 } seed_opt;
 
 typedef struct opts {
-  const char *file[1], *scheduler, *format, *output, *report;
+  const char *file[1], *scheduler, *format, *output, *report, *contention;
   int n_file;
   long generate, gpus;
   double load;
@@ -37,6 +37,10 @@ static const fs__opt jobs_opts[] = {
     FS__OPT_STR("--scheduler", 0, AT(scheduler), "S",
                 "fifo, sjf, oblivious, yu-bco, liu-ocs or all (each in turn, the distinct jobs "
                 "timed once); default: the trace's \"scheduler\", else fifo"),
+    FS__OPT_STR("--contention", 0, AT(contention), "aligned|average",
+                "how jobs sharing a link meet: their communication phases coincide (aligned: "
+                "pessimistic) or interleave perfectly (average: optimistic); default: the "
+                "trace's \"contention\", else aligned (docs/model-sched.md)"),
     FS__OPT_STR("--format", 0, AT(format), "text|json|csv",
                 "text (default; or table), json (every job) or csv (a row per scheduler and job)"),
     FS__OPT_STR("--output", 'o', AT(output), "FILE", "write the result (or the generated trace) "
@@ -125,7 +129,7 @@ static int generate(const opts *o) {
   return rc;
 }
 
-static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
+static int run(const opts *o, int fmt, int all, fs_sched_kind kind, int contention) {
   fs_err err = {0, ""};
   fs_output *out = NULL, *html = NULL;
   fs_sched_trace *t = NULL;
@@ -144,10 +148,11 @@ static int run(const opts *o, int fmt, int all, fs_sched_kind kind) {
     goto done;
   }
   if (!o->scheduler) kind = t->scheduler; /* the file's, fifo if it names none */
+  fs_sched_contention cm = contention >= 0 ? (fs_sched_contention)contention : t->contention;
   fs__cli_progress pr;
   fs__cli_progress_start(&pr, "jobs");
   for (int k = all ? 0 : (int)kind; k < (all ? FS_SCHED_N : (int)kind + 1); k++) {
-    fs_sched_opts so = {(fs_sched_kind)k, o->full_rerate, progress, &pr};
+    fs_sched_opts so = {(fs_sched_kind)k, o->full_rerate, progress, &pr, cm};
     if (fs_sched_run(s, &so, &res[n], &err)) {
       fs__cli_progress_end(&pr);
       status = fs__cli_fail(&err);
@@ -183,9 +188,9 @@ int fs__cli_jobs(int argc, char **argv) {
     if (o.n_file)
       return fs__cli_usage("jobs", "--generate writes a trace: give no TRACE.json, got '%s'",
                            o.file[0]);
-    if (o.scheduler || o.full_rerate || o.report || strcmp(o.format, "text"))
-      return fs__cli_usage("jobs", "--generate writes a trace: --scheduler, --format, "
-                                   "--report and --full-rerate do not apply");
+    if (o.scheduler || o.full_rerate || o.report || o.contention || strcmp(o.format, "text"))
+      return fs__cli_usage("jobs", "--generate writes a trace: --scheduler, --contention, "
+                                   "--format, --report and --full-rerate do not apply");
     if (o.gpus && o.gpus % 64)
       return fs__cli_usage("jobs", "--gpus must be a multiple of 64 in [128, 65536], got '%ld'",
                            o.gpus);
@@ -201,7 +206,11 @@ int fs__cli_jobs(int argc, char **argv) {
                          "--scheduler must be fifo, sjf, oblivious, yu-bco, liu-ocs or all, "
                          "got '%s'",
                          o.scheduler);
+  fs_sched_contention cm = FS_CONTENTION_ALIGNED;
+  if (o.contention && fs_sched_contention_parse(o.contention, &cm))
+    return fs__cli_usage("jobs", "--contention must be aligned or average, got '%s'",
+                         o.contention);
   int fmt, go_fmt = fs__cli_format("jobs", o.format, "text json csv", &fmt);
   if (go_fmt >= 0) return go_fmt;
-  return run(&o, fmt, all, kind);
+  return run(&o, fmt, all, kind, o.contention ? (int)cm : -1);
 }

@@ -26,6 +26,7 @@ static void head(FILE *f, const fs_sched_trace *t, const char *lead) {
 
 int fs_report_sched_text(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n) {
   head(f, t, "");
+  if (n) fprintf(f, "contention: %s (docs/model-sched.md)\n", fs_sched_contention_name(r[0].contention));
   fprintf(f, "\n%-10s %12s %12s %12s %12s %12s %8s %8s %9s %9s %8s %9s\n", "scheduler",
           "jct mean s", "jct p99 s", "queue mean", "queue p99", "makespan s", "slowdn",
           "gpu util", "link mean", "link max", "events", "rerated");
@@ -85,6 +86,7 @@ int fs_report_sched_json(FILE *f, const fs_sched_trace *t, const fs_sched_result
           t->n_specs, (long long)t->gpus, (long long)t->gpus_per_server);
   fputs("\"topology\":", f);
   fs__fput_json_str(f, t->specs[0]->topo ? t->specs[0]->topo->spec : "");
+  fprintf(f, ",\"contention\":\"%s\"", n ? fs_sched_contention_name(r[0].contention) : "");
   fputs(",\"schedulers\":[", f);
   for (int32_t i = 0; i < n; i++) {
     const fs_sched_result *x = &r[i];
@@ -152,6 +154,8 @@ int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t) {
   }
   if (t->scheduler != FS_SCHED_FIFO)
     fprintf(f, "  \"scheduler\": \"%s\",\n", fs_sched_kind_name(t->scheduler));
+  if (t->contention != FS_CONTENTION_ALIGNED)
+    fprintf(f, "  \"contention\": \"%s\",\n", fs_sched_contention_name(t->contention));
   fprintf(f, "  \"cluster\": %s,\n  \"jobs\": [\n", t->cluster);
   for (int32_t j = 0; j < t->n_jobs; j++) {
     const fs_sched_job *x = &t->jobs[j];

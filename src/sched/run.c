@@ -73,10 +73,10 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   return 0;
 }
 
-/* The job's traffic at its placement and its demands while communicating:
- * B / M on each link, scaled down so that alone no link is over its
- * capacity (a job whose communication overlaps its compute shows less
- * exposed time M than it communicates). */
+/* The job's traffic at its placement and its demands: while communicating
+ * B / M on each link (aligned), or on average B / T (average); scaled down
+ * so that alone no link is over its capacity (a job whose communication
+ * overlaps its compute shows less exposed time M than it communicates). */
 static int job_traffic(fs__sched_run *R, int32_t j, fs_err *err) {
   fs_sched *s = R->s;
   fs__sched_js *J = &R->js[j];
@@ -95,7 +95,8 @@ static int job_traffic(fs__sched_run *R, int32_t j, fs_err *err) {
     return fs_err_set(err, FS_ENOMEM, "out of memory");
   double over = 1;
   for (int32_t i = 0; i < J->load.n; i++) {
-    J->dem[i] = J->load.bytes[i] / p->comm_s;
+    J->dem[i] = J->load.bytes[i] /
+                (R->o->contention == FS_CONTENTION_AVERAGE ? p->iter_s : p->comm_s);
     double f = J->dem[i] / s->cap[J->load.links[i]];
     if (f > over) over = f;
   }
@@ -378,6 +379,8 @@ static int results(const fs__sched_run *R, fs_sched_result *out, fs_err *err) {
 int fs_sched_run(fs_sched *s, const fs_sched_opts *o, fs_sched_result *out, fs_err *err) {
   memset(out, 0, sizeof(*out));
   if ((unsigned)o->kind >= FS_SCHED_N) return fs_err_set(err, FS_EINVAL, "unknown scheduler");
+  if ((unsigned)o->contention > FS_CONTENTION_AVERAGE)
+    return fs_err_set(err, FS_EINVAL, "unknown contention model");
   double t0 = fs__now_s(), p0 = s->prof_wall_s;
   int32_t pr0 = s->profiles;
   fs__sched_run R;
@@ -389,6 +392,7 @@ int fs_sched_run(fs_sched *s, const fs_sched_opts *o, fs_sched_result *out, fs_e
   if (!rc) rc = results(&R, out, err);
   if (!rc) {
     out->kind = o->kind;
+    out->contention = o->contention;
     out->events = R.events;
     out->rerates = R.rerates;
     out->rerated_jobs = R.rerated_jobs;

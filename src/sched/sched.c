@@ -25,6 +25,21 @@ int fs_sched_kind_parse(const char *name, fs_sched_kind *out) {
   return FS_EINVAL;
 }
 
+static const char *const contention_names[] = {"aligned", "average"};
+
+const char *fs_sched_contention_name(fs_sched_contention c) {
+  return (unsigned)c < 2 ? contention_names[c] : "?";
+}
+
+int fs_sched_contention_parse(const char *name, fs_sched_contention *out) {
+  for (int k = 0; k < 2; k++)
+    if (name && strcmp(name, contention_names[k]) == 0) {
+      *out = (fs_sched_contention)k;
+      return 0;
+    }
+  return FS_EINVAL;
+}
+
 void fs_sched_free(fs_sched *s) {
   if (!s) return;
   fs_router_free(s->router);
@@ -168,7 +183,8 @@ double fs__sched_comm(const fs__sched_run *R, int32_t j) {
 }
 
 /* Electrical fabrics: weighted max-min of the communication speeds; only
- * communication stretches: an iteration takes C + M / s. */
+ * communication stretches: an iteration takes C + M / s (aligned), or of
+ * the mean rates: T / s (average). */
 static void rate_links(fs__sched_run *R, const int32_t *c, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     const fs__sched_js *J = &R->js[c[i]];
@@ -177,7 +193,8 @@ static void rate_links(fs__sched_run *R, const int32_t *c, int32_t n) {
   fs__sched_fill(n, R->dl, R->s->cap, R->sp, R->act, R->fro, R->res_list, R->mark);
   for (int32_t i = 0; i < n; i++) {
     double T = fs__sched_iso(R, c[i]), M = fs__sched_comm(R, c[i]);
-    R->js[c[i]].rate = 1 / (T - M + M / R->sp[i]);
+    R->js[c[i]].rate = R->o->contention == FS_CONTENTION_AVERAGE ? R->sp[i] / T
+                                                                  : 1 / (T - M + M / R->sp[i]);
   }
 }
 

@@ -394,10 +394,12 @@ static int parse_generate(parse_ctx *p, const cJSON *root, const cJSON *g) {
   char file[sizeof(t->file)];
   memcpy(file, t->file, sizeof(file));
   fs_sched_kind k = t->scheduler;
+  fs_sched_contention cm = t->contention;
   *t = *gt;
   memcpy(t->file, file, sizeof(file));
   t->description = desc;
   t->scheduler = k;
+  t->contention = cm;
   free(gt);
   return 0;
 }
@@ -410,9 +412,9 @@ int fs_sched_trace_parse(const char *text, size_t len, const char *file, fs_sche
   parse_ctx p = {{t->file, err}, NULL, t, {0}, NULL, 0, 0};
   fs__strmap_init(&p.specs);
   cJSON *root = NULL;
-  static const char *const keys[] = {"description", "scheduler", "cluster", "jobs", "generate",
-                                     NULL};
-  const char *desc = NULL, *sched = NULL;
+  static const char *const keys[] = {"description", "scheduler", "contention", "cluster", "jobs",
+                                     "generate", NULL};
+  const char *desc = NULL, *sched = NULL, *cont = NULL;
   int rc = fs__json_parse(&p.c, text, len, &root);
   if (!rc && !cJSON_IsObject(root)) rc = fs__json_fail(&p.c, "$", root, "must be an object");
   if (!rc) rc = fs__json_expect_object(&p.c, root, "$", keys);
@@ -423,6 +425,10 @@ int fs_sched_trace_parse(const char *text, size_t len, const char *file, fs_sche
   if (!rc && fs_sched_kind_parse(sched, &t->scheduler))
     rc = fs__json_fail(&p.c, "$.scheduler", cJSON_GetObjectItemCaseSensitive(root, "scheduler"),
                        "must be fifo, sjf, oblivious, yu-bco or liu-ocs");
+  if (!rc) rc = fs__json_str(&p.c, root, "$", "contention", 0, "aligned", &cont);
+  if (!rc && fs_sched_contention_parse(cont, &t->contention))
+    rc = fs__json_fail(&p.c, "$.contention", cJSON_GetObjectItemCaseSensitive(root, "contention"),
+                       "must be aligned or average");
   const cJSON *gen = root ? cJSON_GetObjectItemCaseSensitive(root, "generate") : NULL;
   if (!rc && gen) {
     rc = parse_generate(&p, root, gen);

@@ -431,11 +431,12 @@ static int run_wan_dynamic(const fs_wan *w, double *f, fs_err *err) {
   return rc;
 }
 
-/* A trace point as `fabricsim jobs` runs it under the file's "scheduler". */
+/* A trace point as `fabricsim jobs` runs it under the file's "scheduler"
+ * and "contention". */
 static int run_jobs(const fs_sched_trace *t, double *f, fs_err *err) {
   fs_sched *s = NULL;
   fs_sched_result r;
-  fs_sched_opts o = {t->scheduler, 0, NULL, NULL};
+  fs_sched_opts o = {t->scheduler, 0, NULL, NULL, t->contention};
   int rc = fs_sched_new(t, &s, err);
   if (!rc && !(rc = fs_sched_run(s, &o, &r, err))) {
     const double v[] = {r.jct_mean_s, r.jct_p99_s,  r.queue_mean_s,   r.queue_p99_s,

@@ -65,9 +65,10 @@ static int cmp_i32(const void *a, const void *b) {
 }
 
 /* Each GPU sends its ring share to the next rank of its data-parallel and
- * context-parallel rings, its activations to the next pipeline stage and
- * its all-to-all share to each other rank of its expert group: the
- * bandwidth-optimal patterns whose per-GPU bytes work.h counts. */
+ * context-parallel rings, its activations to the next pipeline stage (and
+ * gets their gradients back) and its all-to-all share to each other rank
+ * of its expert group: the bandwidth-optimal patterns whose per-GPU bytes
+ * work.h counts. */
 int fs__sched_traffic(const fs_job *job, const fs__sched_prof *p, const int32_t *host_of,
                       fs_router *r, uint64_t key, double *scratch, fs__sched_load *out,
                       fs_err *err) {
@@ -96,10 +97,14 @@ int fs__sched_traffic(const fs_job *job, const fs__sched_prof *p, const int32_t 
                     touched, &nt, err);
     }
     if (!rc && P->pp > 1 && c.pp + 1 < P->pp) {
+      /* activations to the next stage, their gradients back: the same
+       * bytes each way (stage 0's sends, work.h) */
       d = c;
       d.pp = c.pp + 1;
-      rc = add_pair(job, host_of, g, fs_job_gpu_of(job, &d), p->pp_wire, r, key, &rt, scratch,
-                    touched, &nt, err);
+      int32_t h = fs_job_gpu_of(job, &d);
+      rc = add_pair(job, host_of, g, h, p->pp_wire, r, key, &rt, scratch, touched, &nt, err);
+      if (!rc)
+        rc = add_pair(job, host_of, h, g, p->pp_wire, r, key, &rt, scratch, touched, &nt, err);
     }
     for (int32_t e = 0; !rc && P->ep > 1 && e < P->ep; e++) {
       if (e == c.dp % P->ep) continue;

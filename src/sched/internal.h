@@ -36,16 +36,24 @@ int fs__sched_traffic(const fs_job *job, const fs__sched_prof *p, const int32_t 
                       fs_router *r, uint64_t key, double *scratch, fs__sched_load *out,
                       fs_err *err);
 
-/* One component's progressive filling (share.c): jobs jobs[0..n) (their
- * demand lists dl[j] over resources; dem values), capacity cap[res]; fills
- * s[j]. lvl_active, lvl_frozen: per-resource scratch (zero on entry and
- * return); mark per-resource scratch (0 on entry and return). */
+/* One component's progressive filling (share.c): jobs 0..n with their
+ * demand lists dl[j] over resources, capacity cap[res]; fills s[j].
+ * The buffer's active, frozen (doubles) and mark (int32) are indexed by
+ * resource and zero on entry and return; its lists grow as needed. 0 or
+ * FS_ENOMEM. */
 typedef struct fs__sched_dem {
   int32_t n;
   const int32_t *res;
-  double *dem; /* bytes/s while communicating */
+  double *dem; /* bytes/s */
 } fs__sched_dem;
+typedef struct fs__sched_fillbuf {
+  int32_t *start, *res, *live, *jobs, *touched;
+  size_t cap_start, cap_res, cap_live, cap_jobs, cap_touched;
+  double *active, *frozen;
+  int32_t *mark;
+} fs__sched_fillbuf;
 int fs__sched_fill(int32_t n, const fs__sched_dem *dl, const double *cap, double *s,
-                   double *active, double *frozen, int32_t *res_list, int32_t *mark);
+                   fs__sched_fillbuf *b);
+void fs__sched_fillbuf_free(fs__sched_fillbuf *b); /* frees every array */
 
 #endif

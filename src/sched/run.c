@@ -15,8 +15,9 @@ static void run_free(fs__sched_run *R) {
   for (int32_t r = 0; R->on && r < R->n_res; r++) free(R->on[r].v);
   if (R->js) FS__FREE_ALL(R->js[0].srv, R->js[0].leaf);
   FS__FREE_ALL(R->js, R->free, R->leaf_full, R->leaf_jobs, R->leaf_keys, R->on, R->comp,
-               R->stamp, R->rstamp, R->act, R->fro, R->sp, R->res_list, R->mark, R->dl, R->prio,
+               R->stamp, R->rstamp, R->sp, R->dl, R->prio,
                R->scratch, R->run, R->key, R->n_free);
+  fs__sched_fillbuf_free(&R->fb);
 }
 
 static int run_alloc(fs__sched_run *R, fs_err *err) {
@@ -33,11 +34,10 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   R->comp = malloc((size_t)n * sizeof(*R->comp));
   R->stamp = calloc((size_t)n, sizeof(*R->stamp));
   R->rstamp = calloc(nr, sizeof(*R->rstamp));
-  R->act = calloc(nr, sizeof(*R->act));
-  R->fro = calloc(nr, sizeof(*R->fro));
+  R->fb.active = calloc(nr, sizeof(*R->fb.active));
+  R->fb.frozen = calloc(nr, sizeof(*R->fb.frozen));
   R->sp = malloc((size_t)n * sizeof(*R->sp));
-  R->res_list = malloc(nr * sizeof(*R->res_list));
-  R->mark = calloc(nr, sizeof(*R->mark));
+  R->fb.mark = calloc(nr, sizeof(*R->fb.mark));
   R->dl = malloc((size_t)n * sizeof(*R->dl));
   R->prio = malloc((size_t)n * sizeof(*R->prio));
   R->scratch = calloc((size_t)L, sizeof(*R->scratch));
@@ -52,8 +52,8 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   int32_t *srv = R->js ? malloc((size_t)slots * sizeof(*srv)) : NULL;
   int32_t *leaf = R->js ? malloc((size_t)slots * sizeof(*leaf)) : NULL;
   if (!R->js || !R->free || !R->leaf_full || !R->leaf_jobs || !R->leaf_keys || !R->on ||
-      !R->comp || !R->stamp || !R->rstamp || !R->act || !R->fro || !R->sp || !R->res_list ||
-      !R->mark || !R->dl || !R->prio || !R->scratch || !R->run || !R->key || !R->n_free || !srv || !leaf) {
+      !R->comp || !R->stamp || !R->rstamp || !R->fb.active || !R->fb.frozen || !R->sp ||
+      !R->fb.mark || !R->dl || !R->prio || !R->scratch || !R->run || !R->key || !R->n_free || !srv || !leaf) {
     FS__FREE_ALL(srv, leaf);
     if (R->js) R->js[0].srv = R->js[0].leaf = NULL;
     return fs_err_set(err, FS_ENOMEM, "out of memory");
@@ -289,7 +289,8 @@ static int loop(fs__sched_run *R, fs_err *err) {
       next++;
     }
     if (!rc) rc = dispatch(R, q, &nq, t, seeds, &ns, err);
-    if (!rc) fs__sched_rerate(R, seeds, ns, rs.v, rs.n);
+    if (!rc && fs__sched_rerate(R, seeds, ns, rs.v, rs.n))
+      rc = fs_err_set(err, FS_ENOMEM, "out of memory");
   }
   FS__FREE_ALL(q, seeds, rs.v);
   return rc;

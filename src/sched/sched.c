@@ -185,17 +185,18 @@ double fs__sched_comm(const fs__sched_run *R, int32_t j) {
 /* Electrical fabrics: weighted max-min of the communication speeds; only
  * communication stretches: an iteration takes C + M / s (aligned), or of
  * the mean rates: T / s (average). */
-static void rate_links(fs__sched_run *R, const int32_t *c, int32_t n) {
+static int rate_links(fs__sched_run *R, const int32_t *c, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     const fs__sched_js *J = &R->js[c[i]];
     R->dl[i] = (fs__sched_dem){J->n_res, J->res, J->dem};
   }
-  fs__sched_fill(n, R->dl, R->s->cap, R->sp, R->act, R->fro, R->res_list, R->mark);
+  if (fs__sched_fill(n, R->dl, R->s->cap, R->sp, &R->fb)) return FS_ENOMEM;
   for (int32_t i = 0; i < n; i++) {
     double T = fs__sched_iso(R, c[i]), M = fs__sched_comm(R, c[i]);
     R->js[c[i]].rate = R->o->contention == FS_CONTENTION_AVERAGE ? R->sp[i] / T
                                                                   : 1 / (T - M + M / R->sp[i]);
   }
+  return 0;
 }
 
 static int by_prio(const void *a, const void *b) {
@@ -214,7 +215,7 @@ static void rate_ocs(fs__sched_run *R, const int32_t *c, int32_t n) {
   for (int32_t i = 0; i < n; i++) p[i] = (fs__sched_prio){R->js[c[i]].rem * fs__sched_iso(R, c[i]), c[i]};
   qsort(p, (size_t)n, sizeof(*p), by_prio);
   for (int32_t i = 0; i < n; i++)
-    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fro[R->js[p[i].j].res[k]] = 1;
+    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fb.frozen[R->js[p[i].j].res[k]] = 1;
   for (int32_t i = 0; i < n; i++) {
     fs__sched_js *J = &R->js[p[i].j];
     double T = fs__sched_iso(R, p[i].j), M = fs__sched_comm(R, p[i].j), d = 0;
@@ -222,19 +223,19 @@ static void rate_ocs(fs__sched_run *R, const int32_t *c, int32_t n) {
       if (R->on[J->res[k]].n > 1) d = delta;
     double r = 1 / (T + d);
     for (int32_t k = 0; k < J->n_res && M + d > 0; k++) {
-      double room = R->fro[J->res[k]] / (M + d);
+      double room = R->fb.frozen[J->res[k]] / (M + d);
       if (room < r) r = room;
     }
     if (r < 0) r = 0;
-    for (int32_t k = 0; k < J->n_res; k++) R->fro[J->res[k]] -= r * (M + d);
+    for (int32_t k = 0; k < J->n_res; k++) R->fb.frozen[J->res[k]] -= r * (M + d);
     J->rate = r;
   }
   for (int32_t i = 0; i < n; i++)
-    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fro[R->js[p[i].j].res[k]] = 0;
+    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fb.frozen[R->js[p[i].j].res[k]] = 0;
 }
 
-void fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
-                   int32_t nrs) {
+int fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
+                     int32_t nrs) {
   int32_t n;
   if (R->o->full_rerate) {
     n = 0;
@@ -243,11 +244,12 @@ void fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const 
   } else {
     n = component(R, seeds, ns, rseeds, nrs);
   }
-  if (!n) return;
+  if (!n) return 0;
   R->rerates++;
   R->rerated_jobs += n;
-  if (R->o->kind == FS_SCHED_LIU_OCS)
+  if (R->o->kind == FS_SCHED_LIU_OCS) {
     rate_ocs(R, R->comp, n);
-  else
-    rate_links(R, R->comp, n);
+    return 0;
+  }
+  return rate_links(R, R->comp, n);
 }

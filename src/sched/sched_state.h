@@ -59,8 +59,8 @@ typedef struct fs__sched_run {
   fs__sched_vec *on;     /* per resource: its running jobs */
   /* re-rate scratch */
   int32_t *comp, *stamp, *rstamp, cur;
-  double *act, *fro, *sp;
-  int32_t *res_list, *mark;
+  double *sp;
+  fs__sched_fillbuf fb; /* (liu-ocs: fb.frozen holds each ToR's time left) */
   fs__sched_dem *dl;
   fs__sched_prio *prio;
   double *scratch;       /* n_links, for traffic */
@@ -74,9 +74,9 @@ void fs__sched_vec_del(fs__sched_vec *v, int32_t x);
 double fs__sched_iso(const fs__sched_run *R, int32_t j);  /* its iteration alone */
 double fs__sched_comm(const fs__sched_run *R, int32_t j); /* its exposed traffic */
 /* Re-rates the running jobs connected to seeds (jobs) and rseeds
- * (resources freed), or all of them with full_rerate. */
-void fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
-                      int32_t nrs);
+ * (resources freed), or all of them with full_rerate. 0 or FS_ENOMEM. */
+int fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
+                     int32_t nrs); /* 0 or FS_ENOMEM */
 int fs__sched_activate(fs__sched_run *R, int32_t j); /* 0 or FS_ENOMEM */
 int fs__sched_leaves(fs_sched *s, fs_err *err);
 int fs__sched_place(fs__sched_run *R, fs_sched_kind kind, int32_t j); /* 0 or -1: no room */

@@ -137,87 +137,136 @@ int fs__sched_traffic(const fs_job *job, const fs__sched_prof *p, const int32_t 
 
 /* Progressive filling: every unfrozen job's speed rises together; the
  * resource whose fair level (capacity left / unfrozen demand) is lowest
- * freezes its jobs at that level; a job reaching 1 (its speed alone) stops
- * there. Each level is computed afresh from the resource's own jobs, in job
- * order, so a component filled alone gets the very numbers it gets inside
- * a larger run (the incremental re-rate relies on it). */
+ * (the lowest id on a tie) freezes its jobs at that level; a job reaching
+ * 1 (its speed alone) stops there. Each level is computed afresh from the
+ * resource's own jobs, summed in job order, so a component filled alone
+ * gets the very numbers it gets inside a larger fill (the incremental
+ * re-rate relies on it). The jobs of each resource are listed once
+ * (CSR over the resources in first-seen order, mark[r] = its index + 1). */
 int fs__sched_fill(int32_t n, const fs__sched_dem *dl, const double *cap, double *s,
-                   double *active, double *frozen, int32_t *res_list, int32_t *mark) {
-  int32_t nr = 0, left = n;
+                   fs__sched_fillbuf *b) {
+  size_t total = 0;
   for (int32_t j = 0; j < n; j++) {
     s[j] = -1; /* unfrozen */
+    total += (size_t)dl[j].n;
+  }
+  if (fs__grow(&b->start, &b->cap_start, total + 1, sizeof(*b->start)) ||
+      fs__grow(&b->res, &b->cap_res, total + 1, sizeof(*b->res)) ||
+      fs__grow(&b->live, &b->cap_live, total + 1, sizeof(*b->live)) ||
+      fs__grow(&b->jobs, &b->cap_jobs, total + 1, sizeof(*b->jobs)) ||
+      fs__grow(&b->touched, &b->cap_touched, total + 1, sizeof(*b->touched)))
+    return FS_ENOMEM;
+  int32_t nr = 0, left = n;
+  b->start[0] = 0;
+  for (int32_t j = 0; j < n; j++)
     for (int32_t i = 0; i < dl[j].n; i++) {
       int32_t l = dl[j].res[i];
-      if (!mark[l]) {
-        mark[l] = 1;
-        res_list[nr++] = l;
+      if (!b->mark[l]) {
+        b->mark[l] = ++nr;
+        b->res[nr - 1] = l;
+        b->start[nr] = 0;
       }
-      active[l] += dl[j].dem[i];
+      b->start[b->mark[l]]++;
+      b->active[l] += dl[j].dem[i];
     }
+  for (int32_t k = 0; k < nr; k++) { /* start[k]: where resource k's jobs begin */
+    b->start[k + 1] += b->start[k];
+    b->live[k] = b->start[k]; /* (a cursor for now) */
   }
-  qsort(res_list, (size_t)nr, sizeof(*res_list), cmp_i32);
-  while (left > 0) {
-    double best = 1;
-    int32_t bl = -1;
-    for (int32_t i = 0; i < nr; i++) {
-      int32_t l = res_list[i];
-      if (active[l] <= 0) continue;
-      double lv = (cap[l] - frozen[l]) / active[l];
-      if (lv < best) {
-        best = lv;
-        bl = l;
-      }
+  for (int32_t j = 0; j < n; j++) /* in job order */
+    for (int32_t i = 0; i < dl[j].n; i++) b->jobs[b->live[b->mark[dl[j].res[i]] - 1]++] = j;
+  /* The levels in a heap (level, then resource id: the lowest id wins a
+   * tie), stale entries skipped by version: a level changes only when a
+   * job on its resource freezes. b->live holds each resource's version. */
+  fs__heap h;
+  fs__heap_init(&h, 1, NULL);
+  int rc = 0;
+  for (int32_t k = 0; k < nr && !rc; k++) {
+    int32_t l = b->res[k];
+    b->live[k] = 0;
+    if (b->active[l] < 1e-12 * cap[l]) {
+      b->active[l] = 0;
+      continue;
     }
+    rc = fs__heap_push(&h, (fs__heap_ent){(cap[l] - b->frozen[l]) / b->active[l], (uint64_t)l, k, 0});
+  }
+  while (left > 0 && !rc) {
+    while (h.len && h.e[0].b != b->live[h.e[0].a]) fs__heap_pop(&h);
+    int32_t bk = h.len && h.e[0].t < 1 ? h.e[0].a : -1;
+    double best = bk < 0 ? 1 : h.e[0].t;
     if (best < 1e-9) best = 1e-9; /* never 0: a job always creeps on */
-    for (int32_t j = 0; j < n; j++) {
+    int32_t from = bk < 0 ? 0 : b->start[bk], to = bk < 0 ? n : b->start[bk + 1];
+    int32_t nt = 0;
+    for (int32_t x = from; x < to; x++) {
+      int32_t j = bk < 0 ? x : b->jobs[x];
       if (s[j] >= 0) continue;
-      int on = bl < 0;
-      for (int32_t i = 0; i < dl[j].n && !on; i++) on = dl[j].res[i] == bl;
-      if (!on) continue;
-      s[j] = bl < 0 ? 1 : best;
+      s[j] = bk < 0 ? 1 : best;
       left--;
       for (int32_t i = 0; i < dl[j].n; i++) {
-        active[dl[j].res[i]] -= dl[j].dem[i];
-        frozen[dl[j].res[i]] += s[j] * dl[j].dem[i];
+        int32_t l = dl[j].res[i], k = b->mark[l] - 1;
+        b->active[l] -= dl[j].dem[i];
+        b->frozen[l] += s[j] * dl[j].dem[i];
+        if (b->live[k] >= 0) { /* first touch this step: marked by negating */
+          b->live[k] = -b->live[k] - 1;
+          b->touched[nt++] = k;
+        }
       }
     }
-    for (int32_t i = 0; i < nr; i++)
-      if (active[res_list[i]] < 1e-12 * cap[res_list[i]]) active[res_list[i]] = 0;
+    for (int32_t i = 0; i < nt && !rc; i++) {
+      int32_t k = b->touched[i], l = b->res[k];
+      b->live[k] = -b->live[k]; /* unmarked, one version newer */
+      if (b->active[l] < 1e-12 * cap[l]) {
+        b->active[l] = 0;
+        continue;
+      }
+      rc = fs__heap_push(&h, (fs__heap_ent){(cap[l] - b->frozen[l]) / b->active[l], (uint64_t)l,
+                                            k, b->live[k]});
+    }
   }
-  for (int32_t i = 0; i < nr; i++) {
-    int32_t l = res_list[i];
-    active[l] = frozen[l] = 0;
-    mark[l] = 0;
+  fs__heap_free(&h);
+  for (int32_t k = 0; k < nr; k++) {
+    int32_t l = b->res[k];
+    b->active[l] = b->frozen[l] = 0;
+    b->mark[l] = 0;
   }
-  return 0;
+  return rc ? FS_ENOMEM : 0;
 }
 
 int fs_sched_share(int32_t n, int32_t n_res, const double *dem, const double *cap, double *s,
                    fs_err *err) {
-  fs__sched_dem *dl = calloc((size_t)(n > 0 ? n : 1), sizeof(*dl));
-  int32_t *res = malloc((size_t)(n_res > 0 ? n_res : 1) * sizeof(*res));
-  int32_t *idx = malloc((size_t)(n_res > 0 ? n_res : 1) * (size_t)(n > 0 ? n : 1) * sizeof(*idx));
-  double *dv = malloc((size_t)(n_res > 0 ? n_res : 1) * (size_t)(n > 0 ? n : 1) * sizeof(*dv));
-  double *act = calloc((size_t)(n_res > 0 ? n_res : 1), sizeof(*act));
-  double *fro = calloc((size_t)(n_res > 0 ? n_res : 1), sizeof(*fro));
-  int32_t *mark = calloc((size_t)(n_res > 0 ? n_res : 1), sizeof(*mark));
+  size_t nn = (size_t)(n > 0 ? n : 1), nr = (size_t)(n_res > 0 ? n_res : 1);
+  fs__sched_dem *dl = calloc(nn, sizeof(*dl));
+  int32_t *idx = malloc(nr * nn * sizeof(*idx));
+  double *dv = malloc(nr * nn * sizeof(*dv));
+  fs__sched_fillbuf b;
+  memset(&b, 0, sizeof(b));
+  b.active = calloc(nr, sizeof(*b.active));
+  b.frozen = calloc(nr, sizeof(*b.frozen));
+  b.mark = calloc(nr, sizeof(*b.mark));
   int rc = 0;
-  if (!dl || !res || !idx || !dv || !act || !fro || !mark) {
-    rc = fs_err_set(err, FS_ENOMEM, "out of memory");
+  if (!dl || !idx || !dv || !b.active || !b.frozen || !b.mark) {
+    rc = FS_ENOMEM;
   } else {
     for (int32_t j = 0; j < n; j++) {
       int32_t k = 0;
-      dl[j].res = idx + (size_t)j * (size_t)n_res;
-      dl[j].dem = dv + (size_t)j * (size_t)n_res;
+      dl[j].res = idx + (size_t)j * nr;
+      dl[j].dem = dv + (size_t)j * nr;
       for (int32_t r = 0; r < n_res; r++)
         if (dem[(size_t)j * (size_t)n_res + (size_t)r] > 0) {
-          idx[(size_t)j * (size_t)n_res + (size_t)k] = r;
-          dv[(size_t)j * (size_t)n_res + (size_t)k++] = dem[(size_t)j * (size_t)n_res + (size_t)r];
+          idx[(size_t)j * nr + (size_t)k] = r;
+          dv[(size_t)j * nr + (size_t)k++] = dem[(size_t)j * (size_t)n_res + (size_t)r];
         }
       dl[j].n = k;
     }
-    fs__sched_fill(n, dl, cap, s, act, fro, res, mark);
+    rc = fs__sched_fill(n, dl, cap, s, &b);
   }
-  FS__FREE_ALL(dl, res, idx, dv, act, fro, mark);
+  if (rc) fs_err_set(err, FS_ENOMEM, "out of memory");
+  fs__sched_fillbuf_free(&b);
+  FS__FREE_ALL(dl, idx, dv);
   return rc;
+}
+
+void fs__sched_fillbuf_free(fs__sched_fillbuf *b) {
+  FS__FREE_ALL(b->start, b->res, b->live, b->jobs, b->touched, b->active, b->frozen, b->mark);
+  memset(b, 0, sizeof(*b));
 }

@@ -76,14 +76,21 @@ static const fs__cmd jobs_cmd = {
     NULL, jobs_opts, "TRACE.json", "trace file", 0, 1, AT(file), AT(n_file)};
 #undef AT
 
+/* The progress line: the scheduler running and its share of jobs done. */
+typedef struct prog {
+  fs__cli_progress p;
+  const char *kind;
+} prog;
+
 static void progress(void *ctx, double done) {
-  fs__cli_progress *p = ctx;
+  prog *g = ctx;
+  fs__cli_progress *p = &g->p;
   double e = fs__cli_progress_elapsed(p);
   if (e < 1.0 || e - p->last < (p->tty ? 0.2 : 10.0)) return;
   p->last = e;
   p->printed = 1;
-  fprintf(stderr, "%sfabricsim %s: %.1f s, %.0f %% of the jobs done%s", p->tty ? "\r" : "",
-          p->cmd, e, done * 100, p->tty ? "   " : "\n");
+  fprintf(stderr, "%sfabricsim %s: %.1f s, %s: %.0f %% of the jobs done%s", p->tty ? "\r" : "",
+          p->cmd, e, g->kind, done * 100, p->tty ? "   " : "\n");
 }
 
 typedef struct page {
@@ -149,18 +156,19 @@ static int run(const opts *o, int fmt, int all, fs_sched_kind kind, int contenti
   }
   if (!o->scheduler) kind = t->scheduler; /* the file's, fifo if it names none */
   fs_sched_contention cm = contention >= 0 ? (fs_sched_contention)contention : t->contention;
-  fs__cli_progress pr;
-  fs__cli_progress_start(&pr, "jobs");
+  prog pr;
+  fs__cli_progress_start(&pr.p, "jobs");
   for (int k = all ? 0 : (int)kind; k < (all ? FS_SCHED_N : (int)kind + 1); k++) {
+    pr.kind = fs_sched_kind_name((fs_sched_kind)k);
     fs_sched_opts so = {(fs_sched_kind)k, o->full_rerate, progress, &pr, cm};
     if (fs_sched_run(s, &so, &res[n], &err)) {
-      fs__cli_progress_end(&pr);
+      fs__cli_progress_end(&pr.p);
       status = fs__cli_fail(&err);
       goto done;
     }
     n++;
   }
-  fs__cli_progress_end(&pr);
+  fs__cli_progress_end(&pr.p);
   page p = {fmt, t, res, n};
   status = emit(out, &p);
   out = NULL;

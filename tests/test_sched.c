@@ -289,6 +289,33 @@ TEST(test_sched_incremental_equals_full) {
   fs_sched_trace_free(t);
 }
 
+/* The generator draws what docs/model-sched.md says: half the jobs on one
+ * GPU, sizes powers of two up to a quarter of the cluster, arrivals in
+ * order at the offered load (GPU-seconds offered over the window of
+ * arrivals = load x GPUs, to the sampling noise of the last gap). */
+TEST(test_sched_generator_shape) {
+  fs_sched_trace *t = generated(2000, 1024, 11, 2);
+  if (!t) return;
+  int32_t ones = 0;
+  double work = 0;
+  for (int32_t i = 0; i < t->n_jobs; i++) {
+    const fs_sched_job *j = &t->jobs[i];
+    ones += j->gpus == 1;
+    CHECK(j->gpus >= 1 && j->gpus <= 256 && (j->gpus & (j->gpus - 1)) == 0);
+    CHECK(i == 0 || j->arrival_s >= t->jobs[i - 1].arrival_s);
+  }
+  CHECK(ones > 900 && ones < 1100); /* 0.5 of 2000, +- 4.5 sigma */
+  fs_sched_result r;
+  if (!run(t, FS_SCHED_FIFO, 0, &r)) {
+    for (int32_t i = 0; i < t->n_jobs; i++)
+      work += (double)t->jobs[i].gpus * (double)t->jobs[i].iterations * r.jobs[i].iso_iter_s;
+    double window = t->jobs[t->n_jobs - 1].arrival_s - t->jobs[0].arrival_s;
+    CHECK_REL(work / window / 1024.0, 2.0, 0.1, "");
+    fs_sched_result_free(&r);
+  }
+  fs_sched_trace_free(t);
+}
+
 /* The report's bytes of fn(f, t, r, n) in a malloc'd string. */
 static char *json_of(const fs_sched_trace *t, const fs_sched_result *r) {
   FILE *f = tmpfile();

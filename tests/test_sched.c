@@ -249,7 +249,7 @@ TEST(test_sched_liu_ocs_by_hand) {
 }
 
 static fs_sched_trace *generated(int32_t n, int64_t gpus, uint64_t seed, double load) {
-  fs_sched_gen_opts g = {n, gpus, seed, load};
+  fs_sched_gen_opts g = {n, gpus, seed, load, 0};
   fs_sched_trace *t = NULL;
   fs_err err = {0, ""};
   CHECK_OK(fs_sched_generate(&g, &t, &err), &err);

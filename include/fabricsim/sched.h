@@ -101,7 +101,7 @@ void fs_sched_trace_free(fs_sched_trace *t); /* NULL is a no-op */
 
 /* The generator (docs/model-sched.md, "Generator"): n jobs on a cluster of
  * `gpus` GPUs (a multiple of 64 in [128, 65536]: 8-GPU servers, 8 per ToR,
- * a 2:1 leaf-spine), sizes and durations drawn from the shape of published
+ * a leaf-spine, 2:1 unless oversub says), sizes and durations drawn from the shape of published
  * cluster traces, Poisson arrivals at `load` (offered GPU-seconds per
  * available GPU-second), each distinct job timed alone by the engine to
  * turn its duration into iterations. Deterministic in seed. FS_EINVAL
@@ -110,7 +110,9 @@ typedef struct fs_sched_gen_opts {
   int32_t jobs;
   int64_t gpus;
   uint64_t seed;
-  double load; /* (0, 10]; 0: 0.8 */
+  double load;    /* (0, 10]; 0: 0.8 */
+  int32_t oversub; /* a ToR's host bandwidth over its uplinks: 1, 2, 4, 8,
+                      16, 32 or 64 (64 / oversub spines); 0: 2 */
 } fs_sched_gen_opts;
 int fs_sched_generate(const fs_sched_gen_opts *o, fs_sched_trace **out, fs_err *err);
 

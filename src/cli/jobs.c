@@ -18,7 +18,7 @@ typedef struct seed_opt {
 typedef struct opts {
   const char *file[1], *scheduler, *format, *output, *report, *contention;
   int n_file;
-  long generate, gpus;
+  long generate, gpus, oversub;
   double load;
   seed_opt seed;
   int full_rerate;
@@ -58,6 +58,9 @@ static const fs__opt jobs_opts[] = {
                  "--generate: the cluster's GPUs, a multiple of 64 (default 4096)"),
     FS__OPT_DOUBLE("--load", 0, AT(load), "L", 1e-3, 10, "--load must be a number in [0.001, 10]",
                    "--generate: offered GPU-seconds per available GPU-second (default 0.8)"),
+    FS__OPT_LONG("--oversubscription", 0, AT(oversub), "R", 1, 64,
+                 "--oversubscription must be 1, 2, 4, 8, 16, 32 or 64",
+                 "--generate: a ToR's GPU bandwidth over its uplinks (64 / R spines; default 2)"),
     FS__OPT_FN("--seed", 0, AT(seed), "S", parse_seed, "--seed must be a non-negative integer",
                "--generate: the seed (default 1)"),
     FS__OPT_FLAG("--full-rerate", 0, AT(full_rerate),
@@ -124,7 +127,7 @@ static int generate(const opts *o) {
   fs_output *out = NULL;
   if (o->output && fs__cli_output_open(o->output, &out)) return 2;
   fs_sched_gen_opts g = {(int32_t)o->generate, o->gpus ? o->gpus : 4096,
-                         o->seed.given ? o->seed.v : 1, o->load};
+                         o->seed.given ? o->seed.v : 1, o->load, (int32_t)o->oversub};
   fs_sched_trace *t = NULL;
   if (fs_sched_generate(&g, &t, &err)) {
     fs_output_abort(out);
@@ -199,14 +202,17 @@ int fs__cli_jobs(int argc, char **argv) {
     if (o.scheduler || o.full_rerate || o.report || o.contention || strcmp(o.format, "text"))
       return fs__cli_usage("jobs", "--generate writes a trace: --scheduler, --contention, "
                                    "--format, --report and --full-rerate do not apply");
+    if (o.oversub & (o.oversub - 1))
+      return fs__cli_usage("jobs", "--oversubscription must be 1, 2, 4, 8, 16, 32 or 64, got '%ld'",
+                           o.oversub);
     if (o.gpus && o.gpus % 64)
       return fs__cli_usage("jobs", "--gpus must be a multiple of 64 in [128, 65536], got '%ld'",
                            o.gpus);
     return generate(&o);
   }
   if (!o.n_file) return fs__cli_usage("jobs", "missing TRACE.json (or --generate N)");
-  if (o.gpus || o.load > 0 || o.seed.given)
-    return fs__cli_usage("jobs", "--gpus, --load and --seed go with --generate");
+  if (o.gpus || o.load > 0 || o.seed.given || o.oversub)
+    return fs__cli_usage("jobs", "--gpus, --load, --oversubscription and --seed go with --generate");
   int all = o.scheduler && strcmp(o.scheduler, "all") == 0;
   fs_sched_kind kind = FS_SCHED_FIFO;
   if (o.scheduler && !all && fs_sched_kind_parse(o.scheduler, &kind))

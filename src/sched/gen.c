@@ -1,7 +1,8 @@
 /* The trace generator (sched.h, docs/model-sched.md "Generator"): job
  * sizes and durations with the shape of published GPU cluster traces,
- * Poisson arrivals at an offered load, on a 2:1 leaf-spine of 8-GPU H100
- * servers. Deterministic in its seed. */
+ * Poisson arrivals at an offered load, on a leaf-spine of 8-GPU H100
+ * servers (64 GPU ports a ToR, 64 / oversub uplinks). Deterministic in
+ * its seed. */
 
 #include <math.h>
 #include <stdio.h>
@@ -64,18 +65,21 @@ static void draw_job(fs__rng *r, int64_t cap, draw *d) {
 }
 
 /* The trace's text, iterations 1 for now (set once the jobs are timed). */
-static char *trace_text(const fs_sched_gen_opts *o, double load, const draw *d, const double *arr) {
+static char *trace_text(const fs_sched_gen_opts *o, double load, int32_t oversub, const draw *d,
+                        const double *arr) {
   size_t cap = 1024 + (size_t)o->jobs * 200, len = 0;
   char *s = malloc(cap);
   if (!s) return NULL;
   len += (size_t)snprintf(
       s + len, cap - len,
-      "{\"description\":\"generated: %d jobs, %lld GPUs, load %g, seed %llu\",\"cluster\":{"
-      "\"topology\":{\"type\":\"leafspine\",\"leaves\":%lld,\"spines\":32,\"hosts_per_leaf\":64,"
+      "{\"description\":\"generated: %d jobs, %lld GPUs, load %g, seed %llu, %d:1 "
+      "oversubscribed\",\"cluster\":{"
+      "\"topology\":{\"type\":\"leafspine\",\"leaves\":%lld,\"spines\":%d,\"hosts_per_leaf\":64,"
       "\"host_gbps\":400,\"fabric_gbps\":400},\"hardware\":{\"gpu_tflops\":989,"
       "\"mfu_matmul\":0.5,\"hbm_gib\":80,\"gpus_per_node\":8,\"nvlink_gbps\":3600,"
       "\"nic_gbps\":400}},\"jobs\":[",
-      o->jobs, (long long)o->gpus, load, (unsigned long long)o->seed, (long long)(o->gpus / 64));
+      o->jobs, (long long)o->gpus, load, (unsigned long long)o->seed, oversub,
+      (long long)(o->gpus / 64), 64 / oversub);
   for (int32_t i = 0; i < o->jobs; i++)
     len += (size_t)snprintf(s + len, cap - len,
                             "%s{\"id\":\"j%d\",\"arrival_s\":%.3f,\"model\":\"%s\","
@@ -96,6 +100,10 @@ int fs_sched_generate(const fs_sched_gen_opts *o, fs_sched_trace **out, fs_err *
                       (long long)o->gpus);
   double load = o->load > 0 ? o->load : 0.8;
   if (!(load <= 10)) return fs_err_set(err, FS_EINVAL, "--load must be in (0, 10], got %g", load);
+  int32_t oversub = o->oversub ? o->oversub : 2;
+  if (oversub < 1 || oversub > 64 || (oversub & (oversub - 1)))
+    return fs_err_set(err, FS_EINVAL,
+                      "--oversubscription must be 1, 2, 4, 8, 16, 32 or 64, got %d", oversub);
   fs__rng r;
   fs__rng_seed(&r, o->seed);
   draw *d = malloc((size_t)o->jobs * sizeof(*d));
@@ -115,7 +123,7 @@ int fs_sched_generate(const fs_sched_gen_opts *o, fs_sched_trace **out, fs_err *
     arr[i] = round(t * 1000) / 1000;
     t += -log(1 - fs__rng_unit(&r)) / lambda;
   }
-  char *text = trace_text(o, load, d, arr);
+  char *text = trace_text(o, load, oversub, d, arr);
   fs_sched_trace *tr = NULL;
   int rc = text ? fs_sched_trace_parse(text, strlen(text), "generated", &tr, err)
                 : fs_err_set(err, FS_ENOMEM, "out of memory");

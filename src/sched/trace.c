@@ -364,10 +364,10 @@ static int parse_jobs(parse_ctx *p, const cJSON *root) {
 /* "generate": the generator's options, checked here so that errors name
  * the JSON path; the trace it makes replaces *t's contents. */
 static int parse_generate(parse_ctx *p, const cJSON *root, const cJSON *g) {
-  static const char *const keys[] = {"jobs", "gpus", "seed", "load", NULL};
+  static const char *const keys[] = {"jobs", "gpus", "seed", "load", "oversubscription", NULL};
   const fs__jctx *c = &p->c;
   const char *P = "$.generate";
-  int64_t jobs, gpus, seed;
+  int64_t jobs, gpus, seed, over;
   double load;
   int rc;
   if (cJSON_GetObjectItemCaseSensitive(root, "cluster") ||
@@ -378,12 +378,17 @@ static int parse_generate(parse_ctx *p, const cJSON *root, const cJSON *g) {
       (rc = fs__json_int(c, g, P, "jobs", 1, 0, 1, 1000000, &jobs)) ||
       (rc = fs__json_int(c, g, P, "gpus", 0, 4096, 128, 65536, &gpus)) ||
       (rc = fs__json_int(c, g, P, "seed", 0, 1, 0, FS_JSON_INT_MAX, &seed)) ||
-      (rc = fs__json_num(c, g, P, "load", 0, 0.8, 1e-3, 10, &load)))
+      (rc = fs__json_num(c, g, P, "load", 0, 0.8, 1e-3, 10, &load)) ||
+      (rc = fs__json_int(c, g, P, "oversubscription", 0, 2, 1, 64, &over)))
     return rc;
+  if (over & (over - 1))
+    return fs__json_fail(c, "$.generate.oversubscription",
+                         cJSON_GetObjectItemCaseSensitive(g, "oversubscription"),
+                         "must be 1, 2, 4, 8, 16, 32 or 64");
   if (gpus % 64)
     return fs__json_fail(c, "$.generate.gpus", cJSON_GetObjectItemCaseSensitive(g, "gpus"),
                          "must be a multiple of 64 (a ToR of 8 8-GPU servers)");
-  fs_sched_gen_opts o = {(int32_t)jobs, gpus, (uint64_t)seed, load};
+  fs_sched_gen_opts o = {(int32_t)jobs, gpus, (uint64_t)seed, load, (int32_t)over};
   fs_sched_trace *gt = NULL;
   if ((rc = fs_sched_generate(&o, &gt, c->err))) return rc;
   fs_sched_trace *t = p->t;

@@ -21,6 +21,11 @@ typedef struct fs__sched_prof {
   double comm_s;  /* of which exposed traffic between servers (dp, pp, ep, cp) */
   /* bytes one GPU of stage 0 sends per iteration, per kind (work.h) */
   double dp_wire, pp_wire, ep_wire, cp_wire;
+  /* what it asked of its busiest link where it was timed, over the link's
+   * capacity (at least 1): per M (aligned), per T (average); set by the
+   * first run that places it across servers */
+  int over_done;
+  double over_aligned, over_average;
 } fs__sched_prof;
 int fs__sched_profile(const fs_job *job, fs__sched_prof *out, fs_err *err);
 

@@ -73,34 +73,68 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   return 0;
 }
 
+/* The most a job's demands ask of any link over its capacity, at least 1:
+ * per = M (aligned) or T (average). */
+static double overload(const fs_sched *s, const fs__sched_load *L, double per) {
+  double over = 1;
+  for (int32_t i = 0; i < L->n; i++) {
+    double f = L->bytes[i] / per / s->cap[L->links[i]];
+    if (f > over) over = f;
+  }
+  return over;
+}
+
+/* The same at the placement the engine timed the job in (its first
+ * servers, packed), once per distinct job: what its iteration alone
+ * already includes. */
+static int timed_overload(fs__sched_run *R, int32_t spec, fs_err *err) {
+  fs_sched *s = R->s;
+  fs__sched_prof *p = &s->prof[spec];
+  if (p->over_done) return 0;
+  int64_t g = fs_job_gpus(s->t->specs[spec]);
+  int32_t *host = malloc((size_t)g * sizeof(*host));
+  fs__sched_load L;
+  if (!host) return fs_err_set(err, FS_ENOMEM, "out of memory");
+  for (int64_t x = 0; x < g; x++) host[x] = (int32_t)x;
+  int rc = fs__sched_traffic(s->t->specs[spec], p, host, s->router, (uint64_t)spec + 1,
+                             R->scratch, &L, err);
+  free(host);
+  if (rc) return rc;
+  p->over_aligned = overload(s, &L, p->comm_s);
+  p->over_average = overload(s, &L, p->iter_s);
+  p->over_done = 1;
+  FS__FREE_ALL(L.links, L.bytes);
+  return 0;
+}
+
 /* The job's traffic at its placement and its demands: while communicating
- * B / M on each link (aligned), or on average B / T (average); scaled down
- * so that alone no link is over its capacity (a job whose communication
- * overlaps its compute shows less exposed time M than it communicates). */
+ * B / M on each link (aligned), or on average B / T (average). Both are
+ * divided by what the job asked at the placement it was timed in (a job
+ * whose communication overlaps its compute shows less exposed time M than
+ * it communicates; its links there carried it in T): alone where it was
+ * timed it gets s = 1; alone where a link is tighter (a thinner uplink,
+ * more of its flows on one) its communication stretches by that much. */
 static int job_traffic(fs__sched_run *R, int32_t j, fs_err *err) {
   fs_sched *s = R->s;
   fs__sched_js *J = &R->js[j];
   const fs_sched_job *tj = &s->t->jobs[j];
   const fs__sched_prof *p = &s->prof[tj->spec];
   if (tj->gpus <= s->G || p->comm_s <= 0) return 0;
+  int rc = timed_overload(R, tj->spec, err);
+  if (rc) return rc;
   int64_t g = tj->gpus;
   int32_t *host = malloc((size_t)g * sizeof(*host));
   if (!host) return fs_err_set(err, FS_ENOMEM, "out of memory");
   for (int64_t x = 0; x < g; x++) host[x] = (int32_t)(J->srv[x / s->G] * s->G + x % s->G);
-  int rc = fs__sched_traffic(s->t->specs[tj->spec], p, host, s->router, (uint64_t)j + 1,
-                             R->scratch, &J->load, err);
+  rc = fs__sched_traffic(s->t->specs[tj->spec], p, host, s->router, (uint64_t)tj->spec + 1,
+                         R->scratch, &J->load, err);
   free(host);
   if (rc || !J->load.n) return rc;
   if (!(J->dem = malloc((size_t)J->load.n * sizeof(*J->dem))))
     return fs_err_set(err, FS_ENOMEM, "out of memory");
-  double over = 1;
-  for (int32_t i = 0; i < J->load.n; i++) {
-    J->dem[i] = J->load.bytes[i] /
-                (R->o->contention == FS_CONTENTION_AVERAGE ? p->iter_s : p->comm_s);
-    double f = J->dem[i] / s->cap[J->load.links[i]];
-    if (f > over) over = f;
-  }
-  for (int32_t i = 0; i < J->load.n; i++) J->dem[i] /= over;
+  int avg = R->o->contention == FS_CONTENTION_AVERAGE;
+  double per = avg ? p->iter_s : p->comm_s, over = avg ? p->over_average : p->over_aligned;
+  for (int32_t i = 0; i < J->load.n; i++) J->dem[i] = J->load.bytes[i] / per / over;
   return 0;
 }
 

@@ -399,7 +399,7 @@ int fs_report_sched_json(FILE *f, const fs_sched_trace *t, const fs_sched_result
 int fs_report_sched_csv(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);
 int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t);
 /* `fabricsim jobs --report F.html`: the schedulers' table, their mean JCT
- * as bars and per scheduler a timeline, one row per job (the first 200 by
+ * as bars, their JCT CDFs and per scheduler a timeline, one row per job (the first 200 by
  * arrival): queued, circuits set up (liu-ocs), running. 0, FS_ENOMEM or
  * FS_EIO. */
 int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);

@@ -210,6 +210,35 @@ static int sched_gantt(fs_html *h, const fs_sched_trace *t, const fs_sched_resul
 
 enum { PAGE_COLS = 10 };
 
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Each scheduler's job completion times as a CDF, one line each. */
+static int jct_cdf(fs_html *h, const fs_sched_trace *t, const fs_sched_result *r, int32_t n) {
+  int32_t nj = t->n_jobs;
+  double *x = malloc((size_t)n * (size_t)nj * sizeof(*x));
+  double *y = malloc((size_t)nj * sizeof(*y));
+  fs_html_series *sr = malloc((size_t)n * sizeof(*sr));
+  if (!x || !y || !sr) {
+    FS__FREE_ALL(x, y, sr);
+    return FS_ENOMEM;
+  }
+  for (int32_t j = 0; j < nj; j++) y[j] = (j + 1.0) / nj;
+  for (int32_t i = 0; i < n; i++) {
+    double *xi = x + (size_t)i * (size_t)nj;
+    for (int32_t j = 0; j < nj; j++) xi[j] = r[i].jobs[j].jct_s;
+    qsort(xi, (size_t)nj, sizeof(*xi), cmp_dbl);
+    sr[i] = (fs_html_series){fs_sched_kind_name(r[i].kind), xi, y, nj, 0, 1};
+  }
+  fs_html_axes ax = {"job completion time CDF", "job completion time (s)", "fraction of jobs",
+                     0, 0, 0, 0};
+  fs_html_lines(h, &ax, sr, n);
+  FS__FREE_ALL(x, y, sr);
+  return 0;
+}
+
 int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n) {
   char title[400], sub[1024];
   snprintf(title, sizeof(title), "fabricsim jobs: %s", t->file);
@@ -245,6 +274,7 @@ int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result
                   "(docs/model-sched.md).");
   fs_html_table(&h, head, PAGE_COLS, cp, n);
   fs_html_bars(&h, "mean job completion time", "s", labels, jct, n);
+  int rc = jct_cdf(&h, t, r, n);
   fs_html_section(&h, "Timelines",
                   "One row per job: queued from its arrival to its start, then running "
                   "(liu-ocs: its circuits set up first when it spans several ToRs).");
@@ -254,7 +284,6 @@ int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result
   for (int32_t i = 0; i < n; i++)
     for (int32_t j = 0; j < nj; j++)
       if (r[i].jobs[j].end_s > t_end) t_end = r[i].jobs[j].end_s;
-  int rc = 0;
   for (int32_t i = 0; i < n && !rc; i++) rc = sched_gantt(&h, t, &r[i], t_end);
   int end = fs_html_end(&h);
   return rc ? rc : end;

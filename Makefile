@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 60
 LIB_SRC   := $(sort $(wildcard src/base/*.c src/topo/*.c src/route/*.c \
                src/sim/*.c src/scenario/*.c src/report/*.c \
                src/coll/*.c src/work/*.c src/optical/*.c src/ctl/*.c \
-               src/sweep/*.c src/chakra/*.c))
+               src/sweep/*.c src/chakra/*.c src/sched/*.c))
 CLI_SRC   := $(sort $(wildcard src/cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))

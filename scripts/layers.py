@@ -29,6 +29,7 @@ LAYERS = [
     ["coll"],
     ["work", "scenario"],
     ["optical"],
+    ["sched"],
     ["chakra", "sweep"],
     ["report"],
     ["cli"],
@@ -46,6 +47,7 @@ OWNER = {
     "scenario": "scenario", "ns3": "scenario", "packet": "scenario",
     "ocs": "optical", "ocsctl": "ctl", "topoopt": "optical", "tpu": "optical", "wan": "optical",
     "wan_risk": "optical", "wan_sdm": "optical",
+    "sched": "sched",
     "chakra": "chakra", "sweep": "sweep",
     "report": "report", "html": "report", "trace": "report",
 }

@@ -200,6 +200,11 @@ run wan-dynamic-report wan dynamic $ex/wan-erlang-link.json --loads 4:20:4 --req
 run wan-dynamic-het wan dynamic $ex/wan-nsfnet-sdm-het.json --loads 600:1300:700 --requests 10000
 run wan-place-sdm wan place $ex/wan-nsfnet-osdl.json --sdm --policy xt-aware
 run wan-dynamic-osdl wan dynamic $ex/wan-nsfnet-osdl.json --job slice --load 600 --requests 10000
+run jobs-small jobs $ex/jobs-trace-small.json --scheduler all --report @/r.html
+run jobs-small-json jobs $ex/jobs-trace-small.json --scheduler liu-ocs --format json
+run jobs-generate jobs --generate 50 --gpus 512 --seed 2 --load 4 -o @/t.json
+run sweep-jobs sweep $ex/sweep-jobs.json --db @/s.sqlite --csv @/s.csv
+rm -f "$DIR/sweep-jobs/s.sqlite"
 
 # ---- bad inputs: the message and the status ----
 for f in tests/data/bad/*.json; do run "bad-sim-$(basename "$f" .json)" sim "$f"; done

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Loads HTML reports in a real browser (headless Chromium, Debian's
 # `chromium`): a report for train (examples/gpt-13b.json), sim
-# (examples/demo.json), coll, route and ocs. Each page must load with no
+# (examples/demo.json), coll, route, ocs, wan and jobs. Each page must load with no
 # console message at error level, run its one inline script (the DOM
 # dump carries data-report="ok") and give a screenshot that is not blank
 # (a PNG of some size whose pixels are not all one colour: many distinct
@@ -125,6 +125,7 @@ check ocs-sweep ocs schedule --matrix examples/ocs-job.json --sweep
 check coll-large coll --op allreduce --ranks 128 --topo fattree:k=8 --size 1M:4M
 check wan wan train examples/wan-4dc.json --cut east-central
 check wan-dynamic wan dynamic examples/wan-erlang-link.json --loads 4:20:4 --requests 20000
+check jobs jobs examples/jobs-trace-small.json --scheduler all
 
 echo "test-report: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -42,6 +42,7 @@
 #include "list_train_all.h"
 #include "list_sweep.h"
 #include "list_chakra.h"
+#include "list_sched.h"
 #include "list_ns3.h"
 #include "list_packet.h"
 #include "list_hybrid.h"

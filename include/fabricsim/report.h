@@ -14,6 +14,7 @@
 #include "fabricsim/ocs.h"
 #include "fabricsim/routeopt.h"
 #include "fabricsim/scenario.h"
+#include "fabricsim/sched.h"
 #include "fabricsim/topoopt.h"
 #include "fabricsim/tpu.h"
 #include "fabricsim/train.h"
@@ -386,6 +387,22 @@ int fs_report_wan_dynamic_csv(FILE *f, const fs_report_wan_dynamic *d);
  * blocking and fragmentation against the load; occupancy per band and per
  * core at the highest load. 0, FS_ENOMEM or FS_EIO. */
 int fs_report_wan_dynamic_html(FILE *f, const fs_report_wan_dynamic *d);
+
+/* `fabricsim jobs` (sched.h): per scheduler r[0..n) the job completion
+ * times (mean, p99), queueing, makespan, slowdown, GPU and link
+ * utilisation and the engine's counters, as a table (and each job, for a
+ * trace of at most 20), JSON (every job) or CSV (one row per scheduler and
+ * job). And a trace written as a trace file (docs/formats.md, "Job
+ * traces"), the generator's output. 0, or FS_EIO if writing failed. */
+int fs_report_sched_text(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);
+int fs_report_sched_json(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);
+int fs_report_sched_csv(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);
+int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t);
+/* `fabricsim jobs --report F.html`: the schedulers' table, their mean JCT
+ * as bars, their JCT CDFs and per scheduler a timeline, one row per job (the first 200 by
+ * arrival): queued, circuits set up (liu-ocs), running. 0, FS_ENOMEM or
+ * FS_EIO. */
+int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result *r, int32_t n);
 
 #ifdef __cplusplus
 }

@@ -23,13 +23,15 @@ extern "C" {
 typedef struct fs_sweep fs_sweep;
 
 /* What each point runs: `train`, `sim`, `wan train` (a WAN file:
- * provisioning and the job's cross-site all-reduce) or `wan dynamic` (a
- * WAN file's traffic: blocking at its load). */
+ * provisioning and the job's cross-site all-reduce), `wan dynamic` (a
+ * WAN file's traffic: blocking at its load) or `jobs` (a job trace, or a
+ * generated one, under its "scheduler": sched.h). */
 typedef enum fs_sweep_kind {
   FS_SWEEP_TRAIN = 0,
   FS_SWEEP_SIM,
   FS_SWEEP_WAN_TRAIN,
-  FS_SWEEP_WAN_DYNAMIC
+  FS_SWEEP_WAN_DYNAMIC,
+  FS_SWEEP_JOBS
 } fs_sweep_kind;
 
 enum { FS_SWEEP_MAX_FIGS = 16, FS_SWEEP_ERR = 480 };

@@ -27,6 +27,7 @@ int fs__cli_wan_protect(int argc, char **argv);  /* wan_protect.c */
 int fs__cli_wan_dynamic(int argc, char **argv);  /* wan_dynamic.c */
 int fs__cli_sweep(int argc, char **argv);        /* sweep.c */
 int fs__cli_chakra(int argc, char **argv);       /* chakra.c */
+int fs__cli_jobs(int argc, char **argv);         /* jobs.c */
 
 /* The progress line of long runs (progress.c): start it, pass
  * fs__cli_progress_hook with the state as fs_sim_opts.progress, end it. */

@@ -34,6 +34,10 @@ static const fs__sub commands[] = {
      fs__cli_wan},
     {"sweep", "SWEEP.json --db F",
      "run a parameter sweep (-j N processes, or MPI) into SQLite; resumable", fs__cli_sweep},
+    {"jobs", "TRACE.json",
+     "jobs arriving over time on one cluster under a scheduler: completion times, queueing, "
+     "utilisation",
+     fs__cli_jobs},
     {"chakra", "PREFIX --topo S", "simulate MLCommons Chakra execution traces", fs__cli_chakra},
     {NULL, NULL, NULL, NULL}};
 

@@ -11,6 +11,7 @@
 #include "../base/base.h"
 #include "../base/json.h"
 #include "fabricsim/scenario.h"
+#include "fabricsim/sched.h"
 #include "fabricsim/train.h"
 #include "fabricsim/wan.h"
 #include "fabricsim/wan_sdm.h"
@@ -49,6 +50,10 @@ static const char *const dyn_figs[] = {
     "blocking",       "blocking_ci95", "bw_blocking",      "bw_blocking_ci95", "fragmentation",
     "blocked_xt",     "blocked_spectrum", "blocked_reach", "closed_form_blocking"};
 
+static const char *const jobs_figs[] = {
+    "jct_mean_s", "jct_p99_s",     "queue_mean_s",   "queue_p99_s",  "makespan_s",
+    "slowdown",   "gpu_util",      "link_util_mean", "link_util_max"};
+
 #define N_OF(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
 /* The figure names of a kind and their count. */
 static const char *const *figs_of(fs_sweep_kind k, int32_t *n) {
@@ -56,6 +61,7 @@ static const char *const *figs_of(fs_sweep_kind k, int32_t *n) {
     case FS_SWEEP_TRAIN: *n = N_OF(train_figs); return train_figs;
     case FS_SWEEP_SIM: *n = N_OF(sim_figs); return sim_figs;
     case FS_SWEEP_WAN_TRAIN: *n = N_OF(wan_figs); return wan_figs;
+    case FS_SWEEP_JOBS: *n = N_OF(jobs_figs); return jobs_figs;
     case FS_SWEEP_WAN_DYNAMIC: break;
   }
   *n = N_OF(dyn_figs);
@@ -178,9 +184,19 @@ static int point_doc(const fs_sweep *sw, int32_t p, int32_t only, cJSON **out, c
 }
 
 /* Parses a point's text as the base's kind, into job, scenario or WAN. */
+/* (tr is NULL where a caller only checks a point: the trace is then freed) */
 static int parse_point(const fs_sweep *sw, const char *text, const char *label, fs_job **job,
-                       fs_scenario **sc, fs_wan **wan, fs_err *err) {
+                       fs_scenario **sc, fs_wan **wan, fs_sched_trace **tr, fs_err *err) {
   if (sw->kind == FS_SWEEP_TRAIN) return fs_job_parse(text, strlen(text), label, job, err);
+  if (sw->kind == FS_SWEEP_JOBS) {
+    fs_sched_trace *t = NULL;
+    int rc = fs_sched_trace_parse(text, strlen(text), label, &t, err);
+    if (tr && !rc)
+      *tr = t;
+    else
+      fs_sched_trace_free(t);
+    return rc;
+  }
   if (sw->kind == FS_SWEEP_WAN_TRAIN || sw->kind == FS_SWEEP_WAN_DYNAMIC)
     return fs_wan_from_json(text, label, wan, err);
   return fs_scenario_parse(text, strlen(text), label, sc, err);
@@ -238,7 +254,7 @@ static int check_axes(fs_sweep *sw, const char *P, fs_err *err) {
     fs_wan *wan = NULL;
     char jp[160];
     snprintf(jp, sizeof(jp), "$.%s", sw->axes[a].path);
-    rc = parse_point(sw, text, "point", &job, &sc, &wan, &perr);
+    rc = parse_point(sw, text, "point", &job, &sc, &wan, NULL, &perr);
     free(text);
     fs_job_free(job);
     fs_scenario_free(sc);
@@ -309,18 +325,22 @@ int fs_sweep_load(const char *path, fs_sweep **out, fs_err *err) {
     goto fail;
   }
   if (cmd && strcmp(cmd, "train") && strcmp(cmd, "sim") && strcmp(cmd, "wan train") &&
-      strcmp(cmd, "wan dynamic")) {
+      strcmp(cmd, "wan dynamic") && strcmp(cmd, "jobs")) {
     rc = fs__json_fail(&c, "$.command", cJSON_GetObjectItemCaseSensitive(sw->root, "command"),
-                       "must be \"train\", \"sim\", \"wan train\" or \"wan dynamic\"");
+                       "must be \"train\", \"sim\", \"wan train\", \"wan dynamic\" or \"jobs\"");
     goto fail;
   }
   if (cmd)
-    sw->kind = strcmp(cmd, "train") == 0       ? FS_SWEEP_TRAIN
-               : strcmp(cmd, "sim") == 0       ? FS_SWEEP_SIM
-               : strcmp(cmd, "wan train") == 0 ? FS_SWEEP_WAN_TRAIN
-                                               : FS_SWEEP_WAN_DYNAMIC;
+    sw->kind = strcmp(cmd, "train") == 0         ? FS_SWEEP_TRAIN
+               : strcmp(cmd, "sim") == 0         ? FS_SWEEP_SIM
+               : strcmp(cmd, "wan train") == 0   ? FS_SWEEP_WAN_TRAIN
+               : strcmp(cmd, "wan dynamic") == 0 ? FS_SWEEP_WAN_DYNAMIC
+                                                 : FS_SWEEP_JOBS;
   else
-    sw->kind = cJSON_GetObjectItemCaseSensitive(sw->base, "model")    ? FS_SWEEP_TRAIN
+    sw->kind = cJSON_GetObjectItemCaseSensitive(sw->base, "generate") ||
+                       cJSON_GetObjectItemCaseSensitive(sw->base, "cluster")
+                   ? FS_SWEEP_JOBS
+               : cJSON_GetObjectItemCaseSensitive(sw->base, "model") ? FS_SWEEP_TRAIN
                : cJSON_GetObjectItemCaseSensitive(sw->base, "fibres") ? FS_SWEEP_WAN_TRAIN
                                                                       : FS_SWEEP_SIM;
   if ((rc = check_axes(sw, "$.axes", err))) goto fail;
@@ -411,6 +431,24 @@ static int run_wan_dynamic(const fs_wan *w, double *f, fs_err *err) {
   return rc;
 }
 
+/* A trace point as `fabricsim jobs` runs it under the file's "scheduler"
+ * and "contention". */
+static int run_jobs(const fs_sched_trace *t, double *f, fs_err *err) {
+  fs_sched *s = NULL;
+  fs_sched_result r;
+  fs_sched_opts o = {t->scheduler, 0, NULL, NULL, t->contention};
+  int rc = fs_sched_new(t, &s, err);
+  if (!rc && !(rc = fs_sched_run(s, &o, &r, err))) {
+    const double v[] = {r.jct_mean_s, r.jct_p99_s,  r.queue_mean_s,   r.queue_p99_s,
+                        r.makespan_s, r.slowdown_mean, r.gpu_util, r.link_util_mean,
+                        r.link_util_max};
+    memcpy(f, v, sizeof(v));
+    fs_sched_result_free(&r);
+  }
+  fs_sched_free(s);
+  return rc;
+}
+
 static int figures_sim(const fs_scenario *sc, double *f) {
   const fs_sim *s = sc->sim;
   f[0] = fs_sim_makespan_s(s) * 1e3;
@@ -448,11 +486,14 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   fs_job *job = NULL;
   fs_scenario *sc = NULL;
   fs_wan *wan = NULL;
+  fs_sched_trace *trace = NULL;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = parse_point(sw, text, label, &job, &sc, &wan, &err);
+  rc = parse_point(sw, text, label, &job, &sc, &wan, &trace, &err);
   free(text);
-  if (!rc && wan) {
+  if (!rc && trace) {
+    rc = run_jobs(trace, out->fig, &err);
+  } else if (!rc && wan) {
     rc = sw->kind == FS_SWEEP_WAN_DYNAMIC ? run_wan_dynamic(wan, out->fig, &err)
                                           : run_wan(wan, out->fig, &err);
   } else if (!rc && job) {
@@ -473,6 +514,7 @@ int fs_sweep_run_point(const fs_sweep *sw, int32_t p, fs_sweep_result *out) {
   fs_job_free(job);
   fs_scenario_free(sc);
   fs_wan_free(wan);
+  fs_sched_trace_free(trace);
   if (rc == FS_ENOMEM) return rc;
   out->ok = rc == 0;
   if (rc) snprintf(out->error, sizeof(out->error), "%.*s", (int)sizeof(out->error) - 1, err.msg);

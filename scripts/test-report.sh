@@ -1,7 +1,7 @@
 #!/bin/sh
 # Loads HTML reports in a real browser (headless Chromium, Debian's
 # `chromium`): a report for train (examples/gpt-13b.json), sim
-# (examples/demo.json), coll, route, ocs, wan and jobs. Each page must load with no
+# (examples/demo.json), coll, route, ocs, wan, jobs and a train with an OCS layer. Each page must load with no
 # console message at error level, run its one inline script (the DOM
 # dump carries data-report="ok") and give a screenshot that is not blank
 # (a PNG of some size whose pixels are not all one colour: many distinct
@@ -116,6 +116,7 @@ check() {
 }
 
 check train train examples/gpt-13b.json --no-compare
+check train-ocs train examples/gpt-13b-ocs.json --no-compare
 check sim sim examples/demo.json --summary
 check coll coll --op allreduce --ranks 16 --topo fattree:k=4 --size 1K:64M
 check route route --jobs examples/jobs-4dp.json --optimizer greedy,ecmp,spray \

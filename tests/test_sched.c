@@ -306,7 +306,8 @@ TEST(test_sched_liu_ocs_by_hand) {
  * from when it takes them to its end. a (first on the tie) takes the
  * middle ToR's circuits at 0, paying one reconfiguration d, and runs at T:
  * JCT d + 100 T. b holds its GPUs from 0 but waits for the circuits until
- * a ends, then pays d too: JCT 2 (d + 100 T). liu-ocs, which lets b's
+ * a ends, then pays d too: JCT 2 (d + 100 T), of which 100 T + 2 d its
+ * set-up (waiting for circuits, then d). liu-ocs, which lets b's
  * communication use the circuits while a computes, finishes both at
  * d + 100 (T + d), earlier on average (SWRTF's gain). */
 TEST(test_sched_liu_baselines_by_hand) {
@@ -323,7 +324,9 @@ TEST(test_sched_liu_baselines_by_hand) {
       CHECK_REL(r[i].jobs[0].jct_s, d + 100 * T, 1e-9, "s");
       CHECK_REL(r[i].jobs[1].jct_s, 2 * (d + 100 * T), 1e-9, "s");
       CHECK_REL(r[i].jobs[1].queue_s, 0, 1e-12, "s"); /* on its GPUs, waiting for circuits */
-      CHECK_REL(r[i].jobs[1].setup_s, d, 1e-12, "s");
+      CHECK_REL(r[i].jobs[0].setup_s, d, 1e-12, "s");
+      CHECK_REL(r[i].jobs[1].setup_s, 100 * T + 2 * d, 1e-9, "s"); /* waited, then d */
+      CHECK_REL(r[i].jobs[1].mean_iter_s, T, 1e-9, "s");
       CHECK(r[2].jct_mean_s < r[i].jct_mean_s);
     }
   }

@@ -139,7 +139,9 @@ typedef struct fs_sched_job_result {
   double iso_iter_s;      /* the job's iteration alone */
   double comm_s;          /* of which waiting on traffic between servers */
   double mean_iter_s;     /* (end - start - setup) / iterations */
-  double setup_s;         /* liu-ocs: circuits set up at the start */
+  double setup_s;         /* liu-ocs: circuits set up at the start; liu-sjf, liu-fifo:
+                             from its start until its circuits are up (waiting for
+                             them, then the reconfiguration) */
   int32_t servers, leaves;/* where it ran: servers (a part of one for a
                              job smaller than a server), ToRs spanned */
   int32_t first_server;

@@ -183,7 +183,8 @@ int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t) {
 #define GANTT_MAX_JOBS 200
 
 /* One scheduler's timeline: a row per job, queued (arrival to start),
- * circuits set up (liu-ocs) and running (to its end). */
+ * circuits set up (liu-ocs; liu-sjf, liu-fifo: waited for, then set up)
+ * and running (to its end). */
 static int sched_gantt(fs_html *h, const fs_sched_trace *t, const fs_sched_result *x,
                        double t_end) {
   int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;
@@ -283,7 +284,8 @@ int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result
   int rc = jct_cdf(&h, t, r, n);
   fs_html_section(&h, "Timelines",
                   "One row per job: queued from its arrival to its start, then running "
-                  "(liu-ocs: its circuits set up first when it spans several ToRs).");
+                  "(liu-ocs: its circuits set up first when it spans several ToRs; liu-sjf, "
+                  "liu-fifo: waiting on its GPUs for circuits another job holds, then set up).");
   /* one time axis for every scheduler, so the timelines compare */
   double t_end = 0;
   int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;

@@ -316,6 +316,7 @@ static int loop(fs__sched_run *R, fs_err *err) {
       if (J->st == JS_RUNNING) J->rem -= J->rate * (tn - t);
     }
     t = tn;
+    R->now = t;
     R->events++;
     int32_t ns = 0;
     rs.n = 0;

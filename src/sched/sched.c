@@ -240,7 +240,8 @@ static void rate_ocs(fs__sched_run *R, const int32_t *c, int32_t n) {
  * its circuits keeps them; the others, in queue order (shortest job first
  * or arrival), take theirs when every ToR they span is free, paying one
  * reconfiguration d then (charged as d / T more iterations at 1 / T);
- * until then they hold their GPUs and wait (rate 0). */
+ * until then they hold their GPUs and wait (rate 0). The wait and the
+ * reconfiguration are its set-up (setup_s), as liu-ocs's d at its start. */
 static void rate_ocs_exclusive(fs__sched_run *R, const int32_t *c, int32_t n) {
   fs__sched_prio *p = R->prio;
   double delta = R->s->t->ocs_reconfig_s;
@@ -264,7 +265,7 @@ static void rate_ocs_exclusive(fs__sched_run *R, const int32_t *c, int32_t n) {
     if (J->n_res && !J->hold) {
       J->hold = 1;
       J->rem += delta / T;
-      J->setup += delta;
+      J->setup = R->now - J->start + delta;
     }
     J->rate = 1 / T;
   }

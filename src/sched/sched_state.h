@@ -78,6 +78,7 @@ typedef struct fs__sched_run {
   fs__rng rng;           /* random: the servers drawn */
   int32_t bound;         /* yu-bco: the largest contention a placement may take */
   int32_t bound_used;    /* yu-bco: the largest it took */
+  double now;            /* the event's time (liu-sjf, liu-fifo: when circuits are taken) */
 } fs__sched_run;
 
 int fs__sched_profile_spec(fs_sched *s, int32_t spec, fs_err *err);

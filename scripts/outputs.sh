@@ -202,6 +202,10 @@ run wan-place-sdm wan place $ex/wan-nsfnet-osdl.json --sdm --policy xt-aware
 run wan-dynamic-osdl wan dynamic $ex/wan-nsfnet-osdl.json --job slice --load 600 --requests 10000
 run jobs-small jobs $ex/jobs-trace-small.json --scheduler all --report @/r.html
 run jobs-small-json jobs $ex/jobs-trace-small.json --scheduler liu-ocs --format json
+run jobs-yu2022 jobs $ex/jobs-yu2022.json --scheduler all
+run jobs-yu2022-average jobs $ex/jobs-yu2022.json --scheduler all --contention average
+run jobs-liu2020 jobs $ex/jobs-liu2020.json --scheduler all
+run jobs-yu2022-json jobs $ex/jobs-yu2022.json --scheduler yu-bco --format json
 run jobs-generate jobs --generate 50 --gpus 512 --seed 2 --load 4 -o @/t.json
 run sweep-jobs sweep $ex/sweep-jobs.json --db @/s.sqlite --csv @/s.csv
 rm -f "$DIR/sweep-jobs/s.sqlite"

@@ -302,6 +302,120 @@ TEST(test_sched_liu_ocs_by_hand) {
   fs_sched_trace_free(t);
 }
 
+/* Liu's baselines on the same two jobs: a ToR's circuits serve one job
+ * from when it takes them to its end. a (first on the tie) takes the
+ * middle ToR's circuits at 0, paying one reconfiguration d, and runs at T:
+ * JCT d + 100 T. b holds its GPUs from 0 but waits for the circuits until
+ * a ends, then pays d too: JCT 2 (d + 100 T), of which 100 T + 2 d its
+ * set-up (waiting for circuits, then d). liu-ocs, which lets b's
+ * communication use the circuits while a computes, finishes both at
+ * d + 100 (T + d), earlier on average (SWRTF's gain). */
+TEST(test_sched_liu_baselines_by_hand) {
+  fs_sched_trace *t = parse(shared_trace);
+  if (!t) return;
+  fs_sched_result r[3];
+  const fs_sched_kind k[3] = {FS_SCHED_LIU_SJF, FS_SCHED_LIU_FIFO, FS_SCHED_LIU_OCS};
+  int n = 0;
+  for (; n < 3; n++)
+    if (run(t, k[n], 0, &r[n])) break;
+  if (n == 3) {
+    double d = t->ocs_reconfig_s, T = r[0].jobs[0].iso_iter_s;
+    for (int i = 0; i < 2; i++) {
+      CHECK_REL(r[i].jobs[0].jct_s, d + 100 * T, 1e-9, "s");
+      CHECK_REL(r[i].jobs[1].jct_s, 2 * (d + 100 * T), 1e-9, "s");
+      CHECK_REL(r[i].jobs[1].queue_s, 0, 1e-12, "s"); /* on its GPUs, waiting for circuits */
+      CHECK_REL(r[i].jobs[0].setup_s, d, 1e-12, "s");
+      CHECK_REL(r[i].jobs[1].setup_s, 100 * T + 2 * d, 1e-9, "s"); /* waited, then d */
+      CHECK_REL(r[i].jobs[1].mean_iter_s, T, 1e-9, "s");
+      CHECK(r[2].jct_mean_s < r[i].jct_mean_s);
+    }
+  }
+  for (int i = 0; i < n; i++) fs_sched_result_free(&r[i]);
+  fs_sched_trace_free(t);
+}
+
+/* Two one-server ToRs. A (one server, 100 iterations) and B (both
+ * servers) and C (one server, 50 iterations) arrive at 0. List
+ * scheduling starts C beside A (B does not fit), B when both end (100 T);
+ * FIFO and random (arrival order, the head blocks) start C only after B.
+ * Random placement draws the same servers every run. */
+TEST(test_sched_ls_random_by_hand) {
+  const char *trace =
+      "{\"cluster\":{\"topology\":{\"type\":\"leafspine\",\"leaves\":2,\"spines\":1,"
+      "\"hosts_per_leaf\":8,\"host_gbps\":400,\"fabric_gbps\":400},\"hardware\":{"
+      "\"gpu_tflops\":989,\"mfu_matmul\":0.5,\"hbm_gib\":80,\"gpus_per_node\":8,"
+      "\"nvlink_gbps\":3600,\"nic_gbps\":400}},\"jobs\":["
+      "{\"id\":\"A\",\"arrival_s\":0,\"model\":\"gpt-350m\",\"gpus\":8,\"iterations\":100},"
+      "{\"id\":\"B\",\"arrival_s\":0,\"model\":\"gpt-350m\",\"gpus\":16,\"iterations\":20},"
+      "{\"id\":\"C\",\"arrival_s\":0,\"model\":\"gpt-350m\",\"gpus\":8,\"iterations\":50}]}";
+  fs_sched_trace *t = parse(trace);
+  if (!t) return;
+  fs_sched_result l, f, r1, r2;
+  if (run(t, FS_SCHED_LS, 0, &l)) {
+    fs_sched_trace_free(t);
+    return;
+  }
+  if (!run(t, FS_SCHED_FIFO, 0, &f)) {
+    double T = l.jobs[0].iso_iter_s, TB = l.jobs[1].iso_iter_s;
+    CHECK_REL(l.jobs[2].start_s, 0, 1e-12, "s");
+    CHECK_EQ_INT(l.jobs[2].first_server, 1);
+    CHECK_REL(l.jobs[1].start_s, 100 * T, 1e-9, "s");
+    CHECK_REL(l.jobs[1].end_s, 100 * T + 20 * TB, 1e-9, "s");
+    CHECK_REL(f.jobs[2].start_s, 100 * T + 20 * TB, 1e-9, "s");
+    CHECK(l.jct_mean_s < f.jct_mean_s);
+    if (!run(t, FS_SCHED_RANDOM, 0, &r1)) {
+      if (!run(t, FS_SCHED_RANDOM, 0, &r2)) {
+        for (int j = 0; j < 3; j++) {
+          CHECK_EQ_INT(r1.jobs[j].first_server, r2.jobs[j].first_server);
+          CHECK_REL(r1.jobs[j].end_s, f.jobs[j].end_s, 1e-9, "s"); /* no shared link here */
+        }
+        fs_sched_result_free(&r2);
+      }
+      fs_sched_result_free(&r1);
+    }
+    fs_sched_result_free(&f);
+  }
+  fs_sched_result_free(&l);
+  fs_sched_trace_free(t);
+}
+
+/* The papers' settings (examples/jobs-yu2022.json, jobs-liu2020.json;
+ * docs/model-sched.md, "The papers' headline shapes"): the signs of the
+ * headline shapes. yu-bco's makespan and mean JCT are below first fit's,
+ * list scheduling's and random placement's, with a contention bound
+ * searched (0 on this trace); liu-ocs's mean JCT is below Liu's SJF and
+ * FIFO (Baraat) baselines on circuits held by one job at a time. */
+TEST(test_sched_papers_shapes) {
+  fs_sched_trace *y = NULL, *l = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_sched_trace_load("examples/jobs-yu2022.json", &y, &err), &err);
+  CHECK_OK(fs_sched_trace_load("examples/jobs-liu2020.json", &l, &err), &err);
+  fs_sched_result r[4];
+  const fs_sched_kind yk[4] = {FS_SCHED_YU_BCO, FS_SCHED_OBLIVIOUS, FS_SCHED_LS, FS_SCHED_RANDOM};
+  int n = 0;
+  for (; y && n < 4; n++)
+    if (run(y, yk[n], 0, &r[n])) break;
+  if (n == 4) {
+    CHECK_EQ_INT(r[0].bound, 0);
+    for (int i = 1; i < 4; i++) {
+      CHECK(r[0].makespan_s < 0.95 * r[i].makespan_s);
+      CHECK(r[0].jct_mean_s < 0.8 * r[i].jct_mean_s);
+    }
+  }
+  for (int i = 0; i < n; i++) fs_sched_result_free(&r[i]);
+  const fs_sched_kind lk[3] = {FS_SCHED_LIU_OCS, FS_SCHED_LIU_SJF, FS_SCHED_LIU_FIFO};
+  n = 0;
+  for (; l && n < 3; n++)
+    if (run(l, lk[n], 0, &r[n])) break;
+  if (n == 3) {
+    CHECK_EQ_INT(r[1].bound, -1);
+    for (int i = 1; i < 3; i++) CHECK(r[0].jct_mean_s < 0.9 * r[i].jct_mean_s);
+  }
+  for (int i = 0; i < n; i++) fs_sched_result_free(&r[i]);
+  fs_sched_trace_free(y);
+  fs_sched_trace_free(l);
+}
+
 static fs_sched_trace *generated(int32_t n, int64_t gpus, uint64_t seed, double load) {
   fs_sched_gen_opts g = {n, gpus, seed, load, 0};
   fs_sched_trace *t = NULL;

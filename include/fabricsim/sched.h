@@ -40,9 +40,17 @@ typedef enum fs_sched_kind {
   FS_SCHED_OBLIVIOUS,  /* arrival order, first-fit servers, links ignored */
   FS_SCHED_YU_BCO,     /* Yu et al. MobiHoc 2022, SJF-BCO style */
   FS_SCHED_LIU_OCS,    /* Liu et al. KBS 2020, SWRTF on time-shared OCS circuits */
+  /* the papers' baselines (docs/model-sched.md, "The papers' headline shapes") */
+  FS_SCHED_RANDOM,     /* Yu's RAND: arrival order, head blocks, random free servers */
+  FS_SCHED_LS,         /* Yu's LS: list scheduling, arrival order, any job that fits
+                          starts, first-fit servers */
+  FS_SCHED_LIU_SJF,    /* Liu's SJF: OCS circuits held by one job at a time, start to end,
+                          shortest job first */
+  FS_SCHED_LIU_FIFO,   /* Liu's Baraat (FIFO): the same circuits, arrival order */
   FS_SCHED_N
 } fs_sched_kind;
-const char *fs_sched_kind_name(fs_sched_kind k); /* "fifo", "sjf", "oblivious", "yu-bco", "liu-ocs" */
+/* "fifo", "sjf", "oblivious", "yu-bco", "liu-ocs", "random", "ls", "liu-sjf", "liu-fifo" */
+const char *fs_sched_kind_name(fs_sched_kind k);
 int fs_sched_kind_parse(const char *name, fs_sched_kind *out); /* 0 or FS_EINVAL */
 
 /* How the communication of jobs sharing a link meets (docs/model-sched.md,
@@ -131,7 +139,9 @@ typedef struct fs_sched_job_result {
   double iso_iter_s;      /* the job's iteration alone */
   double comm_s;          /* of which waiting on traffic between servers */
   double mean_iter_s;     /* (end - start - setup) / iterations */
-  double setup_s;         /* liu-ocs: circuits set up at the start */
+  double setup_s;         /* liu-ocs: circuits set up at the start; liu-sjf, liu-fifo:
+                             from its start until its circuits are up (waiting for
+                             them, then the reconfiguration) */
   int32_t servers, leaves;/* where it ran: servers (a part of one for a
                              job smaller than a server), ToRs spanned */
   int32_t first_server;
@@ -148,6 +158,9 @@ typedef struct fs_sched_result {
   double link_util_mean, link_util_max; /* fabric links (a switch at an end),
                                            bytes / (capacity x makespan) */
   int32_t max_running, profiles;
+  int32_t bound;         /* yu-bco: the contention bound its search chose (at most
+                            this many jobs across ToRs already on a ToR it takes),
+                            -1: none (unbounded was best, or another scheduler) */
   int64_t events, rerates, rerated_jobs;
   double wall_s, profile_wall_s; /* the run; timing the distinct jobs alone */
 } fs_sched_result;

@@ -35,7 +35,8 @@ static int parse_seed(const char *v, void *field) {
 #define AT(f) offsetof(opts, f)
 static const fs__opt jobs_opts[] = {
     FS__OPT_STR("--scheduler", 0, AT(scheduler), "S",
-                "fifo, sjf, oblivious, yu-bco, liu-ocs or all (each in turn, the distinct jobs "
+                "fifo, sjf, oblivious, yu-bco, liu-ocs, random, ls, liu-sjf, liu-fifo or all (each in "
+                "turn, the distinct jobs "
                 "timed once); default: the trace's \"scheduler\", else fifo"),
     FS__OPT_STR("--contention", 0, AT(contention), "aligned|average",
                 "how jobs sharing a link meet: their communication phases coincide (aligned: "
@@ -217,7 +218,8 @@ int fs__cli_jobs(int argc, char **argv) {
   fs_sched_kind kind = FS_SCHED_FIFO;
   if (o.scheduler && !all && fs_sched_kind_parse(o.scheduler, &kind))
     return fs__cli_usage("jobs",
-                         "--scheduler must be fifo, sjf, oblivious, yu-bco, liu-ocs or all, "
+                         "--scheduler must be fifo, sjf, oblivious, yu-bco, liu-ocs, random, ls, liu-sjf, "
+                         "liu-fifo or all, "
                          "got '%s'",
                          o.scheduler);
   fs_sched_contention cm = FS_CONTENTION_ALIGNED;

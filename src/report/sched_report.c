@@ -38,6 +38,11 @@ int fs_report_sched_text(FILE *f, const fs_sched_trace *t, const fs_sched_result
             100 * x->link_util_mean, 100 * x->link_util_max, (long long)x->events,
             (long long)x->rerated_jobs);
   }
+  for (int32_t i = 0; i < n; i++)
+    if (r[i].kind == FS_SCHED_YU_BCO && r[i].bound >= 0)
+      fprintf(f, "yu-bco: contention bound %d (a job waits rather than take a ToR that more "
+                 "jobs across ToRs already use; the bound with the shortest makespan)\n",
+              r[i].bound);
   /* the jobs one by one, for a trace short enough to read */
   for (int32_t i = 0; i < n && t->n_jobs <= 20; i++) {
     fprintf(f, "\n%s:\n%-12s %6s %10s %10s %10s %10s %10s %10s %8s %7s\n",
@@ -108,6 +113,7 @@ int fs_report_sched_json(FILE *f, const fs_sched_trace *t, const fs_sched_result
     num(f, x->link_util_mean);
     fputs(",\"link_util_max\":", f);
     num(f, x->link_util_max);
+    if (x->kind == FS_SCHED_YU_BCO) fprintf(f, ",\"contention_bound\":%d", x->bound);
     fprintf(f, ",\"max_running\":%d,\"events\":%lld,\"rerates\":%lld,\"rerated_jobs\":%lld,",
             x->max_running, (long long)x->events, (long long)x->rerates,
             (long long)x->rerated_jobs);
@@ -177,7 +183,8 @@ int fs_report_sched_trace_json(FILE *f, const fs_sched_trace *t) {
 #define GANTT_MAX_JOBS 200
 
 /* One scheduler's timeline: a row per job, queued (arrival to start),
- * circuits set up (liu-ocs) and running (to its end). */
+ * circuits set up (liu-ocs; liu-sjf, liu-fifo: waited for, then set up)
+ * and running (to its end). */
 static int sched_gantt(fs_html *h, const fs_sched_trace *t, const fs_sched_result *x,
                        double t_end) {
   int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;
@@ -277,7 +284,8 @@ int fs_report_sched_html(FILE *f, const fs_sched_trace *t, const fs_sched_result
   int rc = jct_cdf(&h, t, r, n);
   fs_html_section(&h, "Timelines",
                   "One row per job: queued from its arrival to its start, then running "
-                  "(liu-ocs: its circuits set up first when it spans several ToRs).");
+                  "(liu-ocs: its circuits set up first when it spans several ToRs; liu-sjf, "
+                  "liu-fifo: waiting on its GPUs for circuits another job holds, then set up).");
   /* one time axis for every scheduler, so the timelines compare */
   double t_end = 0;
   int32_t nj = t->n_jobs < GANTT_MAX_JOBS ? t->n_jobs : GANTT_MAX_JOBS;

@@ -1,8 +1,9 @@
 /* Where a job goes (docs/model-sched.md, "Schedulers"): a part of one
  * server for a job smaller than a server, whole servers otherwise, chosen
  * per scheduler: packed (one ToR if it fits, the fullest-free ToRs
- * otherwise), first fit (the lowest free servers, wherever they are) or
- * balanced contention (the ToRs the fewest cross-ToR jobs use first). */
+ * otherwise), first fit (the lowest free servers, wherever they are),
+ * random, or balanced contention and overhead (the fullest-free of the
+ * ToRs that the fewest cross-ToR jobs use). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,9 +51,21 @@ int fs__sched_leaves(fs_sched *s, fs_err *err) {
 }
 
 /* Best fit inside one server for a job of g < G GPUs: the server with the
- * fewest free GPUs that still hold it (first fit: the lowest that does). */
-static int place_part(fs__sched_run *R, int64_t g, int first_fit, int32_t *srv) {
+ * fewest free GPUs that still hold it (first fit: the lowest that does;
+ * random: one of those that do, uniformly). */
+static int place_part(fs__sched_run *R, int64_t g, int first_fit, int random, int32_t *srv) {
   int32_t best = -1;
+  if (random) {
+    int64_t n = 0;
+    for (int32_t sv = 0; sv < R->s->n_srv; sv++) n += R->free[sv] >= g;
+    if (!n) return -1;
+    int64_t pick = (int64_t)fs__rng_below(&R->rng, (uint64_t)n);
+    for (int32_t sv = 0; sv < R->s->n_srv; sv++)
+      if (R->free[sv] >= g && pick-- == 0) {
+        *srv = sv;
+        return 0;
+      }
+  }
   for (int32_t sv = 0; sv < R->s->n_srv; sv++) {
     if (R->free[sv] < g) continue;
     if (first_fit) {
@@ -92,10 +105,23 @@ static int32_t take_leaf(fs__sched_run *R, int32_t l, int32_t want, int32_t *out
 static int place_whole(fs__sched_run *R, fs_sched_kind kind, int32_t k, int32_t *out) {
   const fs_sched *s = R->s;
   if (R->full_total < k) return -1;
-  if (kind == FS_SCHED_OBLIVIOUS) { /* the lowest free servers, links ignored */
+  if (kind == FS_SCHED_OBLIVIOUS || kind == FS_SCHED_LS) { /* the lowest free servers */
     int32_t got = 0;
     for (int32_t sv = 0; sv < s->n_srv && got < k; sv++)
       if (R->free[sv] == s->G) out[got++] = sv;
+    return 0;
+  }
+  if (kind == FS_SCHED_RANDOM) { /* k of the free servers, uniformly (partial Fisher-Yates) */
+    int32_t n = 0, *pool = R->comp; /* scratch: comp is free between re-rates, n_jobs >= n_srv
+                                       is not assured, so it is sized n_srv too */
+    for (int32_t sv = 0; sv < s->n_srv; sv++)
+      if (R->free[sv] == s->G) pool[n++] = sv;
+    for (int32_t i = 0; i < k; i++) {
+      int32_t x = i + (int32_t)fs__rng_below(&R->rng, (uint64_t)(n - i)), v = pool[x];
+      pool[x] = pool[i];
+      pool[i] = v;
+      out[i] = v;
+    }
     return 0;
   }
   int32_t best = -1;
@@ -106,8 +132,23 @@ static int place_whole(fs__sched_run *R, fs_sched_kind kind, int32_t k, int32_t 
     return 0;
   }
   leaf_key *keys = R->leaf_keys;
+  int32_t h = 0; /* yu-bco: the contention bound */
+  if (kind == FS_SCHED_YU_BCO) {
+    /* balanced contention and overhead: the smallest bound h on the
+     * cross-ToR jobs already using a ToR for which the ToRs within it
+     * hold k free servers (contention), then the fullest of those first,
+     * so the fewest ToRs (overhead) */
+    for (;; h++) {
+      int32_t have = 0;
+      for (int32_t l = 0; l < s->n_leaf; l++)
+        if (R->leaf_jobs[l] <= h) have += R->leaf_full[l];
+      if (have >= k) break;
+    }
+    if (h > R->bound) return -1; /* it waits rather than contend more */
+    if (h > R->bound_used) R->bound_used = h;
+  }
   for (int32_t l = 0; l < s->n_leaf; l++)
-    keys[l] = (leaf_key){l, kind == FS_SCHED_YU_BCO ? R->leaf_jobs[l] : 0, R->leaf_full[l]};
+    keys[l] = (leaf_key){l, kind == FS_SCHED_YU_BCO && R->leaf_jobs[l] > h, R->leaf_full[l]};
   qsort(keys, (size_t)s->n_leaf, sizeof(*keys), by_leaf_key);
   int32_t got = 0;
   for (int32_t i = 0; i < s->n_leaf && got < k; i++)
@@ -121,7 +162,9 @@ int fs__sched_place(fs__sched_run *R, fs_sched_kind kind, int32_t j) {
   int64_t g = s->t->jobs[j].gpus;
   if (g < s->G) {
     int32_t sv;
-    if (place_part(R, g, kind == FS_SCHED_OBLIVIOUS, &sv)) return -1;
+    if (place_part(R, g, kind == FS_SCHED_OBLIVIOUS || kind == FS_SCHED_LS,
+                   kind == FS_SCHED_RANDOM, &sv))
+      return -1;
     J->srv[0] = sv;
     J->n_srv = 1;
   } else {

@@ -2,6 +2,7 @@
  * starts, circuit set-ups and ends, each job advancing at its current rate
  * between events, and the metrics of the run. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static void run_free(fs__sched_run *R) {
 static int run_alloc(fs__sched_run *R, fs_err *err) {
   const fs_sched *s = R->s;
   int32_t n = s->t->n_jobs, L = s->topo->n_links;
-  R->n_res = R->o->kind == FS_SCHED_LIU_OCS ? s->n_leaf : L;
+  R->n_res = fs__sched_ocs(R->o->kind) ? s->n_leaf : L;
   size_t nr = (size_t)(R->n_res > L ? R->n_res : L);
   R->js = calloc((size_t)n, sizeof(*R->js));
   R->free = malloc((size_t)s->n_srv * sizeof(*R->free));
@@ -31,7 +32,7 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   R->leaf_jobs = calloc((size_t)s->n_leaf, sizeof(*R->leaf_jobs));
   R->leaf_keys = calloc((size_t)s->n_leaf, 3 * sizeof(int32_t));
   R->on = calloc(nr, sizeof(*R->on));
-  R->comp = malloc((size_t)n * sizeof(*R->comp));
+  R->comp = malloc((size_t)(n > s->n_srv ? n : s->n_srv) * sizeof(*R->comp)); /* random: scratch */
   R->stamp = calloc((size_t)n, sizeof(*R->stamp));
   R->rstamp = calloc(nr, sizeof(*R->rstamp));
   R->fb.active = calloc(nr, sizeof(*R->fb.active));
@@ -70,6 +71,7 @@ static int run_alloc(fs__sched_run *R, fs_err *err) {
   }
   R->full_total = s->n_srv;
   R->n_free[s->G] = s->n_srv;
+  fs__rng_seed(&R->rng, 1); /* random: the same draws every run */
   return 0;
 }
 
@@ -142,7 +144,7 @@ static int job_traffic(fs__sched_run *R, int32_t j, fs_err *err) {
 int fs__sched_activate(fs__sched_run *R, int32_t j) {
   fs__sched_js *J = &R->js[j];
   J->st = JS_RUNNING;
-  if (R->o->kind == FS_SCHED_LIU_OCS) {
+  if (fs__sched_ocs(R->o->kind)) {
     /* only jobs across ToRs use circuits; within one, its ToR switches */
     J->n_res = J->n_leaf > 1 && fs__sched_comm(R, j) > 0 ? J->n_leaf : 0;
     J->res = J->leaf;
@@ -165,6 +167,7 @@ static int start(fs__sched_run *R, int32_t j, double t, int32_t *seeds, int32_t 
   if (rc) return rc;
   double d = R->s->t->ocs_reconfig_s;
   if (R->o->kind == FS_SCHED_LIU_OCS && J->n_leaf > 1 && fs__sched_comm(R, j) > 0 && d > 0) {
+    /* (liu-sjf, liu-fifo: the set-up is charged when it takes the circuits) */
     J->st = JS_SETUP; /* its circuits are set up first */
     J->setup = d;
     J->act_at = t + d;
@@ -177,13 +180,16 @@ static int start(fs__sched_run *R, int32_t j, double t, int32_t *seeds, int32_t 
   return 0;
 }
 
-/* A queued job's key: arrival (fifo, oblivious: the head blocks the rest),
- * estimated duration alone (sjf, liu-ocs), GPU-time (yu-bco). Fixed while
- * it waits, so the queue is kept in order as jobs arrive. */
+/* A queued job's key: arrival (fifo, oblivious, random: the head blocks
+ * the rest; ls, liu-fifo: any that fits starts), estimated duration alone
+ * (sjf, liu-ocs, liu-sjf), GPU-time (yu-bco). Fixed while it waits, so the
+ * queue is kept in order as jobs arrive. */
 static double queue_key(const fs__sched_run *R, int32_t j) {
   fs_sched_kind k = R->o->kind;
   double est = (double)R->s->t->jobs[j].iterations * fs__sched_iso(R, j);
-  return k == FS_SCHED_FIFO || k == FS_SCHED_OBLIVIOUS ? (double)j
+  return k == FS_SCHED_FIFO || k == FS_SCHED_OBLIVIOUS || k == FS_SCHED_RANDOM ||
+                 k == FS_SCHED_LS || k == FS_SCHED_LIU_FIFO
+             ? (double)j
          : k == FS_SCHED_YU_BCO ? est * (double)R->s->t->jobs[j].gpus
                                 : est;
 }
@@ -218,7 +224,8 @@ static int may_fit(const fs__sched_run *R, int64_t g) {
  * from q. */
 static int dispatch(fs__sched_run *R, int32_t *q, int32_t *nq, double t, int32_t *seeds,
                     int32_t *ns, fs_err *err) {
-  int hol = R->o->kind == FS_SCHED_FIFO || R->o->kind == FS_SCHED_OBLIVIOUS;
+  fs_sched_kind k = R->o->kind;
+  int hol = k == FS_SCHED_FIFO || k == FS_SCHED_OBLIVIOUS || k == FS_SCHED_RANDOM;
   int any = 0;
   for (int32_t i = 0; i < *nq; i++) {
     int32_t j = q[i];
@@ -309,6 +316,7 @@ static int loop(fs__sched_run *R, fs_err *err) {
       if (J->st == JS_RUNNING) J->rem -= J->rate * (tn - t);
     }
     t = tn;
+    R->now = t;
     R->events++;
     int32_t ns = 0;
     rs.n = 0;
@@ -411,17 +419,15 @@ static int results(const fs__sched_run *R, fs_sched_result *out, fs_err *err) {
   return 0;
 }
 
-int fs_sched_run(fs_sched *s, const fs_sched_opts *o, fs_sched_result *out, fs_err *err) {
+/* One run of the event loop; bound: yu-bco's contention bound. */
+static int run_once(fs_sched *s, const fs_sched_opts *o, int32_t bound, fs_sched_result *out,
+                    int32_t *used, fs_err *err) {
   memset(out, 0, sizeof(*out));
-  if ((unsigned)o->kind >= FS_SCHED_N) return fs_err_set(err, FS_EINVAL, "unknown scheduler");
-  if ((unsigned)o->contention > FS_CONTENTION_AVERAGE)
-    return fs_err_set(err, FS_EINVAL, "unknown contention model");
-  double t0 = fs__now_s(), p0 = s->prof_wall_s;
-  int32_t pr0 = s->profiles;
   fs__sched_run R;
   memset(&R, 0, sizeof(R));
   R.s = s;
   R.o = o;
+  R.bound = bound;
   int rc = run_alloc(&R, err);
   if (!rc) rc = loop(&R, err);
   if (!rc) rc = results(&R, out, err);
@@ -432,13 +438,47 @@ int fs_sched_run(fs_sched *s, const fs_sched_opts *o, fs_sched_result *out, fs_e
     out->rerates = R.rerates;
     out->rerated_jobs = R.rerated_jobs;
     out->max_running = R.max_running;
-    out->profiles = s->profiles - pr0;
-    out->profile_wall_s = s->prof_wall_s - p0;
-    out->wall_s = fs__now_s() - t0;
+    out->bound = -1;
+    *used = R.bound_used;
   }
   run_free(&R);
   if (rc) fs_sched_result_free(out);
   return rc;
+}
+
+int fs_sched_run(fs_sched *s, const fs_sched_opts *o, fs_sched_result *out, fs_err *err) {
+  memset(out, 0, sizeof(*out));
+  if ((unsigned)o->kind >= FS_SCHED_N) return fs_err_set(err, FS_EINVAL, "unknown scheduler");
+  if ((unsigned)o->contention > FS_CONTENTION_AVERAGE)
+    return fs_err_set(err, FS_EINVAL, "unknown contention model");
+  double t0 = fs__now_s(), p0 = s->prof_wall_s;
+  int32_t pr0 = s->profiles, used = 0;
+  int rc = run_once(s, o, INT32_MAX, out, &used, err);
+  /* yu-bco: SJF-BCO's search of the contention bound. The run above took
+   * at most `used` jobs across ToRs on one ToR; each smaller bound (a job
+   * waits rather than exceed it) is run too and the shortest makespan
+   * (then mean JCT; ties keep the larger bound) kept. */
+  for (int32_t b = used - 1; !rc && o->kind == FS_SCHED_YU_BCO && b >= 0; b--) {
+    fs_sched_result r;
+    int32_t u;
+    if ((rc = run_once(s, o, b, &r, &u, err))) break;
+    if (r.makespan_s < out->makespan_s ||
+        (r.makespan_s == out->makespan_s && r.jct_mean_s < out->jct_mean_s)) {
+      fs_sched_result_free(out);
+      *out = r;
+      out->bound = b;
+    } else {
+      fs_sched_result_free(&r);
+    }
+  }
+  if (rc) {
+    fs_sched_result_free(out);
+    return rc;
+  }
+  out->profiles = s->profiles - pr0;
+  out->profile_wall_s = s->prof_wall_s - p0;
+  out->wall_s = fs__now_s() - t0;
+  return 0;
 }
 
 void fs_sched_result_free(fs_sched_result *r) {

@@ -9,8 +9,8 @@
 #include "../base/base.h"
 #include "sched_state.h"
 
-static const char *const kind_names[FS_SCHED_N] = {"fifo", "sjf", "oblivious", "yu-bco",
-                                                   "liu-ocs"};
+static const char *const kind_names[FS_SCHED_N] = {
+    "fifo", "sjf", "oblivious", "yu-bco", "liu-ocs", "random", "ls", "liu-sjf", "liu-fifo"};
 
 const char *fs_sched_kind_name(fs_sched_kind k) {
   return (unsigned)k < FS_SCHED_N ? kind_names[k] : "?";
@@ -234,6 +234,45 @@ static void rate_ocs(fs__sched_run *R, const int32_t *c, int32_t n) {
     for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fb.frozen[R->js[p[i].j].res[k]] = 0;
 }
 
+/* liu-sjf, liu-fifo (Liu's inter-job baselines): a ToR's circuits serve
+ * one job at a time, from when it takes them to its end (no interleaving
+ * of one job's computation with another's communication). A job holding
+ * its circuits keeps them; the others, in queue order (shortest job first
+ * or arrival), take theirs when every ToR they span is free, paying one
+ * reconfiguration d then (charged as d / T more iterations at 1 / T);
+ * until then they hold their GPUs and wait (rate 0). The wait and the
+ * reconfiguration are its set-up (setup_s), as liu-ocs's d at its start. */
+static void rate_ocs_exclusive(fs__sched_run *R, const int32_t *c, int32_t n) {
+  fs__sched_prio *p = R->prio;
+  double delta = R->s->t->ocs_reconfig_s;
+  for (int32_t i = 0; i < n; i++) {
+    const fs__sched_js *J = &R->js[c[i]];
+    p[i] = (fs__sched_prio){J->hold ? -1 : R->key[c[i]], c[i]};
+  }
+  qsort(p, (size_t)n, sizeof(*p), by_prio);
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fb.frozen[R->js[p[i].j].res[k]] = 1;
+  for (int32_t i = 0; i < n; i++) {
+    fs__sched_js *J = &R->js[p[i].j];
+    double T = fs__sched_iso(R, p[i].j);
+    int ok = 1;
+    for (int32_t k = 0; k < J->n_res; k++) ok &= R->fb.frozen[J->res[k]] > 0;
+    if (!ok) {
+      J->rate = 0;
+      continue;
+    }
+    for (int32_t k = 0; k < J->n_res; k++) R->fb.frozen[J->res[k]] = 0;
+    if (J->n_res && !J->hold) {
+      J->hold = 1;
+      J->rem += delta / T;
+      J->setup = R->now - J->start + delta;
+    }
+    J->rate = 1 / T;
+  }
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t k = 0; k < R->js[p[i].j].n_res; k++) R->fb.frozen[R->js[p[i].j].res[k]] = 0;
+}
+
 int fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
                      int32_t nrs) {
   int32_t n;
@@ -249,6 +288,10 @@ int fs__sched_rerate(fs__sched_run *R, const int32_t *seeds, int32_t ns, const i
   R->rerated_jobs += n;
   if (R->o->kind == FS_SCHED_LIU_OCS) {
     rate_ocs(R, R->comp, n);
+    return 0;
+  }
+  if (fs__sched_ocs(R->o->kind)) {
+    rate_ocs_exclusive(R, R->comp, n);
     return 0;
   }
   return rate_links(R, R->comp, n);

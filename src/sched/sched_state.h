@@ -2,7 +2,15 @@
 #ifndef FABRICSIM_SCHED_STATE_H
 #define FABRICSIM_SCHED_STATE_H
 
+#include "../base/base.h"
 #include "internal.h"
+
+/* The schedulers whose ToRs reach each other through OCS circuits
+ * (liu-ocs time-shares them; liu-sjf and liu-fifo give them to one job at
+ * a time). */
+static inline int fs__sched_ocs(fs_sched_kind k) {
+  return k == FS_SCHED_LIU_OCS || k == FS_SCHED_LIU_SJF || k == FS_SCHED_LIU_FIFO;
+}
 
 struct fs_sched {
   const fs_sched_trace *t;
@@ -30,7 +38,8 @@ typedef struct fs__sched_js {
   int32_t *leaf, n_leaf;
   fs__sched_load load; /* bytes per link per iteration */
   double *dem;         /* per load link: bytes/s while communicating alone */
-  int32_t n_res;       /* resources it contends on: links, or ToRs (liu-ocs) */
+  int32_t n_res;       /* resources it contends on: links, or ToRs (liu-*) */
+  int hold;            /* liu-sjf, liu-fifo: it holds its ToRs' circuits */
   const int32_t *res;
 } fs__sched_js;
 
@@ -66,6 +75,10 @@ typedef struct fs__sched_run {
   double *scratch;       /* n_links, for traffic */
   int32_t *run, nrun, max_running; /* jobs setting up or running */
   int64_t events, rerates, rerated_jobs;
+  fs__rng rng;           /* random: the servers drawn */
+  int32_t bound;         /* yu-bco: the largest contention a placement may take */
+  int32_t bound_used;    /* yu-bco: the largest it took */
+  double now;            /* the event's time (liu-sjf, liu-fifo: when circuits are taken) */
 } fs__sched_run;
 
 int fs__sched_profile_spec(fs_sched *s, int32_t spec, fs_err *err);

@@ -429,7 +429,7 @@ int fs_sched_trace_parse(const char *text, size_t len, const char *file, fs_sche
   if (!rc) rc = fs__json_str(&p.c, root, "$", "scheduler", 0, "fifo", &sched);
   if (!rc && fs_sched_kind_parse(sched, &t->scheduler))
     rc = fs__json_fail(&p.c, "$.scheduler", cJSON_GetObjectItemCaseSensitive(root, "scheduler"),
-                       "must be fifo, sjf, oblivious, yu-bco or liu-ocs");
+                       "must be fifo, sjf, oblivious, yu-bco, liu-ocs, random, ls, liu-sjf or liu-fifo");
   if (!rc) rc = fs__json_str(&p.c, root, "$", "contention", 0, "aligned", &cont);
   if (!rc && fs_sched_contention_parse(cont, &t->contention))
     rc = fs__json_fail(&p.c, "$.contention", cJSON_GetObjectItemCaseSensitive(root, "contention"),

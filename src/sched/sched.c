@@ -124,6 +124,19 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Adds resource r's jobs not yet in the component (once per resource). */
+static void visit_resource(fs__sched_run *R, int32_t r, int32_t *n) {
+  if (R->rstamp[r] == R->cur) return;
+  R->rstamp[r] = R->cur;
+  for (int32_t m = 0; m < R->on[r].n; m++) {
+    int32_t x = R->on[r].v[m];
+    if (R->stamp[x] != R->cur) {
+      R->stamp[x] = R->cur;
+      R->comp[(*n)++] = x;
+    }
+  }
+}
+
 /* The jobs connected to the seeds through shared resources (BFS), sorted
  * by job index. */
 static int32_t component(fs__sched_run *R, const int32_t *seeds, int32_t ns, const int32_t *rseeds,
@@ -138,30 +151,9 @@ static int32_t component(fs__sched_run *R, const int32_t *seeds, int32_t ns, con
   for (int32_t i = 0; i <= nrs; i++) {
     for (; head < n; head++) {
       const fs__sched_js *J = &R->js[R->comp[head]];
-      for (int32_t k = 0; k < J->n_res; k++) {
-        int32_t r = J->res[k];
-        if (R->rstamp[r] == R->cur) continue;
-        R->rstamp[r] = R->cur;
-        for (int32_t m = 0; m < R->on[r].n; m++) {
-          int32_t x = R->on[r].v[m];
-          if (R->stamp[x] != R->cur) {
-            R->stamp[x] = R->cur;
-            R->comp[n++] = x;
-          }
-        }
-      }
+      for (int32_t k = 0; k < J->n_res; k++) visit_resource(R, J->res[k], &n);
     }
-    if (i == nrs) break;
-    int32_t r = rseeds[i];
-    if (R->rstamp[r] == R->cur) continue;
-    R->rstamp[r] = R->cur;
-    for (int32_t m = 0; m < R->on[r].n; m++) {
-      int32_t x = R->on[r].v[m];
-      if (R->stamp[x] != R->cur) {
-        R->stamp[x] = R->cur;
-        R->comp[n++] = x;
-      }
-    }
+    if (i < nrs) visit_resource(R, rseeds[i], &n);
   }
   /* job order: insertion sort is enough for the small components, qsort
    * for the rest */

@@ -100,6 +100,8 @@ for f in $ex/fabrics/gpt3-175b-jupiter.json $val/jupiter-gpt3-175b-clos.json \
   run "topo-val-$(basename "$f" .json)" topo "$f"
 done
 run topo-val-moe-2048-jupiter-te topo $ex/fabrics/moe-2048-jupiter.json --demand-from-job
+run train-val-gpt3-175b-jupiter-te train $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
+run train-val-moe-2048-jupiter-te train $ex/fabrics/moe-2048-jupiter.json --demand-from-job
 i=0
 for t in 'lotus:g=16,a=8,p=8|lotus' 'lotus:g=16,a=8,p=8,awgr_gbps=100|lotus' \
          'dragonfly:a=8,p=8,h=2,g=16|minimal' 'torus:dims=16x8x8,host_gbps=100|dor'; do

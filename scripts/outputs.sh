@@ -87,6 +87,42 @@ run sim-lotus-shuffle sim $ex/fabrics/sim-lotus-shuffle.json --summary
 run topo-jupiter-te topo $ex/fabrics/jupiter-te.json
 run topo-jupiter-te-job topo $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
 
+# ---- optical fabrics against their papers (docs/model-optical-fabrics-validation.md) ----
+val=$ex/fabrics/validation
+for f in $val/*.json; do
+  b=$(basename "$f" .json)
+  # (the three of ~30-60 s each only with `full`)
+  case $b in *-dp-railopt | sipml-gpt3-175b-ocs-ring | sipml-gpt3-175b-ring) [ "$FULL" = full ] || continue ;; esac
+  run "train-val-$b" train "$f"
+done
+for f in $ex/fabrics/gpt3-175b-jupiter.json $val/jupiter-gpt3-175b-clos.json \
+         $ex/fabrics/moe-2048-jupiter.json $val/jupiter-moe-2048-clos.json; do
+  run "topo-val-$(basename "$f" .json)" topo "$f"
+done
+run topo-val-moe-2048-jupiter-te topo $ex/fabrics/moe-2048-jupiter.json --demand-from-job
+run train-val-gpt3-175b-jupiter-te train $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
+run train-val-moe-2048-jupiter-te train $ex/fabrics/moe-2048-jupiter.json --demand-from-job
+i=0
+for t in 'lotus:g=16,a=8,p=8|lotus' 'lotus:g=16,a=8,p=8,awgr_gbps=100|lotus' \
+         'dragonfly:a=8,p=8,h=2,g=16|minimal' 'torus:dims=16x8x8,host_gbps=100|dor'; do
+  i=$((i + 1))
+  s=${t%|*}
+  m=${t#*|}
+  vn="coll-val-lotus-$i-${s%%:*}"
+  run "$vn-ring" coll --op allreduce --algo ring --ranks 1024 --size 64M --topo "$s" --routing "$m"
+  run "$vn-rhd" coll --op allreduce --algo rhd --ranks 1024 --size 64M --topo "$s" --routing "$m"
+  run "$vn-ps16" coll --op allreduce --algo ps --ps-servers 16 --ranks 1024 --size 64M --topo "$s" --routing "$m"
+  run "$vn-ps64" coll --op allreduce --algo ps --ps-servers 64 --ranks 1024 --size 64M --topo "$s" --routing "$m"
+  run "$vn-a2a" coll --op alltoall --ranks 1024 --size 64M --topo "$s" --routing "$m"
+done
+for t in jupiter:blocks=8,hosts_per_block=128,host_gbps=200 \
+         leafspine:leaves=8,spines=16,links_per_spine=8,hosts_per_leaf=128,host_gbps=200,fabric_gbps=200; do
+  run "coll-val-${t%%:*}-ring" coll --op allreduce --algo ring --ranks 1024 --size 64M --topo "$t" --routing spray
+  # (the leaf-spine's all-to-all takes ~30 s)
+  [ "${t%%:*}" = jupiter ] || [ "$FULL" = full ] || continue
+  run "coll-val-${t%%:*}-a2a" coll --op alltoall --ranks 1024 --size 64M --topo "$t" --routing spray
+done
+
 # ---- train: every job, the transports, the outputs ----
 for f in $ex/gpt-13b*.json $ex/gpt3-175b.json $ex/gpt3-175b-railopt.json $ex/gpt3-175b-8k-railopt.json \
          $ex/llama3-405b-16k.json $ex/moe-railonly.json $ex/moe-railopt.json $ex/tenant-*.json \

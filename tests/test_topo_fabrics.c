@@ -12,6 +12,7 @@
 
 #include "fabricsim/route.h"
 #include "fabricsim/topo.h"
+#include "fabricsim/train.h"
 #include "test.h"
 #include "topo_oracle.h"
 
@@ -466,4 +467,49 @@ TEST(test_topo_fabrics_coll_and_train) {
                             "2>&1", out, sizeof(out)),
                0);
   CHECK(strstr(out, "iteration time:") != NULL);
+}
+
+/* train --demand-from-job runs the job on its jupiter fabric with the block
+ * links engineered for its own traffic: the same iteration as the two-step
+ * path (topo --demand-from-job --export json, that graph as the job's
+ * topology), and the engineered spec in its report. */
+TEST(test_topo_fabrics_train_demand_from_job) {
+  static char exported[1 << 20], out[1 << 14];
+  const char *job_file = "examples/fabrics/gpt3-175b-jupiter.json";
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "topo %s --demand-from-job --export json", job_file);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>/dev/null", exported, sizeof(exported)), 0);
+  fs_err err = {0, ""};
+  fs_job *job = NULL;
+  fs_topo *te = NULL;
+  fs_train *tr = NULL;
+  fs_train_result res;
+  fs_train_opts opts = {0};
+  opts.no_compare = 1;
+  CHECK_OK(fs_topo_from_json_text(exported, "te.json", &te, &err), &err);
+  CHECK_OK(fs_job_load(job_file, &job, &err), &err);
+  double want = -1;
+  if (job && te) {
+    fs_topo_free(job->topo);
+    job->topo = te;
+    te = NULL;
+    CHECK_OK(fs_train_new(job, &opts, &tr, &err), &err);
+    if (tr && fs_train_run(tr, &res, &err) == 0) want = res.iter_s * 1e3;
+  }
+  fs_train_free(tr);
+  fs_job_free(job);
+  fs_topo_free(te);
+  snprintf(cmd, sizeof(cmd), "train %s --demand-from-job --no-compare", job_file);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 0);
+  const char *it = strstr(out, "iteration time:");
+  double got = -2;
+  CHECK(it && sscanf(it, "iteration time: %lf ms", &got) == 1);
+  CHECK_REL(got, want, 1e-7, "ms"); /* (the report prints 3 decimals of ms) */
+  CHECK(strstr(out, ",te=") != NULL);
+  /* one job only, on a jupiter fabric */
+  snprintf(cmd, sizeof(cmd), "train %s %s --demand-from-job", job_file, job_file);
+  CHECK_EQ_INT(test_run_cli(cmd, "2>&1", out, sizeof(out)), 2);
+  CHECK_EQ_INT(test_run_cli("train examples/gpt-13b.json --demand-from-job", "2>&1", out,
+                            sizeof(out)),
+               2);
 }

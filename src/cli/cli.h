@@ -29,6 +29,13 @@ int fs__cli_sweep(int argc, char **argv);        /* sweep.c */
 int fs__cli_chakra(int argc, char **argv);       /* chakra.c */
 int fs__cli_jobs(int argc, char **argv);         /* jobs.c */
 
+/* Jupiter's topology engineering for a job's own traffic between its
+ * blocks (topo.c; `topo --demand-from-job`, `train --demand-from-job`):
+ * *out is the job's jupiter topology with its block links engineered. */
+struct fs_job;
+struct fs_topo;
+int fs__cli_jupiter_engineer(const struct fs_job *job, struct fs_topo **out, fs_err *err);
+
 /* The progress line of long runs (progress.c): start it, pass
  * fs__cli_progress_hook with the state as fs_sim_opts.progress, end it. */
 typedef struct fs__cli_progress {

@@ -58,20 +58,19 @@ static const fs__cmd topo_cmd = {
     topo_opts, "SPEC", "SPEC", 1, 1, AT(spec), AT(n_spec)};
 #undef AT
 
-/* Jupiter's topology engineering for a job (--demand-from-job): the
- * job's bytes per iteration between its servers (packed placement, the
- * TopoOpt traffic of fs_topoopt_traffic_from_job) summed into blocks of
- * hosts_per_block GPUs, then fs_topo_jupiter_engineer on the job's
- * topology. */
-static int engineer_for_job(const char *file, fs_topo **out, fs_err *err) {
-  fs_job *job = NULL;
+/* Jupiter's topology engineering for a job (--demand-from-job, here and
+ * in train): the job's bytes per iteration between its servers (packed
+ * placement, the TopoOpt traffic of fs_topoopt_traffic_from_job) summed
+ * into blocks of hosts_per_block GPUs, then fs_topo_jupiter_engineer on
+ * the job's topology. */
+int fs__cli_jupiter_engineer(const fs_job *job, fs_topo **out, fs_err *err) {
   fs_topoopt_traffic *tr = NULL;
   double *d = NULL;
-  int rc = fs_job_load(file, &job, err);
-  if (!rc && (!job->topo || strcmp(job->topo->family, "jupiter") != 0 || job->topo->n_dims != 4))
-    rc = fs_err_set(err, FS_EINVAL, "%s: --demand-from-job needs a job on a jupiter topology",
-                    file);
-  if (!rc) rc = fs_topoopt_traffic_from_job(job, &tr, err);
+  int rc = 0;
+  if (!job->topo || strcmp(job->topo->family, "jupiter") != 0 || job->topo->n_dims != 4)
+    return fs_err_set(err, FS_EINVAL, "%s: --demand-from-job needs a job on a jupiter topology",
+                      job->file);
+  rc = fs_topoopt_traffic_from_job(job, &tr, err);
   if (!rc) {
     int32_t B = job->topo->dims[0], hpb = job->topo->dims[1];
     int64_t G = job->hw.gpus_per_node > 0 ? job->hw.gpus_per_node : 1;
@@ -87,6 +86,13 @@ static int engineer_for_job(const char *file, fs_topo **out, fs_err *err) {
   if (!rc) rc = fs_topo_jupiter_engineer(job->topo, d, out, err);
   free(d);
   fs_topoopt_traffic_free(tr);
+  return rc;
+}
+
+static int engineer_for_job(const char *file, fs_topo **out, fs_err *err) {
+  fs_job *job = NULL;
+  int rc = fs_job_load(file, &job, err);
+  if (!rc) rc = fs__cli_jupiter_engineer(job, out, err);
   fs_job_free(job);
   return rc;
 }

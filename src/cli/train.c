@@ -30,7 +30,7 @@ static int parse_tune(const char *v, void *field) {
 typedef struct cmdline {
   const char *in[MAX_JOBS], *format, *trace, *report;
   const char *transport, *connections, *chakra_dir, *rate_control, *pkt;
-  int n_in;
+  int n_in, te_job;
   fs_train_opts opts;
 } cmdline;
 
@@ -52,6 +52,10 @@ static const fs__opt train_opts[] = {
                "contend (the report of 'all' also gives this)"),
     FS__OPT_FLAG("--no-compare", 0, AT(opts.no_compare),
                  "with --comm all, skip the isolated run it reports"),
+    FS__OPT_FLAG("--demand-from-job", 0, AT(te_job),
+                 "one job on a jupiter topology: engineer its block-to-block links for the "
+                 "job's own traffic first (as 'fabricsim topo JOB --demand-from-job'), then "
+                 "simulate on them"),
     FS__OPT_FLAG("--no-symmetry", 0, AT(opts.no_symmetry),
                  "simulate every rail, even where the rail symmetry shortcut is exact (a "
                  "trace implies it)"),
@@ -117,6 +121,8 @@ int fs__cli_train(int argc, char **argv) {
   int fmt, go_fmt = fs__cli_format("train", format, "text json", &fmt);
   if (go_fmt >= 0) return go_fmt;
   int json = fmt == FS__FMT_JSON;
+  if (o.te_job && n_in > 1)
+    return fs__cli_usage("train", "--demand-from-job takes one job file, got %d", n_in);
   if (chakra_dir && n_in > 1)
     return fs__cli_usage("train", "--export-chakra takes one job file, got %d", n_in);
   if (chakra_dir) { /* every rank's own traffic, TP as messages */
@@ -142,6 +148,19 @@ int fs__cli_train(int argc, char **argv) {
   fs_output *trace_out = NULL, *report_out = NULL;
   fs_output_dir *chakra_out = NULL;
   for (int32_t k = 0; k < n_in && !rc; k++) rc = fs_job_load(in[k], &jobs[k], &err);
+  if (!rc && o.te_job) { /* the engineered fabric has the same hosts and servers */
+    fs_topo *te = NULL;
+    if (jobs[0]->n_failures > 0)
+      rc = fs_err_set(&err, FS_EINVAL,
+                      "%s: --demand-from-job: failures name links of the uniform fabric",
+                      jobs[0]->file);
+    if (!rc) rc = fs__cli_jupiter_engineer(jobs[0], &te, &err);
+    if (!rc) {
+      fs_topo_free(jobs[0]->topo);
+      jobs[0]->topo = te;
+      rc = fs_job_validate(jobs[0], &err);
+    }
+  }
   for (int32_t k = 0; k < n_in && !rc && (transport || connections || rate_control || pkt); k++)
     if (fs__cli_transport("train", transport, connections, rate_control, pkt, 1,
                           &jobs[k]->transport)) {

@@ -100,6 +100,8 @@ for f in $ex/fabrics/gpt3-175b-jupiter.json $val/jupiter-gpt3-175b-clos.json \
   run "topo-val-$(basename "$f" .json)" topo "$f"
 done
 run topo-val-moe-2048-jupiter-te topo $ex/fabrics/moe-2048-jupiter.json --demand-from-job
+run topo-val-sirius-1024 topo sirius:hosts=1024,port_gbps=200
+run topo-val-fattree-16-200 topo fattree:k=16,gbps=200
 run train-val-gpt3-175b-jupiter-te train $ex/fabrics/gpt3-175b-jupiter.json --demand-from-job
 run train-val-moe-2048-jupiter-te train $ex/fabrics/moe-2048-jupiter.json --demand-from-job
 i=0

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fabricsim/coll.h"
+#include "fabricsim/work.h"
 #include "test.h"
 
 static int one_line(const char *s) {
@@ -52,6 +53,20 @@ TEST(test_cli_train_json_and_determinism) {
     if (strcmp(k->string, "stage") != 0) sum += k->valuedouble;
   /* compute + bubble + exposed parts cover the iteration exactly */
   CHECK_REL(sum, it, 1e-6, "ns");
+  /* the network's cost and power are the topology's, as `topo` gives them */
+  fs_job *job = NULL;
+  fs_err err = {0, ""};
+  CHECK_OK(fs_job_load("examples/gpt-13b.json", &job, &err), &err);
+  if (job) {
+    fs_topo_cost c;
+    fs_topo_cost_compute(job->topo, &c);
+    CHECK(c.usd > 0 && c.watts > 0);
+    CHECK_REL(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "network_cost_usd")),
+              c.usd, 1e-12, "USD");
+    CHECK_REL(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "network_watts")),
+              c.watts, 1e-12, "W");
+  }
+  fs_job_free(job);
   cJSON_Delete(root);
 }
 

@@ -108,6 +108,12 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   else
     fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec,
             fs_route_mode_name(job->mode));
+  /* (the fabric's cost as `fabricsim topo` gives it, so a comparison of
+   * fabrics reads time and cost from one run) */
+  fs_topo_cost cost;
+  fs_topo_cost_compute(job->topo, &cost);
+  fprintf(f, "network cost:       $%.0f, %.1f kW (estimate, docs/model.md%s)\n", cost.usd,
+          cost.watts / 1e3, job->ocs.ports > 0 ? "; the OCS layer's ports not counted" : "");
   if (job->hw.nvlink_eff < 1)
     fprintf(f,
             "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "
@@ -257,6 +263,11 @@ int fs_report_train_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs__fmt_num(a, job->hw.nvlink_gbps);
   fs__fmt_num(b, job->hw.nvlink_eff);
   fprintf(f, ",\"scaleup_payload_gbps\":%s,\"nvlink_efficiency\":%s", a, b);
+  fs_topo_cost cost;
+  fs_topo_cost_compute(job->topo, &cost);
+  fs__fmt_num(a, cost.usd);
+  fs__fmt_num(b, cost.watts);
+  fprintf(f, ",\"network_cost_usd\":%s,\"network_watts\":%s", a, b);
   fs__fmt_num(a, mem.total_bytes);
   fprintf(f, ",\"memory_bytes_per_gpu\":%s,\"breakdown\":{\"stage\":%d", a, r->device_stage);
   fs__fmt_num(a, r->compute_s * 1e9);

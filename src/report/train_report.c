@@ -86,6 +86,15 @@ static void ocs_json(FILE *f, const fs_job *job, const fs_train_result *r) {
   fprintf(f, "}");
 }
 
+/* The fabric's cost as `fabricsim topo` gives it, so a comparison of
+ * fabrics reads time and cost from one run. */
+static void network_cost_line(FILE *f, const fs_job *job) {
+  fs_topo_cost cost;
+  fs_topo_cost_compute(job->topo, &cost);
+  fprintf(f, "network cost:       $%.0f, %.1f kW (estimate, docs/model.md%s)\n", cost.usd,
+          cost.watts / 1e3, job->ocs.ports > 0 ? "; the OCS layer's ports not counted" : "");
+}
+
 int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   fs_work_mem mem;
   fs_work_memory_peak(job, &mem);
@@ -108,12 +117,7 @@ int fs_report_train_text(FILE *f, const fs_job *job, const fs_train_result *r) {
   else
     fprintf(f, "topology:           %s (%s routing)\n", job->topo->spec,
             fs_route_mode_name(job->mode));
-  /* (the fabric's cost as `fabricsim topo` gives it, so a comparison of
-   * fabrics reads time and cost from one run) */
-  fs_topo_cost cost;
-  fs_topo_cost_compute(job->topo, &cost);
-  fprintf(f, "network cost:       $%.0f, %.1f kW (estimate, docs/model.md%s)\n", cost.usd,
-          cost.watts / 1e3, job->ocs.ports > 0 ? "; the OCS layer's ports not counted" : "");
+  network_cost_line(f, job);
   if (job->hw.nvlink_eff < 1)
     fprintf(f,
             "scale-up payload:   %g Gb/s per GPU and direction, %.3g of the line rate "

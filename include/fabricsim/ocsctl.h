@@ -62,6 +62,11 @@ typedef struct fs_ocsctl_opts {
  * 500 ns, MEMS, adaptive, interval 10 x the delay). */
 void fs_ocsctl_opts_init(fs_ocsctl_opts *o);
 
+/* The adaptive policy's interval when none is given: ten delays (a change
+ * must be able to pay for itself within it), never under 1 ms (so
+ * nanosecond switches do not tick every few nanoseconds). */
+double fs_ocsctl_default_interval(double reconfig_s);
+
 /* A switching technology's reconfiguration delay (docs/model-ocs.md,
  * "Reconfiguration delays"): "mems" 10 ms, "wss" 11.5 us (Mordia), "sip"
  * 25 us (an estimate), "laser" 3.84 ns (Sirius). 0, or FS_EINVAL if unknown. */

@@ -490,6 +490,13 @@ int fs_topo_builder_cable(fs_topo_builder *b, int32_t a, int32_t c, double bps,
 /* Builds the CSR adjacency, counts hosts (which must be nodes 0..h-1) and
  * hands the topology over in *out. The builder is empty afterwards. */
 int fs_topo_builder_finish(fs_topo_builder *b, fs_topo **out, fs_err *err);
+/* Into an empty builder: t's nodes (capabilities too) and its cables but
+ * those with a direction marked in down (NULL: none), in t's link order
+ * (asymmetric rates and latencies kept), and t's spec and parameters.
+ * link_map as fs_topo_without_cables. For topologies derived from t (one
+ * with failed cables, one with an OCS layer appended). 0 or FS_ENOMEM. */
+int fs_topo_builder_copy(fs_topo_builder *b, const fs_topo *t, const uint8_t *down,
+                         int32_t *link_map);
 void fs_topo_builder_abort(fs_topo_builder *b);
 
 /* Checks of a family's parameters, for a builder's caller: each returns 0

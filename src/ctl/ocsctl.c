@@ -53,7 +53,7 @@ struct fs_ocsctl {
   uint32_t *pair_stamp, stamp;
   int32_t *win, n_win;        /* ordered pairs in the window */
   upair *ups;                 /* unordered pairs of the window, heaviest first */
-  int32_t *upairs, n_upairs;  /* the same pairs' indices */
+  int32_t n_upairs;
   uint32_t *ustamp;           /* unordered pair in the window: == stamp */
   int32_t *touch;             /* scratch: the pairs a decision may change */
   int32_t *cand;              /* candidate configuration (unordered pairs) */
@@ -84,12 +84,14 @@ int fs_ocsctl_technology(const char *name, double *reconfig_s) {
   return FS_EINVAL;
 }
 
+double fs_ocsctl_default_interval(double reconfig_s) { return fmax(10 * reconfig_s, 1e-3); }
+
 void fs_ocsctl_opts_init(fs_ocsctl_opts *o) {
   memset(o, 0, sizeof(*o));
   o->gbps = 400;
   o->latency_ns = 500;
   o->reconfig_s = 10e-3;
-  o->interval_s = 100e-3;
+  o->interval_s = fs_ocsctl_default_interval(o->reconfig_s);
   o->policy = FS_OCSCTL_ADAPTIVE;
   snprintf(o->technology, sizeof(o->technology), "mems");
 }
@@ -130,17 +132,7 @@ int fs_ocsctl_topo(const fs_topo *t, const fs_ocsctl_opts *o, fs_topo **out, fs_
     free(leaves);
     return rc;
   }
-  for (int32_t v = 0; v < t->n_nodes; v++) {
-    const fs_node *n = &t->nodes[v];
-    if (fs_topo_builder_node(&b, n->kind, n->tier, n->index, n->group) < 0) goto oom;
-    b.t->nodes[v].caps = n->caps;
-  }
-  for (int32_t l = 0; l < t->n_links; l += 2) {
-    const fs_link *k = &t->links[l];
-    if (fs_topo_builder_cable(&b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0) goto oom;
-    b.t->links[l + 1].capacity_bps = t->links[l + 1].capacity_bps;
-    b.t->links[l + 1].latency_ns = t->links[l + 1].latency_ns;
-  }
+  if (fs_topo_builder_copy(&b, t, NULL, NULL)) goto oom;
   /* (one cable per unordered pair: link a->b then b->a, so the ordered
    * pair (a, b), a < b, is link first + 2 * index and its reverse the next) */
   for (int32_t a = 0; a < L; a++)
@@ -148,14 +140,6 @@ int fs_ocsctl_topo(const fs_topo *t, const fs_ocsctl_opts *o, fs_topo **out, fs_
       if (fs_topo_builder_cable(&b, leaves[a], leaves[c], o->gbps * 1e9, o->latency_ns) < 0)
         goto oom;
   free(leaves);
-  fs_topo *n = b.t;
-  snprintf(n->spec, sizeof(n->spec), "%s", t->spec);
-  n->gpus_per_node = t->gpus_per_node;
-  n->nic0 = t->nic0;
-  n->scaleup0 = t->scaleup0;
-  memcpy(n->dims, t->dims, sizeof(n->dims));
-  n->n_dims = t->n_dims;
-  n->cost = t->cost;
   return fs_topo_builder_finish(&b, out, err);
 oom:
   free(leaves);
@@ -316,7 +300,7 @@ static int by_weight(const void *x, const void *y) {
   return (a->u > b->u) - (a->u < b->u);
 }
 
-/* The configuration the window's pairs (c->upairs, heaviest first) want,
+/* The configuration the window's pairs (c->ups, heaviest first) want,
  * into c->cand (zeroed first over them and the target's pairs): round r
  * gives an r-th circuit to each pair in weight order whose two leaves have
  * a port left; the ports left after the demand keep the target's circuits
@@ -324,12 +308,12 @@ static int by_weight(const void *x, const void *y) {
 static void want(fs_ocsctl *c, const int32_t *keep, int32_t n_keep) {
   int32_t L = c->L, P = c->o.ports;
   for (int32_t i = 0; i < L; i++) c->ports_used[i] = 0;
-  for (int32_t i = 0; i < c->n_upairs; i++) c->cand[c->upairs[i]] = 0;
+  for (int32_t i = 0; i < c->n_upairs; i++) c->cand[c->ups[i].u] = 0;
   for (int32_t i = 0; i < n_keep; i++) c->cand[keep[i]] = 0;
   for (int32_t r = 1; r <= P; r++) {
     int any = 0;
     for (int32_t i = 0; i < c->n_upairs; i++) {
-      int32_t u = c->upairs[i], a = u / L, b = u % L;
+      int32_t u = c->ups[i].u, a = u / L, b = u % L;
       if (c->cand[u] != r - 1 || c->ports_used[a] >= P || c->ports_used[b] >= P) continue;
       c->cand[u] = r;
       c->ports_used[a]++;
@@ -371,7 +355,7 @@ static double carry_s(fs_ocsctl *c, const int32_t *cfg) {
   return worst;
 }
 
-/* The unordered pairs of the window, heaviest first (c->upairs). */
+/* The unordered pairs of the window, heaviest first (c->ups). */
 static void window_pairs(fs_ocsctl *c) {
   int32_t L = c->L, n = 0;
   for (int32_t i = 0; i < c->n_win; i++) {
@@ -383,7 +367,6 @@ static void window_pairs(fs_ocsctl *c) {
     c->ups[n++] = (upair){fmax(c->pair_bytes[p], other), u};
   }
   qsort(c->ups, (size_t)n, sizeof(upair), by_weight);
-  for (int32_t i = 0; i < n; i++) c->upairs[i] = c->ups[i].u;
   c->n_upairs = n;
 }
 
@@ -450,7 +433,7 @@ static int decide(fs_ocsctl *c, double now, fs_err *err) {
   window_pairs(c);
   /* the pairs a change may touch: the window's, then those with circuits */
   int32_t n = 0, LL = c->L * c->L;
-  for (int32_t i = 0; i < c->n_upairs; i++) c->touch[n++] = c->upairs[i];
+  for (int32_t i = 0; i < c->n_upairs; i++) c->touch[n++] = c->ups[i].u;
   for (int32_t u = 0; u < LL; u++)
     if (c->target[u] > 0 && c->ustamp[u] != c->stamp) c->touch[n++] = u;
   want(c, c->touch + c->n_upairs, n - c->n_upairs);
@@ -600,7 +583,7 @@ static int light_static(void *ctx, fs_sim *s, double now, fs_err *err) {
   want(c, NULL, 0);
   for (int32_t u = 0; u < LL; u++) c->target[u] = c->cand[u] > 0 ? c->cand[u] : 0;
   for (int32_t i = 0; i < c->n_upairs; i++) {
-    int32_t u = c->upairs[i];
+    int32_t u = c->ups[i].u;
     if (c->target[u] <= 0) continue;
     int rc = set_lit(c, u, c->target[u], err);
     if (rc) return rc;
@@ -649,7 +632,6 @@ int fs_ocsctl_new(fs_sim *s, int32_t first_link, const fs_ocsctl_opts *o, fs_ocs
   c->pair_bytes = fs__calloc(LL, sizeof(double));
   c->pair_stamp = fs__calloc(LL, sizeof(uint32_t));
   c->win = fs__malloc(LL, sizeof(int32_t));
-  c->upairs = fs__malloc(LL, sizeof(int32_t));
   c->ups = fs__malloc(LL, sizeof(upair));
   c->ustamp = fs__calloc(LL, sizeof(uint32_t));
   c->touch = fs__malloc(LL, sizeof(int32_t));
@@ -657,7 +639,7 @@ int fs_ocsctl_new(fs_sim *s, int32_t first_link, const fs_ocsctl_opts *o, fs_ocs
   c->leaf_out = fs__calloc((size_t)L, sizeof(double));
   c->leaf_in = fs__calloc((size_t)L, sizeof(double));
   if (!c->leaves || !c->leaf_idx || !c->up_Bps || !c->down_Bps || !c->target || !c->lit ||
-      !c->cand || !c->ports_used || !c->pair_bytes || !c->pair_stamp || !c->win || !c->upairs ||
+      !c->cand || !c->ports_used || !c->pair_bytes || !c->pair_stamp || !c->win ||
       !c->ups || !c->ustamp || !c->touch || !c->pending || !c->leaf_out || !c->leaf_in) {
     rc = fs_err_set(err, FS_ENOMEM, "out of memory creating the OCS controller");
     goto fail;
@@ -710,5 +692,5 @@ void fs_ocsctl_free(fs_ocsctl *c) {
   FS__FREE_ALL(c->leaves, c->leaf_idx, c->up_Bps, c->down_Bps, c->target, c->lit, c->ports_used,
                c->item_pair, c->elec_off, c->elec, c->elec_n,
                c->up_n, c->down_at, c->on_circuit, c->item_rank, c->item_occ, c->pair_hosts, c->inflight, c->live, c->pair_bytes, c->pair_stamp, c->win,
-               c->upairs, c->ups, c->ustamp, c->touch, c->cand, c->leaf_out, c->leaf_in, c->pending, c->ch, c);
+               c->ups, c->ustamp, c->touch, c->cand, c->leaf_out, c->leaf_in, c->pending, c->ch, c);
 }

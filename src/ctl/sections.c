@@ -6,7 +6,6 @@
  * buffer is sized by the topology's largest out-degree, so no switch's
  * cables are cut short. */
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +205,6 @@ int fs_ocsctl_from_json(const cJSON *root, const char *file, fs_ocsctl_opts *o, 
   if (ms >= 0 && o->policy == FS_OCSCTL_STATIC)
     return fs__json_fail(c, "$.ocs.interval_ms", cJSON_GetObjectItemCaseSensitive(r, "interval_ms"),
                          "only applies with \"policy\": \"adaptive\"");
-  /* (ten delays: a change must be able to pay for itself within the
-   * interval; never under 1 ms, so nanosecond switches do not tick every
-   * few nanoseconds) */
-  o->interval_s = ms >= 0 ? ms * 1e-3 : fmax(10 * o->reconfig_s, 1e-3);
+  o->interval_s = ms >= 0 ? ms * 1e-3 : fs_ocsctl_default_interval(o->reconfig_s);
   return 0;
 }

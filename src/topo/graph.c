@@ -198,29 +198,27 @@ int32_t fs_topo_node_find(const fs_topo *t, const char *name) {
   return -1;
 }
 
-int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
-                           int32_t *link_map, fs_err *err) {
-  fs_topo_builder b;
-  int rc = fs_topo_builder_init(&b, t->family, t->n_nodes, t->n_links, err);
-  if (rc) return rc;
+int fs_topo_builder_copy(fs_topo_builder *b, const fs_topo *t, const uint8_t *down,
+                         int32_t *link_map) {
   for (int32_t v = 0; v < t->n_nodes; v++) {
     const fs_node *n = &t->nodes[v];
-    if (fs_topo_builder_node(&b, n->kind, n->tier, n->index, n->group) < 0) goto oom;
-    b.t->nodes[v].caps = n->caps;
+    if (fs_topo_builder_node(b, n->kind, n->tier, n->index, n->group) < 0) return FS_ENOMEM;
+    b->t->nodes[v].caps = n->caps;
   }
   for (int32_t l = 0; l < t->n_links; l++) {
     const fs_link *k = &t->links[l];
-    if (k->reverse < l || down[l] || down[k->reverse]) continue;
+    if (k->reverse < l || (down && (down[l] || down[k->reverse]))) continue;
     if (link_map) {
-      link_map[b.t->n_links] = l;
-      link_map[b.t->n_links + 1] = k->reverse;
+      link_map[b->t->n_links] = l;
+      link_map[b->t->n_links + 1] = k->reverse;
     }
-    if (fs_topo_builder_cable(&b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0) goto oom;
+    if (fs_topo_builder_cable(b, k->from, k->to, k->capacity_bps, k->latency_ns) < 0)
+      return FS_ENOMEM;
     /* asymmetric capacities survive too */
-    b.t->links[b.t->n_links - 1].capacity_bps = t->links[k->reverse].capacity_bps;
-    b.t->links[b.t->n_links - 1].latency_ns = t->links[k->reverse].latency_ns;
+    b->t->links[b->t->n_links - 1].capacity_bps = t->links[k->reverse].capacity_bps;
+    b->t->links[b->t->n_links - 1].latency_ns = t->links[k->reverse].latency_ns;
   }
-  fs_topo *c = b.t;
+  fs_topo *c = b->t;
   snprintf(c->spec, sizeof(c->spec), "%s", t->spec);
   c->gpus_per_node = t->gpus_per_node;
   c->nic0 = t->nic0;
@@ -229,8 +227,17 @@ int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
   c->n_dims = t->n_dims;
   c->scaleup_optical = t->scaleup_optical;
   c->cost = t->cost;
+  return 0;
+}
+
+int fs_topo_without_cables(const fs_topo *t, const uint8_t *down, fs_topo **out,
+                           int32_t *link_map, fs_err *err) {
+  fs_topo_builder b;
+  int rc = fs_topo_builder_init(&b, t->family, t->n_nodes, t->n_links, err);
+  if (rc) return rc;
+  if (fs_topo_builder_copy(&b, t, down, link_map)) {
+    fs_topo_builder_abort(&b);
+    return fs_err_set(err, FS_ENOMEM, "out of memory copying the topology");
+  }
   return fs_topo_builder_finish(&b, out, err);
-oom:
-  fs_topo_builder_abort(&b);
-  return fs_err_set(err, FS_ENOMEM, "out of memory copying the topology");
 }

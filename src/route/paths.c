@@ -661,6 +661,13 @@ int fs_route_spray(fs_router *r, int32_t src, int32_t dst, fs_route *out,
   return 0;
 }
 
+/* The out-link of node u to node v (-1 if none). */
+static int32_t link_to(const fs_topo *t, int32_t u, int32_t v) {
+  for (int32_t k = t->out_start[u]; k < t->out_start[u + 1]; k++)
+    if (t->links[t->out_links[k]].to == v) return t->out_links[k];
+  return -1;
+}
+
 int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
                       fs_route *out, fs_err *err) {
   const fs_topo *t = r->t;
@@ -672,12 +679,11 @@ int fs_route_explicit(fs_router *r, const int32_t *nodes, int32_t n,
       return fs_err_set(err, FS_EINVAL, "path node %d is out of range [0, %d)", nodes[i],
                         t->n_nodes);
   for (int32_t i = 0; i + 1 < n; i++) {
-    int32_t u = nodes[i], w = nodes[i + 1], found = -1;
+    int32_t u = nodes[i], w = nodes[i + 1];
     if (i > 0 && t->nodes[u].kind == FS_NODE_HOST)
       return fs_err_set(err, FS_EINVAL, "path forwards through host %d (hosts do not forward)",
                         u);
-    for (int32_t k = t->out_start[u]; k < t->out_start[u + 1] && found < 0; k++)
-      if (t->links[t->out_links[k]].to == w) found = t->out_links[k];
+    int32_t found = link_to(t, u, w);
     if (found < 0)
       return fs_err_set(err, FS_EINVAL, "no link from node %d to node %d (path step %d)",
                         u, w, i);
@@ -886,13 +892,6 @@ int fs_route_sirius(fs_router *r, int32_t src, int32_t dst, int valiant, uint64_
   w[k++] = n + dst;
   w[k++] = dst;
   return fs_route_explicit(r, w, k, out, err);
-}
-
-/* The out-link of node u to node v (-1 if none). */
-static int32_t link_to(const fs_topo *t, int32_t u, int32_t v) {
-  for (int32_t k = t->out_start[u]; k < t->out_start[u + 1]; k++)
-    if (t->links[t->out_links[k]].to == v) return t->out_links[k];
-  return -1;
 }
 
 /* Sirius's own load balancing, cell by cell (Ballani et al. 2020, spray on

@@ -117,6 +117,31 @@ static const char *shared_job =
     "{" SHARED_CLUSTER "," SHARED_JOB ",\"parallelism\":{\"tp\":1,\"pp\":1,\"dp\":24},"
     "\"placement\":\"packed\"}";
 
+/* The engine's run of two job files sharing one cluster (fs_cluster, one
+ * iteration, no comparison run): 1 and their results in tr, 0 after a
+ * failed check. */
+static int engine_pair(const char *a, const char *b, fs_train_result tr[2]) {
+  fs_job *jobs[2] = {NULL, NULL};
+  fs_err err = {0, ""};
+  CHECK_OK(fs_job_parse(a, strlen(a), "a.json", &jobs[0], &err), &err);
+  CHECK_OK(fs_job_parse(b, strlen(b), "b.json", &jobs[1], &err), &err);
+  fs_cluster *c = NULL;
+  fs_train_opts o;
+  memset(&o, 0, sizeof(o));
+  o.no_compare = 1;
+  int ok = 0;
+  if (jobs[0] && jobs[1]) {
+    CHECK_OK(fs_cluster_new(jobs, 2, &o, &c, &err), &err);
+    int rc = c ? fs_cluster_run(c, tr, &err) : -1;
+    if (c) CHECK_OK(rc, &err);
+    ok = rc == 0;
+  }
+  fs_cluster_free(c);
+  fs_job_free(jobs[0]);
+  fs_job_free(jobs[1]);
+  return ok;
+}
+
 /* Both rings are held by the shared uplinks alone as by their NICs (400
  * Gb/s each), so each gets half: the communication doubles, the compute
  * stays. The training engine runs the same two jobs in one simulation
@@ -141,30 +166,14 @@ TEST(test_sched_shared_uplink_against_engine) {
   CHECK_EQ_INT(r.jobs[1].leaves, 2);
   CHECK_REL(a->mean_iter_s, a->iso_iter_s + a->comm_s, 1e-9, "s");
   CHECK_REL(r.jobs[1].mean_iter_s, a->iso_iter_s + a->comm_s, 1e-9, "s");
-  fs_job *jobs[2] = {NULL, NULL};
-  fs_err err = {0, ""};
-  for (int k = 0; k < 2; k++)
-    CHECK_OK(fs_job_parse(shared_job, strlen(shared_job), k ? "b.json" : "a.json", &jobs[k], &err),
-             &err);
-  fs_cluster *c = NULL;
   fs_train_result tr[2];
-  fs_train_opts o;
-  memset(&o, 0, sizeof(o));
-  o.no_compare = 1;
-  if (jobs[0] && jobs[1]) {
-    CHECK_OK(fs_cluster_new(jobs, 2, &o, &c, &err), &err);
-    if (c) CHECK_OK(fs_cluster_run(c, tr, &err), &err);
-  }
-  if (c) {
+  if (engine_pair(shared_job, shared_job, tr)) {
     for (int k = 0; k < 2; k++) {
       CHECK(tr[k].iter_s > a->iso_iter_s * 1.1); /* the engine sees the sharing too */
       CHECK(r.jobs[k].mean_iter_s <= tr[k].iter_s * 1.001);
       CHECK(r.jobs[k].mean_iter_s >= tr[k].iter_s * 0.95);
     }
   }
-  fs_cluster_free(c);
-  fs_job_free(jobs[0]);
-  fs_job_free(jobs[1]);
   fs_sched_result_free(&r);
   fs_sched_trace_free(t);
 }
@@ -199,28 +208,14 @@ TEST(test_sched_unequal_jobs_against_engine) {
     fs_sched_trace_free(t);
     return;
   }
-  fs_job *jobs[2] = {NULL, NULL};
-  fs_err err = {0, ""};
-  CHECK_OK(fs_job_parse(shared_job, strlen(shared_job), "a.json", &jobs[0], &err), &err);
-  CHECK_OK(fs_job_parse(big_job, strlen(big_job), "b.json", &jobs[1], &err), &err);
-  fs_cluster *c = NULL;
   fs_train_result tr[2];
-  fs_train_opts o;
-  memset(&o, 0, sizeof(o));
-  o.no_compare = 1;
-  if (jobs[0] && jobs[1]) {
-    CHECK_OK(fs_cluster_new(jobs, 2, &o, &c, &err), &err);
-    if (c) CHECK_OK(fs_cluster_run(c, tr, &err), &err);
-  }
-  for (int k = 0; c && k < 2; k++) {
+  int ran = engine_pair(shared_job, big_job, tr);
+  for (int k = 0; ran && k < 2; k++) {
     CHECK_REL(tr[k].iter_s, av.jobs[k].iso_iter_s, 1e-3, "s"); /* neither slows */
     CHECK_REL(av.jobs[k].mean_iter_s, tr[k].iter_s, 1e-3, "s");
     CHECK(al.jobs[k].mean_iter_s > tr[k].iter_s);
   }
   CHECK(al.jobs[0].mean_iter_s > 1.2 * al.jobs[0].iso_iter_s);
-  fs_cluster_free(c);
-  fs_job_free(jobs[0]);
-  fs_job_free(jobs[1]);
   fs_sched_result_free(&al);
   fs_sched_result_free(&av);
   fs_sched_trace_free(t);
